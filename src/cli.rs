@@ -1,0 +1,524 @@
+//! The `pad` command line: a thin client of the socket, plus `serve`.
+//!
+//! Each command is one or two JSON-RPC calls. Output is for a person by
+//! default and JSON with `--json`. Exit codes let scripts branch:
+//! 0 ok · 1 other failure · 2 bad input or usage · 3 not found · 4 conflict ·
+//! 5 forbidden · 6 too large · 7 engine unavailable (not running, or busy).
+
+mod render;
+mod serve;
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::{json, Value};
+
+use crate::client::{Client, ClientError};
+use crate::error::code;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "pad",
+    version,
+    about = "A shared scratch-pad for you and your AI agents."
+)]
+pub struct Cli {
+    /// Print results as JSON (for scripts).
+    #[arg(long, global = true)]
+    json: bool,
+    /// The engine's socket [default: $XDG_RUNTIME_DIR/scratchpad/pad.sock].
+    #[arg(long, global = true, env = "PAD_SOCKET", hide_env_values = true)]
+    socket: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the engine in the foreground (headless).
+    Serve(serve::ServeArgs),
+    /// Write a note (content as an argument, or from stdin).
+    Note(NoteArgs),
+    /// Show one entry.
+    Show { id: String },
+    /// List entries, newest first.
+    Ls(LsArgs),
+    /// Search entries.
+    Search(SearchArgs),
+    /// Change an entry.
+    Edit(EditArgs),
+    /// Delete entries.
+    Rm {
+        #[arg(required = true)]
+        ids: Vec<String>,
+    },
+    /// Tags in use, most used first.
+    Tags {
+        #[arg(short, long)]
+        pad: Option<String>,
+    },
+    /// List pads.
+    Pads {
+        /// Include archived (expired) pads.
+        #[arg(short, long)]
+        all: bool,
+    },
+    /// Set a pad's expiry and rolling window; also restores an archived pad.
+    Configure(ConfigureArgs),
+    /// Delete every entry of a pad.
+    Clear {
+        pad: String,
+        /// Do not ask for confirmation.
+        #[arg(short, long)]
+        yes: bool,
+        /// Keep pinned entries.
+        #[arg(long)]
+        keep_pinned: bool,
+    },
+    /// Export a pad as markdown or JSON.
+    Export {
+        pad: String,
+        #[arg(short, long, default_value = "markdown", value_parser = ["markdown", "json"])]
+        format: String,
+    },
+    /// Print events as they happen (Ctrl-C to stop).
+    Watch {
+        #[arg(short, long = "pad")]
+        pads: Vec<String>,
+        #[arg(short, long = "tag")]
+        tags: Vec<String>,
+        #[arg(short, long = "kind")]
+        kinds: Vec<String>,
+    },
+    /// Engine statistics.
+    Stats,
+}
+
+#[derive(Args, Debug)]
+struct NoteArgs {
+    /// The note; omit it (or give '-') to read from stdin.
+    content: Option<String>,
+    #[arg(short, long, env = "PAD_PAD", default_value = "inbox")]
+    pad: String,
+    #[arg(short, long = "tag")]
+    tags: Vec<String>,
+    #[arg(short, long, default_value = "note")]
+    kind: String,
+    #[arg(long, env = "PAD_AUTHOR", default_value = "user")]
+    author: String,
+    /// Pin it: pinned entries never expire.
+    #[arg(long)]
+    pin: bool,
+}
+
+#[derive(Args, Debug)]
+struct LsArgs {
+    #[arg(short, long)]
+    pad: Option<String>,
+    /// Only entries with this tag (repeat: all must match).
+    #[arg(short, long = "tag")]
+    tags: Vec<String>,
+    #[arg(long)]
+    author: Option<String>,
+    #[arg(short, long)]
+    kind: Option<String>,
+    #[arg(long)]
+    status: Option<String>,
+    /// Only entries since this long ago (30m, 2h, 7d) or this RFC 3339 time.
+    #[arg(long)]
+    since: Option<String>,
+    /// How many entries.
+    #[arg(short = 'n', long, default_value_t = 20)]
+    limit: u32,
+    /// Every matching entry, page after page.
+    #[arg(short, long)]
+    all: bool,
+}
+
+#[derive(Args, Debug)]
+struct SearchArgs {
+    query: String,
+    #[arg(short, long)]
+    pad: Option<String>,
+    #[arg(short, long = "tag")]
+    tags: Vec<String>,
+    #[arg(short, long)]
+    kind: Option<String>,
+    #[arg(long)]
+    author: Option<String>,
+    #[arg(short = 'n', long, default_value_t = 10)]
+    limit: u32,
+    #[arg(short, long, default_value = "hybrid", value_parser = ["hybrid", "text", "semantic"])]
+    mode: String,
+}
+
+#[derive(Args, Debug)]
+struct EditArgs {
+    id: String,
+    /// New content; '-' reads it from stdin.
+    content: Option<String>,
+    /// Replace the tags with these (repeat).
+    #[arg(short, long = "tag")]
+    tags: Vec<String>,
+    /// Remove every tag.
+    #[arg(long, conflicts_with = "tags")]
+    no_tags: bool,
+    #[arg(short, long)]
+    kind: Option<String>,
+    #[arg(long)]
+    status: Option<String>,
+    #[arg(long, conflicts_with = "unpin")]
+    pin: bool,
+    #[arg(long)]
+    unpin: bool,
+    /// Only if the entry is still at this version.
+    #[arg(long)]
+    if_version: Option<i64>,
+}
+
+#[derive(Args, Debug)]
+struct ConfigureArgs {
+    pad: String,
+    /// Idle time before the pad expires: 90s, 30m, 2h, 7d, or 'never'.
+    #[arg(long)]
+    ttl: Option<String>,
+    /// Keep only the newest N entries (pinned ones stay), or 'none'.
+    #[arg(long)]
+    max_entries: Option<String>,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Command::Serve(args) = cli.command {
+        return serve::main(args, cli.socket);
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime starts");
+    let json = cli.json;
+    match rt.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let exit = exit_code(&e);
+            if json {
+                let err = match e.downcast_ref::<ClientError>() {
+                    Some(ClientError::Rpc(r)) => {
+                        json!({"code": r.code, "message": r.message, "data": r.data})
+                    }
+                    _ => json!({"message": format!("{e:#}")}),
+                };
+                eprintln!("{}", json!({ "error": err }));
+            } else {
+                eprintln!("pad: {e:#}");
+            }
+            ExitCode::from(exit)
+        }
+    }
+}
+
+fn exit_code(e: &anyhow::Error) -> u8 {
+    match e.downcast_ref::<ClientError>() {
+        Some(ClientError::Io(_)) => 7,
+        Some(ClientError::Rpc(r)) => match r.code {
+            code::NOT_FOUND => 3,
+            code::CONFLICT => 4,
+            code::FORBIDDEN => 5,
+            code::TOO_LARGE => 6,
+            code::UNAVAILABLE => 7,
+            code::PARSE | code::INVALID_REQUEST | code::METHOD_NOT_FOUND | code::INVALID_PARAMS => {
+                2
+            }
+            _ => 1,
+        },
+        Some(ClientError::Protocol(_)) => 1,
+        None if e.downcast_ref::<UsageError>().is_some() => 2,
+        None => 1,
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct UsageError(String);
+
+async fn connect(socket: Option<PathBuf>) -> anyhow::Result<Client> {
+    let path = socket.unwrap_or_else(crate::paths::socket_path);
+    Client::connect(&path).await.map_err(|e| {
+        let hint = match e.kind() {
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
+                format!(
+                    "no engine is running at {}; start one with `pad serve`",
+                    path.display()
+                )
+            }
+            _ => format!("cannot connect to {}: {e}", path.display()),
+        };
+        anyhow::Error::new(ClientError::Io(std::io::Error::new(e.kind(), hint)))
+    })
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let json = cli.json;
+    let mut c = connect(cli.socket).await?;
+    let out = |v: &Value, human: &dyn Fn(&Value)| {
+        if json {
+            println!("{}", serde_json::to_string_pretty(v).expect("json"));
+        } else {
+            human(v);
+        }
+    };
+    match cli.command {
+        Command::Serve(_) => unreachable!("handled before connecting"),
+        Command::Note(a) => {
+            let content = content_arg(a.content)?;
+            let r = c
+                .call(
+                    "entry.add",
+                    json!({"pad": a.pad, "content": content, "tags": a.tags, "kind": a.kind,
+                           "author": a.author, "pinned": a.pin}),
+                )
+                .await?;
+            out(&r, &|r| {
+                println!("{}", r["entry"]["id"].as_str().unwrap_or(""))
+            });
+        }
+        Command::Show { id } => {
+            let r = c.call("entry.get", json!({ "id": id })).await?;
+            out(&r, &|r| render::entry_full(&r["entry"]));
+        }
+        Command::Ls(a) => {
+            let since = a.since.as_deref().map(since_arg).transpose()?;
+            let mut params = json!({"pad": a.pad, "tags": a.tags, "author": a.author, "kind": a.kind,
+                                    "status": a.status, "since": since, "limit": a.limit});
+            strip_nulls(&mut params);
+            let mut all = Vec::new();
+            loop {
+                let r = c.call("entry.list", params.clone()).await?;
+                let entries = r["entries"].as_array().cloned().unwrap_or_default();
+                all.extend(entries);
+                match r["next_cursor"].as_str() {
+                    Some(cur) if a.all => params["cursor"] = json!(cur),
+                    _ => {
+                        let r = json!({"entries": all, "next_cursor": r["next_cursor"]});
+                        out(&r, &|r| render::entry_list(r));
+                        break;
+                    }
+                }
+            }
+        }
+        Command::Search(a) => {
+            let mut params = json!({"query": a.query, "pad": a.pad, "tags": a.tags, "kind": a.kind,
+                                    "author": a.author, "limit": a.limit, "mode": a.mode});
+            strip_nulls(&mut params);
+            let r = c.call("search", params).await?;
+            out(&r, &|r| render::hits(r));
+        }
+        Command::Edit(a) => {
+            let mut params = json!({"id": a.id});
+            if let Some(content) = a.content {
+                params["content"] = json!(content_arg(Some(content))?);
+            }
+            if !a.tags.is_empty() {
+                params["tags"] = json!(a.tags);
+            }
+            if a.no_tags {
+                params["tags"] = json!([]);
+            }
+            if let Some(k) = a.kind {
+                params["kind"] = json!(k);
+            }
+            if let Some(s) = a.status {
+                params["status"] = if s == "none" { Value::Null } else { json!(s) };
+            }
+            if a.pin || a.unpin {
+                params["pinned"] = json!(a.pin);
+            }
+            if let Some(v) = a.if_version {
+                params["if_version"] = json!(v);
+            }
+            if params.as_object().map(|o| o.len()) == Some(1) {
+                return Err(UsageError(
+                    "nothing to change: give new content, --tag, --kind, --status, --pin or --unpin".into(),
+                )
+                .into());
+            }
+            let r = c.call("entry.update", params).await?;
+            out(&r, &|r| {
+                println!(
+                    "{} is now version {}",
+                    r["entry"]["id"].as_str().unwrap_or(""),
+                    r["entry"]["version"]
+                )
+            });
+        }
+        Command::Rm { ids } => {
+            let mut deleted = Vec::new();
+            for id in ids {
+                let r = c.call("entry.delete", json!({ "id": id })).await?;
+                deleted.push(r["id"].clone());
+            }
+            out(&json!({ "deleted": deleted }), &|r| {
+                for id in r["deleted"].as_array().into_iter().flatten() {
+                    println!("deleted {}", id.as_str().unwrap_or(""));
+                }
+            });
+        }
+        Command::Tags { pad } => {
+            let r = c.call("tags.list", json!({ "pad": pad })).await?;
+            out(&r, &|r| render::tags(r));
+        }
+        Command::Pads { all } => {
+            let r = c
+                .call("pad.list", json!({ "include_archived": all }))
+                .await?;
+            out(&r, &|r| render::pads(r));
+        }
+        Command::Configure(a) => {
+            let mut params = json!({"name": a.pad});
+            if let Some(ttl) = a.ttl {
+                params["ttl_seconds"] = match ttl.as_str() {
+                    "never" | "none" => Value::Null,
+                    d => json!(duration_secs(d)?),
+                };
+            }
+            if let Some(m) = a.max_entries {
+                params["max_entries"] = match m.as_str() {
+                    "none" | "never" => Value::Null,
+                    n => json!(n.parse::<i64>().map_err(|_| UsageError(format!(
+                        "--max-entries '{n}': give a number, or 'none'"
+                    )))?),
+                };
+            }
+            let r = c.call("pad.configure", params).await?;
+            out(&r, &|r| render::pads(&json!({"pads": [r["pad"].clone()]})));
+        }
+        Command::Clear {
+            pad,
+            yes,
+            keep_pinned,
+        } => {
+            if !yes {
+                if !std::io::stdin().is_terminal() {
+                    return Err(UsageError(format!(
+                        "refusing to clear pad '{pad}' without --yes (stdin is not a terminal to ask on)"
+                    ))
+                    .into());
+                }
+                eprint!("Delete every entry of pad '{pad}'? [y/N] ");
+                let mut answer = String::new();
+                std::io::stdin().read_line(&mut answer)?;
+                if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                    eprintln!("nothing deleted");
+                    return Ok(());
+                }
+            }
+            let r = c
+                .call(
+                    "pad.clear",
+                    json!({"name": pad, "keep_pinned": keep_pinned}),
+                )
+                .await?;
+            out(&r, &|r| println!("deleted {} entries", r["deleted"]));
+        }
+        Command::Export { pad, format } => {
+            let r = c
+                .call("pad.export", json!({"name": pad, "format": format}))
+                .await?;
+            out(&r, &|r| print!("{}", r["text"].as_str().unwrap_or("")));
+        }
+        Command::Watch { pads, tags, kinds } => {
+            c.call(
+                "subscribe",
+                json!({"pads": pads, "tags": tags, "kinds": kinds}),
+            )
+            .await?;
+            if !json {
+                eprintln!("watching; Ctrl-C to stop");
+            }
+            while let Some(event) = c.next_event().await? {
+                if json {
+                    println!("{}", serde_json::to_string(&event)?);
+                } else {
+                    render::event(&event);
+                }
+            }
+        }
+        Command::Stats => {
+            let r = c.call("stats", json!({})).await?;
+            out(&r, &|r| render::stats(r));
+        }
+    }
+    Ok(())
+}
+
+fn content_arg(arg: Option<String>) -> anyhow::Result<String> {
+    match arg.as_deref() {
+        Some("-") | None => {
+            if arg.is_none() && std::io::stdin().is_terminal() {
+                return Err(UsageError(
+                    "no content: give it as an argument (pad note \"…\") or pipe it in".into(),
+                )
+                .into());
+            }
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s)?;
+            // `echo … | pad note` adds a newline nobody wrote on purpose.
+            Ok(s.trim_end_matches(['\n', '\r']).to_string())
+        }
+        Some(text) => Ok(text.to_string()),
+    }
+}
+
+fn strip_nulls(v: &mut Value) {
+    if let Value::Object(o) = v {
+        o.retain(|_, v| !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()));
+    }
+}
+
+/// "90s", "15m", "2h", "7d" or plain seconds.
+fn duration_secs(s: &str) -> anyhow::Result<i64> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: i64 = num
+        .parse()
+        .map_err(|_| UsageError(format!("'{s}' is not a duration; write 90s, 15m, 2h or 7d")))?;
+    let mult = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86400,
+        _ => {
+            return Err(
+                UsageError(format!("'{s}': unknown unit '{unit}'; use s, m, h or d")).into(),
+            )
+        }
+    };
+    Ok(n * mult)
+}
+
+fn since_arg(s: &str) -> anyhow::Result<String> {
+    if s.contains('T') {
+        return Ok(s.to_string());
+    }
+    let secs = duration_secs(s)?;
+    Ok(crate::model::fmt_time(
+        crate::clock::system_now_ms() - secs * 1000,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(duration_secs("90").unwrap(), 90);
+        assert_eq!(duration_secs("15m").unwrap(), 900);
+        assert_eq!(duration_secs("2h").unwrap(), 7200);
+        assert_eq!(duration_secs("7d").unwrap(), 604800);
+        assert!(duration_secs("soon").is_err());
+        assert!(duration_secs("3w").is_err());
+    }
+}

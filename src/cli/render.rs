@@ -1,0 +1,185 @@
+//! Human-readable output of the CLI.
+
+use serde_json::Value;
+
+fn s(v: &Value) -> &str {
+    v.as_str().unwrap_or("")
+}
+
+/// "3m ago" for an RFC 3339 time, falling back to the time itself.
+fn ago(t: &str) -> String {
+    let Ok(ms) = crate::model::parse_time("t", t) else {
+        return t.to_string();
+    };
+    let secs = (crate::clock::system_now_ms() - ms) / 1000;
+    match secs {
+        i64::MIN..=-1 => format!("in {}", human_secs(-secs)),
+        0..=59 => "just now".into(),
+        _ => format!("{} ago", human_secs(secs)),
+    }
+}
+
+fn human_secs(secs: i64) -> String {
+    match secs {
+        0..=59 => format!("{secs}s"),
+        60..=3599 => format!("{}m", secs / 60),
+        3600..=86399 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86400),
+    }
+}
+
+fn header(e: &Value) -> String {
+    let mut line = format!(
+        "{}  {:<8} {:<14} {:<10}",
+        s(&e["id"]),
+        s(&e["kind"]),
+        s(&e["author"]),
+        ago(s(&e["created_at"]))
+    );
+    if let Some(status) = e["status"].as_str() {
+        line.push_str(&format!(" [{status}]"));
+    }
+    if e["pinned"].as_bool() == Some(true) {
+        line.push_str(" (pinned)");
+    }
+    for t in e["tags"].as_array().into_iter().flatten() {
+        line.push_str(&format!(" #{}", s(t)));
+    }
+    line
+}
+
+fn preview(content: &str) -> String {
+    let one_line: String = content.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > 100 {
+        format!("{}…", one_line.chars().take(99).collect::<String>())
+    } else {
+        one_line
+    }
+}
+
+pub fn entry_list(r: &Value) {
+    let entries = r["entries"].as_array().cloned().unwrap_or_default();
+    if entries.is_empty() {
+        println!("no entries");
+        return;
+    }
+    for e in &entries {
+        println!("{}", header(e));
+        println!("    {}", preview(s(&e["content"])));
+    }
+    if r["next_cursor"].is_string() {
+        println!("… more: add --all, or -n to show more");
+    }
+}
+
+pub fn entry_full(e: &Value) {
+    println!("{}", header(e));
+    println!(
+        "pad {} · version {} · created {} · updated {}",
+        s(&e["pad"]),
+        e["version"],
+        s(&e["created_at"]),
+        s(&e["updated_at"])
+    );
+    if let Some(deps) = e["depends_on"].as_array().filter(|d| !d.is_empty()) {
+        let ids: Vec<&str> = deps.iter().map(s).collect();
+        println!("depends on {}", ids.join(", "));
+    }
+    if let Some(r) = e["remind_at"].as_str() {
+        println!("reminder {r}");
+    }
+    if e["meta"].is_object() {
+        println!("meta {}", e["meta"]);
+    }
+    println!("\n{}", s(&e["content"]));
+}
+
+pub fn hits(r: &Value) {
+    let hits = r["hits"].as_array().cloned().unwrap_or_default();
+    if hits.is_empty() {
+        println!("no matches");
+        return;
+    }
+    for h in &hits {
+        println!("{}  ({})", header(&h["entry"]), s(&h["entry"]["pad"]));
+        println!("    {}", preview(s(&h["entry"]["content"])));
+    }
+}
+
+pub fn tags(r: &Value) {
+    let tags = r["tags"].as_array().cloned().unwrap_or_default();
+    if tags.is_empty() {
+        println!("no tags");
+    }
+    for t in &tags {
+        println!("{:>6}  #{}", t["count"], s(&t["tag"]));
+    }
+}
+
+pub fn pads(r: &Value) {
+    let pads = r["pads"].as_array().cloned().unwrap_or_default();
+    if pads.is_empty() {
+        println!("no pads");
+    }
+    for p in &pads {
+        let state = if p["archived"].as_bool() == Some(true) {
+            format!("archived {}", ago(s(&p["archived_at"])))
+        } else if let Some(exp) = p["expires_at"].as_str() {
+            format!("expires {}", ago(exp))
+        } else {
+            "never expires".into()
+        };
+        let window = p["max_entries"]
+            .as_i64()
+            .map(|m| format!(" · keeps newest {m}"))
+            .unwrap_or_default();
+        println!(
+            "{:<24} {:>7} entries · last write {} · {state}{window}",
+            s(&p["name"]),
+            p["entries"],
+            ago(s(&p["last_write_at"]))
+        );
+    }
+}
+
+pub fn event(e: &Value) {
+    let kind = s(&e["type"]);
+    match kind {
+        "lagged" => println!(
+            "! missed {} events (this terminal read too slowly)",
+            e["missed"]
+        ),
+        "pad_expired" => println!("{kind:<11} pad {}", s(&e["pad"])),
+        _ if e["entry"].is_object() => {
+            println!("{kind:<11} {}  ({})", header(&e["entry"]), s(&e["pad"]));
+            println!("            {}", preview(s(&e["entry"]["content"])));
+        }
+        _ => println!("{kind:<11} pad {}", s(&e["pad"])),
+    }
+}
+
+pub fn stats(r: &Value) {
+    println!(
+        "scratchpad {} (pid {}), up {}",
+        s(&r["version"]),
+        r["pid"],
+        human_secs(r["uptime_seconds"].as_i64().unwrap_or(0))
+    );
+    println!("entries      {}", r["entries"]);
+    println!(
+        "pads         {} live, {} archived",
+        r["pads"], r["archived_pads"]
+    );
+    println!("tags         {}", r["tags"]);
+    println!(
+        "on disk      {:.1} MiB ({})",
+        r["db_bytes"].as_f64().unwrap_or(0.0) / 1048576.0,
+        s(&r["data_dir"])
+    );
+    println!(
+        "connections  {} ({} subscribers)",
+        r["connections"], r["subscribers"]
+    );
+    println!("index queue  {}", r["index_queue"]);
+    println!("durability   {}", s(&r["durability"]));
+}

@@ -1,0 +1,77 @@
+//! `pad serve`: the engine in the foreground, until SIGINT or SIGTERM.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::engine::{Config, Engine};
+use crate::store::Durability;
+use crate::{paths, server};
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// normal: survives a killed engine; full: also survives power loss (slower writes).
+    #[arg(long, env = "PAD_DURABILITY", default_value = "normal")]
+    durability: Durability,
+    /// Longest entry, in characters.
+    #[arg(long, env = "PAD_MAX_CONTENT", default_value_t = crate::model::DEFAULT_MAX_CONTENT_CHARS)]
+    max_content: usize,
+    /// Idle seconds before a new pad expires (0: never). `inbox` never expires.
+    #[arg(long, env = "PAD_DEFAULT_TTL", default_value_t = 7200)]
+    default_ttl: i64,
+    /// Days an expired pad stays archived (restorable) before it is deleted.
+    #[arg(long, env = "PAD_RETENTION_DAYS", default_value_t = 7)]
+    retention_days: u64,
+}
+
+pub fn main(args: ServeArgs, socket: Option<PathBuf>) -> ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PAD_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime starts");
+    match rt.block_on(run(args, socket.unwrap_or_else(paths::socket_path))) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pad serve: {e:#}");
+            ExitCode::from(7)
+        }
+    }
+}
+
+async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
+    // Bind first: a second `pad serve` learns at once who already serves.
+    let bound = server::bind(&socket)?;
+    let mut config = Config::new(paths::data_dir());
+    config.durability = args.durability;
+    config.max_content_chars = args.max_content;
+    config.default_ttl_seconds = (args.default_ttl > 0).then_some(args.default_ttl);
+    config.retention = Duration::from_secs(args.retention_days * 86400);
+    let engine = Engine::open(config).await?;
+    let background = engine.spawn_background();
+    tracing::info!(
+        "scratchpad {} serving {} (data in {})",
+        env!("CARGO_PKG_VERSION"),
+        socket.display(),
+        engine.config().data_dir.display()
+    );
+    server::serve(
+        &bound.listener,
+        engine.clone(),
+        server::signals(),
+        Duration::from_secs(5),
+    )
+    .await;
+    engine.shutdown().await;
+    let _ = background.await;
+    drop(bound);
+    tracing::info!("stopped");
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! A small async client for the engine's socket, used by the CLI, the tests
+//! and the benchmark.
+//!
+//! `call` sends one request and waits for its response; notifications that
+//! arrive meanwhile are queued for `next_event`. `send` + `flush` + `response`
+//! let a caller pipeline many requests before reading.
+
+use std::collections::VecDeque;
+use std::io;
+use std::path::Path;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::UnixStream;
+
+/// An error response from the engine.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message} (code {code})")]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot reach the engine: {0}")]
+    Io(#[from] io::Error),
+    #[error(transparent)]
+    Rpc(#[from] RpcError),
+    #[error("the engine sent something unexpected: {0}")]
+    Protocol(String),
+}
+
+impl ClientError {
+    /// The engine's error code, if the engine answered with an error.
+    pub fn code(&self) -> Option<i64> {
+        match self {
+            ClientError::Rpc(e) => Some(e.code),
+            _ => None,
+        }
+    }
+}
+
+pub struct Client {
+    reader: BufReader<OwnedReadHalf>,
+    writer: BufWriter<OwnedWriteHalf>,
+    next_id: u64,
+    events: VecDeque<Value>,
+    line: String,
+}
+
+impl Client {
+    pub async fn connect(path: &Path) -> io::Result<Client> {
+        let stream = UnixStream::connect(path).await?;
+        let (r, w) = stream.into_split();
+        Ok(Client {
+            reader: BufReader::new(r),
+            writer: BufWriter::new(w),
+            next_id: 1,
+            events: VecDeque::new(),
+            line: String::new(),
+        })
+    }
+
+    /// Calls `method` and returns its result.
+    pub async fn call(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
+        let id = self.send(method, params).await?;
+        self.flush().await?;
+        loop {
+            let (got, result) = self.response().await?;
+            if got == id {
+                return Ok(result?);
+            }
+        }
+    }
+
+    /// Queues a request without flushing; returns its id.
+    pub async fn send(&mut self, method: &str, params: Value) -> io::Result<u64> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let req = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let mut bytes = serde_json::to_vec(&req).expect("values serialize");
+        bytes.push(b'\n');
+        self.writer.write_all(&bytes).await?;
+        Ok(id)
+    }
+
+    /// Writes raw bytes (tests use it to send malformed input).
+    pub async fn send_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.writer.write_all(bytes).await?;
+        self.writer.flush().await
+    }
+
+    pub async fn flush(&mut self) -> io::Result<()> {
+        self.writer.flush().await
+    }
+
+    /// The next response (queueing events that come first).
+    pub async fn response(&mut self) -> Result<(u64, Result<Value, RpcError>), ClientError> {
+        loop {
+            let msg = self.read_message().await?;
+            if msg.get("method").and_then(Value::as_str) == Some("event") {
+                self.events.push_back(msg["params"].clone());
+                continue;
+            }
+            let id = msg.get("id").and_then(Value::as_u64).unwrap_or(0);
+            return Ok((id, parse_outcome(msg)));
+        }
+    }
+
+    /// The next line from the engine as JSON, whatever it is.
+    pub async fn read_message(&mut self) -> Result<Value, ClientError> {
+        self.line.clear();
+        let n = self.reader.read_line(&mut self.line).await?;
+        if n == 0 {
+            return Err(ClientError::Io(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the engine closed the connection",
+            )));
+        }
+        serde_json::from_str(&self.line)
+            .map_err(|e| ClientError::Protocol(format!("{e}: {}", self.line)))
+    }
+
+    /// The next event notification's params; `None` if the engine hung up.
+    pub async fn next_event(&mut self) -> Result<Option<Value>, ClientError> {
+        if let Some(e) = self.events.pop_front() {
+            return Ok(Some(e));
+        }
+        loop {
+            let msg = match self.read_message().await {
+                Ok(m) => m,
+                Err(ClientError::Io(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    return Ok(None)
+                }
+                Err(e) => return Err(e),
+            };
+            if msg.get("method").and_then(Value::as_str) == Some("event") {
+                return Ok(Some(msg["params"].clone()));
+            }
+        }
+    }
+}
+
+/// Splits a response object into its result or error.
+pub fn parse_outcome(msg: Value) -> Result<Value, RpcError> {
+    if let Some(err) = msg.get("error") {
+        return Err(RpcError {
+            code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+            message: err
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            data: err.get("data").cloned(),
+        });
+    }
+    Ok(msg.get("result").cloned().unwrap_or(Value::Null))
+}

@@ -1,0 +1,604 @@
+//! The engine: one cheap, cloneable handle over the store, the event bus, the
+//! clock and the background work (text indexing, expiry).
+//!
+//! Every transport (socket, desktop app, MCP, CLI) reaches the engine through
+//! `rpc::call`, which turns wire params into calls of the methods here. The
+//! methods validate and normalise input, write through the store, and publish
+//! events after the write is committed — so a subscriber never hears of a
+//! change that did not happen.
+
+mod export;
+pub mod lock;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::events::{Bus, EventType, Filter, Subscription};
+use crate::id::IdGen;
+use crate::model::{self, Entry, Pad};
+use crate::protocol::*;
+use crate::store::{Durability, EntryFilter, NewEntry, PadSweep, Patch, Store};
+
+/// How an engine is set up. `Config::new(dir)` gives the defaults of DESIGN.md.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub data_dir: PathBuf,
+    pub durability: Durability,
+    pub max_content_chars: usize,
+    /// Idle time after which pads that agents create expire (`None`: never).
+    pub default_ttl_seconds: Option<i64>,
+    /// How long an archived pad is kept before it is purged.
+    pub retention: Duration,
+    /// How often the expiry sweep runs.
+    pub sweep_every: Duration,
+    /// How often the text indexer looks for new changes.
+    pub index_every: Duration,
+    pub clock: Clock,
+}
+
+impl Config {
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Config {
+            data_dir: data_dir.into(),
+            durability: Durability::Normal,
+            max_content_chars: model::DEFAULT_MAX_CONTENT_CHARS,
+            default_ttl_seconds: Some(2 * 3600),
+            retention: Duration::from_secs(7 * 24 * 3600),
+            sweep_every: Duration::from_secs(30),
+            index_every: Duration::from_millis(100),
+            clock: Clock::system(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Engine(Arc<Inner>);
+
+struct Inner {
+    config: Config,
+    store: Store,
+    bus: Bus,
+    ids: IdGen,
+    /// Pads with a rolling window (`max_entries`): the only pads whose writes
+    /// need a second statement, so the hot path checks this map, not the database.
+    windows: Mutex<HashMap<String, i64>>,
+    started: Instant,
+    connections: AtomicU64,
+    stop: watch::Sender<bool>,
+    _lock: lock::DirLock,
+}
+
+impl Engine {
+    pub async fn open(config: Config) -> Result<Engine> {
+        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
+            Error::Internal(format!(
+                "cannot create data directory {}: {e}",
+                config.data_dir.display()
+            ))
+        })?;
+        let dir_lock = lock::DirLock::acquire(&config.data_dir.join("engine.lock")).map_err(
+            |held| {
+                Error::Unavailable(format!(
+                    "data directory {} is in use by another engine{}; stop it first or set PAD_HOME to another directory",
+                    config.data_dir.display(),
+                    held.pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+                ))
+            },
+        )?;
+        let store = Store::open(
+            &config.data_dir,
+            config.durability,
+            config.default_ttl_seconds,
+        )
+        .await?;
+        let windows = store.windows().await?.into_iter().collect();
+        Ok(Engine(Arc::new(Inner {
+            store,
+            bus: Bus::default(),
+            ids: IdGen::default(),
+            windows: Mutex::new(windows),
+            started: Instant::now(),
+            connections: AtomicU64::new(0),
+            stop: watch::channel(false).0,
+            config,
+            _lock: dir_lock,
+        })))
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.0.config
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.0.config.clock
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.0.store
+    }
+
+    fn now(&self) -> i64 {
+        self.0.config.clock.now_ms()
+    }
+
+    /// Starts the background indexer and expiry sweep; they end on `shutdown`.
+    pub fn spawn_background(&self) -> tokio::task::JoinHandle<()> {
+        let engine = self.clone();
+        let mut stop = self.0.stop.subscribe();
+        tokio::spawn(async move {
+            let mut index_tick = tokio::time::interval(engine.0.config.index_every);
+            let mut sweep_tick = tokio::time::interval(engine.0.config.sweep_every);
+            index_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            sweep_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = stop.changed() => break,
+                    _ = index_tick.tick() => {
+                        if let Err(e) = engine.index_now().await {
+                            tracing::error!("text indexing failed: {e}");
+                        }
+                    }
+                    _ = sweep_tick.tick() => {
+                        if let Err(e) = engine.sweep().await {
+                            tracing::error!("expiry sweep failed: {e}");
+                        }
+                    }
+                }
+            }
+        })
+    }
+
+    /// Brings the text index up to date and drops deleted entries from it.
+    pub async fn index_now(&self) -> Result<()> {
+        let store = self.store();
+        store.catch_up_text().await?;
+        store.text().apply_tombstones().await
+    }
+
+    /// Runs one expiry sweep now: archives idle pads, purges old archives.
+    pub async fn sweep(&self) -> Result<PadSweep> {
+        let retention = self.0.config.retention.as_millis() as i64;
+        let done = self.store().sweep(self.now(), retention).await?;
+        for pad in &done.archived {
+            tracing::info!("pad '{pad}' expired and was archived");
+            self.0.bus.publish(EventType::PadExpired, pad, None);
+        }
+        if done.purged_entries > 0 || done.purged_pads > 0 {
+            tracing::info!(
+                "purged {} entries and {} pads archived past retention",
+                done.purged_entries,
+                done.purged_pads
+            );
+            self.index_now().await?;
+            self.store().prune_tombstones().await?;
+        }
+        Ok(done)
+    }
+
+    /// Stops background work and closes the store cleanly.
+    pub async fn shutdown(&self) {
+        let _ = self.0.stop.send(true);
+        if let Err(e) = self.index_now().await {
+            tracing::warn!("final text indexing failed: {e}");
+        }
+        self.store().close().await;
+    }
+
+    /// Resolves once `shutdown` has been called.
+    pub async fn stopped(&self) {
+        let mut rx = self.0.stop.subscribe();
+        let _ = rx.wait_for(|s| *s).await;
+    }
+
+    pub fn connection_opened(&self) {
+        self.0.connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn connection_closed(&self) {
+        self.0.connections.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    pub fn subscribe(&self, p: SubscribeParams) -> Result<Subscription> {
+        let pads = p
+            .pads
+            .iter()
+            .map(|raw| match raw.strip_suffix('*') {
+                Some("") => Ok("*".to_string()),
+                Some(prefix) => model::pad_name("pads", prefix).map(|n| format!("{n}*")),
+                None => model::pad_name("pads", raw),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let tags = model::tags("tags", &p.tags)?;
+        Ok(self.0.bus.subscribe(Filter {
+            pads,
+            tags,
+            kinds: p.kinds,
+        }))
+    }
+
+    pub fn hello(&self, author: Option<String>) -> HelloResult {
+        HelloResult {
+            server: "scratchpad".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            protocol: PROTOCOL_VERSION,
+            pid: std::process::id(),
+            author,
+        }
+    }
+
+    pub async fn add(&self, p: AddParams, default_author: Option<&str>) -> Result<Entry> {
+        let now = self.now();
+        let pad = model::pad_name("pad", &p.pad)?;
+        let max = self.0.config.max_content_chars;
+        model::content("content", &p.content, max)?;
+        let tags = model::tags("tags", &p.tags)?;
+        let author = match p.author.as_deref().or(default_author) {
+            Some(a) => model::author("author", a)?,
+            None => "anonymous".to_string(),
+        };
+        let kind = p.kind.unwrap_or_default();
+        let status = match (p.status, kind) {
+            (None, model::Kind::Task) => Some(model::Status::Todo),
+            (s, _) => s,
+        };
+        let remind_at = match (p.remind_in, p.remind_at.as_deref()) {
+            (Some(_), Some(_)) => {
+                return Err(Error::invalid(
+                    "remind_at",
+                    "give either remind_in (seconds from now) or remind_at (an RFC 3339 time), not both.",
+                ))
+            }
+            (Some(secs), None) => Some(now.saturating_add((secs as i64).saturating_mul(1000))),
+            (None, Some(t)) => Some(model::parse_time("remind_at", t)?),
+            (None, None) => None,
+        };
+        let entry = NewEntry {
+            id: self.0.ids.next(now),
+            pad,
+            author,
+            kind,
+            content: p.content,
+            tags,
+            status,
+            assignee: p
+                .assignee
+                .as_deref()
+                .map(|a| model::author("assignee", a))
+                .transpose()?,
+            resume: p.resume.map(|r| text_field("resume", r, max)).transpose()?,
+            category: p.category,
+            confidence: p.confidence.map(model::confidence).transpose()?,
+            depends_on: p.depends_on,
+            remind_at,
+            pinned: p.pinned,
+            meta: p.meta.as_ref().map(meta_text).transpose()?,
+            now,
+        };
+        let window = self.window(&entry.pad);
+        let (entry, rolled) = self.store().add(entry, window).await?;
+        self.0.bus.entry_changed(EventType::Created, None, &entry);
+        for gone in rolled {
+            let pad = gone.pad.clone();
+            self.0.bus.publish(EventType::Deleted, &pad, Some(gone));
+        }
+        Ok(entry)
+    }
+
+    fn window(&self, pad: &str) -> Option<i64> {
+        let windows = self.0.windows.lock().unwrap_or_else(|p| p.into_inner());
+        if windows.is_empty() {
+            None
+        } else {
+            windows.get(pad).copied()
+        }
+    }
+
+    pub async fn get(&self, id: &str) -> Result<Entry> {
+        self.store().get(id).await
+    }
+
+    pub async fn update(&self, p: UpdateParams) -> Result<Entry> {
+        let max = self.0.config.max_content_chars;
+        if let Some(c) = &p.content {
+            model::content("content", c, max)?;
+        }
+        let patch = Patch {
+            content: p.content,
+            tags: p
+                .tags
+                .as_deref()
+                .map(|t| model::tags("tags", t))
+                .transpose()?,
+            kind: p.kind,
+            status: p.status,
+            assignee: p
+                .assignee
+                .map(|a| a.map(|a| model::author("assignee", &a)).transpose())
+                .transpose()?,
+            resume: p
+                .resume
+                .map(|r| r.map(|r| text_field("resume", r, max)).transpose())
+                .transpose()?,
+            category: p.category,
+            confidence: p
+                .confidence
+                .map(|c| c.map(model::confidence).transpose())
+                .transpose()?,
+            pinned: p.pinned,
+            depends_on: p.depends_on,
+            remind_at: p
+                .remind_at
+                .map(|r| r.map(|t| model::parse_time("remind_at", &t)).transpose())
+                .transpose()?,
+            meta: p
+                .meta
+                .map(|m| m.as_ref().map(meta_text).transpose())
+                .transpose()?,
+        };
+        let (before, after) = self
+            .store()
+            .update(&p.id, patch, p.if_version, self.now())
+            .await?;
+        self.0
+            .bus
+            .entry_changed(EventType::Updated, Some(&before), &after);
+        Ok(after)
+    }
+
+    pub async fn delete(&self, p: DeleteParams) -> Result<Entry> {
+        let gone = self.store().delete(&p.id, p.if_version).await?;
+        self.0
+            .bus
+            .publish(EventType::Deleted, &gone.pad, Some(gone.clone()));
+        Ok(gone)
+    }
+
+    pub async fn list(&self, p: ListParams) -> Result<ListResult> {
+        let limit = limit("limit", p.limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)?;
+        let cursor = p
+            .cursor
+            .as_deref()
+            .map(|c| {
+                c.parse::<i64>().map_err(|_| {
+                    Error::invalid(
+                        "cursor",
+                        format!("cursor '{c}' is not one this engine gave out; pass next_cursor from the previous page unchanged, or omit it to start over."),
+                    )
+                })
+            })
+            .transpose()?;
+        let filter = EntryFilter {
+            pad: p
+                .pad
+                .as_deref()
+                .map(|n| model::pad_name("pad", n))
+                .transpose()?,
+            tags: model::tags("tags", &p.tags)?,
+            author: p
+                .author
+                .as_deref()
+                .map(|a| model::author("author", a))
+                .transpose()?,
+            kind: p.kind,
+            status: p.status,
+            since: p
+                .since
+                .as_deref()
+                .map(|s| model::parse_time("since", s))
+                .transpose()?,
+        };
+        let page = self.store().list(&filter, limit, cursor).await?;
+        Ok(ListResult {
+            entries: page.entries,
+            next_cursor: page.next_cursor,
+        })
+    }
+
+    pub async fn search(&self, p: SearchParams) -> Result<SearchResult> {
+        let query = p.query.trim();
+        if query.is_empty() {
+            return Err(Error::invalid(
+                "query",
+                "query is empty; give words to look for, e.g. 'docker login'.",
+            ));
+        }
+        let qlen = query.chars().count();
+        if qlen > 1000 {
+            return Err(Error::over_limit(
+                "query",
+                format!(
+                    "query is {qlen} characters; the limit is 1000. Search for the key phrase."
+                ),
+                1000,
+                qlen,
+            ));
+        }
+        if p.mode == SearchMode::Semantic {
+            return Err(Error::Unavailable(
+                "semantic search needs the embedding model, and this engine runs without one. Use mode 'text' (or 'hybrid', which answers with text search until embeddings are available).".into(),
+            ));
+        }
+        let limit = limit("limit", p.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
+        let filter = EntryFilter {
+            pad: p
+                .pad
+                .as_deref()
+                .map(|n| model::pad_name("pad", n))
+                .transpose()?,
+            tags: model::tags("tags", &p.tags)?,
+            author: p
+                .author
+                .as_deref()
+                .map(|a| model::author("author", a))
+                .transpose()?,
+            kind: p.kind,
+            ..EntryFilter::default()
+        };
+        let hits = self.store().search_text(query, &filter, limit).await?;
+        Ok(SearchResult {
+            hits: hits
+                .into_iter()
+                .map(|(entry, score)| SearchHit {
+                    entry,
+                    score,
+                    found_by: vec!["text".into()],
+                })
+                .collect(),
+            mode: SearchMode::Text,
+        })
+    }
+
+    pub async fn tags(&self, p: TagsParams) -> Result<TagsResult> {
+        let pad = p
+            .pad
+            .as_deref()
+            .map(|n| model::pad_name("pad", n))
+            .transpose()?;
+        let tags = self.store().tags(pad.as_deref()).await?;
+        Ok(TagsResult {
+            tags: tags
+                .into_iter()
+                .map(|(tag, count)| TagCount { tag, count })
+                .collect(),
+        })
+    }
+
+    pub async fn pads(&self, p: PadListParams) -> Result<Vec<Pad>> {
+        self.store().pads(p.include_archived).await
+    }
+
+    pub async fn configure(&self, p: ConfigureParams) -> Result<Pad> {
+        let name = model::pad_name("name", &p.name)?;
+        if let Some(Some(ttl)) = p.ttl_seconds {
+            if ttl < 1 {
+                return Err(Error::over_limit(
+                    "ttl_seconds",
+                    format!("ttl_seconds is {ttl}; give a positive number of seconds (7200 = 2 hours), or null to never expire."),
+                    1,
+                    ttl,
+                ));
+            }
+        }
+        if let Some(Some(max)) = p.max_entries {
+            if max < 1 {
+                return Err(Error::over_limit(
+                    "max_entries",
+                    format!("max_entries is {max}; give a positive number, or null for no limit."),
+                    1,
+                    max,
+                ));
+            }
+        }
+        let pad = self
+            .store()
+            .configure(&name, p.ttl_seconds, p.max_entries, self.now())
+            .await?;
+        let mut windows = self.0.windows.lock().unwrap_or_else(|p| p.into_inner());
+        match pad.max_entries {
+            Some(m) => windows.insert(name, m),
+            None => windows.remove(&name),
+        };
+        Ok(pad)
+    }
+
+    pub async fn touch(&self, p: PadNameParams) -> Result<Pad> {
+        let name = model::pad_name("name", &p.name)?;
+        self.store().touch(&name, self.now()).await
+    }
+
+    pub async fn clear(&self, p: ClearParams) -> Result<u64> {
+        let name = model::pad_name("name", &p.name)?;
+        let n = self.store().clear(&name, p.keep_pinned).await?;
+        self.0.bus.publish(EventType::Deleted, &name, None);
+        Ok(n)
+    }
+
+    pub async fn export(&self, p: ExportParams) -> Result<ExportResult> {
+        let name = model::pad_name("name", &p.name)?;
+        let pad = self
+            .store()
+            .pad(&name)
+            .await?
+            .ok_or_else(|| crate::store::no_pad(&name))?;
+        let entries = self.store().pad_entries(&name).await?;
+        let text = match p.format {
+            ExportFormat::Json => serde_json::to_string_pretty(&serde_json::json!({
+                "pad": pad,
+                "entries": entries,
+            }))
+            .expect("json serializes"),
+            ExportFormat::Markdown => export::markdown(&pad, &entries),
+        };
+        Ok(ExportResult {
+            text,
+            entries: entries.len(),
+        })
+    }
+
+    pub async fn stats(&self) -> Result<StatsResult> {
+        let store = self.store();
+        let counts = store.counts().await?;
+        Ok(StatsResult {
+            version: env!("CARGO_PKG_VERSION").into(),
+            pid: std::process::id(),
+            uptime_seconds: self.0.started.elapsed().as_secs(),
+            entries: counts.entries,
+            pads: counts.live_pads,
+            archived_pads: counts.archived_pads,
+            tags: counts.tags,
+            db_bytes: store.disk_bytes(),
+            connections: self.0.connections.load(Ordering::Relaxed),
+            subscribers: self.0.bus.subscribers(),
+            index_queue: (store.committed_rev() - store.text().watermark()).max(0),
+            data_dir: self.0.config.data_dir.display().to_string(),
+            durability: match self.0.config.durability {
+                Durability::Normal => "normal".into(),
+                Durability::Full => "full".into(),
+            },
+        })
+    }
+}
+
+fn limit(field: &str, got: Option<u32>, default: u32, max: u32) -> Result<u32> {
+    match got {
+        None => Ok(default),
+        Some(0) => Err(Error::over_limit(
+            field,
+            format!("{field} is 0; ask for at least 1 (default {default}, max {max})."),
+            max,
+            0,
+        )),
+        Some(n) if n > max => Err(Error::over_limit(
+            field,
+            format!("{field} is {n}; the maximum is {max}. Page through with next_cursor, or narrow the filter."),
+            max,
+            n,
+        )),
+        Some(n) => Ok(n),
+    }
+}
+
+fn text_field(field: &str, text: String, max: usize) -> Result<String> {
+    let len = text.chars().count();
+    if len > max {
+        return Err(Error::TooLarge {
+            field: Some(field.into()),
+            message: format!("{field} is {len} characters; the limit is {max}. Keep it short and point to files for detail."),
+            limit: max as u64,
+            got: len as u64,
+        });
+    }
+    Ok(text)
+}
+
+fn meta_text(m: &serde_json::Map<String, serde_json::Value>) -> Result<String> {
+    model::meta(m)?;
+    Ok(serde_json::to_string(m).expect("json serializes"))
+}

@@ -1,0 +1,158 @@
+//! Change events and subscriptions.
+//!
+//! Writers publish to a broadcast ring and move on: `send` never waits. Each
+//! subscriber reads the ring at its own pace; one that falls more than the
+//! ring's capacity behind gets a single `lagged` notice with the number of
+//! events it missed, and carries on from the oldest event still held.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio::sync::broadcast;
+
+use crate::model::{Entry, Kind, NEEDS_EYES};
+
+/// How many events a subscriber may fall behind before it lags.
+pub const RING: usize = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventType {
+    Created,
+    Updated,
+    Deleted,
+    NeedsEyes,
+    Reminder,
+    PadExpired,
+}
+
+#[derive(Debug)]
+pub struct Event {
+    pub kind: EventType,
+    pub pad: String,
+    pub entry: Option<Entry>,
+}
+
+pub struct Bus {
+    tx: broadcast::Sender<Arc<Event>>,
+    next_id: AtomicU64,
+}
+
+impl Default for Bus {
+    fn default() -> Self {
+        Bus {
+            tx: broadcast::channel(RING).0,
+            next_id: AtomicU64::new(1),
+        }
+    }
+}
+
+impl Bus {
+    pub fn publish(&self, kind: EventType, pad: &str, entry: Option<Entry>) {
+        if self.tx.receiver_count() == 0 {
+            return;
+        }
+        let _ = self.tx.send(Arc::new(Event {
+            kind,
+            pad: pad.to_owned(),
+            entry,
+        }));
+    }
+
+    /// Publishes `created` (or `updated`) and, when the entry newly carries the
+    /// `needs_eyes` tag, a `needs_eyes` event too.
+    pub fn entry_changed(&self, kind: EventType, before: Option<&Entry>, after: &Entry) {
+        if self.tx.receiver_count() == 0 {
+            return;
+        }
+        let newly_needs_eyes =
+            after.has_tag(NEEDS_EYES) && !before.is_some_and(|b| b.has_tag(NEEDS_EYES));
+        self.publish(kind, &after.pad, Some(after.clone()));
+        if newly_needs_eyes {
+            self.publish(EventType::NeedsEyes, &after.pad, Some(after.clone()));
+        }
+    }
+
+    pub fn subscribers(&self) -> u64 {
+        self.tx.receiver_count() as u64
+    }
+
+    pub fn subscribe(&self, filter: Filter) -> Subscription {
+        Subscription {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            rx: self.tx.subscribe(),
+            filter,
+        }
+    }
+}
+
+/// Which events a subscriber wants. Empty lists match everything; `pads`
+/// entries ending in `*` match by prefix. `needs_eyes` events reach every
+/// subscriber whatever its filter: they exist to get attention.
+#[derive(Debug, Default, Clone)]
+pub struct Filter {
+    pub pads: Vec<String>,
+    pub tags: Vec<String>,
+    pub kinds: Vec<Kind>,
+}
+
+impl Filter {
+    fn matches(&self, e: &Event) -> bool {
+        if e.kind == EventType::NeedsEyes {
+            return true;
+        }
+        let pad_ok = self.pads.is_empty()
+            || self.pads.iter().any(|p| match p.strip_suffix('*') {
+                Some(prefix) => e.pad.starts_with(prefix),
+                None => *p == e.pad,
+            });
+        let (tags_ok, kinds_ok) = match &e.entry {
+            Some(entry) => (
+                self.tags.is_empty() || self.tags.iter().any(|t| entry.has_tag(t)),
+                self.kinds.is_empty() || self.kinds.contains(&entry.kind),
+            ),
+            None => (self.tags.is_empty(), self.kinds.is_empty()),
+        };
+        pad_ok && tags_ok && kinds_ok
+    }
+}
+
+pub struct Subscription {
+    pub id: u64,
+    rx: broadcast::Receiver<Arc<Event>>,
+    filter: Filter,
+}
+
+impl Subscription {
+    /// The next matching event as its `params` object, or `None` when the engine stops.
+    pub async fn next(&mut self) -> Option<Value> {
+        loop {
+            match self.rx.recv().await {
+                Ok(e) if self.filter.matches(&e) => return Some(self.render(&e)),
+                Ok(_) => continue,
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    return Some(json!({
+                        "subscription": self.id,
+                        "type": "lagged",
+                        "missed": missed,
+                    }))
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+
+    fn render(&self, e: &Event) -> Value {
+        let mut v = json!({
+            "subscription": self.id,
+            "type": e.kind,
+            "pad": e.pad,
+        });
+        if let Some(entry) = &e.entry {
+            v["entry"] = serde_json::to_value(entry).expect("entries serialize");
+        }
+        v
+    }
+}

@@ -1,0 +1,23 @@
+//! Scratchpad: a local-first shared scratch-pad for a person and their AI agents.
+//!
+//! The engine crate: model, store (SQLite), text index, events, expiry, the
+//! JSON-RPC protocol and its dispatch, the socket server, a client, and the
+//! `pad` command line. ARCHITECTURE.md maps the parts; docs/protocol.md is the
+//! wire contract.
+
+pub mod cli;
+pub mod client;
+pub mod clock;
+pub mod engine;
+pub mod error;
+pub mod events;
+pub mod id;
+pub mod model;
+pub mod paths;
+pub mod protocol;
+pub mod rpc;
+pub mod server;
+pub mod store;
+
+pub use engine::{Config, Engine};
+pub use error::{Error, Result};

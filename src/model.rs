@@ -1,0 +1,346 @@
+//! The data model: pads, entries and the rules every value must satisfy.
+//!
+//! Validation lives here, next to the types, so that every transport gets the
+//! same rules and the same instructive messages. Names and tags are
+//! case-folded before they are checked; the store only ever sees valid,
+//! normalised values.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use crate::error::{Error, Result};
+
+pub const MAX_TAGS: usize = 10;
+pub const MAX_TAG_LEN: usize = 32;
+pub const MAX_PAD_LEN: usize = 64;
+pub const MAX_AUTHOR_LEN: usize = 64;
+pub const MAX_META_BYTES: usize = 16 * 1024;
+pub const DEFAULT_MAX_CONTENT_CHARS: usize = 4000;
+pub const INBOX: &str = "inbox";
+pub const NEEDS_EYES: &str = "needs_eyes";
+
+/// One item on a pad, as it travels on the wire.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Entry {
+    pub id: String,
+    pub pad: String,
+    pub author: String,
+    pub kind: Kind,
+    pub content: String,
+    pub tags: Vec<String>,
+    pub status: Option<Status>,
+    pub assignee: Option<String>,
+    pub resume: Option<String>,
+    pub lease_until: Option<String>,
+    pub category: Option<Category>,
+    pub confidence: Option<f64>,
+    pub depends_on: Vec<String>,
+    pub remind_at: Option<String>,
+    pub pinned: bool,
+    pub meta: Option<serde_json::Map<String, Value>>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub version: i64,
+}
+
+impl Entry {
+    pub fn has_tag(&self, tag: &str) -> bool {
+        self.tags.iter().any(|t| t == tag)
+    }
+}
+
+macro_rules! word_enum {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [&'static str] = &[$($text),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+
+            pub fn parse(s: &str) -> Option<Self> {
+                match s { $($text => Some($name::$variant),)+ _ => None }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+word_enum!(
+    /// What an entry is.
+    Kind { Note = "note", Plan = "plan", Task = "task", Result = "result", Insight = "insight", Question = "question" }
+);
+word_enum!(
+    /// Where a task stands.
+    Status { Todo = "todo", Doing = "doing", Done = "done", Failed = "failed", Blocked = "blocked" }
+);
+word_enum!(
+    /// What sort of insight an entry records.
+    Category { Pattern = "pattern", Gotcha = "gotcha", Discovery = "discovery", Learning = "learning" }
+);
+
+// Written out because the variants come from `word_enum!`.
+#[allow(clippy::derivable_impls)]
+impl Default for Kind {
+    fn default() -> Self {
+        Kind::Note
+    }
+}
+
+/// A pad as listed by `pad.list` and returned by `pad.configure`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Pad {
+    pub name: String,
+    pub entries: i64,
+    pub last_write_at: String,
+    pub expires_at: Option<String>,
+    pub ttl_seconds: Option<i64>,
+    pub max_entries: Option<i64>,
+    pub archived: bool,
+    pub archived_at: Option<String>,
+}
+
+/// Case-folds and checks a pad name: 1–64 chars of `[a-z0-9._:-]`.
+pub fn pad_name(field: &str, raw: &str) -> Result<String> {
+    let name = raw.trim().to_lowercase();
+    if name.is_empty() {
+        return Err(Error::invalid(
+            field,
+            format!("'{field}' is empty. Name a pad: 1-{MAX_PAD_LEN} characters of a-z, 0-9, '.', '_', ':' or '-', e.g. 'inbox' or 'proj-x:research'."),
+        ));
+    }
+    let len = name.chars().count();
+    if len > MAX_PAD_LEN {
+        return Err(Error::over_limit(
+            field,
+            format!(
+                "pad name is {len} characters; the limit is {MAX_PAD_LEN}. Use a shorter name."
+            ),
+            MAX_PAD_LEN,
+            len,
+        ));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !matches!(c, 'a'..='z' | '0'..='9' | '.' | '_' | ':' | '-'))
+    {
+        return Err(Error::invalid(
+            field,
+            format!("pad name '{raw}' contains '{bad}'; pad names use only a-z, 0-9, '.', '_', ':' and '-' (no '/', spaces or other characters). Try '{}'.", suggest(&name, |c| matches!(c, 'a'..='z' | '0'..='9' | '.' | '_' | ':' | '-'))),
+        ));
+    }
+    if name.chars().all(|c| c == '.') {
+        return Err(Error::invalid(
+            field,
+            format!("pad name '{raw}' is only dots; pick a name with a letter or digit in it."),
+        ));
+    }
+    Ok(name)
+}
+
+/// Case-folds, deduplicates and checks tags: at most 10, each 1–32 chars of `[a-z0-9_-]`.
+pub fn tags(field: &str, raw: &[String]) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::with_capacity(raw.len());
+    for t in raw {
+        let tag = t.trim().trim_start_matches('#').to_lowercase();
+        if tag.is_empty() {
+            return Err(Error::invalid(
+                field,
+                format!("'{field}' has an empty tag; remove it or give it 1-{MAX_TAG_LEN} characters of a-z, 0-9, '_' or '-'."),
+            ));
+        }
+        let len = tag.chars().count();
+        if len > MAX_TAG_LEN {
+            return Err(Error::over_limit(
+                field,
+                format!("tag '{t}' is {len} characters; the limit is {MAX_TAG_LEN}. Shorten it."),
+                MAX_TAG_LEN,
+                len,
+            ));
+        }
+        if let Some(bad) = tag
+            .chars()
+            .find(|c| !matches!(c, 'a'..='z' | '0'..='9' | '_' | '-'))
+        {
+            return Err(Error::invalid(
+                field,
+                format!(
+                    "tag '{t}' contains '{bad}'; tags use only a-z, 0-9, '_' and '-'. Try '{}'.",
+                    suggest(&tag, |c| matches!(c, 'a'..='z' | '0'..='9' | '_' | '-'))
+                ),
+            ));
+        }
+        if !out.contains(&tag) {
+            out.push(tag);
+        }
+    }
+    if out.len() > MAX_TAGS {
+        return Err(Error::over_limit(
+            field,
+            format!(
+                "note has {} tags; the limit is {MAX_TAGS}. Keep the most specific ones, or split the note.",
+                out.len()
+            ),
+            MAX_TAGS,
+            out.len(),
+        ));
+    }
+    Ok(out)
+}
+
+/// Case-folds and checks an author: 1–64 chars of letters, digits and `._:@-`.
+pub fn author(field: &str, raw: &str) -> Result<String> {
+    let a = raw.trim().to_lowercase();
+    let len = a.chars().count();
+    if a.is_empty() || len > MAX_AUTHOR_LEN {
+        return Err(Error::over_limit(
+            field,
+            format!("author must be 1-{MAX_AUTHOR_LEN} characters (got {len}), e.g. 'user' or 'agent-research'."),
+            MAX_AUTHOR_LEN,
+            len,
+        ));
+    }
+    if let Some(bad) = a
+        .chars()
+        .find(|c| !(c.is_alphanumeric() || matches!(c, '.' | '_' | ':' | '@' | '-')))
+    {
+        return Err(Error::invalid(
+            field,
+            format!("author '{raw}' contains '{bad}'; use letters, digits, '.', '_', ':', '@' or '-', e.g. 'agent-0'."),
+        ));
+    }
+    Ok(a)
+}
+
+/// Checks content against the configured character limit.
+pub fn content(field: &str, raw: &str, max_chars: usize) -> Result<()> {
+    if raw.trim().is_empty() {
+        return Err(Error::invalid(
+            field,
+            format!("'{field}' is empty; write something (up to {max_chars} characters)."),
+        ));
+    }
+    let len = raw.chars().count();
+    if len > max_chars {
+        return Err(Error::TooLarge {
+            field: Some(field.into()),
+            message: format!(
+                "content is {len} characters; the limit is {max_chars}. Split it into several entries, or keep the large artifact elsewhere and put its path in 'meta'."
+            ),
+            limit: max_chars as u64,
+            got: len as u64,
+        });
+    }
+    Ok(())
+}
+
+/// Checks the free-form `meta` object against its 16 KiB limit.
+pub fn meta(raw: &serde_json::Map<String, Value>) -> Result<()> {
+    let size = serde_json::to_vec(raw).map(|v| v.len()).unwrap_or(0);
+    if size > MAX_META_BYTES {
+        return Err(Error::TooLarge {
+            field: Some("meta".into()),
+            message: format!(
+                "meta is {size} bytes of JSON; the limit is {MAX_META_BYTES}. Keep references (paths, ids, URLs) in meta, not the data itself."
+            ),
+            limit: MAX_META_BYTES as u64,
+            got: size as u64,
+        });
+    }
+    Ok(())
+}
+
+pub fn confidence(raw: f64) -> Result<f64> {
+    if !(0.0..=1.0).contains(&raw) || raw.is_nan() {
+        return Err(Error::over_limit(
+            "confidence",
+            format!("confidence is {raw}; it must be between 0 and 1 (0.8 = fairly sure)."),
+            1.0,
+            raw,
+        ));
+    }
+    Ok(raw)
+}
+
+fn suggest(s: &str, ok: impl Fn(char) -> bool) -> String {
+    let cleaned: String = s.chars().map(|c| if ok(c) { c } else { '-' }).collect();
+    let trimmed = cleaned.trim_matches(|c| c == '-' || c == '.');
+    if trimmed.is_empty() {
+        "notes".into()
+    } else {
+        trimmed.to_string()
+    }
+}
+
+/// Formats Unix milliseconds as RFC 3339 UTC with milliseconds.
+pub fn fmt_time(ms: i64) -> String {
+    let t = OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    let fmt = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+    );
+    t.format(&fmt).unwrap_or_default()
+}
+
+/// Parses an RFC 3339 time into Unix milliseconds.
+pub fn parse_time(field: &str, raw: &str) -> Result<i64> {
+    OffsetDateTime::parse(raw, &Rfc3339)
+        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+        .map_err(|_| {
+            Error::invalid(
+                field,
+                format!("'{field}' is '{raw}', not an RFC 3339 time; write it like '2026-11-20T14:30:00Z'."),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pad_names_fold_case_and_refuse_paths() {
+        assert_eq!(
+            pad_name("pad", " Proj-X:Research ").unwrap(),
+            "proj-x:research"
+        );
+        assert!(pad_name("pad", "../x")
+            .unwrap_err()
+            .to_string()
+            .contains("'/'"));
+        assert!(pad_name("pad", "..").is_err());
+        assert!(pad_name("pad", "").is_err());
+        assert!(pad_name("pad", &"a".repeat(65)).is_err());
+    }
+
+    #[test]
+    fn tags_fold_dedupe_and_enforce_limits() {
+        let t = tags("tags", &["Bug".into(), "bug".into(), "#needs_eyes".into()]).unwrap();
+        assert_eq!(t, vec!["bug", "needs_eyes"]);
+        let eleven: Vec<String> = (0..11).map(|i| format!("t{i}")).collect();
+        let e = tags("tags", &eleven).unwrap_err();
+        assert!(e.to_string().contains("limit is 10"), "{e}");
+        assert!(tags("tags", &["white space".into()]).is_err());
+    }
+
+    #[test]
+    fn times_round_trip_with_milliseconds() {
+        let ms = 1_763_650_000_123;
+        let s = fmt_time(ms);
+        assert_eq!(s, "2025-11-20T14:46:40.123Z");
+        assert_eq!(parse_time("t", &s).unwrap(), ms);
+        assert!(parse_time("t", "yesterday").is_err());
+    }
+}

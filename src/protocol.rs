@@ -1,0 +1,329 @@
+//! The wire contract: every method's params and result, in one place.
+//!
+//! Params structs refuse unknown fields, so a misspelt parameter is an error
+//! that names it rather than a silently ignored value. Nullable fields that an
+//! update may clear are `Option<Option<T>>`: absent leaves the value, `null`
+//! clears it. docs/protocol.md documents each of these types.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+
+use crate::model::{Category, Entry, Kind, Pad, Status};
+
+pub const PROTOCOL_VERSION: u32 = 1;
+pub const MAX_LINE_BYTES: usize = 1024 * 1024;
+pub const DEFAULT_LIST_LIMIT: u32 = 50;
+pub const MAX_LIST_LIMIT: u32 = 1000;
+pub const DEFAULT_SEARCH_LIMIT: u32 = 20;
+pub const MAX_SEARCH_LIMIT: u32 = 200;
+
+/// Every method the engine answers, for `method not found` hints and docs.
+pub const METHODS: &[&str] = &[
+    "hello",
+    "entry.add",
+    "entry.get",
+    "entry.update",
+    "entry.delete",
+    "entry.list",
+    "search",
+    "tags.list",
+    "pad.list",
+    "pad.configure",
+    "pad.touch",
+    "pad.clear",
+    "pad.export",
+    "subscribe",
+    "unsubscribe",
+    "stats",
+];
+
+/// Distinguishes an absent field (`None`) from an explicit `null` (`Some(None)`).
+fn nullable<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HelloParams {
+    pub author: Option<String>,
+    pub client: Option<String>,
+    pub token: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct HelloResult {
+    pub server: String,
+    pub version: String,
+    pub protocol: u32,
+    pub pid: u32,
+    pub author: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AddParams {
+    pub pad: String,
+    pub content: String,
+    pub author: Option<String>,
+    pub kind: Option<Kind>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    pub status: Option<Status>,
+    pub assignee: Option<String>,
+    pub resume: Option<String>,
+    pub category: Option<Category>,
+    pub confidence: Option<f64>,
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    pub remind_in: Option<u64>,
+    pub remind_at: Option<String>,
+    #[serde(default)]
+    pub pinned: bool,
+    pub meta: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdParams {
+    pub id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateParams {
+    pub id: String,
+    pub content: Option<String>,
+    pub tags: Option<Vec<String>>,
+    pub kind: Option<Kind>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub status: Option<Option<Status>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub assignee: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub resume: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub category: Option<Option<Category>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub confidence: Option<Option<f64>>,
+    pub pinned: Option<bool>,
+    pub depends_on: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub remind_at: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub meta: Option<Option<Map<String, Value>>>,
+    pub if_version: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteParams {
+    pub id: String,
+    pub if_version: Option<i64>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct EntryResult {
+    pub entry: Entry,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct DeleteResult {
+    pub deleted: bool,
+    pub id: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListParams {
+    pub pad: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    pub author: Option<String>,
+    pub kind: Option<Kind>,
+    pub status: Option<Status>,
+    pub since: Option<String>,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ListResult {
+    pub entries: Vec<Entry>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    #[default]
+    Hybrid,
+    Text,
+    Semantic,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchParams {
+    pub query: String,
+    #[serde(default)]
+    pub mode: SearchMode,
+    pub pad: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    pub kind: Option<Kind>,
+    pub author: Option<String>,
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub entry: Entry,
+    pub score: f64,
+    /// Which searches found it: `text`, `semantic`, or both.
+    pub found_by: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SearchResult {
+    pub hits: Vec<SearchHit>,
+    /// The mode that actually ran (`hybrid` answers as `text` without embeddings).
+    pub mode: SearchMode,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TagsParams {
+    pub pad: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TagCount {
+    pub tag: String,
+    pub count: i64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TagsResult {
+    pub tags: Vec<TagCount>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PadListParams {
+    #[serde(default)]
+    pub include_archived: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PadListResult {
+    pub pads: Vec<Pad>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigureParams {
+    pub name: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub ttl_seconds: Option<Option<i64>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub max_entries: Option<Option<i64>>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PadResult {
+    pub pad: Pad,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PadNameParams {
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClearParams {
+    pub name: String,
+    #[serde(default)]
+    pub keep_pinned: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ClearResult {
+    pub deleted: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    #[default]
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportParams {
+    pub name: String,
+    #[serde(default)]
+    pub format: ExportFormat,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ExportResult {
+    pub text: String,
+    pub entries: usize,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubscribeParams {
+    #[serde(default)]
+    pub pads: Vec<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub kinds: Vec<Kind>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SubscribeResult {
+    pub subscription: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnsubscribeParams {
+    pub subscription: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct OkResult {
+    pub ok: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatsParams {}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct StatsResult {
+    pub version: String,
+    pub pid: u32,
+    pub uptime_seconds: u64,
+    pub entries: i64,
+    pub pads: i64,
+    pub archived_pads: i64,
+    pub tags: i64,
+    pub db_bytes: u64,
+    pub connections: u64,
+    pub subscribers: u64,
+    /// Changes written but not yet in the text index.
+    pub index_queue: i64,
+    pub data_dir: String,
+    pub durability: String,
+}

@@ -1,0 +1,322 @@
+//! JSON-RPC 2.0: request handling and the one `dispatch` match.
+//!
+//! Transport-neutral: the socket server feeds it lines, the desktop app and
+//! MCP feed it values. A `Session` is one client's state (its author, its
+//! subscriptions); it ends when the client goes away. Nothing a client sends
+//! can panic or stop the engine: every failure becomes an error response.
+
+use std::collections::HashMap;
+
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::protocol::*;
+
+/// One client's state across calls.
+#[derive(Default)]
+pub struct Session {
+    /// Default author for writes, set by `hello`.
+    pub author: Option<String>,
+    pub client: Option<String>,
+    /// Where event notifications go; `None` on transports without push.
+    events: Option<mpsc::Sender<Value>>,
+    subscriptions: HashMap<u64, AbortHandle>,
+}
+
+impl Session {
+    pub fn new(events: Option<mpsc::Sender<Value>>) -> Self {
+        Session {
+            author: None,
+            client: None,
+            events,
+            subscriptions: HashMap::new(),
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        for (_, task) in self.subscriptions.drain() {
+            task.abort();
+        }
+    }
+}
+
+/// Routes one method call to the engine.
+pub async fn dispatch(
+    engine: &Engine,
+    session: &mut Session,
+    method: &str,
+    params: Option<Value>,
+) -> Result<Value> {
+    let out = match method {
+        "hello" => {
+            let p: HelloParams = parse(method, params)?;
+            if let Some(a) = &p.author {
+                session.author = Some(crate::model::author("author", a)?);
+            }
+            session.client = p.client;
+            to_value(engine.hello(session.author.clone()))
+        }
+        "entry.add" => {
+            let entry = engine
+                .add(parse(method, params)?, session.author.as_deref())
+                .await?;
+            to_value(EntryResult { entry })
+        }
+        "entry.get" => {
+            let p: IdParams = parse(method, params)?;
+            to_value(EntryResult {
+                entry: engine.get(&p.id).await?,
+            })
+        }
+        "entry.update" => to_value(EntryResult {
+            entry: engine.update(parse(method, params)?).await?,
+        }),
+        "entry.delete" => {
+            let gone = engine.delete(parse(method, params)?).await?;
+            to_value(DeleteResult {
+                deleted: true,
+                id: gone.id,
+            })
+        }
+        "entry.list" => to_value(engine.list(parse(method, params)?).await?),
+        "search" => to_value(engine.search(parse(method, params)?).await?),
+        "tags.list" => to_value(engine.tags(parse(method, params)?).await?),
+        "pad.list" => to_value(PadListResult {
+            pads: engine.pads(parse(method, params)?).await?,
+        }),
+        "pad.configure" => to_value(PadResult {
+            pad: engine.configure(parse(method, params)?).await?,
+        }),
+        "pad.touch" => to_value(PadResult {
+            pad: engine.touch(parse(method, params)?).await?,
+        }),
+        "pad.clear" => to_value(ClearResult {
+            deleted: engine.clear(parse(method, params)?).await?,
+        }),
+        "pad.export" => to_value(engine.export(parse(method, params)?).await?),
+        "subscribe" => {
+            let p: SubscribeParams = parse(method, params)?;
+            let Some(out) = session.events.clone() else {
+                return Err(Error::Unavailable(
+                    "this transport cannot deliver events; subscribe over the socket (pad watch) instead.".into(),
+                ));
+            };
+            let mut sub = engine.subscribe(p)?;
+            let id = sub.id;
+            let task = tokio::spawn(async move {
+                while let Some(event) = sub.next().await {
+                    if out.send(event).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            session.subscriptions.insert(id, task.abort_handle());
+            to_value(SubscribeResult { subscription: id })
+        }
+        "unsubscribe" => {
+            let p: UnsubscribeParams = parse(method, params)?;
+            match session.subscriptions.remove(&p.subscription) {
+                Some(task) => {
+                    task.abort();
+                    to_value(OkResult { ok: true })
+                }
+                None => {
+                    return Err(Error::NotFound {
+                        field: "subscription",
+                        message: format!(
+                            "this connection has no subscription {}; its subscriptions are {:?}.",
+                            p.subscription,
+                            session.subscriptions.keys().collect::<Vec<_>>()
+                        ),
+                    })
+                }
+            }
+        }
+        "stats" => {
+            let _: StatsParams = parse(method, params)?;
+            to_value(engine.stats().await?)
+        }
+        other => {
+            return Err(Error::MethodNotFound {
+                method: other.to_string(),
+                hint: suggest_method(other),
+            })
+        }
+    };
+    Ok(out)
+}
+
+fn to_value<T: serde::Serialize>(v: T) -> Value {
+    serde_json::to_value(v).expect("results serialize")
+}
+
+fn suggest_method(got: &str) -> String {
+    let close = METHODS
+        .iter()
+        .find(|m| m.ends_with(got) || got.ends_with(*m) || m.replace('.', "_") == got);
+    match close {
+        Some(m) => format!("Did you mean '{m}'? Methods: {}.", METHODS.join(", ")),
+        None => format!("Methods: {}.", METHODS.join(", ")),
+    }
+}
+
+/// Deserializes params, naming the offending field in the error.
+fn parse<T: DeserializeOwned>(method: &str, params: Option<Value>) -> Result<T> {
+    let params = match params {
+        None | Some(Value::Null) => Value::Object(Default::default()),
+        Some(v @ Value::Object(_)) => v,
+        Some(other) => {
+            return Err(Error::InvalidParams {
+                field: None,
+                message: format!(
+                    "params of {method} must be an object of named fields, not {}; e.g. {{\"pad\": \"inbox\", \"content\": \"…\"}}.",
+                    kind_of(&other)
+                ),
+                limit: None,
+                got: Some(json!(kind_of(&other))),
+            })
+        }
+    };
+    serde_path_to_error::deserialize(params).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        let field = if path != "." {
+            Some(path)
+        } else {
+            // "missing field `x`" / "unknown field `x`, expected …": the field is in the text.
+            inner.split('`').nth(1).map(str::to_string)
+        };
+        let message = match &field {
+            Some(f) => {
+                format!("{method}: bad '{f}': {inner}. See docs/protocol.md for {method}'s params.")
+            }
+            None => format!("{method}: {inner}. See docs/protocol.md for {method}'s params."),
+        };
+        Error::InvalidParams {
+            field,
+            message,
+            limit: None,
+            got: None,
+        }
+    })
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Handles one request line (a request or a batch); returns the response line
+/// to send, without its newline, or `None` when nothing is owed (notifications).
+pub async fn handle_line(engine: &Engine, session: &mut Session, line: &[u8]) -> Option<Vec<u8>> {
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(render(error_response(
+                Value::Null,
+                &Error::Parse(format!(
+                    "this line is not valid JSON ({e}). Send one JSON-RPC 2.0 object per line, e.g. {{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"hello\",\"params\":{{}}}}."
+                )),
+            )))
+        }
+    };
+    match value {
+        Value::Array(batch) => {
+            if batch.is_empty() {
+                return Some(render(error_response(
+                    Value::Null,
+                    &Error::InvalidRequest(
+                        "empty batch: a batch array needs at least one request.".into(),
+                    ),
+                )));
+            }
+            let mut out = Vec::with_capacity(batch.len());
+            for v in batch {
+                if let Some(r) = handle_value(engine, session, v).await {
+                    out.push(r);
+                }
+            }
+            (!out.is_empty()).then(|| render(Value::Array(out)))
+        }
+        v => handle_value(engine, session, v).await.map(render),
+    }
+}
+
+/// Handles one request object; `None` for a notification (no `id`).
+pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> Option<Value> {
+    let Value::Object(mut req) = v else {
+        return Some(error_response(
+            Value::Null,
+            &Error::InvalidRequest(format!(
+                "a request must be a JSON object, not {}; e.g. {{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"hello\"}}.",
+                kind_of(&v)
+            )),
+        ));
+    };
+    let id = req.remove("id");
+    let reply_id = id.clone().unwrap_or(Value::Null);
+    if let Some(bad) = id
+        .as_ref()
+        .filter(|i| !matches!(i, Value::String(_) | Value::Number(_) | Value::Null))
+    {
+        return Some(error_response(
+            Value::Null,
+            &Error::InvalidRequest(format!(
+                "'id' must be a string or a number, not {}.",
+                kind_of(bad)
+            )),
+        ));
+    }
+    if req.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Some(error_response(
+            reply_id,
+            &Error::InvalidRequest(
+                "missing \"jsonrpc\": \"2.0\"; every request must carry it.".into(),
+            ),
+        ));
+    }
+    let method = match req.remove("method") {
+        Some(Value::String(m)) => m,
+        _ => {
+            return Some(error_response(
+                reply_id,
+                &Error::InvalidRequest(
+                    "missing \"method\" (a string such as \"entry.add\").".into(),
+                ),
+            ))
+        }
+    };
+    let result = dispatch(engine, session, &method, req.remove("params")).await;
+    id.as_ref()?;
+    Some(match result {
+        Ok(r) => json!({"jsonrpc": "2.0", "id": reply_id, "result": r}),
+        Err(e) => error_response(reply_id, &e),
+    })
+}
+
+pub fn error_response(id: Value, e: &Error) -> Value {
+    if let Error::Internal(msg) = e {
+        tracing::error!("internal error answered to a client: {msg}");
+    }
+    let mut err = json!({"code": e.code(), "message": e.to_string()});
+    if let Some(data) = e.data() {
+        err["data"] = data;
+    }
+    json!({"jsonrpc": "2.0", "id": id, "error": err})
+}
+
+fn render(v: Value) -> Vec<u8> {
+    serde_json::to_vec(&v).expect("values serialize")
+}

@@ -1,0 +1,184 @@
+//! One client connection: newline-delimited JSON-RPC in, responses and event
+//! notifications out.
+//!
+//! The task owns both halves of the socket. Requests are handled in arrival
+//! order; when a client pipelines, responses are written as they are ready
+//! but flushed only once no complete request is left in the read buffer, so a
+//! burst costs one write. Events from this connection's subscriptions arrive
+//! on a bounded channel and are written between requests; if the client reads
+//! too slowly the channel fills, its subscription falls behind on the bus and
+//! receives a `lagged` notice — writers are never held up.
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::unix::OwnedReadHalf;
+use tokio::net::UnixStream;
+use tokio::sync::{mpsc, watch};
+
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::protocol::MAX_LINE_BYTES;
+use crate::rpc::{self, Session};
+
+/// Events queued for one connection before its subscriptions start to lag.
+const EVENT_QUEUE: usize = 256;
+
+pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<bool>) {
+    let me = crate::paths::uid();
+    let peer = stream.peer_cred().map(|c| c.uid()).ok();
+    let (read, write) = stream.into_split();
+    let mut out = BufWriter::with_capacity(64 * 1024, write);
+    if peer != Some(me) {
+        tracing::warn!("refused a connection from uid {peer:?}");
+        let refusal = rpc::error_response(
+            Value::Null,
+            &Error::Forbidden(format!(
+                "this engine belongs to uid {me}; connections from other users are refused."
+            )),
+        );
+        let _ = write_line(&mut out, &serde_json::to_vec(&refusal).unwrap_or_default()).await;
+        let _ = out.flush().await;
+        return;
+    }
+
+    engine.connection_opened();
+    let (events_tx, mut events_rx) = mpsc::channel::<Value>(EVENT_QUEUE);
+    let mut session = Session::new(Some(events_tx));
+    let mut lines = LineReader::new(read);
+    loop {
+        tokio::select! {
+            biased;
+            line = lines.next() => {
+                let reply = match line {
+                    Ok(Line::Complete(bytes)) => rpc::handle_line(&engine, &mut session, &bytes).await,
+                    Ok(Line::TooLong) => Some(too_long()),
+                    Ok(Line::Eof) | Err(_) => break,
+                };
+                if let Some(reply) = reply {
+                    if write_line(&mut out, &reply).await.is_err() {
+                        break;
+                    }
+                }
+                if !lines.has_complete_line() && out.flush().await.is_err() {
+                    break;
+                }
+            }
+            Some(event) = events_rx.recv() => {
+                let note = json!({"jsonrpc": "2.0", "method": "event", "params": event});
+                let bytes = serde_json::to_vec(&note).expect("events serialize");
+                if write_line(&mut out, &bytes).await.is_err() || out.flush().await.is_err() {
+                    break;
+                }
+            }
+            _ = stop.changed() => {
+                // Drain: answer what the client has already sent, then close.
+                while lines.has_complete_line() {
+                    if let Ok(Line::Complete(bytes)) = lines.next().await {
+                        if let Some(reply) = rpc::handle_line(&engine, &mut session, &bytes).await {
+                            let _ = write_line(&mut out, &reply).await;
+                        }
+                    }
+                }
+                let _ = out.flush().await;
+                break;
+            }
+        }
+    }
+    drop(session);
+    engine.connection_closed();
+}
+
+async fn write_line(
+    out: &mut BufWriter<tokio::net::unix::OwnedWriteHalf>,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    out.write_all(bytes).await?;
+    out.write_all(b"\n").await
+}
+
+fn too_long() -> Vec<u8> {
+    let e = Error::TooLarge {
+        field: None,
+        message: format!(
+            "request line is over {MAX_LINE_BYTES} bytes (1 MiB), the limit; it was discarded. Send large content in several entries, or keep it in a file and put the path in 'meta'."
+        ),
+        limit: MAX_LINE_BYTES as u64,
+        got: MAX_LINE_BYTES as u64 + 1,
+    };
+    serde_json::to_vec(&rpc::error_response(Value::Null, &e)).expect("values serialize")
+}
+
+enum Line {
+    Complete(Vec<u8>),
+    TooLong,
+    Eof,
+}
+
+/// Splits the stream into lines of at most `MAX_LINE_BYTES`. Cancel-safe: all
+/// progress lives in `self`, so a `select!` may drop `next()` at any await.
+struct LineReader {
+    inner: BufReader<OwnedReadHalf>,
+    partial: Vec<u8>,
+    /// Skipping the rest of an over-long line.
+    discarding: bool,
+}
+
+impl LineReader {
+    fn new(read: OwnedReadHalf) -> Self {
+        LineReader {
+            inner: BufReader::with_capacity(64 * 1024, read),
+            partial: Vec::new(),
+            discarding: false,
+        }
+    }
+
+    fn has_complete_line(&self) -> bool {
+        self.inner.buffer().contains(&b'\n')
+    }
+
+    async fn next(&mut self) -> std::io::Result<Line> {
+        loop {
+            let buf = self.inner.fill_buf().await?;
+            if buf.is_empty() {
+                return Ok(Line::Eof);
+            }
+            match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    let done_discarding = self.discarding;
+                    if !self.discarding {
+                        self.partial.extend_from_slice(&buf[..i]);
+                    }
+                    self.inner.consume(i + 1);
+                    self.discarding = false;
+                    if done_discarding {
+                        continue;
+                    }
+                    if self.partial.len() > MAX_LINE_BYTES {
+                        self.partial = Vec::new();
+                        return Ok(Line::TooLong);
+                    }
+                    let mut line = std::mem::take(&mut self.partial);
+                    if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                    if line.iter().all(u8::is_ascii_whitespace) {
+                        continue; // blank keep-alive lines are allowed and ignored
+                    }
+                    return Ok(Line::Complete(line));
+                }
+                None => {
+                    let n = buf.len();
+                    if !self.discarding {
+                        self.partial.extend_from_slice(buf);
+                    }
+                    self.inner.consume(n);
+                    if !self.discarding && self.partial.len() > MAX_LINE_BYTES {
+                        self.partial = Vec::new();
+                        self.discarding = true;
+                        return Ok(Line::TooLong);
+                    }
+                }
+            }
+        }
+    }
+}
