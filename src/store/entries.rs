@@ -134,11 +134,13 @@ impl Store {
             Some(max) => {
                 let mut tx = w.conn.begin().await?;
                 insert.execute(&mut *tx).await?;
+                // RETURNING cannot name a table alias: strip the `e.` prefixes.
                 let rolled = sqlx::query_as::<_, EntryRow>(&format!(
-                    "DELETE FROM entries AS e WHERE e.seq IN (SELECT seq FROM entries \
+                    "DELETE FROM entries WHERE seq IN (SELECT seq FROM entries \
                      WHERE pad = ?1 AND pinned = 0 ORDER BY seq \
                      LIMIT max(0, (SELECT entries FROM pads WHERE name = ?1) - ?2)) \
-                     RETURNING {ENTRY_COLUMNS}"
+                     RETURNING {}",
+                    ENTRY_COLUMNS.replace("e.", "")
                 ))
                 .bind(&e.pad)
                 .bind(max)

@@ -1,0 +1,124 @@
+//! Test harness: a real engine on a temp socket over a temp data directory.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use scratchpad::client::{Client, ClientError};
+use scratchpad::{server, Config, Engine};
+use serde_json::{json, Value};
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub struct Harness {
+    pub dir: TempDir,
+    pub socket: PathBuf,
+    pub engine: Engine,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Harness {
+    pub async fn start() -> Harness {
+        Harness::with(|_| {}).await
+    }
+
+    pub async fn with(tweak: impl FnOnce(&mut Config)) -> Harness {
+        let dir = tempfile::tempdir().expect("temp dir");
+        Harness::in_dir(dir, tweak).await
+    }
+
+    async fn in_dir(dir: TempDir, tweak: impl FnOnce(&mut Config)) -> Harness {
+        let socket = dir.path().join("run").join("pad.sock");
+        let mut config = Config::new(dir.path().join("data"));
+        tweak(&mut config);
+        let engine = Engine::open(config).await.expect("engine opens");
+        let bound = server::bind(&socket).expect("socket binds");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let e = engine.clone();
+        let task = tokio::spawn(async move {
+            let background = e.spawn_background();
+            server::serve(
+                &bound.listener,
+                e.clone(),
+                async {
+                    let _ = stopped.await;
+                },
+                Duration::from_secs(5),
+            )
+            .await;
+            e.shutdown().await;
+            let _ = background.await;
+            drop(bound);
+        });
+        Harness {
+            dir,
+            socket,
+            engine,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    pub async fn client(&self) -> Client {
+        let mut c = Client::connect(&self.socket)
+            .await
+            .expect("client connects");
+        c.call("hello", json!({"author": "tester", "client": "tests"}))
+            .await
+            .expect("hello");
+        c
+    }
+
+    /// Stops the engine gracefully (as SIGTERM would).
+    pub async fn stop(mut self) -> TempDir {
+        self.shutdown().await;
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"));
+        dir
+    }
+
+    async fn shutdown(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.expect("server task ends cleanly");
+        }
+    }
+
+    /// Stops the engine and opens a new one on the same data directory.
+    pub async fn restart(self) -> Harness {
+        let dir = self.stop().await;
+        Harness::in_dir(dir, |_| {}).await
+    }
+
+    pub async fn restart_with(self, tweak: impl FnOnce(&mut Config)) -> Harness {
+        let dir = self.stop().await;
+        Harness::in_dir(dir, tweak).await
+    }
+}
+
+/// Calls and unwraps.
+pub async fn ok(c: &mut Client, method: &str, params: Value) -> Value {
+    match c.call(method, params.clone()).await {
+        Ok(v) => v,
+        Err(e) => panic!("{method} {params} failed: {e}"),
+    }
+}
+
+/// Calls, expects an error with `code`, and returns (message, data).
+pub async fn err(c: &mut Client, method: &str, params: Value, code: i64) -> (String, Value) {
+    match c.call(method, params.clone()).await {
+        Ok(v) => panic!("{method} {params} should fail with {code}, got {v}"),
+        Err(ClientError::Rpc(e)) => {
+            assert_eq!(e.code, code, "{method} {params}: {}", e.message);
+            (e.message, e.data.unwrap_or(Value::Null))
+        }
+        Err(e) => panic!("{method} {params}: transport error {e}"),
+    }
+}
+
+pub async fn add(c: &mut Client, pad: &str, content: &str) -> Value {
+    ok(c, "entry.add", json!({"pad": pad, "content": content})).await["entry"].clone()
+}
