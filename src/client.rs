@@ -70,7 +70,9 @@ impl Client {
         self.flush().await?;
         loop {
             let (got, result) = self.response().await?;
-            if got == id {
+            // An error without an id (a refusal, a line the engine could not
+            // read) is about the request in flight.
+            if got == id || (got == 0 && result.is_err()) {
                 return Ok(result?);
             }
         }

@@ -37,7 +37,17 @@ pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<b
             )),
         );
         let _ = write_line(&mut out, &serde_json::to_vec(&refusal).unwrap_or_default()).await;
-        let _ = out.flush().await;
+        let _ = out.shutdown().await;
+        // Linger briefly, discarding input, so a client that is mid-write reads
+        // the refusal instead of failing with a broken pipe.
+        let mut sink = read;
+        let mut buf = [0u8; 4096];
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), async {
+            while matches!(tokio::io::AsyncReadExt::read(&mut sink, &mut buf).await, Ok(n) if n > 0)
+            {
+            }
+        })
+        .await;
         return;
     }
 

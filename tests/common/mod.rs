@@ -87,6 +87,11 @@ impl Harness {
         }
     }
 
+    /// Starts an engine on a data directory a stopped harness left behind.
+    pub async fn restart_in(dir: TempDir) -> Harness {
+        Harness::in_dir(dir, |_| {}).await
+    }
+
     /// Stops the engine and opens a new one on the same data directory.
     pub async fn restart(self) -> Harness {
         let dir = self.stop().await;

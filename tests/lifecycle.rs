@@ -1,0 +1,349 @@
+//! The engine as a process: durability across SIGKILL, one engine per socket,
+//! stale sockets, signals, permissions, restarts.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{ok, Harness};
+use scratchpad::client::Client;
+use serde_json::json;
+
+struct Proc {
+    child: Child,
+    socket: PathBuf,
+}
+
+fn pad(home: &Path, socket: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pad"));
+    cmd.env("PAD_HOME", home)
+        .env("PAD_SOCKET", socket)
+        .env("PAD_LOG", "warn")
+        .env_remove("PAD_AUTHOR");
+    cmd
+}
+
+async fn spawn_engine(home: &Path, socket: &Path) -> Proc {
+    let child = pad(home, socket)
+        .arg("serve")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("pad serve starts");
+    wait_for_socket(socket).await;
+    Proc {
+        child,
+        socket: socket.to_owned(),
+    }
+}
+
+async fn wait_for_socket(socket: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if let Ok(mut c) = Client::connect(socket).await {
+            if c.call("hello", json!({})).await.is_ok() {
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("engine did not come up on {}", socket.display());
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(child.id() as i32, sig);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_acknowledged_write_survives_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, socket) = (dir.path().join("data"), dir.path().join("run/pad.sock"));
+    let mut engine = spawn_engine(&home, &socket).await;
+
+    // Four writers stream entries; each records what the engine acknowledged.
+    let mut writers = Vec::new();
+    for w in 0..4 {
+        let socket = socket.clone();
+        writers.push(tokio::spawn(async move {
+            let mut c = Client::connect(&socket).await.unwrap();
+            let mut acked = Vec::new();
+            for i in 0.. {
+                match c
+                    .call(
+                        "entry.add",
+                        json!({"pad": "crash", "content": format!("w{w} #{i}")}),
+                    )
+                    .await
+                {
+                    Ok(r) => acked.push(r["entry"]["id"].as_str().unwrap().to_string()),
+                    Err(_) => break, // the engine died mid-request
+                }
+            }
+            acked
+        }));
+    }
+    // Kill it in the middle of the stream, once a good number are in.
+    let mut probe = Client::connect(&socket).await.unwrap();
+    loop {
+        let s = probe.call("stats", json!({})).await.unwrap();
+        if s["entries"].as_i64().unwrap() >= 2000 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    signal(&engine.child, libc::SIGKILL);
+    engine.child.wait().unwrap();
+    let mut acked = Vec::new();
+    for w in writers {
+        acked.extend(w.await.unwrap());
+    }
+    assert!(acked.len() >= 2000);
+    assert!(
+        socket.exists(),
+        "a killed engine leaves its socket file behind"
+    );
+
+    // Restart: the stale socket is replaced, and every acknowledged entry is there.
+    let mut engine = spawn_engine(&home, &engine.socket).await;
+    let mut c = Client::connect(&socket).await.unwrap();
+    let mut present = std::collections::HashSet::new();
+    let mut params = json!({"pad": "crash", "limit": 1000});
+    loop {
+        let r = c.call("entry.list", params.clone()).await.unwrap();
+        for e in r["entries"].as_array().unwrap() {
+            present.insert(e["id"].as_str().unwrap().to_string());
+        }
+        match r["next_cursor"].as_str() {
+            Some(cur) => params["cursor"] = json!(cur),
+            None => break,
+        }
+    }
+    let lost: Vec<_> = acked.iter().filter(|id| !present.contains(*id)).collect();
+    assert!(
+        lost.is_empty(),
+        "{} acknowledged writes lost, e.g. {:?}",
+        lost.len(),
+        &lost[..lost.len().min(3)]
+    );
+    // And the text index caught up with them after the crash.
+    let hits = c
+        .call(
+            "search",
+            json!({"query": "w3 #1", "mode": "text", "limit": 5}),
+        )
+        .await
+        .unwrap();
+    assert!(!hits["hits"].as_array().unwrap().is_empty());
+    signal(&engine.child, libc::SIGTERM);
+    assert!(engine.child.wait().unwrap().success());
+}
+
+#[tokio::test]
+async fn a_second_engine_names_the_first_and_exits_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, socket) = (dir.path().join("data"), dir.path().join("run/pad.sock"));
+    let mut first = spawn_engine(&home, &socket).await;
+    let out = pad(&home, &socket).arg("serve").output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("already serving") && err.contains(&format!("pid {}", first.child.id())),
+        "{err}"
+    );
+    // Same data directory, another socket: refused too (one engine per store).
+    let out = pad(&home, &dir.path().join("run/other.sock"))
+        .arg("serve")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("in use by another engine")
+            && err.contains(&format!("pid {}", first.child.id())),
+        "{err}"
+    );
+    // The first engine is unharmed.
+    let mut c = Client::connect(&socket).await.unwrap();
+    ok(&mut c, "stats", json!({})).await;
+    signal(&first.child, libc::SIGINT);
+    assert!(first.child.wait().unwrap().success());
+}
+
+#[tokio::test]
+async fn sigterm_drains_connections_and_removes_the_socket() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, socket) = (dir.path().join("data"), dir.path().join("run/pad.sock"));
+    let mut engine = spawn_engine(&home, &socket).await;
+    let mut c = Client::connect(&socket).await.unwrap();
+    // Requests already sent when the signal lands are still answered.
+    for i in 0..200 {
+        c.send(
+            "entry.add",
+            json!({"pad": "drain", "content": format!("{i}")}),
+        )
+        .await
+        .unwrap();
+    }
+    c.flush().await.unwrap();
+    signal(&engine.child, libc::SIGTERM);
+    let mut answered = 0;
+    while let Ok((_, r)) = c.response().await {
+        r.unwrap();
+        answered += 1;
+    }
+    assert_eq!(
+        answered, 200,
+        "every request sent before the signal was answered"
+    );
+    assert!(engine.child.wait().unwrap().success());
+    assert!(!socket.exists(), "socket removed on shutdown");
+    let engine = spawn_engine(&home, &socket).await;
+    let mut c = Client::connect(&socket).await.unwrap();
+    assert_eq!(ok(&mut c, "stats", json!({})).await["entries"], 200);
+    signal(&engine.child, libc::SIGTERM);
+}
+
+#[tokio::test]
+async fn socket_directory_and_socket_are_private() {
+    let h = Harness::start().await;
+    let dir_mode = std::fs::metadata(h.socket.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode();
+    let sock_mode = std::fs::metadata(&h.socket).unwrap().permissions().mode();
+    assert_eq!(dir_mode & 0o777, 0o700);
+    assert_eq!(sock_mode & 0o777, 0o600);
+
+    // A directory others can enter is refused, with how to fix it.
+    let open = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let e = scratchpad::server::bind(&open.path().join("pad.sock"))
+        .err()
+        .expect("refused");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("not private") && msg.contains("chmod 700"),
+        "{msg}"
+    );
+}
+
+#[tokio::test]
+async fn other_users_are_refused_by_peer_uid() {
+    if scratchpad::paths::uid() != 0 {
+        eprintln!("skipped: needs root to connect as another uid");
+        return;
+    }
+    let h = Harness::start().await;
+    // Loosen the permissions as a misconfiguration would, so only the peer
+    // check stands between another user and the engine.
+    std::fs::set_permissions(
+        h.socket.parent().unwrap(),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::set_permissions(&h.socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+    // tokio's Command: the engine under test runs on this same runtime.
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_pad"))
+        .args(["--json", "stats"])
+        .env("PAD_SOCKET", &h.socket)
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .await
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "forbidden exit code; stderr: {err}"
+    );
+    assert!(
+        err.contains("-32003") && err.contains("other users are refused"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_restart_keeps_everything() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let e = ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "keep", "content": "remember the kraken", "tags": ["sea"], "meta": {"k": 1}}),
+    )
+    .await["entry"]
+        .clone();
+    ok(
+        &mut c,
+        "pad.configure",
+        json!({"name": "keep", "ttl_seconds": 999}),
+    )
+    .await;
+    let upd = ok(
+        &mut c,
+        "entry.update",
+        json!({"id": e["id"], "pinned": true}),
+    )
+    .await["entry"]
+        .clone();
+    drop(c);
+    let h = h.restart().await;
+    let mut c = h.client().await;
+    assert_eq!(
+        ok(&mut c, "entry.get", json!({"id": e["id"]})).await["entry"],
+        upd
+    );
+    assert_eq!(
+        ok(&mut c, "pad.list", json!({})).await["pads"][0]["ttl_seconds"],
+        999
+    );
+    assert_eq!(
+        ok(&mut c, "search", json!({"query": "kraken"})).await["hits"][0]["entry"]["id"],
+        e["id"]
+    );
+    assert_eq!(
+        ok(&mut c, "tags.list", json!({})).await["tags"],
+        json!([{"tag": "sea", "count": 1}])
+    );
+    // New ids still sort after old ones.
+    let next = common::add(&mut c, "keep", "later").await;
+    assert!(next["id"].as_str().unwrap() > e["id"].as_str().unwrap());
+}
+
+#[tokio::test]
+async fn a_missing_or_corrupt_text_index_is_rebuilt() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    for i in 0..50 {
+        common::add(&mut c, "idx", &format!("needle {i}")).await;
+    }
+    ok(&mut c, "search", json!({"query": "needle"})).await;
+    drop(c);
+    let dir = h.stop().await;
+    let search_db = dir.path().join("data/search.db");
+    std::fs::write(&search_db, b"this is not a database").unwrap();
+    let _ = std::fs::remove_file(dir.path().join("data/search.db-wal"));
+    let h = Harness::restart_in(dir).await;
+    let mut c = h.client().await;
+    let hits = ok(&mut c, "search", json!({"query": "needle", "limit": 100})).await;
+    assert_eq!(
+        hits["hits"].as_array().unwrap().len(),
+        50,
+        "rebuilt from the store"
+    );
+    drop(c);
+    let dir = h.stop().await;
+    std::fs::remove_file(dir.path().join("data/search.db")).unwrap();
+    let h = Harness::restart_in(dir).await;
+    let mut c = h.client().await;
+    let hits = ok(&mut c, "search", json!({"query": "needle 4", "limit": 100})).await;
+    // "4" is a substring match: needle 4, 14, 24, 34 and 40-49.
+    assert_eq!(hits["hits"].as_array().unwrap().len(), 14);
+}
