@@ -74,8 +74,7 @@ impl Harness {
     /// Stops the engine gracefully (as SIGTERM would).
     pub async fn stop(mut self) -> TempDir {
         self.shutdown().await;
-        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"));
-        dir
+        std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"))
     }
 
     async fn shutdown(&mut self) {
