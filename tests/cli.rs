@@ -1,0 +1,248 @@
+//! The `pad` command line against a real engine: output, --json, env vars
+//! and exit codes.
+
+mod common;
+
+use std::process::{Output, Stdio};
+
+use common::Harness;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+
+fn pad(h: &Harness) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pad"));
+    cmd.env("PAD_SOCKET", &h.socket)
+        .env_remove("PAD_AUTHOR")
+        .env_remove("PAD_PAD")
+        .stdin(Stdio::null());
+    cmd
+}
+
+async fn run(h: &Harness, args: &[&str]) -> Output {
+    pad(h).args(args).output().await.unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn json_out(o: &Output) -> Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn note_ls_show_search_edit_rm() {
+    let h = Harness::start().await;
+    let o = run(
+        &h,
+        &[
+            "note",
+            "deploy is blocked",
+            "-t",
+            "needs_eyes",
+            "-t",
+            "Deploy",
+            "-p",
+            "ops",
+            "-k",
+            "question",
+        ],
+    )
+    .await;
+    assert!(o.status.success());
+    let id = stdout(&o).trim().to_string();
+    assert_eq!(id.len(), 13, "note prints the new id: {id}");
+
+    // Content from stdin, author from PAD_AUTHOR.
+    let mut child = pad(&h)
+        .args(["note", "-p", "ops"])
+        .env("PAD_AUTHOR", "agent-7")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"from a pipe\n")
+        .await
+        .unwrap();
+    assert!(child.wait_with_output().await.unwrap().status.success());
+
+    let ls = json_out(&run(&h, &["--json", "ls", "-p", "ops"]).await);
+    let entries = ls["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(
+        entries[0]["content"], "from a pipe",
+        "trailing newline of the pipe dropped"
+    );
+    assert_eq!(entries[0]["author"], "agent-7");
+    assert_eq!(
+        entries[1]["author"], "user",
+        "the CLI writes as 'user' by default"
+    );
+    assert_eq!(entries[1]["kind"], "question");
+
+    let human = stdout(&run(&h, &["ls", "-p", "ops", "-t", "deploy"]).await);
+    assert!(
+        human.contains(&id)
+            && human.contains("#needs_eyes #deploy")
+            && human.contains("deploy is blocked"),
+        "{human}"
+    );
+    assert!(!human.contains("from a pipe"));
+
+    let show = stdout(&run(&h, &["show", &id[..10]]).await);
+    assert!(
+        show.contains("pad ops")
+            && show.contains("version 1")
+            && show.contains("deploy is blocked"),
+        "{show}"
+    );
+
+    let found = json_out(&run(&h, &["--json", "search", "BLOCK"]).await);
+    assert_eq!(found["hits"][0]["entry"]["id"], id.as_str());
+    assert!(stdout(&run(&h, &["search", "nothing-like-this"]).await).contains("no matches"));
+
+    assert!(run(
+        &h,
+        &[
+            "edit",
+            &id,
+            "deploy unblocked",
+            "--if-version",
+            "1",
+            "--pin"
+        ]
+    )
+    .await
+    .status
+    .success());
+    let stale = run(&h, &["edit", &id, "again", "--if-version", "1"]).await;
+    assert_eq!(stale.status.code(), Some(4), "conflict");
+    assert!(String::from_utf8_lossy(&stale.stderr).contains("version 2, not 1"));
+    let shown = json_out(&run(&h, &["--json", "show", &id]).await);
+    assert_eq!(shown["entry"]["content"], "deploy unblocked");
+    assert_eq!(shown["entry"]["pinned"], true);
+    assert_eq!(
+        run(&h, &["edit", &id]).await.status.code(),
+        Some(2),
+        "nothing to change is a usage error"
+    );
+
+    assert!(run(&h, &["rm", &id]).await.status.success());
+    let gone = run(&h, &["show", &id]).await;
+    assert_eq!(gone.status.code(), Some(3), "not found");
+    assert_eq!(
+        run(&h, &["show", "not/an/id"]).await.status.code(),
+        Some(2),
+        "bad input"
+    );
+}
+
+#[tokio::test]
+async fn tags_pads_configure_clear_export_stats() {
+    let h = Harness::start().await;
+    for (pad, tag) in [("a", "x"), ("a", "y"), ("b", "x")] {
+        assert!(run(&h, &["note", "hello", "-p", pad, "-t", tag])
+            .await
+            .status
+            .success());
+    }
+    let tags = stdout(&run(&h, &["tags"]).await);
+    assert!(tags.contains("2  #x") && tags.contains("1  #y"), "{tags}");
+    let pads = stdout(&run(&h, &["pads"]).await);
+    assert!(
+        pads.contains("a ") && pads.contains("2 entries") && pads.contains("expires in"),
+        "{pads}"
+    );
+
+    let conf = json_out(
+        &run(
+            &h,
+            &[
+                "--json",
+                "configure",
+                "a",
+                "--ttl",
+                "30m",
+                "--max-entries",
+                "100",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(conf["pad"]["ttl_seconds"], 1800);
+    assert_eq!(conf["pad"]["max_entries"], 100);
+    let conf = json_out(&run(&h, &["--json", "configure", "a", "--ttl", "never"]).await);
+    assert_eq!(conf["pad"]["ttl_seconds"], Value::Null);
+
+    let md = stdout(&run(&h, &["export", "a"]).await);
+    assert!(md.starts_with("# Pad `a`") && md.contains("#x"), "{md}");
+    let js = json_out(&run(&h, &["--json", "export", "a", "-f", "json"]).await);
+    assert_eq!(js["entries"], 2);
+
+    // Clearing asks first; without a terminal to ask on it needs --yes.
+    let refused = run(&h, &["clear", "a"]).await;
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--yes"));
+    assert_eq!(
+        stdout(&run(&h, &["clear", "a", "--yes"]).await).trim(),
+        "deleted 2 entries"
+    );
+
+    let stats = json_out(&run(&h, &["--json", "stats"]).await);
+    assert_eq!(stats["entries"], 1);
+    assert!(stdout(&run(&h, &["stats"]).await).contains("entries      1"));
+}
+
+#[tokio::test]
+async fn watch_prints_events_as_they_happen() {
+    let h = Harness::start().await;
+    let mut watch = pad(&h)
+        .args(["--json", "watch", "-p", "live"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(watch.stdout.take().unwrap()).lines();
+    // Write until the watcher (which may still be subscribing) reports one.
+    let mut c = h.client().await;
+    let event = loop {
+        common::add(&mut c, "live", "hello watcher").await;
+        if let Ok(Ok(Some(line))) =
+            tokio::time::timeout(std::time::Duration::from_millis(200), lines.next_line()).await
+        {
+            break serde_json::from_str::<Value>(&line).unwrap();
+        }
+    };
+    assert_eq!(event["type"], "created");
+    assert_eq!(event["entry"]["content"], "hello watcher");
+    watch.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn errors_have_meaningful_exit_codes() {
+    let h = Harness::with(|c| c.max_content_chars = 10).await;
+    let big = run(&h, &["note", "far more than ten characters"]).await;
+    assert_eq!(big.status.code(), Some(6), "too large");
+    assert!(String::from_utf8_lossy(&big.stderr).contains("limit is 10"));
+    let bad = run(&h, &["--json", "note", "x", "-t", "no spaces"]).await;
+    assert_eq!(bad.status.code(), Some(2));
+    let err: Value = serde_json::from_slice(&bad.stderr).unwrap();
+    assert_eq!(err["error"]["code"], -32602);
+    assert_eq!(err["error"]["data"]["field"], "tags");
+
+    let nowhere = Command::new(env!("CARGO_BIN_EXE_pad"))
+        .args(["ls"])
+        .env("PAD_SOCKET", h.dir.path().join("nothing-here.sock"))
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(nowhere.status.code(), Some(7), "engine unavailable");
+    assert!(String::from_utf8_lossy(&nowhere.stderr).contains("no engine is running"));
+}
