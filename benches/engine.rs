@@ -1,1 +1,446 @@
-fn main() {}
+//! `cargo bench --bench engine`: the engine's figures, over its real socket.
+//!
+//! Starts the release `pad serve` as its own process on a temp socket and data
+//! directory, drives it with the crate's client, and prints write and read
+//! round trips (1 and 8 clients), write throughput, the cost of a write by pad
+//! size, text search latency at 100k entries and the engine's resident memory;
+//! then, if `redis-server` is installed, the single-client write from Python
+//! against a Redis Stream, interleaved; then write latency with
+//! `--durability full`. Set BENCH_QUICK=1 for a smaller run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use scratchpad::client::Client;
+use serde_json::{json, Value};
+
+const WORDS: &[&str] = &[
+    "login",
+    "docker",
+    "registry",
+    "token",
+    "deploy",
+    "migration",
+    "schema",
+    "retry",
+    "timeout",
+    "cache",
+    "index",
+    "agent",
+    "planner",
+    "result",
+    "insight",
+    "error",
+    "latency",
+    "queue",
+    "socket",
+    "build",
+    "release",
+    "branch",
+    "commit",
+    "review",
+    "config",
+    "secret",
+    "network",
+    "kernel",
+    "memory",
+    "thread",
+    "embedding",
+    "vector",
+    "search",
+    "prompt",
+    "model",
+    "context",
+    "budget",
+    "invoice",
+    "customer",
+    "report",
+    "dashboard",
+    "metric",
+    "alert",
+    "backup",
+    "restore",
+    "upgrade",
+    "version",
+    "python",
+    "rust",
+    "test",
+    "flaky",
+    "green",
+    "red",
+    "blocked",
+    "done",
+];
+
+fn sentence(rng: &mut fastrand::Rng) -> String {
+    let n = rng.usize(8..30);
+    let mut s: Vec<String> = (0..n)
+        .map(|_| WORDS[rng.usize(..WORDS.len())].to_string())
+        .collect();
+    // A rare token per entry, so some searches are selective.
+    s.push(format!("ticket-{}", rng.u32(..1_000_000)));
+    s.join(" ")
+}
+
+struct Stats {
+    p50: f64,
+    p99: f64,
+}
+
+fn stats(mut us: Vec<f64>) -> Stats {
+    us.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let at = |p: f64| us[((us.len() as f64 * p) as usize).min(us.len() - 1)];
+    Stats {
+        p50: at(0.50),
+        p99: at(0.99),
+    }
+}
+
+struct Engine {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // SAFETY: signalling our own child process.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+impl Engine {
+    async fn start(dir: &Path, extra: &[&str]) -> Engine {
+        let socket = dir.join("run/pad.sock");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pad"))
+            .arg("serve")
+            .args(extra)
+            .env("PAD_HOME", dir.join("data"))
+            .env("PAD_SOCKET", &socket)
+            .env("PAD_LOG", "warn")
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("pad serve starts");
+        for _ in 0..500 {
+            if Client::connect(&socket).await.is_ok() {
+                return Engine { child, socket };
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("engine did not start");
+    }
+
+    async fn client(&self) -> Client {
+        Client::connect(&self.socket).await.unwrap()
+    }
+
+    fn rss_mib(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let kb: f64 = status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0);
+        kb / 1024.0
+    }
+}
+
+async fn timed(c: &mut Client, method: &str, params: Value) -> f64 {
+    let t = Instant::now();
+    c.call(method, params).await.expect("call succeeds");
+    t.elapsed().as_secs_f64() * 1e6
+}
+
+/// Fills a pad quickly with pipelined writes.
+async fn fill(c: &mut Client, pad: &str, n: usize, rng: &mut fastrand::Rng) -> Vec<String> {
+    let mut ids = Vec::with_capacity(n);
+    let mut left = n;
+    while left > 0 {
+        let batch = left.min(500);
+        for _ in 0..batch {
+            c.send(
+                "entry.add",
+                json!({"pad": pad, "content": sentence(rng), "tags": ["bench"]}),
+            )
+            .await
+            .unwrap();
+        }
+        c.flush().await.unwrap();
+        for _ in 0..batch {
+            let (_, r) = c.response().await.unwrap();
+            ids.push(r.unwrap()["entry"]["id"].as_str().unwrap().to_string());
+        }
+        left -= batch;
+    }
+    ids
+}
+
+fn row(name: &str, s: &Stats) {
+    println!("{name:<52} p50 {:>8.1} µs   p99 {:>8.1} µs", s.p50, s.p99);
+}
+
+async fn run() {
+    let quick = std::env::var("BENCH_QUICK").is_ok();
+    let n1 = if quick { 2_000 } else { 20_000 };
+    let big = if quick { 10_000 } else { 100_000 };
+    let mut rng = fastrand::Rng::with_seed(7);
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::start(dir.path(), &[]).await;
+    println!(
+        "scratchpad {} bench — {} cores\n",
+        env!("CARGO_PKG_VERSION"),
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0)
+    );
+
+    // 1 client: write and read round trips.
+    let mut c = engine.client().await;
+    let mut ids = Vec::new();
+    let mut w = Vec::with_capacity(n1);
+    for _ in 0..n1 {
+        let content = sentence(&mut rng);
+        let t = Instant::now();
+        let r = c
+            .call(
+                "entry.add",
+                json!({"pad": "one", "content": content, "tags": ["bench"]}),
+            )
+            .await
+            .unwrap();
+        w.push(t.elapsed().as_secs_f64() * 1e6);
+        ids.push(r["entry"]["id"].as_str().unwrap().to_string());
+    }
+    row("write round trip, 1 client", &stats(w));
+    let mut r = Vec::with_capacity(n1);
+    for _ in 0..n1 {
+        let id = &ids[rng.usize(..ids.len())];
+        r.push(timed(&mut c, "entry.get", json!({"id": id})).await);
+    }
+    row("read round trip (entry.get), 1 client", &stats(r));
+
+    // 8 clients at once.
+    let per = n1 / 4;
+    let t0 = Instant::now();
+    let mut tasks = Vec::new();
+    for k in 0..8 {
+        let mut c = engine.client().await;
+        tasks.push(tokio::spawn(async move {
+            let mut rng = fastrand::Rng::with_seed(k);
+            let mut lat = Vec::with_capacity(per);
+            for _ in 0..per {
+                let content = sentence(&mut rng);
+                lat.push(
+                    timed(
+                        &mut c,
+                        "entry.add",
+                        json!({"pad": format!("eight-{k}"), "content": content}),
+                    )
+                    .await,
+                );
+            }
+            lat
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let total = all.len();
+    row("write round trip, 8 clients", &stats(all));
+    println!(
+        "{:<52} {:>8.0} writes/s",
+        "write throughput, 8 clients",
+        total as f64 / secs
+    );
+    let mut tasks = Vec::new();
+    for k in 0..8u64 {
+        let mut c = engine.client().await;
+        let ids = ids.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut rng = fastrand::Rng::with_seed(k + 100);
+            let mut lat = Vec::with_capacity(per);
+            for _ in 0..per {
+                let id = &ids[rng.usize(..ids.len())];
+                lat.push(timed(&mut c, "entry.get", json!({"id": id})).await);
+            }
+            lat
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    row("read round trip, 8 clients", &stats(all));
+
+    // Write cost by pad size, interleaved so drift hits every size alike.
+    fill(&mut c, "size-10", 10, &mut rng).await;
+    fill(&mut c, "size-10k", big / 10, &mut rng).await;
+    fill(&mut c, "size-100k", big, &mut rng).await;
+    let sizes = ["size-10", "size-10k", "size-100k"];
+    let mut lat: Vec<Vec<f64>> = vec![Vec::new(); 3];
+    for _ in 0..(n1 / 4) {
+        for (i, pad) in sizes.iter().enumerate() {
+            let content = sentence(&mut rng);
+            lat[i].push(
+                timed(
+                    &mut c,
+                    "entry.add",
+                    json!({"pad": pad, "content": content, "tags": ["bench"]}),
+                )
+                .await,
+            );
+        }
+    }
+    for (i, pad) in sizes.iter().enumerate() {
+        row(
+            &format!("write into a pad of {}", &pad[5..]),
+            &stats(std::mem::take(&mut lat[i])),
+        );
+    }
+
+    // Text search with the store at full size; let the indexer settle first.
+    let s: Value = c.call("stats", json!({})).await.unwrap();
+    let entries = s["entries"].as_i64().unwrap();
+    c.call("search", json!({"query": "warm", "mode": "text"}))
+        .await
+        .unwrap();
+    let queries: Vec<Value> = (0..300)
+        .map(|i| match i % 3 {
+            0 => json!({"query": format!("ticket-{}", rng.u32(..1_000_000)), "mode": "text", "limit": 10}),
+            1 => json!({"query": format!("{} {}", WORDS[rng.usize(..WORDS.len())], WORDS[rng.usize(..WORDS.len())]), "mode": "text", "limit": 10}),
+            _ => json!({"query": WORDS[rng.usize(..WORDS.len())], "mode": "text", "pad": "size-100k", "limit": 10}),
+        })
+        .collect();
+    let mut lat = Vec::new();
+    for q in &queries {
+        lat.push(timed(&mut c, "search", q.clone()).await);
+    }
+    row(
+        &format!("text search, {entries} entries (mixed queries)"),
+        &stats(lat),
+    );
+    println!(
+        "{:<52} {:>8.1} MiB",
+        format!("engine resident memory, {entries} entries"),
+        engine.rss_mib()
+    );
+    println!(
+        "{:<52} {:>8.1} MiB",
+        "database + index on disk",
+        s["db_bytes"].as_f64().unwrap() / 1048576.0
+    );
+
+    // Python: Scratchpad vs Redis Stream (XADD + EXPIRE, AOF everysec).
+    if which("redis-server") && which("python3") {
+        let rdir = tempfile::tempdir().unwrap();
+        let rsock = rdir.path().join("redis.sock");
+        let mut redis = Command::new("redis-server")
+            .args(["--port", "0", "--unixsocket"])
+            .arg(&rsock)
+            .args([
+                "--unixsocketperm",
+                "700",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "everysec",
+                "--save",
+                "",
+                "--dir",
+            ])
+            .arg(rdir.path())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        for _ in 0..500 {
+            if rsock.exists() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/redis_compare.py");
+        let rounds = if quick { "4" } else { "10" };
+        let out = Command::new("python3")
+            .args([
+                script,
+                engine.socket.to_str().unwrap(),
+                rsock.to_str().unwrap(),
+                rounds,
+                "1000",
+            ])
+            .output()
+            .expect("python runs");
+        let _ = redis.kill();
+        let _ = redis.wait();
+        match serde_json::from_slice::<Value>(&out.stdout) {
+            Ok(v) => {
+                println!(
+                    "{:<52} p50 {:>8.1} µs   p99 {:>8.1} µs",
+                    "python write, scratchpad entry.add",
+                    v["pad_p50_us"].as_f64().unwrap(),
+                    v["pad_p99_us"].as_f64().unwrap()
+                );
+                println!(
+                    "{:<52} p50 {:>8.1} µs   p99 {:>8.1} µs",
+                    "python write, redis XADD+EXPIRE (AOF everysec)",
+                    v["redis_p50_us"].as_f64().unwrap(),
+                    v["redis_p99_us"].as_f64().unwrap()
+                );
+                println!(
+                    "{:<52} {:>8.2}× redis at p50",
+                    "scratchpad / redis",
+                    v["pad_p50_us"].as_f64().unwrap() / v["redis_p50_us"].as_f64().unwrap()
+                );
+            }
+            Err(_) => println!(
+                "redis comparison failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        }
+    } else {
+        println!("(redis-server or python3 not installed: Redis comparison skipped)");
+    }
+    drop(c);
+    drop(engine);
+
+    // Durability FULL: an fsync per commit.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::start(dir.path(), &["--durability", "full"]).await;
+    let mut c = engine.client().await;
+    let mut w = Vec::new();
+    for _ in 0..(n1 / 10) {
+        let content = sentence(&mut rng);
+        w.push(
+            timed(
+                &mut c,
+                "entry.add",
+                json!({"pad": "full", "content": content}),
+            )
+            .await,
+        );
+    }
+    row("write round trip, 1 client, --durability full", &stats(w));
+}
+
+fn which(cmd: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {cmd}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(run());
+}

@@ -96,9 +96,9 @@ impl Engine {
             &config.data_dir,
             config.durability,
             config.default_ttl_seconds,
-        )
-        .await?;
-        let windows = store.windows().await?.into_iter().collect();
+            config.clock.now_ms(),
+        )?;
+        let windows = store.windows()?.into_iter().collect();
         Ok(Engine(Arc::new(Inner {
             store,
             bus: Bus::default(),
@@ -126,6 +126,20 @@ impl Engine {
 
     fn now(&self) -> i64 {
         self.0.config.clock.now_ms()
+    }
+
+    /// Runs a scan (search, export, sweep, indexing) on a blocking thread so it
+    /// never stalls the connections sharing this runtime. Point reads and
+    /// writes take microseconds and run inline instead: a thread hop would cost
+    /// more than the work.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Engine) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let engine = self.clone();
+        tokio::task::spawn_blocking(move || f(&engine))
+            .await
+            .map_err(|e| Error::Internal(format!("background task failed: {e}")))?
     }
 
     /// Starts the background indexer and expiry sweep; they end on `shutdown`.
@@ -157,15 +171,20 @@ impl Engine {
 
     /// Brings the text index up to date and drops deleted entries from it.
     pub async fn index_now(&self) -> Result<()> {
-        let store = self.store();
-        store.catch_up_text().await?;
-        store.text().apply_tombstones().await
+        self.blocking(|e| {
+            e.store().catch_up_text()?;
+            e.store().text().apply_tombstones()
+        })
+        .await
     }
 
     /// Runs one expiry sweep now: archives idle pads, purges old archives.
     pub async fn sweep(&self) -> Result<PadSweep> {
         let retention = self.0.config.retention.as_millis() as i64;
-        let done = self.store().sweep(self.now(), retention).await?;
+        let now = self.now();
+        let done = self
+            .blocking(move |e| e.store().sweep(now, retention))
+            .await?;
         for pad in &done.archived {
             tracing::info!("pad '{pad}' expired and was archived");
             self.0.bus.publish(EventType::PadExpired, pad, None);
@@ -177,7 +196,7 @@ impl Engine {
                 done.purged_pads
             );
             self.index_now().await?;
-            self.store().prune_tombstones().await?;
+            self.blocking(|e| e.store().prune_tombstones()).await?;
         }
         Ok(done)
     }
@@ -188,7 +207,12 @@ impl Engine {
         if let Err(e) = self.index_now().await {
             tracing::warn!("final text indexing failed: {e}");
         }
-        self.store().close().await;
+        let _ = self
+            .blocking(|e| {
+                e.store().checkpoint();
+                Ok(())
+            })
+            .await;
     }
 
     /// Resolves once `shutdown` has been called.
@@ -282,7 +306,7 @@ impl Engine {
             now,
         };
         let window = self.window(&entry.pad);
-        let (entry, rolled) = self.store().add(entry, window).await?;
+        let (entry, rolled) = self.store().add(entry, window)?;
         self.0.bus.entry_changed(EventType::Created, None, &entry);
         for gone in rolled {
             let pad = gone.pad.clone();
@@ -301,7 +325,7 @@ impl Engine {
     }
 
     pub async fn get(&self, id: &str) -> Result<Entry> {
-        self.store().get(id).await
+        self.store().get(id)
     }
 
     pub async fn update(&self, p: UpdateParams) -> Result<Entry> {
@@ -344,8 +368,7 @@ impl Engine {
         };
         let (before, after) = self
             .store()
-            .update(&p.id, patch, p.if_version, self.now())
-            .await?;
+            .update(&p.id, patch, p.if_version, self.now())?;
         self.0
             .bus
             .entry_changed(EventType::Updated, Some(&before), &after);
@@ -353,7 +376,7 @@ impl Engine {
     }
 
     pub async fn delete(&self, p: DeleteParams) -> Result<Entry> {
-        let gone = self.store().delete(&p.id, p.if_version).await?;
+        let gone = self.store().delete(&p.id, p.if_version)?;
         self.0
             .bus
             .publish(EventType::Deleted, &gone.pad, Some(gone.clone()));
@@ -394,7 +417,7 @@ impl Engine {
                 .map(|s| model::parse_time("since", s))
                 .transpose()?,
         };
-        let page = self.store().list(&filter, limit, cursor).await?;
+        let page = self.store().list(&filter, limit, cursor)?;
         Ok(ListResult {
             entries: page.entries,
             next_cursor: page.next_cursor,
@@ -441,7 +464,10 @@ impl Engine {
             kind: p.kind,
             ..EntryFilter::default()
         };
-        let hits = self.store().search_text(query, &filter, limit).await?;
+        let query = query.to_string();
+        let hits = self
+            .blocking(move |e| e.store().search_text(&query, &filter, limit))
+            .await?;
         Ok(SearchResult {
             hits: hits
                 .into_iter()
@@ -461,7 +487,9 @@ impl Engine {
             .as_deref()
             .map(|n| model::pad_name("pad", n))
             .transpose()?;
-        let tags = self.store().tags(pad.as_deref()).await?;
+        let tags = self
+            .blocking(move |e| e.store().tags(pad.as_deref()))
+            .await?;
         Ok(TagsResult {
             tags: tags
                 .into_iter()
@@ -471,7 +499,7 @@ impl Engine {
     }
 
     pub async fn pads(&self, p: PadListParams) -> Result<Vec<Pad>> {
-        self.store().pads(p.include_archived).await
+        self.store().pads(p.include_archived)
     }
 
     pub async fn configure(&self, p: ConfigureParams) -> Result<Pad> {
@@ -498,8 +526,7 @@ impl Engine {
         }
         let pad = self
             .store()
-            .configure(&name, p.ttl_seconds, p.max_entries, self.now())
-            .await?;
+            .configure(&name, p.ttl_seconds, p.max_entries, self.now())?;
         let mut windows = self.0.windows.lock().unwrap_or_else(|p| p.into_inner());
         match pad.max_entries {
             Some(m) => windows.insert(name, m),
@@ -510,41 +537,47 @@ impl Engine {
 
     pub async fn touch(&self, p: PadNameParams) -> Result<Pad> {
         let name = model::pad_name("name", &p.name)?;
-        self.store().touch(&name, self.now()).await
+        self.store().touch(&name, self.now())
     }
 
-    pub async fn clear(&self, p: ClearParams) -> Result<u64> {
+    pub async fn clear(&self, p: ClearParams) -> Result<usize> {
         let name = model::pad_name("name", &p.name)?;
-        let n = self.store().clear(&name, p.keep_pinned).await?;
+        let n = {
+            let name = name.clone();
+            self.blocking(move |e| e.store().clear(&name, p.keep_pinned))
+                .await?
+        };
         self.0.bus.publish(EventType::Deleted, &name, None);
         Ok(n)
     }
 
     pub async fn export(&self, p: ExportParams) -> Result<ExportResult> {
         let name = model::pad_name("name", &p.name)?;
-        let pad = self
-            .store()
-            .pad(&name)
-            .await?
-            .ok_or_else(|| crate::store::no_pad(&name))?;
-        let entries = self.store().pad_entries(&name).await?;
-        let text = match p.format {
-            ExportFormat::Json => serde_json::to_string_pretty(&serde_json::json!({
-                "pad": pad,
-                "entries": entries,
-            }))
-            .expect("json serializes"),
-            ExportFormat::Markdown => export::markdown(&pad, &entries),
-        };
-        Ok(ExportResult {
-            text,
-            entries: entries.len(),
+        self.blocking(move |e| {
+            let pad = e
+                .store()
+                .pad(&name)?
+                .ok_or_else(|| crate::store::no_pad(&name))?;
+            let entries = e.store().pad_entries(&name)?;
+            let text = match p.format {
+                ExportFormat::Json => serde_json::to_string_pretty(&serde_json::json!({
+                    "pad": pad,
+                    "entries": entries,
+                }))
+                .expect("json serializes"),
+                ExportFormat::Markdown => export::markdown(&pad, &entries),
+            };
+            Ok(ExportResult {
+                text,
+                entries: entries.len(),
+            })
         })
+        .await
     }
 
     pub async fn stats(&self) -> Result<StatsResult> {
+        let counts = self.blocking(|e| e.store().counts()).await?;
         let store = self.store();
-        let counts = store.counts().await?;
         Ok(StatsResult {
             version: env!("CARGO_PKG_VERSION").into(),
             pid: std::process::id(),

@@ -154,19 +154,16 @@ impl Error {
     }
 }
 
-impl From<sqlx::Error> for Error {
-    fn from(e: sqlx::Error) -> Self {
-        match &e {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => {
-                Error::Unavailable(format!("the store is not available ({e}); retry shortly"))
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                Error::Unavailable(format!("the store is busy ({e}); retry shortly"))
             }
+            Some(rusqlite::ErrorCode::DiskFull) => Error::Unavailable(format!(
+                "the disk is full ({e}); free some space, then retry"
+            )),
             _ => Error::Internal(format!("store: {e}")),
         }
-    }
-}
-
-impl From<sqlx::migrate::MigrateError> for Error {
-    fn from(e: sqlx::migrate::MigrateError) -> Self {
-        Error::Internal(format!("migrating the database: {e}"))
     }
 }

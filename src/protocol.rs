@@ -254,7 +254,7 @@ pub struct ClearParams {
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ClearResult {
-    pub deleted: u64,
+    pub deleted: usize,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

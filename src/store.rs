@@ -2,9 +2,14 @@
 //!
 //! Layout: `pad.db` holds pads and entries (the source of truth); `search.db`
 //! beside it holds the text index, which a background indexer fills (see
-//! `store::text`). Writes go through one connection behind an async mutex, so
-//! they never fight over SQLite's write lock (SQLite's busy handler sleeps in
-//! milliseconds); reads use a pool and see a consistent WAL snapshot.
+//! `store::text`). The store is synchronous: SQLite answers a point query in
+//! microseconds, far less than handing the work to another thread costs, so
+//! callers run point operations inline and send scans (search, export, sweeps)
+//! to a blocking thread.
+//!
+//! Writes go through one connection behind a mutex, so they never fight over
+//! SQLite's write lock (whose busy handler sleeps in milliseconds); reads use
+//! a small pool of read-only connections that see consistent WAL snapshots.
 //!
 //! Invariants:
 //! - every write is one transaction (an `entry.add` is a single INSERT whose
@@ -15,21 +20,19 @@
 //!   waits for a change that may still roll back.
 
 mod entries;
+mod migrate;
 mod pads;
 mod rows;
 pub mod text;
 
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
-    SqliteSynchronous,
-};
-use sqlx::{ConnectOptions, Executor};
-use tokio::sync::{Mutex, MutexGuard};
+use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
 
@@ -60,9 +63,12 @@ impl FromStr for Durability {
     }
 }
 
+/// Read connections kept open between uses.
+const IDLE_READERS: usize = 8;
+
 pub struct Store {
     writer: Mutex<Writer>,
-    readers: SqlitePool,
+    idle_readers: Mutex<Vec<Connection>>,
     committed_rev: AtomicI64,
     text: TextIndex,
     db_path: PathBuf,
@@ -70,7 +76,7 @@ pub struct Store {
 
 /// The one write connection and the next change number it hands out.
 pub(crate) struct Writer {
-    conn: SqliteConnection,
+    conn: Connection,
     next_rev: i64,
 }
 
@@ -82,11 +88,55 @@ impl Writer {
     }
 }
 
+/// A pooled read connection, returned to the pool on drop.
+pub(crate) struct Reader<'a> {
+    conn: Option<Connection>,
+    store: &'a Store,
+}
+
+impl Deref for Reader<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn.as_ref().expect("present until drop")
+    }
+}
+
+impl DerefMut for Reader<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.conn.as_mut().expect("present until drop")
+    }
+}
+
+impl Drop for Reader<'_> {
+    fn drop(&mut self) {
+        let mut idle = lock(&self.store.idle_readers);
+        if idle.len() < IDLE_READERS {
+            idle.extend(self.conn.take());
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding a connection cannot leave SQLite half-written (its
+    // transaction rolls back), so a poisoned lock is still safe to use.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub(crate) fn pragmas(conn: &Connection, sync: &str) -> rusqlite::Result<()> {
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON;"
+    ))?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(())
+}
+
 impl Store {
-    pub async fn open(
+    pub fn open(
         dir: &Path,
         durability: Durability,
         default_ttl: Option<i64>,
+        now: i64,
     ) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(|e| {
             Error::Internal(format!(
@@ -95,63 +145,69 @@ impl Store {
             ))
         })?;
         let db_path = dir.join("pad.db");
-        let sync = match durability {
-            Durability::Normal => SqliteSynchronous::Normal,
-            Durability::Full => SqliteSynchronous::Full,
-        };
-        let base = SqliteConnectOptions::new()
-            .filename(&db_path)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(sync)
-            .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(10))
-            .disable_statement_logging();
-        let mut conn = base.clone().create_if_missing(true).connect().await?;
-        sqlx::migrate!("./migrations").run(&mut conn).await?;
-        sqlx::query("UPDATE settings SET value = ? WHERE key = 'default_ttl_seconds'")
-            .bind(default_ttl)
-            .execute(&mut conn)
-            .await?;
+        let mut conn = Connection::open(&db_path)?;
+        pragmas(
+            &conn,
+            match durability {
+                Durability::Normal => "NORMAL",
+                Durability::Full => "FULL",
+            },
+        )?;
+        migrate::run(&mut conn, now)?;
+        conn.execute(
+            "UPDATE settings SET value = ? WHERE key = 'default_ttl_seconds'",
+            [default_ttl],
+        )?;
 
-        let text = TextIndex::open(dir, &db_path).await?;
-        let max_rev: i64 = sqlx::query_scalar("SELECT coalesce(max(rev), 0) FROM entries")
-            .fetch_one(&mut conn)
-            .await?;
+        let text = TextIndex::open(dir, &db_path)?;
+        let max_rev: i64 =
+            conn.query_row("SELECT coalesce(max(rev), 0) FROM entries", [], |r| {
+                r.get(0)
+            })?;
         // A deleted newest entry leaves max(rev) below what the index has seen;
         // never hand out a number the index already passed.
         let last_rev = max_rev.max(text.watermark());
-
-        let search_db = text.path().to_owned();
-        let readers = SqlitePoolOptions::new()
-            .max_connections(4)
-            .min_connections(1)
-            .after_connect(move |conn, _| {
-                let search_db = search_db.clone();
-                Box::pin(async move {
-                    sqlx::query("ATTACH DATABASE ? AS fts")
-                        .bind(search_db.to_string_lossy().into_owned())
-                        .execute(&mut *conn)
-                        .await?;
-                    Ok(())
-                })
-            })
-            .connect_with(base.read_only(true))
-            .await?;
 
         Ok(Store {
             writer: Mutex::new(Writer {
                 conn,
                 next_rev: last_rev + 1,
             }),
-            readers,
+            idle_readers: Mutex::new(Vec::new()),
             committed_rev: AtomicI64::new(last_rev),
             text,
             db_path,
         })
     }
 
-    pub(crate) async fn writer(&self) -> MutexGuard<'_, Writer> {
-        self.writer.lock().await
+    pub(crate) fn writer(&self) -> MutexGuard<'_, Writer> {
+        lock(&self.writer)
+    }
+
+    pub(crate) fn reader(&self) -> Result<Reader<'_>> {
+        let conn = lock(&self.idle_readers).pop();
+        let conn = match conn {
+            Some(c) => c,
+            None => {
+                let c = Connection::open_with_flags(
+                    &self.db_path,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY
+                        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                        | OpenFlags::SQLITE_OPEN_URI,
+                )?;
+                c.busy_timeout(Duration::from_secs(10))?;
+                c.set_prepared_statement_cache_capacity(64);
+                c.execute(
+                    "ATTACH DATABASE ? AS fts",
+                    [self.text.path().to_string_lossy()],
+                )?;
+                c
+            }
+        };
+        Ok(Reader {
+            conn: Some(conn),
+            store: self,
+        })
     }
 
     /// Marks `rev` as committed (call with the writer still held).
@@ -167,13 +223,9 @@ impl Store {
         &self.text
     }
 
-    pub fn readers(&self) -> &SqlitePool {
-        &self.readers
-    }
-
     /// Brings the text index up to every committed change, then returns.
-    pub async fn catch_up_text(&self) -> Result<()> {
-        self.text.catch_up(self.committed_rev()).await
+    pub fn catch_up_text(&self) -> Result<()> {
+        self.text.catch_up(self.committed_rev())
     }
 
     /// Bytes on disk of the database, its WAL and the text index.
@@ -183,22 +235,20 @@ impl Store {
         size(self.db_path.clone()) + size(wal) + self.text.disk_bytes()
     }
 
-    /// Deletes tombstones every indexer has already applied.
-    pub async fn prune_tombstones(&self) -> Result<u64> {
+    /// Deletes tombstones the text index has already applied.
+    pub fn prune_tombstones(&self) -> Result<usize> {
         let upto = self.text.tombstone_watermark();
-        let mut w = self.writer().await;
-        let done = sqlx::query("DELETE FROM tombstones WHERE n <= ?")
-            .bind(upto)
-            .execute(&mut w.conn)
-            .await?;
-        Ok(done.rows_affected())
+        let w = self.writer();
+        Ok(w.conn
+            .execute("DELETE FROM tombstones WHERE n <= ?", [upto])?)
     }
 
-    /// Flushes the WAL into the database and closes every connection.
-    pub async fn close(&self) {
-        let mut w = self.writer.lock().await;
-        let _ = w.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").await;
-        self.readers.close().await;
-        self.text.close().await;
+    /// Folds the WAL back into the database files; the store stays usable.
+    pub fn checkpoint(&self) {
+        let w = self.writer();
+        if let Err(e) = w.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);") {
+            tracing::warn!("checkpoint failed: {e}");
+        }
+        self.text.checkpoint();
     }
 }

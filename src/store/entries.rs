@@ -1,13 +1,13 @@
 //! Entry reads and writes.
 
-use sqlx::sqlite::SqliteConnection;
-use sqlx::{Connection, QueryBuilder, Sqlite};
+use rusqlite::types::Value as Sql;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
-use super::rows::{EntryRow, ENTRY_COLUMNS};
+use super::rows::{read_entry, EntryRow, ENTRY_COLUMNS};
 use super::Store;
 use crate::error::{Error, Result};
 use crate::id::{is_id_prefix, ID_LEN};
-use crate::model::{Category, Entry, Kind, Status};
+use crate::model::{fmt_time, parse_time, Category, Entry, Kind, Status};
 
 /// A validated entry ready to insert.
 #[derive(Debug)]
@@ -61,27 +61,32 @@ pub struct EntryFilter {
 
 impl EntryFilter {
     /// Appends ` AND …` clauses for this filter; `e` is entries, `p` its pad.
-    pub(crate) fn push_sql<'a>(&'a self, q: &mut QueryBuilder<'a, Sqlite>) {
-        q.push(" AND p.archived_at IS NULL");
+    pub(crate) fn push_sql(&self, sql: &mut String, args: &mut Vec<Sql>) {
+        sql.push_str(" AND p.archived_at IS NULL");
+        let mut clause = |text: &str, v: Sql| {
+            sql.push_str(text);
+            args.push(v);
+        };
         if let Some(pad) = &self.pad {
-            q.push(" AND e.pad = ").push_bind(pad);
+            clause(" AND e.pad = ?", Sql::Text(pad.clone()));
         }
         if let Some(a) = &self.author {
-            q.push(" AND e.author = ").push_bind(a);
+            clause(" AND e.author = ?", Sql::Text(a.clone()));
         }
         if let Some(k) = self.kind {
-            q.push(" AND e.kind = ").push_bind(k.as_str());
+            clause(" AND e.kind = ?", Sql::Text(k.as_str().into()));
         }
         if let Some(s) = self.status {
-            q.push(" AND e.status = ").push_bind(s.as_str());
+            clause(" AND e.status = ?", Sql::Text(s.as_str().into()));
         }
         if let Some(t) = self.since {
-            q.push(" AND e.created_at >= ").push_bind(t);
+            clause(" AND e.created_at >= ?", Sql::Integer(t));
         }
         for tag in &self.tags {
-            q.push(" AND e.seq IN (SELECT seq FROM entry_tags WHERE tag = ")
-                .push_bind(tag)
-                .push(")");
+            clause(
+                " AND e.seq IN (SELECT seq FROM entry_tags WHERE tag = ?)",
+                Sql::Text(tag.clone()),
+            );
         }
     }
 }
@@ -91,67 +96,74 @@ pub struct Page {
     pub next_cursor: Option<String>,
 }
 
+fn json_list(items: &[String]) -> String {
+    serde_json::to_string(items).expect("strings serialize")
+}
+
 impl Store {
     /// Inserts an entry; returns it and whatever the pad's rolling window pushed out.
-    pub async fn add(&self, e: NewEntry, max_entries: Option<i64>) -> Result<(Entry, Vec<Entry>)> {
-        let mut w = self.writer().await;
+    pub fn add(&self, e: NewEntry, max_entries: Option<i64>) -> Result<(Entry, Vec<Entry>)> {
+        let mut guard = self.writer();
+        let w = &mut *guard;
         let mut depends = Vec::with_capacity(e.depends_on.len());
         for d in &e.depends_on {
-            depends.push(resolve(&mut w.conn, "depends_on", d).await?.1);
+            depends.push(resolve(&w.conn, "depends_on", d)?.1);
         }
         let rev = w.take_rev();
-        let tags = serde_json::to_string(&e.tags).expect("strings serialize");
-        let deps = serde_json::to_string(&depends).expect("strings serialize");
-        let insert = sqlx::query(
-            "INSERT INTO entries (id, pad, author, kind, content, tags, status, assignee, resume, \
-             category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at, rev) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&e.id)
-        .bind(&e.pad)
-        .bind(&e.author)
-        .bind(e.kind.as_str())
-        .bind(&e.content)
-        .bind(&tags)
-        .bind(e.status.map(Status::as_str))
-        .bind(&e.assignee)
-        .bind(&e.resume)
-        .bind(e.category.map(Category::as_str))
-        .bind(e.confidence)
-        .bind(&deps)
-        .bind(e.remind_at)
-        .bind(e.pinned)
-        .bind(&e.meta)
-        .bind(e.now)
-        .bind(e.now)
-        .bind(rev);
-
+        let tags = json_list(&e.tags);
+        let deps = json_list(&depends);
+        let insert = |conn: &Connection| -> rusqlite::Result<usize> {
+            conn.prepare_cached(
+                "INSERT INTO entries (id, pad, author, kind, content, tags, status, assignee, resume, \
+                 category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at, rev) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )?
+            .execute(params![
+                e.id,
+                e.pad,
+                e.author,
+                e.kind.as_str(),
+                e.content,
+                tags,
+                e.status.map(Status::as_str),
+                e.assignee,
+                e.resume,
+                e.category.map(Category::as_str),
+                e.confidence,
+                deps,
+                e.remind_at,
+                e.pinned,
+                e.meta,
+                e.now,
+                e.now,
+                rev
+            ])
+        };
         let rolled = match max_entries {
             None => {
-                insert.execute(&mut w.conn).await?;
+                insert(&w.conn)?;
                 Vec::new()
             }
             Some(max) => {
-                let mut tx = w.conn.begin().await?;
-                insert.execute(&mut *tx).await?;
+                let tx = w.conn.transaction()?;
+                insert(&tx)?;
                 // RETURNING cannot name a table alias: strip the `e.` prefixes.
-                let rolled = sqlx::query_as::<_, EntryRow>(&format!(
-                    "DELETE FROM entries WHERE seq IN (SELECT seq FROM entries \
-                     WHERE pad = ?1 AND pinned = 0 ORDER BY seq \
-                     LIMIT max(0, (SELECT entries FROM pads WHERE name = ?1) - ?2)) \
-                     RETURNING {}",
-                    ENTRY_COLUMNS.replace("e.", "")
-                ))
-                .bind(&e.pad)
-                .bind(max)
-                .fetch_all(&mut *tx)
-                .await?;
-                tx.commit().await?;
-                rolled.into_iter().map(EntryRow::into_entry).collect()
+                let rolled = tx
+                    .prepare_cached(&format!(
+                        "DELETE FROM entries WHERE seq IN (SELECT seq FROM entries \
+                         WHERE pad = ?1 AND pinned = 0 ORDER BY seq \
+                         LIMIT max(0, (SELECT entries FROM pads WHERE name = ?1) - ?2)) \
+                         RETURNING {}",
+                        ENTRY_COLUMNS.replace("e.", "")
+                    ))?
+                    .query_map(params![e.pad, max], read_entry)?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                tx.commit()?;
+                rolled
             }
         };
         self.publish(rev);
-        drop(w);
+        drop(guard);
 
         let entry = Entry {
             id: e.id,
@@ -167,43 +179,42 @@ impl Store {
             category: e.category,
             confidence: e.confidence,
             depends_on: depends,
-            remind_at: e.remind_at.map(crate::model::fmt_time),
+            remind_at: e.remind_at.map(fmt_time),
             pinned: e.pinned,
             meta: e.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
-            created_at: crate::model::fmt_time(e.now),
-            updated_at: crate::model::fmt_time(e.now),
+            created_at: fmt_time(e.now),
+            updated_at: fmt_time(e.now),
             version: 1,
         };
         Ok((entry, rolled))
     }
 
     /// One entry by id or unique id prefix (archived pads included: an id is explicit).
-    pub async fn get(&self, id: &str) -> Result<Entry> {
-        let mut conn = self.readers().acquire().await?;
-        let (seq, _) = resolve(&mut conn, "id", id).await?;
-        Ok(load(&mut conn, seq).await?.into_entry())
+    pub fn get(&self, id: &str) -> Result<Entry> {
+        let conn = self.reader()?;
+        let (seq, _) = resolve(&conn, "id", id)?;
+        Ok(load(&conn, seq)?.entry)
     }
 
     /// Applies `patch`; with `if_version`, only if the entry is still at that version.
     /// Returns the entry before and after.
-    pub async fn update(
+    pub fn update(
         &self,
         id: &str,
         patch: Patch,
         if_version: Option<i64>,
         now: i64,
     ) -> Result<(Entry, Entry)> {
-        let mut w = self.writer().await;
-        let (seq, full_id) = resolve(&mut w.conn, "id", id).await?;
-        let row = load(&mut w.conn, seq).await?;
-        check_version(&full_id, row.version, if_version)?;
-        let before = row.into_entry();
+        let mut w = self.writer();
+        let (seq, full_id) = resolve(&w.conn, "id", id)?;
+        let before = load(&w.conn, seq)?.entry;
+        check_version(&full_id, before.version, if_version)?;
         let mut after = before.clone();
 
         if let Some(deps) = &patch.depends_on {
             let mut resolved = Vec::with_capacity(deps.len());
             for d in deps {
-                let (_, dep) = resolve(&mut w.conn, "depends_on", d).await?;
+                let (_, dep) = resolve(&w.conn, "depends_on", d)?;
                 if dep == full_id {
                     return Err(Error::invalid(
                         "depends_on",
@@ -214,7 +225,7 @@ impl Store {
                 }
                 resolved.push(dep);
             }
-            if let Some(cycle) = find_cycle(&mut w.conn, &full_id, &resolved).await? {
+            if let Some(cycle) = find_cycle(&w.conn, &full_id, &resolved)? {
                 return Err(Error::invalid(
                     "depends_on",
                     format!("depends_on would make a cycle: {cycle}. Remove one of these links."),
@@ -249,88 +260,82 @@ impl Store {
         if let Some(p) = patch.pinned {
             after.pinned = p;
         }
-        let remind_ms = match patch.remind_at {
-            Some(r) => {
-                after.remind_at = r.map(crate::model::fmt_time);
-                r
-            }
-            None => before
-                .remind_at
-                .as_deref()
-                .and_then(|t| crate::model::parse_time("remind_at", t).ok()),
-        };
-        let meta_text = match patch.meta {
-            Some(m) => {
-                after.meta = m.as_deref().and_then(|m| serde_json::from_str(m).ok());
-                m
-            }
-            None => after
-                .meta
-                .as_ref()
-                .map(|m| serde_json::to_string(m).expect("json serializes")),
-        };
+        if let Some(r) = patch.remind_at {
+            after.remind_at = r.map(fmt_time);
+        }
+        if let Some(m) = &patch.meta {
+            after.meta = m.as_deref().and_then(|m| serde_json::from_str(m).ok());
+        }
         after.version = before.version + 1;
-        after.updated_at = crate::model::fmt_time(now);
+        after.updated_at = fmt_time(now);
+        let remind_ms = after
+            .remind_at
+            .as_deref()
+            .and_then(|t| parse_time("remind_at", t).ok());
+        let meta_text = after
+            .meta
+            .as_ref()
+            .map(|m| serde_json::to_string(m).expect("json serializes"));
 
         let rev = w.take_rev();
-        sqlx::query(
-            "UPDATE entries SET content = ?, tags = ?, kind = ?, status = ?, assignee = ?, \
-             resume = ?, category = ?, confidence = ?, pinned = ?, depends_on = ?, remind_at = ?, \
-             meta = ?, updated_at = ?, version = version + 1, rev = ? WHERE seq = ?",
-        )
-        .bind(&after.content)
-        .bind(serde_json::to_string(&after.tags).expect("strings serialize"))
-        .bind(after.kind.as_str())
-        .bind(after.status.map(Status::as_str))
-        .bind(&after.assignee)
-        .bind(&after.resume)
-        .bind(after.category.map(Category::as_str))
-        .bind(after.confidence)
-        .bind(after.pinned)
-        .bind(serde_json::to_string(&after.depends_on).expect("strings serialize"))
-        .bind(remind_ms)
-        .bind(meta_text)
-        .bind(now)
-        .bind(rev)
-        .bind(seq)
-        .execute(&mut w.conn)
-        .await?;
+        w.conn
+            .prepare_cached(
+                "UPDATE entries SET content = ?, tags = ?, kind = ?, status = ?, assignee = ?, \
+                 resume = ?, category = ?, confidence = ?, pinned = ?, depends_on = ?, remind_at = ?, \
+                 meta = ?, updated_at = ?, version = version + 1, rev = ? WHERE seq = ?",
+            )?
+            .execute(params![
+                after.content,
+                json_list(&after.tags),
+                after.kind.as_str(),
+                after.status.map(Status::as_str),
+                after.assignee,
+                after.resume,
+                after.category.map(Category::as_str),
+                after.confidence,
+                after.pinned,
+                json_list(&after.depends_on),
+                remind_ms,
+                meta_text,
+                now,
+                rev,
+                seq
+            ])?;
         self.publish(rev);
         Ok((before, after))
     }
 
     /// Deletes one entry; with `if_version`, only if it is still at that version.
-    pub async fn delete(&self, id: &str, if_version: Option<i64>) -> Result<Entry> {
-        let mut w = self.writer().await;
-        let (seq, full_id) = resolve(&mut w.conn, "id", id).await?;
-        let row = load(&mut w.conn, seq).await?;
-        check_version(&full_id, row.version, if_version)?;
-        sqlx::query("DELETE FROM entries WHERE seq = ?")
-            .bind(seq)
-            .execute(&mut w.conn)
-            .await?;
-        Ok(row.into_entry())
+    pub fn delete(&self, id: &str, if_version: Option<i64>) -> Result<Entry> {
+        let w = self.writer();
+        let (seq, full_id) = resolve(&w.conn, "id", id)?;
+        let gone = load(&w.conn, seq)?.entry;
+        check_version(&full_id, gone.version, if_version)?;
+        w.conn
+            .prepare_cached("DELETE FROM entries WHERE seq = ?")?
+            .execute([seq])?;
+        Ok(gone)
     }
 
     /// Entries matching `filter`, newest first, `limit` at a time. The cursor is
     /// keyed on the insertion order, so pages never repeat or skip an entry even
     /// while others write.
-    pub async fn list(
-        &self,
-        filter: &EntryFilter,
-        limit: u32,
-        cursor: Option<i64>,
-    ) -> Result<Page> {
-        let mut q = QueryBuilder::<Sqlite>::new(format!(
-            "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE 1"
-        ));
-        filter.push_sql(&mut q);
+    pub fn list(&self, filter: &EntryFilter, limit: u32, cursor: Option<i64>) -> Result<Page> {
+        let mut sql =
+            format!("SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE 1");
+        let mut args = Vec::new();
+        filter.push_sql(&mut sql, &mut args);
         if let Some(c) = cursor {
-            q.push(" AND e.seq < ").push_bind(c);
+            sql.push_str(" AND e.seq < ?");
+            args.push(Sql::Integer(c));
         }
-        q.push(" ORDER BY e.seq DESC LIMIT ")
-            .push_bind(limit as i64 + 1);
-        let mut rows: Vec<EntryRow> = q.build_query_as().fetch_all(self.readers()).await?;
+        sql.push_str(" ORDER BY e.seq DESC LIMIT ?");
+        args.push(Sql::Integer(limit as i64 + 1));
+        let conn = self.reader()?;
+        let mut rows = conn
+            .prepare_cached(&sql)?
+            .query_map(params_from_iter(args), EntryRow::read)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
         let next_cursor = if rows.len() > limit as usize {
             rows.truncate(limit as usize);
             rows.last().map(|r| r.seq.to_string())
@@ -338,7 +343,7 @@ impl Store {
             None
         };
         Ok(Page {
-            entries: rows.into_iter().map(EntryRow::into_entry).collect(),
+            entries: rows.into_iter().map(|r| r.entry).collect(),
             next_cursor,
         })
     }
@@ -358,29 +363,28 @@ fn check_version(id: &str, actual: i64, expected: Option<i64>) -> Result<()> {
 }
 
 /// Resolves an id or unique id prefix to `(seq, full id)`.
-pub(crate) async fn resolve(
-    conn: &mut SqliteConnection,
-    field: &'static str,
-    id: &str,
-) -> Result<(i64, String)> {
+pub(crate) fn resolve(conn: &Connection, field: &'static str, id: &str) -> Result<(i64, String)> {
     let id = id.trim().to_lowercase();
     if !is_id_prefix(&id) {
         return Err(Error::invalid(
             field,
-            format!("'{id}' is not an entry id; ids are up to {ID_LEN} characters of 0-9 and a-z (without i, l, o, u), e.g. '01jd3k5q8x2mz'. A unique prefix is enough."),
+            format!("'{id}' is not an entry id; ids are up to {ID_LEN} characters of 0-9 and a-z (without i, l, o, u), e.g. '1m7xp1xq28g3y'. A unique prefix is enough."),
         ));
     }
     let rows: Vec<(i64, String)> = if id.len() == ID_LEN {
-        sqlx::query_as("SELECT seq, id FROM entries WHERE id = ?")
-            .bind(&id)
-            .fetch_all(&mut *conn)
-            .await?
+        conn.prepare_cached("SELECT seq, id FROM entries WHERE id = ?")?
+            .query_row([&id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+            .into_iter()
+            .collect()
     } else {
-        sqlx::query_as("SELECT seq, id FROM entries WHERE id >= ? AND id < ? ORDER BY id LIMIT 3")
-            .bind(&id)
-            .bind(format!("{id}~"))
-            .fetch_all(&mut *conn)
-            .await?
+        conn.prepare_cached(
+            "SELECT seq, id FROM entries WHERE id >= ? AND id < ? ORDER BY id LIMIT 3",
+        )?
+        .query_map([id.clone(), format!("{id}~")], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?
     };
     match rows.len() {
         0 => Err(Error::NotFound {
@@ -398,36 +402,29 @@ pub(crate) async fn resolve(
     }
 }
 
-async fn load(conn: &mut SqliteConnection, seq: i64) -> Result<EntryRow> {
-    Ok(sqlx::query_as::<_, EntryRow>(&format!(
-        "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
-    ))
-    .bind(seq)
-    .fetch_one(&mut *conn)
-    .await?)
+fn load(conn: &Connection, seq: i64) -> Result<EntryRow> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
+        ))?
+        .query_row([seq], EntryRow::read)?)
 }
 
 /// If `id` depending on `deps` would close a loop, the loop as "a → b → a".
-async fn find_cycle(
-    conn: &mut SqliteConnection,
-    id: &str,
-    deps: &[String],
-) -> Result<Option<String>> {
+fn find_cycle(conn: &Connection, id: &str, deps: &[String]) -> Result<Option<String>> {
     if deps.is_empty() {
         return Ok(None);
     }
-    let path: Option<String> = sqlx::query_scalar(
-        "WITH RECURSIVE reach(id, path) AS ( \
-           SELECT value, ?1 || ' → ' || value FROM json_each(?2) \
-           UNION \
-           SELECT j.value, reach.path || ' → ' || j.value \
-           FROM reach JOIN entries e ON e.id = reach.id, json_each(e.depends_on) j \
-           WHERE reach.id <> ?1 AND length(reach.path) < 4000) \
-         SELECT path FROM reach WHERE id = ?1 LIMIT 1",
-    )
-    .bind(id)
-    .bind(serde_json::to_string(deps).expect("strings serialize"))
-    .fetch_optional(&mut *conn)
-    .await?;
-    Ok(path)
+    Ok(conn
+        .prepare_cached(
+            "WITH RECURSIVE reach(id, path) AS ( \
+               SELECT value, ?1 || ' → ' || value FROM json_each(?2) \
+               UNION \
+               SELECT j.value, reach.path || ' → ' || j.value \
+               FROM reach JOIN entries e ON e.id = reach.id, json_each(e.depends_on) j \
+               WHERE reach.id <> ?1 AND length(reach.path) < 4000) \
+             SELECT path FROM reach WHERE id = ?1 LIMIT 1",
+        )?
+        .query_row(params![id, json_list(deps)], |r| r.get(0))
+        .optional()?)
 }
