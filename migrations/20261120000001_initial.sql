@@ -1,8 +1,14 @@
 -- Scratchpad store, version 1.
 -- Times are Unix milliseconds (UTC); the protocol formats them as RFC 3339.
--- Pad bookkeeping (creation on first write, last write, entry count) and the
--- tag table are maintained by triggers so that an `entry.add` is one INSERT:
--- one statement, one transaction, one round trip to SQLite.
+--
+-- Every index below costs a page write on each insert, and on this kind of
+-- machine each page written to the WAL costs microseconds, so the schema keeps
+-- only what reads need:
+-- * an entry's id is its rowid (see src/id.rs): no id column, no id index;
+-- * pad bookkeeping (creation on first write, last write, entry count) and
+--   the tag table are kept by triggers, so an `entry.add` is one INSERT;
+-- * background indexers follow new entries by rowid and learn of edits and
+--   deletions from `changes`, which only the update and delete paths write.
 
 CREATE TABLE settings (
     key   TEXT PRIMARY KEY,
@@ -23,34 +29,29 @@ CREATE TABLE pads (
     archived_at   INTEGER            -- NULL: live
 ) STRICT;
 
-CREATE INDEX pads_expiry ON pads (archived_at, last_write_at);
-
 CREATE TABLE entries (
-    seq         INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: indexes key on it
-    id          TEXT NOT NULL UNIQUE,
-    pad         TEXT NOT NULL REFERENCES pads (name),
+    seq         INTEGER PRIMARY KEY,   -- the id (src/id.rs); only grows
+    pad         TEXT NOT NULL,         -- a pads row exists: entries_before_insert makes it
     author      TEXT NOT NULL,
     kind        TEXT NOT NULL,
     content     TEXT NOT NULL,
-    tags        TEXT NOT NULL DEFAULT '[]',          -- JSON array, mirrored in entry_tags
+    tags        TEXT NOT NULL DEFAULT '[]',  -- JSON array, mirrored in entry_tags
     status      TEXT,
     assignee    TEXT,
     resume      TEXT,
     lease_until INTEGER,
     category    TEXT,
     confidence  REAL,
-    depends_on  TEXT NOT NULL DEFAULT '[]',          -- JSON array of entry ids
+    depends_on  TEXT NOT NULL DEFAULT '[]',  -- JSON array of entry ids
     remind_at   INTEGER,
     pinned      INTEGER NOT NULL DEFAULT 0,
-    meta        TEXT,                                -- JSON object
+    meta        TEXT,                        -- JSON object
     created_at  INTEGER NOT NULL,
     updated_at  INTEGER NOT NULL,
-    version     INTEGER NOT NULL DEFAULT 1,
-    rev         INTEGER NOT NULL                     -- global change number; indexers follow it
+    version     INTEGER NOT NULL DEFAULT 1
 ) STRICT;
 
 CREATE INDEX entries_pad ON entries (pad, seq);
-CREATE INDEX entries_rev ON entries (rev);
 
 CREATE TABLE entry_tags (
     seq INTEGER NOT NULL,
@@ -60,9 +61,10 @@ CREATE TABLE entry_tags (
 
 CREATE INDEX entry_tags_tag ON entry_tags (tag, seq);
 
--- Deleted entries, so background indexers can drop them; pruned once indexed.
-CREATE TABLE tombstones (
-    n   INTEGER PRIMARY KEY AUTOINCREMENT,
+-- Entries whose content changed or that were deleted, in order; indexers
+-- apply them past their watermark, and the store prunes what all have seen.
+CREATE TABLE changes (
+    n   INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused, even after pruning
     seq INTEGER NOT NULL
 ) STRICT;
 
@@ -93,6 +95,12 @@ BEGIN
     INSERT INTO entry_tags (seq, tag) SELECT NEW.seq, value FROM json_each(NEW.tags);
 END;
 
+CREATE TRIGGER entries_after_update_content AFTER UPDATE OF content ON entries
+WHEN NEW.content <> OLD.content
+BEGIN
+    INSERT INTO changes (seq) VALUES (NEW.seq);
+END;
+
 CREATE TRIGGER entries_after_update_touch AFTER UPDATE ON entries
 BEGIN
     UPDATE pads SET last_write_at = max(last_write_at, NEW.updated_at) WHERE name = NEW.pad;
@@ -102,5 +110,5 @@ CREATE TRIGGER entries_after_delete AFTER DELETE ON entries
 BEGIN
     DELETE FROM entry_tags WHERE seq = OLD.seq;
     UPDATE pads SET entries = entries - 1 WHERE name = OLD.pad;
-    INSERT INTO tombstones (seq) VALUES (OLD.seq);
+    INSERT INTO changes (seq) VALUES (OLD.seq);
 END;

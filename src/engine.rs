@@ -21,7 +21,6 @@ use tokio::sync::watch;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::events::{Bus, EventType, Filter, Subscription};
-use crate::id::IdGen;
 use crate::model::{self, Entry, Pad};
 use crate::protocol::*;
 use crate::store::{Durability, EntryFilter, NewEntry, PadSweep, Patch, Store};
@@ -65,7 +64,6 @@ struct Inner {
     config: Config,
     store: Store,
     bus: Bus,
-    ids: IdGen,
     /// Pads with a rolling window (`max_entries`): the only pads whose writes
     /// need a second statement, so the hot path checks this map, not the database.
     windows: Mutex<HashMap<String, i64>>,
@@ -102,7 +100,6 @@ impl Engine {
         Ok(Engine(Arc::new(Inner {
             store,
             bus: Bus::default(),
-            ids: IdGen::default(),
             windows: Mutex::new(windows),
             started: Instant::now(),
             connections: AtomicU64::new(0),
@@ -171,11 +168,7 @@ impl Engine {
 
     /// Brings the text index up to date and drops deleted entries from it.
     pub async fn index_now(&self) -> Result<()> {
-        self.blocking(|e| {
-            e.store().catch_up_text()?;
-            e.store().text().apply_tombstones()
-        })
-        .await
+        self.blocking(|e| e.store().catch_up_text()).await
     }
 
     /// Runs one expiry sweep now: archives idle pads, purges old archives.
@@ -196,7 +189,7 @@ impl Engine {
                 done.purged_pads
             );
             self.index_now().await?;
-            self.blocking(|e| e.store().prune_tombstones()).await?;
+            self.blocking(|e| e.store().prune_changes()).await?;
         }
         Ok(done)
     }
@@ -284,7 +277,6 @@ impl Engine {
             (None, None) => None,
         };
         let entry = NewEntry {
-            id: self.0.ids.next(now),
             pad,
             author,
             kind,
@@ -576,7 +568,9 @@ impl Engine {
     }
 
     pub async fn stats(&self) -> Result<StatsResult> {
-        let counts = self.blocking(|e| e.store().counts()).await?;
+        let (counts, index_queue) = self
+            .blocking(|e| Ok((e.store().counts()?, e.store().index_queue()?)))
+            .await?;
         let store = self.store();
         Ok(StatsResult {
             version: env!("CARGO_PKG_VERSION").into(),
@@ -589,7 +583,7 @@ impl Engine {
             db_bytes: store.disk_bytes(),
             connections: self.0.connections.load(Ordering::Relaxed),
             subscribers: self.0.bus.subscribers(),
-            index_queue: (store.committed_rev() - store.text().watermark()).max(0),
+            index_queue,
             data_dir: self.0.config.data_dir.display().to_string(),
             durability: match self.0.config.durability {
                 Durability::Normal => "normal".into(),

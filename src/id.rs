@@ -1,52 +1,80 @@
-//! Entry ids: short, time-sortable, typeable.
+//! Entry ids: short, time-sortable, typeable — and the row's primary key.
 //!
-//! An id is 13 characters of Crockford base32 (lowercase, no i/l/o/u): 9 for
-//! the creation time in milliseconds (good until the year 3084) and 4 for a
-//! 20-bit sequence that starts at a random point each millisecond and counts
-//! up within it. Ids from one engine are strictly increasing even if the
-//! clock steps back, so sorting by id is sorting by creation.
+//! An id is a 63-bit number: the creation time in milliseconds (45 bits, good
+//! until the year 3084) above an 18-bit counter that starts at a random point
+//! each millisecond and counts up within it. It is the entry's SQLite rowid,
+//! so looking an entry up by id (or by id prefix, a rowid range) needs no
+//! index of its own. On the wire it is 13 characters of Crockford base32
+//! (lowercase, no i/l/o/u). Ids from one store are strictly increasing, even
+//! across restarts and a clock that steps back, so id order is write order.
 
-use std::sync::Mutex;
-
-const ALPHABET: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
 pub const ID_LEN: usize = 13;
-const SEQ_BITS: u32 = 20;
+const ALPHABET: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
+const SEQ_BITS: u32 = 18;
+/// Bits in 13 base32 characters.
+const TEXT_BITS: u32 = 5 * ID_LEN as u32;
 
+/// Hands out increasing ids. Not thread-safe by itself: the store calls it
+/// under its writer lock, which is what makes id order equal commit order.
 #[derive(Debug, Default)]
 pub struct IdGen {
-    last: Mutex<(i64, u32)>,
+    last: i64,
 }
 
 impl IdGen {
-    pub fn next(&self, now_ms: i64) -> String {
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        let (ms, seq) = if now_ms > last.0 {
-            // Random start, leaving headroom so a busy millisecond cannot overflow.
-            (now_ms, fastrand::u32(0..(1 << (SEQ_BITS - 1))))
-        } else if last.1 + 1 < (1 << SEQ_BITS) {
-            (last.0, last.1 + 1)
+    /// A generator whose ids all exceed `floor` (the largest id ever used).
+    pub fn after(floor: i64) -> Self {
+        IdGen { last: floor }
+    }
+
+    pub fn next(&mut self, now_ms: i64) -> i64 {
+        let base = now_ms.max(0) << SEQ_BITS;
+        let id = if base > self.last {
+            // A random start, with headroom so a busy millisecond cannot overflow.
+            base + fastrand::i64(0..(1 << (SEQ_BITS - 2)))
         } else {
-            (last.0 + 1, 0)
+            self.last + 1
         };
-        *last = (ms, seq);
-        encode(ms, seq)
+        self.last = id;
+        id
     }
 }
 
-fn encode(ms: i64, seq: u32) -> String {
-    let v: u128 = ((ms as u128) << SEQ_BITS) | seq as u128;
-    let mut out = [0u8; ID_LEN];
-    for (i, slot) in out.iter_mut().enumerate() {
-        let shift = 5 * (ID_LEN - 1 - i);
-        *slot = ALPHABET[((v >> shift) & 31) as usize];
-    }
-    String::from_utf8(out.to_vec()).expect("alphabet is ASCII")
+pub fn encode(id: i64) -> String {
+    let v = id as u64;
+    (0..ID_LEN)
+        .map(|i| {
+            let shift = 5 * (ID_LEN - 1 - i) as u32;
+            // The top character holds only the top bits of the 63.
+            let digit = if shift >= 64 { 0 } else { (v >> shift) & 31 };
+            ALPHABET[digit as usize] as char
+        })
+        .collect()
 }
 
-/// Whether `s` can be (a prefix of) an id; used to reject junk before it
-/// reaches the store.
+/// The inclusive range of ids that start with `prefix`, or `None` if the text
+/// cannot begin an id.
+pub fn prefix_range(prefix: &str) -> Option<(i64, i64)> {
+    if prefix.is_empty() || prefix.len() > ID_LEN {
+        return None;
+    }
+    let mut v: u128 = 0;
+    for b in prefix.bytes() {
+        let digit = ALPHABET.iter().position(|a| *a == b)? as u128;
+        v = (v << 5) | digit;
+    }
+    let rest = TEXT_BITS - 5 * prefix.len() as u32;
+    let lo = v << rest;
+    let hi = ((v + 1) << rest) - 1;
+    if lo > i64::MAX as u128 {
+        return None;
+    }
+    Some((lo as i64, hi.min(i64::MAX as u128) as i64))
+}
+
+/// Whether `s` can be (a prefix of) an id; used to reject junk early.
 pub fn is_id_prefix(s: &str) -> bool {
-    !s.is_empty() && s.len() <= ID_LEN && s.bytes().all(|b| ALPHABET.contains(&b))
+    prefix_range(s).is_some()
 }
 
 #[cfg(test)]
@@ -54,15 +82,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ids_sort_by_time_and_stay_unique_within_a_millisecond() {
-        let g = IdGen::default();
+    fn ids_increase_and_survive_a_clock_step_back() {
+        let mut g = IdGen::default();
         let a = g.next(1_700_000_000_000);
         let b = g.next(1_700_000_000_000);
         let c = g.next(1_700_000_000_001);
         let d = g.next(1_699_999_999_999); // clock stepped back
-        assert_eq!(a.len(), ID_LEN);
-        assert!(a < b && b < c && c < d, "{a} {b} {c} {d}");
-        assert!(is_id_prefix(&a) && is_id_prefix(&a[..4]));
-        assert!(!is_id_prefix("../x") && !is_id_prefix(""));
+        assert!(a < b && b < c && c < d);
+        let (ea, ed) = (encode(a), encode(d));
+        assert_eq!(ea.len(), ID_LEN);
+        assert!(ea < ed, "text order is id order");
+        let mut after = IdGen::after(d);
+        assert!(after.next(1) > d, "a new generator never reuses an id");
+    }
+
+    #[test]
+    fn prefixes_map_to_ranges_that_hold_their_ids() {
+        let id = IdGen::default().next(1_763_680_000_000);
+        let text = encode(id);
+        for len in 1..=ID_LEN {
+            let (lo, hi) = prefix_range(&text[..len]).unwrap();
+            assert!(lo <= id && id <= hi, "{len}");
+        }
+        assert_eq!(prefix_range(&text), Some((id, id)));
+        assert!(prefix_range("../x").is_none());
+        assert!(prefix_range("zzzzzzzzzzzzz").is_none(), "beyond 63 bits");
+        assert!(!is_id_prefix("") && !is_id_prefix("0000000000000000"));
     }
 }

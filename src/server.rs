@@ -139,6 +139,13 @@ pub async fn serve(
         }
     }
     let _ = stop_tx.send(true);
+    // Clients that connected just before the signal wait in the backlog: they
+    // are owed answers too, so accept them (in drain mode) before closing.
+    while let Ok(Ok((stream, _))) =
+        tokio::time::timeout(Duration::from_millis(10), listener.accept()).await
+    {
+        conns.spawn(connection::run(stream, engine.clone(), stop_rx.clone()));
+    }
     let drained =
         tokio::time::timeout(drain, async { while conns.join_next().await.is_some() {} }).await;
     if drained.is_err() {

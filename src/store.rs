@@ -14,10 +14,11 @@
 //! Invariants:
 //! - every write is one transaction (an `entry.add` is a single INSERT whose
 //!   triggers keep `pads` and `entry_tags` in step);
-//! - each insert or update stamps the row with a fresh `rev`, a number that
-//!   only grows, so indexers can follow changes with a watermark;
-//! - `committed_rev` is published only after the commit, so an indexer never
-//!   waits for a change that may still roll back.
+//! - ids are handed out under the writer lock, so id order is commit order:
+//!   an indexer that has seen every id up to N in a snapshot has seen every
+//!   entry that will ever have an id up to N;
+//! - content edits and deletions are logged in `changes` by triggers, so
+//!   indexers learn of them whatever path made them.
 
 mod entries;
 mod migrate;
@@ -28,13 +29,13 @@ pub mod text;
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
+use crate::id::IdGen;
 
 pub use entries::{EntryFilter, NewEntry, Page, Patch};
 pub(crate) use pads::no_pad;
@@ -69,23 +70,14 @@ const IDLE_READERS: usize = 8;
 pub struct Store {
     writer: Mutex<Writer>,
     idle_readers: Mutex<Vec<Connection>>,
-    committed_rev: AtomicI64,
     text: TextIndex,
     db_path: PathBuf,
 }
 
-/// The one write connection and the next change number it hands out.
+/// The one write connection and the ids it hands out.
 pub(crate) struct Writer {
     conn: Connection,
-    next_rev: i64,
-}
-
-impl Writer {
-    fn take_rev(&mut self) -> i64 {
-        let r = self.next_rev;
-        self.next_rev += 1;
-        r
-    }
+    ids: IdGen,
 }
 
 /// A pooled read connection, returned to the pool on drop.
@@ -160,21 +152,20 @@ impl Store {
         )?;
 
         let text = TextIndex::open(dir, &db_path)?;
-        let max_rev: i64 =
-            conn.query_row("SELECT coalesce(max(rev), 0) FROM entries", [], |r| {
-                r.get(0)
-            })?;
-        // A deleted newest entry leaves max(rev) below what the index has seen;
-        // never hand out a number the index already passed.
-        let last_rev = max_rev.max(text.watermark());
-
+        // The newest entry may have been deleted: never hand out an id that an
+        // index or the change log has already seen.
+        let floor: i64 = conn.query_row(
+            "SELECT max((SELECT coalesce(max(seq), 0) FROM entries), \
+                        (SELECT coalesce(max(seq), 0) FROM changes))",
+            [],
+            |r| r.get(0),
+        )?;
         Ok(Store {
             writer: Mutex::new(Writer {
                 conn,
-                next_rev: last_rev + 1,
+                ids: IdGen::after(floor.max(text.watermark())),
             }),
             idle_readers: Mutex::new(Vec::new()),
-            committed_rev: AtomicI64::new(last_rev),
             text,
             db_path,
         })
@@ -210,22 +201,25 @@ impl Store {
         })
     }
 
-    /// Marks `rev` as committed (call with the writer still held).
-    fn publish(&self, rev: i64) {
-        self.committed_rev.fetch_max(rev, Ordering::SeqCst);
-    }
-
-    pub fn committed_rev(&self) -> i64 {
-        self.committed_rev.load(Ordering::SeqCst)
-    }
-
     pub fn text(&self) -> &TextIndex {
         &self.text
     }
 
     /// Brings the text index up to every committed change, then returns.
     pub fn catch_up_text(&self) -> Result<()> {
-        self.text.catch_up(self.committed_rev())
+        self.text.catch_up()
+    }
+
+    /// Entries and edits written but not yet in the text index.
+    pub fn index_queue(&self) -> Result<i64> {
+        let conn = self.reader()?;
+        let n = conn.query_row(
+            "SELECT (SELECT count(*) FROM entries WHERE seq > ?1) + \
+                    (SELECT count(*) FROM changes WHERE n > ?2)",
+            [self.text.watermark(), self.text.change_watermark()],
+            |r| r.get(0),
+        )?;
+        Ok(n)
     }
 
     /// Bytes on disk of the database, its WAL and the text index.
@@ -235,12 +229,11 @@ impl Store {
         size(self.db_path.clone()) + size(wal) + self.text.disk_bytes()
     }
 
-    /// Deletes tombstones the text index has already applied.
-    pub fn prune_tombstones(&self) -> Result<usize> {
-        let upto = self.text.tombstone_watermark();
+    /// Deletes change-log rows the text index has already applied.
+    pub fn prune_changes(&self) -> Result<usize> {
+        let upto = self.text.change_watermark();
         let w = self.writer();
-        Ok(w.conn
-            .execute("DELETE FROM tombstones WHERE n <= ?", [upto])?)
+        Ok(w.conn.execute("DELETE FROM changes WHERE n <= ?", [upto])?)
     }
 
     /// Folds the WAL back into the database files; the store stays usable.

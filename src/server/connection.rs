@@ -22,6 +22,8 @@ use crate::rpc::{self, Session};
 
 /// Events queued for one connection before its subscriptions start to lag.
 const EVENT_QUEUE: usize = 256;
+/// On shutdown, how long to wait for more of what a client already sent.
+const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
 
 pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<bool>) {
     let me = crate::paths::uid();
@@ -80,13 +82,21 @@ pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<b
                     break;
                 }
             }
-            _ = stop.changed() => {
-                // Drain: answer what the client has already sent, then close.
-                while lines.has_complete_line() {
-                    if let Ok(Line::Complete(bytes)) = lines.next().await {
-                        if let Some(reply) = rpc::handle_line(&engine, &mut session, &bytes).await {
-                            let _ = write_line(&mut out, &reply).await;
+            // Fires at once for a connection accepted after the stop signal.
+            _ = async { let _ = stop.wait_for(|stopping| *stopping).await; } => {
+                // Drain: answer what the client has already sent — including
+                // what is still in the kernel's buffer — then close. A client
+                // that keeps sending is cut off by the server's drain deadline.
+                while let Ok(Ok(Line::Complete(bytes))) =
+                    tokio::time::timeout(DRAIN_GRACE, lines.next()).await
+                {
+                    if let Some(reply) = rpc::handle_line(&engine, &mut session, &bytes).await {
+                        if write_line(&mut out, &reply).await.is_err() {
+                            break;
                         }
+                    }
+                    if !lines.has_complete_line() && out.flush().await.is_err() {
+                        break;
                     }
                 }
                 let _ = out.flush().await;

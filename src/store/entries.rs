@@ -6,13 +6,12 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use super::rows::{read_entry, EntryRow, ENTRY_COLUMNS};
 use super::Store;
 use crate::error::{Error, Result};
-use crate::id::{is_id_prefix, ID_LEN};
+use crate::id::{self, ID_LEN};
 use crate::model::{fmt_time, parse_time, Category, Entry, Kind, Status};
 
 /// A validated entry ready to insert.
 #[derive(Debug)]
 pub struct NewEntry {
-    pub id: String,
     pub pad: String,
     pub author: String,
     pub kind: Kind,
@@ -109,17 +108,17 @@ impl Store {
         for d in &e.depends_on {
             depends.push(resolve(&w.conn, "depends_on", d)?.1);
         }
-        let rev = w.take_rev();
+        let seq = w.ids.next(e.now);
         let tags = json_list(&e.tags);
         let deps = json_list(&depends);
         let insert = |conn: &Connection| -> rusqlite::Result<usize> {
             conn.prepare_cached(
-                "INSERT INTO entries (id, pad, author, kind, content, tags, status, assignee, resume, \
-                 category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at, rev) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
+                 category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             )?
             .execute(params![
-                e.id,
+                seq,
                 e.pad,
                 e.author,
                 e.kind.as_str(),
@@ -135,8 +134,7 @@ impl Store {
                 e.pinned,
                 e.meta,
                 e.now,
-                e.now,
-                rev
+                e.now
             ])
         };
         let rolled = match max_entries {
@@ -162,11 +160,10 @@ impl Store {
                 rolled
             }
         };
-        self.publish(rev);
         drop(guard);
 
         let entry = Entry {
-            id: e.id,
+            id: id::encode(seq),
             pad: e.pad,
             author: e.author,
             kind: e.kind,
@@ -205,7 +202,7 @@ impl Store {
         if_version: Option<i64>,
         now: i64,
     ) -> Result<(Entry, Entry)> {
-        let mut w = self.writer();
+        let w = self.writer();
         let (seq, full_id) = resolve(&w.conn, "id", id)?;
         let before = load(&w.conn, seq)?.entry;
         check_version(&full_id, before.version, if_version)?;
@@ -277,12 +274,11 @@ impl Store {
             .as_ref()
             .map(|m| serde_json::to_string(m).expect("json serializes"));
 
-        let rev = w.take_rev();
         w.conn
             .prepare_cached(
                 "UPDATE entries SET content = ?, tags = ?, kind = ?, status = ?, assignee = ?, \
                  resume = ?, category = ?, confidence = ?, pinned = ?, depends_on = ?, remind_at = ?, \
-                 meta = ?, updated_at = ?, version = version + 1, rev = ? WHERE seq = ?",
+                 meta = ?, updated_at = ?, version = version + 1 WHERE seq = ?",
             )?
             .execute(params![
                 after.content,
@@ -298,10 +294,8 @@ impl Store {
                 remind_ms,
                 meta_text,
                 now,
-                rev,
                 seq
             ])?;
-        self.publish(rev);
         Ok((before, after))
     }
 
@@ -365,38 +359,27 @@ fn check_version(id: &str, actual: i64, expected: Option<i64>) -> Result<()> {
 /// Resolves an id or unique id prefix to `(seq, full id)`.
 pub(crate) fn resolve(conn: &Connection, field: &'static str, id: &str) -> Result<(i64, String)> {
     let id = id.trim().to_lowercase();
-    if !is_id_prefix(&id) {
+    let Some((lo, hi)) = id::prefix_range(&id) else {
         return Err(Error::invalid(
             field,
             format!("'{id}' is not an entry id; ids are up to {ID_LEN} characters of 0-9 and a-z (without i, l, o, u), e.g. '1m7xp1xq28g3y'. A unique prefix is enough."),
         ));
-    }
-    let rows: Vec<(i64, String)> = if id.len() == ID_LEN {
-        conn.prepare_cached("SELECT seq, id FROM entries WHERE id = ?")?
-            .query_row([&id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?
-            .into_iter()
-            .collect()
-    } else {
-        conn.prepare_cached(
-            "SELECT seq, id FROM entries WHERE id >= ? AND id < ? ORDER BY id LIMIT 3",
-        )?
-        .query_map([id.clone(), format!("{id}~")], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?
-        .collect::<rusqlite::Result<_>>()?
     };
-    match rows.len() {
-        0 => Err(Error::NotFound {
+    let seqs: Vec<i64> = conn
+        .prepare_cached("SELECT seq FROM entries WHERE seq BETWEEN ? AND ? ORDER BY seq LIMIT 3")?
+        .query_map([lo, hi], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    match seqs.as_slice() {
+        [] => Err(Error::NotFound {
             field,
             message: format!("no entry with id '{id}'. It may have been deleted or purged; list the pad (entry.list) to find current ids."),
         }),
-        1 => Ok(rows.into_iter().next().expect("one row")),
-        _ => Err(Error::invalid(
+        [seq] => Ok((*seq, id::encode(*seq))),
+        many => Err(Error::invalid(
             field,
             format!(
                 "id prefix '{id}' matches several entries ({}, …); give more characters.",
-                rows.iter().map(|r| r.1.as_str()).collect::<Vec<_>>().join(", ")
+                many.iter().map(|s| id::encode(*s)).collect::<Vec<_>>().join(", ")
             ),
         )),
     }
@@ -412,19 +395,39 @@ fn load(conn: &Connection, seq: i64) -> Result<EntryRow> {
 
 /// If `id` depending on `deps` would close a loop, the loop as "a → b → a".
 fn find_cycle(conn: &Connection, id: &str, deps: &[String]) -> Result<Option<String>> {
-    if deps.is_empty() {
-        return Ok(None);
+    use std::collections::{HashMap, VecDeque};
+    // Breadth-first over depends_on links, remembering how each id was reached.
+    let mut came_from: HashMap<String, String> = HashMap::new();
+    let mut queue: VecDeque<String> = VecDeque::new();
+    for d in deps {
+        if came_from.insert(d.clone(), id.to_string()).is_none() {
+            queue.push_back(d.clone());
+        }
     }
-    Ok(conn
-        .prepare_cached(
-            "WITH RECURSIVE reach(id, path) AS ( \
-               SELECT value, ?1 || ' → ' || value FROM json_each(?2) \
-               UNION \
-               SELECT j.value, reach.path || ' → ' || j.value \
-               FROM reach JOIN entries e ON e.id = reach.id, json_each(e.depends_on) j \
-               WHERE reach.id <> ?1 AND length(reach.path) < 4000) \
-             SELECT path FROM reach WHERE id = ?1 LIMIT 1",
-        )?
-        .query_row(params![id, json_list(deps)], |r| r.get(0))
-        .optional()?)
+    let mut stmt = conn.prepare_cached("SELECT depends_on FROM entries WHERE seq = ?")?;
+    while let Some(cur) = queue.pop_front() {
+        if cur == id {
+            let mut path = vec![id.to_string()];
+            let mut at = came_from[id].clone();
+            while at != id {
+                path.push(at.clone());
+                at = came_from[&at].clone();
+            }
+            path.push(id.to_string());
+            path.reverse();
+            return Ok(Some(path.join(" → ")));
+        }
+        let Some((seq, _)) = id::prefix_range(&cur).filter(|(lo, hi)| lo == hi) else {
+            continue;
+        };
+        let next: Option<String> = stmt.query_row([seq], |r| r.get(0)).optional()?;
+        for n in serde_json::from_str::<Vec<String>>(&next.unwrap_or_default()).unwrap_or_default()
+        {
+            if !came_from.contains_key(&n) {
+                came_from.insert(n.clone(), cur.clone());
+                queue.push_back(n);
+            }
+        }
+    }
+    Ok(None)
 }

@@ -6,10 +6,12 @@ use serde_json::Value;
 use crate::model::{fmt_time, Category, Entry, Kind, Pad, Status};
 
 /// Columns of `entries` in the order `EntryRow::read` expects them.
-pub const ENTRY_COLUMNS: &str =
-    "e.seq, e.id, e.pad, e.author, e.kind, e.content, e.tags, e.status, \
+pub const ENTRY_COLUMNS: &str = "e.seq, e.pad, e.author, e.kind, e.content, e.tags, e.status, \
      e.assignee, e.resume, e.lease_until, e.category, e.confidence, e.depends_on, e.remind_at, \
      e.pinned, e.meta, e.created_at, e.updated_at, e.version";
+
+/// How many columns `ENTRY_COLUMNS` selects; a query's extra columns follow.
+pub const ENTRY_COLUMN_COUNT: usize = 19;
 
 #[derive(Debug)]
 pub struct EntryRow {
@@ -21,36 +23,37 @@ impl EntryRow {
     /// Reads the `ENTRY_COLUMNS` at the start of `row`.
     pub fn read(row: &Row<'_>) -> rusqlite::Result<EntryRow> {
         let text = |i: usize| row.get::<_, Option<String>>(i);
-        let kind: String = row.get(4)?;
-        let tags: String = row.get(6)?;
-        let depends: String = row.get(13)?;
+        let seq: i64 = row.get(0)?;
+        let kind: String = row.get(3)?;
+        let tags: String = row.get(5)?;
+        let depends: String = row.get(12)?;
         Ok(EntryRow {
-            seq: row.get(0)?,
+            seq,
             entry: Entry {
-                id: row.get(1)?,
-                pad: row.get(2)?,
-                author: row.get(3)?,
+                id: crate::id::encode(seq),
+                pad: row.get(1)?,
+                author: row.get(2)?,
                 kind: Kind::parse(&kind).unwrap_or_default(),
-                content: row.get(5)?,
+                content: row.get(4)?,
                 tags: serde_json::from_str(&tags).unwrap_or_default(),
-                status: text(7)?.as_deref().and_then(Status::parse),
-                assignee: text(8)?,
-                resume: text(9)?,
-                lease_until: row.get::<_, Option<i64>>(10)?.map(fmt_time),
-                category: text(11)?.as_deref().and_then(Category::parse),
-                confidence: row.get(12)?,
+                status: text(6)?.as_deref().and_then(Status::parse),
+                assignee: text(7)?,
+                resume: text(8)?,
+                lease_until: row.get::<_, Option<i64>>(9)?.map(fmt_time),
+                category: text(10)?.as_deref().and_then(Category::parse),
+                confidence: row.get(11)?,
                 depends_on: serde_json::from_str(&depends).unwrap_or_default(),
-                remind_at: row.get::<_, Option<i64>>(14)?.map(fmt_time),
-                pinned: row.get(15)?,
-                meta: text(16)?
+                remind_at: row.get::<_, Option<i64>>(13)?.map(fmt_time),
+                pinned: row.get(14)?,
+                meta: text(15)?
                     .as_deref()
                     .and_then(|m| match serde_json::from_str(m) {
                         Ok(Value::Object(o)) => Some(o),
                         _ => None,
                     }),
-                created_at: fmt_time(row.get(17)?),
-                updated_at: fmt_time(row.get(18)?),
-                version: row.get(19)?,
+                created_at: fmt_time(row.get(16)?),
+                updated_at: fmt_time(row.get(17)?),
+                version: row.get(18)?,
             },
         })
     }

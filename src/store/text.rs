@@ -3,14 +3,16 @@
 //! The index lives in `search.db`, a database of its own, so indexing takes
 //! `search.db`'s write lock and never `pad.db`'s: writers never wait for it.
 //! It follows `pad.db` by two watermarks stored in the same transaction as the
-//! index rows: `rev` (entries inserted or updated up to this change number are
-//! indexed) and `tomb` (deletions up to this tombstone are applied). A crash
+//! index rows: `seq` (every entry up to this id is indexed; ids are handed out
+//! in commit order) and `change` (edits and deletions up to this row of the
+//! `changes` log are applied). A crash
 //! loses at most the batch in flight, which is redone; a missing or corrupt
 //! `search.db` is rebuilt from `pad.db`, and so is one built for another store
 //! (a restored backup), recognised by the store's id.
 //!
-//! Searches stay read-your-writes by calling `catch_up` with the last
-//! committed change before they query: usually a no-op, at worst one batch.
+//! Searches stay read-your-writes by calling `catch_up` before they query: it
+//! indexes whatever was committed before it started — usually nothing, at
+//! worst a batch.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -20,19 +22,19 @@ use std::time::Duration;
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
-use super::rows::{EntryRow, ENTRY_COLUMNS};
+use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
 use super::{lock, EntryFilter, Store};
 use crate::error::Result;
 use crate::model::Entry;
 
 /// Changes indexed per transaction: bounds how long one batch holds `search.db`.
 const BATCH: i64 = 2000;
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 pub struct TextIndex {
     conn: Mutex<Connection>,
-    rev: AtomicI64,
-    tomb: AtomicI64,
+    seq: AtomicI64,
+    change: AtomicI64,
     path: PathBuf,
 }
 
@@ -65,7 +67,7 @@ impl TextIndex {
         if indexed_for.as_deref() != Some(store_id.as_str()) {
             let tx = conn.transaction()?;
             tx.execute_batch(
-                "DELETE FROM entries_fts; UPDATE state SET value = 0 WHERE key IN ('rev', 'tomb');",
+                "DELETE FROM entries_fts; UPDATE state SET value = 0 WHERE key IN ('seq', 'change');",
             )?;
             tx.execute(
                 "INSERT OR REPLACE INTO state (key, value) VALUES ('store_id', ?)",
@@ -73,15 +75,15 @@ impl TextIndex {
             )?;
             tx.commit()?;
         }
-        let (rev, tomb) = conn.query_row(
-            "SELECT (SELECT value FROM state WHERE key = 'rev'), (SELECT value FROM state WHERE key = 'tomb')",
+        let (seq, change) = conn.query_row(
+            "SELECT (SELECT value FROM state WHERE key = 'seq'), (SELECT value FROM state WHERE key = 'change')",
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
         Ok(TextIndex {
             conn: Mutex::new(conn),
-            rev: AtomicI64::new(rev),
-            tomb: AtomicI64::new(tomb),
+            seq: AtomicI64::new(seq),
+            change: AtomicI64::new(change),
             path,
         })
     }
@@ -90,13 +92,14 @@ impl TextIndex {
         &self.path
     }
 
-    /// Every change up to this number is in the index.
+    /// Every entry with an id up to this is in the index.
     pub fn watermark(&self) -> i64 {
-        self.rev.load(Ordering::SeqCst)
+        self.seq.load(Ordering::SeqCst)
     }
 
-    pub fn tombstone_watermark(&self) -> i64 {
-        self.tomb.load(Ordering::SeqCst)
+    /// Every edit and deletion of the change log up to this row is applied.
+    pub fn change_watermark(&self) -> i64 {
+        self.change.load(Ordering::SeqCst)
     }
 
     pub fn disk_bytes(&self) -> u64 {
@@ -104,74 +107,70 @@ impl TextIndex {
         size(self.path.display().to_string()) + size(format!("{}-wal", self.path.display()))
     }
 
-    /// Indexes every change up to `target` (a committed rev), in batches.
-    /// Deleted entries may linger in the index until `apply_tombstones`;
-    /// searches join back to `entries`, so they never surface.
-    pub fn catch_up(&self, target: i64) -> Result<()> {
-        if self.watermark() >= target {
-            return Ok(());
-        }
+    /// Indexes everything committed to the store before the call, in batches.
+    pub fn catch_up(&self) -> Result<()> {
         let mut conn = lock(&self.conn);
-        while self.watermark() < target {
-            self.index_batch(&mut conn, target)?;
-        }
+        while self.index_batch(&mut conn)? {}
         Ok(())
     }
 
-    fn index_batch(&self, conn: &mut Connection, target: i64) -> Result<()> {
-        let from = self.watermark();
+    /// Indexes one batch; `false` once there was nothing left to do.
+    fn index_batch(&self, conn: &mut Connection) -> Result<bool> {
+        let (seq_from, change_from) = (self.watermark(), self.change_watermark());
+        // One transaction: every read of the store sees one snapshot.
         let tx = conn.transaction()?;
-        let (max, count): (Option<i64>, i64) = tx.query_row(
-            "SELECT max(rev), count(*) FROM (SELECT rev FROM store.entries \
-             WHERE rev > ?1 AND rev <= ?2 ORDER BY rev LIMIT ?3)",
-            params![from, target, BATCH],
+        let (seq_upto, seq_more): (Option<i64>, i64) = tx.query_row(
+            "SELECT max(seq), count(*) FROM (SELECT seq FROM store.entries \
+             WHERE seq > ?1 ORDER BY seq LIMIT ?2)",
+            params![seq_from, BATCH],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        // A full batch stops at its last row; a short one covers up to the target.
-        let upto = match max {
-            Some(m) if count >= BATCH => m,
-            _ => target,
-        };
-        if count > 0 {
-            // Changed rows: drop what the index holds for them, then index them anew.
-            tx.execute(
-                "DELETE FROM entries_fts WHERE rowid IN \
-                 (SELECT seq FROM store.entries WHERE rev > ?1 AND rev <= ?2)",
-                params![from, upto],
-            )?;
+        let seq_upto = seq_upto.unwrap_or(seq_from);
+        if seq_more > 0 {
             tx.execute(
                 "INSERT INTO entries_fts (rowid, content) \
-                 SELECT seq, content FROM store.entries WHERE rev > ?1 AND rev <= ?2",
-                params![from, upto],
+                 SELECT seq, content FROM store.entries WHERE seq > ?1 AND seq <= ?2",
+                params![seq_from, seq_upto],
             )?;
         }
-        tx.execute("UPDATE state SET value = ? WHERE key = 'rev'", [upto])?;
-        tx.commit()?;
-        self.rev.store(upto, Ordering::SeqCst);
-        Ok(())
-    }
-
-    /// Drops deleted entries from the index.
-    pub fn apply_tombstones(&self) -> Result<()> {
-        let mut conn = lock(&self.conn);
-        let from = self.tombstone_watermark();
-        let upto: i64 = conn.query_row(
-            "SELECT coalesce(max(n), ?1) FROM store.tombstones WHERE n > ?1",
-            [from],
-            |r| r.get(0),
+        // Edits and deletions, once new entries are done (an edit of an entry
+        // not yet indexed is picked up by the insert pass, with its new text).
+        let mut change_upto = change_from;
+        if seq_more < BATCH {
+            let (upto, n): (Option<i64>, i64) = tx.query_row(
+                "SELECT max(n), count(*) FROM (SELECT n FROM store.changes \
+                 WHERE n > ?1 ORDER BY n LIMIT ?2)",
+                params![change_from, BATCH],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            if n > 0 {
+                change_upto = upto.unwrap_or(change_from);
+                let changed = "SELECT seq FROM store.changes WHERE n > ?1 AND n <= ?2";
+                tx.execute(
+                    &format!("DELETE FROM entries_fts WHERE rowid IN ({changed})"),
+                    params![change_from, change_upto],
+                )?;
+                tx.execute(
+                    &format!(
+                        "INSERT INTO entries_fts (rowid, content) SELECT seq, content \
+                         FROM store.entries WHERE seq IN ({changed}) AND seq <= ?3"
+                    ),
+                    params![change_from, change_upto, seq_upto],
+                )?;
+            }
+        }
+        if seq_upto == seq_from && change_upto == change_from {
+            return Ok(false);
+        }
+        tx.execute(
+            "UPDATE state SET value = CASE key WHEN 'seq' THEN ?1 ELSE ?2 END \
+             WHERE key IN ('seq', 'change')",
+            params![seq_upto, change_upto],
         )?;
-        if upto > from {
-            let tx = conn.transaction()?;
-            tx.execute(
-                "DELETE FROM entries_fts WHERE rowid IN \
-                 (SELECT seq FROM store.tombstones WHERE n > ?1 AND n <= ?2)",
-                [from, upto],
-            )?;
-            tx.execute("UPDATE state SET value = ? WHERE key = 'tomb'", [upto])?;
-            tx.commit()?;
-            self.tomb.store(upto, Ordering::SeqCst);
-        }
-        Ok(())
+        tx.commit()?;
+        self.seq.store(seq_upto, Ordering::SeqCst);
+        self.change.store(change_upto, Ordering::SeqCst);
+        Ok(true)
     }
 
     pub(super) fn checkpoint(&self) {
@@ -186,12 +185,13 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
     // means indexing them again.
     conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
     conn.busy_timeout(Duration::from_secs(10))?;
-    conn.execute_batch(
+    conn.execute_batch(&format!(
         "CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value ANY NOT NULL) STRICT;
          CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(
              content, tokenize = 'trigram', content = '', contentless_delete = 1);
-         INSERT OR IGNORE INTO state (key, value) VALUES ('rev', 0), ('tomb', 0), ('schema', 1);",
-    )?;
+         INSERT OR IGNORE INTO state (key, value)
+             VALUES ('seq', 0), ('change', 0), ('schema', {SCHEMA_VERSION});"
+    ))?;
     let schema: i64 = conn.query_row("SELECT value FROM state WHERE key = 'schema'", [], |r| {
         r.get(0)
     })?;
@@ -263,7 +263,10 @@ impl Store {
         let hits = conn
             .prepare_cached(&sql)?
             .query_map(params_from_iter(args), |r| {
-                Ok((EntryRow::read(r)?.entry, r.get::<_, f64>(20)?))
+                Ok((
+                    EntryRow::read(r)?.entry,
+                    r.get::<_, f64>(ENTRY_COLUMN_COUNT)?,
+                ))
             })?
             .collect::<rusqlite::Result<_>>()?;
         Ok(hits)
