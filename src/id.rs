@@ -1,14 +1,16 @@
 //! Entry ids: short, time-sortable, typeable — and the row's primary key.
 //!
-//! An id is a 63-bit number: the creation time in milliseconds (45 bits, good
-//! until the year 3084) above an 18-bit counter that starts at a random point
-//! each millisecond and counts up within it. It is the entry's SQLite rowid,
-//! so looking an entry up by id (or by id prefix, a rowid range) needs no
-//! index of its own. On the wire it is 13 characters of Crockford base32
+//! An id is a 60-bit number: milliseconds since 2020 (42 bits, good until
+//! 2159) above an 18-bit counter that starts at a random point each
+//! millisecond and counts up within it. It is the entry's SQLite rowid, so
+//! looking an entry up by id (or by id prefix, a rowid range) needs no index
+//! of its own. On the wire it is 12 characters of Crockford base32
 //! (lowercase, no i/l/o/u). Ids from one store are strictly increasing, even
 //! across restarts and a clock that steps back, so id order is write order.
 
-pub const ID_LEN: usize = 13;
+pub const ID_LEN: usize = 12;
+/// 2020-01-01T00:00:00Z: ids count milliseconds from here.
+const EPOCH_MS: i64 = 1_577_836_800_000;
 const ALPHABET: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
 const SEQ_BITS: u32 = 18;
 /// Bits in 13 base32 characters.
@@ -28,7 +30,7 @@ impl IdGen {
     }
 
     pub fn next(&mut self, now_ms: i64) -> i64 {
-        let base = now_ms.max(0) << SEQ_BITS;
+        let base = (now_ms - EPOCH_MS).max(0) << SEQ_BITS;
         let id = if base > self.last {
             // A random start, with headroom so a busy millisecond cannot overflow.
             base + fastrand::i64(0..(1 << (SEQ_BITS - 2)))
@@ -45,8 +47,7 @@ pub fn encode(id: i64) -> String {
     (0..ID_LEN)
         .map(|i| {
             let shift = 5 * (ID_LEN - 1 - i) as u32;
-            // The top character holds only the top bits of the 63.
-            let digit = if shift >= 64 { 0 } else { (v >> shift) & 31 };
+            let digit = (v >> shift) & 31;
             ALPHABET[digit as usize] as char
         })
         .collect()
@@ -106,7 +107,7 @@ mod tests {
         }
         assert_eq!(prefix_range(&text), Some((id, id)));
         assert!(prefix_range("../x").is_none());
-        assert!(prefix_range("zzzzzzzzzzzzz").is_none(), "beyond 63 bits");
-        assert!(!is_id_prefix("") && !is_id_prefix("0000000000000000"));
+        assert!(prefix_range("zzzzzzzzzzzzz").is_none(), "longer than an id");
+        assert!(!is_id_prefix("") && !is_id_prefix("0000000000000"));
     }
 }

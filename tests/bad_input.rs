@@ -285,7 +285,7 @@ async fn unknown_ids_and_bad_ids_are_told_apart() {
     let (msg, data) = err(
         &mut c,
         "entry.get",
-        json!({"id": "0000000000000"}),
+        json!({"id": "000000000000"}),
         code::NOT_FOUND,
     )
     .await;
@@ -302,14 +302,14 @@ async fn unknown_ids_and_bad_ids_are_told_apart() {
     err(
         &mut c,
         "entry.update",
-        json!({"id": "0000000000000", "content": "x"}),
+        json!({"id": "000000000000", "content": "x"}),
         code::NOT_FOUND,
     )
     .await;
     err(
         &mut c,
         "entry.delete",
-        json!({"id": "0000000000000"}),
+        json!({"id": "000000000000"}),
         code::NOT_FOUND,
     )
     .await;

@@ -53,7 +53,7 @@ async fn note_ls_show_search_edit_rm() {
     .await;
     assert!(o.status.success());
     let id = stdout(&o).trim().to_string();
-    assert_eq!(id.len(), 13, "note prints the new id: {id}");
+    assert_eq!(id.len(), 12, "note prints the new id: {id}");
 
     // Content from stdin, author from PAD_AUTHOR.
     let mut child = pad(&h)

@@ -45,7 +45,7 @@ async fn add_get_update_delete_round_trip() {
     .await;
     let e = &r["entry"];
     let id = e["id"].as_str().unwrap().to_string();
-    assert_eq!(id.len(), 13);
+    assert_eq!(id.len(), 12);
     assert_eq!(e["pad"], "proj-x");
     assert_eq!(e["kind"], "task");
     assert_eq!(e["status"], "todo", "tasks start as todo");
@@ -117,7 +117,7 @@ async fn depends_on_refuses_cycles_and_unknown_ids() {
     err(
         &mut c,
         "entry.add",
-        json!({"pad": "plan", "content": "c", "depends_on": ["0000000000000"]}),
+        json!({"pad": "plan", "content": "c", "depends_on": ["000000000000"]}),
         code::NOT_FOUND,
     )
     .await;

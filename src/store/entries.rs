@@ -362,7 +362,7 @@ pub(crate) fn resolve(conn: &Connection, field: &'static str, id: &str) -> Resul
     let Some((lo, hi)) = id::prefix_range(&id) else {
         return Err(Error::invalid(
             field,
-            format!("'{id}' is not an entry id; ids are up to {ID_LEN} characters of 0-9 and a-z (without i, l, o, u), e.g. '1m7xp1xq28g3y'. A unique prefix is enough."),
+            format!("'{id}' is not an entry id; ids are up to {ID_LEN} characters of 0-9 and a-z (without i, l, o, u), e.g. '2k9xe4mr07cb'. A unique prefix is enough."),
         ));
     };
     let seqs: Vec<i64> = conn
