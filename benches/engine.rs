@@ -393,6 +393,12 @@ async fn run() {
                     v["redis_p99_us"].as_f64().unwrap()
                 );
                 println!(
+                    "{:<52} p50 {:>8.1} µs   p99 {:>8.1} µs",
+                    "python round trip, scratchpad hello (no work)",
+                    v["hello_p50_us"].as_f64().unwrap(),
+                    v["hello_p99_us"].as_f64().unwrap()
+                );
+                println!(
                     "{:<52} {:>8.2}× redis at p50",
                     "scratchpad / redis",
                     v["pad_p50_us"].as_f64().unwrap() / v["redis_p50_us"].as_f64().unwrap()

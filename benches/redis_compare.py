@@ -48,7 +48,7 @@ def main():
     r.connect(redis_sock)
     rf = r.makefile("rb")
     content = "agent-3 found that the login flow retries three times before giving up"
-    pad_t, redis_t = [], []
+    pad_t, redis_t, hello_t = [], [], []
     rid = 0
     for rnd in range(rounds):
         for i in range(per_round):
@@ -61,6 +61,13 @@ def main():
             pad_t.append(time.perf_counter_ns() - t0)
             if b'"result"' not in line:
                 raise RuntimeError(line)
+        for i in range(per_round // 4):
+            rid += 1
+            req = json.dumps({"jsonrpc": "2.0", "id": rid, "method": "hello", "params": {}}).encode() + b"\n"
+            t0 = time.perf_counter_ns()
+            p.sendall(req)
+            pf.readline()
+            hello_t.append(time.perf_counter_ns() - t0)
         for i in range(per_round):
             cmd = resp("XADD", "py-bench", "*", "content", content, "tags", "bench") + resp("EXPIRE", "py-bench", 7200)
             t0 = time.perf_counter_ns()
@@ -73,6 +80,7 @@ def main():
         "n": len(pad_t),
         "pad_p50_us": us(percentile(pad_t, 0.5)), "pad_p99_us": us(percentile(pad_t, 0.99)),
         "redis_p50_us": us(percentile(redis_t, 0.5)), "redis_p99_us": us(percentile(redis_t, 0.99)),
+        "hello_p50_us": us(percentile(hello_t, 0.5)), "hello_p99_us": us(percentile(hello_t, 0.99)),
     }))
 
 

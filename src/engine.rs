@@ -148,12 +148,19 @@ impl Engine {
             let mut sweep_tick = tokio::time::interval(engine.0.config.sweep_every);
             index_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             sweep_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            // Indexing runs only after writes: an idle engine stays idle.
+            let mut indexed_epoch = None;
             loop {
                 tokio::select! {
                     _ = stop.changed() => break,
                     _ = index_tick.tick() => {
-                        if let Err(e) = engine.index_now().await {
-                            tracing::error!("text indexing failed: {e}");
+                        let epoch = engine.store().write_epoch();
+                        if indexed_epoch == Some(epoch) {
+                            continue;
+                        }
+                        match engine.index_now().await {
+                            Ok(()) => indexed_epoch = Some(epoch),
+                            Err(e) => tracing::error!("text indexing failed: {e}"),
                         }
                     }
                     _ = sweep_tick.tick() => {
@@ -298,7 +305,7 @@ impl Engine {
             now,
         };
         let window = self.window(&entry.pad);
-        let (entry, rolled) = self.store().add(entry, window)?;
+        let (entry, rolled) = self.store().add(entry, window).await?;
         self.0.bus.entry_changed(EventType::Created, None, &entry);
         for gone in rolled {
             let pad = gone.pad.clone();

@@ -69,6 +69,13 @@ const IDLE_READERS: usize = 8;
 
 pub struct Store {
     writer: Mutex<Writer>,
+    /// Inserts waiting for the writer; whoever holds it commits them together.
+    pending: Mutex<Vec<entries::Job>>,
+    /// Signalled whenever the writer is released.
+    writer_free: tokio::sync::Notify,
+    /// Bumped whenever the writer is released, so background work can tell
+    /// "nothing was written" without asking SQLite.
+    writes: std::sync::atomic::AtomicU64,
     idle_readers: Mutex<Vec<Connection>>,
     text: TextIndex,
     db_path: PathBuf,
@@ -78,6 +85,34 @@ pub struct Store {
 pub(crate) struct Writer {
     conn: Connection,
     ids: IdGen,
+}
+
+/// The writer, held; releasing it wakes inserts waiting to be combined.
+pub(crate) struct WriterGuard<'a> {
+    guard: MutexGuard<'a, Writer>,
+    store: &'a Store,
+}
+
+impl Deref for WriterGuard<'_> {
+    type Target = Writer;
+    fn deref(&self) -> &Writer {
+        &self.guard
+    }
+}
+
+impl DerefMut for WriterGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Writer {
+        &mut self.guard
+    }
+}
+
+impl Drop for WriterGuard<'_> {
+    fn drop(&mut self) {
+        self.store
+            .writes
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
+        self.store.writer_free.notify_waiters();
+    }
 }
 
 /// A pooled read connection, returned to the pool on drop.
@@ -165,14 +200,29 @@ impl Store {
                 conn,
                 ids: IdGen::after(floor.max(text.watermark())),
             }),
+            pending: Mutex::new(Vec::new()),
+            writer_free: tokio::sync::Notify::new(),
+            writes: std::sync::atomic::AtomicU64::new(0),
             idle_readers: Mutex::new(Vec::new()),
             text,
             db_path,
         })
     }
 
-    pub(crate) fn writer(&self) -> MutexGuard<'_, Writer> {
-        lock(&self.writer)
+    pub(crate) fn writer(&self) -> WriterGuard<'_> {
+        WriterGuard {
+            guard: lock(&self.writer),
+            store: self,
+        }
+    }
+
+    fn try_writer(&self) -> Option<WriterGuard<'_>> {
+        let guard = match self.writer.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        Some(WriterGuard { guard, store: self })
     }
 
     pub(crate) fn reader(&self) -> Result<Reader<'_>> {
@@ -199,6 +249,11 @@ impl Store {
             conn: Some(conn),
             store: self,
         })
+    }
+
+    /// A number that changes whenever anything may have been written.
+    pub fn write_epoch(&self) -> u64 {
+        self.writes.load(std::sync::atomic::Ordering::Acquire)
     }
 
     pub fn text(&self) -> &TextIndex {

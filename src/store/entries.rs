@@ -4,7 +4,7 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
 use super::rows::{read_entry, EntryRow, ENTRY_COLUMNS};
-use super::Store;
+use super::{Store, Writer};
 use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
 use crate::model::{fmt_time, parse_time, Category, Entry, Kind, Status};
@@ -95,95 +95,197 @@ pub struct Page {
     pub next_cursor: Option<String>,
 }
 
+/// An entry and what its pad's window pushed out.
+pub type AddOutcome = Result<(Entry, Vec<Entry>)>;
+
+/// An insert waiting for the writer.
+pub(crate) struct Job {
+    entry: NewEntry,
+    max_entries: Option<i64>,
+    reply: tokio::sync::oneshot::Sender<AddOutcome>,
+}
+
+/// Commits queued inserts: alone in autocommit when there is one, else in one
+/// transaction with a savepoint each.
+fn commit_jobs(w: &mut Writer, jobs: Vec<Job>) {
+    match jobs.len() {
+        0 => {}
+        1 => {
+            let job = jobs.into_iter().next().expect("one job");
+            let outcome = match job.max_entries {
+                None => insert_one(w, job.entry, None),
+                // The window's delete must commit with the insert.
+                Some(_) => in_transaction(w, |w| insert_one(w, job.entry, job.max_entries)),
+            };
+            let _ = job.reply.send(outcome);
+        }
+        n => {
+            tracing::debug!("committing {n} inserts together");
+            let mut done: Vec<(tokio::sync::oneshot::Sender<AddOutcome>, AddOutcome)> =
+                Vec::with_capacity(jobs.len());
+            let batch = in_transaction(w, |w| {
+                for job in jobs {
+                    let outcome = in_savepoint(w, |w| insert_one(w, job.entry, job.max_entries));
+                    done.push((job.reply, outcome));
+                }
+                Ok(())
+            });
+            for (reply, outcome) in done {
+                // If the commit itself failed, nothing was written: say so to all.
+                let outcome = match &batch {
+                    Ok(()) => outcome,
+                    Err(e) => Err(Error::Internal(format!("commit failed: {e}"))),
+                };
+                let _ = reply.send(outcome);
+            }
+        }
+    }
+}
+
+fn in_transaction<T>(w: &mut Writer, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
+    w.conn.execute_batch("BEGIN IMMEDIATE")?;
+    match f(w) {
+        Ok(v) => {
+            if let Err(e) = w.conn.execute_batch("COMMIT") {
+                let _ = w.conn.execute_batch("ROLLBACK");
+                return Err(e.into());
+            }
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = w.conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+fn in_savepoint<T>(w: &mut Writer, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
+    w.conn.execute_batch("SAVEPOINT one_insert")?;
+    let out = f(w);
+    if out.is_err() {
+        let _ = w.conn.execute_batch("ROLLBACK TO one_insert");
+    }
+    w.conn.execute_batch("RELEASE one_insert")?;
+    out
+}
+
+/// Inserts one entry (and applies its pad's window) on the writer connection,
+/// inside whatever transaction the caller opened, or in autocommit.
+fn insert_one(w: &mut Writer, e: NewEntry, max_entries: Option<i64>) -> AddOutcome {
+    let mut depends = Vec::with_capacity(e.depends_on.len());
+    for d in &e.depends_on {
+        depends.push(resolve(&w.conn, "depends_on", d)?.1);
+    }
+    let seq = w.ids.next(e.now);
+    w.conn
+        .prepare_cached(
+            "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
+             category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )?
+        .execute(params![
+            seq,
+            e.pad,
+            e.author,
+            e.kind.as_str(),
+            e.content,
+            json_list(&e.tags),
+            e.status.map(Status::as_str),
+            e.assignee,
+            e.resume,
+            e.category.map(Category::as_str),
+            e.confidence,
+            json_list(&depends),
+            e.remind_at,
+            e.pinned,
+            e.meta,
+            e.now,
+            e.now
+        ])?;
+    let rolled = match max_entries {
+        None => Vec::new(),
+        // RETURNING cannot name a table alias: strip the `e.` prefixes.
+        Some(max) => w
+            .conn
+            .prepare_cached(&format!(
+                "DELETE FROM entries WHERE seq IN (SELECT seq FROM entries \
+                 WHERE pad = ?1 AND pinned = 0 ORDER BY seq \
+                 LIMIT max(0, (SELECT entries FROM pads WHERE name = ?1) - ?2)) \
+                 RETURNING {}",
+                ENTRY_COLUMNS.replace("e.", "")
+            ))?
+            .query_map(params![e.pad, max], read_entry)?
+            .collect::<rusqlite::Result<Vec<_>>>()?,
+    };
+    let entry = Entry {
+        id: id::encode(seq),
+        pad: e.pad,
+        author: e.author,
+        kind: e.kind,
+        content: e.content,
+        tags: e.tags,
+        status: e.status,
+        assignee: e.assignee,
+        resume: e.resume,
+        lease_until: None,
+        category: e.category,
+        confidence: e.confidence,
+        depends_on: depends,
+        remind_at: e.remind_at.map(fmt_time),
+        pinned: e.pinned,
+        meta: e.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
+        created_at: fmt_time(e.now),
+        updated_at: fmt_time(e.now),
+        version: 1,
+    };
+    Ok((entry, rolled))
+}
+
 fn json_list(items: &[String]) -> String {
     serde_json::to_string(items).expect("strings serialize")
 }
 
 impl Store {
-    /// Inserts an entry; returns it and whatever the pad's rolling window pushed out.
-    pub fn add(&self, e: NewEntry, max_entries: Option<i64>) -> Result<(Entry, Vec<Entry>)> {
-        let mut guard = self.writer();
-        let w = &mut *guard;
-        let mut depends = Vec::with_capacity(e.depends_on.len());
-        for d in &e.depends_on {
-            depends.push(resolve(&w.conn, "depends_on", d)?.1);
+    /// Inserts an entry; returns it and whatever the pad's rolling window
+    /// pushed out.
+    ///
+    /// Concurrent inserts are committed together (group commit by flat
+    /// combining): each caller queues its entry and tries the writer; the one
+    /// that gets it commits everything queued in one transaction, a savepoint
+    /// per entry so one failure cannot sink the others, and hands out the
+    /// results. The others wait without blocking a thread. A lone writer finds
+    /// the writer free and commits its entry alone, with no hand-off.
+    pub async fn add(&self, e: NewEntry, max_entries: Option<i64>) -> AddOutcome {
+        let (tx, mut rx) = tokio::sync::oneshot::channel();
+        super::lock(&self.pending).push(Job {
+            entry: e,
+            max_entries,
+            reply: tx,
+        });
+        loop {
+            // Register for the wake-up before trying, so a release between the
+            // try and the wait cannot be missed.
+            let freed = self.writer_free.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            if let Some(mut w) = self.try_writer() {
+                let jobs = std::mem::take(&mut *super::lock(&self.pending));
+                commit_jobs(&mut w, jobs);
+            }
+            match rx.try_recv() {
+                Ok(outcome) => return outcome,
+                Err(tokio::sync::oneshot::error::TryRecvError::Closed) => {
+                    return Err(Error::Internal("an insert was dropped unanswered".into()))
+                }
+                Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {}
+            }
+            tokio::select! {
+                outcome = &mut rx => {
+                    return outcome.map_err(|_| Error::Internal("an insert was dropped unanswered".into()))?;
+                }
+                _ = &mut freed => {}
+            }
         }
-        let seq = w.ids.next(e.now);
-        let tags = json_list(&e.tags);
-        let deps = json_list(&depends);
-        let insert = |conn: &Connection| -> rusqlite::Result<usize> {
-            conn.prepare_cached(
-                "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
-                 category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            )?
-            .execute(params![
-                seq,
-                e.pad,
-                e.author,
-                e.kind.as_str(),
-                e.content,
-                tags,
-                e.status.map(Status::as_str),
-                e.assignee,
-                e.resume,
-                e.category.map(Category::as_str),
-                e.confidence,
-                deps,
-                e.remind_at,
-                e.pinned,
-                e.meta,
-                e.now,
-                e.now
-            ])
-        };
-        let rolled = match max_entries {
-            None => {
-                insert(&w.conn)?;
-                Vec::new()
-            }
-            Some(max) => {
-                let tx = w.conn.transaction()?;
-                insert(&tx)?;
-                // RETURNING cannot name a table alias: strip the `e.` prefixes.
-                let rolled = tx
-                    .prepare_cached(&format!(
-                        "DELETE FROM entries WHERE seq IN (SELECT seq FROM entries \
-                         WHERE pad = ?1 AND pinned = 0 ORDER BY seq \
-                         LIMIT max(0, (SELECT entries FROM pads WHERE name = ?1) - ?2)) \
-                         RETURNING {}",
-                        ENTRY_COLUMNS.replace("e.", "")
-                    ))?
-                    .query_map(params![e.pad, max], read_entry)?
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
-                tx.commit()?;
-                rolled
-            }
-        };
-        drop(guard);
-
-        let entry = Entry {
-            id: id::encode(seq),
-            pad: e.pad,
-            author: e.author,
-            kind: e.kind,
-            content: e.content,
-            tags: e.tags,
-            status: e.status,
-            assignee: e.assignee,
-            resume: e.resume,
-            lease_until: None,
-            category: e.category,
-            confidence: e.confidence,
-            depends_on: depends,
-            remind_at: e.remind_at.map(fmt_time),
-            pinned: e.pinned,
-            meta: e.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
-            created_at: fmt_time(e.now),
-            updated_at: fmt_time(e.now),
-            version: 1,
-        };
-        Ok((entry, rolled))
     }
 
     /// One entry by id or unique id prefix (archived pads included: an id is explicit).
