@@ -310,21 +310,50 @@ async fn run() {
     c.call("search", json!({"query": "warm", "mode": "text"}))
         .await
         .unwrap();
-    let queries: Vec<Value> = (0..300)
-        .map(|i| match i % 3 {
-            0 => json!({"query": format!("ticket-{}", rng.u32(..1_000_000)), "mode": "text", "limit": 10}),
-            1 => json!({"query": format!("{} {}", WORDS[rng.usize(..WORDS.len())], WORDS[rng.usize(..WORDS.len())]), "mode": "text", "limit": 10}),
-            _ => json!({"query": WORDS[rng.usize(..WORDS.len())], "mode": "text", "pad": "size-100k", "limit": 10}),
-        })
-        .collect();
-    let mut lat = Vec::new();
-    for q in &queries {
-        lat.push(timed(&mut c, "search", q.clone()).await);
+    type MakeQuery = Box<dyn Fn(&mut fastrand::Rng) -> Value>;
+    let classes: [(&str, MakeQuery); 4] = [
+        (
+            "rare token",
+            Box::new(
+                |r| json!({"query": format!("ticket-{}", r.u32(..1_000_000)), "mode": "text", "limit": 10}),
+            ),
+        ),
+        (
+            "two common words",
+            Box::new(
+                |r| json!({"query": format!("{} {}", WORDS[r.usize(..WORDS.len())], WORDS[r.usize(..WORDS.len())]), "mode": "text", "limit": 10}),
+            ),
+        ),
+        (
+            "common word, one pad",
+            Box::new(
+                |r| json!({"query": WORDS[r.usize(..WORDS.len())], "mode": "text", "pad": "size-100k", "limit": 10}),
+            ),
+        ),
+        // Inside words only, so the word index finds nothing and the trigram index answers.
+        (
+            "mid-word substring (trigram path)",
+            Box::new(|r| {
+                let w = WORDS
+                    .iter()
+                    .filter(|w| w.len() >= 6)
+                    .nth(r.usize(..10))
+                    .unwrap();
+                json!({"query": &w[1..w.len() - 1], "mode": "text", "limit": 10})
+            }),
+        ),
+    ];
+    for (name, make) in &classes {
+        let mut lat = Vec::new();
+        for _ in 0..60 {
+            let q = make(&mut rng);
+            lat.push(timed(&mut c, "search", q).await);
+        }
+        row(
+            &format!("text search, {entries} entries: {name}"),
+            &stats(lat),
+        );
     }
-    row(
-        &format!("text search, {entries} entries (mixed queries)"),
-        &stats(lat),
-    );
     println!(
         "{:<52} {:>8.1} MiB",
         format!("engine resident memory, {entries} entries"),

@@ -315,6 +315,20 @@ async fn text_search_is_case_insensitive_substring_ranked_and_read_your_writes()
     let r = ok(&mut c, "search", json!({"query": "docker", "limit": 1})).await;
     assert_eq!(r["hits"].as_array().unwrap().len(), 1);
 
+    // Mid-word substrings are found too, after whole-word (prefix) matches.
+    add(&mut c, "u", "mocker library").await;
+    add(&mut c, "u", "Docker daemon").await;
+    let r = ok(&mut c, "search", json!({"query": "ocker", "pad": "u"})).await;
+    assert_eq!(r["hits"].as_array().unwrap().len(), 2, "{r}");
+    let r = ok(&mut c, "search", json!({"query": "dock", "pad": "u"})).await;
+    assert_eq!(
+        r["hits"].as_array().unwrap().len(),
+        1,
+        "'dock' starts only 'Docker'"
+    );
+    let r = ok(&mut c, "search", json!({"query": "mock", "limit": 5})).await;
+    assert_eq!(r["hits"][0]["entry"]["content"], "mocker library");
+
     // Edits and deletes show up at once as well.
     let lunch =
         ok(&mut c, "search", json!({"query": "lunch"})).await["hits"][0]["entry"]["id"].clone();

@@ -27,9 +27,13 @@ use super::{lock, EntryFilter, Store};
 use crate::error::Result;
 use crate::model::Entry;
 
+/// The two indexes: words (fast, ranked, word-prefix matches) and trigrams
+/// (any substring of three or more characters).
+const TABLES: [&str; 2] = ["entries_words", "entries_fts"];
+
 /// Changes indexed per transaction: bounds how long one batch holds `search.db`.
 const BATCH: i64 = 2000;
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 pub struct TextIndex {
     conn: Mutex<Connection>,
@@ -67,7 +71,8 @@ impl TextIndex {
         if indexed_for.as_deref() != Some(store_id.as_str()) {
             let tx = conn.transaction()?;
             tx.execute_batch(
-                "DELETE FROM entries_fts; UPDATE state SET value = 0 WHERE key IN ('seq', 'change');",
+                "DELETE FROM entries_fts; DELETE FROM entries_words;
+                 UPDATE state SET value = 0 WHERE key IN ('seq', 'change');",
             )?;
             tx.execute(
                 "INSERT OR REPLACE INTO state (key, value) VALUES ('store_id', ?)",
@@ -127,11 +132,15 @@ impl TextIndex {
         )?;
         let seq_upto = seq_upto.unwrap_or(seq_from);
         if seq_more > 0 {
-            tx.execute(
-                "INSERT INTO entries_fts (rowid, content) \
-                 SELECT seq, content FROM store.entries WHERE seq > ?1 AND seq <= ?2",
-                params![seq_from, seq_upto],
-            )?;
+            for table in TABLES {
+                tx.execute(
+                    &format!(
+                        "INSERT INTO {table} (rowid, content) \
+                         SELECT seq, content FROM store.entries WHERE seq > ?1 AND seq <= ?2"
+                    ),
+                    params![seq_from, seq_upto],
+                )?;
+            }
         }
         // Edits and deletions, once new entries are done (an edit of an entry
         // not yet indexed is picked up by the insert pass, with its new text).
@@ -146,17 +155,19 @@ impl TextIndex {
             if n > 0 {
                 change_upto = upto.unwrap_or(change_from);
                 let changed = "SELECT seq FROM store.changes WHERE n > ?1 AND n <= ?2";
-                tx.execute(
-                    &format!("DELETE FROM entries_fts WHERE rowid IN ({changed})"),
-                    params![change_from, change_upto],
-                )?;
-                tx.execute(
-                    &format!(
-                        "INSERT INTO entries_fts (rowid, content) SELECT seq, content \
-                         FROM store.entries WHERE seq IN ({changed}) AND seq <= ?3"
-                    ),
-                    params![change_from, change_upto, seq_upto],
-                )?;
+                for table in TABLES {
+                    tx.execute(
+                        &format!("DELETE FROM {table} WHERE rowid IN ({changed})"),
+                        params![change_from, change_upto],
+                    )?;
+                    tx.execute(
+                        &format!(
+                            "INSERT INTO {table} (rowid, content) SELECT seq, content \
+                             FROM store.entries WHERE seq IN ({changed}) AND seq <= ?3"
+                        ),
+                        params![change_from, change_upto, seq_upto],
+                    )?;
+                }
             }
         }
         if seq_upto == seq_from && change_upto == change_from {
@@ -189,6 +200,9 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
         "CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value ANY NOT NULL) STRICT;
          CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(
              content, tokenize = 'trigram', content = '', contentless_delete = 1);
+         CREATE VIRTUAL TABLE IF NOT EXISTS entries_words USING fts5(
+             content, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3',
+             content = '', contentless_delete = 1);
          INSERT OR IGNORE INTO state (key, value)
              VALUES ('seq', 0), ('change', 0), ('schema', {SCHEMA_VERSION});"
     ))?;
@@ -210,12 +224,24 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// How many of the newest matches are ranked: at least this many, and at
+/// least 20 per hit asked for. Ranking every match of a very common word
+/// costs tens of milliseconds at 100k entries; ranking the newest few hundred
+/// costs a few, and for a scratch-pad the newest matches are the ones wanted.
+const MIN_CANDIDATES: u32 = 500;
+
 impl Store {
-    /// Case-insensitive substring search over live entries. Every word of the
-    /// query must occur; results rank by BM25 relevance, then recency. Words of
-    /// three or more characters go through the trigram index; shorter ones
-    /// (which a trigram cannot match) are checked with LIKE, and a query made
-    /// only of short words scans the filtered entries, newest first.
+    /// Case-insensitive text search over live entries; every word of the
+    /// query must match.
+    ///
+    /// 1. Word matches: each query word matches the start of a word ("dock"
+    ///    finds "Docker"; accents ignored). The newest matches that pass the
+    ///    filters (a bounded number, see `MIN_CANDIDATES`) are ranked by BM25,
+    ///    then recency.
+    /// 2. Substring matches, only when step 1 found fewer hits than asked: each
+    ///    word may occur anywhere ("ocker" finds "Docker"), through the trigram
+    ///    index; words shorter than three characters are checked with LIKE.
+    ///    These rank after the word matches.
     pub fn search_text(
         &self,
         query: &str,
@@ -223,52 +249,103 @@ impl Store {
         limit: u32,
     ) -> Result<Vec<(Entry, f64)>> {
         self.catch_up_text()?;
-        let (long, short): (Vec<&str>, Vec<&str>) = query
-            .split_whitespace()
-            .partition(|w| w.chars().count() >= 3);
-        let mut args: Vec<Sql> = Vec::new();
-        let mut sql = if long.is_empty() {
-            format!(
-                "SELECT {ENTRY_COLUMNS}, 0.0 FROM entries e JOIN pads p ON p.name = e.pad WHERE 1"
-            )
-        } else {
-            let fts_query = long
-                .iter()
-                .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
-                .collect::<Vec<_>>()
-                .join(" ");
-            args.push(Sql::Text(fts_query));
-            format!(
-                "SELECT {ENTRY_COLUMNS}, -entries_fts.rank FROM fts.entries_fts \
-                 JOIN entries e ON e.seq = entries_fts.rowid JOIN pads p ON p.name = e.pad \
-                 WHERE entries_fts MATCH ?"
-            )
-        };
-        filter.push_sql(&mut sql, &mut args);
-        for w in &short {
-            let escaped = w
-                .replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_");
-            sql.push_str(" AND e.content LIKE ? ESCAPE '\\'");
-            args.push(Sql::Text(format!("%{escaped}%")));
-        }
-        sql.push_str(if long.is_empty() {
-            " ORDER BY e.seq DESC LIMIT ?"
-        } else {
-            " ORDER BY entries_fts.rank, e.seq DESC LIMIT ?"
-        });
-        args.push(Sql::Integer(limit as i64));
+        let words: Vec<&str> = query.split_whitespace().collect();
         let conn = self.reader()?;
-        let hits = conn
-            .prepare_cached(&sql)?
-            .query_map(params_from_iter(args), |r| {
-                Ok((
-                    EntryRow::read(r)?.entry,
-                    r.get::<_, f64>(ENTRY_COLUMN_COUNT)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
+        let mut hits = word_hits(&conn, &words, filter, limit)?;
+        if hits.len() < limit as usize {
+            let seen: std::collections::HashSet<String> =
+                hits.iter().map(|(e, _)| e.id.clone()).collect();
+            let more = substring_hits(&conn, &words, filter, limit)?;
+            hits.extend(more.into_iter().filter(|(e, _)| !seen.contains(&e.id)));
+            hits.truncate(limit as usize);
+        }
         Ok(hits)
     }
+}
+
+fn word_hits(
+    conn: &Connection,
+    words: &[&str],
+    filter: &EntryFilter,
+    limit: u32,
+) -> Result<Vec<(Entry, f64)>> {
+    // A word with no letters or digits has no tokens; it can only match as a substring.
+    if words.is_empty() || words.iter().any(|w| !w.chars().any(char::is_alphanumeric)) {
+        return Ok(Vec::new());
+    }
+    let fts_query = words
+        .iter()
+        .map(|w| format!("\"{}\"*", w.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut args = vec![Sql::Text(fts_query)];
+    // Rank on (id, score) alone; only the winners are read in full.
+    let mut sql = String::from(
+        "SELECT e.seq, -entries_words.rank FROM fts.entries_words \
+         JOIN entries e ON e.seq = entries_words.rowid JOIN pads p ON p.name = e.pad \
+         WHERE entries_words MATCH ?",
+    );
+    filter.push_sql(&mut sql, &mut args);
+    sql.push_str(" ORDER BY entries_words.rowid DESC LIMIT ?");
+    args.push(Sql::Integer(MIN_CANDIDATES.max(limit * 20) as i64));
+    let mut ranked: Vec<(i64, f64)> = conn
+        .prepare_cached(&sql)?
+        .query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    ranked.truncate(limit as usize);
+    let mut load = conn.prepare_cached(&format!(
+        "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
+    ))?;
+    let mut hits = Vec::with_capacity(ranked.len());
+    for (seq, score) in ranked {
+        hits.push((load.query_row([seq], EntryRow::read)?.entry, score));
+    }
+    Ok(hits)
+}
+
+fn substring_hits(
+    conn: &Connection,
+    words: &[&str],
+    filter: &EntryFilter,
+    limit: u32,
+) -> Result<Vec<(Entry, f64)>> {
+    let (long, short): (Vec<&str>, Vec<&str>) = words.iter().partition(|w| w.chars().count() >= 3);
+    let mut args: Vec<Sql> = Vec::new();
+    let mut sql = if long.is_empty() {
+        format!("SELECT {ENTRY_COLUMNS}, 0.0 FROM entries e JOIN pads p ON p.name = e.pad WHERE 1")
+    } else {
+        let fts_query = long
+            .iter()
+            .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+            .collect::<Vec<_>>()
+            .join(" ");
+        args.push(Sql::Text(fts_query));
+        format!(
+            "SELECT {ENTRY_COLUMNS}, 0.0 FROM fts.entries_fts \
+             JOIN entries e ON e.seq = entries_fts.rowid JOIN pads p ON p.name = e.pad \
+             WHERE entries_fts MATCH ?"
+        )
+    };
+    filter.push_sql(&mut sql, &mut args);
+    for w in &short {
+        let escaped = w
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        sql.push_str(" AND e.content LIKE ? ESCAPE '\\'");
+        args.push(Sql::Text(format!("%{escaped}%")));
+    }
+    sql.push_str(" ORDER BY e.seq DESC LIMIT ?");
+    args.push(Sql::Integer(limit as i64));
+    let hits = conn
+        .prepare_cached(&sql)?
+        .query_map(params_from_iter(args), |r| {
+            Ok((
+                EntryRow::read(r)?.entry,
+                r.get::<_, f64>(ENTRY_COLUMN_COUNT)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(hits)
 }
