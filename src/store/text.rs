@@ -228,20 +228,23 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
 /// least 20 per hit asked for. Ranking every match of a very common word
 /// costs tens of milliseconds at 100k entries; ranking the newest few hundred
 /// costs a few, and for a scratch-pad the newest matches are the ones wanted.
-const MIN_CANDIDATES: u32 = 500;
+const MIN_CANDIDATES: u32 = 200;
+const CANDIDATES_PER_HIT: u32 = 10;
 
 impl Store {
     /// Case-insensitive text search over live entries; every word of the
-    /// query must match.
+    /// query must match. Three tiers, each consulted only while the ones
+    /// before found fewer hits than asked, and ranked after them:
     ///
-    /// 1. Word matches: each query word matches the start of a word ("dock"
-    ///    finds "Docker"; accents ignored). The newest matches that pass the
-    ///    filters (a bounded number, see `MIN_CANDIDATES`) are ranked by BM25,
-    ///    then recency.
-    /// 2. Substring matches, only when step 1 found fewer hits than asked: each
-    ///    word may occur anywhere ("ocker" finds "Docker"), through the trigram
-    ///    index; words shorter than three characters are checked with LIKE.
-    ///    These rank after the word matches.
+    /// 1. whole words ("login" finds "Login failed");
+    /// 2. word beginnings ("dock" finds "Docker"; prefix queries cost more,
+    ///    as FTS5 merges every matching term);
+    /// 3. substrings anywhere ("ocker" finds "Docker"), through the trigram
+    ///    index, newest first; words under three characters use LIKE.
+    ///
+    /// In tiers 1 and 2 the newest matches that pass the filters (a bounded
+    /// number, see `MIN_CANDIDATES`) are ranked by BM25, then recency; accents
+    /// are ignored.
     pub fn search_text(
         &self,
         query: &str,
@@ -251,13 +254,21 @@ impl Store {
         self.catch_up_text()?;
         let words: Vec<&str> = query.split_whitespace().collect();
         let conn = self.reader()?;
-        let mut hits = word_hits(&conn, &words, filter, limit)?;
+        let mut hits: Vec<(Entry, f64)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut add = |hits: &mut Vec<(Entry, f64)>, more: Vec<(Entry, f64)>| {
+            for (e, score) in more {
+                if hits.len() < limit as usize && seen.insert(e.id.clone()) {
+                    hits.push((e, score));
+                }
+            }
+        };
+        add(&mut hits, word_hits(&conn, &words, filter, limit, false)?);
         if hits.len() < limit as usize {
-            let seen: std::collections::HashSet<String> =
-                hits.iter().map(|(e, _)| e.id.clone()).collect();
-            let more = substring_hits(&conn, &words, filter, limit)?;
-            hits.extend(more.into_iter().filter(|(e, _)| !seen.contains(&e.id)));
-            hits.truncate(limit as usize);
+            add(&mut hits, word_hits(&conn, &words, filter, limit, true)?);
+        }
+        if hits.len() < limit as usize {
+            add(&mut hits, substring_hits(&conn, &words, filter, limit)?);
         }
         Ok(hits)
     }
@@ -268,6 +279,7 @@ fn word_hits(
     words: &[&str],
     filter: &EntryFilter,
     limit: u32,
+    prefix: bool,
 ) -> Result<Vec<(Entry, f64)>> {
     // A word with no letters or digits has no tokens; it can only match as a substring.
     if words.is_empty() || words.iter().any(|w| !w.chars().any(char::is_alphanumeric)) {
@@ -275,7 +287,10 @@ fn word_hits(
     }
     let fts_query = words
         .iter()
-        .map(|w| format!("\"{}\"*", w.replace('"', "\"\"")))
+        .map(|w| {
+            let star = if prefix { "*" } else { "" };
+            format!("\"{}\"{star}", w.replace('"', "\"\""))
+        })
         .collect::<Vec<_>>()
         .join(" ");
     let mut args = vec![Sql::Text(fts_query)];
@@ -287,7 +302,7 @@ fn word_hits(
     );
     filter.push_sql(&mut sql, &mut args);
     sql.push_str(" ORDER BY entries_words.rowid DESC LIMIT ?");
-    args.push(Sql::Integer(MIN_CANDIDATES.max(limit * 20) as i64));
+    args.push(Sql::Integer(MIN_CANDIDATES.max(limit * CANDIDATES_PER_HIT) as i64));
     let mut ranked: Vec<(i64, f64)> = conn
         .prepare_cached(&sql)?
         .query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?
@@ -336,7 +351,13 @@ fn substring_hits(
         sql.push_str(" AND e.content LIKE ? ESCAPE '\\'");
         args.push(Sql::Text(format!("%{escaped}%")));
     }
-    sql.push_str(" ORDER BY e.seq DESC LIMIT ?");
+    // Ordering by the FTS table's own rowid lets SQLite take FTS5's order and
+    // stop at the limit instead of joining and sorting every match.
+    sql.push_str(if long.is_empty() {
+        " ORDER BY e.seq DESC LIMIT ?"
+    } else {
+        " ORDER BY entries_fts.rowid DESC LIMIT ?"
+    });
     args.push(Sql::Integer(limit as i64));
     let hits = conn
         .prepare_cached(&sql)?
