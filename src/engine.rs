@@ -144,6 +144,9 @@ impl Engine {
         let engine = self.clone();
         let mut stop = self.0.stop.subscribe();
         tokio::spawn(async move {
+            let mut checkpoint_tick = tokio::time::interval(Duration::from_secs(1));
+            checkpoint_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut checkpointed_epoch = None;
             let mut index_tick = tokio::time::interval(engine.0.config.index_every);
             let mut sweep_tick = tokio::time::interval(engine.0.config.sweep_every);
             index_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -161,6 +164,16 @@ impl Engine {
                         match engine.index_now().await {
                             Ok(()) => indexed_epoch = Some(epoch),
                             Err(e) => tracing::error!("text indexing failed: {e}"),
+                        }
+                    }
+                    _ = checkpoint_tick.tick() => {
+                        let epoch = engine.store().write_epoch();
+                        if checkpointed_epoch == Some(epoch) {
+                            continue;
+                        }
+                        match engine.blocking(|e| e.store().checkpoint_passive()).await {
+                            Ok(_) => checkpointed_epoch = Some(epoch),
+                            Err(e) => tracing::warn!("checkpoint failed: {e}"),
                         }
                     }
                     _ = sweep_tick.tick() => {

@@ -69,6 +69,9 @@ const IDLE_READERS: usize = 8;
 
 pub struct Store {
     writer: Mutex<Writer>,
+    /// Copies WAL pages into the database file in the background, so no
+    /// write ever pays for a checkpoint (the writer's auto-checkpoint is off).
+    checkpointer: Mutex<Connection>,
     /// Inserts waiting for the writer; whoever holds it commits them together.
     pending: Mutex<Vec<entries::Job>>,
     /// Signalled whenever the writer is released.
@@ -181,6 +184,10 @@ impl Store {
             },
         )?;
         migrate::run(&mut conn, now)?;
+        // Checkpoints run in the background (`checkpoint_passive`), off the write path.
+        conn.execute_batch("PRAGMA wal_autocheckpoint = 0;")?;
+        let checkpointer = Connection::open(&db_path)?;
+        checkpointer.busy_timeout(Duration::from_secs(10))?;
         conn.execute(
             "UPDATE settings SET value = ? WHERE key = 'default_ttl_seconds'",
             [default_ttl],
@@ -196,6 +203,7 @@ impl Store {
             |r| r.get(0),
         )?;
         Ok(Store {
+            checkpointer: Mutex::new(checkpointer),
             writer: Mutex::new(Writer {
                 conn,
                 ids: IdGen::after(floor.max(text.watermark())),
@@ -292,6 +300,18 @@ impl Store {
     }
 
     /// Folds the WAL back into the database files; the store stays usable.
+    /// Copies committed WAL pages into the database file without blocking
+    /// writers or readers; the WAL is then reused from its start. Returns the
+    /// WAL's size in pages.
+    pub fn checkpoint_passive(&self) -> Result<i64> {
+        let conn = lock(&self.checkpointer);
+        let (_busy, wal_pages, _done): (i64, i64, i64) =
+            conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?;
+        Ok(wal_pages)
+    }
+
     pub fn checkpoint(&self) {
         let w = self.writer();
         if let Err(e) = w.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);") {

@@ -302,7 +302,9 @@ fn word_hits(
     );
     filter.push_sql(&mut sql, &mut args);
     sql.push_str(" ORDER BY entries_words.rowid DESC LIMIT ?");
-    args.push(Sql::Integer(MIN_CANDIDATES.max(limit * CANDIDATES_PER_HIT) as i64));
+    args.push(Sql::Integer(
+        MIN_CANDIDATES.max(limit * CANDIDATES_PER_HIT) as i64
+    ));
     let mut ranked: Vec<(i64, f64)> = conn
         .prepare_cached(&sql)?
         .query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?
