@@ -39,6 +39,9 @@ pub struct Config {
     pub sweep_every: Duration,
     /// How often the text indexer looks for new changes.
     pub index_every: Duration,
+    /// WAL size (4 KiB pages) past which a checkpoint empties the WAL while
+    /// holding the writer (a short pause, as it only copies the tail).
+    pub wal_restart_pages: i64,
     pub clock: Clock,
 }
 
@@ -52,6 +55,7 @@ impl Config {
             retention: Duration::from_secs(7 * 24 * 3600),
             sweep_every: Duration::from_secs(30),
             index_every: Duration::from_millis(100),
+            wal_restart_pages: 8192,
             clock: Clock::system(),
         }
     }
@@ -94,6 +98,7 @@ impl Engine {
             &config.data_dir,
             config.durability,
             config.default_ttl_seconds,
+            config.wal_restart_pages,
             config.clock.now_ms(),
         )?;
         let windows = store.windows()?.into_iter().collect();

@@ -82,6 +82,7 @@ pub struct Store {
     idle_readers: Mutex<Vec<Connection>>,
     text: TextIndex,
     db_path: PathBuf,
+    wal_restart_pages: i64,
 }
 
 /// The one write connection and the ids it hands out.
@@ -166,6 +167,7 @@ impl Store {
         dir: &Path,
         durability: Durability,
         default_ttl: Option<i64>,
+        wal_restart_pages: i64,
         now: i64,
     ) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(|e| {
@@ -214,6 +216,7 @@ impl Store {
             idle_readers: Mutex::new(Vec::new()),
             text,
             db_path,
+            wal_restart_pages,
         })
     }
 
@@ -300,16 +303,38 @@ impl Store {
     }
 
     /// Folds the WAL back into the database files; the store stays usable.
-    /// Copies committed WAL pages into the database file without blocking
-    /// writers or readers; the WAL is then reused from its start. Returns the
-    /// WAL's size in pages.
+    /// Copies committed WAL pages into the database file, off the write path.
+    ///
+    /// A passive checkpoint blocks nobody, but under a steady stream of writes
+    /// it never catches the newest frames, so the WAL would never be reused
+    /// and would grow without end. So once the WAL passes `wal_restart_pages`,
+    /// a second pass runs holding the writer: it only has the tail left to
+    /// copy, completes, and empties the WAL. Returns the WAL's size in pages
+    /// before the pass.
     pub fn checkpoint_passive(&self) -> Result<i64> {
-        let conn = lock(&self.checkpointer);
-        let (_busy, wal_pages, _done): (i64, i64, i64) =
-            conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })?;
+        let pass = |mode: &str| -> Result<i64> {
+            let conn = lock(&self.checkpointer);
+            let (_busy, wal_pages, _copied): (i64, i64, i64) =
+                conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?;
+            Ok(wal_pages)
+        };
+        let wal_pages = pass("PASSIVE")?;
+        if wal_pages > self.wal_restart_pages {
+            // No write can start meanwhile; TRUNCATE empties the WAL file, so
+            // the next call sees a short WAL rather than its old frame count.
+            let _writer = self.writer();
+            pass("TRUNCATE")?;
+        }
         Ok(wal_pages)
+    }
+
+    /// The WAL's size on disk, in bytes.
+    pub fn wal_bytes(&self) -> u64 {
+        std::fs::metadata(format!("{}-wal", self.db_path.display()))
+            .map(|m| m.len())
+            .unwrap_or(0)
     }
 
     pub fn checkpoint(&self) {

@@ -11,6 +11,17 @@ use serde_json::json;
 
 const START: i64 = 1_900_000_000_000;
 
+/// The pad called `name` in a `pad.list` result.
+fn pad_named(list: &serde_json::Value, name: &str) -> serde_json::Value {
+    list["pads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no pad {name} in {list}"))
+        .clone()
+}
+
 #[tokio::test]
 async fn idle_pads_are_archived_hidden_restorable_and_purged_after_retention() {
     let clock = Clock::manual(START);
@@ -64,13 +75,7 @@ async fn idle_pads_are_archived_hidden_restorable_and_purged_after_retention() {
         "{names:?}"
     );
     let all = ok(&mut c, "pad.list", json!({"include_archived": true})).await;
-    let archived = all["pads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "session-1")
-        .unwrap()
-        .clone();
+    let archived = pad_named(&all, "session-1");
     assert_eq!(archived["archived"], true);
     assert_eq!(
         ok(&mut c, "entry.list", json!({"pad": "session-1"})).await["entries"],
@@ -117,13 +122,7 @@ async fn idle_pads_are_archived_hidden_restorable_and_purged_after_retention() {
 
     // The pinned entry survives, its pad still archived and restorable.
     let all = ok(&mut c, "pad.list", json!({"include_archived": true})).await;
-    let s1 = all["pads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "session-1")
-        .unwrap()
-        .clone();
+    let s1 = pad_named(&all, "session-1");
     assert_eq!(s1["entries"], 1);
     ok(&mut c, "pad.configure", json!({"name": "session-1"})).await;
     let left = ok(&mut c, "entry.list", json!({"pad": "session-1"})).await;

@@ -347,3 +347,41 @@ async fn a_missing_or_corrupt_text_index_is_rebuilt() {
     // "4" is a substring match: needle 4, 14, 24, 34 and 40-49.
     assert_eq!(hits["hits"].as_array().unwrap().len(), 14);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wal_stays_bounded_under_a_steady_write_stream() {
+    // Empty the WAL past 4 MiB (1024 pages) rather than the default 32 MiB.
+    let h = Harness::with(|c| c.wal_restart_pages = 1024).await;
+    let mut c = h.client().await;
+    // A writer that never pauses: ~12 MiB of WAL frames.
+    let writer = tokio::spawn(async move {
+        let big = "x".repeat(3900);
+        for i in 0..1200 {
+            c.call(
+                "entry.add",
+                json!({"pad": "wal", "content": format!("{i} {big}")}),
+            )
+            .await
+            .unwrap();
+        }
+    });
+    // Checkpoints alongside it, as the background task runs them; a passive
+    // checkpoint alone never catches the newest frames of a busy writer.
+    let store_engine = h.engine.clone();
+    let mut max_wal = 0;
+    while !writer.is_finished() {
+        let e = store_engine.clone();
+        tokio::task::spawn_blocking(move || e.store().checkpoint_passive())
+            .await
+            .unwrap()
+            .unwrap();
+        max_wal = max_wal.max(h.engine.store().wal_bytes());
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    writer.await.unwrap();
+    assert!(
+        max_wal < 8 * 1024 * 1024,
+        "the WAL is reused instead of growing: it reached {} MiB",
+        max_wal / 1024 / 1024
+    );
+}

@@ -124,13 +124,7 @@ impl TextIndex {
         let (seq_from, change_from) = (self.watermark(), self.change_watermark());
         // One transaction: every read of the store sees one snapshot.
         let tx = conn.transaction()?;
-        let (seq_upto, seq_more): (Option<i64>, i64) = tx.query_row(
-            "SELECT max(seq), count(*) FROM (SELECT seq FROM store.entries \
-             WHERE seq > ?1 ORDER BY seq LIMIT ?2)",
-            params![seq_from, BATCH],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
-        let seq_upto = seq_upto.unwrap_or(seq_from);
+        let (seq_upto, seq_more) = next_batch(&tx, "seq", "store.entries", seq_from)?;
         if seq_more > 0 {
             for table in TABLES {
                 tx.execute(
@@ -146,14 +140,9 @@ impl TextIndex {
         // not yet indexed is picked up by the insert pass, with its new text).
         let mut change_upto = change_from;
         if seq_more < BATCH {
-            let (upto, n): (Option<i64>, i64) = tx.query_row(
-                "SELECT max(n), count(*) FROM (SELECT n FROM store.changes \
-                 WHERE n > ?1 ORDER BY n LIMIT ?2)",
-                params![change_from, BATCH],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
+            let (upto, n) = next_batch(&tx, "n", "store.changes", change_from)?;
             if n > 0 {
-                change_upto = upto.unwrap_or(change_from);
+                change_upto = upto;
                 let changed = "SELECT seq FROM store.changes WHERE n > ?1 AND n <= ?2";
                 for table in TABLES {
                     tx.execute(
@@ -188,6 +177,20 @@ impl TextIndex {
         let conn = lock(&self.conn);
         let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
     }
+}
+
+/// The end of the next batch of rows of `table` past `from` (by `key`), and
+/// how many rows it holds; `(from, 0)` when there are none.
+fn next_batch(conn: &Connection, key: &str, table: &str, from: i64) -> Result<(i64, i64)> {
+    let (upto, n): (Option<i64>, i64) = conn.query_row(
+        &format!(
+            "SELECT max({key}), count(*) FROM \
+             (SELECT {key} FROM {table} WHERE {key} > ?1 ORDER BY {key} LIMIT ?2)"
+        ),
+        params![from, BATCH],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok((upto.unwrap_or(from), n))
 }
 
 fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
