@@ -157,13 +157,17 @@ pub async fn serve(
     }
 }
 
-/// Resolves on SIGINT or SIGTERM.
-pub async fn signals() {
+/// A future that resolves on SIGINT or SIGTERM. The handlers are installed
+/// when this is called, not when the future is first polled: until then the
+/// signals' default action would kill the process without draining.
+pub fn signals() -> std::io::Result<impl Future<Output = ()>> {
     use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler installs");
-    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler installs");
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
-        _ = int.recv() => tracing::info!("SIGINT: shutting down"),
-    }
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
+            _ = int.recv() => tracing::info!("SIGINT: shutting down"),
+        }
+    })
 }

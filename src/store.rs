@@ -93,25 +93,29 @@ pub(crate) struct Writer {
 
 /// The writer, held; releasing it wakes inserts waiting to be combined.
 pub(crate) struct WriterGuard<'a> {
-    guard: MutexGuard<'a, Writer>,
+    /// Always `Some` until drop, which must unlock *before* it notifies: a
+    /// waiter woken while the mutex is still held would fail its `try_lock`
+    /// and wait for a notification that never comes.
+    guard: Option<MutexGuard<'a, Writer>>,
     store: &'a Store,
 }
 
 impl Deref for WriterGuard<'_> {
     type Target = Writer;
     fn deref(&self) -> &Writer {
-        &self.guard
+        self.guard.as_ref().expect("held until drop")
     }
 }
 
 impl DerefMut for WriterGuard<'_> {
     fn deref_mut(&mut self) -> &mut Writer {
-        &mut self.guard
+        self.guard.as_mut().expect("held until drop")
     }
 }
 
 impl Drop for WriterGuard<'_> {
     fn drop(&mut self) {
+        drop(self.guard.take());
         self.store
             .writes
             .fetch_add(1, std::sync::atomic::Ordering::Release);
@@ -222,7 +226,7 @@ impl Store {
 
     pub(crate) fn writer(&self) -> WriterGuard<'_> {
         WriterGuard {
-            guard: lock(&self.writer),
+            guard: Some(lock(&self.writer)),
             store: self,
         }
     }
@@ -233,7 +237,10 @@ impl Store {
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return None,
         };
-        Some(WriterGuard { guard, store: self })
+        Some(WriterGuard {
+            guard: Some(guard),
+            store: self,
+        })
     }
 
     pub(crate) fn reader(&self) -> Result<Reader<'_>> {
@@ -309,8 +316,8 @@ impl Store {
     /// it never catches the newest frames, so the WAL would never be reused
     /// and would grow without end. So once the WAL passes `wal_restart_pages`,
     /// a second pass runs holding the writer: it only has the tail left to
-    /// copy, completes, and empties the WAL. Returns the WAL's size in pages
-    /// before the pass.
+    /// copy, completes, and the next write reuses the WAL from its start.
+    /// Returns the WAL's size in pages before the pass.
     pub fn checkpoint_passive(&self) -> Result<i64> {
         let pass = |mode: &str| -> Result<i64> {
             let conn = lock(&self.checkpointer);
@@ -322,10 +329,12 @@ impl Store {
         };
         let wal_pages = pass("PASSIVE")?;
         if wal_pages > self.wal_restart_pages {
-            // No write can start meanwhile; TRUNCATE empties the WAL file, so
-            // the next call sees a short WAL rather than its old frame count.
+            // No write can start meanwhile, so this pass copies the tail and
+            // completes; the next write then starts the WAL over (once no
+            // reader still needs the old frames). PASSIVE again, never a mode
+            // that waits for readers: this holds the writer.
             let _writer = self.writer();
-            pass("TRUNCATE")?;
+            pass("PASSIVE")?;
         }
         Ok(wal_pages)
     }

@@ -47,6 +47,8 @@ pub fn main(args: ServeArgs, socket: Option<PathBuf>) -> ExitCode {
 }
 
 async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
+    // Handle signals before anything else, so none kills us mid-start.
+    let shutdown = server::signals()?;
     // Bind first: a second `pad serve` learns at once who already serves.
     let bound = server::bind(&socket)?;
     let mut config = Config::new(paths::data_dir());
@@ -65,7 +67,7 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     server::serve(
         &bound.listener,
         engine.clone(),
-        server::signals(),
+        shutdown,
         Duration::from_secs(5),
     )
     .await;
