@@ -233,12 +233,6 @@ impl Engine {
             .await;
     }
 
-    /// Resolves once `shutdown` has been called.
-    pub async fn stopped(&self) {
-        let mut rx = self.0.stop.subscribe();
-        let _ = rx.wait_for(|s| *s).await;
-    }
-
     pub fn connection_opened(&self) {
         self.0.connections.fetch_add(1, Ordering::Relaxed);
     }

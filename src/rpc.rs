@@ -21,7 +21,6 @@ use crate::protocol::*;
 pub struct Session {
     /// Default author for writes, set by `hello`.
     pub author: Option<String>,
-    pub client: Option<String>,
     /// Where event notifications go; `None` on transports without push.
     events: Option<mpsc::Sender<Value>>,
     subscriptions: HashMap<u64, AbortHandle>,
@@ -31,7 +30,6 @@ impl Session {
     pub fn new(events: Option<mpsc::Sender<Value>>) -> Self {
         Session {
             author: None,
-            client: None,
             events,
             subscriptions: HashMap::new(),
         }
@@ -59,7 +57,7 @@ pub async fn dispatch(
             if let Some(a) = &p.author {
                 session.author = Some(crate::model::author("author", a)?);
             }
-            session.client = p.client;
+            tracing::debug!(client = ?p.client, author = ?session.author, "hello");
             to_value(engine.hello(session.author.clone()))
         }
         "entry.add" => {
