@@ -32,6 +32,7 @@ pub fn main(args: ServeArgs, socket: Option<PathBuf>) -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
