@@ -39,18 +39,7 @@ async fn eight_clients_times_500_writes_leave_exactly_4000_entries() {
         assert_eq!(t["count"], 500, "{t}");
     }
     // Every entry is listable, and exactly once.
-    let mut listed = std::collections::HashSet::new();
-    let mut params = json!({"pad": "hammer", "limit": 1000});
-    loop {
-        let r = ok(&mut c, "entry.list", params.clone()).await;
-        for e in r["entries"].as_array().unwrap() {
-            assert!(listed.insert(e["id"].as_str().unwrap().to_string()));
-        }
-        match r["next_cursor"].as_str() {
-            Some(cur) => params["cursor"] = json!(cur),
-            None => break,
-        }
-    }
+    let listed = common::all_ids(&mut c, "hammer").await;
     assert_eq!(listed, all);
     let hits = ok(
         &mut c,

@@ -112,18 +112,7 @@ async fn every_acknowledged_write_survives_sigkill() {
     // Restart: the stale socket is replaced, and every acknowledged entry is there.
     let mut engine = spawn_engine(&home, &engine.socket).await;
     let mut c = Client::connect(&socket).await.unwrap();
-    let mut present = std::collections::HashSet::new();
-    let mut params = json!({"pad": "crash", "limit": 1000});
-    loop {
-        let r = c.call("entry.list", params.clone()).await.unwrap();
-        for e in r["entries"].as_array().unwrap() {
-            present.insert(e["id"].as_str().unwrap().to_string());
-        }
-        match r["next_cursor"].as_str() {
-            Some(cur) => params["cursor"] = json!(cur),
-            None => break,
-        }
-    }
+    let present = common::all_ids(&mut c, "crash").await;
     let lost: Vec<_> = acked.iter().filter(|id| !present.contains(*id)).collect();
     assert!(
         lost.is_empty(),

@@ -126,3 +126,20 @@ pub async fn err(c: &mut Client, method: &str, params: Value, code: i64) -> (Str
 pub async fn add(c: &mut Client, pad: &str, content: &str) -> Value {
     ok(c, "entry.add", json!({"pad": pad, "content": content})).await["entry"].clone()
 }
+
+/// Every id of a pad, paging with `next_cursor`; panics if a page repeats one.
+pub async fn all_ids(c: &mut Client, pad: &str) -> std::collections::HashSet<String> {
+    let mut ids = std::collections::HashSet::new();
+    let mut params = json!({"pad": pad, "limit": 1000});
+    loop {
+        let r = ok(c, "entry.list", params.clone()).await;
+        for e in r["entries"].as_array().unwrap() {
+            let id = e["id"].as_str().unwrap().to_string();
+            assert!(ids.insert(id.clone()), "{id} listed twice");
+        }
+        match r["next_cursor"].as_str() {
+            Some(cur) => params["cursor"] = json!(cur),
+            None => return ids,
+        }
+    }
+}
