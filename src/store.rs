@@ -297,9 +297,10 @@ impl Store {
 
     /// Bytes on disk of the database, its WAL and the text index.
     pub fn disk_bytes(&self) -> u64 {
-        let size = |p: PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        let wal = PathBuf::from(format!("{}-wal", self.db_path.display()));
-        size(self.db_path.clone()) + size(wal) + self.text.disk_bytes()
+        let db = std::fs::metadata(&self.db_path)
+            .map(|m| m.len())
+            .unwrap_or(0);
+        db + self.wal_bytes() + self.text.disk_bytes()
     }
 
     /// Deletes change-log rows the text index has already applied.

@@ -87,6 +87,21 @@ async fn add_get_update_delete_round_trip() {
     assert_eq!(u["pinned"], true, "absent fields are kept");
     assert_eq!(u["version"], 2);
     assert_eq!(u["created_at"], e["created_at"]);
+    // remind_at: kept by an update that does not name it, cleared by null —
+    // as stored, not only as answered.
+    let stored = ok(&mut c, "entry.get", json!({"id": id})).await;
+    assert_eq!(stored["entry"]["remind_at"], e["remind_at"]);
+    ok(&mut c, "entry.update", json!({"id": id, "remind_at": null})).await;
+    let stored = ok(&mut c, "entry.get", json!({"id": id})).await;
+    assert_eq!(stored["entry"]["remind_at"], serde_json::Value::Null);
+    ok(
+        &mut c,
+        "entry.update",
+        json!({"id": id, "remind_at": "2030-01-02T03:04:05.678Z"}),
+    )
+    .await;
+    let stored = ok(&mut c, "entry.get", json!({"id": id})).await;
+    assert_eq!(stored["entry"]["remind_at"], "2030-01-02T03:04:05.678Z");
 
     let del = ok(&mut c, "entry.delete", json!({"id": id})).await;
     assert_eq!(del, json!({"deleted": true, "id": id}));

@@ -7,7 +7,7 @@ use super::rows::{read_entry, EntryRow, ENTRY_COLUMNS};
 use super::{Store, Writer};
 use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
-use crate::model::{fmt_time, parse_time, Category, Entry, Kind, Status};
+use crate::model::{fmt_time, Category, Entry, Kind, Status};
 
 /// A validated entry ready to insert.
 #[derive(Debug)]
@@ -362,15 +362,13 @@ impl Store {
         if let Some(r) = patch.remind_at {
             after.remind_at = r.map(fmt_time);
         }
+        // Left alone unless the patch sets it: SQL keeps the stored milliseconds.
+        let (remind_set, remind_ms) = (patch.remind_at.is_some(), patch.remind_at.flatten());
         if let Some(m) = &patch.meta {
             after.meta = m.as_deref().and_then(|m| serde_json::from_str(m).ok());
         }
         after.version = before.version + 1;
         after.updated_at = fmt_time(now);
-        let remind_ms = after
-            .remind_at
-            .as_deref()
-            .and_then(|t| parse_time("remind_at", t).ok());
         let meta_text = after
             .meta
             .as_ref()
@@ -379,7 +377,8 @@ impl Store {
         w.conn
             .prepare_cached(
                 "UPDATE entries SET content = ?, tags = ?, kind = ?, status = ?, assignee = ?, \
-                 resume = ?, category = ?, confidence = ?, pinned = ?, depends_on = ?, remind_at = ?, \
+                 resume = ?, category = ?, confidence = ?, pinned = ?, depends_on = ?, \
+                 remind_at = CASE WHEN ? THEN ? ELSE remind_at END, \
                  meta = ?, updated_at = ?, version = version + 1 WHERE seq = ?",
             )?
             .execute(params![
@@ -393,6 +392,7 @@ impl Store {
                 after.confidence,
                 after.pinned,
                 json_list(&after.depends_on),
+                remind_set,
                 remind_ms,
                 meta_text,
                 now,
