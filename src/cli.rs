@@ -94,6 +94,8 @@ enum Command {
     },
     /// Engine statistics.
     Stats,
+    /// Embed every entry again and rebuild the vector index (semantic search).
+    Reindex,
 }
 
 #[derive(Args, Debug)]
@@ -448,6 +450,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stats => {
             let r = c.call("stats", json!({})).await?;
             out(&r, &|r| render::stats(r));
+        }
+        Command::Reindex => {
+            let r = c.call("reindex", json!({})).await?;
+            out(&r, &|r| {
+                println!(
+                    "re-embedding {} entries in the background; `pad stats` shows the embed queue",
+                    r["queued"]
+                )
+            });
         }
     }
     Ok(())

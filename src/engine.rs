@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::events::{Bus, EventType, Filter, Subscription};
 use crate::model::{self, Entry, Pad};
 use crate::protocol::*;
+use crate::semantic::{self, ModelSource, Semantic, SemanticConfig};
 use crate::store::{Durability, EntryFilter, NewEntry, PadSweep, Patch, Store};
 
 /// How an engine is set up. `Config::new(dir)` gives the defaults of DESIGN.md.
@@ -42,6 +43,8 @@ pub struct Config {
     /// WAL size (4 KiB pages) past which a checkpoint empties the WAL while
     /// holding the writer (a short pause, as it only copies the tail).
     pub wal_restart_pages: i64,
+    /// Semantic search (`None`: text search only, no model is loaded).
+    pub semantic: Option<SemanticConfig>,
     pub clock: Clock,
 }
 
@@ -56,6 +59,7 @@ impl Config {
             sweep_every: Duration::from_secs(30),
             index_every: Duration::from_millis(100),
             wal_restart_pages: 8192,
+            semantic: Some(SemanticConfig::new(ModelSource::Download)),
             clock: Clock::system(),
         }
     }
@@ -66,7 +70,10 @@ pub struct Engine(Arc<Inner>);
 
 struct Inner {
     config: Config,
-    store: Store,
+    store: Arc<Store>,
+    /// Dropped before `_lock` (fields drop in order): dropping it stops the
+    /// embedding worker, which saves the index while the data dir is still ours.
+    semantic: Option<Semantic>,
     bus: Bus,
     /// Pads with a rolling window (`max_entries`): the only pads whose writes
     /// need a second statement, so the hot path checks this map, not the database.
@@ -100,10 +107,17 @@ impl Engine {
             config.default_ttl_seconds,
             config.wal_restart_pages,
             config.clock.now_ms(),
+            config.semantic.is_some(),
         )?;
+        let store = Arc::new(store);
         let windows = store.windows()?.into_iter().collect();
+        let semantic = config
+            .semantic
+            .clone()
+            .map(|c| Semantic::start(c, store.clone(), config.data_dir.clone()));
         Ok(Engine(Arc::new(Inner {
             store,
+            semantic,
             bus: Bus::default(),
             windows: Mutex::new(windows),
             started: Instant::now(),
@@ -124,6 +138,11 @@ impl Engine {
 
     pub fn store(&self) -> &Store {
         &self.0.store
+    }
+
+    /// Semantic search, when configured (it may still be loading, or unavailable).
+    pub fn semantic(&self) -> Option<&Semantic> {
+        self.0.semantic.as_ref()
     }
 
     fn now(&self) -> i64 {
@@ -222,6 +241,15 @@ impl Engine {
     /// Stops background work and closes the store cleanly.
     pub async fn shutdown(&self) {
         let _ = self.0.stop.send(true);
+        // The embedding worker applies what it has and saves the index.
+        let _ = self
+            .blocking(|e| {
+                if let Some(s) = e.semantic() {
+                    s.stop();
+                }
+                Ok(())
+            })
+            .await;
         if let Err(e) = self.index_now().await {
             tracing::warn!("final text indexing failed: {e}");
         }
@@ -454,11 +482,6 @@ impl Engine {
                 qlen,
             ));
         }
-        if p.mode == SearchMode::Semantic {
-            return Err(Error::Unavailable(
-                "semantic search needs the embedding model, and this engine runs without one. Use mode 'text' (or 'hybrid', which answers with text search until embeddings are available).".into(),
-            ));
-        }
         let limit = limit("limit", p.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
         let filter = EntryFilter {
             pad: p
@@ -475,21 +498,126 @@ impl Engine {
             kind: p.kind,
             ..EntryFilter::default()
         };
-        let query = query.to_string();
-        let hits = self
-            .blocking(move |e| e.store().search_text(&query, &filter, limit))
-            .await?;
-        Ok(SearchResult {
-            hits: hits
-                .into_iter()
-                .map(|(entry, score)| SearchHit {
-                    entry,
-                    score,
-                    found_by: vec!["text".into()],
+        let ready = self.semantic().filter(|s| s.is_ready());
+        let mode = match (p.mode, ready) {
+            (SearchMode::Text, _) | (SearchMode::Hybrid, None) => SearchMode::Text,
+            (SearchMode::Semantic, None) => {
+                return Err(match self.semantic().and_then(Semantic::not_ready) {
+                    Some(why) => why,
+                    None => Error::Unavailable(
+                        "semantic search is off in this engine (started without a model); use mode 'text', or restart `pad serve` without --no-semantic.".into(),
+                    ),
                 })
-                .collect(),
-            mode: SearchMode::Text,
-        })
+            }
+            (mode, Some(_)) => mode,
+        };
+        // The query embedding runs on the embedding worker meanwhile.
+        let vector = match mode {
+            SearchMode::Text => None,
+            _ => {
+                let (query, this) = (query.to_string(), self.clone());
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                tokio::spawn(async move {
+                    let s = this.semantic().expect("ready implies configured");
+                    let _ = tx.send(s.query_vector(&query).await);
+                });
+                Some(rx)
+            }
+        };
+        let text_hits = match mode {
+            SearchMode::Semantic => Vec::new(),
+            _ => {
+                let (query, filter) = (query.to_string(), filter.clone());
+                // Hybrid fuses more than it shows, so each side can lift the other.
+                let k = if mode == SearchMode::Hybrid {
+                    fused_depth(limit)
+                } else {
+                    limit
+                };
+                self.blocking(move |e| e.store().search_text(&query, &filter, k))
+                    .await?
+            }
+        };
+        let Some(vector) = vector else {
+            return Ok(SearchResult {
+                hits: text_hits
+                    .into_iter()
+                    .map(|(entry, score)| SearchHit {
+                        entry,
+                        score,
+                        found_by: vec!["text".into()],
+                    })
+                    .collect(),
+                mode: SearchMode::Text,
+            });
+        };
+        let vector = vector
+            .await
+            .map_err(|_| Error::Internal("query embedding was dropped".into()))??;
+        let k = if mode == SearchMode::Hybrid {
+            fused_depth(limit)
+        } else {
+            limit
+        };
+        let near = self
+            .blocking(move |e| {
+                let s = e.semantic().expect("configured");
+                let near = s.nearest(e.store(), &vector, &filter, k as usize)?;
+                let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
+                let entries = e.store().entries_by_id(&ids)?;
+                Ok(near
+                    .into_iter()
+                    .zip(entries)
+                    .map(|((_, score), entry)| (entry, score as f64))
+                    .collect::<Vec<_>>())
+            })
+            .await?;
+        if mode == SearchMode::Semantic {
+            return Ok(SearchResult {
+                hits: near
+                    .into_iter()
+                    .map(|(entry, score)| SearchHit {
+                        entry,
+                        score,
+                        found_by: vec!["semantic".into()],
+                    })
+                    .collect(),
+                mode,
+            });
+        }
+        // Hybrid: weak meaning matches are noise next to word matches.
+        let near: Vec<(Entry, f64)> = near
+            .into_iter()
+            .filter(|(_, score)| *score >= HYBRID_MIN_SIMILARITY)
+            .collect();
+        let ids =
+            |hits: &[(Entry, f64)]| hits.iter().map(|(e, _)| e.id.clone()).collect::<Vec<_>>();
+        let text_ids = ids(&text_hits);
+        let near_ids = ids(&near);
+        let mut by_id: HashMap<String, Entry> = text_hits
+            .into_iter()
+            .chain(near)
+            .map(|(e, _)| (e.id.clone(), e))
+            .collect();
+        let refs = [
+            text_ids.iter().map(String::as_str).collect::<Vec<_>>(),
+            near_ids.iter().map(String::as_str).collect::<Vec<_>>(),
+        ];
+        let hits = semantic::fuse(&refs)
+            .into_iter()
+            .take(limit as usize)
+            .filter_map(|(id, score, lists)| {
+                Some(SearchHit {
+                    entry: by_id.remove(id)?,
+                    score,
+                    found_by: lists
+                        .iter()
+                        .map(|l| if *l == 0 { "text" } else { "semantic" }.to_string())
+                        .collect(),
+                })
+            })
+            .collect();
+        Ok(SearchResult { hits, mode })
     }
 
     pub async fn tags(&self, p: TagsParams) -> Result<TagsResult> {
@@ -587,8 +715,11 @@ impl Engine {
     }
 
     pub async fn stats(&self) -> Result<StatsResult> {
-        let (counts, index_queue) = self
-            .blocking(|e| Ok((e.store().counts()?, e.store().index_queue()?)))
+        let (counts, index_queue, embed_queue) = self
+            .blocking(|e| {
+                let s = e.store();
+                Ok((s.counts()?, s.index_queue()?, s.embed_queue()?))
+            })
             .await?;
         let store = self.store();
         Ok(StatsResult {
@@ -603,12 +734,77 @@ impl Engine {
             connections: self.0.connections.load(Ordering::Relaxed),
             subscribers: self.0.bus.subscribers(),
             index_queue,
+            embed_queue,
+            semantic: self.semantic_info(),
             data_dir: self.0.config.data_dir.display().to_string(),
             durability: match self.0.config.durability {
                 Durability::Normal => "normal".into(),
                 Durability::Full => "full".into(),
             },
         })
+    }
+}
+
+/// Hybrid search fuses this many hits from each side, so a hit low on one
+/// list but present on both can still rise into the page.
+fn fused_depth(limit: u32) -> u32 {
+    (limit * 2).clamp(20, MAX_SEARCH_LIMIT)
+}
+
+/// In hybrid search, meaning matches below this cosine similarity are left
+/// out, as they only push word matches down: all-MiniLM-L6-v2 puts clearly
+/// unrelated sentences near 0–0.1, while paraphrases in our retrieval test
+/// score 0.20–0.62 ("tests are flaky" / "the integration suite fails randomly
+/// about one run in five" is 0.20).
+const HYBRID_MIN_SIMILARITY: f64 = 0.15;
+
+impl Engine {
+    fn semantic_info(&self) -> SemanticInfo {
+        let Some(s) = self.semantic() else {
+            return SemanticInfo {
+                status: "off".into(),
+                model: None,
+                runtime: None,
+                reason: Some("the engine was started without semantic search (--no-semantic or PAD_SEMANTIC=off)".into()),
+                vectors: 0,
+                index_bytes: 0,
+                embedded: 0,
+                embed_per_second: 0.0,
+            };
+        };
+        let st = s.stats();
+        let (status, model, runtime, reason) = match st.status {
+            semantic::Status::Loading => ("loading", None, None, None),
+            semantic::Status::Ready { model, runtime } => (
+                "ready",
+                Some(model),
+                Some(runtime.display().to_string()),
+                None,
+            ),
+            semantic::Status::Unavailable(why) => ("unavailable", None, None, Some(why)),
+        };
+        SemanticInfo {
+            status: status.into(),
+            model,
+            runtime,
+            reason,
+            vectors: st.vectors as u64,
+            index_bytes: st.index_bytes as u64,
+            embedded: st.embedded,
+            embed_per_second: (st.embed_per_second * 10.0).round() / 10.0,
+        }
+    }
+
+    /// Forgets every stored vector and embeds every entry again.
+    pub async fn reindex(&self) -> Result<ReindexResult> {
+        let Some(s) = self.semantic() else {
+            return Err(Error::Unavailable(
+                "semantic search is off in this engine, so there is nothing to reindex; restart `pad serve` without --no-semantic.".into(),
+            ));
+        };
+        s.reindex().await?;
+        let queued = self.blocking(|e| e.store().embed_queue()).await?;
+        Ok(ReindexResult { queued })
     }
 }
 

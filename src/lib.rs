@@ -16,6 +16,7 @@ pub mod model;
 pub mod paths;
 pub mod protocol;
 pub mod rpc;
+pub mod semantic;
 pub mod server;
 pub mod store;
 

@@ -35,6 +35,7 @@ pub const METHODS: &[&str] = &[
     "subscribe",
     "unsubscribe",
     "stats",
+    "reindex",
 ];
 
 /// Distinguishes an absent field (`None`) from an explicit `null` (`Some(None)`).
@@ -324,6 +325,42 @@ pub struct StatsResult {
     pub subscribers: u64,
     /// Changes written but not yet in the text index.
     pub index_queue: i64,
+    /// Entries written or edited but not yet embedded (0 without semantic search).
+    pub embed_queue: i64,
+    pub semantic: SemanticInfo,
     pub data_dir: String,
     pub durability: String,
+}
+
+/// The state of semantic search, in `stats`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SemanticInfo {
+    /// `ready`, `loading`, `unavailable` or `off`.
+    pub status: String,
+    /// The model in use, e.g. `all-MiniLM-L6-v2/int8`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub model: Option<String>,
+    /// The ONNX Runtime library loaded.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub runtime: Option<String>,
+    /// When unavailable or off: what is missing and how to fix it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+    /// Vectors in the index.
+    pub vectors: u64,
+    /// Memory the vector index uses.
+    pub index_bytes: u64,
+    /// Entries embedded since the engine started, and how fast.
+    pub embedded: u64,
+    pub embed_per_second: f64,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReindexParams {}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ReindexResult {
+    /// Entries queued to be embedded again.
+    pub queued: i64,
 }

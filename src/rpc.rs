@@ -140,6 +140,10 @@ pub async fn dispatch(
             let _: StatsParams = parse(method, params)?;
             to_value(engine.stats().await?)
         }
+        "reindex" => {
+            let _: ReindexParams = parse(method, params)?;
+            to_value(engine.reindex().await?)
+        }
         other => {
             return Err(Error::MethodNotFound {
                 method: other.to_string(),

@@ -25,6 +25,7 @@ mod migrate;
 mod pads;
 mod rows;
 pub mod text;
+pub mod vectors;
 
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
@@ -41,6 +42,7 @@ pub use entries::{EntryFilter, NewEntry, Page, Patch};
 pub(crate) use pads::no_pad;
 pub use pads::{Counts, PadSweep};
 pub use text::TextIndex;
+pub use vectors::VectorStore;
 
 /// How hard a commit works to reach the disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -81,6 +83,8 @@ pub struct Store {
     writes: std::sync::atomic::AtomicU64,
     idle_readers: Mutex<Vec<Connection>>,
     text: TextIndex,
+    /// Stored embeddings, when semantic search is on.
+    vectors: Option<VectorStore>,
     db_path: PathBuf,
     wal_restart_pages: i64,
 }
@@ -173,6 +177,7 @@ impl Store {
         default_ttl: Option<i64>,
         wal_restart_pages: i64,
         now: i64,
+        semantic: bool,
     ) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(|e| {
             Error::Internal(format!(
@@ -200,6 +205,11 @@ impl Store {
         )?;
 
         let text = TextIndex::open(dir, &db_path)?;
+        let vectors = if semantic {
+            Some(VectorStore::open(dir, &db_path)?)
+        } else {
+            None
+        };
         // The newest entry may have been deleted: never hand out an id that an
         // index or the change log has already seen.
         let floor: i64 = conn.query_row(
@@ -212,13 +222,18 @@ impl Store {
             checkpointer: Mutex::new(checkpointer),
             writer: Mutex::new(Writer {
                 conn,
-                ids: IdGen::after(floor.max(text.watermark())),
+                ids: IdGen::after(
+                    floor
+                        .max(text.watermark())
+                        .max(vectors.as_ref().map_or(0, VectorStore::watermark)),
+                ),
             }),
             pending: Mutex::new(Vec::new()),
             writer_free: tokio::sync::Notify::new(),
             writes: std::sync::atomic::AtomicU64::new(0),
             idle_readers: Mutex::new(Vec::new()),
             text,
+            vectors,
             db_path,
             wal_restart_pages,
         })
@@ -260,6 +275,9 @@ impl Store {
                     "ATTACH DATABASE ? AS fts",
                     [self.text.path().to_string_lossy()],
                 )?;
+                if let Some(v) = &self.vectors {
+                    c.execute("ATTACH DATABASE ? AS vec", [v.path().to_string_lossy()])?;
+                }
                 c
             }
         };
@@ -276,6 +294,26 @@ impl Store {
 
     pub fn text(&self) -> &TextIndex {
         &self.text
+    }
+
+    /// Stored embeddings; `None` when the engine runs without semantic search.
+    pub fn vectors(&self) -> Option<&VectorStore> {
+        self.vectors.as_ref()
+    }
+
+    /// Entries and edits written but not yet embedded (0 without semantic search).
+    pub fn embed_queue(&self) -> Result<i64> {
+        let Some(v) = &self.vectors else {
+            return Ok(0);
+        };
+        let conn = self.reader()?;
+        let n = conn.query_row(
+            "SELECT (SELECT count(*) FROM entries WHERE seq > ?1) + \
+                    (SELECT count(*) FROM changes WHERE n > ?2)",
+            [v.watermark(), v.change_watermark()],
+            |r| r.get(0),
+        )?;
+        Ok(n)
     }
 
     /// Brings the text index up to every committed change, then returns.
@@ -300,12 +338,18 @@ impl Store {
         let db = std::fs::metadata(&self.db_path)
             .map(|m| m.len())
             .unwrap_or(0);
-        db + self.wal_bytes() + self.text.disk_bytes()
+        db + self.wal_bytes()
+            + self.text.disk_bytes()
+            + self.vectors.as_ref().map_or(0, VectorStore::disk_bytes)
     }
 
-    /// Deletes change-log rows the text index has already applied.
+    /// Deletes change-log rows every index has already applied.
     pub fn prune_changes(&self) -> Result<usize> {
-        let upto = self.text.change_watermark();
+        let upto = self.text.change_watermark().min(
+            self.vectors
+                .as_ref()
+                .map_or(i64::MAX, VectorStore::change_watermark),
+        );
         let w = self.writer();
         Ok(w.conn.execute("DELETE FROM changes WHERE n <= ?", [upto])?)
     }
@@ -353,5 +397,8 @@ impl Store {
             tracing::warn!("checkpoint failed: {e}");
         }
         self.text.checkpoint();
+        if let Some(v) = &self.vectors {
+            v.checkpoint();
+        }
     }
 }

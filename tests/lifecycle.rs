@@ -22,6 +22,7 @@ fn pad(home: &Path, socket: &Path) -> Command {
     cmd.env("PAD_HOME", home)
         .env("PAD_SOCKET", socket)
         .env("PAD_LOG", "warn")
+        .env("PAD_NO_SEMANTIC", "1")
         .env_remove("PAD_AUTHOR");
     cmd
 }

@@ -101,7 +101,16 @@ pub fn hits(r: &Value) {
         return;
     }
     for h in &hits {
-        println!("{}  ({})", header(&h["entry"]), s(&h["entry"]["pad"]));
+        let by: Vec<&str> = h["found_by"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        println!(
+            "{}  ({}; {})",
+            header(&h["entry"]),
+            s(&h["entry"]["pad"]),
+            by.join("+")
+        );
         println!("    {}", preview(s(&h["entry"]["content"])));
     }
 }
@@ -181,5 +190,20 @@ pub fn stats(r: &Value) {
         r["connections"], r["subscribers"]
     );
     println!("index queue  {}", r["index_queue"]);
+    let sem = &r["semantic"];
+    match s(&sem["status"]) {
+        "ready" => println!(
+            "semantic     ready: {}, {} vectors ({:.1} MiB), embed queue {}",
+            s(&sem["model"]),
+            sem["vectors"],
+            sem["index_bytes"].as_f64().unwrap_or(0.0) / 1048576.0,
+            r["embed_queue"]
+        ),
+        "loading" => println!(
+            "semantic     loading the model; embed queue {}",
+            r["embed_queue"]
+        ),
+        other => println!("semantic     {other}: {}", s(&sem["reason"])),
+    }
     println!("durability   {}", s(&r["durability"]));
 }

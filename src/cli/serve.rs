@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::engine::{Config, Engine};
+use crate::semantic::{ModelSource, Precision, SemanticConfig};
 use crate::store::Durability;
 use crate::{paths, server};
 
@@ -24,6 +25,16 @@ pub struct ServeArgs {
     /// Days an expired pad stays archived (restorable) before it is deleted.
     #[arg(long, env = "PAD_RETENTION_DAYS", default_value_t = 7)]
     retention_days: u64,
+    /// Folder with the all-MiniLM-L6-v2 ONNX export; without it the model is
+    /// downloaded once into the data directory.
+    #[arg(long, env = "PAD_MODEL_DIR")]
+    model_dir: Option<PathBuf>,
+    /// Model weights: int8 (faster, smaller) or fp32.
+    #[arg(long, env = "PAD_MODEL_PRECISION", default_value = "int8")]
+    model_precision: Precision,
+    /// Text search only: never load the embedding model.
+    #[arg(long, env = "PAD_NO_SEMANTIC", value_parser = clap::builder::FalseyValueParser::new())]
+    no_semantic: bool,
 }
 
 pub fn main(args: ServeArgs, socket: Option<PathBuf>) -> ExitCode {
@@ -57,6 +68,14 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     config.max_content_chars = args.max_content;
     config.default_ttl_seconds = (args.default_ttl > 0).then_some(args.default_ttl);
     config.retention = Duration::from_secs(args.retention_days * 86400);
+    config.semantic = (!args.no_semantic).then(|| {
+        let mut s = SemanticConfig::new(match args.model_dir {
+            Some(dir) => ModelSource::Dir(dir),
+            None => ModelSource::Download,
+        });
+        s.precision = args.model_precision;
+        s
+    });
     let engine = Engine::open(config).await?;
     let background = engine.spawn_background();
     tracing::info!(

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use scratchpad::client::{Client, ClientError};
+use scratchpad::semantic::{ModelSource, Precision, SemanticConfig};
 use scratchpad::{server, Config, Engine};
 use serde_json::{json, Value};
 use tempfile::TempDir;
@@ -32,6 +33,8 @@ impl Harness {
     async fn in_dir(dir: TempDir, tweak: impl FnOnce(&mut Config)) -> Harness {
         let socket = dir.path().join("run").join("pad.sock");
         let mut config = Config::new(dir.path().join("data"));
+        // Tests that exercise semantic search turn it on (`semantic_config`).
+        config.semantic = None;
         tweak(&mut config);
         let engine = Engine::open(config).await.expect("engine opens");
         let bound = server::bind(&socket).expect("socket binds");
@@ -100,6 +103,47 @@ impl Harness {
     pub async fn restart_with(self, tweak: impl FnOnce(&mut Config)) -> Harness {
         let dir = self.stop().await;
         Harness::in_dir(dir, tweak).await
+    }
+}
+
+/// The all-MiniLM-L6-v2 export the tests embed with: `PAD_MODEL_DIR`, or the
+/// shared copy beside the repository.
+pub fn model_dir() -> PathBuf {
+    std::env::var_os("PAD_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/models/all-MiniLM-L6-v2")
+        })
+}
+
+/// Semantic search with the test model.
+pub fn semantic_config(precision: Precision) -> SemanticConfig {
+    let mut c = SemanticConfig::new(ModelSource::Dir(model_dir()));
+    c.precision = precision;
+    c.poll_every = Duration::from_millis(20);
+    c
+}
+
+/// Waits until semantic search is ready and nothing is left to embed;
+/// returns the final `stats`.
+pub async fn embedded_all(c: &mut Client) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(300);
+    loop {
+        let s = ok(c, "stats", json!({})).await;
+        let status = s["semantic"]["status"].as_str().unwrap_or("").to_string();
+        assert!(
+            status == "ready" || status == "loading",
+            "semantic search is {status}: {}",
+            s["semantic"]["reason"]
+        );
+        if status == "ready" && s["embed_queue"] == 0 && s["semantic"]["vectors"] == s["entries"] {
+            return s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "embedding did not finish: {s}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

@@ -1,0 +1,596 @@
+//! Semantic search: local embeddings (fastembed on ONNX Runtime) and a vector
+//! index (usearch), kept off the write path.
+//!
+//! One worker thread owns the model. It loads ONNX Runtime and the model,
+//! brings the vector index up (loading the saved one, or rebuilding it from
+//! `vectors.db`), then loops: answer query embeddings first, embed the next
+//! batch of new or edited entries into `vectors.db`, apply the new rows to the
+//! index, save the index now and then. Writers never wait for any of it; a
+//! search that needs a query embedding waits for at most the batch in flight.
+//!
+//! Without ONNX Runtime or the model the engine runs on: `status` says what is
+//! missing and how to fix it, `semantic` searches fail with that message and
+//! `hybrid` ones answer from text search alone.
+
+mod index;
+mod model;
+pub mod runtime;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub use index::FILE as INDEX_FILE;
+pub use model::{Model, ModelSource, Precision, MAX_TOKENS};
+
+use crate::error::{Error, Result};
+use crate::store::{EntryFilter, Store};
+use index::VectorIndex;
+
+/// How semantic search is set up.
+#[derive(Clone, Debug)]
+pub struct SemanticConfig {
+    pub model: ModelSource,
+    pub precision: Precision,
+    /// How often the worker looks for new writes when idle.
+    pub poll_every: Duration,
+    /// How often a changed index is saved (it is also saved on shutdown).
+    pub save_every: Duration,
+    /// Entries embedded per batch: bounds how long a query embedding can
+    /// wait behind the backlog.
+    pub batch: usize,
+}
+
+impl SemanticConfig {
+    pub fn new(model: ModelSource) -> Self {
+        SemanticConfig {
+            model,
+            precision: Precision::default(),
+            poll_every: Duration::from_millis(100),
+            save_every: Duration::from_secs(60),
+            batch: 16,
+        }
+    }
+}
+
+/// Filters with at most this many matching entries are searched exactly (a
+/// scan of their stored vectors); broader ones walk the graph with the
+/// filter as a predicate. Either way the filter applies inside the search.
+pub const EXACT_MAX: usize = 2000;
+
+/// Query embeddings kept, most recently used first.
+const QUERY_CACHE: usize = 256;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Status {
+    Loading,
+    Ready { model: String, runtime: PathBuf },
+    Unavailable(String),
+}
+
+enum Msg {
+    Query(String, tokio::sync::oneshot::Sender<Result<Arc<[f32]>>>),
+    Reindex(tokio::sync::oneshot::Sender<Result<()>>),
+    Stop,
+}
+
+/// State shared by the engine and the worker.
+struct Shared {
+    status: RwLock<Status>,
+    /// `None` until the worker has loaded or rebuilt it.
+    index: RwLock<Option<VectorIndex>>,
+    cache: Mutex<QueryCache>,
+    /// Entries embedded since start, and the time spent embedding them.
+    embedded: Mutex<(u64, Duration)>,
+}
+
+pub struct Semantic {
+    shared: Arc<Shared>,
+    tx: Mutex<mpsc::Sender<Msg>>,
+    worker: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// What `stats` reports.
+#[derive(Debug, Clone)]
+pub struct SemanticStats {
+    pub status: Status,
+    pub vectors: usize,
+    pub index_bytes: usize,
+    pub embedded: u64,
+    pub embed_per_second: f64,
+}
+
+impl Semantic {
+    /// Starts the worker; the model loads in the background.
+    pub fn start(config: SemanticConfig, store: Arc<Store>, data_dir: PathBuf) -> Semantic {
+        let shared = Arc::new(Shared {
+            status: RwLock::new(Status::Loading),
+            index: RwLock::new(None),
+            cache: Mutex::new(QueryCache::default()),
+            embedded: Mutex::new((0, Duration::ZERO)),
+        });
+        let (tx, rx) = mpsc::channel();
+        let worker = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("pad-embed".into())
+                .spawn(move || {
+                    Worker {
+                        shared,
+                        store,
+                        config,
+                        data_dir,
+                        rx,
+                    }
+                    .run()
+                })
+                .expect("spawn the embedding worker")
+        };
+        Semantic {
+            shared,
+            tx: Mutex::new(tx),
+            worker: Mutex::new(Some(worker)),
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        read(&self.shared.status).clone()
+    }
+
+    /// Why semantic search cannot answer now, as an error for the client.
+    pub fn not_ready(&self) -> Option<Error> {
+        match self.status() {
+            Status::Ready { .. } => None,
+            Status::Loading => Some(Error::Unavailable(
+                "semantic search is starting (the embedding model is loading); try again in a moment, or use mode 'text'.".into(),
+            )),
+            Status::Unavailable(why) => Some(Error::Unavailable(format!(
+                "semantic search is unavailable: {why}. Until then use mode 'text' ('hybrid' answers from text search alone)."
+            ))),
+        }
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.not_ready().is_none()
+    }
+
+    /// The query's embedding: from the cache, else from the worker (which
+    /// answers queries before it embeds the next batch of entries).
+    pub async fn query_vector(&self, query: &str) -> Result<Arc<[f32]>> {
+        if let Some(e) = self.not_ready() {
+            return Err(e);
+        }
+        if let Some(v) = lock(&self.shared.cache).get(query) {
+            return Ok(v);
+        }
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.send(Msg::Query(query.to_string(), reply))?;
+        let v = answer
+            .await
+            .map_err(|_| Error::Unavailable("the embedding worker stopped".into()))??;
+        lock(&self.shared.cache).put(query.to_string(), v.clone());
+        Ok(v)
+    }
+
+    fn send(&self, msg: Msg) -> Result<()> {
+        lock(&self.tx)
+            .send(msg)
+            .map_err(|_| Error::Unavailable("the embedding worker stopped".into()))
+    }
+
+    /// The `k` nearest live entries passing `filter`, as (id, cosine).
+    /// Runs SQLite and the index: call it from a blocking thread.
+    pub fn nearest(
+        &self,
+        store: &Store,
+        query: &[f32],
+        filter: &EntryFilter,
+        k: usize,
+    ) -> Result<Vec<(i64, f32)>> {
+        // A selective filter: score its few candidates exactly.
+        if store.count_embedded(filter, EXACT_MAX + 1)? <= EXACT_MAX {
+            return store.nearest_exact(query, filter, k);
+        }
+        let index = read(&self.shared.index);
+        let Some(index) = index.as_ref() else {
+            // Still being rebuilt: exact is slower but just as right.
+            return store.nearest_exact(query, filter, k);
+        };
+        // A broad filter: walk the graph, keeping only entries that pass.
+        store.with_filter_check(filter, |passes| {
+            index.search(query, k, passes).map_err(Error::Internal)
+        })?
+    }
+
+    /// Forgets every vector and embeds every entry again (new model files,
+    /// or a suspect index).
+    pub async fn reindex(&self) -> Result<()> {
+        if let Some(e) = self.not_ready() {
+            return Err(e);
+        }
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.send(Msg::Reindex(reply))?;
+        answer
+            .await
+            .map_err(|_| Error::Unavailable("the embedding worker stopped".into()))?
+    }
+
+    pub fn stats(&self) -> SemanticStats {
+        let (vectors, index_bytes) = read(&self.shared.index)
+            .as_ref()
+            .map_or((0, 0), |i| (i.len(), i.memory_bytes()));
+        let (embedded, took) = *lock(&self.shared.embedded);
+        SemanticStats {
+            status: self.status(),
+            vectors,
+            index_bytes,
+            embedded,
+            embed_per_second: if took.is_zero() {
+                0.0
+            } else {
+                embedded as f64 / took.as_secs_f64()
+            },
+        }
+    }
+
+    /// How many vectors the index holds for this entry: 0 or 1 when sound.
+    pub fn index_count(&self, id: i64) -> usize {
+        read(&self.shared.index).as_ref().map_or(0, |i| i.count(id))
+    }
+
+    /// Stops the worker, which saves the index first. Blocks until it has.
+    pub fn stop(&self) {
+        let _ = self.send(Msg::Stop);
+        if let Some(worker) = lock(&self.worker).take() {
+            let _ = worker.join();
+        }
+    }
+}
+
+impl Drop for Semantic {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+struct Worker {
+    shared: Arc<Shared>,
+    store: Arc<Store>,
+    config: SemanticConfig,
+    data_dir: PathBuf,
+    rx: mpsc::Receiver<Msg>,
+}
+
+impl Worker {
+    fn run(self) {
+        let mut model = match self.start() {
+            Ok(m) => m,
+            Err(why) => {
+                tracing::warn!("semantic search unavailable: {why}");
+                *write(&self.shared.status) = Status::Unavailable(why);
+                // Keep answering, so callers get the reason rather than a hang.
+                while let Ok(msg) = self.rx.recv() {
+                    match msg {
+                        Msg::Stop => break,
+                        Msg::Query(_, reply) => {
+                            let _ = reply.send(Err(Error::Unavailable(
+                                "semantic search is unavailable".into(),
+                            )));
+                        }
+                        Msg::Reindex(reply) => {
+                            let _ = reply.send(Err(Error::Unavailable(
+                                "semantic search is unavailable".into(),
+                            )));
+                        }
+                    }
+                }
+                return;
+            }
+        };
+        let mut saved_at = Instant::now();
+        let mut seen_epoch = None;
+        'work: loop {
+            // Messages first: a query means a person or agent is waiting.
+            loop {
+                match self.rx.try_recv() {
+                    Ok(msg) => {
+                        if !self.handle(msg, &mut model, &mut seen_epoch) {
+                            break 'work;
+                        }
+                    }
+                    Err(mpsc::TryRecvError::Empty) => break,
+                    Err(mpsc::TryRecvError::Disconnected) => break 'work,
+                }
+            }
+            let epoch = self.store.write_epoch();
+            let more = seen_epoch != Some(epoch)
+                && match self.embed_batch(&mut model) {
+                    Ok(more) => {
+                        if !more {
+                            seen_epoch = Some(epoch);
+                        }
+                        more
+                    }
+                    Err(e) => {
+                        tracing::error!("embedding failed: {e}");
+                        false
+                    }
+                };
+            if let Err(e) = self.apply() {
+                tracing::error!("updating the vector index failed: {e}");
+            }
+            if more {
+                continue;
+            }
+            if saved_at.elapsed() >= self.config.save_every {
+                self.save();
+                saved_at = Instant::now();
+            }
+            match self.rx.recv_timeout(self.config.poll_every) {
+                Ok(msg) => {
+                    if !self.handle(msg, &mut model, &mut seen_epoch) {
+                        break;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        // Apply what is committed, then save, so a restart starts warm.
+        if let Err(e) = self.apply() {
+            tracing::error!("updating the vector index failed: {e}");
+        }
+        self.save();
+    }
+
+    /// Answers one message; `false` means stop.
+    fn handle(&self, msg: Msg, model: &mut Model, seen_epoch: &mut Option<u64>) -> bool {
+        match msg {
+            Msg::Stop => return false,
+            Msg::Query(text, reply) => {
+                let v = model
+                    .embed(&[text.as_str()])
+                    .map(|mut v| Arc::from(v.remove(0)))
+                    .map_err(Error::Internal);
+                let _ = reply.send(v);
+            }
+            Msg::Reindex(reply) => {
+                let _ = reply.send(self.reindex());
+                *seen_epoch = None;
+            }
+        }
+        true
+    }
+
+    /// Loads ONNX Runtime, the model and the index.
+    fn start(&self) -> std::result::Result<Model, String> {
+        let runtime = runtime::init(&self.data_dir)?;
+        let started = Instant::now();
+        let model = Model::load(&self.config.model, self.config.precision, &self.data_dir)?;
+        let vectors = self.vectors();
+        if vectors.use_model(&model.name).map_err(|e| e.to_string())? {
+            tracing::info!("embedding every entry with {}", model.name);
+        }
+        let index = VectorIndex::open(&self.data_dir, vectors)?;
+        tracing::info!(
+            "semantic search ready: {} ({} vectors) in {:.1}s, ONNX Runtime {}",
+            model.name,
+            index.len(),
+            started.elapsed().as_secs_f64(),
+            runtime.display()
+        );
+        *write(&self.shared.index) = Some(index);
+        *write(&self.shared.status) = Status::Ready {
+            model: model.name.clone(),
+            runtime,
+        };
+        Ok(model)
+    }
+
+    fn vectors(&self) -> &crate::store::VectorStore {
+        self.store
+            .vectors()
+            .expect("the store opens vectors.db when semantic search is on")
+    }
+
+    /// Embeds one batch of new or edited entries; `true` if there may be more.
+    fn embed_batch(&self, model: &mut Model) -> Result<bool> {
+        let vectors = self.vectors();
+        let work = vectors.next_work(self.config.batch as i64)?;
+        if work.is_empty() {
+            return Ok(false);
+        }
+        let started = Instant::now();
+        let texts: Vec<&str> = work
+            .items
+            .iter()
+            .filter_map(|(_, c)| c.as_deref())
+            .collect();
+        let mut computed = if texts.is_empty() {
+            Vec::new()
+        } else {
+            match model.embed(&texts) {
+                Ok(v) => v,
+                // One bad text must not stall the queue: embed one by one,
+                // and leave out (with a warning) what still fails.
+                Err(e) => {
+                    tracing::warn!("embedding a batch failed ({e}); embedding one by one");
+                    texts
+                        .iter()
+                        .map(|t| {
+                            model.embed(&[*t]).map(|mut v| v.remove(0)).unwrap_or_else(|e| {
+                                tracing::warn!("an entry cannot be embedded ({e}); it is left out of semantic search");
+                                Vec::new()
+                            })
+                        })
+                        .collect()
+                }
+            }
+        }
+        .into_iter();
+        let out: Vec<Option<Vec<f32>>> = work
+            .items
+            .iter()
+            .map(|(_, c)| {
+                c.as_ref()
+                    .and_then(|_| computed.next())
+                    .filter(|v| !v.is_empty())
+            })
+            .collect();
+        let n = texts.len() as u64;
+        vectors.commit(work, out)?;
+        let mut e = lock(&self.shared.embedded);
+        e.0 += n;
+        e.1 += started.elapsed();
+        Ok(true)
+    }
+
+    /// Applies new rows of `vectors.db` to the index.
+    fn apply(&self) -> std::result::Result<(), String> {
+        let vectors = self.vectors();
+        let behind = read(&self.shared.index)
+            .as_ref()
+            .is_some_and(|i| vectors.last_n().is_ok_and(|n| n > i.applied()));
+        if behind {
+            if let Some(index) = write(&self.shared.index).as_mut() {
+                index.catch_up(vectors)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn save(&self) {
+        let mut guard = write(&self.shared.index);
+        let Some(index) = guard.as_mut().filter(|i| i.unsaved()) else {
+            return;
+        };
+        match index.save(&self.data_dir) {
+            Ok(()) => {
+                let upto = index.applied();
+                drop(guard);
+                if let Err(e) = self.vectors().prune_tombstones(upto) {
+                    tracing::warn!("pruning vector tombstones failed: {e}");
+                }
+            }
+            Err(e) => tracing::warn!("{e}"),
+        }
+    }
+
+    fn reindex(&self) -> Result<()> {
+        let vectors = self.vectors();
+        vectors.clear()?;
+        let fresh = VectorIndex::rebuild(vectors).map_err(Error::Internal)?;
+        *write(&self.shared.index) = Some(fresh);
+        lock(&self.shared.cache).clear();
+        tracing::info!("re-embedding every entry");
+        Ok(())
+    }
+}
+
+/// A small LRU of query embeddings.
+#[derive(Default)]
+struct QueryCache {
+    map: HashMap<String, Arc<[f32]>>,
+    order: VecDeque<String>,
+}
+
+impl QueryCache {
+    fn get(&mut self, q: &str) -> Option<Arc<[f32]>> {
+        let v = self.map.get(q)?.clone();
+        if let Some(at) = self.order.iter().position(|k| k == q) {
+            let k = self.order.remove(at).expect("present");
+            self.order.push_front(k);
+        }
+        Some(v)
+    }
+
+    fn put(&mut self, q: String, v: Arc<[f32]>) {
+        if self.map.insert(q.clone(), v).is_none() {
+            self.order.push_front(q);
+            while self.order.len() > QUERY_CACHE {
+                if let Some(old) = self.order.pop_back() {
+                    self.map.remove(&old);
+                }
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.map.clear();
+        self.order.clear();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Reciprocal-rank fusion: each list adds `1 / (RRF_K + rank)` (rank from 1)
+/// to an item's score, so an item near the top of either list rises and one
+/// near the top of both rises most. Returns items best first with their
+/// fused score and which lists (by index) had them.
+pub fn fuse<T: Copy + Eq + std::hash::Hash>(lists: &[Vec<T>]) -> Vec<(T, f64, Vec<usize>)> {
+    const RRF_K: f64 = 60.0;
+    let mut fused: Vec<(T, f64, Vec<usize>)> = Vec::new();
+    let mut at: HashMap<T, usize> = HashMap::new();
+    for (which, list) in lists.iter().enumerate() {
+        for (rank, item) in list.iter().enumerate() {
+            let add = 1.0 / (RRF_K + rank as f64 + 1.0);
+            match at.get(item) {
+                Some(&i) => {
+                    fused[i].1 += add;
+                    fused[i].2.push(which);
+                }
+                None => {
+                    at.insert(*item, fused.len());
+                    fused.push((*item, add, vec![which]));
+                }
+            }
+        }
+    }
+    // Stable: equal scores keep first-seen order (the first list's ranking).
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1));
+    fused
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fusion_lifts_items_found_by_both() {
+        let text = vec![1, 2, 3];
+        let meaning = vec![4, 3, 5];
+        let fused = fuse(&[text, meaning]);
+        assert_eq!(fused[0].0, 3, "in both lists beats first of one");
+        assert_eq!(fused[0].2, vec![0, 1]);
+        assert_eq!(fused[1].0, 1, "ties keep the first list's order");
+        assert_eq!(fused[2].0, 4);
+        assert_eq!(fused.len(), 5);
+    }
+
+    #[test]
+    fn query_cache_evicts_least_recently_used() {
+        let mut c = QueryCache::default();
+        for i in 0..QUERY_CACHE {
+            c.put(format!("q{i}"), Arc::from(vec![i as f32]));
+        }
+        assert!(c.get("q0").is_some(), "touch q0 so q1 is the oldest");
+        c.put("new".into(), Arc::from(vec![0.0]));
+        assert!(c.get("q1").is_none());
+        assert!(c.get("q0").is_some());
+        assert!(c.get("new").is_some());
+        assert_eq!(c.map.len(), QUERY_CACHE);
+    }
+}

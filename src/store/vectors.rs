@@ -1,0 +1,526 @@
+//! Stored embeddings: `vectors.db`, the source of truth for semantic search.
+//!
+//! Like the text index, it is a database of its own beside `pad.db`, so the
+//! embedding worker takes `vectors.db`'s write lock and never `pad.db`'s:
+//! writers never wait for an embedding. It follows `pad.db` with the same two
+//! watermarks (`seq`: every entry up to this id has been embedded; `change`:
+//! every edit and deletion of the `changes` log up to this row is applied),
+//! stored in the same transaction as the vectors, so a crash loses at most the
+//! batch in flight and nothing is embedded twice.
+//!
+//! Each vector row carries `n`, a number that grows with every write, and a
+//! deleted entry leaves a tombstone (`vec` NULL) until the in-memory index has
+//! saved past it: the index follows this table by `n` exactly as this table
+//! follows `pad.db` by `seq`.
+//!
+//! Vectors are stored as 384 little-endian f32s, L2-normalised by the model.
+//! A `generation` (random, new whenever the table is emptied) tells a saved
+//! index which contents it was built from; `model` names the model that made
+//! the vectors, so switching models re-embeds everything.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::lock;
+use crate::error::{Error, Result};
+
+pub const DIMENSIONS: usize = 384;
+const SCHEMA_VERSION: i64 = 1;
+
+/// What the worker does next: embed these texts (`Some`) or drop these
+/// vectors (`None`: the entry is gone), then move the watermarks.
+#[derive(Debug, Default)]
+pub struct Work {
+    pub items: Vec<(i64, Option<String>)>,
+    seq_upto: i64,
+    change_upto: i64,
+}
+
+impl Work {
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty() && self.seq_upto == 0 && self.change_upto == 0
+    }
+}
+
+/// One row of the vectors table, as the index follows it.
+#[derive(Debug)]
+pub struct VectorRow {
+    pub seq: i64,
+    pub n: i64,
+    /// `None`: a tombstone, the entry was deleted.
+    pub vec: Option<Vec<f32>>,
+}
+
+pub struct VectorStore {
+    conn: Mutex<Connection>,
+    seq: AtomicI64,
+    change: AtomicI64,
+    path: PathBuf,
+}
+
+impl VectorStore {
+    pub(super) fn open(dir: &Path, store_db: &Path) -> Result<Self> {
+        let path = dir.join("vectors.db");
+        let conn = match connect(&path, store_db) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(
+                    "vector store {} unusable ({e}); starting it afresh",
+                    path.display()
+                );
+                for suffix in ["", "-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+                }
+                connect(&path, store_db)?
+            }
+        };
+        let store_id: String = conn.query_row(
+            "SELECT value FROM store.settings WHERE key = 'store_id'",
+            [],
+            |r| r.get(0),
+        )?;
+        let vs = VectorStore {
+            conn: Mutex::new(conn),
+            seq: AtomicI64::new(0),
+            change: AtomicI64::new(0),
+            path,
+        };
+        if vs.state_text("store_id")?.as_deref() != Some(store_id.as_str()) {
+            vs.reset(&[("store_id", &store_id)])?;
+        }
+        vs.load_marks()?;
+        if vs.missed_changes()? {
+            tracing::warn!("edits were pruned from the change log before they were embedded; embedding everything again");
+            vs.reset(&[])?;
+        }
+        Ok(vs)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every entry with an id up to this has its vector (or never will).
+    pub fn watermark(&self) -> i64 {
+        self.seq.load(Ordering::SeqCst)
+    }
+
+    /// Every edit and deletion of the change log up to this row is applied.
+    pub fn change_watermark(&self) -> i64 {
+        self.change.load(Ordering::SeqCst)
+    }
+
+    pub fn disk_bytes(&self) -> u64 {
+        let size = |p: String| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        size(self.path.display().to_string()) + size(format!("{}-wal", self.path.display()))
+    }
+
+    fn state_text(&self, key: &str) -> Result<Option<String>> {
+        let conn = lock(&self.conn);
+        Ok(conn
+            .query_row("SELECT value FROM state WHERE key = ?", [key], |r| {
+                r.get::<_, rusqlite::types::Value>(0)
+            })
+            .optional()?
+            .and_then(|v| match v {
+                rusqlite::types::Value::Text(t) => Some(t),
+                rusqlite::types::Value::Integer(i) => Some(i.to_string()),
+                _ => None,
+            }))
+    }
+
+    fn load_marks(&self) -> Result<()> {
+        let conn = lock(&self.conn);
+        let (seq, change) = conn.query_row(
+            "SELECT (SELECT value FROM state WHERE key = 'seq'), \
+                    (SELECT value FROM state WHERE key = 'change')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        self.seq.store(seq, Ordering::SeqCst);
+        self.change.store(change, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Whether `pad.db` pruned change-log rows this store never applied
+    /// (it ran without semantic search for a while).
+    fn missed_changes(&self) -> Result<bool> {
+        let conn = lock(&self.conn);
+        let mark = self.change_watermark();
+        Ok(conn.query_row(
+            "SELECT coalesce((SELECT seq FROM store.sqlite_sequence WHERE name = 'changes'), 0) > ?1 \
+             AND NOT EXISTS (SELECT 1 FROM store.changes WHERE n = ?1 + 1)",
+            [mark],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Empties the table (everything will be embedded again) and starts a new
+    /// generation, so a saved index built from the old contents is not used.
+    fn reset(&self, set: &[(&str, &str)]) -> Result<()> {
+        let mut conn = lock(&self.conn);
+        let tx = conn.transaction()?;
+        tx.execute_batch(
+            "DELETE FROM vectors;
+             UPDATE state SET value = 0 WHERE key IN ('seq', 'change');
+             INSERT OR REPLACE INTO state (key, value) VALUES ('generation', lower(hex(randomblob(8))));",
+        )?;
+        for (k, v) in set {
+            tx.execute(
+                "INSERT OR REPLACE INTO state (key, value) VALUES (?, ?)",
+                [k, v],
+            )?;
+        }
+        tx.commit()?;
+        drop(conn);
+        self.load_marks()
+    }
+
+    /// Makes sure the stored vectors come from `model`; if they do not (or
+    /// there are none yet), empties the table so everything is embedded
+    /// again. Returns whether it did.
+    pub fn use_model(&self, model: &str) -> Result<bool> {
+        if self.state_text("model")?.as_deref() == Some(model) {
+            return Ok(false);
+        }
+        self.reset(&[("model", model)])?;
+        Ok(true)
+    }
+
+    /// Forgets every vector, so the worker embeds everything again.
+    pub fn clear(&self) -> Result<()> {
+        self.reset(&[])
+    }
+
+    /// Names the current contents of the table; a new one after every reset.
+    pub fn generation(&self) -> Result<String> {
+        Ok(self.state_text("generation")?.unwrap_or_default())
+    }
+
+    /// The highest `n` ever written (0 when empty).
+    pub fn last_n(&self) -> Result<i64> {
+        let conn = lock(&self.conn);
+        Ok(conn.query_row("SELECT value FROM state WHERE key = 'n'", [], |r| r.get(0))?)
+    }
+
+    /// The next entries to embed (up to `limit`), in id order, then edits
+    /// and deletions from the change log; all read from one snapshot.
+    pub fn next_work(&self, limit: i64) -> Result<Work> {
+        let (seq_from, change_from) = (self.watermark(), self.change_watermark());
+        let mut conn = lock(&self.conn);
+        let tx = conn.transaction()?;
+        let mut items: Vec<(i64, Option<String>)> = tx
+            .prepare_cached(
+                "SELECT seq, content FROM store.entries WHERE seq > ? ORDER BY seq LIMIT ?",
+            )?
+            .query_map(params![seq_from, limit], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let seq_upto = items.last().map_or(seq_from, |(s, _)| *s);
+        let mut change_upto = change_from;
+        let room = limit - items.len() as i64;
+        if room > 0 {
+            // An entry past `seq_upto` is embedded by a later id pass, with
+            // whatever text it has then; edits of it need nothing now.
+            let changed: Vec<(i64, i64, Option<String>)> = tx
+                .prepare_cached(
+                    "SELECT c.n, c.seq, e.content FROM store.changes c \
+                     LEFT JOIN store.entries e ON e.seq = c.seq \
+                     WHERE c.n > ? ORDER BY c.n LIMIT ?",
+                )?
+                .query_map(params![change_from, room], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            for (n, seq, content) in changed {
+                change_upto = n;
+                if seq <= seq_upto && !items.iter().any(|(s, _)| *s == seq) {
+                    items.push((seq, content));
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(Work {
+            items,
+            seq_upto: if seq_upto > seq_from { seq_upto } else { 0 },
+            change_upto: if change_upto > change_from {
+                change_upto
+            } else {
+                0
+            },
+        })
+    }
+
+    /// Stores the vectors computed for `work` (one per item, in order; `None`
+    /// for a deleted entry) and moves the watermarks past it, atomically.
+    pub fn commit(&self, work: Work, vectors: Vec<Option<Vec<f32>>>) -> Result<()> {
+        if vectors.len() != work.items.len() {
+            return Err(Error::Internal(format!(
+                "{} vectors for {} entries",
+                vectors.len(),
+                work.items.len()
+            )));
+        }
+        let mut conn = lock(&self.conn);
+        let tx = conn.transaction()?;
+        {
+            let mut n: i64 =
+                tx.query_row("SELECT value FROM state WHERE key = 'n'", [], |r| r.get(0))?;
+            let mut upsert = tx.prepare_cached(
+                "INSERT INTO vectors (seq, n, vec) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (seq) DO UPDATE SET n = excluded.n, vec = excluded.vec",
+            )?;
+            let mut bury =
+                tx.prepare_cached("UPDATE vectors SET n = ?2, vec = NULL WHERE seq = ?1")?;
+            for ((seq, _), vec) in work.items.iter().zip(&vectors) {
+                n += 1;
+                match vec {
+                    Some(v) => upsert.execute(params![seq, n, to_blob(v)])?,
+                    None => bury.execute(params![seq, n])?,
+                };
+            }
+            tx.execute("UPDATE state SET value = ? WHERE key = 'n'", [n])?;
+            if work.seq_upto > 0 {
+                tx.execute(
+                    "UPDATE state SET value = ? WHERE key = 'seq'",
+                    [work.seq_upto],
+                )?;
+            }
+            if work.change_upto > 0 {
+                tx.execute(
+                    "UPDATE state SET value = ? WHERE key = 'change'",
+                    [work.change_upto],
+                )?;
+            }
+        }
+        tx.commit()?;
+        if work.seq_upto > 0 {
+            self.seq.store(work.seq_upto, Ordering::SeqCst);
+        }
+        if work.change_upto > 0 {
+            self.change.store(work.change_upto, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+
+    /// Rows written after `n` (vectors and tombstones), oldest first, up to `limit`.
+    pub fn since(&self, n: i64, limit: i64) -> Result<Vec<VectorRow>> {
+        let conn = lock(&self.conn);
+        let rows = conn
+            .prepare_cached("SELECT seq, n, vec FROM vectors WHERE n > ? ORDER BY n LIMIT ?")?
+            .query_map(params![n, limit], |r| {
+                Ok(VectorRow {
+                    seq: r.get(0)?,
+                    n: r.get(1)?,
+                    vec: r.get::<_, Option<Vec<u8>>>(2)?.map(|b| from_blob(&b)),
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    /// Live vectors with ids past `after`, in id order, up to `limit`: for
+    /// rebuilding the index page by page.
+    pub fn live_after(&self, after: i64, limit: i64) -> Result<Vec<(i64, Vec<f32>)>> {
+        let conn = lock(&self.conn);
+        let rows = conn
+            .prepare_cached(
+                "SELECT seq, vec FROM vectors WHERE seq > ? AND vec IS NOT NULL ORDER BY seq LIMIT ?",
+            )?
+            .query_map(params![after, limit], |r| {
+                Ok((r.get(0)?, from_blob(&r.get::<_, Vec<u8>>(1)?)))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    /// Live vectors (entries that have one).
+    pub fn count(&self) -> Result<i64> {
+        let conn = lock(&self.conn);
+        Ok(conn.query_row(
+            "SELECT count(*) FROM vectors WHERE vec IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Drops tombstones a saved index has already applied.
+    pub fn prune_tombstones(&self, upto_n: i64) -> Result<usize> {
+        let conn = lock(&self.conn);
+        Ok(conn.execute("DELETE FROM vectors WHERE vec IS NULL AND n <= ?", [upto_n])?)
+    }
+
+    pub(super) fn checkpoint(&self) {
+        let conn = lock(&self.conn);
+        let _ = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+    }
+}
+
+pub fn to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn from_blob(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
+    let conn = Connection::open(path)?;
+    // Losing the last commits to a power cut only means embedding them again.
+    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.set_prepared_statement_cache_capacity(32);
+    conn.execute_batch(&format!(
+        "CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value ANY NOT NULL) STRICT;
+         CREATE TABLE IF NOT EXISTS vectors (
+             seq INTEGER PRIMARY KEY,  -- the entry's id
+             n   INTEGER NOT NULL,     -- grows with every write; the index follows it
+             vec BLOB                  -- NULL: the entry is gone (a tombstone)
+         ) STRICT;
+         CREATE INDEX IF NOT EXISTS vectors_n ON vectors (n);
+         INSERT OR IGNORE INTO state (key, value) VALUES
+             ('seq', 0), ('change', 0), ('n', 0), ('schema', {SCHEMA_VERSION}),
+             ('generation', lower(hex(randomblob(8))));"
+    ))?;
+    let schema: i64 = conn.query_row("SELECT value FROM state WHERE key = 'schema'", [], |r| {
+        r.get(0)
+    })?;
+    if schema != SCHEMA_VERSION {
+        return Err(Error::Internal(format!(
+            "vector store schema {schema}, this build uses {SCHEMA_VERSION}"
+        )));
+    }
+    // A quick probe: a file that is not a database fails here.
+    conn.query_row(
+        "SELECT count(*) FROM (SELECT 1 FROM vectors LIMIT 1)",
+        [],
+        |r| r.get::<_, i64>(0),
+    )?;
+    conn.execute("ATTACH DATABASE ? AS store", [store_db.to_string_lossy()])?;
+    Ok(conn)
+}
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use rusqlite::params_from_iter;
+use rusqlite::types::Value as Sql;
+
+use super::rows::{EntryRow, ENTRY_COLUMNS};
+use super::{EntryFilter, Store};
+use crate::model::Entry;
+
+/// The live entries that have a vector and pass `filter`, as SQL after
+/// `SELECT …`; `e` is the entry, `v` its vector.
+fn filtered(filter: &EntryFilter, args: &mut Vec<Sql>) -> String {
+    let mut sql = String::from(
+        " FROM vec.vectors v JOIN entries e ON e.seq = v.seq JOIN pads p ON p.name = e.pad \
+         WHERE v.vec IS NOT NULL",
+    );
+    filter.push_sql(&mut sql, args);
+    sql
+}
+
+impl Store {
+    /// How many live entries with a vector pass `filter`, counting no further than `cap`.
+    pub fn count_embedded(&self, filter: &EntryFilter, cap: usize) -> Result<usize> {
+        let mut args = Vec::new();
+        let sql = format!(
+            "SELECT count(*) FROM (SELECT 1{} LIMIT ?)",
+            filtered(filter, &mut args)
+        );
+        args.push(Sql::Integer(cap as i64));
+        let conn = self.reader()?;
+        let n: i64 = conn
+            .prepare_cached(&sql)?
+            .query_row(params_from_iter(args), |r| r.get(0))?;
+        Ok(n as usize)
+    }
+
+    /// The exact `k` nearest entries to `query` among those passing
+    /// `filter`, by cosine similarity on the stored (full-precision) vectors.
+    pub fn nearest_exact(
+        &self,
+        query: &[f32],
+        filter: &EntryFilter,
+        k: usize,
+    ) -> Result<Vec<(i64, f32)>> {
+        let mut args = Vec::new();
+        let sql = format!("SELECT v.seq, v.vec{}", filtered(filter, &mut args));
+        let conn = self.reader()?;
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query(params_from_iter(args))?;
+        let mut best: Vec<(i64, f32)> = Vec::with_capacity(k + 1);
+        while let Some(row) = rows.next()? {
+            let blob = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
+            let score = dot(query, blob);
+            if best.len() < k || score > best[best.len() - 1].1 {
+                let at = best.partition_point(|(_, s)| *s >= score);
+                best.insert(at, (row.get(0)?, score));
+                best.truncate(k);
+            }
+        }
+        Ok(best)
+    }
+
+    /// Runs `f` with a test "does this entry exist, live, and pass `filter`",
+    /// backed by one prepared point query and a cache.
+    pub fn with_filter_check<R>(
+        &self,
+        filter: &EntryFilter,
+        f: impl FnOnce(&dyn Fn(i64) -> bool) -> R,
+    ) -> Result<R> {
+        let mut args = Vec::new();
+        let mut sql =
+            String::from("SELECT 1 FROM entries e JOIN pads p ON p.name = e.pad WHERE e.seq = ?");
+        filter.push_sql(&mut sql, &mut args);
+        let conn = self.reader()?;
+        let stmt = RefCell::new(conn.prepare_cached(&sql)?);
+        let seen: RefCell<HashMap<i64, bool>> = RefCell::new(HashMap::new());
+        let check = |seq: i64| -> bool {
+            if let Some(known) = seen.borrow().get(&seq) {
+                return *known;
+            }
+            let params = std::iter::once(Sql::Integer(seq)).chain(args.iter().cloned());
+            // A failed lookup excludes the entry rather than failing the search.
+            let pass = stmt
+                .borrow_mut()
+                .exists(params_from_iter(params))
+                .unwrap_or(false);
+            seen.borrow_mut().insert(seq, pass);
+            pass
+        };
+        Ok(f(&check))
+    }
+
+    /// The entries with these ids, in the same order; ids of entries that are
+    /// gone are skipped.
+    pub fn entries_by_id(&self, seqs: &[i64]) -> Result<Vec<Entry>> {
+        let conn = self.reader()?;
+        let mut load = conn.prepare_cached(&format!(
+            "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
+        ))?;
+        let mut out = Vec::with_capacity(seqs.len());
+        for seq in seqs {
+            if let Some(row) = load.query_row([seq], EntryRow::read).optional()? {
+                out.push(row.entry);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The dot product of `query` with a stored vector (little-endian f32s);
+/// both are unit length, so this is their cosine similarity.
+fn dot(query: &[f32], blob: &[u8]) -> f32 {
+    query
+        .iter()
+        .zip(blob.chunks_exact(4))
+        .map(|(q, c)| q * f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .sum()
+}
