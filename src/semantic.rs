@@ -35,6 +35,10 @@ use index::VectorIndex;
 pub struct SemanticConfig {
     pub model: ModelSource,
     pub precision: Precision,
+    /// ONNX Runtime threads for embedding. One by default: on a small machine
+    /// the model shares the cores with the engine and its clients, and one
+    /// thread already embeds faster than agents write (docs/benchmarks.md).
+    pub threads: usize,
     /// How often the worker looks for new writes when idle.
     pub poll_every: Duration,
     /// How often a changed index is saved (it is also saved on shutdown).
@@ -42,6 +46,11 @@ pub struct SemanticConfig {
     /// Entries embedded per batch: bounds how long a query embedding can
     /// wait behind the backlog.
     pub batch: usize,
+    /// Filters with at most this many matching entries are searched exactly
+    /// (a scan of their stored vectors); broader ones walk the index graph
+    /// with the filter as a predicate. Either way the filter applies inside
+    /// the search, never by dropping hits afterwards.
+    pub exact_max: usize,
 }
 
 impl SemanticConfig {
@@ -49,17 +58,20 @@ impl SemanticConfig {
         SemanticConfig {
             model,
             precision: Precision::default(),
+            threads: 1,
             poll_every: Duration::from_millis(100),
             save_every: Duration::from_secs(60),
             batch: 16,
+            exact_max: 2000,
         }
     }
 }
 
-/// Filters with at most this many matching entries are searched exactly (a
-/// scan of their stored vectors); broader ones walk the graph with the
-/// filter as a predicate. Either way the filter applies inside the search.
-pub const EXACT_MAX: usize = 2000;
+/// A graph walk returns this many times `k` candidates, which are then
+/// scored again on the stored full-precision vectors: the index holds half
+/// precision, and near-ties at the edge of the top k must not be decided by
+/// rounding.
+const RESCORE_FACTOR: usize = 2;
 
 /// Query embeddings kept, most recently used first.
 const QUERY_CACHE: usize = 256;
@@ -89,6 +101,7 @@ struct Shared {
 
 pub struct Semantic {
     shared: Arc<Shared>,
+    exact_max: usize,
     tx: Mutex<mpsc::Sender<Msg>>,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
@@ -113,6 +126,7 @@ impl Semantic {
             embedded: Mutex::new((0, Duration::ZERO)),
         });
         let (tx, rx) = mpsc::channel();
+        let exact_max = config.exact_max;
         let worker = {
             let shared = shared.clone();
             std::thread::Builder::new()
@@ -131,6 +145,7 @@ impl Semantic {
         };
         Semantic {
             shared,
+            exact_max,
             tx: Mutex::new(tx),
             worker: Mutex::new(Some(worker)),
         }
@@ -191,18 +206,27 @@ impl Semantic {
         k: usize,
     ) -> Result<Vec<(i64, f32)>> {
         // A selective filter: score its few candidates exactly.
-        if store.count_embedded(filter, EXACT_MAX + 1)? <= EXACT_MAX {
+        if store.count_embedded(filter, self.exact_max + 1)? <= self.exact_max {
             return store.nearest_exact(query, filter, k);
         }
-        let index = read(&self.shared.index);
-        let Some(index) = index.as_ref() else {
+        let guard = read(&self.shared.index);
+        let Some(index) = guard.as_ref() else {
             // Still being rebuilt: exact is slower but just as right.
             return store.nearest_exact(query, filter, k);
         };
-        // A broad filter: walk the graph, keeping only entries that pass.
-        store.with_filter_check(filter, |passes| {
-            index.search(query, k, passes).map_err(Error::Internal)
-        })?
+        // A broad filter: walk the graph, keeping only entries that pass...
+        let candidates = store.with_filter_check(filter, |passes| {
+            index
+                .search(query, k * RESCORE_FACTOR, passes)
+                .map_err(Error::Internal)
+        })??;
+        drop(guard);
+        // ...then rank the candidates on their full-precision vectors.
+        let ids: Vec<i64> = candidates.iter().map(|(id, _)| *id).collect();
+        let mut scored = store.similarities(query, &ids)?;
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        scored.truncate(k);
+        Ok(scored)
     }
 
     /// Forgets every vector and embeds every entry again (new model files,
@@ -369,7 +393,12 @@ impl Worker {
     fn start(&self) -> std::result::Result<Model, String> {
         let runtime = runtime::init(&self.data_dir)?;
         let started = Instant::now();
-        let model = Model::load(&self.config.model, self.config.precision, &self.data_dir)?;
+        let model = Model::load(
+            &self.config.model,
+            self.config.precision,
+            self.config.threads,
+            &self.data_dir,
+        )?;
         let vectors = self.vectors();
         if vectors.use_model(&model.name).map_err(|e| e.to_string())? {
             tracing::info!("embedding every entry with {}", model.name);

@@ -4,62 +4,11 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{ok, Harness};
+use common::{ok, pad, signal, spawn_engine, Harness};
 use scratchpad::client::Client;
 use serde_json::json;
-
-struct Proc {
-    child: Child,
-    socket: PathBuf,
-}
-
-fn pad(home: &Path, socket: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pad"));
-    cmd.env("PAD_HOME", home)
-        .env("PAD_SOCKET", socket)
-        .env("PAD_LOG", "warn")
-        .env("PAD_NO_SEMANTIC", "1")
-        .env_remove("PAD_AUTHOR");
-    cmd
-}
-
-async fn spawn_engine(home: &Path, socket: &Path) -> Proc {
-    let child = pad(home, socket)
-        .arg("serve")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("pad serve starts");
-    wait_for_socket(socket).await;
-    Proc {
-        child,
-        socket: socket.to_owned(),
-    }
-}
-
-async fn wait_for_socket(socket: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if let Ok(mut c) = Client::connect(socket).await {
-            if c.call("hello", json!({})).await.is_ok() {
-                return;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("engine did not come up on {}", socket.display());
-}
-
-fn signal(child: &Child, sig: i32) {
-    // SAFETY: sending a signal to our own child process.
-    unsafe {
-        libc::kill(child.id() as i32, sig);
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_acknowledged_write_survives_sigkill() {

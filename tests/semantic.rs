@@ -49,7 +49,7 @@ fn embeddings_match_the_reference_model() {
     runtime::init(data.path()).expect("ONNX Runtime loads (run scripts/setup.sh)");
     let source = ModelSource::Dir(model_dir());
     for precision in [Precision::Fp32, Precision::Int8] {
-        let mut model = Model::load(&source, precision, data.path()).expect("model loads");
+        let mut model = Model::load(&source, precision, 1, data.path()).expect("model loads");
         // One at a time (as queries are embedded) and as one batch (as entries are).
         let mut single = Vec::new();
         for s in &sentences {
@@ -325,5 +325,571 @@ async fn hybrid_says_which_side_found_each_hit() {
             .all(|h| h["entry"]["content"] != "lunch order for friday is pizza"),
         "an unrelated note is not a hybrid hit: {r}"
     );
+    h.stop().await;
+}
+
+/// 800 distinct, realistic, clustered notes (real embeddings of these have
+/// the structure HNSW relies on; random vectors would not).
+fn corpus() -> Vec<String> {
+    let subjects = [
+        "the deploy",
+        "the login page",
+        "the database migration",
+        "the billing service",
+        "the search index",
+        "the mobile app",
+        "the nightly backup",
+        "the CI pipeline",
+        "the payment webhook",
+        "the cache layer",
+    ];
+    let predicates = [
+        "failed again because of",
+        "is slow today due to",
+        "was fixed after",
+        "needs a review from",
+        "got a new owner:",
+        "is blocked on",
+        "passed all checks despite",
+        "was rolled back after",
+    ];
+    let tails = [
+        "Alice",
+        "the security team",
+        "a bad config",
+        "the holiday freeze",
+        "missing credentials",
+        "a race condition",
+        "the new release",
+        "disk pressure",
+        "an expired certificate",
+        "network flakiness",
+    ];
+    let mut out = Vec::new();
+    for s in subjects {
+        for p in predicates {
+            for t in tails {
+                out.push(format!("{s} {p} {t}"));
+            }
+        }
+    }
+    out
+}
+
+/// Ids of every entry passing `filter` (entry.list params), paging through.
+async fn ids_where(c: &mut scratchpad::client::Client, filter: Value) -> HashSet<String> {
+    let mut ids = HashSet::new();
+    let mut params = filter;
+    params["limit"] = json!(1000);
+    loop {
+        let r = ok(c, "entry.list", params.clone()).await;
+        for e in r["entries"].as_array().unwrap() {
+            ids.insert(e["id"].as_str().unwrap().to_string());
+        }
+        match r["next_cursor"].as_str() {
+            Some(cur) => params["cursor"] = json!(cur),
+            None => return ids,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filtered_semantic_search_equals_brute_force() {
+    let h = Harness::with(|c| {
+        let mut s = semantic_config(Precision::default());
+        // Small enough that this corpus exercises both strategies.
+        s.exact_max = 150;
+        c.semantic = Some(s);
+    })
+    .await;
+    let mut c = h.client().await;
+    for (i, text) in corpus().iter().enumerate() {
+        let pad = if i % 8 == 0 { "small" } else { "big" };
+        let tags = if i % 2 == 0 {
+            json!(["even"])
+        } else {
+            json!([])
+        };
+        ok(
+            &mut c,
+            "entry.add",
+            json!({"pad": pad, "content": text, "tags": tags}),
+        )
+        .await;
+    }
+    embedded_all(&mut c).await;
+
+    // The stored vectors, read straight from vectors.db.
+    let db = rusqlite::Connection::open(h.dir.path().join("data/vectors.db")).unwrap();
+    let vectors: Vec<(String, Vec<f32>)> = db
+        .prepare("SELECT seq, vec FROM vectors WHERE vec IS NOT NULL")
+        .unwrap()
+        .query_map([], |r| {
+            let blob: Vec<u8> = r.get(1)?;
+            Ok((
+                scratchpad::id::encode(r.get(0)?),
+                blob.chunks_exact(4)
+                    .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+                    .collect(),
+            ))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(vectors.len(), 800);
+
+    let semantic = h.engine.semantic().unwrap();
+    let cases = [
+        ("selective: one pad of 100", json!({"pad": "small"})),
+        ("broad: one pad of 700", json!({"pad": "big"})),
+        ("broad: a tag on half", json!({"tags": ["even"]})),
+        (
+            "broad: a pad and a tag",
+            json!({"pad": "big", "tags": ["even"]}),
+        ),
+        ("none", json!({})),
+    ];
+    let queries = [
+        "database problems",
+        "who reviews the payments code",
+        "certificate expired",
+        "phone application is sluggish",
+        "backups broke over the holidays",
+    ];
+    for (name, filter) in &cases {
+        let allowed = ids_where(&mut c, filter.clone()).await;
+        for q in queries {
+            let qv = semantic.query_vector(q).await.unwrap();
+            let mut brute: Vec<(f32, &str)> = vectors
+                .iter()
+                .filter(|(id, _)| allowed.contains(id))
+                .map(|(id, v)| (cosine(&qv, v), id.as_str()))
+                .collect();
+            brute.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let want: Vec<&str> = brute.iter().take(10).map(|(_, id)| *id).collect();
+
+            let mut params = filter.clone();
+            params["query"] = json!(q);
+            params["mode"] = json!("semantic");
+            params["limit"] = json!(10);
+            let r = ok(&mut c, "search", params).await;
+            let got: Vec<&str> = r["hits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| h["entry"]["id"].as_str().unwrap())
+                .collect();
+            assert_eq!(
+                got, want,
+                "{name}, '{q}': the top 10 differ from a brute-force scan"
+            );
+            for (hit, (score, _)) in r["hits"].as_array().unwrap().iter().zip(&brute) {
+                assert!((hit["score"].as_f64().unwrap() as f32 - score).abs() < 1e-4);
+                assert_eq!(hit["found_by"], json!(["semantic"]));
+            }
+        }
+    }
+    h.stop().await;
+}
+
+/// Top semantic hit's content for `query`.
+async fn best(c: &mut scratchpad::client::Client, query: &str) -> String {
+    let r = ok(
+        c,
+        "search",
+        json!({"query": query, "mode": "semantic", "limit": 1}),
+    )
+    .await;
+    r["hits"][0]["entry"]["content"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+#[tokio::test]
+async fn edits_are_re_embedded_and_deletions_leave_the_index() {
+    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::default()))).await;
+    let mut c = h.client().await;
+    let note = add(&mut c, "ops", "the cat sleeps on the warm windowsill").await;
+    let other = add(&mut c, "ops", "quarterly revenue grew by twelve percent").await;
+    add(&mut c, "misc", "Paris is the capital of France").await;
+    embedded_all(&mut c).await;
+    assert_eq!(
+        best(&mut c, "a kitten napping in the sun").await,
+        "the cat sleeps on the warm windowsill"
+    );
+
+    ok(
+        &mut c,
+        "entry.update",
+        json!({"id": note["id"], "content": "cannot authenticate to the container registry"}),
+    )
+    .await;
+    let s = embedded_all(&mut c).await;
+    assert_eq!(
+        s["semantic"]["vectors"], 3,
+        "an edit replaces the vector: {s}"
+    );
+    assert_eq!(
+        best(&mut c, "docker login failures").await,
+        "cannot authenticate to the container registry"
+    );
+    assert_ne!(
+        best(&mut c, "a kitten napping in the sun").await,
+        "the cat sleeps on the warm windowsill"
+    );
+    let seq = |id: &Value| -> i64 {
+        let (lo, _) = scratchpad::id::prefix_range(id.as_str().unwrap()).unwrap();
+        lo
+    };
+    assert_eq!(
+        h.engine.semantic().unwrap().index_count(seq(&note["id"])),
+        1
+    );
+
+    ok(&mut c, "entry.delete", json!({"id": other["id"]})).await;
+    let s = embedded_all(&mut c).await;
+    assert_eq!(s["semantic"]["vectors"], 2, "{s}");
+    assert_eq!(
+        h.engine.semantic().unwrap().index_count(seq(&other["id"])),
+        0
+    );
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "revenue growth", "mode": "semantic"}),
+    )
+    .await;
+    assert!(r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["entry"]["id"] != other["id"]));
+
+    ok(&mut c, "pad.clear", json!({"name": "ops"})).await;
+    let s = embedded_all(&mut c).await;
+    assert_eq!(
+        s["semantic"]["vectors"], 1,
+        "a cleared pad leaves the index: {s}"
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn archived_pads_are_not_searched_by_meaning() {
+    let clock = scratchpad::clock::Clock::manual(1_800_000_000_000);
+    let h = Harness::with(|c| {
+        c.semantic = Some(semantic_config(Precision::default()));
+        c.clock = clock.clone();
+    })
+    .await;
+    let mut c = h.client().await;
+    add(
+        &mut c,
+        "old",
+        "cannot authenticate to the container registry",
+    )
+    .await;
+    ok(
+        &mut c,
+        "pad.configure",
+        json!({"name": "old", "ttl_seconds": 60}),
+    )
+    .await;
+    add(&mut c, "live", "the cat sleeps on the warm windowsill").await;
+    embedded_all(&mut c).await;
+    clock.advance(std::time::Duration::from_secs(61));
+    ok(&mut c, "pad.touch", json!({"name": "live"})).await;
+    let swept = h.engine.sweep().await.unwrap();
+    assert_eq!(swept.archived, vec!["old".to_string()]);
+    for mode in ["semantic", "hybrid"] {
+        let r = ok(
+            &mut c,
+            "search",
+            json!({"query": "docker login failures", "mode": mode}),
+        )
+        .await;
+        assert!(
+            r["hits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|h| h["entry"]["pad"] != "old"),
+            "{mode}: {r}"
+        );
+    }
+    // Restoring the pad brings its entries back, vectors and all.
+    ok(
+        &mut c,
+        "pad.configure",
+        json!({"name": "old", "ttl_seconds": 3600}),
+    )
+    .await;
+    assert_eq!(
+        best(&mut c, "docker login failures").await,
+        "cannot authenticate to the container registry"
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_missing_or_corrupt_index_is_rebuilt_from_the_stored_vectors() {
+    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::default()))).await;
+    let mut c = h.client().await;
+    let notes = &corpus()[..300];
+    for n in notes {
+        add(&mut c, "p", n).await;
+    }
+    embedded_all(&mut c).await;
+    let mut dir = h.stop().await;
+    let file = dir
+        .path()
+        .join("data")
+        .join(scratchpad::semantic::INDEX_FILE);
+    assert!(file.exists(), "shutdown saves the index");
+
+    for damage in ["corrupt", "truncate", "delete"] {
+        match damage {
+            "corrupt" => {
+                let mut bytes = std::fs::read(&file).unwrap();
+                let mid = bytes.len() / 2;
+                for b in &mut bytes[mid..mid + 64] {
+                    *b ^= 0x5a;
+                }
+                std::fs::write(&file, bytes).unwrap();
+            }
+            "truncate" => {
+                let bytes = std::fs::read(&file).unwrap();
+                std::fs::write(&file, &bytes[..bytes.len() / 3]).unwrap();
+            }
+            _ => std::fs::remove_file(&file).unwrap(),
+        }
+        let h = Harness::restart_in_with(dir, |c| {
+            let mut s = semantic_config(Precision::default());
+            s.exact_max = 10; // search through the index, not exact scans
+            c.semantic = Some(s);
+        })
+        .await;
+        let mut c = h.client().await;
+        let s = embedded_all(&mut c).await;
+        assert_eq!(s["semantic"]["vectors"], 300, "{damage}: {s}");
+        assert_eq!(
+            s["semantic"]["embedded"], 0,
+            "{damage}: rebuilt from stored vectors, nothing embedded again"
+        );
+        for n in notes.iter().step_by(37) {
+            let r = ok(
+                &mut c,
+                "search",
+                json!({"query": n, "mode": "semantic", "limit": 3}),
+            )
+            .await;
+            assert!(
+                r["hits"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|h| h["entry"]["content"] == n.as_str()),
+                "{damage}: '{n}' not found: {r}"
+            );
+        }
+        dir = h.stop().await;
+    }
+}
+
+async fn stats_when_settled(c: &mut scratchpad::client::Client) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let s = ok(c, "stats", json!({})).await;
+        if s["semantic"]["status"] != "loading" {
+            return s;
+        }
+        assert!(std::time::Instant::now() < deadline, "still loading: {s}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_runtime_or_model_the_engine_runs_on_text_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "runtime",
+            "ORT_DYLIB_PATH",
+            dir.path().join("nowhere/libonnxruntime.so"),
+            "ORT_DYLIB_PATH",
+        ),
+        (
+            "model",
+            "PAD_MODEL_DIR",
+            dir.path().join("no-model-here"),
+            "PAD_MODEL_DIR",
+        ),
+    ];
+    for (what, var, value, hint) in cases {
+        let home = dir.path().join(format!("data-{what}"));
+        let socket = dir.path().join(format!("run-{what}/pad.sock"));
+        let mut cmd = pad_semantic(&home, &socket);
+        cmd.env(var, &value);
+        let mut engine = spawn(cmd, &socket).await;
+        let mut c = scratchpad::client::Client::connect(&socket).await.unwrap();
+        ok(
+            &mut c,
+            "entry.add",
+            json!({"pad": "ops", "content": "docker login fails"}),
+        )
+        .await;
+
+        let s = stats_when_settled(&mut c).await;
+        assert_eq!(s["semantic"]["status"], "unavailable", "{what}: {s}");
+        let reason = s["semantic"]["reason"].as_str().unwrap();
+        assert!(
+            reason.contains(hint) && reason.contains(&value.display().to_string()),
+            "{what}: {reason}"
+        );
+
+        let (msg, _) = err(
+            &mut c,
+            "search",
+            json!({"query": "docker", "mode": "semantic"}),
+            -32005,
+        )
+        .await;
+        assert!(
+            msg.contains(reason) && msg.contains("mode 'text'"),
+            "{what}: {msg}"
+        );
+        let r = ok(&mut c, "search", json!({"query": "docker login"})).await;
+        assert_eq!(r["mode"], "text", "hybrid falls back to text");
+        assert_eq!(r["hits"][0]["entry"]["content"], "docker login fails");
+        assert_eq!(r["hits"][0]["found_by"], json!(["text"]));
+
+        let out = pad(&home, &socket).arg("stats").output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("semantic     unavailable") && text.contains(hint),
+            "{text}"
+        );
+
+        signal(&engine.child, libc::SIGTERM);
+        assert!(engine.child.wait().unwrap().success());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_engine_finishes_its_embedding_backlog_without_repeating_work() {
+    const N: usize = 3000;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, socket) = (dir.path().join("data"), dir.path().join("run/pad.sock"));
+    let mut engine = spawn(pad_semantic(&home, &socket), &socket).await;
+    let texts = corpus();
+    let mut writers = Vec::new();
+    for w in 0..4 {
+        let (socket, texts) = (socket.clone(), texts.clone());
+        writers.push(tokio::spawn(async move {
+            let mut c = scratchpad::client::Client::connect(&socket).await.unwrap();
+            for i in (w..N).step_by(4) {
+                let content = format!("{} (#{i})", texts[i % texts.len()]);
+                ok(
+                    &mut c,
+                    "entry.add",
+                    json!({"pad": "load", "content": content}),
+                )
+                .await;
+            }
+        }));
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    // Kill it mid-backlog: some entries embedded, many not.
+    let mut c = scratchpad::client::Client::connect(&socket).await.unwrap();
+    loop {
+        let s = ok(&mut c, "stats", json!({})).await;
+        let done = s["semantic"]["vectors"].as_u64().unwrap_or(0);
+        if done > 0 {
+            assert!(
+                done < N as u64 / 2,
+                "the backlog drained too fast to test: {s}"
+            );
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    signal(&engine.child, libc::SIGKILL);
+    engine.child.wait().unwrap();
+
+    let committed: i64 = rusqlite::Connection::open(home.join("vectors.db"))
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM vectors WHERE vec IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(committed > 0 && committed < N as i64, "{committed}");
+
+    let mut engine = spawn(pad_semantic(&home, &socket), &socket).await;
+    let mut c = scratchpad::client::Client::connect(&socket).await.unwrap();
+    let s = embedded_all(&mut c).await;
+    assert_eq!(s["entries"], N);
+    assert_eq!(
+        s["semantic"]["vectors"], N,
+        "each entry once in the index: {s}"
+    );
+    assert_eq!(
+        s["semantic"]["embedded"].as_i64().unwrap(),
+        N as i64 - committed,
+        "after the restart only the backlog is embedded: {s}"
+    );
+    signal(&engine.child, libc::SIGTERM);
+    assert!(engine.child.wait().unwrap().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_never_wait_for_embeddings_and_the_backlog_drains() {
+    const N: usize = 10_000;
+    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::default()))).await;
+    let mut c = h.client().await;
+    stats_when_settled(&mut c).await;
+    let texts = corpus();
+    let started = std::time::Instant::now();
+    let mut writers = Vec::new();
+    for w in 0..4 {
+        let (socket, texts) = (h.socket.clone(), texts.clone());
+        writers.push(tokio::spawn(async move {
+            let mut c = scratchpad::client::Client::connect(&socket).await.unwrap();
+            for i in (w..N).step_by(4) {
+                let content = format!("{} (#{i})", texts[i % texts.len()]);
+                ok(
+                    &mut c,
+                    "entry.add",
+                    json!({"pad": "load", "content": content}),
+                )
+                .await;
+            }
+        }));
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    let wrote = started.elapsed();
+    let s = ok(&mut c, "stats", json!({})).await;
+    let queued = s["embed_queue"].as_u64().unwrap();
+    println!("{N} writes in {wrote:?}; {queued} still to embed when the last was acknowledged");
+    assert!(
+        queued > N as u64 / 4,
+        "writes were acknowledged at the embedding pace, as if they waited for it: {s}"
+    );
+    // Text search sees everything at once; meaning catches up.
+    let r = ok(&mut c, "search", json!({"query": "#9999", "mode": "text"})).await;
+    assert_eq!(r["hits"].as_array().unwrap().len(), 1);
+    let s = embedded_all(&mut c).await;
+    println!(
+        "backlog drained after {:?} ({} entries/s)",
+        started.elapsed(),
+        s["semantic"]["embed_per_second"]
+    );
+    assert_eq!(s["semantic"]["vectors"], N);
     h.stop().await;
 }

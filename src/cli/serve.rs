@@ -32,6 +32,9 @@ pub struct ServeArgs {
     /// Model weights: int8 (faster, smaller) or fp32.
     #[arg(long, env = "PAD_MODEL_PRECISION", default_value = "int8")]
     model_precision: Precision,
+    /// Threads the embedding model may use.
+    #[arg(long, env = "PAD_EMBED_THREADS", default_value_t = 1)]
+    embed_threads: usize,
     /// Text search only: never load the embedding model.
     #[arg(long, env = "PAD_NO_SEMANTIC", value_parser = clap::builder::FalseyValueParser::new())]
     no_semantic: bool,
@@ -74,6 +77,7 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
             None => ModelSource::Download,
         });
         s.precision = args.model_precision;
+        s.threads = args.embed_threads;
         s
     });
     let engine = Engine::open(config).await?;

@@ -73,17 +73,19 @@ pub struct Model {
 }
 
 impl Model {
-    /// Loads the model; ONNX Runtime must already be loaded (`runtime::init`).
+    /// Loads the model, to run on `threads` ONNX Runtime threads; ONNX
+    /// Runtime must already be loaded (`runtime::init`).
     pub fn load(
         source: &ModelSource,
         precision: Precision,
+        threads: usize,
         data_dir: &Path,
     ) -> Result<Model, String> {
         // fastembed panics on some failures deep inside ONNX Runtime; a panic
         // here must not take the engine down with it.
         let loaded = std::panic::catch_unwind(|| match source {
-            ModelSource::Dir(dir) => from_dir(dir, precision),
-            ModelSource::Download => download(precision, data_dir),
+            ModelSource::Dir(dir) => from_dir(dir, precision, threads),
+            ModelSource::Download => download(precision, threads, data_dir),
         })
         .unwrap_or_else(|p| Err(format!("model loading panicked: {}", panic_text(&p))))?;
         let name = format!("all-MiniLM-L6-v2/{}", precision.as_str());
@@ -116,13 +118,7 @@ impl Model {
     }
 }
 
-fn options_threads() -> usize {
-    // One intra-op thread: on two cores the model shares the machine with
-    // the engine and its clients, and under contention one thread beat two.
-    1
-}
-
-fn from_dir(dir: &Path, precision: Precision) -> Result<TextEmbedding, String> {
+fn from_dir(dir: &Path, precision: Precision, threads: usize) -> Result<TextEmbedding, String> {
     let read = |name: &str| {
         std::fs::read(dir.join(name)).map_err(|e| {
             format!(
@@ -144,12 +140,16 @@ fn from_dir(dir: &Path, precision: Precision) -> Result<TextEmbedding, String> {
         UserDefinedEmbeddingModel::new(read(precision.file())?, files).with_pooling(Pooling::Mean);
     let options = InitOptionsUserDefined::new()
         .with_max_length(MAX_TOKENS)
-        .with_intra_threads(options_threads());
+        .with_intra_threads(threads.max(1));
     TextEmbedding::try_new_from_user_defined(model, options)
         .map_err(|e| format!("cannot load the model from {}: {e}", dir.display()))
 }
 
-fn download(precision: Precision, data_dir: &Path) -> Result<TextEmbedding, String> {
+fn download(
+    precision: Precision,
+    threads: usize,
+    data_dir: &Path,
+) -> Result<TextEmbedding, String> {
     let cache = data_dir.join("models");
     let which = match precision {
         Precision::Fp32 => EmbeddingModel::AllMiniLML6V2,
@@ -158,7 +158,7 @@ fn download(precision: Precision, data_dir: &Path) -> Result<TextEmbedding, Stri
     let options = TextInitOptions::new(which)
         .with_cache_dir(cache.clone())
         .with_max_length(MAX_TOKENS)
-        .with_intra_threads(options_threads())
+        .with_intra_threads(threads.max(1))
         .with_show_download_progress(false);
     TextEmbedding::try_new(options).map_err(|e| {
         format!(

@@ -468,6 +468,23 @@ impl Store {
         Ok(best)
     }
 
+    /// Cosine similarity of `query` to the stored vectors of these entries
+    /// (those without a vector are skipped).
+    pub fn similarities(&self, query: &[f32], seqs: &[i64]) -> Result<Vec<(i64, f32)>> {
+        let conn = self.reader()?;
+        let mut get =
+            conn.prepare_cached("SELECT vec FROM vec.vectors WHERE seq = ? AND vec IS NOT NULL")?;
+        let mut out = Vec::with_capacity(seqs.len());
+        for seq in seqs {
+            let mut rows = get.query([seq])?;
+            if let Some(row) = rows.next()? {
+                let blob = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+                out.push((*seq, dot(query, blob)));
+            }
+        }
+        Ok(out)
+    }
+
     /// Runs `f` with a test "does this entry exist, live, and pass `filter`",
     /// backed by one prepared point query and a cache.
     pub fn with_filter_check<R>(

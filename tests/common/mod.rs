@@ -94,6 +94,10 @@ impl Harness {
         Harness::in_dir(dir, |_| {}).await
     }
 
+    pub async fn restart_in_with(dir: TempDir, tweak: impl FnOnce(&mut Config)) -> Harness {
+        Harness::in_dir(dir, tweak).await
+    }
+
     /// Stops the engine and opens a new one on the same data directory.
     pub async fn restart(self) -> Harness {
         let dir = self.stop().await;
@@ -185,5 +189,70 @@ pub async fn all_ids(c: &mut Client, pad: &str) -> std::collections::HashSet<Str
             Some(cur) => params["cursor"] = json!(cur),
             None => return ids,
         }
+    }
+}
+
+/// An engine running as its own process (`pad serve`).
+pub struct Proc {
+    pub child: std::process::Child,
+    pub socket: PathBuf,
+}
+
+/// The `pad` binary, aimed at `home` and `socket`, without semantic search
+/// (tests that want it set `PAD_MODEL_DIR` and remove `PAD_NO_SEMANTIC`).
+pub fn pad(home: &std::path::Path, socket: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pad"));
+    cmd.env("PAD_HOME", home)
+        .env("PAD_SOCKET", socket)
+        .env("PAD_LOG", "warn")
+        .env("PAD_NO_SEMANTIC", "1")
+        .env_remove("PAD_AUTHOR");
+    cmd
+}
+
+/// The `pad` binary with semantic search on the test model.
+pub fn pad_semantic(home: &std::path::Path, socket: &std::path::Path) -> std::process::Command {
+    let mut cmd = pad(home, socket);
+    cmd.env_remove("PAD_NO_SEMANTIC")
+        .env("PAD_MODEL_DIR", model_dir());
+    cmd
+}
+
+pub async fn spawn_engine(home: &std::path::Path, socket: &std::path::Path) -> Proc {
+    spawn(pad(home, socket), socket).await
+}
+
+/// Starts `pad serve` from `cmd` and waits until it answers on `socket`.
+pub async fn spawn(mut cmd: std::process::Command, socket: &std::path::Path) -> Proc {
+    let child = cmd
+        .arg("serve")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("pad serve starts");
+    wait_for_socket(socket).await;
+    Proc {
+        child,
+        socket: socket.to_owned(),
+    }
+}
+
+pub async fn wait_for_socket(socket: &std::path::Path) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        if let Ok(mut c) = Client::connect(socket).await {
+            if c.call("hello", json!({})).await.is_ok() {
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("engine did not come up on {}", socket.display());
+}
+
+pub fn signal(child: &std::process::Child, sig: i32) {
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(child.id() as i32, sig);
     }
 }
