@@ -6,12 +6,15 @@
 //! size, text search latency at 100k entries and the engine's resident memory;
 //! then, if `redis-server` is installed, the single-client write from Python
 //! against a Redis Stream, interleaved; then write latency with
-//! `--durability full`. Set BENCH_QUICK=1 for a smaller run.
+//! `--durability full`. Semantic search is off here (benches/semantic.rs
+//! measures it). Set BENCH_QUICK=1 for a smaller run.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{row, stats, timed, which, Engine};
 use scratchpad::client::Client;
 use serde_json::{json, Value};
 
@@ -83,104 +86,9 @@ fn sentence(rng: &mut fastrand::Rng) -> String {
     s.join(" ")
 }
 
-struct Stats {
-    p50: f64,
-    p99: f64,
-}
-
-fn stats(mut us: Vec<f64>) -> Stats {
-    us.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let at = |p: f64| us[((us.len() as f64 * p) as usize).min(us.len() - 1)];
-    Stats {
-        p50: at(0.50),
-        p99: at(0.99),
-    }
-}
-
-struct Engine {
-    child: Child,
-    socket: PathBuf,
-}
-
-impl Drop for Engine {
-    fn drop(&mut self) {
-        // SAFETY: signalling our own child process.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let _ = self.child.wait();
-    }
-}
-
-impl Engine {
-    async fn start(dir: &Path, extra: &[&str]) -> Engine {
-        let socket = dir.join("run/pad.sock");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pad"))
-            .arg("serve")
-            .args(extra)
-            .env("PAD_HOME", dir.join("data"))
-            .env("PAD_SOCKET", &socket)
-            .env("PAD_LOG", "warn")
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("pad serve starts");
-        for _ in 0..500 {
-            if Client::connect(&socket).await.is_ok() {
-                return Engine { child, socket };
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("engine did not start");
-    }
-
-    async fn client(&self) -> Client {
-        Client::connect(&self.socket).await.unwrap()
-    }
-
-    fn rss_mib(&self) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let kb: f64 = status
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0);
-        kb / 1024.0
-    }
-}
-
-async fn timed(c: &mut Client, method: &str, params: Value) -> f64 {
-    let t = Instant::now();
-    c.call(method, params).await.expect("call succeeds");
-    t.elapsed().as_secs_f64() * 1e6
-}
-
 /// Fills a pad quickly with pipelined writes.
 async fn fill(c: &mut Client, pad: &str, n: usize, rng: &mut fastrand::Rng) -> Vec<String> {
-    let mut ids = Vec::with_capacity(n);
-    let mut left = n;
-    while left > 0 {
-        let batch = left.min(500);
-        for _ in 0..batch {
-            c.send(
-                "entry.add",
-                json!({"pad": pad, "content": sentence(rng), "tags": ["bench"]}),
-            )
-            .await
-            .unwrap();
-        }
-        c.flush().await.unwrap();
-        for _ in 0..batch {
-            let (_, r) = c.response().await.unwrap();
-            ids.push(r.unwrap()["entry"]["id"].as_str().unwrap().to_string());
-        }
-        left -= batch;
-    }
-    ids
-}
-
-fn row(name: &str, s: &Stats) {
-    println!("{name:<52} p50 {:>8.1} µs   p99 {:>8.1} µs", s.p50, s.p99);
+    common::fill_with(c, pad, n, || sentence(rng)).await
 }
 
 async fn run() {
@@ -189,7 +97,7 @@ async fn run() {
     let big = if quick { 10_000 } else { 100_000 };
     let mut rng = fastrand::Rng::with_seed(7);
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::start(dir.path(), &[]).await;
+    let engine = Engine::start(dir.path(), &["--no-semantic"]).await;
     println!(
         "scratchpad {} bench — {} cores\n",
         env!("CARGO_PKG_VERSION"),
@@ -446,7 +354,7 @@ async fn run() {
 
     // Durability FULL: an fsync per commit.
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::start(dir.path(), &["--durability", "full"]).await;
+    let engine = Engine::start(dir.path(), &["--no-semantic", "--durability", "full"]).await;
     let mut c = engine.client().await;
     let mut w = Vec::new();
     for _ in 0..(n1 / 10) {
@@ -461,14 +369,6 @@ async fn run() {
         );
     }
     row("write round trip, 1 client, --durability full", &stats(w));
-}
-
-fn which(cmd: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {cmd}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 fn main() {

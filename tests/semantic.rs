@@ -282,7 +282,7 @@ async fn paraphrases(precision: Precision) {
 
 #[tokio::test]
 async fn hybrid_says_which_side_found_each_hit() {
-    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::default()))).await;
+    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::Int8))).await;
     let mut c = h.client().await;
     let exact = add(&mut c, "ops", "docker login fails with error 401").await;
     let para = add(
@@ -396,7 +396,7 @@ async fn ids_where(c: &mut scratchpad::client::Client, filter: Value) -> HashSet
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filtered_semantic_search_equals_brute_force() {
     let h = Harness::with(|c| {
-        let mut s = semantic_config(Precision::default());
+        let mut s = semantic_config(Precision::Int8);
         // Small enough that this corpus exercises both strategies.
         s.exact_max = 150;
         c.semantic = Some(s);
@@ -508,7 +508,7 @@ async fn best(c: &mut scratchpad::client::Client, query: &str) -> String {
 
 #[tokio::test]
 async fn edits_are_re_embedded_and_deletions_leave_the_index() {
-    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::default()))).await;
+    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::Int8))).await;
     let mut c = h.client().await;
     let note = add(&mut c, "ops", "the cat sleeps on the warm windowsill").await;
     let other = add(&mut c, "ops", "quarterly revenue grew by twelve percent").await;
@@ -579,7 +579,7 @@ async fn edits_are_re_embedded_and_deletions_leave_the_index() {
 async fn archived_pads_are_not_searched_by_meaning() {
     let clock = scratchpad::clock::Clock::manual(1_800_000_000_000);
     let h = Harness::with(|c| {
-        c.semantic = Some(semantic_config(Precision::default()));
+        c.semantic = Some(semantic_config(Precision::Int8));
         c.clock = clock.clone();
     })
     .await;
@@ -634,7 +634,7 @@ async fn archived_pads_are_not_searched_by_meaning() {
 
 #[tokio::test]
 async fn a_missing_or_corrupt_index_is_rebuilt_from_the_stored_vectors() {
-    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::default()))).await;
+    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::Int8))).await;
     let mut c = h.client().await;
     let notes = &corpus()[..300];
     for n in notes {
@@ -665,7 +665,7 @@ async fn a_missing_or_corrupt_index_is_rebuilt_from_the_stored_vectors() {
             _ => std::fs::remove_file(&file).unwrap(),
         }
         let h = Harness::restart_in_with(dir, |c| {
-            let mut s = semantic_config(Precision::default());
+            let mut s = semantic_config(Precision::Int8);
             s.exact_max = 10; // search through the index, not exact scans
             c.semantic = Some(s);
         })
@@ -849,7 +849,7 @@ async fn a_killed_engine_finishes_its_embedding_backlog_without_repeating_work()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_never_wait_for_embeddings_and_the_backlog_drains() {
     const N: usize = 10_000;
-    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::default()))).await;
+    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::Int8))).await;
     let mut c = h.client().await;
     stats_when_settled(&mut c).await;
     let texts = corpus();
@@ -892,4 +892,119 @@ async fn writes_never_wait_for_embeddings_and_the_backlog_drains() {
     );
     assert_eq!(s["semantic"]["vectors"], N);
     h.stop().await;
+}
+
+#[tokio::test]
+async fn reindex_and_a_model_change_embed_everything_again() {
+    let h = Harness::with(|c| {
+        let mut s = semantic_config(Precision::Int8);
+        s.save_every = std::time::Duration::from_millis(50);
+        c.semantic = Some(s);
+    })
+    .await;
+    let mut c = h.client().await;
+    for n in &corpus()[..40] {
+        add(&mut c, "p", n).await;
+    }
+    let s = embedded_all(&mut c).await;
+    assert_eq!(s["semantic"]["embedded"], 40);
+    assert_eq!(s["semantic"]["model"], "all-MiniLM-L6-v2/int8");
+    // Saved while running, not only at shutdown.
+    let file = h
+        .dir
+        .path()
+        .join("data")
+        .join(scratchpad::semantic::INDEX_FILE);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !file.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the index is saved periodically"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+
+    let r = ok(&mut c, "reindex", json!({})).await;
+    assert!(r["queued"].as_i64().unwrap() > 0, "{r}");
+    let s = embedded_all(&mut c).await;
+    assert_eq!(
+        s["semantic"]["embedded"], 80,
+        "every entry embedded once more: {s}"
+    );
+    assert_eq!(s["semantic"]["vectors"], 40);
+    assert_eq!(best(&mut c, &corpus()[7]).await, corpus()[7]);
+
+    // Other weights: the stored vectors are not mixed with new ones.
+    let h = h
+        .restart_with(|c| c.semantic = Some(semantic_config(Precision::Fp32)))
+        .await;
+    let mut c = h.client().await;
+    let s = embedded_all(&mut c).await;
+    assert_eq!(s["semantic"]["model"], "all-MiniLM-L6-v2/fp32");
+    assert_eq!(s["semantic"]["embedded"], 40, "{s}");
+    assert_eq!(s["semantic"]["vectors"], 40);
+    assert_eq!(best(&mut c, &corpus()[7]).await, corpus()[7]);
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_searches_by_mode_and_reindexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, socket) = (dir.path().join("data"), dir.path().join("run/pad.sock"));
+    let mut engine = spawn(pad_semantic(&home, &socket), &socket).await;
+    let cli = |args: &[&str]| {
+        let out = pad(&home, &socket).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "pad {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    cli(&[
+        "note",
+        "-p",
+        "ops",
+        "cannot authenticate to the container registry",
+    ]);
+    cli(&["note", "-p", "ops", "lunch order for friday is pizza"]);
+    let mut c = scratchpad::client::Client::connect(&socket).await.unwrap();
+    embedded_all(&mut c).await;
+
+    let out = cli(&[
+        "search",
+        "docker login failures",
+        "--mode",
+        "semantic",
+        "-n",
+        "1",
+    ]);
+    assert!(
+        out.contains("container registry") && out.contains("semantic"),
+        "{out}"
+    );
+    let out = cli(&["search", "docker login failures", "--mode", "text"]);
+    assert!(out.contains("no matches"), "{out}");
+    let out = cli(&["search", "registry"]);
+    assert!(
+        out.contains("container registry") && out.contains("text+semantic"),
+        "{out}"
+    );
+    let out = cli(&["--json", "search", "registry", "--mode", "hybrid"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["mode"], "hybrid");
+
+    let out = cli(&["reindex"]);
+    assert!(out.contains("re-embedding 2 entries"), "{out}");
+    let s = embedded_all(&mut c).await;
+    assert_eq!(s["semantic"]["embedded"], 4);
+    let out = cli(&["stats"]);
+    assert!(
+        out.contains("semantic     ready: all-MiniLM-L6-v2/int8, 2 vectors"),
+        "{out}"
+    );
+
+    signal(&engine.child, libc::SIGTERM);
+    assert!(engine.child.wait().unwrap().success());
+    assert!(home.join(scratchpad::semantic::INDEX_FILE).exists());
 }

@@ -29,9 +29,10 @@ pub struct ServeArgs {
     /// downloaded once into the data directory.
     #[arg(long, env = "PAD_MODEL_DIR")]
     model_dir: Option<PathBuf>,
-    /// Model weights: int8 (faster, smaller) or fp32.
-    #[arg(long, env = "PAD_MODEL_PRECISION", default_value = "int8")]
-    model_precision: Precision,
+    /// Model weights: int8 (faster, smaller) or fp32. Default: int8 from
+    /// --model-dir, fp32 when downloading.
+    #[arg(long, env = "PAD_MODEL_PRECISION")]
+    model_precision: Option<Precision>,
     /// Threads the embedding model may use.
     #[arg(long, env = "PAD_EMBED_THREADS", default_value_t = 1)]
     embed_threads: usize,

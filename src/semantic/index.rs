@@ -164,20 +164,22 @@ impl VectorIndex {
         self.index.memory_usage()
     }
 
-    /// The `k` nearest vectors whose keys pass `keep`, as (id, cosine similarity).
+    /// The `k` nearest vectors whose keys pass `keep` (all, if `None`), as
+    /// (id, cosine similarity).
     pub fn search(
         &self,
         query: &[f32],
         k: usize,
-        keep: impl Fn(i64) -> bool,
+        keep: Option<&dyn Fn(i64) -> bool>,
     ) -> Result<Vec<(i64, f32)>, String> {
         if self.index.size() == 0 {
             return Ok(Vec::new());
         }
-        let found = self
-            .index
-            .filtered_search(query, k, |key| keep(key as i64))
-            .map_err(|e| format!("vector search failed: {e}"))?;
+        let found = match keep {
+            None => self.index.search(query, k),
+            Some(keep) => self.index.filtered_search(query, k, |key| keep(key as i64)),
+        }
+        .map_err(|e| format!("vector search failed: {e}"))?;
         Ok(found
             .keys
             .iter()

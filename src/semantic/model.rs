@@ -29,12 +29,11 @@ pub enum ModelSource {
 }
 
 /// Which weights: full precision, or dynamically quantized to 8 bits.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Precision {
     Fp32,
-    /// Chosen by measurement (docs/benchmarks.md): 1.7× faster, half the
-    /// memory, and the same retrieval results on our paraphrase set.
-    #[default]
+    /// The default for a model folder, by measurement (docs/benchmarks.md):
+    /// faster, half the memory, the same retrieval results on our paraphrase set.
     Int8,
 }
 

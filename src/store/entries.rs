@@ -59,6 +59,17 @@ pub struct EntryFilter {
 }
 
 impl EntryFilter {
+    /// Whether the filter names no condition of its own (it still hides
+    /// archived pads).
+    pub fn is_unfiltered(&self) -> bool {
+        self.pad.is_none()
+            && self.tags.is_empty()
+            && self.author.is_none()
+            && self.kind.is_none()
+            && self.status.is_none()
+            && self.since.is_none()
+    }
+
     /// Appends ` AND …` clauses for this filter; `e` is entries, `p` its pad.
     pub(crate) fn push_sql(&self, sql: &mut String, args: &mut Vec<Sql>) {
         sql.push_str(" AND p.archived_at IS NULL");

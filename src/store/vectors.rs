@@ -427,19 +427,31 @@ fn filtered(filter: &EntryFilter, args: &mut Vec<Sql>) -> String {
 }
 
 impl Store {
-    /// How many live entries with a vector pass `filter`, counting no further than `cap`.
-    pub fn count_embedded(&self, filter: &EntryFilter, cap: usize) -> Result<usize> {
+    /// How many live entries pass `filter`, counting no further than `cap`.
+    /// Reads entries (small rows, the pad index), not the vectors.
+    pub fn count_matching(&self, filter: &EntryFilter, cap: usize) -> Result<usize> {
         let mut args = Vec::new();
-        let sql = format!(
-            "SELECT count(*) FROM (SELECT 1{} LIMIT ?)",
-            filtered(filter, &mut args)
+        let mut sql = String::from(
+            "SELECT count(*) FROM (SELECT 1 FROM entries e JOIN pads p ON p.name = e.pad WHERE 1",
         );
+        filter.push_sql(&mut sql, &mut args);
+        sql.push_str(" LIMIT ?)");
         args.push(Sql::Integer(cap as i64));
         let conn = self.reader()?;
         let n: i64 = conn
             .prepare_cached(&sql)?
             .query_row(params_from_iter(args), |r| r.get(0))?;
         Ok(n as usize)
+    }
+
+    /// Whether any pad is archived (its entries must then be filtered out).
+    pub fn any_archived(&self) -> Result<bool> {
+        let conn = self.reader()?;
+        Ok(conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM pads WHERE archived_at IS NOT NULL)",
+            [],
+            |r| r.get(0),
+        )?)
     }
 
     /// The exact `k` nearest entries to `query` among those passing

@@ -123,7 +123,7 @@ pub fn model_dir() -> PathBuf {
 /// Semantic search with the test model.
 pub fn semantic_config(precision: Precision) -> SemanticConfig {
     let mut c = SemanticConfig::new(ModelSource::Dir(model_dir()));
-    c.precision = precision;
+    c.precision = Some(precision);
     c.poll_every = Duration::from_millis(20);
     c
 }

@@ -1,0 +1,426 @@
+//! `cargo bench --bench semantic`: semantic search figures.
+//!
+//! 1. Embedding throughput of the model itself (int8 and fp32; one and two
+//!    ONNX Runtime threads; batches of 16) and one query's embedding time.
+//! 2. The release `pad serve` with the model (`PAD_MODEL_DIR`, default the
+//!    shared copy beside the repository), over its socket: write round trips
+//!    while the embedding backlog drains, against the same engine with
+//!    `--no-semantic`; how fast the backlog drains; `semantic` and `hybrid`
+//!    search p50/p99 at 10k and 100k entries with fresh queries (each one
+//!    embedded) and cached ones; the index's memory; restart time to ready.
+//!
+//! Entries are realistic, clustered dev notes (random vectors would be no test
+//! of an HNSW index). Set BENCH_QUICK=1 for 2k/10k instead of 10k/100k.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use common::{row, stats, timed, Engine};
+use scratchpad::client::Client;
+use scratchpad::semantic::{runtime, Model, ModelSource, Precision};
+use serde_json::{json, Value};
+
+const SUBJECTS: &[&str] = &[
+    "the deploy",
+    "the login page",
+    "the database migration",
+    "the billing service",
+    "the search index",
+    "the mobile app",
+    "the nightly backup",
+    "the CI pipeline",
+    "the payment webhook",
+    "the cache layer",
+    "the onboarding flow",
+    "the metrics dashboard",
+    "the email digest",
+    "the API gateway",
+    "the auth token refresh",
+    "the image resizer",
+    "the export job",
+    "the feature flag service",
+    "the staging cluster",
+    "the docs site",
+];
+const PREDICATES: &[&str] = &[
+    "failed again because of",
+    "is slow today due to",
+    "was fixed after",
+    "needs a review from",
+    "got a new owner:",
+    "is blocked on",
+    "passed all checks despite",
+    "was rolled back after",
+    "keeps timing out because of",
+    "should be rewritten to avoid",
+    "broke in production after",
+    "is waiting on",
+    "needs more tests around",
+    "was migrated ahead of",
+    "looks healthy after",
+];
+const TAILS: &[&str] = &[
+    "Alice",
+    "the security team",
+    "a bad config",
+    "the holiday freeze",
+    "missing credentials",
+    "a race condition",
+    "the new release",
+    "disk pressure",
+    "an expired certificate",
+    "network flakiness",
+    "a schema change",
+    "the vendor outage",
+    "a memory leak",
+    "the quarterly audit",
+    "an upstream bug",
+    "rate limits",
+    "a typo in the env file",
+    "Bob's refactor",
+    "the load test",
+    "DNS propagation",
+];
+const CLAUSES: &[&str] = &[
+    "",
+    "; see the incident notes",
+    "; follow up tomorrow",
+    "; customer impact unclear",
+    "; agent retried twice",
+    "; logs attached",
+    "; low priority",
+    "; needs eyes from ops",
+];
+const QUERIES: &[&str] = &[
+    "problems with the payment system",
+    "who is reviewing the database work",
+    "certificate renewal issues",
+    "phone application performance",
+    "backups over the holidays",
+    "credential errors when signing in",
+    "continuous integration is red",
+    "memory growing in a job",
+    "outage at a third-party provider",
+    "documentation website changes",
+];
+
+fn note(rng: &mut fastrand::Rng) -> String {
+    format!(
+        "{} {} {}{} (#{})",
+        SUBJECTS[rng.usize(..SUBJECTS.len())],
+        PREDICATES[rng.usize(..PREDICATES.len())],
+        TAILS[rng.usize(..TAILS.len())],
+        CLAUSES[rng.usize(..CLAUSES.len())],
+        rng.u32(..100_000)
+    )
+}
+
+fn model_dir() -> PathBuf {
+    std::env::var_os("PAD_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/models/all-MiniLM-L6-v2")
+        })
+}
+
+fn embedding_throughput() {
+    println!("embedding throughput (the model alone, batches of 16, 512 notes)");
+    let data = tempfile::tempdir().unwrap();
+    runtime::init(data.path()).expect("ONNX Runtime (run scripts/setup.sh)");
+    let mut rng = fastrand::Rng::with_seed(3);
+    let texts: Vec<String> = (0..512).map(|_| note(&mut rng)).collect();
+    for precision in [Precision::Int8, Precision::Fp32] {
+        for threads in [1, 2] {
+            let mut m = Model::load(
+                &ModelSource::Dir(model_dir()),
+                precision,
+                threads,
+                data.path(),
+            )
+            .unwrap();
+            m.embed(&texts[..16]).unwrap(); // warm up
+            let t = Instant::now();
+            for chunk in texts.chunks(16) {
+                m.embed(chunk).unwrap();
+            }
+            let rate = texts.len() as f64 / t.elapsed().as_secs_f64();
+            let mut one = Vec::new();
+            for q in QUERIES.iter().cycle().take(50) {
+                let t = Instant::now();
+                m.embed(&[*q]).unwrap();
+                one.push(t.elapsed().as_secs_f64() * 1e6);
+            }
+            let q = stats(one);
+            println!(
+                "  {:<5} {threads} thread{}  {rate:>6.0} entries/s   one query p50 {:>6.0} µs  p99 {:>6.0} µs",
+                precision.as_str(),
+                if threads == 1 { " " } else { "s" },
+                q.p50,
+                q.p99
+            );
+        }
+    }
+    println!();
+}
+
+async fn stats_of(c: &mut Client) -> Value {
+    c.call("stats", json!({})).await.unwrap()
+}
+
+/// Waits until everything is embedded; returns the seconds it took.
+async fn drained(c: &mut Client) -> f64 {
+    let t = Instant::now();
+    loop {
+        let s = stats_of(c).await;
+        if s["semantic"]["status"] == "ready" && s["embed_queue"] == 0 {
+            return t.elapsed().as_secs_f64();
+        }
+        assert_ne!(s["semantic"]["status"], "unavailable", "{s}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn write_rtts(c: &mut Client, n: usize, rng: &mut fastrand::Rng) -> Vec<f64> {
+    let mut us = Vec::with_capacity(n);
+    for _ in 0..n {
+        us.push(timed(c, "entry.add", json!({"pad": "rtt", "content": note(rng)})).await);
+    }
+    us
+}
+
+async fn searches(c: &mut Client, label: &str, size: usize) {
+    for mode in ["semantic", "hybrid"] {
+        // Fresh: every query string is new, so each one is embedded.
+        let mut fresh = Vec::new();
+        for i in 0..200 {
+            let q = format!("{} {i}", QUERIES[i % QUERIES.len()]);
+            fresh.push(timed(c, "search", json!({"query": q, "mode": mode, "limit": 10})).await);
+        }
+        row(
+            &format!("{mode} search, {label} entries, fresh query"),
+            &stats(fresh),
+        );
+        let mut cached = Vec::new();
+        for q in QUERIES {
+            timed(c, "search", json!({"query": q, "mode": mode, "limit": 10})).await;
+        }
+        for i in 0..300 {
+            let q = QUERIES[i % QUERIES.len()];
+            cached.push(timed(c, "search", json!({"query": q, "mode": mode, "limit": 10})).await);
+        }
+        row(
+            &format!("{mode} search, {label} entries, cached query"),
+            &stats(cached),
+        );
+    }
+    let mut filtered = Vec::new();
+    for i in 0..200 {
+        let q = QUERIES[i % QUERIES.len()];
+        filtered.push(
+            timed(
+                c,
+                "search",
+                json!({"query": q, "mode": "semantic", "pad": "small", "limit": 10}),
+            )
+            .await,
+        );
+    }
+    row(
+        &format!("semantic, {label} entries, pad of {} (exact)", size / 500),
+        &stats(filtered),
+    );
+}
+
+/// Recall@10 of usearch graph walks against an exact scan, on the stored
+/// (real) vectors, for each scalar kind the index could use, plain and with
+/// our rescoring (top 20 from the graph, re-ranked on f32).
+fn index_recall(vectors_db: &std::path::Path) {
+    use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+    let db = rusqlite::Connection::open(vectors_db).unwrap();
+    let vectors: Vec<(u64, Vec<f32>)> = db
+        .prepare("SELECT seq, vec FROM vectors WHERE vec IS NOT NULL")
+        .unwrap()
+        .query_map([], |r| {
+            let b: Vec<u8> = r.get(1)?;
+            Ok((
+                r.get::<_, i64>(0)? as u64,
+                b.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let mut rng = fastrand::Rng::with_seed(5);
+    // Queries: stored vectors, perturbed so no query is exactly an entry.
+    let queries: Vec<Vec<f32>> = (0..200)
+        .map(|_| {
+            let base = &vectors[rng.usize(..vectors.len())].1;
+            let v: Vec<f32> = base.iter().map(|x| x + (rng.f32() - 0.5) * 0.02).collect();
+            let n = dot(&v, &v).sqrt();
+            v.into_iter().map(|x| x / n).collect()
+        })
+        .collect();
+    let truth: Vec<Vec<u64>> = queries
+        .iter()
+        .map(|q| {
+            let mut all: Vec<(f32, u64)> = vectors.iter().map(|(k, v)| (dot(q, v), *k)).collect();
+            all.sort_by(|a, b| b.0.total_cmp(&a.0));
+            all.iter().take(10).map(|(_, k)| *k).collect()
+        })
+        .collect();
+    let by_key: std::collections::HashMap<u64, &Vec<f32>> =
+        vectors.iter().map(|(k, v)| (*k, v)).collect();
+    println!(
+        "vector index recall@10 vs exact, {} real vectors:",
+        vectors.len()
+    );
+    for (name, kind) in [
+        ("f32", ScalarKind::F32),
+        ("f16", ScalarKind::F16),
+        ("i8", ScalarKind::I8),
+    ] {
+        let index = Index::new(&IndexOptions {
+            dimensions: 384,
+            metric: MetricKind::Cos,
+            quantization: kind,
+            ..Default::default()
+        })
+        .unwrap();
+        index.reserve(vectors.len()).unwrap();
+        for (k, v) in &vectors {
+            index.add(*k, v).unwrap();
+        }
+        let (mut plain, mut rescored) = (0usize, 0usize);
+        for (q, want) in queries.iter().zip(&truth) {
+            let got = index.search(q, 10).unwrap().keys;
+            plain += got.iter().filter(|k| want.contains(k)).count();
+            let mut wide: Vec<(f32, u64)> = index
+                .search(q, 20)
+                .unwrap()
+                .keys
+                .iter()
+                .map(|k| (dot(q, by_key[k]), *k))
+                .collect();
+            wide.sort_by(|a, b| b.0.total_cmp(&a.0));
+            rescored += wide
+                .iter()
+                .take(10)
+                .filter(|(_, k)| want.contains(k))
+                .count();
+        }
+        let total = (queries.len() * 10) as f64;
+        println!(
+            "  {name:<4} recall {:.3}, rescored {:.3}, memory {:.1} MiB",
+            plain as f64 / total,
+            rescored as f64 / total,
+            index.memory_usage() as f64 / 1048576.0
+        );
+    }
+    println!();
+}
+
+async fn run() {
+    let quick = std::env::var("BENCH_QUICK").is_ok();
+    let (small, big): (usize, usize) = if quick {
+        (2_000, 10_000)
+    } else {
+        (10_000, 100_000)
+    };
+    println!(
+        "scratchpad {} semantic bench — {} cores\n",
+        env!("CARGO_PKG_VERSION"),
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0)
+    );
+    embedding_throughput();
+
+    let model = model_dir();
+    std::env::set_var("PAD_MODEL_DIR", &model);
+    let mut rng = fastrand::Rng::with_seed(11);
+
+    // Write latency: without semantic search, then with a backlog draining.
+    let plain_dir = tempfile::tempdir().unwrap();
+    let plain = Engine::start(plain_dir.path(), &["--no-semantic"]).await;
+    let mut c = plain.client().await;
+    let base = stats(write_rtts(&mut c, 3000, &mut rng).await);
+    drop(plain);
+
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::start(dir.path(), &[]).await;
+    let mut c = engine.client().await;
+    drained(&mut c).await; // model loaded
+    common::fill_with(&mut c, "load", small, || note(&mut rng)).await;
+    let t = Instant::now();
+    let busy = stats(write_rtts(&mut c, 3000, &mut rng).await);
+    let during = t.elapsed().as_secs_f64();
+    let left = stats_of(&mut c).await["embed_queue"].as_i64().unwrap();
+    row("write round trip, no semantic search", &base);
+    row("write round trip, embedding backlog draining", &busy);
+    println!("  (the 3,000 writes took {during:.1}s; {left} entries still queued after)");
+    let took = during + drained(&mut c).await;
+    println!(
+        "backlog of {} entries drained in {took:.1}s: {:.0} entries/s\n",
+        small + 3000,
+        (small + 3000) as f64 / took
+    );
+    common::fill_with(&mut c, "small", small / 500, || note(&mut rng)).await;
+    drained(&mut c).await;
+    searches(&mut c, &format!("{}k", small / 1000), small).await;
+    let s = stats_of(&mut c).await;
+    println!(
+        "index memory at {} vectors: {:.1} MiB; engine RSS {:.0} MiB\n",
+        s["semantic"]["vectors"],
+        s["semantic"]["index_bytes"].as_f64().unwrap() / 1048576.0,
+        engine.rss_mib()
+    );
+    drop(engine);
+    index_recall(&dir.path().join("data/vectors.db"));
+
+    // Up to `big` entries, embedded with two threads to save time, then
+    // searched on a restarted engine with the default single thread.
+    let engine = Engine::start(dir.path(), &["--embed-threads", "2"]).await;
+    let mut c = engine.client().await;
+    let have = stats_of(&mut c).await["entries"].as_u64().unwrap() as usize;
+    common::fill_with(&mut c, "load", big.saturating_sub(have + big / 500), || {
+        note(&mut rng)
+    })
+    .await;
+    common::fill_with(&mut c, "small", big / 500 - small / 500, || note(&mut rng)).await;
+    let took = drained(&mut c).await;
+    println!(
+        "filled to {big}: remaining backlog drained in {took:.0}s with 2 threads ({:.0} entries/s)",
+        stats_of(&mut c).await["semantic"]["embed_per_second"]
+    );
+    drop(engine);
+    let t = Instant::now();
+    let engine = Engine::start(dir.path(), &[]).await;
+    let mut c = engine.client().await;
+    drained(&mut c).await;
+    println!(
+        "restart to ready at {big} entries (load the saved index): {:.1}s\n",
+        t.elapsed().as_secs_f64()
+    );
+    searches(&mut c, &format!("{}k", big / 1000), big).await;
+    let s = stats_of(&mut c).await;
+    println!(
+        "index memory at {} vectors: {:.1} MiB; engine RSS {:.0} MiB",
+        s["semantic"]["vectors"],
+        s["semantic"]["index_bytes"].as_f64().unwrap() / 1048576.0,
+        engine.rss_mib()
+    );
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(run());
+}
