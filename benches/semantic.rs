@@ -195,7 +195,8 @@ async fn searches(c: &mut Client, label: &str, size: usize) {
         // Fresh: every query string is new, so each one is embedded.
         let mut fresh = Vec::new();
         for i in 0..200 {
-            let q = format!("{} {i}", QUERIES[i % QUERIES.len()]);
+            // Unique per mode too, so hybrid does not find semantic's in the cache.
+            let q = format!("{} {mode} {i}", QUERIES[i % QUERIES.len()]);
             fresh.push(timed(c, "search", json!({"query": q, "mode": mode, "limit": 10})).await);
         }
         row(

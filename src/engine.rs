@@ -511,34 +511,37 @@ impl Engine {
             }
             (mode, Some(_)) => mode,
         };
-        // The query embedding runs on the embedding worker meanwhile.
-        let vector = match mode {
+        // Hybrid fuses more than it shows, so each side can lift the other.
+        let k = if mode == SearchMode::Hybrid {
+            fused_depth(limit)
+        } else {
+            limit
+        };
+        // The meaning side (query embedding on the worker, then the index)
+        // runs as its own task, alongside the text side.
+        let meaning = match mode {
             SearchMode::Text => None,
             _ => {
-                let (query, this) = (query.to_string(), self.clone());
-                let (tx, rx) = tokio::sync::oneshot::channel();
-                tokio::spawn(async move {
-                    let s = this.semantic().expect("ready implies configured");
-                    let _ = tx.send(s.query_vector(&query).await);
-                });
-                Some(rx)
+                let (query, filter, this) = (query.to_string(), filter.clone(), self.clone());
+                Some(tokio::spawn(async move {
+                    this.nearest_entries(&query, filter, k).await
+                }))
             }
         };
         let text_hits = match mode {
             SearchMode::Semantic => Vec::new(),
             _ => {
                 let (query, filter) = (query.to_string(), filter.clone());
-                // Hybrid fuses more than it shows, so each side can lift the other.
-                let k = if mode == SearchMode::Hybrid {
-                    fused_depth(limit)
-                } else {
-                    limit
-                };
-                self.blocking(move |e| e.store().search_text(&query, &filter, k))
+                // Substrings (the slowest tier) only for one-word queries in
+                // hybrid, such as an identifier fragment; longer queries are
+                // what meaning search is for.
+                let substrings =
+                    mode != SearchMode::Hybrid || query.split_whitespace().count() == 1;
+                self.blocking(move |e| e.store().search_text(&query, &filter, k, substrings))
                     .await?
             }
         };
-        let Some(vector) = vector else {
+        let Some(meaning) = meaning else {
             return Ok(SearchResult {
                 hits: text_hits
                     .into_iter()
@@ -551,27 +554,9 @@ impl Engine {
                 mode: SearchMode::Text,
             });
         };
-        let vector = vector
+        let near = meaning
             .await
-            .map_err(|_| Error::Internal("query embedding was dropped".into()))??;
-        let k = if mode == SearchMode::Hybrid {
-            fused_depth(limit)
-        } else {
-            limit
-        };
-        let near = self
-            .blocking(move |e| {
-                let s = e.semantic().expect("configured");
-                let near = s.nearest(e.store(), &vector, &filter, k as usize)?;
-                let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
-                let entries = e.store().entries_by_id(&ids)?;
-                Ok(near
-                    .into_iter()
-                    .zip(entries)
-                    .map(|((_, score), entry)| (entry, score as f64))
-                    .collect::<Vec<_>>())
-            })
-            .await?;
+            .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))??;
         if mode == SearchMode::Semantic {
             return Ok(SearchResult {
                 hits: near
@@ -618,6 +603,32 @@ impl Engine {
             })
             .collect();
         Ok(SearchResult { hits, mode })
+    }
+
+    /// The `k` live entries nearest in meaning to `query` that pass `filter`,
+    /// with their cosine similarity.
+    async fn nearest_entries(
+        &self,
+        query: &str,
+        filter: EntryFilter,
+        k: u32,
+    ) -> Result<Vec<(Entry, f64)>> {
+        let semantic = self
+            .semantic()
+            .expect("called only when semantic search is ready");
+        let vector = semantic.query_vector(query).await?;
+        self.blocking(move |e| {
+            let s = e.semantic().expect("configured");
+            let near = s.nearest(e.store(), &vector, &filter, k as usize)?;
+            let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
+            let entries = e.store().entries_by_id(&ids)?;
+            Ok(near
+                .into_iter()
+                .zip(entries)
+                .filter_map(|((_, score), entry)| Some((entry?, score as f64)))
+                .collect())
+        })
+        .await
     }
 
     pub async fn tags(&self, p: TagsParams) -> Result<TagsResult> {

@@ -11,6 +11,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
@@ -32,8 +33,9 @@ pub struct VectorIndex {
     /// Every row of the vectors table up to this `n` is applied.
     applied: i64,
     generation: String,
-    /// Applied rows not yet in the saved file.
-    unsaved: bool,
+    /// Applied rows not yet in the saved file. Atomic so that saving needs
+    /// only shared access: searches go on while the index is written out.
+    unsaved: AtomicBool,
 }
 
 fn options() -> IndexOptions {
@@ -108,7 +110,7 @@ impl VectorIndex {
             index,
             applied,
             generation,
-            unsaved: true,
+            unsaved: AtomicBool::new(true),
         })
     }
 
@@ -136,7 +138,7 @@ impl VectorIndex {
                 }
             }
             self.applied = last_n;
-            self.unsaved = true;
+            self.unsaved.store(true, Ordering::Relaxed);
             done += rows.len();
         }
         Ok(done)
@@ -147,7 +149,7 @@ impl VectorIndex {
     }
 
     pub fn unsaved(&self) -> bool {
-        self.unsaved
+        self.unsaved.load(Ordering::Relaxed)
     }
 
     #[allow(clippy::len_without_is_empty)]
@@ -190,7 +192,7 @@ impl VectorIndex {
 
     /// Writes the index (with its header) to `dir/vectors.usearch`, replacing
     /// the old file only once the new one is complete.
-    pub fn save(&mut self, dir: &Path) -> Result<(), String> {
+    pub fn save(&self, dir: &Path) -> Result<(), String> {
         let mut payload = vec![0u8; self.index.serialized_length()];
         self.index
             .save_to_buffer(&mut payload)
@@ -205,7 +207,7 @@ impl VectorIndex {
             std::fs::rename(&tmp, &path)
         };
         write().map_err(|e| format!("cannot save the vector index to {}: {e}", path.display()))?;
-        self.unsaved = false;
+        self.unsaved.store(false, Ordering::Relaxed);
         Ok(())
     }
 }
@@ -275,7 +277,7 @@ fn load(path: &Path, generation: &str, last_n: i64) -> Result<Option<VectorIndex
         index,
         applied,
         generation: generation.to_string(),
-        unsaved: false,
+        unsaved: AtomicBool::new(false),
     }))
 }
 

@@ -247,12 +247,15 @@ impl Store {
     ///
     /// In tiers 1 and 2 the newest matches that pass the filters (a bounded
     /// number, see `MIN_CANDIDATES`) are ranked by BM25, then recency; accents
-    /// are ignored.
+    /// are ignored. `substrings: false` skips tier 3 (hybrid search does, for
+    /// queries of several words: meaning search covers them, and tier 3 is
+    /// the slowest).
     pub fn search_text(
         &self,
         query: &str,
         filter: &EntryFilter,
         limit: u32,
+        substrings: bool,
     ) -> Result<Vec<(Entry, f64)>> {
         self.catch_up_text()?;
         let words: Vec<&str> = query.split_whitespace().collect();
@@ -270,7 +273,7 @@ impl Store {
         if hits.len() < limit as usize {
             add(&mut hits, word_hits(&conn, &words, filter, limit, true)?);
         }
-        if hits.len() < limit as usize {
+        if substrings && hits.len() < limit as usize {
             add(&mut hits, substring_hits(&conn, &words, filter, limit)?);
         }
         Ok(hits)
@@ -291,7 +294,13 @@ fn word_hits(
     let fts_query = words
         .iter()
         .map(|w| {
-            let star = if prefix { "*" } else { "" };
+            // A prefix of one or two characters ("a*", "in*") would merge
+            // thousands of terms for nothing: short words match whole.
+            let star = if prefix && w.chars().count() >= 3 {
+                "*"
+            } else {
+                ""
+            };
             format!("\"{}\"{star}", w.replace('"', "\"\""))
         })
         .collect::<Vec<_>>()

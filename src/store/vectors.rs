@@ -444,6 +444,17 @@ impl Store {
         Ok(n as usize)
     }
 
+    /// Entries in live pads (from the pads' counters: no scan).
+    pub fn live_entries(&self) -> Result<usize> {
+        let conn = self.reader()?;
+        let n: i64 = conn.query_row(
+            "SELECT coalesce(sum(entries), 0) FROM pads WHERE archived_at IS NULL",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(n as usize)
+    }
+
     /// Whether any pad is archived (its entries must then be filtered out).
     pub fn any_archived(&self) -> Result<bool> {
         let conn = self.reader()?;
@@ -527,18 +538,19 @@ impl Store {
         Ok(f(&check))
     }
 
-    /// The entries with these ids, in the same order; ids of entries that are
-    /// gone are skipped.
-    pub fn entries_by_id(&self, seqs: &[i64]) -> Result<Vec<Entry>> {
+    /// The entries with these ids, in the same order; `None` for one that is gone.
+    pub fn entries_by_id(&self, seqs: &[i64]) -> Result<Vec<Option<Entry>>> {
         let conn = self.reader()?;
         let mut load = conn.prepare_cached(&format!(
             "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
         ))?;
         let mut out = Vec::with_capacity(seqs.len());
         for seq in seqs {
-            if let Some(row) = load.query_row([seq], EntryRow::read).optional()? {
-                out.push(row.entry);
-            }
+            out.push(
+                load.query_row([seq], EntryRow::read)
+                    .optional()?
+                    .map(|r| r.entry),
+            );
         }
         Ok(out)
     }
