@@ -1,0 +1,403 @@
+"""Scratchpad client for Python: one module, standard library only.
+
+Talks to a running engine (`pad serve`) over its Unix socket, speaking the
+protocol of docs/protocol.md: JSON-RPC 2.0, one JSON object per line.
+
+    from scratchpad import Client
+
+    with Client(author="agent-research") as pad:
+        entry = pad.add("login retries 3x before failing", pad="proj-x", tags=["login"])
+        for hit in pad.search("authentication problems", pad="proj-x")["hits"]:
+            print(hit["entry"]["id"], hit["found_by"], hit["entry"]["content"])
+        for event in pad.subscribe(pads=["proj-*"]):
+            print(event["type"], event.get("entry", {}).get("content"))
+
+Errors from the engine raise `ScratchpadError` subclasses carrying the
+JSON-RPC `code`, the instructive `message` and `data` (`field`, `limit`,
+`got`); a missing engine raises `EngineUnavailable`.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import os
+import socket
+from typing import Any, Deque, Dict, Iterator, List, Optional
+
+__all__ = [
+    "Client",
+    "Subscription",
+    "default_socket_path",
+    "ScratchpadError",
+    "ParseError",
+    "InvalidRequest",
+    "MethodNotFound",
+    "InvalidParams",
+    "InternalError",
+    "NotFound",
+    "Conflict",
+    "Forbidden",
+    "TooLarge",
+    "Unavailable",
+    "EngineUnavailable",
+]
+
+PROTOCOL_VERSION = 1
+
+
+class ScratchpadError(Exception):
+    """An error answer from the engine. Branch on the class or `code`, not on `message`."""
+
+    code = 0
+
+    def __init__(self, message: str, code: Optional[int] = None, data: Any = None):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.data = data if data is not None else {}
+
+    @property
+    def field(self) -> Optional[str]:
+        """The parameter that was wrong, when the engine names one."""
+        return self.data.get("field") if isinstance(self.data, dict) else None
+
+    def __str__(self) -> str:
+        return f"{self.message} (code {self.code})"
+
+
+class ParseError(ScratchpadError):
+    code = -32700
+
+
+class InvalidRequest(ScratchpadError):
+    code = -32600
+
+
+class MethodNotFound(ScratchpadError):
+    code = -32601
+
+
+class InvalidParams(ScratchpadError):
+    code = -32602
+
+
+class InternalError(ScratchpadError):
+    code = -32603
+
+
+class NotFound(ScratchpadError):
+    code = -32001
+
+
+class Conflict(ScratchpadError):
+    """An update or delete with a stale `if_version`: re-read and retry."""
+
+    code = -32002
+
+
+class Forbidden(ScratchpadError):
+    code = -32003
+
+
+class TooLarge(ScratchpadError):
+    code = -32004
+
+
+class Unavailable(ScratchpadError):
+    """The engine cannot do this now (e.g. semantic search without a model)."""
+
+    code = -32005
+
+
+class EngineUnavailable(ScratchpadError, ConnectionError):
+    """No engine answers on the socket, or the connection was lost."""
+
+    code = -32005
+
+
+_BY_CODE = {
+    cls.code: cls
+    for cls in (
+        ParseError,
+        InvalidRequest,
+        MethodNotFound,
+        InvalidParams,
+        InternalError,
+        NotFound,
+        Conflict,
+        Forbidden,
+        TooLarge,
+        Unavailable,
+    )
+}
+
+
+def _error(err: Dict[str, Any]) -> ScratchpadError:
+    code = err.get("code", 0)
+    cls = _BY_CODE.get(code, ScratchpadError)
+    return cls(err.get("message", "unknown error"), code, err.get("data"))
+
+
+def default_socket_path() -> str:
+    """Where the engine listens: $PAD_SOCKET, else $XDG_RUNTIME_DIR/scratchpad/pad.sock,
+    else /tmp/scratchpad-$UID/pad.sock (the engine's own rule)."""
+    explicit = os.environ.get("PAD_SOCKET")
+    if explicit:
+        return explicit
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return os.path.join(runtime, "scratchpad", "pad.sock")
+    return f"/tmp/scratchpad-{os.getuid()}/pad.sock"
+
+
+def _params(**kw: Any) -> Dict[str, Any]:
+    """Drops arguments left at None, so the engine applies its defaults."""
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+class Client:
+    """One connection to the engine. Not thread-safe: use one per thread.
+
+    `author` is sent in `hello` and becomes the default author of writes made
+    through this connection; it defaults to $PAD_AUTHOR.
+    """
+
+    def __init__(
+        self,
+        socket_path: Optional[str] = None,
+        author: Optional[str] = None,
+        client: str = "python",
+        timeout: Optional[float] = 30.0,
+    ):
+        self.socket_path = socket_path or default_socket_path()
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.settimeout(timeout)
+        try:
+            self._sock.connect(self.socket_path)
+        except OSError as e:
+            self._sock.close()
+            raise EngineUnavailable(
+                f"no Scratchpad engine at {self.socket_path} ({e.strerror or e}); "
+                "start one with `pad serve`, or set PAD_SOCKET to where it listens"
+            ) from None
+        self._reader = self._sock.makefile("rb")
+        self._ids = itertools.count(1)
+        self._events: Deque[Dict[str, Any]] = collections.deque()
+        self.server = self.hello(author or os.environ.get("PAD_AUTHOR"), client)
+
+    # -- plumbing -----------------------------------------------------------
+
+    def close(self) -> None:
+        try:
+            self._reader.close()
+        finally:
+            self._sock.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _read_message(self) -> Dict[str, Any]:
+        try:
+            line = self._reader.readline()
+        except socket.timeout:
+            raise
+        except OSError as e:
+            raise EngineUnavailable(f"connection to the engine lost: {e}") from None
+        if not line:
+            raise EngineUnavailable("the engine closed the connection")
+        return json.loads(line)
+
+    def call(self, method: str, params: Optional[Dict[str, Any]] = None) -> Any:
+        """Calls any method; returns its `result` or raises its error.
+        Events that arrive meanwhile are kept for `events()`/`subscribe()`."""
+        request_id = next(self._ids)
+        request = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}}
+        try:
+            self._sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
+        except OSError as e:
+            raise EngineUnavailable(f"connection to the engine lost: {e}") from None
+        while True:
+            message = self._read_message()
+            if message.get("method") == "event":
+                self._events.append(message.get("params", {}))
+                continue
+            if message.get("id") not in (request_id, None):
+                continue  # an answer to nothing we are waiting for
+            if "error" in message:
+                raise _error(message["error"])
+            return message.get("result")
+
+    def next_event(self, subscription: Optional[int] = None) -> Dict[str, Any]:
+        """Blocks until the next event of `subscription` (of any subscription
+        of this connection, if None); others are kept for their turn."""
+        for i, event in enumerate(self._events):
+            if subscription is None or event.get("subscription") == subscription:
+                del self._events[i]
+                return event
+        while True:
+            message = self._read_message()
+            if message.get("method") != "event":
+                continue
+            event = message.get("params", {})
+            if subscription is None or event.get("subscription") == subscription:
+                return event
+            self._events.append(event)
+
+    # -- methods --------------------------------------------------------------
+
+    def hello(self, author: Optional[str] = None, client: str = "python") -> Dict[str, Any]:
+        return self.call("hello", _params(author=author, client=client))
+
+    def add(
+        self,
+        content: str,
+        pad: str = "inbox",
+        *,
+        tags: Optional[List[str]] = None,
+        kind: Optional[str] = None,
+        author: Optional[str] = None,
+        **fields: Any,
+    ) -> Dict[str, Any]:
+        """Writes an entry and returns it. Other fields (`status`, `assignee`,
+        `resume`, `category`, `confidence`, `depends_on`, `remind_in`,
+        `remind_at`, `pinned`, `meta`) go as keyword arguments."""
+        params = _params(pad=pad, content=content, tags=tags, kind=kind, author=author)
+        params.update(fields)
+        return self.call("entry.add", params)["entry"]
+
+    def get(self, id: str) -> Dict[str, Any]:
+        return self.call("entry.get", {"id": id})["entry"]
+
+    def update(self, id: str, *, if_version: Optional[int] = None, **changes: Any) -> Dict[str, Any]:
+        """Changes fields of an entry; a field set to None is cleared. With
+        `if_version`, raises `Conflict` if someone changed it first."""
+        params = dict(changes, id=id)
+        if if_version is not None:
+            params["if_version"] = if_version
+        return self.call("entry.update", params)["entry"]
+
+    def delete(self, id: str, *, if_version: Optional[int] = None) -> Dict[str, Any]:
+        return self.call("entry.delete", _params(id=id, if_version=if_version))
+
+    def list(
+        self,
+        pad: Optional[str] = None,
+        *,
+        tags: Optional[List[str]] = None,
+        author: Optional[str] = None,
+        kind: Optional[str] = None,
+        status: Optional[str] = None,
+        since: Optional[str] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """One page, newest first: `{"entries": [...], "next_cursor": ...}`."""
+        return self.call(
+            "entry.list",
+            _params(pad=pad, tags=tags, author=author, kind=kind, status=status,
+                    since=since, limit=limit, cursor=cursor),
+        )
+
+    def iter_entries(self, pad: Optional[str] = None, **filters: Any) -> Iterator[Dict[str, Any]]:
+        """Every matching entry, newest first, page after page."""
+        filters.setdefault("limit", 500)
+        cursor = None
+        while True:
+            page = self.list(pad, cursor=cursor, **filters)
+            yield from page["entries"]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: Optional[str] = None,
+        pad: Optional[str] = None,
+        tags: Optional[List[str]] = None,
+        kind: Optional[str] = None,
+        author: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> Dict[str, Any]:
+        """`{"hits": [{"entry", "score", "found_by"}], "mode": ...}`; `mode` is
+        `hybrid` (default), `text` or `semantic`."""
+        return self.call(
+            "search",
+            _params(query=query, mode=mode, pad=pad, tags=tags, kind=kind, author=author, limit=limit),
+        )
+
+    def tags(self, pad: Optional[str] = None) -> List[Dict[str, Any]]:
+        return self.call("tags.list", _params(pad=pad))["tags"]
+
+    def pads(self, include_archived: bool = False) -> List[Dict[str, Any]]:
+        return self.call("pad.list", {"include_archived": include_archived})["pads"]
+
+    _UNSET: Any = object()
+
+    def configure_pad(self, name: str, *, ttl_seconds: Any = _UNSET, max_entries: Any = _UNSET) -> Dict[str, Any]:
+        """Sets a pad's idle TTL and rolling window (None: never / unbounded);
+        creates or restores the pad."""
+        params: Dict[str, Any] = {"name": name}
+        if ttl_seconds is not Client._UNSET:
+            params["ttl_seconds"] = ttl_seconds
+        if max_entries is not Client._UNSET:
+            params["max_entries"] = max_entries
+        return self.call("pad.configure", params)["pad"]
+
+    def touch_pad(self, name: str) -> Dict[str, Any]:
+        return self.call("pad.touch", {"name": name})["pad"]
+
+    def clear_pad(self, name: str, *, keep_pinned: bool = False) -> int:
+        return self.call("pad.clear", {"name": name, "keep_pinned": keep_pinned})["deleted"]
+
+    def export_pad(self, name: str, format: str = "markdown") -> str:
+        return self.call("pad.export", {"name": name, "format": format})["text"]
+
+    def stats(self) -> Dict[str, Any]:
+        return self.call("stats")
+
+    def reindex(self) -> int:
+        """Embeds every entry again (semantic search); returns how many are queued."""
+        return self.call("reindex")["queued"]
+
+    def subscribe(
+        self,
+        pads: Optional[List[str]] = None,
+        tags: Optional[List[str]] = None,
+        kinds: Optional[List[str]] = None,
+    ) -> "Subscription":
+        """Starts receiving events; iterate the result to get them as they come
+        (`created`, `updated`, `deleted`, `needs_eyes`, `pad_expired`, `lagged`).
+        A trailing `*` in a pad name matches a prefix."""
+        result = self.call("subscribe", _params(pads=pads, tags=tags, kinds=kinds))
+        return Subscription(self, result["subscription"])
+
+    def unsubscribe(self, subscription: int) -> None:
+        self.call("unsubscribe", {"subscription": subscription})
+
+
+class Subscription:
+    """An iterator of one subscription's events, blocking until each comes.
+    The client stays usable for other calls in between: events that arrive
+    meanwhile are kept, in order, for their subscription."""
+
+    def __init__(self, client: Client, id: int):
+        self.client = client
+        self.id = id
+
+    def __iter__(self) -> "Subscription":
+        return self
+
+    def __next__(self) -> Dict[str, Any]:
+        return self.client.next_event(self.id)
+
+    def close(self) -> None:
+        """Stops the events (those already sent may still be read)."""
+        self.client.unsubscribe(self.id)

@@ -1,0 +1,147 @@
+"""The Python client against a real engine."""
+
+import threading
+import time
+
+import pytest
+
+import scratchpad
+from scratchpad import Client
+
+
+def test_hello_sets_the_default_author(engine):
+    with engine.client(author="agent-py") as c:
+        assert c.server["server"] == "scratchpad"
+        assert c.server["protocol"] == scratchpad.PROTOCOL_VERSION
+        e = c.add("written from python", pad="py-hello")
+        assert e["author"] == "agent-py"
+        assert c.add("someone else", pad="py-hello", author="other")["author"] == "other"
+
+
+def test_entry_lifecycle_with_versions(engine):
+    with engine.client(author="agent-py") as c:
+        e = c.add("first draft", pad="py-life", tags=["Draft", "#x"], kind="plan", meta={"k": 1})
+        assert e["tags"] == ["draft", "x"] and e["kind"] == "plan" and e["version"] == 1
+        assert c.get(e["id"][:8])["content"] == "first draft"
+        e2 = c.update(e["id"], content="second draft", if_version=1, meta=None)
+        assert e2["version"] == 2 and e2["meta"] is None
+        with pytest.raises(scratchpad.Conflict) as stale:
+            c.update(e["id"], content="lost update", if_version=1)
+        assert stale.value.code == -32002
+        assert c.get(e["id"])["content"] == "second draft"
+        assert c.delete(e["id"])["deleted"] is True
+        with pytest.raises(scratchpad.NotFound):
+            c.get(e["id"])
+
+
+def test_errors_carry_code_field_and_limit(engine):
+    with engine.client() as c:
+        with pytest.raises(scratchpad.InvalidParams) as too_many:
+            c.add("x", pad="py-err", tags=[f"t{i}" for i in range(11)])
+        err = too_many.value
+        assert err.code == -32602 and err.field == "tags"
+        assert err.data["limit"] == 10 and err.data["got"] == 11
+        assert "limit is 10" in err.message
+        with pytest.raises(scratchpad.TooLarge):
+            c.add("x" * 4001, pad="py-err")
+        with pytest.raises(scratchpad.MethodNotFound):
+            c.call("entry.frobnicate")
+        with pytest.raises(scratchpad.InvalidParams) as unknown:
+            c.call("entry.add", {"pad": "py-err", "content": "x", "colour": "red"})
+        assert "colour" in unknown.value.message
+        # The connection is still usable after every error.
+        assert c.add("still fine", pad="py-err")["content"] == "still fine"
+
+
+def test_no_engine_is_a_clear_error(tmp_path):
+    with pytest.raises(scratchpad.EngineUnavailable) as gone:
+        Client(str(tmp_path / "nothing.sock"))
+    assert "pad serve" in str(gone.value)
+
+
+def test_paging_sees_every_entry_once(engine):
+    with engine.client() as c:
+        ids = {c.add(f"note {i}", pad="py-page")["id"] for i in range(1234)}
+        seen = [e["id"] for e in c.iter_entries("py-page", limit=100)]
+        assert len(seen) == len(set(seen)) == 1234
+        assert set(seen) == ids
+        page = c.list("py-page", limit=10)
+        assert len(page["entries"]) == 10 and page["next_cursor"]
+
+
+def test_search_tags_pads_export_stats(engine):
+    with engine.client(author="agent-py") as c:
+        c.add("docker login fails with 401", pad="py-search", tags=["docker"])
+        c.add("lunch is pizza", pad="py-search")
+        r = c.search("docker login", pad="py-search")
+        assert r["mode"] == "text"  # this engine runs without a model
+        assert [h["entry"]["content"] for h in r["hits"]] == ["docker login fails with 401"]
+        assert r["hits"][0]["found_by"] == ["text"]
+        with pytest.raises(scratchpad.Unavailable) as no_model:
+            c.search("docker", mode="semantic")
+        assert "mode 'text'" in no_model.value.message
+        assert {"tag": "docker", "count": 1} in c.tags("py-search")
+        pad = c.configure_pad("py-search", ttl_seconds=None, max_entries=100)
+        assert pad["ttl_seconds"] is None and pad["max_entries"] == 100
+        assert c.touch_pad("py-search")["name"] == "py-search"
+        assert any(p["name"] == "py-search" for p in c.pads())
+        md = c.export_pad("py-search")
+        assert "docker login fails with 401" in md and "lunch is pizza" in md
+        s = c.stats()
+        assert s["entries"] >= 2 and s["semantic"]["status"] == "off"
+        assert c.clear_pad("py-search") == 2
+        assert c.list("py-search")["entries"] == []
+
+
+def test_subscribe_yields_events_and_calls_still_work(engine):
+    with engine.client() as watcher, engine.client(author="writer") as writer:
+        sub = watcher.subscribe(pads=["py-sub-*"])
+        other = watcher.subscribe(tags=["needs_eyes"])
+        first = writer.add("one", pad="py-sub-a")
+        # A call in between: the event that arrives meanwhile is kept.
+        assert watcher.get(first["id"])["content"] == "one"
+        writer.add("elsewhere", pad="py-nowhere")
+        poke = writer.add("look at this", pad="py-sub-b", tags=["needs_eyes"])
+        events = [next(sub), next(sub)]
+        assert [(e["type"], e["entry"]["content"]) for e in events] == [
+            ("created", "one"),
+            ("created", "look at this"),
+        ]
+        poked = next(other)
+        assert poked["entry"]["id"] == poke["id"]
+        sub.close()
+        other.close()
+
+
+def test_subscription_blocks_until_an_event_comes(engine):
+    with engine.client() as watcher:
+        sub = watcher.subscribe(pads=["py-later"])
+
+        def write_soon():
+            time.sleep(0.2)
+            with engine.client() as w:
+                w.add("arrived later", pad="py-later")
+
+        threading.Thread(target=write_soon).start()
+        event = next(sub)
+        assert event["type"] == "created" and event["entry"]["content"] == "arrived later"
+
+
+def test_semantic_search_and_reindex(semantic_engine):
+    with semantic_engine.client() as c:
+        target = c.add("cannot authenticate to the container registry", pad="py-sem")
+        c.add("lunch order for friday is pizza", pad="py-sem")
+        deadline = time.time() + 60
+        while True:
+            s = c.stats()
+            assert s["semantic"]["status"] in ("loading", "ready"), s["semantic"]
+            if s["semantic"]["status"] == "ready" and s["embed_queue"] == 0 and s["semantic"]["vectors"] == 2:
+                break
+            assert time.time() < deadline, s
+            time.sleep(0.05)
+        r = c.search("docker login failures", mode="semantic", limit=1)
+        assert r["hits"][0]["entry"]["id"] == target["id"]
+        assert r["hits"][0]["found_by"] == ["semantic"]
+        r = c.search("docker login failures")
+        assert r["mode"] == "hybrid" and r["hits"][0]["entry"]["id"] == target["id"]
+        assert c.reindex() == 2
