@@ -39,6 +39,8 @@ pub struct Cli {
 enum Command {
     /// Run the engine in the foreground (headless).
     Serve(serve::ServeArgs),
+    /// Serve MCP over stdin/stdout for an agent, forwarding to the engine.
+    Mcp(McpArgs),
     /// Write a note (content as an argument, or from stdin).
     Note(NoteArgs),
     /// Show one entry.
@@ -96,6 +98,16 @@ enum Command {
     Stats,
     /// Embed every entry again and rebuild the vector index (semantic search).
     Reindex,
+}
+
+#[derive(Args, Debug)]
+struct McpArgs {
+    /// The pad tools write to and read from when the agent names none.
+    #[arg(short, long, env = "PAD_PAD", default_value = "inbox")]
+    pad: String,
+    /// The author of the agent's notes.
+    #[arg(long, env = "PAD_AUTHOR", default_value = "agent")]
+    author: String,
 }
 
 #[derive(Args, Debug)]
@@ -193,9 +205,11 @@ struct ConfigureArgs {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::Serve(args) = cli.command {
-        return serve::main(args, cli.socket);
-    }
+    let cli = match cli.command {
+        Command::Serve(args) => return serve::main(args, cli.socket),
+        Command::Mcp(args) => return mcp_main(args, cli.socket),
+        _ => cli,
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -217,6 +231,25 @@ pub fn main() -> ExitCode {
                 eprintln!("pad: {e:#}");
             }
             ExitCode::from(exit)
+        }
+    }
+}
+
+fn mcp_main(args: McpArgs, socket: Option<PathBuf>) -> ExitCode {
+    let config = crate::mcp::McpConfig {
+        socket: socket.unwrap_or_else(crate::paths::socket_path),
+        pad: args.pad,
+        author: args.author,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime starts");
+    match rt.block_on(crate::mcp::serve(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pad mcp: {e:#}");
+            ExitCode::from(1)
         }
     }
 }
@@ -272,7 +305,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
     };
     match cli.command {
-        Command::Serve(_) => unreachable!("handled before connecting"),
+        Command::Serve(_) | Command::Mcp(_) => unreachable!("handled before connecting"),
         Command::Note(a) => {
             let content = content_arg(a.content)?;
             let r = c

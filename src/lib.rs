@@ -12,6 +12,7 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub mod id;
+pub mod mcp;
 pub mod model;
 pub mod paths;
 pub mod protocol;

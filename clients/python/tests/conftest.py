@@ -1,61 +1,8 @@
-"""A real engine (`pad serve`) per test module, on a temp socket and data dir."""
-
-import os
-import pathlib
-import signal
-import subprocess
-import sys
-import tempfile
-import time
+"""Fixtures: a real engine per test module."""
 
 import pytest
 
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-
-import scratchpad  # noqa: E402
-
-
-def pad_binary() -> str:
-    explicit = os.environ.get("PAD_BIN")
-    if explicit:
-        return explicit
-    target = os.environ.get("CARGO_TARGET_DIR") or str(HERE.parents[3] / "scratchpad-target")
-    return os.path.join(target, "debug", "pad")
-
-
-class Engine:
-    def __init__(self, semantic: bool = False):
-        self.dir = tempfile.TemporaryDirectory()
-        self.socket = os.path.join(self.dir.name, "run", "pad.sock")
-        env = dict(os.environ, PAD_HOME=os.path.join(self.dir.name, "data"),
-                   PAD_SOCKET=self.socket, PAD_LOG="warn")
-        env.pop("PAD_AUTHOR", None)
-        if semantic:
-            env.pop("PAD_NO_SEMANTIC", None)
-            env.setdefault("PAD_MODEL_DIR", str(HERE.parents[3] / "shared" / "models" / "all-MiniLM-L6-v2"))
-        else:
-            env["PAD_NO_SEMANTIC"] = "1"
-        self.proc = subprocess.Popen([pad_binary(), "serve"], env=env)
-        deadline = time.time() + 20
-        while True:
-            try:
-                scratchpad.Client(self.socket).close()
-                return
-            except scratchpad.EngineUnavailable:
-                if time.time() > deadline or self.proc.poll() is not None:
-                    self.stop()
-                    raise RuntimeError("pad serve did not come up")
-                time.sleep(0.02)
-
-    def client(self, **kw) -> "scratchpad.Client":
-        return scratchpad.Client(self.socket, **kw)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=20)
-        self.dir.cleanup()
+from pad_engine import Engine
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ def test_entry_lifecycle_with_versions(engine):
     with engine.client(author="agent-py") as c:
         e = c.add("first draft", pad="py-life", tags=["Draft", "#x"], kind="plan", meta={"k": 1})
         assert e["tags"] == ["draft", "x"] and e["kind"] == "plan" and e["version"] == 1
-        assert c.get(e["id"][:8])["content"] == "first draft"
+        assert c.get(e["id"])["content"] == "first draft"
         e2 = c.update(e["id"], content="second draft", if_version=1, meta=None)
         assert e2["version"] == 2 and e2["meta"] is None
         with pytest.raises(scratchpad.Conflict) as stale:

@@ -1,0 +1,412 @@
+//! `pad mcp`: an MCP server over stdio that forwards to the engine.
+//!
+//! Stateless and quick, because some MCP clients (Agent Zero among them)
+//! spawn a fresh `pad mcp` for every tool call: it keeps nothing in memory,
+//! never loads the embedding model, and opens one socket connection per tool
+//! call. Tool names follow what agents know from tool-based scratchpads.
+//! Errors come back as tool errors (`isError`) whose text says how to fix the
+//! call — the engine's own instructive messages.
+
+use std::path::PathBuf;
+
+use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::client::{Client, ClientError};
+
+/// Where the engine is and who is writing.
+#[derive(Clone, Debug)]
+pub struct McpConfig {
+    pub socket: PathBuf,
+    pub pad: String,
+    pub author: String,
+}
+
+#[derive(Clone)]
+pub struct PadTools {
+    config: McpConfig,
+    #[allow(dead_code)] // read by the tool_handler macro
+    tool_router: ToolRouter<Self>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct AddNote {
+    #[schemars(
+        description = "The note: up to 4,000 characters. One idea, finding, plan or result per note."
+    )]
+    pub content: String,
+    #[schemars(
+        description = "Up to 10 tags, each 1-32 of a-z 0-9 _ -. Add `needs_eyes` to ask the person (or another agent) to look."
+    )]
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[schemars(description = "note (default), plan, task, result, insight or question.")]
+    pub kind: Option<String>,
+    #[schemars(description = "The pad to write to; defaults to this server's pad.")]
+    pub pad: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ScratchNote {
+    #[schemars(description = "The note: up to 4,000 characters.")]
+    pub content: String,
+    #[schemars(description = "The pad to write to; defaults to this server's pad.")]
+    pub pad: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct SearchNotes {
+    #[schemars(
+        description = "What to look for, in words or meaning: 'docker login failures' also finds 'cannot authenticate to the registry'."
+    )]
+    pub query: String,
+    #[schemars(description = "Only notes carrying all of these tags.")]
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[schemars(
+        description = "The pad to search; defaults to this server's pad. Use \"*\" for every pad."
+    )]
+    pub pad: Option<String>,
+    #[schemars(description = "hybrid (default: words and meaning), text, or semantic.")]
+    pub mode: Option<String>,
+    #[schemars(description = "How many hits, 1-200 (default 10).")]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ListNotes {
+    #[schemars(description = "The pad to list; defaults to this server's pad.")]
+    pub pad: Option<String>,
+    #[schemars(description = "Only notes carrying all of these tags.")]
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[schemars(
+        description = "Only notes of this kind: note, plan, task, result, insight, question."
+    )]
+    pub kind: Option<String>,
+    #[schemars(description = "How many, newest first, 1-1000 (default 20).")]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct UpdateNote {
+    #[schemars(
+        description = "The note's id (or a unique prefix of it), as add_note or search_notes gave it."
+    )]
+    pub id: String,
+    #[schemars(description = "New content, replacing the old.")]
+    pub content: Option<String>,
+    #[schemars(description = "New tags, replacing the old ones ([] removes all).")]
+    pub tags: Option<Vec<String>>,
+    #[schemars(description = "For tasks: todo, doing, done, failed or blocked.")]
+    pub status: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct DeleteNote {
+    #[schemars(description = "The note's id (or a unique prefix of it).")]
+    pub id: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct PadOnly {
+    #[schemars(description = "The pad; defaults to this server's pad.")]
+    pub pad: Option<String>,
+}
+
+impl PadTools {
+    pub fn new(config: McpConfig) -> Self {
+        PadTools {
+            config,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    fn pad(&self, pad: Option<String>) -> String {
+        pad.unwrap_or_else(|| self.config.pad.clone())
+    }
+
+    /// One call to the engine on a fresh connection.
+    async fn call(&self, method: &str, params: Value) -> Result<Value, String> {
+        let mut c = Client::connect(&self.config.socket).await.map_err(|e| {
+            format!(
+                "the Scratchpad engine is not reachable at {} ({e}); start it with `pad serve`",
+                self.config.socket.display()
+            )
+        })?;
+        c.call(
+            "hello",
+            json!({"author": self.config.author, "client": "pad-mcp"}),
+        )
+        .await
+        .map_err(describe)?;
+        c.call(method, params).await.map_err(describe)
+    }
+}
+
+fn describe(e: ClientError) -> String {
+    match e {
+        ClientError::Rpc(r) => r.message,
+        other => other.to_string(),
+    }
+}
+
+fn ok(text: String) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+fn fail(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+fn line(e: &Value) -> String {
+    let tags: Vec<String> = e["tags"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(Value::as_str)
+                .map(|t| format!("#{t}"))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut head = format!(
+        "[{}] {} by {} in {}",
+        e["id"].as_str().unwrap_or(""),
+        e["kind"].as_str().unwrap_or("note"),
+        e["author"].as_str().unwrap_or(""),
+        e["pad"].as_str().unwrap_or("")
+    );
+    if let Some(s) = e["status"].as_str() {
+        head.push_str(&format!(" ({s})"));
+    }
+    if !tags.is_empty() {
+        head.push_str(&format!(" {}", tags.join(" ")));
+    }
+    format!("{head}\n{}", e["content"].as_str().unwrap_or(""))
+}
+
+#[tool_router]
+impl PadTools {
+    #[tool(
+        description = "Save a note to the shared scratch-pad, where the person and other agents can find it. Use it for findings, plans, results and open questions worth keeping; tag it so it can be found (add the tag needs_eyes when a person should look). Limits: 4,000 characters, 10 tags. Returns the note's id (for update_note) and the pad's note count."
+    )]
+    async fn add_note(&self, Parameters(p): Parameters<AddNote>) -> CallToolResult {
+        let pad = self.pad(p.pad);
+        let mut params = json!({"pad": pad, "content": p.content, "tags": p.tags});
+        if let Some(k) = p.kind {
+            params["kind"] = json!(k);
+        }
+        self.saved(params).await
+    }
+
+    #[tool(
+        description = "Quickest way to jot something down: content only, no tags, to the default pad. Use add_note when the note deserves tags or a kind. Limit: 4,000 characters. Returns the note's id."
+    )]
+    async fn scratch_note(&self, Parameters(p): Parameters<ScratchNote>) -> CallToolResult {
+        let pad = self.pad(p.pad);
+        self.saved(json!({"pad": pad, "content": p.content})).await
+    }
+
+    #[tool(
+        description = "Search the scratch-pad by words and by meaning (hybrid), so paraphrases are found too. Narrow with tags (all must match) or a pad; mode text or semantic picks one side. Returns hits best first with ids, authors and content; use update_note on an id to follow up."
+    )]
+    async fn search_notes(&self, Parameters(p): Parameters<SearchNotes>) -> CallToolResult {
+        let query = p.query.clone();
+        let mut params = json!({"query": p.query, "tags": p.tags, "limit": p.limit.unwrap_or(10)});
+        match p.pad.as_deref() {
+            Some("*") => {}
+            other => params["pad"] = json!(self.pad(other.map(str::to_string))),
+        }
+        if let Some(m) = p.mode {
+            params["mode"] = json!(m);
+        }
+        match self.call("search", params).await {
+            Ok(r) => {
+                let hits = r["hits"].as_array().cloned().unwrap_or_default();
+                if hits.is_empty() {
+                    return ok(format!(
+                        "No notes match '{query}'. Try other words, drop a tag filter, or search every pad with pad \"*\"."
+                    ));
+                }
+                let mut text = format!(
+                    "{} hit(s) ({} search):",
+                    hits.len(),
+                    r["mode"].as_str().unwrap_or("")
+                );
+                for h in &hits {
+                    let by: Vec<&str> = h["found_by"]
+                        .as_array()
+                        .map(|a| a.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
+                    text.push_str(&format!(
+                        "\n\n{} [found by {}]",
+                        line(&h["entry"]),
+                        by.join("+")
+                    ));
+                }
+                ok(text)
+            }
+            Err(e) => fail(e),
+        }
+    }
+
+    #[tool(
+        description = "List the newest notes of a pad, optionally only those with all the given tags or of one kind. Returns each note's id, kind, author, tags and content, and whether there are more."
+    )]
+    async fn list_notes(&self, Parameters(p): Parameters<ListNotes>) -> CallToolResult {
+        let pad = self.pad(p.pad);
+        let mut params = json!({"pad": pad, "tags": p.tags, "limit": p.limit.unwrap_or(20)});
+        if let Some(k) = p.kind {
+            params["kind"] = json!(k);
+        }
+        match self.call("entry.list", params).await {
+            Ok(r) => {
+                let entries = r["entries"].as_array().cloned().unwrap_or_default();
+                if entries.is_empty() {
+                    return ok(format!("Pad '{pad}' has no matching notes."));
+                }
+                let more = if r["next_cursor"].is_null() {
+                    ""
+                } else {
+                    " (more are older; raise limit to see them)"
+                };
+                let mut text = format!("{} note(s) in '{pad}', newest first{more}:", entries.len());
+                for e in &entries {
+                    text.push_str(&format!("\n\n{}", line(e)));
+                }
+                ok(text)
+            }
+            Err(e) => fail(e),
+        }
+    }
+
+    #[tool(
+        description = "Change a note: new content, new tags (replacing the old) or, for tasks, a status (todo, doing, done, failed, blocked). Give at least one. Returns the note as it now is."
+    )]
+    async fn update_note(&self, Parameters(p): Parameters<UpdateNote>) -> CallToolResult {
+        let mut params = json!({"id": p.id});
+        if let Some(c) = p.content {
+            params["content"] = json!(c);
+        }
+        if let Some(t) = p.tags {
+            params["tags"] = json!(t);
+        }
+        if let Some(s) = p.status {
+            params["status"] = json!(s);
+        }
+        if params.as_object().is_some_and(|o| o.len() == 1) {
+            return fail(
+                "Nothing to change: give content, tags or status along with the id.".into(),
+            );
+        }
+        match self.call("entry.update", params).await {
+            Ok(r) => ok(format!(
+                "Updated (version {}):\n{}",
+                r["entry"]["version"],
+                line(&r["entry"])
+            )),
+            Err(e) => fail(e),
+        }
+    }
+
+    #[tool(description = "Delete a note by id. It cannot be undone. Returns the deleted id.")]
+    async fn delete_note(&self, Parameters(p): Parameters<DeleteNote>) -> CallToolResult {
+        match self.call("entry.delete", json!({"id": p.id})).await {
+            Ok(r) => ok(format!("Deleted {}.", r["id"].as_str().unwrap_or(""))),
+            Err(e) => fail(e),
+        }
+    }
+
+    #[tool(
+        description = "The tags in use in a pad, most used first, with how many notes carry each. Use them to tag consistently and to filter searches."
+    )]
+    async fn list_tags(&self, Parameters(p): Parameters<PadOnly>) -> CallToolResult {
+        let pad = self.pad(p.pad);
+        match self.call("tags.list", json!({"pad": pad})).await {
+            Ok(r) => {
+                let tags = r["tags"].as_array().cloned().unwrap_or_default();
+                if tags.is_empty() {
+                    return ok(format!("No tags in pad '{pad}' yet."));
+                }
+                let list: Vec<String> = tags
+                    .iter()
+                    .map(|t| format!("#{} ({})", t["tag"].as_str().unwrap_or(""), t["count"]))
+                    .collect();
+                ok(format!(
+                    "{} tag(s) in '{pad}': {}",
+                    tags.len(),
+                    list.join(", ")
+                ))
+            }
+            Err(e) => fail(e),
+        }
+    }
+
+    #[tool(
+        description = "The whole pad as markdown, oldest first, ready to read into context: every note with its kind, author, time, id, tags and status."
+    )]
+    async fn read_pad(&self, Parameters(p): Parameters<PadOnly>) -> CallToolResult {
+        let pad = self.pad(p.pad);
+        match self
+            .call("pad.export", json!({"name": pad, "format": "markdown"}))
+            .await
+        {
+            Ok(r) => ok(r["text"].as_str().unwrap_or("").to_string()),
+            Err(e) => fail(e),
+        }
+    }
+}
+
+impl PadTools {
+    async fn saved(&self, params: Value) -> CallToolResult {
+        let pad = params["pad"].as_str().unwrap_or("").to_string();
+        let entry = match self.call("entry.add", params).await {
+            Ok(r) => r["entry"].clone(),
+            Err(e) => return fail(e),
+        };
+        // The count is a courtesy: the note is saved even if this fails.
+        let count = self
+            .call("pad.list", json!({}))
+            .await
+            .ok()
+            .and_then(|r| {
+                r["pads"]
+                    .as_array()?
+                    .iter()
+                    .find(|p| p["name"] == pad.as_str())
+                    .map(|p| p["entries"].clone())
+            })
+            .map(|n| format!(" The pad now holds {n} note(s)."))
+            .unwrap_or_default();
+        ok(format!(
+            "Saved note {} to pad '{}'.{count}",
+            entry["id"].as_str().unwrap_or(""),
+            entry["pad"].as_str().unwrap_or("")
+        ))
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for PadTools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("scratchpad", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "A scratch-pad shared by a person and their agents. Save findings, plans, results and \
+                 questions with add_note (scratch_note for a quick jot); look for earlier work with \
+                 search_notes before starting; read a whole pad into context with read_pad.",
+            )
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client closes it.
+pub async fn serve(config: McpConfig) -> anyhow::Result<()> {
+    let server = PadTools::new(config)
+        .serve(rmcp::transport::stdio())
+        .await?;
+    server.waiting().await?;
+    Ok(())
+}

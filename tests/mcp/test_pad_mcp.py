@@ -1,0 +1,126 @@
+"""`pad mcp` driven by the official MCP Python SDK (the `mcp` package) as the
+client, over stdio, against a real engine; results checked through the socket."""
+
+import asyncio
+import os
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from pad_engine import pad_binary
+
+TOOLS = {
+    "add_note", "scratch_note", "search_notes", "list_notes",
+    "update_note", "delete_note", "list_tags", "read_pad",
+}
+
+
+def params(engine, author="agent-zero", pad="research"):
+    env = {"PAD_SOCKET": engine.socket, "PAD_AUTHOR": author, "PAD_PAD": pad,
+           "PATH": os.environ.get("PATH", "")}
+    return StdioServerParameters(command=pad_binary(), args=["mcp"], env=env)
+
+
+async def session_run(engine, body, **kw):
+    async with stdio_client(params(engine, **kw)) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            return init, await body(session)
+
+
+def run(engine, body, **kw):
+    return asyncio.run(session_run(engine, body, **kw))
+
+
+def text(result):
+    assert result.content, result
+    return "\n".join(c.text for c in result.content)
+
+
+def test_lists_every_tool_with_teaching_descriptions(engine):
+    async def body(s):
+        return (await s.list_tools()).tools
+
+    init, tools = run(engine, body)
+    assert init.server_info.name == "scratchpad"
+    assert {t.name for t in tools} == TOOLS
+    by_name = {t.name: t for t in tools}
+    assert "4,000 characters" in by_name["add_note"].description
+    assert "10 tags" in by_name["add_note"].description
+    assert "content" in by_name["scratch_note"].input_schema["properties"]
+    assert set(by_name["search_notes"].input_schema["properties"]) >= {"query", "tags", "pad", "mode"}
+    for t in tools:
+        assert "pad" in t.input_schema["properties"] or t.name in ("update_note", "delete_note")
+
+
+def test_every_tool_works_and_writes_with_the_right_author(engine):
+    async def body(s):
+        out = {}
+        out["add"] = await s.call_tool("add_note", {"content": "login retries 3x before failing",
+                                                      "tags": ["login", "needs_eyes"], "kind": "insight"})
+        out["scratch"] = await s.call_tool("scratch_note", {"content": "quick jot about tokens"})
+        out["other_pad"] = await s.call_tool("add_note", {"content": "elsewhere", "pad": "side"})
+        out["search"] = await s.call_tool("search_notes", {"query": "login retries", "tags": ["login"]})
+        out["search_all"] = await s.call_tool("search_notes", {"query": "elsewhere", "pad": "*"})
+        out["list"] = await s.call_tool("list_notes", {"tags": ["login"]})
+        out["tags"] = await s.call_tool("list_tags", {})
+        out["read"] = await s.call_tool("read_pad", {})
+        return out
+
+    _, out = run(engine, body)
+    for name, r in out.items():
+        assert not r.is_error, (name, text(r))
+    added = text(out["add"])
+    assert added.startswith("Saved note ") and "to pad 'research'" in added and "1 note(s)" in added
+    note_id = added.split()[2]
+    assert "2 note(s)" in text(out["scratch"])
+    assert "1 hit(s)" in text(out["search"]) and note_id in text(out["search"])
+    assert "elsewhere" in text(out["search_all"])
+    assert "login retries 3x" in text(out["list"]) and "quick jot" not in text(out["list"])
+    assert "#login (1)" in text(out["tags"]) and "#needs_eyes (1)" in text(out["tags"])
+    assert "login retries 3x before failing" in text(out["read"]) and "quick jot" in text(out["read"])
+
+    # Checked through the socket: stored where and as whom the tools said.
+    with engine.client() as c:
+        e = c.get(note_id)
+        assert e["author"] == "agent-zero" and e["pad"] == "research"
+        assert e["tags"] == ["login", "needs_eyes"] and e["kind"] == "insight"
+        assert {x["author"] for x in c.iter_entries("research")} == {"agent-zero"}
+
+    async def change(s):
+        up = await s.call_tool("update_note", {"id": note_id, "content": "login retries 5x", "status": "done"})
+        gone = await s.call_tool("delete_note", {"id": note_id})
+        return up, gone
+
+    _, (up, gone) = run(engine, change)
+    assert not up.is_error and "version 2" in text(up) and "login retries 5x" in text(up)
+    assert not gone.is_error and note_id in text(gone)
+    with engine.client() as c:
+        assert [x["content"] for x in c.iter_entries("research")] == ["quick jot about tokens"]
+
+
+def test_errors_are_tool_errors_that_say_how_to_fix_the_call(engine):
+    async def body(s):
+        return (
+            await s.call_tool("add_note", {"content": "x", "tags": [f"t{i}" for i in range(11)]}),
+            await s.call_tool("update_note", {"id": "0000000000zz", "content": "y"}),
+            await s.call_tool("update_note", {"id": "0000000000zz"}),
+            await s.call_tool("add_note", {"content": "x" * 4001}),
+        )
+
+    _, (tags, missing, nothing, long) = run(engine, body)
+    assert tags.is_error and "limit is 10" in text(tags)
+    assert missing.is_error and "0000000000zz" in text(missing)
+    assert nothing.is_error and "give content, tags or status" in text(nothing)
+    assert long.is_error and "4000" in text(long).replace(",", "")
+
+
+def test_no_engine_is_a_tool_error_not_a_crash(engine, tmp_path):
+    class Nowhere:
+        socket = str(tmp_path / "nothing.sock")
+
+    async def body(s):
+        return await s.call_tool("scratch_note", {"content": "hello?"})
+
+    _, r = run(Nowhere, body)
+    assert r.is_error and "pad serve" in text(r)
