@@ -31,6 +31,10 @@ pub struct Cli {
     /// The engine's socket [default: $XDG_RUNTIME_DIR/scratchpad/pad.sock].
     #[arg(long, global = true, env = "PAD_SOCKET", hide_env_values = true)]
     socket: Option<PathBuf>,
+    /// Never start an engine: fail when none is running (by default the CLI
+    /// and `pad mcp` start `pad serve` in the background).
+    #[arg(long, global = true, env = "PAD_NO_AUTOSTART", value_parser = clap::builder::FalseyValueParser::new())]
+    no_autostart: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -207,7 +211,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let cli = match cli.command {
         Command::Serve(args) => return serve::main(args, cli.socket),
-        Command::Mcp(args) => return mcp_main(args, cli.socket),
+        Command::Mcp(args) => return mcp_main(args, cli.socket, !cli.no_autostart),
         _ => cli,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -235,11 +239,12 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn mcp_main(args: McpArgs, socket: Option<PathBuf>) -> ExitCode {
+fn mcp_main(args: McpArgs, socket: Option<PathBuf>, autostart: bool) -> ExitCode {
     let config = crate::mcp::McpConfig {
         socket: socket.unwrap_or_else(crate::paths::socket_path),
         pad: args.pad,
         author: args.author,
+        autostart,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -278,13 +283,15 @@ fn exit_code(e: &anyhow::Error) -> u8 {
 #[error("{0}")]
 struct UsageError(String);
 
-async fn connect(socket: Option<PathBuf>) -> anyhow::Result<Client> {
+async fn connect(socket: Option<PathBuf>, autostart: bool) -> anyhow::Result<Client> {
     let path = socket.unwrap_or_else(crate::paths::socket_path);
-    Client::connect(&path).await.map_err(|e| {
+    crate::autostart::connect(&path, autostart).await.map_err(|e| {
         let hint = match e.kind() {
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+                if !autostart =>
+            {
                 format!(
-                    "no engine is running at {}; start one with `pad serve`",
+                    "no engine is running at {}; start one with `pad serve` (or drop --no-autostart)",
                     path.display()
                 )
             }
@@ -296,7 +303,7 @@ async fn connect(socket: Option<PathBuf>) -> anyhow::Result<Client> {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let json = cli.json;
-    let mut c = connect(cli.socket).await?;
+    let mut c = connect(cli.socket, !cli.no_autostart).await?;
     let out = |v: &Value, human: &dyn Fn(&Value)| {
         if json {
             println!("{}", serde_json::to_string_pretty(v).expect("json"));

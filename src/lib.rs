@@ -5,6 +5,7 @@
 //! `pad` command line. ARCHITECTURE.md maps the parts; docs/protocol.md is the
 //! wire contract.
 
+pub mod autostart;
 pub mod cli;
 pub mod client;
 pub mod clock;

@@ -15,7 +15,7 @@ use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt}
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::client::{Client, ClientError};
+use crate::client::ClientError;
 
 /// Where the engine is and who is writing.
 #[derive(Clone, Debug)]
@@ -23,6 +23,8 @@ pub struct McpConfig {
     pub socket: PathBuf,
     pub pad: String,
     pub author: String,
+    /// Start `pad serve` in the background when no engine answers.
+    pub autostart: bool,
 }
 
 #[derive(Clone)]
@@ -131,12 +133,14 @@ impl PadTools {
 
     /// One call to the engine on a fresh connection.
     async fn call(&self, method: &str, params: Value) -> Result<Value, String> {
-        let mut c = Client::connect(&self.config.socket).await.map_err(|e| {
-            format!(
-                "the Scratchpad engine is not reachable at {} ({e}); start it with `pad serve`",
-                self.config.socket.display()
-            )
-        })?;
+        let mut c = crate::autostart::connect(&self.config.socket, self.config.autostart)
+            .await
+            .map_err(|e| {
+                format!(
+                    "the Scratchpad engine is not reachable at {} ({e}); start it with `pad serve`",
+                    self.config.socket.display()
+                )
+            })?;
         c.call(
             "hello",
             json!({"author": self.config.author, "client": "pad-mcp"}),

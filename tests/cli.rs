@@ -13,6 +13,7 @@ use tokio::process::Command;
 fn pad(h: &Harness) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pad"));
     cmd.env("PAD_SOCKET", &h.socket)
+        .env("PAD_NO_AUTOSTART", "1")
         .env_remove("PAD_AUTHOR")
         .env_remove("PAD_PAD")
         .stdin(Stdio::null());
@@ -240,9 +241,56 @@ async fn errors_have_meaningful_exit_codes() {
     let nowhere = Command::new(env!("CARGO_BIN_EXE_pad"))
         .args(["ls"])
         .env("PAD_SOCKET", h.dir.path().join("nothing-here.sock"))
+        .env("PAD_NO_AUTOSTART", "1")
         .output()
         .await
         .unwrap();
     assert_eq!(nowhere.status.code(), Some(7), "engine unavailable");
     assert!(String::from_utf8_lossy(&nowhere.stderr).contains("no engine is running"));
+}
+
+#[tokio::test]
+async fn with_no_engine_the_cli_starts_one_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("run/pad.sock");
+    let cli = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pad"));
+        cmd.args(args)
+            .env("PAD_SOCKET", &socket)
+            .env("PAD_HOME", dir.path().join("data"))
+            .env("PAD_NO_SEMANTIC", "1")
+            .env_remove("PAD_NO_AUTOSTART")
+            .env_remove("PAD_AUTHOR")
+            .stdin(Stdio::null());
+        cmd
+    };
+    let out = cli(&["note", "-p", "auto", "the engine was not running"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = cli(&["ls", "-p", "auto"]).output().await.unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("the engine was not running"));
+    // It runs detached, logging into the data dir; stop it.
+    let pid: i32 = std::fs::read_to_string(format!("{}.lock", socket.display()))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(dir.path().join("data/engine.log").exists());
+    // SAFETY: signalling the engine this test started.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    for _ in 0..200 {
+        if !socket.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(!socket.exists(), "the started engine stops on SIGTERM");
+    let out = cli(&["--no-autostart", "ls"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(7));
 }

@@ -206,6 +206,7 @@ pub fn pad(home: &std::path::Path, socket: &std::path::Path) -> std::process::Co
         .env("PAD_SOCKET", socket)
         .env("PAD_LOG", "warn")
         .env("PAD_NO_SEMANTIC", "1")
+        .env("PAD_NO_AUTOSTART", "1")
         .env_remove("PAD_AUTHOR");
     cmd
 }

@@ -3,10 +3,13 @@ client, over stdio, against a real engine; results checked through the socket.""
 
 import asyncio
 import os
+import signal
+import time
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+import scratchpad
 from pad_engine import pad_binary
 
 TOOLS = {
@@ -15,14 +18,14 @@ TOOLS = {
 }
 
 
-def params(engine, author="agent-zero", pad="research"):
-    env = {"PAD_SOCKET": engine.socket, "PAD_AUTHOR": author, "PAD_PAD": pad,
-           "PATH": os.environ.get("PATH", "")}
+def params(engine, author="agent-zero", pad="research", **env):
+    env.update({"PAD_SOCKET": engine.socket, "PAD_AUTHOR": author, "PAD_PAD": pad,
+                "PATH": os.environ.get("PATH", "")})
     return StdioServerParameters(command=pad_binary(), args=["mcp"], env=env)
 
 
 async def session_run(engine, body, **kw):
-    async with stdio_client(params(engine, **kw)) as (read, write):
+    async with stdio_client(params(engine, **kw)) as (read, write):  # noqa: SIM117
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             return init, await body(session)
@@ -122,5 +125,53 @@ def test_no_engine_is_a_tool_error_not_a_crash(engine, tmp_path):
     async def body(s):
         return await s.call_tool("scratch_note", {"content": "hello?"})
 
-    _, r = run(Nowhere, body)
+    _, r = run(Nowhere, body, PAD_NO_AUTOSTART="1")
     assert r.is_error and "pad serve" in text(r)
+
+
+def engines_serving(socket):
+    """Pids of live `pad ... --socket SOCKET serve` processes."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and b"serve" in args and socket.encode() in args:
+            pids.append(int(pid))
+    return pids
+
+
+def test_with_no_engine_ten_at_once_start_exactly_one(tmp_path):
+    class Fresh:
+        socket = str(tmp_path / "run" / "pad.sock")
+
+    env = {"PAD_HOME": str(tmp_path / "data"), "PAD_NO_SEMANTIC": "1"}
+
+    async def one(i):
+        async def body(s):
+            return await s.call_tool("scratch_note", {"content": f"note {i} from a fresh pad mcp"})
+        _, r = await session_run(Fresh, body, author=f"agent-{i}", **env)
+        return r
+
+    async def all_at_once():
+        return await asyncio.gather(*(one(i) for i in range(10)))
+
+    results = asyncio.run(all_at_once())
+    try:
+        for r in results:
+            assert not r.is_error, text(r)
+        deadline = time.time() + 10
+        while len(engines_serving(Fresh.socket)) != 1:
+            assert time.time() < deadline, engines_serving(Fresh.socket)
+            time.sleep(0.05)
+        with scratchpad.Client(Fresh.socket) as c:
+            notes = list(c.iter_entries("research"))
+            assert len(notes) == 10
+            assert {n["author"] for n in notes} == {f"agent-{i}" for i in range(10)}
+    finally:
+        for pid in engines_serving(Fresh.socket):
+            os.kill(pid, signal.SIGTERM)
