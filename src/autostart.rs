@@ -33,15 +33,17 @@ pub async fn connect(socket: &Path, autostart: bool) -> io::Result<Client> {
         tokio::time::sleep(Duration::from_millis(20)).await;
         match Client::connect(socket).await {
             Ok(c) => return Ok(c),
-            Err(e) if Instant::now() >= deadline => return Err(io::Error::new(
-                e.kind(),
-                format!(
+            Err(e) if Instant::now() >= deadline => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
                     "started `pad serve` for {}, but it did not answer within {}s; its log is {}",
                     socket.display(),
                     START_TIMEOUT.as_secs(),
                     log.display()
                 ),
-            )),
+                ))
+            }
             Err(_) => {}
         }
     }

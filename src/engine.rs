@@ -806,6 +806,29 @@ impl Engine {
         }
     }
 
+    /// What is new for an author: `needs_eyes` entries and replies by
+    /// others since its last read (which this read moves past, unless `peek`).
+    pub async fn inbox(&self, p: InboxParams, default_author: Option<&str>) -> Result<InboxResult> {
+        let author = match p.author.as_deref().or(default_author) {
+            Some(a) => model::author("author", a)?,
+            None => {
+                return Err(Error::invalid(
+                    "author",
+                    "whose inbox? Give author, or say hello with an author first.",
+                ))
+            }
+        };
+        let who = author.clone();
+        let inbox = self
+            .blocking(move |e| e.store().inbox(&who, p.peek))
+            .await?;
+        Ok(InboxResult {
+            author,
+            needs_eyes: inbox.needs_eyes,
+            replies: inbox.replies,
+        })
+    }
+
     /// Forgets every stored vector and embeds every entry again.
     pub async fn reindex(&self) -> Result<ReindexResult> {
         let Some(s) = self.semantic() else {

@@ -49,6 +49,10 @@ pub struct AddNote {
     pub kind: Option<String>,
     #[schemars(description = "The pad to write to; defaults to this server's pad.")]
     pub pad: Option<String>,
+    #[schemars(
+        description = "The id of a note this one answers; its author sees the reply in their inbox."
+    )]
+    pub reply_to: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -158,6 +162,53 @@ fn describe(e: ClientError) -> String {
     }
 }
 
+/// "Inbox: …" when others wrote something for this author since its last
+/// call; `None` when there is nothing new.
+fn inbox_line(r: &Value) -> Option<String> {
+    let list = |key: &str| r[key].as_array().cloned().unwrap_or_default();
+    let (eyes, replies) = (list("needs_eyes"), list("replies"));
+    if eyes.is_empty() && replies.is_empty() {
+        return None;
+    }
+    let brief = |e: &Value| {
+        let content = e["content"].as_str().unwrap_or("");
+        let short: String = content.chars().take(60).collect();
+        let more = if content.chars().count() > 60 {
+            "…"
+        } else {
+            ""
+        };
+        format!(
+            "[{}] {}: {short}{more}",
+            e["id"].as_str().unwrap_or(""),
+            e["author"].as_str().unwrap_or("")
+        )
+    };
+    let mut parts = Vec::new();
+    if !eyes.is_empty() {
+        let shown: Vec<String> = eyes.iter().take(5).map(brief).collect();
+        parts.push(format!(
+            "{} new needs_eyes: {}",
+            eyes.len(),
+            shown.join("; ")
+        ));
+    }
+    if !replies.is_empty() {
+        let shown: Vec<String> = replies.iter().take(5).map(brief).collect();
+        let noun = if replies.len() == 1 {
+            "reply"
+        } else {
+            "replies"
+        };
+        parts.push(format!(
+            "{} {noun} to your notes: {}",
+            replies.len(),
+            shown.join("; ")
+        ));
+    }
+    Some(format!("Inbox: {}.", parts.join(" | ")))
+}
+
 fn ok(text: String) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
 }
@@ -195,29 +246,92 @@ fn line(e: &Value) -> String {
 #[tool_router]
 impl PadTools {
     #[tool(
-        description = "Save a note to the shared scratch-pad, where the person and other agents can find it. Use it for findings, plans, results and open questions worth keeping; tag it so it can be found (add the tag needs_eyes when a person should look). Limits: 4,000 characters, 10 tags. Returns the note's id (for update_note) and the pad's note count."
+        description = "Save a note to the shared scratch-pad, where the person and other agents can find it. Use it for findings, plans, results and open questions worth keeping; tag it so it can be found (add the tag needs_eyes when a person should look); set reply_to to answer someone's note. Limits: 4,000 characters, 10 tags. Returns the note's id (for update_note) and the pad's note count. Any tool result may end with an Inbox line: notes flagged needs_eyes by others, and replies to your notes, since your last call."
     )]
     async fn add_note(&self, Parameters(p): Parameters<AddNote>) -> CallToolResult {
-        let pad = self.pad(p.pad);
-        let mut params = json!({"pad": pad, "content": p.content, "tags": p.tags});
-        if let Some(k) = p.kind {
-            params["kind"] = json!(k);
-        }
-        self.saved(params).await
+        let result = self.add_note_body(p).await;
+        self.with_inbox(result).await
     }
 
     #[tool(
         description = "Quickest way to jot something down: content only, no tags, to the default pad. Use add_note when the note deserves tags or a kind. Limit: 4,000 characters. Returns the note's id."
     )]
     async fn scratch_note(&self, Parameters(p): Parameters<ScratchNote>) -> CallToolResult {
-        let pad = self.pad(p.pad);
-        self.saved(json!({"pad": pad, "content": p.content})).await
+        let result = self.scratch_note_body(p).await;
+        self.with_inbox(result).await
     }
 
     #[tool(
         description = "Search the scratch-pad by words and by meaning (hybrid), so paraphrases are found too. Narrow with tags (all must match) or a pad; mode text or semantic picks one side. Returns hits best first with ids, authors and content; use update_note on an id to follow up."
     )]
     async fn search_notes(&self, Parameters(p): Parameters<SearchNotes>) -> CallToolResult {
+        let result = self.search_notes_body(p).await;
+        self.with_inbox(result).await
+    }
+
+    #[tool(
+        description = "List the newest notes of a pad, optionally only those with all the given tags or of one kind. Returns each note's id, kind, author, tags and content, and whether there are more."
+    )]
+    async fn list_notes(&self, Parameters(p): Parameters<ListNotes>) -> CallToolResult {
+        let result = self.list_notes_body(p).await;
+        self.with_inbox(result).await
+    }
+
+    #[tool(
+        description = "Change a note: new content, new tags (replacing the old) or, for tasks, a status (todo, doing, done, failed, blocked). Give at least one. Returns the note as it now is."
+    )]
+    async fn update_note(&self, Parameters(p): Parameters<UpdateNote>) -> CallToolResult {
+        let result = self.update_note_body(p).await;
+        self.with_inbox(result).await
+    }
+
+    #[tool(description = "Delete a note by id. It cannot be undone. Returns the deleted id.")]
+    async fn delete_note(&self, Parameters(p): Parameters<DeleteNote>) -> CallToolResult {
+        let result = self.delete_note_body(p).await;
+        self.with_inbox(result).await
+    }
+
+    #[tool(
+        description = "The tags in use in a pad, most used first, with how many notes carry each. Use them to tag consistently and to filter searches."
+    )]
+    async fn list_tags(&self, Parameters(p): Parameters<PadOnly>) -> CallToolResult {
+        let result = self.list_tags_body(p).await;
+        self.with_inbox(result).await
+    }
+
+    #[tool(
+        description = "The whole pad as markdown, oldest first, ready to read into context: every note with its kind, author, time, id, tags and status."
+    )]
+    async fn read_pad(&self, Parameters(p): Parameters<PadOnly>) -> CallToolResult {
+        let result = self.read_pad_body(p).await;
+        self.with_inbox(result).await
+    }
+}
+
+/// The tools' work, before the inbox line is added.
+impl PadTools {
+    async fn add_note_body(&self, p: AddNote) -> CallToolResult {
+        let pad = self.pad(p.pad);
+        let mut params = json!({"pad": pad, "content": p.content, "tags": p.tags});
+        if let Some(k) = p.kind {
+            params["kind"] = json!(k);
+        }
+        if let Some(parent) = p.reply_to {
+            // Stored as the full id, so a prefix the agent typed still matches.
+            match self.call("entry.get", json!({"id": parent})).await {
+                Ok(r) => params["meta"] = json!({"reply_to": r["entry"]["id"]}),
+                Err(e) => return fail(format!("reply_to: {e}")),
+            }
+        }
+        self.saved(params).await
+    }
+
+    async fn scratch_note_body(&self, p: ScratchNote) -> CallToolResult {
+        let pad = self.pad(p.pad);
+        self.saved(json!({"pad": pad, "content": p.content})).await
+    }
+
+    async fn search_notes_body(&self, p: SearchNotes) -> CallToolResult {
         let query = p.query.clone();
         let mut params = json!({"query": p.query, "tags": p.tags, "limit": p.limit.unwrap_or(10)});
         match p.pad.as_deref() {
@@ -257,10 +371,7 @@ impl PadTools {
         }
     }
 
-    #[tool(
-        description = "List the newest notes of a pad, optionally only those with all the given tags or of one kind. Returns each note's id, kind, author, tags and content, and whether there are more."
-    )]
-    async fn list_notes(&self, Parameters(p): Parameters<ListNotes>) -> CallToolResult {
+    async fn list_notes_body(&self, p: ListNotes) -> CallToolResult {
         let pad = self.pad(p.pad);
         let mut params = json!({"pad": pad, "tags": p.tags, "limit": p.limit.unwrap_or(20)});
         if let Some(k) = p.kind {
@@ -287,10 +398,7 @@ impl PadTools {
         }
     }
 
-    #[tool(
-        description = "Change a note: new content, new tags (replacing the old) or, for tasks, a status (todo, doing, done, failed, blocked). Give at least one. Returns the note as it now is."
-    )]
-    async fn update_note(&self, Parameters(p): Parameters<UpdateNote>) -> CallToolResult {
+    async fn update_note_body(&self, p: UpdateNote) -> CallToolResult {
         let mut params = json!({"id": p.id});
         if let Some(c) = p.content {
             params["content"] = json!(c);
@@ -316,18 +424,14 @@ impl PadTools {
         }
     }
 
-    #[tool(description = "Delete a note by id. It cannot be undone. Returns the deleted id.")]
-    async fn delete_note(&self, Parameters(p): Parameters<DeleteNote>) -> CallToolResult {
+    async fn delete_note_body(&self, p: DeleteNote) -> CallToolResult {
         match self.call("entry.delete", json!({"id": p.id})).await {
             Ok(r) => ok(format!("Deleted {}.", r["id"].as_str().unwrap_or(""))),
             Err(e) => fail(e),
         }
     }
 
-    #[tool(
-        description = "The tags in use in a pad, most used first, with how many notes carry each. Use them to tag consistently and to filter searches."
-    )]
-    async fn list_tags(&self, Parameters(p): Parameters<PadOnly>) -> CallToolResult {
+    async fn list_tags_body(&self, p: PadOnly) -> CallToolResult {
         let pad = self.pad(p.pad);
         match self.call("tags.list", json!({"pad": pad})).await {
             Ok(r) => {
@@ -349,10 +453,7 @@ impl PadTools {
         }
     }
 
-    #[tool(
-        description = "The whole pad as markdown, oldest first, ready to read into context: every note with its kind, author, time, id, tags and status."
-    )]
-    async fn read_pad(&self, Parameters(p): Parameters<PadOnly>) -> CallToolResult {
+    async fn read_pad_body(&self, p: PadOnly) -> CallToolResult {
         let pad = self.pad(p.pad);
         match self
             .call("pad.export", json!({"name": pad, "format": "markdown"}))
@@ -365,6 +466,18 @@ impl PadTools {
 }
 
 impl PadTools {
+    /// Appends the author's inbox (new `needs_eyes` entries and replies by
+    /// others since its last call) to a tool's result. Read once per tool
+    /// call, after the tool's own work, so nothing is shown twice or lost.
+    async fn with_inbox(&self, mut result: CallToolResult) -> CallToolResult {
+        if let Ok(r) = self.call("inbox", json!({})).await {
+            if let Some(line) = inbox_line(&r) {
+                result.content.push(ContentBlock::text(line));
+            }
+        }
+        result
+    }
+
     async fn saved(&self, params: Value) -> CallToolResult {
         let pad = params["pad"].as_str().unwrap_or("").to_string();
         let entry = match self.call("entry.add", params).await {

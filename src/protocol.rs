@@ -36,6 +36,7 @@ pub const METHODS: &[&str] = &[
     "unsubscribe",
     "stats",
     "reindex",
+    "inbox",
 ];
 
 /// Distinguishes an absent field (`None`) from an explicit `null` (`Some(None)`).
@@ -363,4 +364,23 @@ pub struct ReindexParams {}
 pub struct ReindexResult {
     /// Entries queued to be embedded again.
     pub queued: i64,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InboxParams {
+    /// Whose inbox; defaults to the connection's `hello` author.
+    pub author: Option<String>,
+    /// Look without moving the cursor.
+    #[serde(default)]
+    pub peek: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct InboxResult {
+    pub author: String,
+    /// New entries by others tagged `needs_eyes`, oldest first.
+    pub needs_eyes: Vec<Entry>,
+    /// New entries by others whose `meta.reply_to` is one of this author's entries.
+    pub replies: Vec<Entry>,
 }

@@ -144,6 +144,11 @@ pub async fn dispatch(
             let _: ReindexParams = parse(method, params)?;
             to_value(engine.reindex().await?)
         }
+        "inbox" => to_value(
+            engine
+                .inbox(parse(method, params)?, session.author.as_deref())
+                .await?,
+        ),
         other => {
             return Err(Error::MethodNotFound {
                 method: other.to_string(),

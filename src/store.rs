@@ -40,7 +40,7 @@ use crate::id::IdGen;
 
 pub use entries::{EntryFilter, NewEntry, Page, Patch};
 pub(crate) use pads::no_pad;
-pub use pads::{Counts, PadSweep};
+pub use pads::{Counts, Inbox, PadSweep};
 pub use text::TextIndex;
 pub use vectors::VectorStore;
 

@@ -4,7 +4,7 @@ mod common;
 
 use common::{add, err, ok, Harness};
 use scratchpad::error::code;
-use serde_json::json;
+use serde_json::{json, Value};
 
 #[tokio::test]
 async fn hello_names_the_server_and_sets_the_default_author() {
@@ -692,4 +692,76 @@ async fn batches_and_pipelining_answer_every_request() {
     sorted.sort();
     assert_eq!(ids, sorted, "responses come back in request order");
     assert_eq!(ok(&mut c, "stats", json!({})).await["entries"], 102);
+}
+
+#[tokio::test]
+async fn inbox_shows_new_needs_eyes_and_replies_by_others_once() {
+    let h = Harness::start().await;
+    let mut agent = h.client().await; // author "tester"
+    let mut person = h.client().await;
+    ok(&mut person, "hello", json!({"author": "user"})).await;
+
+    // The first read starts the inbox: nothing from before it.
+    add_tagged(&mut person, "old", &["needs_eyes"]).await;
+    let r = ok(&mut agent, "inbox", json!({})).await;
+    assert_eq!(r["author"], "tester");
+    assert_eq!(
+        (
+            r["needs_eyes"].as_array().unwrap().len(),
+            r["replies"].as_array().unwrap().len()
+        ),
+        (0, 0)
+    );
+
+    let mine = add(&mut agent, "work", "my finding").await;
+    add_tagged(&mut agent, "my own poke", &["needs_eyes"]).await;
+    let poke = add_tagged(&mut person, "please look at the migration", &["needs_eyes"]).await;
+    let reply = ok(
+        &mut person,
+        "entry.add",
+        json!({"pad": "work", "content": "good catch", "meta": {"reply_to": mine["id"]}}),
+    )
+    .await["entry"]
+        .clone();
+    ok(
+        &mut person,
+        "entry.add",
+        json!({"pad": "work", "content": "unrelated", "meta": {"reply_to": "nonsense"}}),
+    )
+    .await;
+
+    let peek = ok(&mut agent, "inbox", json!({"peek": true})).await;
+    let r = ok(&mut agent, "inbox", json!({})).await;
+    assert_eq!(peek, r, "peeking does not move the cursor");
+    let ids = |v: &Value| -> Vec<Value> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].clone())
+            .collect()
+    };
+    assert_eq!(
+        ids(&r["needs_eyes"]),
+        vec![poke["id"].clone()],
+        "others' pokes only: {r}"
+    );
+    assert_eq!(ids(&r["replies"]), vec![reply["id"].clone()], "{r}");
+    let again = ok(&mut agent, "inbox", json!({})).await;
+    assert!(
+        again["needs_eyes"].as_array().unwrap().is_empty()
+            && again["replies"].as_array().unwrap().is_empty()
+    );
+    // Anyone's inbox by name; the person sees nothing of their own.
+    let theirs = ok(&mut agent, "inbox", json!({"author": "user", "peek": true})).await;
+    assert_eq!(theirs["author"], "user");
+}
+
+async fn add_tagged(c: &mut scratchpad::client::Client, content: &str, tags: &[&str]) -> Value {
+    ok(
+        c,
+        "entry.add",
+        json!({"pad": "work", "content": content, "tags": tags}),
+    )
+    .await["entry"]
+        .clone()
 }

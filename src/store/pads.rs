@@ -226,3 +226,83 @@ pub(crate) fn no_pad(name: &str) -> Error {
         message: format!("no pad named '{name}'. List pads with pad.list (add include_archived to see archived ones)."),
     }
 }
+
+/// What is new for an author since its inbox was last read.
+pub struct Inbox {
+    pub needs_eyes: Vec<Entry>,
+    pub replies: Vec<Entry>,
+}
+
+impl Store {
+    /// Entries by others since `author`'s cursor that carry `needs_eyes` or
+    /// reply to one of `author`'s entries (`meta.reply_to` is its id); live
+    /// pads only. Moves the cursor past them unless `peek`. An author's first
+    /// read starts its inbox empty, at the newest entry.
+    pub fn inbox(&self, author: &str, peek: bool) -> Result<Inbox> {
+        let conn = self.reader()?;
+        let newest: i64 = conn.query_row("SELECT coalesce(max(seq), 0) FROM entries", [], |r| {
+            r.get(0)
+        })?;
+        let cursor: Option<i64> = conn
+            .query_row(
+                "SELECT seq FROM inbox_cursors WHERE author = ?",
+                [author],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let mut inbox = Inbox {
+            needs_eyes: Vec::new(),
+            replies: Vec::new(),
+        };
+        if let Some(cursor) = cursor {
+            inbox.needs_eyes = conn
+                .prepare_cached(&format!(
+                    "SELECT {ENTRY_COLUMNS} FROM entry_tags t JOIN entries e ON e.seq = t.seq \
+                     JOIN pads p ON p.name = e.pad \
+                     WHERE t.tag = 'needs_eyes' AND t.seq > ?1 AND t.seq <= ?2 \
+                       AND e.author <> ?3 AND p.archived_at IS NULL \
+                     ORDER BY t.seq"
+                ))?
+                .query_map(params![cursor, newest, author], read_entry)?
+                .collect::<rusqlite::Result<_>>()?;
+            let candidates: Vec<(Entry, String)> = conn
+                .prepare_cached(&format!(
+                    "SELECT {ENTRY_COLUMNS}, json_extract(e.meta, '$.reply_to') FROM entries e \
+                     JOIN pads p ON p.name = e.pad \
+                     WHERE e.seq > ?1 AND e.seq <= ?2 AND e.author <> ?3 AND e.meta IS NOT NULL \
+                       AND p.archived_at IS NULL \
+                       AND json_type(e.meta, '$.reply_to') = 'text' \
+                     ORDER BY e.seq"
+                ))?
+                .query_map(params![cursor, newest, author], |r| {
+                    Ok((
+                        read_entry(r)?,
+                        r.get::<_, String>(super::rows::ENTRY_COLUMN_COUNT)?,
+                    ))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut parent_author =
+                conn.prepare_cached("SELECT author FROM entries WHERE seq = ?")?;
+            for (entry, parent) in candidates {
+                let Some((seq, _)) = crate::id::prefix_range(&parent) else {
+                    continue;
+                };
+                let owner: Option<String> =
+                    parent_author.query_row([seq], |r| r.get(0)).optional()?;
+                if owner.as_deref() == Some(author) {
+                    inbox.replies.push(entry);
+                }
+            }
+        }
+        drop(conn);
+        if !peek && cursor != Some(newest) {
+            let w = self.writer();
+            w.conn.execute(
+                "INSERT INTO inbox_cursors (author, seq) VALUES (?1, ?2) \
+                 ON CONFLICT (author) DO UPDATE SET seq = max(seq, excluded.seq)",
+                params![author, newest],
+            )?;
+        }
+        Ok(inbox)
+    }
+}

@@ -175,3 +175,35 @@ def test_with_no_engine_ten_at_once_start_exactly_one(tmp_path):
     finally:
         for pid in engines_serving(Fresh.socket):
             os.kill(pid, signal.SIGTERM)
+
+
+def test_tool_results_end_with_the_inbox_once(engine):
+    async def first(s):
+        return await s.call_tool("add_note", {"content": "the cache layer drops keys under load"})
+
+    _, r = run(engine, first, author="agent-inbox", pad="inbox-test")
+    mine = text(r).split()[2]
+    assert "Inbox:" not in text(r)
+
+    with engine.client(author="user") as person:
+        person.call("inbox")  # the person's inbox starts now
+        poke = person.add("please check the deploy", pad="inbox-test", tags=["needs_eyes"])
+        reply = person.add("confirmed, it is the eviction policy", pad="inbox-test", meta={"reply_to": mine})
+
+    async def next_calls(s):
+        a = await s.call_tool("list_tags", {})
+        b = await s.call_tool("list_tags", {})
+        c = await s.call_tool("add_note", {"content": "thanks", "reply_to": reply["id"]})
+        return a, b, c
+
+    _, (a, b, c) = run(engine, next_calls, author="agent-inbox", pad="inbox-test")
+    inbox = a.content[-1].text
+    assert inbox.startswith("Inbox: 1 new needs_eyes: [" + poke["id"] + "] user: please check the deploy"), inbox
+    assert "1 reply to your notes: [" + reply["id"] + "] user: confirmed" in inbox
+    assert "Inbox:" not in text(b), "shown once"
+    assert not c.is_error
+    with engine.client() as check:
+        note = check.get(text(c).split()[2])
+        assert note["meta"] == {"reply_to": reply["id"]}
+        theirs = check.call("inbox", {"author": "user", "peek": True})
+        assert [e["id"] for e in theirs["replies"]] == [note["id"]]
