@@ -527,3 +527,84 @@ pub async fn serve(config: McpConfig) -> anyhow::Result<()> {
     server.waiting().await?;
     Ok(())
 }
+
+/// The bearer token file for `--mcp-http`, in the data directory.
+pub const TOKEN_FILE: &str = "mcp-http.token";
+
+/// The token HTTP clients must send, created (0600, random) on first use.
+pub fn http_token(data_dir: &std::path::Path) -> std::io::Result<String> {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = data_dir.join(TOKEN_FILE);
+    if let Ok(t) = std::fs::read_to_string(&path) {
+        if t.trim().len() >= 32 {
+            return Ok(t.trim().to_string());
+        }
+    }
+    let mut raw = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut raw)?;
+    let token: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+    std::fs::create_dir_all(data_dir)?;
+    let tmp = data_dir.join(format!("{TOKEN_FILE}.tmp"));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    f.write_all(token.as_bytes())?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(token)
+}
+
+/// Serves the MCP tools over streamable HTTP at `addr` (loopback only) until
+/// `shutdown`; every request must carry `Authorization: Bearer <token>`.
+pub async fn serve_http(
+    listener: tokio::net::TcpListener,
+    token: String,
+    config: McpConfig,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use rmcp::transport::streamable_http_server::{
+        session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(PadTools::new(config.clone())),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let token = std::sync::Arc::new(token);
+    let app = axum::Router::new()
+        .route_service("/mcp", service)
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let token = token.clone();
+                async move {
+                    let given = req
+                        .headers()
+                        .get(axum::http::header::AUTHORIZATION)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.strip_prefix("Bearer "))
+                        .unwrap_or("");
+                    if same(given.as_bytes(), token.as_bytes()) {
+                        next.run(req).await
+                    } else {
+                        axum::response::IntoResponse::into_response((
+                            axum::http::StatusCode::UNAUTHORIZED,
+                            [(axum::http::header::WWW_AUTHENTICATE, "Bearer")],
+                            "missing or wrong bearer token: send `Authorization: Bearer <token>` with the token from mcp-http.token in the engine's data directory\n",
+                        ))
+                    }
+                }
+            },
+        ));
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Compares in time independent of where the inputs differ.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

@@ -36,6 +36,17 @@ pub struct ServeArgs {
     /// Threads the embedding model may use.
     #[arg(long, env = "PAD_EMBED_THREADS", default_value_t = 1)]
     embed_threads: usize,
+    /// Also serve the MCP tools over streamable HTTP on this loopback address
+    /// (e.g. 127.0.0.1:8765), for agents that cannot reach the socket. Every
+    /// request must carry the bearer token in <data dir>/mcp-http.token.
+    #[arg(long, env = "PAD_MCP_HTTP")]
+    mcp_http: Option<std::net::SocketAddr>,
+    /// The pad HTTP tools use when the agent names none.
+    #[arg(long, default_value = "inbox")]
+    mcp_pad: String,
+    /// The author of notes written through the HTTP tools.
+    #[arg(long, default_value = "agent")]
+    mcp_author: String,
     /// Text search only: never load the embedding model.
     #[arg(long, env = "PAD_NO_SEMANTIC", value_parser = clap::builder::FalseyValueParser::new())]
     no_semantic: bool,
@@ -81,8 +92,46 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
         s.threads = args.embed_threads;
         s
     });
+    if let Some(addr) = args.mcp_http.filter(|a| !a.ip().is_loopback()) {
+        anyhow::bail!(
+            "--mcp-http {addr}: only loopback addresses are served (127.0.0.1 or [::1]); reach it from a container through the host's loopback, e.g. host.docker.internal with a port mapping"
+        );
+    }
     let engine = Engine::open(config).await?;
     let background = engine.spawn_background();
+    let (http_stop, http_stopped) = tokio::sync::oneshot::channel::<()>();
+    let http = match args.mcp_http {
+        Some(addr) => {
+            let token = crate::mcp::http_token(&engine.config().data_dir)?;
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| anyhow::anyhow!("--mcp-http {addr}: cannot listen there: {e}"))?;
+            tracing::info!(
+                "MCP over HTTP on http://{}/mcp (bearer token in {})",
+                listener.local_addr()?,
+                engine
+                    .config()
+                    .data_dir
+                    .join(crate::mcp::TOKEN_FILE)
+                    .display()
+            );
+            let tools = crate::mcp::McpConfig {
+                socket: socket.clone(),
+                pad: args.mcp_pad,
+                author: args.mcp_author,
+                autostart: false,
+            };
+            Some(tokio::spawn(crate::mcp::serve_http(
+                listener,
+                token,
+                tools,
+                async {
+                    let _ = http_stopped.await;
+                },
+            )))
+        }
+        None => None,
+    };
     tracing::info!(
         "scratchpad {} serving {} (data in {})",
         env!("CARGO_PKG_VERSION"),
@@ -96,6 +145,16 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
         Duration::from_secs(5),
     )
     .await;
+    let _ = http_stop.send(());
+    if let Some(mut http) = http {
+        // Open event streams would hold a graceful stop forever: give them 2 s.
+        match tokio::time::timeout(Duration::from_secs(2), &mut http).await {
+            Ok(Ok(Err(e))) => tracing::warn!("MCP over HTTP stopped with an error: {e}"),
+            Ok(Err(e)) => tracing::warn!("MCP over HTTP task failed: {e}"),
+            Ok(Ok(Ok(()))) => {}
+            Err(_) => http.abort(),
+        }
+    }
     engine.shutdown().await;
     let _ = background.await;
     drop(bound);

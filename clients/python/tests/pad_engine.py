@@ -24,7 +24,7 @@ def pad_binary() -> str:
 
 
 class Engine:
-    def __init__(self, semantic: bool = False):
+    def __init__(self, semantic: bool = False, extra_args=()):
         self.dir = tempfile.TemporaryDirectory()
         self.socket = os.path.join(self.dir.name, "run", "pad.sock")
         env = dict(os.environ, PAD_HOME=os.path.join(self.dir.name, "data"),
@@ -35,7 +35,8 @@ class Engine:
             env.setdefault("PAD_MODEL_DIR", str(HERE.parents[3] / "shared" / "models" / "all-MiniLM-L6-v2"))
         else:
             env["PAD_NO_SEMANTIC"] = "1"
-        self.proc = subprocess.Popen([pad_binary(), "serve"], env=env)
+        self.data = env["PAD_HOME"]
+        self.proc = subprocess.Popen([pad_binary(), "serve", *extra_args], env=env)
         deadline = time.time() + 20
         while True:
             try:

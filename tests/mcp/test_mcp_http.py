@@ -1,0 +1,94 @@
+"""`pad serve --mcp-http`: the same tools over MCP's streamable HTTP, driven
+by the official MCP Python SDK; refused without the bearer token."""
+
+import asyncio
+import os
+import socket
+import urllib.error
+import urllib.request
+
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from pad_engine import Engine
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def http_engine():
+    port = free_port()
+    e = Engine(extra_args=["--mcp-http", f"127.0.0.1:{port}", "--mcp-author", "agent-http",
+                           "--mcp-pad", "remote"])
+    e.url = f"http://127.0.0.1:{port}/mcp"
+    token_file = os.path.join(e.data, "mcp-http.token")
+    e.token = open(token_file).read().strip()
+    e.token_mode = os.stat(token_file).st_mode & 0o777
+    yield e
+    e.stop()
+
+
+async def with_session(url, token, body):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with create_mcp_http_client(headers=headers) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write, *_):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await body(session)
+
+
+def test_tools_over_http_with_the_token(http_engine):
+    assert http_engine.token_mode == 0o600 and len(http_engine.token) == 64
+
+    async def body(s):
+        tools = {t.name for t in (await s.list_tools()).tools}
+        added = await s.call_tool("add_note", {"content": "written over HTTP", "tags": ["remote"]})
+        found = await s.call_tool("search_notes", {"query": "written over HTTP"})
+        return tools, added, found
+
+    tools, added, found = asyncio.run(with_session(http_engine.url, http_engine.token, body))
+    assert "add_note" in tools and "read_pad" in tools
+    assert not added.is_error and not found.is_error
+    note_id = added.content[0].text.split()[2]
+    assert note_id in found.content[0].text
+    with http_engine.client() as c:
+        e = c.get(note_id)
+        assert e["author"] == "agent-http" and e["pad"] == "remote"
+
+
+@pytest.mark.parametrize("token", [None, "wrong", "0" * 64])
+def test_refused_without_the_right_token(http_engine, token):
+    req = urllib.request.Request(
+        http_engine.url,
+        data=b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}',
+        headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                 **({"Authorization": f"Bearer {token}"} if token else {})},
+        method="POST",
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(req, timeout=10)
+    assert refused.value.code == 401
+    assert "bearer token" in refused.value.read().decode()
+
+    async def body(s):
+        return await s.list_tools()
+
+    with pytest.raises(Exception):
+        asyncio.run(with_session(http_engine.url, token, body))
+
+
+def test_only_loopback_is_served(tmp_path):
+    import subprocess
+    from pad_engine import pad_binary
+    out = subprocess.run(
+        [pad_binary(), "serve", "--no-semantic", "--mcp-http", "0.0.0.0:8765"],
+        env=dict(os.environ, PAD_HOME=str(tmp_path / "data"), PAD_SOCKET=str(tmp_path / "run" / "pad.sock")),
+        capture_output=True, text=True, timeout=30,
+    )
+    assert out.returncode != 0 and "only loopback" in out.stderr
