@@ -1,0 +1,89 @@
+"""Scratchpad as a native Agent Zero tool (an alternative to `pad mcp`).
+
+Install: copy this file to Agent Zero's `python/tools/scratchpad.py`, the
+Python client (`clients/python/scratchpad.py` of this repository) to
+`python/helpers/scratchpad_client.py`, and
+`prompts/agent.system.tool.scratchpad.md` to Agent Zero's prompts folder.
+The engine's socket must be reachable (see docs/agent-zero.md); set
+PAD_SOCKET, PAD_AUTHOR and PAD_PAD in Agent Zero's environment as needed.
+"""
+
+import os
+
+try:  # inside Agent Zero
+    from python.helpers.tool import Response, Tool
+    from python.helpers import scratchpad_client as pad_client
+except ImportError:  # the tests load the client from this repository
+    from python.helpers.tool import Response, Tool  # type: ignore  # noqa: F401
+    import scratchpad as pad_client  # type: ignore
+
+ACTIONS = ("add", "search", "list", "read", "update", "delete", "tags", "inbox")
+
+
+def _line(e):
+    tags = " ".join(f"#{t}" for t in e.get("tags", []))
+    status = f" ({e['status']})" if e.get("status") else ""
+    return f"[{e['id']}] {e['kind']} by {e['author']} in {e['pad']}{status} {tags}".rstrip() + "\n" + e["content"]
+
+
+def run_action(client, args, default_pad):
+    """Performs one scratchpad action; returns the text for the agent."""
+    action = (args.get("action") or "").strip().lower()
+    pad = args.get("pad") or default_pad
+    if action not in ACTIONS:
+        return f"Unknown action '{action}'. Use one of: {', '.join(ACTIONS)}."
+    try:
+        if action == "add":
+            fields = {k: args[k] for k in ("kind",) if args.get(k)}
+            if args.get("reply_to"):
+                fields["meta"] = {"reply_to": client.get(args["reply_to"])["id"]}
+            e = client.add(args.get("content", ""), pad=pad, tags=args.get("tags") or None, **fields)
+            return f"Saved note {e['id']} to pad '{e['pad']}'."
+        if action == "search":
+            r = client.search(args.get("query", ""), pad=None if pad == "*" else pad,
+                              tags=args.get("tags") or None, mode=args.get("mode"),
+                              limit=int(args.get("limit") or 10))
+            if not r["hits"]:
+                return f"No notes match '{args.get('query', '')}'."
+            return f"{len(r['hits'])} hit(s) ({r['mode']} search):\n\n" + "\n\n".join(
+                _line(h["entry"]) for h in r["hits"])
+        if action == "list":
+            page = client.list(pad, tags=args.get("tags") or None, kind=args.get("kind"),
+                               limit=int(args.get("limit") or 20))
+            if not page["entries"]:
+                return f"Pad '{pad}' has no matching notes."
+            return f"{len(page['entries'])} note(s) in '{pad}', newest first:\n\n" + "\n\n".join(
+                _line(e) for e in page["entries"])
+        if action == "read":
+            return client.export_pad(pad)
+        if action == "update":
+            changes = {k: args[k] for k in ("content", "tags", "status") if k in args}
+            if not changes:
+                return "Nothing to change: give content, tags or status along with the id."
+            e = client.update(args.get("id", ""), **changes)
+            return f"Updated (version {e['version']}):\n{_line(e)}"
+        if action == "delete":
+            return f"Deleted {client.delete(args.get('id', ''))['id']}."
+        if action == "tags":
+            tags = client.tags(pad)
+            return ", ".join(f"#{t['tag']} ({t['count']})" for t in tags) or f"No tags in '{pad}' yet."
+        if action == "inbox":
+            r = client.call("inbox")
+            parts = [f"needs eyes: {_line(e)}" for e in r["needs_eyes"]]
+            parts += [f"reply: {_line(e)}" for e in r["replies"]]
+            return "\n\n".join(parts) or "Nothing new."
+    except pad_client.ScratchpadError as e:
+        return f"Scratchpad refused the {action}: {e.message}"
+    return ""  # unreachable
+
+
+class Scratchpad(Tool):
+    async def execute(self, **kwargs):
+        args = dict(self.args or {}, **kwargs)
+        author = os.environ.get("PAD_AUTHOR") or getattr(self.agent, "agent_name", None) or "agent-zero"
+        try:
+            with pad_client.Client(author=author.lower().replace(" ", "-"), client="agent-zero") as client:
+                text = run_action(client, args, os.environ.get("PAD_PAD", "agent-zero"))
+        except pad_client.EngineUnavailable as e:
+            text = f"The scratchpad is not reachable: {e.message}"
+        return Response(message=text, break_loop=False)
