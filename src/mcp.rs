@@ -15,7 +15,7 @@ use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt}
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::client::ClientError;
+use crate::client::{Client, ClientError};
 
 /// Where the engine is and who is writing.
 #[derive(Clone, Debug)]
@@ -135,23 +135,46 @@ impl PadTools {
         pad.unwrap_or_else(|| self.config.pad.clone())
     }
 
-    /// One call to the engine on a fresh connection.
-    async fn call(&self, method: &str, params: Value) -> Result<Value, String> {
-        let mut c = crate::autostart::connect(&self.config.socket, self.config.autostart)
-            .await
-            .map_err(|e| {
-                format!(
-                    "the Scratchpad engine is not reachable at {} ({e}); start it with `pad serve`",
-                    self.config.socket.display()
+    /// A tool call's link to the engine.
+    fn link(&self) -> Link<'_> {
+        Link {
+            config: &self.config,
+            client: None,
+        }
+    }
+}
+
+/// One tool call's connection to the engine, opened (with `hello`) on first
+/// use and shared by every request the call makes, the inbox included.
+struct Link<'a> {
+    config: &'a McpConfig,
+    client: Option<Client>,
+}
+
+impl Link<'_> {
+    async fn call(&mut self, method: &str, params: Value) -> Result<Value, String> {
+        let client = match &mut self.client {
+            Some(c) => c,
+            None => {
+                let config = self.config;
+                let mut c = crate::autostart::connect(&config.socket, config.autostart)
+                    .await
+                    .map_err(|e| {
+                        format!(
+                            "the Scratchpad engine is not reachable at {} ({e}); start it with `pad serve`",
+                            config.socket.display()
+                        )
+                    })?;
+                c.call(
+                    "hello",
+                    json!({"author": config.author, "client": "pad-mcp"}),
                 )
-            })?;
-        c.call(
-            "hello",
-            json!({"author": self.config.author, "client": "pad-mcp"}),
-        )
-        .await
-        .map_err(describe)?;
-        c.call(method, params).await.map_err(describe)
+                .await
+                .map_err(describe)?;
+                self.client.insert(c)
+            }
+        };
+        client.call(method, params).await.map_err(describe)
     }
 }
 
@@ -249,68 +272,76 @@ impl PadTools {
         description = "Save a note to the shared scratch-pad, where the person and other agents can find it. Use it for findings, plans, results and open questions worth keeping; tag it so it can be found (add the tag needs_eyes when a person should look); set reply_to to answer someone's note. Limits: 4,000 characters, 10 tags. Returns the note's id (for update_note) and the pad's note count. Any tool result may end with an Inbox line: notes flagged needs_eyes by others, and replies to your notes, since your last call."
     )]
     async fn add_note(&self, Parameters(p): Parameters<AddNote>) -> CallToolResult {
-        let result = self.add_note_body(p).await;
-        self.with_inbox(result).await
+        let mut link = self.link();
+        let result = self.add_note_body(&mut link, p).await;
+        self.with_inbox(&mut link, result).await
     }
 
     #[tool(
         description = "Quickest way to jot something down: content only, no tags, to the default pad. Use add_note when the note deserves tags or a kind. Limit: 4,000 characters. Returns the note's id."
     )]
     async fn scratch_note(&self, Parameters(p): Parameters<ScratchNote>) -> CallToolResult {
-        let result = self.scratch_note_body(p).await;
-        self.with_inbox(result).await
+        let mut link = self.link();
+        let result = self.scratch_note_body(&mut link, p).await;
+        self.with_inbox(&mut link, result).await
     }
 
     #[tool(
         description = "Search the scratch-pad by words and by meaning (hybrid), so paraphrases are found too. Narrow with tags (all must match) or a pad; mode text or semantic picks one side. Returns hits best first with ids, authors and content; use update_note on an id to follow up."
     )]
     async fn search_notes(&self, Parameters(p): Parameters<SearchNotes>) -> CallToolResult {
-        let result = self.search_notes_body(p).await;
-        self.with_inbox(result).await
+        let mut link = self.link();
+        let result = self.search_notes_body(&mut link, p).await;
+        self.with_inbox(&mut link, result).await
     }
 
     #[tool(
         description = "List the newest notes of a pad, optionally only those with all the given tags or of one kind. Returns each note's id, kind, author, tags and content, and whether there are more."
     )]
     async fn list_notes(&self, Parameters(p): Parameters<ListNotes>) -> CallToolResult {
-        let result = self.list_notes_body(p).await;
-        self.with_inbox(result).await
+        let mut link = self.link();
+        let result = self.list_notes_body(&mut link, p).await;
+        self.with_inbox(&mut link, result).await
     }
 
     #[tool(
         description = "Change a note: new content, new tags (replacing the old) or, for tasks, a status (todo, doing, done, failed, blocked). Give at least one. Returns the note as it now is."
     )]
     async fn update_note(&self, Parameters(p): Parameters<UpdateNote>) -> CallToolResult {
-        let result = self.update_note_body(p).await;
-        self.with_inbox(result).await
+        let mut link = self.link();
+        let result = self.update_note_body(&mut link, p).await;
+        self.with_inbox(&mut link, result).await
     }
 
     #[tool(description = "Delete a note by id. It cannot be undone. Returns the deleted id.")]
     async fn delete_note(&self, Parameters(p): Parameters<DeleteNote>) -> CallToolResult {
-        let result = self.delete_note_body(p).await;
-        self.with_inbox(result).await
+        let mut link = self.link();
+        let result = self.delete_note_body(&mut link, p).await;
+        self.with_inbox(&mut link, result).await
     }
 
     #[tool(
         description = "The tags in use in a pad, most used first, with how many notes carry each. Use them to tag consistently and to filter searches."
     )]
     async fn list_tags(&self, Parameters(p): Parameters<PadOnly>) -> CallToolResult {
-        let result = self.list_tags_body(p).await;
-        self.with_inbox(result).await
+        let mut link = self.link();
+        let result = self.list_tags_body(&mut link, p).await;
+        self.with_inbox(&mut link, result).await
     }
 
     #[tool(
         description = "The whole pad as markdown, oldest first, ready to read into context: every note with its kind, author, time, id, tags and status."
     )]
     async fn read_pad(&self, Parameters(p): Parameters<PadOnly>) -> CallToolResult {
-        let result = self.read_pad_body(p).await;
-        self.with_inbox(result).await
+        let mut link = self.link();
+        let result = self.read_pad_body(&mut link, p).await;
+        self.with_inbox(&mut link, result).await
     }
 }
 
 /// The tools' work, before the inbox line is added.
 impl PadTools {
-    async fn add_note_body(&self, p: AddNote) -> CallToolResult {
+    async fn add_note_body(&self, link: &mut Link<'_>, p: AddNote) -> CallToolResult {
         let pad = self.pad(p.pad);
         let mut params = json!({"pad": pad, "content": p.content, "tags": p.tags});
         if let Some(k) = p.kind {
@@ -318,20 +349,21 @@ impl PadTools {
         }
         if let Some(parent) = p.reply_to {
             // Stored as the full id, so a prefix the agent typed still matches.
-            match self.call("entry.get", json!({"id": parent})).await {
+            match link.call("entry.get", json!({"id": parent})).await {
                 Ok(r) => params["meta"] = json!({"reply_to": r["entry"]["id"]}),
                 Err(e) => return fail(format!("reply_to: {e}")),
             }
         }
-        self.saved(params).await
+        self.saved(link, params).await
     }
 
-    async fn scratch_note_body(&self, p: ScratchNote) -> CallToolResult {
+    async fn scratch_note_body(&self, link: &mut Link<'_>, p: ScratchNote) -> CallToolResult {
         let pad = self.pad(p.pad);
-        self.saved(json!({"pad": pad, "content": p.content})).await
+        self.saved(link, json!({"pad": pad, "content": p.content}))
+            .await
     }
 
-    async fn search_notes_body(&self, p: SearchNotes) -> CallToolResult {
+    async fn search_notes_body(&self, link: &mut Link<'_>, p: SearchNotes) -> CallToolResult {
         let query = p.query.clone();
         let mut params = json!({"query": p.query, "tags": p.tags, "limit": p.limit.unwrap_or(10)});
         match p.pad.as_deref() {
@@ -341,7 +373,7 @@ impl PadTools {
         if let Some(m) = p.mode {
             params["mode"] = json!(m);
         }
-        match self.call("search", params).await {
+        match link.call("search", params).await {
             Ok(r) => {
                 let hits = r["hits"].as_array().cloned().unwrap_or_default();
                 if hits.is_empty() {
@@ -371,13 +403,13 @@ impl PadTools {
         }
     }
 
-    async fn list_notes_body(&self, p: ListNotes) -> CallToolResult {
+    async fn list_notes_body(&self, link: &mut Link<'_>, p: ListNotes) -> CallToolResult {
         let pad = self.pad(p.pad);
         let mut params = json!({"pad": pad, "tags": p.tags, "limit": p.limit.unwrap_or(20)});
         if let Some(k) = p.kind {
             params["kind"] = json!(k);
         }
-        match self.call("entry.list", params).await {
+        match link.call("entry.list", params).await {
             Ok(r) => {
                 let entries = r["entries"].as_array().cloned().unwrap_or_default();
                 if entries.is_empty() {
@@ -398,7 +430,7 @@ impl PadTools {
         }
     }
 
-    async fn update_note_body(&self, p: UpdateNote) -> CallToolResult {
+    async fn update_note_body(&self, link: &mut Link<'_>, p: UpdateNote) -> CallToolResult {
         let mut params = json!({"id": p.id});
         if let Some(c) = p.content {
             params["content"] = json!(c);
@@ -414,7 +446,7 @@ impl PadTools {
                 "Nothing to change: give content, tags or status along with the id.".into(),
             );
         }
-        match self.call("entry.update", params).await {
+        match link.call("entry.update", params).await {
             Ok(r) => ok(format!(
                 "Updated (version {}):\n{}",
                 r["entry"]["version"],
@@ -424,16 +456,16 @@ impl PadTools {
         }
     }
 
-    async fn delete_note_body(&self, p: DeleteNote) -> CallToolResult {
-        match self.call("entry.delete", json!({"id": p.id})).await {
+    async fn delete_note_body(&self, link: &mut Link<'_>, p: DeleteNote) -> CallToolResult {
+        match link.call("entry.delete", json!({"id": p.id})).await {
             Ok(r) => ok(format!("Deleted {}.", r["id"].as_str().unwrap_or(""))),
             Err(e) => fail(e),
         }
     }
 
-    async fn list_tags_body(&self, p: PadOnly) -> CallToolResult {
+    async fn list_tags_body(&self, link: &mut Link<'_>, p: PadOnly) -> CallToolResult {
         let pad = self.pad(p.pad);
-        match self.call("tags.list", json!({"pad": pad})).await {
+        match link.call("tags.list", json!({"pad": pad})).await {
             Ok(r) => {
                 let tags = r["tags"].as_array().cloned().unwrap_or_default();
                 if tags.is_empty() {
@@ -453,9 +485,9 @@ impl PadTools {
         }
     }
 
-    async fn read_pad_body(&self, p: PadOnly) -> CallToolResult {
+    async fn read_pad_body(&self, link: &mut Link<'_>, p: PadOnly) -> CallToolResult {
         let pad = self.pad(p.pad);
-        match self
+        match link
             .call("pad.export", json!({"name": pad, "format": "markdown"}))
             .await
         {
@@ -469,8 +501,8 @@ impl PadTools {
     /// Appends the author's inbox (new `needs_eyes` entries and replies by
     /// others since its last call) to a tool's result. Read once per tool
     /// call, after the tool's own work, so nothing is shown twice or lost.
-    async fn with_inbox(&self, mut result: CallToolResult) -> CallToolResult {
-        if let Ok(r) = self.call("inbox", json!({})).await {
+    async fn with_inbox(&self, link: &mut Link<'_>, mut result: CallToolResult) -> CallToolResult {
+        if let Ok(r) = link.call("inbox", json!({})).await {
             if let Some(line) = inbox_line(&r) {
                 result.content.push(ContentBlock::text(line));
             }
@@ -478,14 +510,14 @@ impl PadTools {
         result
     }
 
-    async fn saved(&self, params: Value) -> CallToolResult {
+    async fn saved(&self, link: &mut Link<'_>, params: Value) -> CallToolResult {
         let pad = params["pad"].as_str().unwrap_or("").to_string();
-        let entry = match self.call("entry.add", params).await {
+        let entry = match link.call("entry.add", params).await {
             Ok(r) => r["entry"].clone(),
             Err(e) => return fail(e),
         };
         // The count is a courtesy: the note is saved even if this fails.
-        let count = self
+        let count = link
             .call("pad.list", json!({}))
             .await
             .ok()

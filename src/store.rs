@@ -20,6 +20,7 @@
 //! - content edits and deletions are logged in `changes` by triggers, so
 //!   indexers learn of them whatever path made them.
 
+mod derived;
 mod entries;
 mod migrate;
 mod pads;
@@ -303,17 +304,10 @@ impl Store {
 
     /// Entries and edits written but not yet embedded (0 without semantic search).
     pub fn embed_queue(&self) -> Result<i64> {
-        let Some(v) = &self.vectors else {
-            return Ok(0);
-        };
-        let conn = self.reader()?;
-        let n = conn.query_row(
-            "SELECT (SELECT count(*) FROM entries WHERE seq > ?1) + \
-                    (SELECT count(*) FROM changes WHERE n > ?2)",
-            [v.watermark(), v.change_watermark()],
-            |r| r.get(0),
-        )?;
-        Ok(n)
+        match &self.vectors {
+            Some(v) => self.behind(v.watermark(), v.change_watermark()),
+            None => Ok(0),
+        }
     }
 
     /// Brings the text index up to every committed change, then returns.
@@ -323,11 +317,16 @@ impl Store {
 
     /// Entries and edits written but not yet in the text index.
     pub fn index_queue(&self) -> Result<i64> {
+        self.behind(self.text.watermark(), self.text.change_watermark())
+    }
+
+    /// New entries and change-log rows past these watermarks.
+    fn behind(&self, seq: i64, change: i64) -> Result<i64> {
         let conn = self.reader()?;
         let n = conn.query_row(
             "SELECT (SELECT count(*) FROM entries WHERE seq > ?1) + \
                     (SELECT count(*) FROM changes WHERE n > ?2)",
-            [self.text.watermark(), self.text.change_watermark()],
+            [seq, change],
             |r| r.get(0),
         )?;
         Ok(n)

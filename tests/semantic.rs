@@ -776,19 +776,16 @@ async fn without_runtime_or_model_the_engine_runs_on_text_search() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_engine_finishes_its_embedding_backlog_without_repeating_work() {
-    const N: usize = 3000;
-    let dir = tempfile::tempdir().unwrap();
-    let (home, socket) = (dir.path().join("data"), dir.path().join("run/pad.sock"));
-    let mut engine = spawn(pad_semantic(&home, &socket), &socket).await;
+/// Writes `n` distinct notes to pad `load` from four clients at once, each
+/// waiting for every acknowledgement.
+async fn write_load(socket: &std::path::Path, n: usize) {
     let texts = corpus();
     let mut writers = Vec::new();
     for w in 0..4 {
-        let (socket, texts) = (socket.clone(), texts.clone());
+        let (socket, texts) = (socket.to_owned(), texts.clone());
         writers.push(tokio::spawn(async move {
             let mut c = scratchpad::client::Client::connect(&socket).await.unwrap();
-            for i in (w..N).step_by(4) {
+            for i in (w..n).step_by(4) {
                 let content = format!("{} (#{i})", texts[i % texts.len()]);
                 ok(
                     &mut c,
@@ -802,6 +799,15 @@ async fn a_killed_engine_finishes_its_embedding_backlog_without_repeating_work()
     for w in writers {
         w.await.unwrap();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_engine_finishes_its_embedding_backlog_without_repeating_work() {
+    const N: usize = 3000;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, socket) = (dir.path().join("data"), dir.path().join("run/pad.sock"));
+    let mut engine = spawn(pad_semantic(&home, &socket), &socket).await;
+    write_load(&socket, N).await;
     // Kill it mid-backlog: some entries embedded, many not.
     let mut c = scratchpad::client::Client::connect(&socket).await.unwrap();
     loop {
@@ -852,27 +858,8 @@ async fn writes_never_wait_for_embeddings_and_the_backlog_drains() {
     let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::Int8))).await;
     let mut c = h.client().await;
     stats_when_settled(&mut c).await;
-    let texts = corpus();
     let started = std::time::Instant::now();
-    let mut writers = Vec::new();
-    for w in 0..4 {
-        let (socket, texts) = (h.socket.clone(), texts.clone());
-        writers.push(tokio::spawn(async move {
-            let mut c = scratchpad::client::Client::connect(&socket).await.unwrap();
-            for i in (w..N).step_by(4) {
-                let content = format!("{} (#{i})", texts[i % texts.len()]);
-                ok(
-                    &mut c,
-                    "entry.add",
-                    json!({"pad": "load", "content": content}),
-                )
-                .await;
-            }
-        }));
-    }
-    for w in writers {
-        w.await.unwrap();
-    }
+    write_load(&h.socket, N).await;
     let wrote = started.elapsed();
     let s = ok(&mut c, "stats", json!({})).await;
     let queued = s["embed_queue"].as_u64().unwrap();

@@ -15,13 +15,13 @@
 //! worst a batch.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
+use super::derived::{disk_bytes, open_or_recreate, Watermarks};
 use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
 use super::{lock, EntryFilter, Store};
 use crate::error::Result;
@@ -37,27 +37,14 @@ const SCHEMA_VERSION: i64 = 3;
 
 pub struct TextIndex {
     conn: Mutex<Connection>,
-    seq: AtomicI64,
-    change: AtomicI64,
+    marks: Watermarks,
     path: PathBuf,
 }
 
 impl TextIndex {
     pub(super) fn open(dir: &Path, store_db: &Path) -> Result<Self> {
         let path = dir.join("search.db");
-        let mut conn = match connect(&path, store_db) {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(
-                    "text index {} unusable ({e}); rebuilding it",
-                    path.display()
-                );
-                for suffix in ["", "-wal", "-shm"] {
-                    let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-                }
-                connect(&path, store_db)?
-            }
-        };
+        let mut conn = open_or_recreate(&path, "text index", || connect(&path, store_db))?;
         let store_id: String = conn.query_row(
             "SELECT value FROM store.settings WHERE key = 'store_id'",
             [],
@@ -85,10 +72,11 @@ impl TextIndex {
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
+        let marks = Watermarks::default();
+        marks.set(seq, change);
         Ok(TextIndex {
             conn: Mutex::new(conn),
-            seq: AtomicI64::new(seq),
-            change: AtomicI64::new(change),
+            marks,
             path,
         })
     }
@@ -99,17 +87,16 @@ impl TextIndex {
 
     /// Every entry with an id up to this is in the index.
     pub fn watermark(&self) -> i64 {
-        self.seq.load(Ordering::SeqCst)
+        self.marks.seq()
     }
 
     /// Every edit and deletion of the change log up to this row is applied.
     pub fn change_watermark(&self) -> i64 {
-        self.change.load(Ordering::SeqCst)
+        self.marks.change()
     }
 
     pub fn disk_bytes(&self) -> u64 {
-        let size = |p: String| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        size(self.path.display().to_string()) + size(format!("{}-wal", self.path.display()))
+        disk_bytes(&self.path)
     }
 
     /// Indexes everything committed to the store before the call, in batches.
@@ -168,8 +155,7 @@ impl TextIndex {
             params![seq_upto, change_upto],
         )?;
         tx.commit()?;
-        self.seq.store(seq_upto, Ordering::SeqCst);
-        self.change.store(change_upto, Ordering::SeqCst);
+        self.marks.set(seq_upto, change_upto);
         Ok(true)
     }
 

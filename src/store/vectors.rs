@@ -19,12 +19,12 @@
 //! the vectors, so switching models re-embeds everything.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::derived::{disk_bytes, open_or_recreate, Watermarks};
 use super::lock;
 use crate::error::{Error, Result};
 
@@ -57,27 +57,14 @@ pub struct VectorRow {
 
 pub struct VectorStore {
     conn: Mutex<Connection>,
-    seq: AtomicI64,
-    change: AtomicI64,
+    marks: Watermarks,
     path: PathBuf,
 }
 
 impl VectorStore {
     pub(super) fn open(dir: &Path, store_db: &Path) -> Result<Self> {
         let path = dir.join("vectors.db");
-        let conn = match connect(&path, store_db) {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(
-                    "vector store {} unusable ({e}); starting it afresh",
-                    path.display()
-                );
-                for suffix in ["", "-wal", "-shm"] {
-                    let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-                }
-                connect(&path, store_db)?
-            }
-        };
+        let conn = open_or_recreate(&path, "vector store", || connect(&path, store_db))?;
         let store_id: String = conn.query_row(
             "SELECT value FROM store.settings WHERE key = 'store_id'",
             [],
@@ -85,8 +72,7 @@ impl VectorStore {
         )?;
         let vs = VectorStore {
             conn: Mutex::new(conn),
-            seq: AtomicI64::new(0),
-            change: AtomicI64::new(0),
+            marks: Watermarks::default(),
             path,
         };
         if vs.state_text("store_id")?.as_deref() != Some(store_id.as_str()) {
@@ -106,17 +92,16 @@ impl VectorStore {
 
     /// Every entry with an id up to this has its vector (or never will).
     pub fn watermark(&self) -> i64 {
-        self.seq.load(Ordering::SeqCst)
+        self.marks.seq()
     }
 
     /// Every edit and deletion of the change log up to this row is applied.
     pub fn change_watermark(&self) -> i64 {
-        self.change.load(Ordering::SeqCst)
+        self.marks.change()
     }
 
     pub fn disk_bytes(&self) -> u64 {
-        let size = |p: String| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        size(self.path.display().to_string()) + size(format!("{}-wal", self.path.display()))
+        disk_bytes(&self.path)
     }
 
     fn state_text(&self, key: &str) -> Result<Option<String>> {
@@ -141,8 +126,7 @@ impl VectorStore {
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        self.seq.store(seq, Ordering::SeqCst);
-        self.change.store(change, Ordering::SeqCst);
+        self.marks.set(seq, change);
         Ok(())
     }
 
@@ -297,12 +281,10 @@ impl VectorStore {
             }
         }
         tx.commit()?;
-        if work.seq_upto > 0 {
-            self.seq.store(work.seq_upto, Ordering::SeqCst);
-        }
-        if work.change_upto > 0 {
-            self.change.store(work.change_upto, Ordering::SeqCst);
-        }
+        self.marks.set(
+            work.seq_upto.max(self.watermark()),
+            work.change_upto.max(self.change_watermark()),
+        );
         Ok(())
     }
 
