@@ -172,7 +172,13 @@ impl Engine {
             checkpoint_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut checkpointed_epoch = None;
             let mut index_tick = tokio::time::interval(engine.0.config.index_every);
-            let mut sweep_tick = tokio::time::interval(engine.0.config.sweep_every);
+            // The first sweep comes one period after start, not at once: pads
+            // expire on a 30 s grain anyway, and an immediate sweep, scheduled
+            // late on a busy machine, could run after a test's manual clock
+            // has moved on and take the expiry the test itself sweeps for.
+            let every = engine.0.config.sweep_every;
+            let mut sweep_tick =
+                tokio::time::interval_at(tokio::time::Instant::now() + every, every);
             index_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             sweep_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             // Indexing runs only after writes: an idle engine stays idle.
