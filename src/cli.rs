@@ -7,6 +7,7 @@
 
 mod render;
 mod serve;
+mod work;
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -88,6 +89,10 @@ enum Command {
         pad: String,
         #[arg(short, long, default_value = "markdown", value_parser = ["markdown", "json"])]
         format: String,
+        /// Markdown at most this many characters: pinned and important
+        /// entries first, then the newest; says what it left out.
+        #[arg(long)]
+        budget: Option<usize>,
     },
     /// Print events as they happen (Ctrl-C to stop).
     Watch {
@@ -102,6 +107,31 @@ enum Command {
     Stats,
     /// Embed every entry again and rebuild the vector index (semantic search).
     Reindex,
+    /// Tasks: add, claim, heartbeat, done, fail.
+    #[command(subcommand)]
+    Task(work::TaskCmd),
+    /// A pad's tasks in dependency order, with what is ready, running, blocked, done.
+    Plan {
+        #[arg(short, long, env = "PAD_PAD", default_value = "inbox")]
+        pad: String,
+    },
+    /// Write a note that reminds its author when due.
+    Remind(work::RemindArgs),
+    /// Copy an entry to other pads, saying where it came from.
+    Share {
+        id: String,
+        /// A pad to copy it to (repeat).
+        #[arg(long = "to", required = true)]
+        to: Vec<String>,
+    },
+    /// Per author and task: entries, tasks done and failed, retries, durations, tokens.
+    Report {
+        #[arg(short, long)]
+        pad: Option<String>,
+    },
+    /// Access tokens for agents: create, list, revoke.
+    #[command(subcommand)]
+    Token(work::TokenCmd),
 }
 
 #[derive(Args, Debug)]
@@ -144,6 +174,12 @@ struct LsArgs {
     kind: Option<String>,
     #[arg(long)]
     status: Option<String>,
+    /// Insights of this category: pattern, gotcha, discovery, learning.
+    #[arg(long)]
+    category: Option<String>,
+    /// Only entries with at least this confidence (0-1).
+    #[arg(long)]
+    min_confidence: Option<f64>,
     /// Only entries since this long ago (30m, 2h, 7d) or this RFC 3339 time.
     #[arg(long)]
     since: Option<String>,
@@ -166,6 +202,10 @@ struct SearchArgs {
     kind: Option<String>,
     #[arg(long)]
     author: Option<String>,
+    #[arg(long)]
+    category: Option<String>,
+    #[arg(long)]
+    min_confidence: Option<f64>,
     #[arg(short = 'n', long, default_value_t = 10)]
     limit: u32,
     #[arg(short, long, default_value = "hybrid", value_parser = ["hybrid", "text", "semantic"])]
@@ -275,6 +315,7 @@ fn exit_code(e: &anyhow::Error) -> u8 {
         },
         Some(ClientError::Protocol(_)) => 1,
         None if e.downcast_ref::<UsageError>().is_some() => 2,
+        None if e.downcast_ref::<work::NothingReady>().is_some() => 3,
         None => 1,
     }
 }
@@ -304,6 +345,8 @@ async fn connect(socket: Option<PathBuf>, autostart: bool) -> anyhow::Result<Cli
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let json = cli.json;
     let mut c = connect(cli.socket, !cli.no_autostart).await?;
+    // Who we are: with a token when the engine requires one.
+    c.greet(None, "pad-cli").await?;
     let out = |v: &Value, human: &dyn Fn(&Value)| {
         if json {
             println!("{}", serde_json::to_string_pretty(v).expect("json"));
@@ -333,7 +376,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Ls(a) => {
             let since = a.since.as_deref().map(since_arg).transpose()?;
             let mut params = json!({"pad": a.pad, "tags": a.tags, "author": a.author, "kind": a.kind,
-                                    "status": a.status, "since": since, "limit": a.limit});
+                                    "status": a.status, "since": since, "limit": a.limit,
+                                    "category": a.category, "min_confidence": a.min_confidence});
             strip_nulls(&mut params);
             let mut all = Vec::new();
             loop {
@@ -352,7 +396,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Search(a) => {
             let mut params = json!({"query": a.query, "pad": a.pad, "tags": a.tags, "kind": a.kind,
-                                    "author": a.author, "limit": a.limit, "mode": a.mode});
+                                    "author": a.author, "limit": a.limit, "mode": a.mode,
+                                    "category": a.category, "min_confidence": a.min_confidence});
             strip_nulls(&mut params);
             let r = c.call("search", params).await?;
             out(&r, &|r| render::hits(r));
@@ -464,10 +509,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 .await?;
             out(&r, &|r| println!("deleted {} entries", r["deleted"]));
         }
-        Command::Export { pad, format } => {
-            let r = c
-                .call("pad.export", json!({"name": pad, "format": format}))
-                .await?;
+        Command::Export {
+            pad,
+            format,
+            budget,
+        } => {
+            let mut params = json!({"name": pad, "format": format, "budget": budget});
+            strip_nulls(&mut params);
+            let r = c.call("pad.export", params).await?;
             out(&r, &|r| print!("{}", r["text"].as_str().unwrap_or("")));
         }
         Command::Watch { pads, tags, kinds } => {
@@ -500,6 +549,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 )
             });
         }
+        Command::Task(cmd) => work::task(cmd, &mut c, &out).await?,
+        Command::Plan { pad } => work::plan(pad, &mut c, &out).await?,
+        Command::Remind(a) => work::remind(a, &mut c, &out).await?,
+        Command::Share { id, to } => work::share(id, to, &mut c, &out).await?,
+        Command::Report { pad } => work::report(pad, &mut c, &out).await?,
+        Command::Token(cmd) => work::token(cmd, &mut c, &out).await?,
     }
     Ok(())
 }

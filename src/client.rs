@@ -64,6 +64,37 @@ impl Client {
         })
     }
 
+    /// Says `hello` with the token in `$PAD_TOKEN`, if set. Otherwise says
+    /// it without one and, if the engine requires a token, again with the
+    /// owner token from the data directory (`$PAD_HOME/owner.token`), which
+    /// only the owner can read.
+    pub async fn greet(
+        &mut self,
+        author: Option<&str>,
+        client: &str,
+    ) -> Result<Value, ClientError> {
+        let mut params = json!({"client": client});
+        if let Some(a) = author {
+            params["author"] = json!(a);
+        }
+        if let Some(t) = std::env::var("PAD_TOKEN").ok().filter(|t| !t.is_empty()) {
+            params["token"] = json!(t);
+            return self.call("hello", params).await;
+        }
+        let hello = self.call("hello", params.clone()).await?;
+        if !hello["access"].as_str().unwrap_or("").starts_with("none") {
+            return Ok(hello);
+        }
+        let file = crate::paths::data_dir().join(crate::access::OWNER_TOKEN_FILE);
+        match std::fs::read_to_string(&file) {
+            Ok(t) => {
+                params["token"] = json!(t.trim());
+                self.call("hello", params).await
+            }
+            Err(_) => Ok(hello),
+        }
+    }
+
     /// Calls `method` and returns its result.
     pub async fn call(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
         let id = self.send(method, params).await?;

@@ -9,6 +9,10 @@
 
 mod export;
 pub mod lock;
+mod tokens;
+mod work;
+
+pub use work::{DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -18,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use crate::access::Grant;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::events::{Bus, EventType, Filter, Subscription};
@@ -45,6 +50,11 @@ pub struct Config {
     pub wal_restart_pages: i64,
     /// Semantic search (`None`: text search only, no model is loaded).
     pub semantic: Option<SemanticConfig>,
+    /// Refuse connections that do not say `hello` with a token (the owner
+    /// uses the owner token in `<data>/owner.token`).
+    pub require_tokens: bool,
+    /// How often due reminders and run-out task leases are looked for.
+    pub work_every: Duration,
     pub clock: Clock,
 }
 
@@ -60,6 +70,8 @@ impl Config {
             index_every: Duration::from_millis(100),
             wal_restart_pages: 8192,
             semantic: Some(SemanticConfig::new(ModelSource::Download)),
+            require_tokens: false,
+            work_every: Duration::from_secs(1),
             clock: Clock::system(),
         }
     }
@@ -78,6 +90,10 @@ struct Inner {
     /// Pads with a rolling window (`max_entries`): the only pads whose writes
     /// need a second statement, so the hot path checks this map, not the database.
     windows: Mutex<HashMap<String, i64>>,
+    /// Grants of the stored tokens, by secret hash.
+    grants: std::sync::RwLock<crate::access::Grants>,
+    /// Hash of the owner token (`<data>/owner.token`).
+    owner_hash: String,
     started: Instant,
     connections: AtomicU64,
     stop: watch::Sender<bool>,
@@ -111,6 +127,8 @@ impl Engine {
         )?;
         let store = Arc::new(store);
         let windows = store.windows()?.into_iter().collect();
+        let grants = tokens::load_grants(store.tokens()?);
+        let owner_hash = crate::access::hash(&crate::access::owner_token(&config.data_dir)?);
         let semantic = config
             .semantic
             .clone()
@@ -120,6 +138,8 @@ impl Engine {
             semantic,
             bus: Bus::default(),
             windows: Mutex::new(windows),
+            grants: std::sync::RwLock::new(grants),
+            owner_hash,
             started: Instant::now(),
             connections: AtomicU64::new(0),
             stop: watch::channel(false).0,
@@ -180,6 +200,10 @@ impl Engine {
             let mut sweep_tick =
                 tokio::time::interval_at(tokio::time::Instant::now() + every, every);
             index_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let work_every = engine.0.config.work_every;
+            let mut work_tick =
+                tokio::time::interval_at(tokio::time::Instant::now() + work_every, work_every);
+            work_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             sweep_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             // Indexing runs only after writes: an idle engine stays idle.
             let mut indexed_epoch = None;
@@ -204,6 +228,14 @@ impl Engine {
                         match engine.blocking(|e| e.store().checkpoint_passive()).await {
                             Ok(_) => checkpointed_epoch = Some(epoch),
                             Err(e) => tracing::warn!("checkpoint failed: {e}"),
+                        }
+                    }
+                    _ = work_tick.tick() => {
+                        if let Err(e) = engine.deliver_reminders().await {
+                            tracing::error!("delivering reminders failed: {e}");
+                        }
+                        if let Err(e) = engine.release_leases().await {
+                            tracing::error!("releasing task leases failed: {e}");
                         }
                     }
                     _ = sweep_tick.tick() => {
@@ -275,8 +307,8 @@ impl Engine {
         self.0.connections.fetch_sub(1, Ordering::Relaxed);
     }
 
-    pub fn subscribe(&self, p: SubscribeParams) -> Result<Subscription> {
-        let pads = p
+    pub fn subscribe(&self, p: SubscribeParams, grant: Option<&Grant>) -> Result<Subscription> {
+        let pads: Vec<String> = p
             .pads
             .iter()
             .map(|raw| match raw.strip_suffix('*') {
@@ -285,21 +317,32 @@ impl Engine {
                 None => model::pad_name("pads", raw),
             })
             .collect::<Result<Vec<_>>>()?;
+        if let Some(g) = grant {
+            if let Some(outside) = pads.iter().find(|p| !g.covers_pattern(p)) {
+                return Err(Error::Forbidden(format!(
+                    "token '{}' may not watch '{outside}': it allows {}. Subscribe to pads it covers, or leave 'pads' out to watch all of them.",
+                    g.name,
+                    g.describe()
+                )));
+            }
+        }
         let tags = model::tags("tags", &p.tags)?;
         Ok(self.0.bus.subscribe(Filter {
             pads,
             tags,
             kinds: p.kinds,
+            scope: grant.map(|g| g.pads.clone()),
         }))
     }
 
-    pub fn hello(&self, author: Option<String>) -> HelloResult {
+    pub fn hello(&self, author: Option<String>, access: &crate::access::Access) -> HelloResult {
         HelloResult {
             server: "scratchpad".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             protocol: PROTOCOL_VERSION,
             pid: std::process::id(),
             author,
+            access: self.describe_access(access),
         }
     }
 
@@ -350,6 +393,11 @@ impl Engine {
             meta: p.meta.as_ref().map(meta_text).transpose()?,
             now,
         };
+        self.insert(entry).await
+    }
+
+    /// Inserts a validated entry (applying its pad's window) and tells subscribers.
+    async fn insert(&self, entry: NewEntry) -> Result<Entry> {
         let window = self.window(&entry.pad);
         let (entry, rolled) = self.store().add(entry, window).await?;
         self.0.bus.entry_changed(EventType::Created, None, &entry);
@@ -428,7 +476,7 @@ impl Engine {
         Ok(gone)
     }
 
-    pub async fn list(&self, p: ListParams) -> Result<ListResult> {
+    pub async fn list(&self, p: ListParams, grant: Option<&Grant>) -> Result<ListResult> {
         let limit = limit("limit", p.limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)?;
         let cursor = p
             .cursor
@@ -461,7 +509,11 @@ impl Engine {
                 .as_deref()
                 .map(|s| model::parse_time("since", s))
                 .transpose()?,
+            category: p.category,
+            min_confidence: p.min_confidence.map(model::confidence).transpose()?,
+            scope: None,
         };
+        let filter = scoped(filter, grant)?;
         let page = self.store().list(&filter, limit, cursor)?;
         Ok(ListResult {
             entries: page.entries,
@@ -469,7 +521,7 @@ impl Engine {
         })
     }
 
-    pub async fn search(&self, p: SearchParams) -> Result<SearchResult> {
+    pub async fn search(&self, p: SearchParams, grant: Option<&Grant>) -> Result<SearchResult> {
         let query = p.query.trim();
         if query.is_empty() {
             return Err(Error::invalid(
@@ -502,8 +554,11 @@ impl Engine {
                 .map(|a| model::author("author", a))
                 .transpose()?,
             kind: p.kind,
+            category: p.category,
+            min_confidence: p.min_confidence.map(model::confidence).transpose()?,
             ..EntryFilter::default()
         };
+        let filter = scoped(filter, grant)?;
         let ready = self.semantic().filter(|s| s.is_ready());
         let mode = match (p.mode, ready) {
             (SearchMode::Text, _) | (SearchMode::Hybrid, None) => SearchMode::Text,
@@ -637,14 +692,18 @@ impl Engine {
         .await
     }
 
-    pub async fn tags(&self, p: TagsParams) -> Result<TagsResult> {
+    pub async fn tags(&self, p: TagsParams, grant: Option<&Grant>) -> Result<TagsResult> {
         let pad = p
             .pad
             .as_deref()
             .map(|n| model::pad_name("pad", n))
             .transpose()?;
+        if let (Some(g), Some(pad)) = (grant, &pad) {
+            g.check_read(pad)?;
+        }
+        let scope = grant.map(|g| g.pads.clone());
         let tags = self
-            .blocking(move |e| e.store().tags(pad.as_deref()))
+            .blocking(move |e| e.store().tags(pad.as_deref(), scope.as_deref()))
             .await?;
         Ok(TagsResult {
             tags: tags
@@ -654,8 +713,12 @@ impl Engine {
         })
     }
 
-    pub async fn pads(&self, p: PadListParams) -> Result<Vec<Pad>> {
-        self.store().pads(p.include_archived)
+    pub async fn pads(&self, p: PadListParams, grant: Option<&Grant>) -> Result<Vec<Pad>> {
+        let mut pads = self.store().pads(p.include_archived)?;
+        if let Some(g) = grant {
+            pads.retain(|pad| g.covers(&pad.name));
+        }
+        Ok(pads)
     }
 
     pub async fn configure(&self, p: ConfigureParams) -> Result<Pad> {
@@ -709,23 +772,50 @@ impl Engine {
 
     pub async fn export(&self, p: ExportParams) -> Result<ExportResult> {
         let name = model::pad_name("name", &p.name)?;
+        match (p.format, p.budget) {
+            (ExportFormat::Json, Some(_)) => {
+                return Err(Error::invalid(
+                    "budget",
+                    "a budget applies to markdown exports only; drop 'budget' or use format 'markdown'.",
+                ))
+            }
+            (_, Some(b)) if b < export::MIN_BUDGET => {
+                return Err(Error::over_limit(
+                    "budget",
+                    format!(
+                        "budget is {b} characters; give at least {} (room for the header and the note on what was left out).",
+                        export::MIN_BUDGET
+                    ),
+                    export::MIN_BUDGET,
+                    b,
+                ))
+            }
+            _ => {}
+        }
         self.blocking(move |e| {
             let pad = e
                 .store()
                 .pad(&name)?
                 .ok_or_else(|| crate::store::no_pad(&name))?;
             let entries = e.store().pad_entries(&name)?;
-            let text = match p.format {
-                ExportFormat::Json => serde_json::to_string_pretty(&serde_json::json!({
-                    "pad": pad,
-                    "entries": entries,
-                }))
-                .expect("json serializes"),
-                ExportFormat::Markdown => export::markdown(&pad, &entries),
-            };
-            Ok(ExportResult {
-                text,
-                entries: entries.len(),
+            Ok(match p.format {
+                ExportFormat::Json => ExportResult {
+                    text: serde_json::to_string_pretty(&serde_json::json!({
+                        "pad": pad,
+                        "entries": entries,
+                    }))
+                    .expect("json serializes"),
+                    entries: entries.len(),
+                    left_out: 0,
+                },
+                ExportFormat::Markdown => {
+                    let md = export::markdown(&pad, &entries, p.budget);
+                    ExportResult {
+                        text: md.text,
+                        entries: md.included,
+                        left_out: md.left_out,
+                    }
+                }
             })
         })
         .await
@@ -814,24 +904,35 @@ impl Engine {
 
     /// What is new for an author: `needs_eyes` entries and replies by
     /// others since its last read (which this read moves past, unless `peek`).
-    pub async fn inbox(&self, p: InboxParams, default_author: Option<&str>) -> Result<InboxResult> {
-        let author = match p.author.as_deref().or(default_author) {
-            Some(a) => model::author("author", a)?,
-            None => {
-                return Err(Error::invalid(
-                    "author",
-                    "whose inbox? Give author, or say hello with an author first.",
-                ))
-            }
-        };
+    pub async fn inbox(
+        &self,
+        p: InboxParams,
+        default_author: Option<&str>,
+        grant: Option<&Grant>,
+    ) -> Result<InboxResult> {
+        let author = named(
+            "author",
+            p.author.as_deref().or(default_author),
+            "whose inbox? Give author, or say hello with an author first.",
+        )?;
         let who = author.clone();
-        let inbox = self
+        let mut inbox = self
             .blocking(move |e| e.store().inbox(&who, p.peek))
             .await?;
+        if let Some(g) = grant {
+            for list in [
+                &mut inbox.needs_eyes,
+                &mut inbox.replies,
+                &mut inbox.reminders,
+            ] {
+                list.retain(|e| g.covers(&e.pad));
+            }
+        }
         Ok(InboxResult {
             author,
             needs_eyes: inbox.needs_eyes,
             replies: inbox.replies,
+            reminders: inbox.reminders,
         })
     }
 
@@ -846,6 +947,27 @@ impl Engine {
         let queued = self.blocking(|e| e.store().embed_queue()).await?;
         Ok(ReindexResult { queued })
     }
+}
+
+/// The author or agent a call names, else the connection's `hello` author;
+/// `missing` says what to do when there is neither.
+fn named(field: &str, given: Option<&str>, missing: &str) -> Result<String> {
+    match given {
+        Some(a) => model::author(field, a),
+        None => Err(Error::invalid(field, missing)),
+    }
+}
+
+/// Narrows a filter to what a token may read: its pad must be covered, and
+/// without a pad the search spans the token's pads only.
+fn scoped(mut filter: EntryFilter, grant: Option<&Grant>) -> Result<EntryFilter> {
+    if let Some(g) = grant {
+        if let Some(pad) = &filter.pad {
+            g.check_read(pad)?;
+        }
+        filter.scope = Some(g.pads.clone());
+    }
+    Ok(filter)
 }
 
 fn limit(field: &str, got: Option<u32>, default: u32, max: u32) -> Result<u32> {

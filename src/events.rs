@@ -96,10 +96,21 @@ pub struct Filter {
     pub pads: Vec<String>,
     pub tags: Vec<String>,
     pub kinds: Vec<Kind>,
+    /// The pads a token may read: nothing outside them gets through, not
+    /// even `needs_eyes`. `None`: every pad.
+    pub scope: Option<Vec<String>>,
 }
 
 impl Filter {
     fn matches(&self, e: &Event) -> bool {
+        if let Some(scope) = &self.scope {
+            if !scope
+                .iter()
+                .any(|p| crate::access::pattern_matches(p, &e.pad))
+            {
+                return false;
+            }
+        }
         if e.kind == EventType::NeedsEyes {
             return true;
         }

@@ -5,6 +5,7 @@
 //! `pad` command line. ARCHITECTURE.md maps the parts; docs/protocol.md is the
 //! wire contract.
 
+pub mod access;
 pub mod autostart;
 pub mod cli;
 pub mod client;

@@ -7,6 +7,8 @@
 //! Errors come back as tool errors (`isError`) whose text says how to fix the
 //! call — the engine's own instructive messages.
 
+mod work;
+
 use std::path::PathBuf;
 
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
@@ -53,6 +55,11 @@ pub struct AddNote {
         description = "The id of a note this one answers; its author sees the reply in their inbox."
     )]
     pub reply_to: Option<String>,
+    #[schemars(
+        description = "For tasks: ids of the tasks this one waits on; claim_task hands it out only after they are done."
+    )]
+    #[serde(default)]
+    pub depends_on: Vec<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -165,12 +172,9 @@ impl Link<'_> {
                             config.socket.display()
                         )
                     })?;
-                c.call(
-                    "hello",
-                    json!({"author": config.author, "client": "pad-mcp"}),
-                )
-                .await
-                .map_err(describe)?;
+                c.greet(Some(&config.author), "pad-mcp")
+                    .await
+                    .map_err(describe)?;
                 self.client.insert(c)
             }
         };
@@ -189,8 +193,8 @@ fn describe(e: ClientError) -> String {
 /// call; `None` when there is nothing new.
 fn inbox_line(r: &Value) -> Option<String> {
     let list = |key: &str| r[key].as_array().cloned().unwrap_or_default();
-    let (eyes, replies) = (list("needs_eyes"), list("replies"));
-    if eyes.is_empty() && replies.is_empty() {
+    let (eyes, replies, reminders) = (list("needs_eyes"), list("replies"), list("reminders"));
+    if eyes.is_empty() && replies.is_empty() && reminders.is_empty() {
         return None;
     }
     let brief = |e: &Value| {
@@ -226,6 +230,14 @@ fn inbox_line(r: &Value) -> Option<String> {
         parts.push(format!(
             "{} {noun} to your notes: {}",
             replies.len(),
+            shown.join("; ")
+        ));
+    }
+    if !reminders.is_empty() {
+        let shown: Vec<String> = reminders.iter().take(5).map(brief).collect();
+        parts.push(format!(
+            "{} reminder(s) due: {}",
+            reminders.len(),
             shown.join("; ")
         ));
     }
@@ -337,6 +349,42 @@ impl PadTools {
         let result = self.read_pad_body(&mut link, p).await;
         self.with_inbox(&mut link, result).await
     }
+
+    #[tool(
+        description = "Take the next task that is ready in a pad's plan (its dependencies done), so that no other agent works on it. Returns the task with its resume note: if another agent started it and stopped, continue from there. Hold it by calling update_task with your progress before the lease runs out; finish with update_task status done (or failed). Returns 'no task is ready' with what is running, blocked and done when there is nothing to take."
+    )]
+    async fn claim_task(&self, Parameters(p): Parameters<work::ClaimTask>) -> CallToolResult {
+        let mut link = self.link();
+        let result = self.claim_task_body(&mut link, p).await;
+        self.with_inbox(&mut link, result).await
+    }
+
+    #[tool(
+        description = "Report on a task you hold: progress in resume (this also renews your lease), status done when finished, status failed with an error when it cannot be done (retry true puts it back in the queue). Keep resume current: if you stop, the next agent continues from it. Fails if the task was handed to another agent after your lease ran out: then stop working on it."
+    )]
+    async fn update_task(&self, Parameters(p): Parameters<work::UpdateTask>) -> CallToolResult {
+        let mut link = self.link();
+        let result = self.update_task_body(&mut link, p).await;
+        self.with_inbox(&mut link, result).await
+    }
+
+    #[tool(
+        description = "The plan of a pad: its goal notes and its tasks in dependency order, each ready, running (with who holds it), blocked (and on what), done or failed, with resume notes. Read it before planning, so work already done or under way is not redone."
+    )]
+    async fn plan(&self, Parameters(p): Parameters<work::PlanOf>) -> CallToolResult {
+        let mut link = self.link();
+        let result = self.plan_body(&mut link, p).await;
+        self.with_inbox(&mut link, result).await
+    }
+
+    #[tool(
+        description = "Copy a note (an insight, a gotcha, a result) to other pads so the agents working there learn it too. Each copy records where it came from. Returns the new ids."
+    )]
+    async fn share_note(&self, Parameters(p): Parameters<work::ShareNote>) -> CallToolResult {
+        let mut link = self.link();
+        let result = self.share_note_body(&mut link, p).await;
+        self.with_inbox(&mut link, result).await
+    }
 }
 
 /// The tools' work, before the inbox line is added.
@@ -346,6 +394,9 @@ impl PadTools {
         let mut params = json!({"pad": pad, "content": p.content, "tags": p.tags});
         if let Some(k) = p.kind {
             params["kind"] = json!(k);
+        }
+        if !p.depends_on.is_empty() {
+            params["depends_on"] = json!(p.depends_on);
         }
         if let Some(parent) = p.reply_to {
             // Stored as the full id, so a prefix the agent typed still matches.
@@ -546,7 +597,9 @@ impl ServerHandler for PadTools {
             .with_instructions(
                 "A scratch-pad shared by a person and their agents. Save findings, plans, results and \
                  questions with add_note (scratch_note for a quick jot); look for earlier work with \
-                 search_notes before starting; read a whole pad into context with read_pad.",
+                 search_notes before starting; read a whole pad into context with read_pad. For planned \
+                 work: plan shows the tasks in order, claim_task takes the next ready one, update_task \
+                 reports progress and completion, share_note passes a learning to other pads.",
             )
     }
 }
@@ -565,29 +618,11 @@ pub const TOKEN_FILE: &str = "mcp-http.token";
 
 /// The token HTTP clients must send, created (0600, random) on first use.
 pub fn http_token(data_dir: &std::path::Path) -> std::io::Result<String> {
-    use std::io::{Read, Write};
-    use std::os::unix::fs::OpenOptionsExt;
-    let path = data_dir.join(TOKEN_FILE);
-    if let Ok(t) = std::fs::read_to_string(&path) {
-        if t.trim().len() >= 32 {
-            return Ok(t.trim().to_string());
-        }
-    }
-    let mut raw = [0u8; 32];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut raw)?;
-    let token: String = raw.iter().map(|b| format!("{b:02x}")).collect();
-    std::fs::create_dir_all(data_dir)?;
-    let tmp = data_dir.join(format!("{TOKEN_FILE}.tmp"));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    f.write_all(token.as_bytes())?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, &path)?;
-    Ok(token)
+    crate::access::private_secret(
+        &data_dir.join(TOKEN_FILE),
+        |t| t.len() >= 32,
+        crate::access::random_hex,
+    )
 }
 
 /// Serves the MCP tools over streamable HTTP at `addr` (loopback only) until

@@ -34,6 +34,12 @@ pub struct Entry {
     pub assignee: Option<String>,
     pub resume: Option<String>,
     pub lease_until: Option<String>,
+    /// Tasks: how many times claimed; every claim after the first is a retry.
+    #[serde(default)]
+    pub attempts: i64,
+    /// Tasks: the error of the last `task.fail`.
+    #[serde(default)]
+    pub error: Option<String>,
     pub category: Option<Category>,
     pub confidence: Option<f64>,
     pub depends_on: Vec<String>,

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use crate::access::Access;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::protocol::*;
@@ -21,6 +22,8 @@ use crate::protocol::*;
 pub struct Session {
     /// Default author for writes, set by `hello`.
     pub author: Option<String>,
+    /// What this client may do; set by the engine's policy and `hello`.
+    access: Option<Access>,
     /// Where event notifications go; `None` on transports without push.
     events: Option<mpsc::Sender<Value>>,
     subscriptions: HashMap<u64, AbortHandle>,
@@ -30,9 +33,19 @@ impl Session {
     pub fn new(events: Option<mpsc::Sender<Value>>) -> Self {
         Session {
             author: None,
+            access: None,
             events,
             subscriptions: HashMap::new(),
         }
+    }
+
+    /// What this client may do: as its `hello` said, else the engine's
+    /// default for a client without a token.
+    fn access(&mut self, engine: &Engine) -> Result<Access> {
+        if self.access.is_none() {
+            self.access = Some(engine.authenticate(None)?);
+        }
+        Ok(self.access.clone().unwrap_or_default())
     }
 }
 
@@ -44,60 +57,152 @@ impl Drop for Session {
     }
 }
 
-/// Routes one method call to the engine.
+/// Routes one method call to the engine, after checking that the client may
+/// make it: a token's grant is looked up afresh on every call, so a revoked
+/// token stops at once.
 pub async fn dispatch(
     engine: &Engine,
     session: &mut Session,
     method: &str,
     params: Option<Value>,
 ) -> Result<Value> {
-    let out = match method {
-        "hello" => {
-            let p: HelloParams = parse(method, params)?;
-            if let Some(a) = &p.author {
-                session.author = Some(crate::model::author("author", a)?);
-            }
-            tracing::debug!(client = ?p.client, author = ?session.author, "hello");
-            to_value(engine.hello(session.author.clone()))
+    if method == "hello" {
+        let p: HelloParams = parse(method, params)?;
+        if p.token.is_some() || session.access.is_none() {
+            session.access = Some(engine.authenticate(p.token.as_deref())?);
         }
+        if let Some(a) = &p.author {
+            session.author = Some(crate::model::author("author", a)?);
+        }
+        let access = session.access(engine)?;
+        tracing::debug!(client = ?p.client, author = ?session.author, "hello");
+        return Ok(to_value(engine.hello(session.author.clone(), &access)));
+    }
+    let access = session.access(engine)?;
+    let grant = engine.grant(&access)?;
+    let g = grant.as_deref();
+    // Checks an entry's pad before acting on it by id.
+    let entry_pad = |id: &str, write: bool| -> Result<()> {
+        if let Some(g) = g {
+            let pad = engine.store().get(id)?.pad;
+            if write {
+                g.check_write(&pad)?;
+            } else {
+                g.check_read(&pad)?;
+            }
+        }
+        Ok(())
+    };
+    let pad_check = |raw: &str, field: &str, write: bool| -> Result<()> {
+        if let Some(g) = g {
+            let pad = crate::model::pad_name(field, raw)?;
+            if write {
+                g.check_write(&pad)?;
+            } else {
+                g.check_read(&pad)?;
+            }
+        }
+        Ok(())
+    };
+    let out = match method {
         "entry.add" => {
-            let entry = engine
-                .add(parse(method, params)?, session.author.as_deref())
-                .await?;
+            let p: AddParams = parse(method, params)?;
+            pad_check(&p.pad, "pad", true)?;
+            let entry = engine.add(p, session.author.as_deref()).await?;
             to_value(EntryResult { entry })
         }
         "entry.get" => {
             let p: IdParams = parse(method, params)?;
+            entry_pad(&p.id, false)?;
             to_value(EntryResult {
                 entry: engine.get(&p.id).await?,
             })
         }
-        "entry.update" => to_value(EntryResult {
-            entry: engine.update(parse(method, params)?).await?,
-        }),
+        "entry.update" => {
+            let p: UpdateParams = parse(method, params)?;
+            entry_pad(&p.id, true)?;
+            to_value(EntryResult {
+                entry: engine.update(p).await?,
+            })
+        }
         "entry.delete" => {
-            let gone = engine.delete(parse(method, params)?).await?;
+            let p: DeleteParams = parse(method, params)?;
+            entry_pad(&p.id, true)?;
+            let gone = engine.delete(p).await?;
             to_value(DeleteResult {
                 deleted: true,
                 id: gone.id,
             })
         }
-        "entry.list" => to_value(engine.list(parse(method, params)?).await?),
-        "search" => to_value(engine.search(parse(method, params)?).await?),
-        "tags.list" => to_value(engine.tags(parse(method, params)?).await?),
+        "entry.list" => to_value(engine.list(parse(method, params)?, g).await?),
+        "search" => to_value(engine.search(parse(method, params)?, g).await?),
+        "tags.list" => to_value(engine.tags(parse(method, params)?, g).await?),
         "pad.list" => to_value(PadListResult {
-            pads: engine.pads(parse(method, params)?).await?,
+            pads: engine.pads(parse(method, params)?, g).await?,
         }),
-        "pad.configure" => to_value(PadResult {
-            pad: engine.configure(parse(method, params)?).await?,
-        }),
-        "pad.touch" => to_value(PadResult {
-            pad: engine.touch(parse(method, params)?).await?,
-        }),
-        "pad.clear" => to_value(ClearResult {
-            deleted: engine.clear(parse(method, params)?).await?,
-        }),
-        "pad.export" => to_value(engine.export(parse(method, params)?).await?),
+        "pad.configure" => {
+            let p: ConfigureParams = parse(method, params)?;
+            pad_check(&p.name, "name", true)?;
+            to_value(PadResult {
+                pad: engine.configure(p).await?,
+            })
+        }
+        "pad.touch" => {
+            let p: PadNameParams = parse(method, params)?;
+            pad_check(&p.name, "name", true)?;
+            to_value(PadResult {
+                pad: engine.touch(p).await?,
+            })
+        }
+        "pad.clear" => {
+            let p: ClearParams = parse(method, params)?;
+            pad_check(&p.name, "name", true)?;
+            to_value(ClearResult {
+                deleted: engine.clear(p).await?,
+            })
+        }
+        "pad.export" => {
+            let p: ExportParams = parse(method, params)?;
+            pad_check(&p.name, "name", false)?;
+            to_value(engine.export(p).await?)
+        }
+        "plan.order" => {
+            let p: PlanParams = parse(method, params)?;
+            pad_check(&p.pad, "pad", false)?;
+            to_value(engine.plan_order(p).await?)
+        }
+        "task.claim" => {
+            let p: ClaimParams = parse(method, params)?;
+            pad_check(&p.pad, "pad", true)?;
+            to_value(engine.claim(p, session.author.as_deref()).await?)
+        }
+        "task.heartbeat" => {
+            let p: HeartbeatParams = parse(method, params)?;
+            entry_pad(&p.id, true)?;
+            to_value(EntryResult {
+                entry: engine.heartbeat(p).await?,
+            })
+        }
+        "task.complete" => {
+            let p: CompleteParams = parse(method, params)?;
+            entry_pad(&p.id, true)?;
+            to_value(EntryResult {
+                entry: engine.complete(p).await?,
+            })
+        }
+        "task.fail" => {
+            let p: FailParams = parse(method, params)?;
+            entry_pad(&p.id, true)?;
+            to_value(EntryResult {
+                entry: engine.fail(p).await?,
+            })
+        }
+        "entry.share" => to_value(
+            engine
+                .share(parse(method, params)?, session.author.as_deref(), g)
+                .await?,
+        ),
+        "report" => to_value(engine.report(parse(method, params)?, g).await?),
         "subscribe" => {
             let p: SubscribeParams = parse(method, params)?;
             let Some(out) = session.events.clone() else {
@@ -105,7 +210,7 @@ pub async fn dispatch(
                     "this transport cannot deliver events; subscribe over the socket (pad watch) instead.".into(),
                 ));
             };
-            let mut sub = engine.subscribe(p)?;
+            let mut sub = engine.subscribe(p, g)?;
             let id = sub.id;
             let task = tokio::spawn(async move {
                 while let Some(event) = sub.next().await {
@@ -142,13 +247,29 @@ pub async fn dispatch(
         }
         "reindex" => {
             let _: ReindexParams = parse(method, params)?;
+            engine.owner_only(&access, "rebuild the semantic index")?;
             to_value(engine.reindex().await?)
         }
         "inbox" => to_value(
             engine
-                .inbox(parse(method, params)?, session.author.as_deref())
+                .inbox(parse(method, params)?, session.author.as_deref(), g)
                 .await?,
         ),
+        "token.create" => {
+            let p: TokenCreateParams = parse(method, params)?;
+            engine.owner_only(&access, "create tokens")?;
+            to_value(engine.token_create(p).await?)
+        }
+        "token.list" => {
+            let _: TokenListParams = parse(method, params)?;
+            engine.owner_only(&access, "list tokens")?;
+            to_value(engine.token_list().await?)
+        }
+        "token.revoke" => {
+            let p: TokenRevokeParams = parse(method, params)?;
+            engine.owner_only(&access, "revoke tokens")?;
+            to_value(engine.token_revoke(p).await?)
+        }
         other => {
             return Err(Error::MethodNotFound {
                 method: other.to_string(),

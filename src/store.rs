@@ -25,7 +25,9 @@ mod entries;
 mod migrate;
 mod pads;
 mod rows;
+mod tasks;
 pub mod text;
+mod tokens;
 pub mod vectors;
 
 use std::ops::{Deref, DerefMut};
@@ -42,7 +44,9 @@ use crate::id::IdGen;
 pub use entries::{EntryFilter, NewEntry, Page, Patch};
 pub(crate) use pads::no_pad;
 pub use pads::{Counts, Inbox, PadSweep};
+pub use tasks::{Finish, ReportRow, DEFAULT_LEASE_MS};
 pub use text::TextIndex;
+pub use tokens::TokenRow;
 pub use vectors::VectorStore;
 
 /// How hard a commit works to reach the disk.

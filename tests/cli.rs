@@ -294,3 +294,159 @@ async fn with_no_engine_the_cli_starts_one_in_the_background() {
     let out = cli(&["--no-autostart", "ls"]).output().await.unwrap();
     assert_eq!(out.status.code(), Some(7));
 }
+
+#[tokio::test]
+async fn tasks_plan_remind_share_report_and_tokens_from_the_command_line() {
+    let h = Harness::start().await;
+    let first = stdout(&run(&h, &["task", "add", "design it", "-p", "plan"]).await)
+        .trim()
+        .to_string();
+    let o = run(
+        &h,
+        &["task", "add", "build it", "-p", "plan", "--after", &first],
+    )
+    .await;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan = stdout(&run(&h, &["plan", "-p", "plan"]).await);
+    assert!(
+        plan.contains("1. ready") && plan.contains("2. blocked"),
+        "{plan}"
+    );
+    assert!(plan.contains(&format!("waits on {first}")), "{plan}");
+
+    let claimed = json_out(
+        &run(
+            &h,
+            &[
+                "--json",
+                "task",
+                "claim",
+                "-p",
+                "plan",
+                "--agent",
+                "cli-agent",
+                "--lease",
+                "10m",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(claimed["entry"]["id"], first.as_str());
+    assert_eq!(claimed["entry"]["assignee"], "cli-agent");
+    let o = run(
+        &h,
+        &[
+            "task",
+            "heartbeat",
+            &first,
+            "--resume",
+            "half way",
+            "--agent",
+            "cli-agent",
+        ],
+    )
+    .await;
+    assert!(stdout(&o).contains("resume: half way"), "{}", stdout(&o));
+    // Nothing else is ready while the first runs: exit 3.
+    let o = run(&h, &["task", "claim", "-p", "plan", "--agent", "other"]).await;
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        stdout(&o).contains("nothing ready: 1 running"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(run(&h, &["task", "done", &first]).await.status.success());
+    let second = json_out(
+        &run(
+            &h,
+            &["--json", "task", "claim", "-p", "plan", "--agent", "other"],
+        )
+        .await,
+    );
+    let second = second["entry"]["id"].as_str().unwrap().to_string();
+    let o = run(&h, &["task", "fail", &second, "--error", "disk full"]).await;
+    assert!(
+        stdout(&o).contains("last error: disk full"),
+        "{}",
+        stdout(&o)
+    );
+
+    let o = run(
+        &h,
+        &["remind", "look at the logs", "--in", "30m", "-p", "plan"],
+    )
+    .await;
+    assert!(stdout(&o).contains("reminds user at"), "{}", stdout(&o));
+    assert_eq!(
+        run(&h, &["remind", "when?", "-p", "plan"])
+            .await
+            .status
+            .code(),
+        Some(2)
+    );
+
+    let shared = json_out(&run(&h, &["--json", "share", &first, "--to", "elsewhere"]).await);
+    assert_eq!(
+        shared["copies"][0]["meta"]["shared_from"]["id"],
+        first.as_str()
+    );
+
+    let report = stdout(&run(&h, &["report", "-p", "plan"]).await);
+    assert!(
+        report.contains("cli-agent") && report.contains("error: disk full"),
+        "{report}"
+    );
+    let md = stdout(&run(&h, &["export", "plan", "--budget", "400"]).await);
+    assert!(md.chars().count() <= 400 && md.contains("Left out"), "{md}");
+
+    // Tokens: create, use through PAD_TOKEN, list, revoke.
+    let o = run(
+        &h,
+        &[
+            "token",
+            "create",
+            "--name",
+            "bot",
+            "--pads",
+            "bot-*,shared",
+            "--read-only",
+        ],
+    )
+    .await;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let secret = stdout(&o).trim().to_string();
+    assert!(secret.starts_with("padt_"), "{secret}");
+    let o = pad(&h)
+        .env("PAD_TOKEN", &secret)
+        .args(["ls", "-p", "plan"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(5),
+        "forbidden: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bot-*, shared"));
+    let o = pad(&h)
+        .env("PAD_TOKEN", &secret)
+        .args(["ls", "-p", "shared"])
+        .output()
+        .await
+        .unwrap();
+    assert!(o.status.success());
+    let list = stdout(&run(&h, &["token", "list"]).await);
+    assert!(
+        list.contains("bot") && list.contains("read-only") && !list.contains(&secret),
+        "{list}"
+    );
+    assert!(run(&h, &["token", "revoke", "bot"]).await.status.success());
+    let o = pad(&h)
+        .env("PAD_TOKEN", &secret)
+        .args(["ls", "-p", "shared"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(o.status.code(), Some(5));
+}

@@ -474,8 +474,8 @@ async fn tags_pads_configure_touch_clear_export_stats() {
     assert!(text.starts_with("# Pad `p`"), "{text}");
     assert!(text.contains("two **bold**") && text.contains("#a #b") && text.contains("pinned"));
     assert!(
-        text.find("one").unwrap() < text.find("two").unwrap(),
-        "oldest first"
+        text.find("two").unwrap() < text.find("one").unwrap(),
+        "newest first within a section"
     );
     let js = ok(&mut c, "pad.export", json!({"name": "p", "format": "json"})).await;
     let parsed: serde_json::Value = serde_json::from_str(js["text"].as_str().unwrap()).unwrap();

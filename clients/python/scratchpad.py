@@ -162,7 +162,8 @@ class Client:
     """One connection to the engine. Not thread-safe: use one per thread.
 
     `author` is sent in `hello` and becomes the default author of writes made
-    through this connection; it defaults to $PAD_AUTHOR.
+    through this connection; it defaults to $PAD_AUTHOR. `token` (default
+    $PAD_TOKEN) limits the connection to the pads an access token covers.
     """
 
     def __init__(
@@ -171,6 +172,7 @@ class Client:
         author: Optional[str] = None,
         client: str = "python",
         timeout: Optional[float] = 30.0,
+        token: Optional[str] = None,
     ):
         self.socket_path = socket_path or default_socket_path()
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -186,7 +188,8 @@ class Client:
         self._reader = self._sock.makefile("rb")
         self._ids = itertools.count(1)
         self._events: Deque[Dict[str, Any]] = collections.deque()
-        self.server = self.hello(author or os.environ.get("PAD_AUTHOR"), client)
+        self.server = self.hello(author or os.environ.get("PAD_AUTHOR"), client,
+                                 token=token or os.environ.get("PAD_TOKEN") or None)
 
     # -- plumbing -----------------------------------------------------------
 
@@ -251,8 +254,9 @@ class Client:
 
     # -- methods --------------------------------------------------------------
 
-    def hello(self, author: Optional[str] = None, client: str = "python") -> Dict[str, Any]:
-        return self.call("hello", _params(author=author, client=client))
+    def hello(self, author: Optional[str] = None, client: str = "python",
+              token: Optional[str] = None) -> Dict[str, Any]:
+        return self.call("hello", _params(author=author, client=client, token=token))
 
     def add(
         self,
@@ -357,8 +361,67 @@ class Client:
     def clear_pad(self, name: str, *, keep_pinned: bool = False) -> int:
         return self.call("pad.clear", {"name": name, "keep_pinned": keep_pinned})["deleted"]
 
-    def export_pad(self, name: str, format: str = "markdown") -> str:
-        return self.call("pad.export", {"name": name, "format": format})["text"]
+    def export_pad(self, name: str, format: str = "markdown", *, budget: Optional[int] = None) -> str:
+        """The pad as markdown (working memory, at most `budget` characters)
+        or JSON."""
+        return self.call("pad.export", _params(name=name, format=format, budget=budget))["text"]
+
+    # -- plans and tasks -------------------------------------------------------
+
+    def add_task(self, content: str, pad: str = "inbox", *, after: Optional[List[str]] = None,
+                 **fields: Any) -> Dict[str, Any]:
+        """Adds a task (status todo) that waits on the entries in `after`."""
+        return self.add(content, pad, kind="task", depends_on=after or [], **fields)
+
+    def plan(self, pad: str) -> Dict[str, Any]:
+        """The pad's tasks in dependency order: `{"plans", "entries": [{"entry",
+        "state", "waiting_on"}], "counts"}`."""
+        return self.call("plan.order", {"pad": pad})
+
+    def claim_task(self, pad: str, agent: Optional[str] = None,
+                   lease_seconds: Optional[int] = None) -> Optional[Dict[str, Any]]:
+        """Takes the next ready task (now `doing`, held under a lease), or
+        returns None when nothing is ready."""
+        return self.call("task.claim", _params(pad=pad, agent=agent, lease_seconds=lease_seconds))["entry"]
+
+    def heartbeat(self, id: str, resume: Optional[str] = None, *, agent: Optional[str] = None,
+                  lease_seconds: Optional[int] = None) -> Dict[str, Any]:
+        """Renews the lease on a held task and records where the work stands."""
+        return self.call("task.heartbeat", _params(id=id, resume=resume, agent=agent,
+                                                   lease_seconds=lease_seconds))["entry"]
+
+    def complete_task(self, id: str, resume: Optional[str] = None, *,
+                      agent: Optional[str] = None) -> Dict[str, Any]:
+        return self.call("task.complete", _params(id=id, resume=resume, agent=agent))["entry"]
+
+    def fail_task(self, id: str, error: Optional[str] = None, *, retry: bool = False,
+                  resume: Optional[str] = None, agent: Optional[str] = None) -> Dict[str, Any]:
+        """Marks a task failed, or with `retry` puts it back in the queue."""
+        return self.call("task.fail", _params(id=id, error=error, retry=retry, resume=resume,
+                                              agent=agent))["entry"]
+
+    def share(self, id: str, to: List[str]) -> List[Dict[str, Any]]:
+        """Copies an entry to other pads, with `meta.shared_from`."""
+        return self.call("entry.share", {"id": id, "to": to})["copies"]
+
+    def report(self, pad: Optional[str] = None) -> Dict[str, Any]:
+        return self.call("report", _params(pad=pad))
+
+    def inbox(self, author: Optional[str] = None, *, peek: bool = False) -> Dict[str, Any]:
+        """New `needs_eyes` entries, replies and due reminders for `author`."""
+        return self.call("inbox", _params(author=author, peek=peek or None))
+
+    # -- access tokens (owner only) -------------------------------------------
+
+    def create_token(self, name: str, pads: List[str], *, read_only: bool = False) -> str:
+        """Issues a token for `pads` (names or 'prefix*'); returns its secret."""
+        return self.call("token.create", {"name": name, "pads": pads, "read_only": read_only})["secret"]
+
+    def tokens(self) -> List[Dict[str, Any]]:
+        return self.call("token.list")["tokens"]
+
+    def revoke_token(self, name: str) -> None:
+        self.call("token.revoke", {"name": name})
 
     def stats(self) -> Dict[str, Any]:
         return self.call("stats")

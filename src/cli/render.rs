@@ -88,6 +88,26 @@ pub fn entry_full(e: &Value) {
     if let Some(r) = e["remind_at"].as_str() {
         println!("reminder {r}");
     }
+    if let Some(a) = e["assignee"].as_str() {
+        let lease = e["lease_until"]
+            .as_str()
+            .map(|l| format!(", lease until {l}"))
+            .unwrap_or_default();
+        println!("held by {a}{lease} · attempt {}", e["attempts"]);
+    }
+    if let Some(r) = e["resume"].as_str() {
+        println!("resume: {r}");
+    }
+    if let Some(err) = e["error"].as_str() {
+        println!("last error: {err}");
+    }
+    if let Some(c) = e["category"].as_str() {
+        let conf = e["confidence"]
+            .as_f64()
+            .map(|c| format!(", confidence {c:.2}"))
+            .unwrap_or_default();
+        println!("insight: {c}{conf}");
+    }
     if e["meta"].is_object() {
         println!("meta {}", e["meta"]);
     }
@@ -206,4 +226,94 @@ pub fn stats(r: &Value) {
         other => println!("semantic     {other}: {}", s(&sem["reason"])),
     }
     println!("durability   {}", s(&r["durability"]));
+}
+
+pub fn plan(r: &Value) {
+    for p in r["plans"].as_array().into_iter().flatten() {
+        println!("plan  {}", preview(s(&p["content"])));
+    }
+    let steps = r["entries"].as_array().cloned().unwrap_or_default();
+    if steps.is_empty() {
+        println!("no tasks on pad {}", s(&r["pad"]));
+        return;
+    }
+    for (i, step) in steps.iter().enumerate() {
+        let e = &step["entry"];
+        let mut line = format!(
+            "{:>3}. {:<8} {}  {}",
+            i + 1,
+            s(&step["state"]),
+            s(&e["id"]),
+            preview(s(&e["content"]))
+        );
+        if let Some(a) = e["assignee"].as_str() {
+            line.push_str(&format!("  ({a})"));
+        }
+        let waiting: Vec<&str> = step["waiting_on"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if !waiting.is_empty() {
+            line.push_str(&format!("  waits on {}", waiting.join(", ")));
+        }
+        println!("{line}");
+        if let Some(r) = e["resume"].as_str() {
+            println!("          resume: {}", preview(r));
+        }
+    }
+    let n = &r["counts"];
+    println!(
+        "{} ready · {} running · {} blocked · {} done · {} failed",
+        n["ready"], n["running"], n["blocked"], n["done"], n["failed"]
+    );
+}
+
+pub fn report(r: &Value) {
+    println!(
+        "{:<20} {:>8} {:>6} {:>6} {:>7} {:>10}",
+        "author", "entries", "done", "failed", "retries", "tokens"
+    );
+    let row = |a: &Value| {
+        println!(
+            "{:<20} {:>8} {:>6} {:>6} {:>7} {:>10}",
+            s(&a["author"]),
+            a["entries"],
+            a["tasks_done"],
+            a["tasks_failed"],
+            a["retries"],
+            a["tokens"]
+        )
+    };
+    for a in r["authors"].as_array().into_iter().flatten() {
+        row(a);
+    }
+    row(&r["totals"]);
+    let tasks = r["tasks"].as_array().cloned().unwrap_or_default();
+    if tasks.is_empty() {
+        return;
+    }
+    println!();
+    for t in &tasks {
+        let took = t["duration_seconds"]
+            .as_f64()
+            .map(|d| format!(" in {}", human_secs(d.round() as i64)))
+            .unwrap_or_default();
+        let retries = match t["retries"].as_i64() {
+            Some(0) | None => String::new(),
+            Some(n) => format!(", {n} retries"),
+        };
+        println!(
+            "{}  {:<7} {:<14} {}{took}{retries}",
+            s(&t["id"]),
+            t["status"].as_str().unwrap_or("-"),
+            t["assignee"].as_str().unwrap_or("-"),
+            s(&t["title"])
+        );
+        if let Some(e) = t["error"].as_str() {
+            println!("    error: {}", preview(e));
+        }
+    }
+    if r["tasks_total"].as_u64() > Some(tasks.len() as u64) {
+        println!("… the newest {} of {} tasks", tasks.len(), r["tasks_total"]);
+    }
 }

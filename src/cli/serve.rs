@@ -47,6 +47,10 @@ pub struct ServeArgs {
     /// The author of notes written through the HTTP tools.
     #[arg(long, default_value = "agent")]
     mcp_author: String,
+    /// Refuse connections that do not say hello with a token (`pad token
+    /// create`); the owner's CLI uses <data dir>/owner.token by itself.
+    #[arg(long, env = "PAD_REQUIRE_TOKENS", value_parser = clap::builder::FalseyValueParser::new())]
+    require_tokens: bool,
     /// Text search only: never load the embedding model.
     #[arg(long, env = "PAD_NO_SEMANTIC", value_parser = clap::builder::FalseyValueParser::new())]
     no_semantic: bool,
@@ -83,6 +87,7 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     config.max_content_chars = args.max_content;
     config.default_ttl_seconds = (args.default_ttl > 0).then_some(args.default_ttl);
     config.retention = Duration::from_secs(args.retention_days * 86400);
+    config.require_tokens = args.require_tokens;
     config.semantic = (!args.no_semantic).then(|| {
         let mut s = SemanticConfig::new(match args.model_dir {
             Some(dir) => ModelSource::Dir(dir),

@@ -56,6 +56,11 @@ pub struct EntryFilter {
     pub kind: Option<Kind>,
     pub status: Option<Status>,
     pub since: Option<i64>,
+    pub category: Option<Category>,
+    pub min_confidence: Option<f64>,
+    /// The pads a scoped token may read (names and `prefix*` patterns);
+    /// `None`: every pad.
+    pub scope: Option<Vec<String>>,
 }
 
 impl EntryFilter {
@@ -68,6 +73,9 @@ impl EntryFilter {
             && self.kind.is_none()
             && self.status.is_none()
             && self.since.is_none()
+            && self.category.is_none()
+            && self.min_confidence.is_none()
+            && self.scope.is_none()
     }
 
     /// Appends ` AND …` clauses for this filter; `e` is entries, `p` its pad.
@@ -92,11 +100,25 @@ impl EntryFilter {
         if let Some(t) = self.since {
             clause(" AND e.created_at >= ?", Sql::Integer(t));
         }
+        if let Some(c) = self.category {
+            clause(" AND e.category = ?", Sql::Text(c.as_str().into()));
+        }
+        if let Some(c) = self.min_confidence {
+            clause(" AND e.confidence >= ?", Sql::Real(c));
+        }
+        if let Some(scope) = &self.scope {
+            sql.push_str(" AND (0");
+            for pattern in scope {
+                // Pad names hold no GLOB metacharacters, so only the `*` of a
+                // pattern is one.
+                sql.push_str(" OR e.pad GLOB ?");
+                args.push(Sql::Text(pattern.clone()));
+            }
+            sql.push(')');
+        }
         for tag in &self.tags {
-            clause(
-                " AND e.seq IN (SELECT seq FROM entry_tags WHERE tag = ?)",
-                Sql::Text(tag.clone()),
-            );
+            sql.push_str(" AND e.seq IN (SELECT seq FROM entry_tags WHERE tag = ?)");
+            args.push(Sql::Text(tag.clone()));
         }
     }
 }
@@ -220,7 +242,8 @@ fn insert_one(w: &mut Writer, e: NewEntry, max_entries: Option<i64>) -> AddOutco
             .conn
             .prepare_cached(&format!(
                 "DELETE FROM entries WHERE seq IN (SELECT seq FROM entries \
-                 WHERE pad = ?1 AND pinned = 0 ORDER BY seq \
+                 WHERE pad = ?1 AND pinned = 0 AND NOT EXISTS (SELECT 1 FROM entry_tags t \
+                   WHERE t.seq = entries.seq AND t.tag = 'important') ORDER BY seq \
                  LIMIT max(0, (SELECT entries FROM pads WHERE name = ?1) - ?2)) \
                  RETURNING {}",
                 ENTRY_COLUMNS.replace("e.", "")
@@ -239,6 +262,8 @@ fn insert_one(w: &mut Writer, e: NewEntry, max_entries: Option<i64>) -> AddOutco
         assignee: e.assignee,
         resume: e.resume,
         lease_until: None,
+        attempts: 0,
+        error: None,
         category: e.category,
         confidence: e.confidence,
         depends_on: depends,
@@ -389,7 +414,8 @@ impl Store {
             .prepare_cached(
                 "UPDATE entries SET content = ?, tags = ?, kind = ?, status = ?, assignee = ?, \
                  resume = ?, category = ?, confidence = ?, pinned = ?, depends_on = ?, \
-                 remind_at = CASE WHEN ? THEN ? ELSE remind_at END, \
+                 remind_at = CASE WHEN ?11 THEN ?12 ELSE remind_at END, \
+                 reminded_at = CASE WHEN ?11 THEN NULL ELSE reminded_at END, \
                  meta = ?, updated_at = ?, version = version + 1 WHERE seq = ?",
             )?
             .execute(params![

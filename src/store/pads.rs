@@ -147,23 +147,27 @@ impl Store {
         Ok(rows)
     }
 
-    /// Tags in use on live pads (or one pad), most used first.
-    pub fn tags(&self, pad: Option<&str>) -> Result<Vec<(String, i64)>> {
+    /// Tags in use on live pads (or one pad, or the pads of a scope), most used first.
+    pub fn tags(&self, pad: Option<&str>, scope: Option<&[String]>) -> Result<Vec<(String, i64)>> {
+        let filter = super::EntryFilter {
+            pad: pad.map(str::to_string),
+            scope: scope.map(<[String]>::to_vec),
+            ..Default::default()
+        };
         let mut sql = String::from(
             "SELECT t.tag, count(*) AS n FROM entry_tags t JOIN entries e ON e.seq = t.seq \
-             JOIN pads p ON p.name = e.pad WHERE p.archived_at IS NULL",
+             JOIN pads p ON p.name = e.pad WHERE 1",
         );
-        if pad.is_some() {
-            sql.push_str(" AND e.pad = ?1");
-        }
+        let mut args = Vec::new();
+        filter.push_sql(&mut sql, &mut args);
         sql.push_str(" GROUP BY t.tag ORDER BY n DESC, t.tag");
         let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let map = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, r.get(1)?));
-        let rows = match pad {
-            Some(p) => stmt.query_map([p], map)?.collect::<rusqlite::Result<_>>()?,
-            None => stmt.query_map([], map)?.collect::<rusqlite::Result<_>>()?,
-        };
+        let rows = conn
+            .prepare_cached(&sql)?
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
         Ok(rows)
     }
 
@@ -231,6 +235,8 @@ pub(crate) fn no_pad(name: &str) -> Error {
 pub struct Inbox {
     pub needs_eyes: Vec<Entry>,
     pub replies: Vec<Entry>,
+    /// The author's own entries whose reminder came due.
+    pub reminders: Vec<Entry>,
 }
 
 impl Store {
@@ -243,16 +249,38 @@ impl Store {
         let newest: i64 = conn.query_row("SELECT coalesce(max(seq), 0) FROM entries", [], |r| {
             r.get(0)
         })?;
-        let cursor: Option<i64> = conn
+        let cursors: Option<(i64, i64)> = conn
             .query_row(
-                "SELECT seq FROM inbox_cursors WHERE author = ?",
+                "SELECT seq, reminded FROM inbox_cursors WHERE author = ?",
                 [author],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
+        let cursor = cursors.map(|c| c.0);
+        // Reminders are the author's own: even a first read shows them.
+        let reminded_cursor = cursors.map_or(0, |c| c.1);
+        let reminders: Vec<(Entry, i64)> = conn
+            .prepare_cached(&format!(
+                "SELECT {ENTRY_COLUMNS}, e.reminded_at FROM entries e JOIN pads p ON p.name = e.pad \
+                 WHERE e.author = ?1 AND e.reminded_at > ?2 AND p.archived_at IS NULL \
+                 ORDER BY e.reminded_at, e.seq"
+            ))?
+            .query_map(params![author, reminded_cursor], |r| {
+                Ok((
+                    read_entry(r)?,
+                    r.get::<_, i64>(super::rows::ENTRY_COLUMN_COUNT)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let reminded = reminders
+            .iter()
+            .map(|r| r.1)
+            .max()
+            .unwrap_or(reminded_cursor);
         let mut inbox = Inbox {
             needs_eyes: Vec::new(),
             replies: Vec::new(),
+            reminders: reminders.into_iter().map(|r| r.0).collect(),
         };
         if let Some(cursor) = cursor {
             inbox.needs_eyes = conn
@@ -295,12 +323,13 @@ impl Store {
             }
         }
         drop(conn);
-        if !peek && cursor != Some(newest) {
+        if !peek && (cursor != Some(newest) || reminded != reminded_cursor) {
             let w = self.writer();
             w.conn.execute(
-                "INSERT INTO inbox_cursors (author, seq) VALUES (?1, ?2) \
-                 ON CONFLICT (author) DO UPDATE SET seq = max(seq, excluded.seq)",
-                params![author, newest],
+                "INSERT INTO inbox_cursors (author, seq, reminded) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (author) DO UPDATE SET seq = max(seq, excluded.seq), \
+                   reminded = max(reminded, excluded.reminded)",
+                params![author, newest, reminded],
             )?;
         }
         Ok(inbox)

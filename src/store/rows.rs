@@ -8,10 +8,10 @@ use crate::model::{fmt_time, Category, Entry, Kind, Pad, Status};
 /// Columns of `entries` in the order `EntryRow::read` expects them.
 pub const ENTRY_COLUMNS: &str = "e.seq, e.pad, e.author, e.kind, e.content, e.tags, e.status, \
      e.assignee, e.resume, e.lease_until, e.category, e.confidence, e.depends_on, e.remind_at, \
-     e.pinned, e.meta, e.created_at, e.updated_at, e.version";
+     e.pinned, e.meta, e.created_at, e.updated_at, e.version, e.attempts, e.error";
 
 /// How many columns `ENTRY_COLUMNS` selects; a query's extra columns follow.
-pub const ENTRY_COLUMN_COUNT: usize = 19;
+pub const ENTRY_COLUMN_COUNT: usize = 21;
 
 #[derive(Debug)]
 pub struct EntryRow {
@@ -40,6 +40,8 @@ impl EntryRow {
                 assignee: text(7)?,
                 resume: text(8)?,
                 lease_until: row.get::<_, Option<i64>>(9)?.map(fmt_time),
+                attempts: row.get(19)?,
+                error: text(20)?,
                 category: text(10)?.as_deref().and_then(Category::parse),
                 confidence: row.get(11)?,
                 depends_on: serde_json::from_str(&depends).unwrap_or_default(),

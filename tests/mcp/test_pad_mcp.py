@@ -15,6 +15,7 @@ from pad_engine import pad_binary
 TOOLS = {
     "add_note", "scratch_note", "search_notes", "list_notes",
     "update_note", "delete_note", "list_tags", "read_pad",
+    "claim_task", "update_task", "plan", "share_note",
 }
 
 
@@ -53,7 +54,8 @@ def test_lists_every_tool_with_teaching_descriptions(engine):
     assert "content" in by_name["scratch_note"].input_schema["properties"]
     assert set(by_name["search_notes"].input_schema["properties"]) >= {"query", "tags", "pad", "mode"}
     for t in tools:
-        assert "pad" in t.input_schema["properties"] or t.name in ("update_note", "delete_note")
+        assert "pad" in t.input_schema["properties"] or t.name in (
+            "update_note", "delete_note", "update_task", "share_note")
 
 
 def test_every_tool_works_and_writes_with_the_right_author(engine):
@@ -207,3 +209,86 @@ def test_tool_results_end_with_the_inbox_once(engine):
         assert note["meta"] == {"reply_to": reply["id"]}
         theirs = check.call("inbox", {"author": "user", "peek": True})
         assert [e["id"] for e in theirs["replies"]] == [note["id"]]
+
+
+def test_planner_and_workers_share_a_plan_through_the_task_tools(engine):
+    pad = "mcp-plan"
+
+    async def plan(s):
+        await s.call_tool("add_note", {"content": "Goal: port the CLI to Rust", "kind": "plan"})
+        ids = []
+        for content in ("inventory the commands", "port the parser", "port the output"):
+            r = await s.call_tool("add_note", {"content": content, "kind": "task",
+                                               "depends_on": ids[-1:]})
+            assert not r.is_error, text(r)
+            ids.append(text(r).split()[2])
+        shown = await s.call_tool("plan", {})
+        return ids, shown
+
+    _, (ids, shown) = run(engine, plan, author="planner", pad=pad)
+    shown = text(shown)
+    assert "Goal: port the CLI to Rust" in shown
+    assert "3 task(s)" in shown and "1 ready" in shown and "2 blocked" in shown
+    assert shown.index(ids[0]) < shown.index(ids[1]) < shown.index(ids[2])
+    assert f"waits on {ids[0]}" in shown
+
+    async def worker_a_starts(s):
+        claimed = await s.call_tool("claim_task", {"lease_seconds": 600})
+        progress = await s.call_tool("update_task", {"id": ids[0], "resume": "12 of 30 commands listed"})
+        return claimed, progress
+
+    _, (claimed, progress) = run(engine, worker_a_starts, author="worker-a", pad=pad)
+    assert not claimed.is_error and f"You now hold task {ids[0]}" in text(claimed)
+    assert not progress.is_error and "is doing" in text(progress) and "You hold it until" in text(progress)
+
+    async def worker_b_waits(s):
+        nothing = await s.call_tool("claim_task", {})
+        steal = await s.call_tool("update_task", {"id": ids[0], "status": "done"})
+        return nothing, steal
+
+    _, (nothing, steal) = run(engine, worker_b_waits, author="worker-b", pad=pad)
+    assert not nothing.is_error and "No task is ready" in text(nothing) and "1 running" in text(nothing)
+    assert "try again" in text(nothing)
+    assert steal.is_error and "held by worker-a" in text(steal)
+
+    async def worker_a_finishes(s):
+        return await s.call_tool("update_task", {"id": ids[0], "status": "done",
+                                                 "resume": "all 30 in docs/commands.md"})
+
+    _, done = run(engine, worker_a_finishes, author="worker-a", pad=pad)
+    assert not done.is_error and f"Task {ids[0]} is done" in text(done)
+
+    async def worker_b_fails(s):
+        claimed = await s.call_tool("claim_task", {})
+        failed = await s.call_tool("update_task", {"id": ids[1], "status": "failed", "retry": True,
+                                                   "error": "clap 5 is not out", "resume": "flags done"})
+        return claimed, failed
+
+    _, (claimed, failed) = run(engine, worker_b_fails, author="worker-b", pad=pad)
+    assert f"You now hold task {ids[1]}" in text(claimed)
+    assert not failed.is_error and "is todo" in text(failed) and "Last error: clap 5 is not out" in text(failed)
+
+    async def worker_a_retries(s):
+        return await s.call_tool("claim_task", {})
+
+    _, again = run(engine, worker_a_retries, author="worker-a", pad=pad)
+    again = text(again)
+    assert f"You now hold task {ids[1]}" in again and "attempt 2" in again
+    assert "Resume from: flags done" in again
+
+    with engine.client() as c:
+        first = c.get(ids[0])
+        assert first["status"] == "done" and first["assignee"] == "worker-a"
+        assert first["resume"] == "all 30 in docs/commands.md"
+        report = c.call("report", {"pad": pad})
+        by = {a["author"]: a for a in report["authors"]}
+        assert by["worker-a"]["tasks_done"] == 1 and by["planner"]["entries"] == 4
+
+    async def share(s):
+        return await s.call_tool("share_note", {"id": ids[0], "to": ["mcp-other"]})
+
+    _, shared = run(engine, share, author="worker-a", pad=pad)
+    assert not shared.is_error and "mcp-other as " in text(shared)
+    with engine.client() as c:
+        copy = next(c.iter_entries("mcp-other"))
+        assert copy["meta"]["shared_from"] == {"pad": pad, "id": ids[0], "author": "planner"}

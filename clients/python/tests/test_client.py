@@ -145,3 +145,43 @@ def test_semantic_search_and_reindex(semantic_engine):
         r = c.search("docker login failures")
         assert r["mode"] == "hybrid" and r["hits"][0]["entry"]["id"] == target["id"]
         assert c.reindex() == 2
+
+
+def test_tasks_plans_reports_and_tokens(engine):
+    with Client(engine.socket, author="planner") as c:
+        a = c.add_task("collect the logs", "py-plan")
+        b = c.add_task("find the leak", "py-plan", after=[a["id"]])
+        plan = c.plan("py-plan")
+        assert [s["entry"]["id"] for s in plan["entries"]] == [a["id"], b["id"]]
+        assert [s["state"] for s in plan["entries"]] == ["ready", "blocked"]
+
+        held = c.claim_task("py-plan", agent="worker", lease_seconds=60)
+        assert held["id"] == a["id"] and held["status"] == "doing"
+        assert c.claim_task("py-plan", agent="other") is None, "b waits on a"
+        assert c.heartbeat(a["id"], "3 of 5 hosts", agent="worker")["resume"] == "3 of 5 hosts"
+        with pytest.raises(scratchpad.Conflict):
+            c.heartbeat(a["id"], agent="other")
+        assert c.complete_task(a["id"], agent="worker")["status"] == "done"
+        assert c.claim_task("py-plan", agent="worker")["id"] == b["id"]
+        failed = c.fail_task(b["id"], "OOM", retry=True)
+        assert failed["status"] == "todo" and failed["error"] == "OOM"
+
+        copies = c.share(a["id"], ["py-elsewhere"])
+        assert copies[0]["meta"]["shared_from"]["id"] == a["id"]
+        report = c.report("py-plan")
+        assert {x["author"]: x["tasks_done"] for x in report["authors"]}["worker"] == 1
+        assert "## Tasks" in c.export_pad("py-plan", budget=2000)
+
+        secret = c.create_token("py-bot", ["py-elsewhere"], read_only=True)
+        assert [t["name"] for t in c.tokens()] == ["py-bot"]
+
+    with Client(engine.socket, token=secret) as bot:
+        assert bot.server["access"].startswith("token py-bot")
+        assert [e["pad"] for e in bot.iter_entries()] == ["py-elsewhere"]
+        with pytest.raises(scratchpad.Forbidden) as e:
+            bot.add("sneaky", "py-elsewhere")
+        assert "read-only" in str(e.value)
+        with Client(engine.socket) as owner:
+            owner.revoke_token("py-bot")
+        with pytest.raises(scratchpad.Forbidden):
+            bot.list("py-elsewhere")

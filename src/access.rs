@@ -1,0 +1,293 @@
+//! Who may do what: the owner, or an agent holding a scoped token.
+//!
+//! The socket already admits only its owner's uid; tokens narrow that down
+//! for agents the person runs: a token names the pads it covers (exact names
+//! and `prefix*` patterns) and whether it may write. A connection that says
+//! `hello` with a token gets that token's grant; without one it is the owner,
+//! unless the engine runs with `--require-tokens`, where the owner proves
+//! itself with the owner token in `<data>/owner.token` (0600) that the `pad`
+//! CLI reads by itself.
+//!
+//! Grants are looked up by the secret's hash on every call, so a revoked
+//! token stops working at once, even on connections already open.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::model;
+
+/// The file beside the database holding the owner token.
+pub const OWNER_TOKEN_FILE: &str = "owner.token";
+/// Every secret starts with this, so a token is recognisable in a config file.
+pub const SECRET_PREFIX: &str = "padt_";
+pub const MAX_PATTERNS: usize = 32;
+
+/// What a token allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub name: String,
+    /// Pad names and `prefix*` patterns, case-folded.
+    pub pads: Vec<String>,
+    pub read_only: bool,
+}
+
+/// What a connection may do, as of its `hello`.
+#[derive(Debug, Clone, Default)]
+pub enum Access {
+    /// Everything (the owner, on an engine that does not require tokens).
+    #[default]
+    Owner,
+    /// What the token with this secret hash allows, while it exists.
+    Token { hash: String, name: String },
+    /// Nothing yet: this engine requires a token and none was given.
+    Anonymous,
+}
+
+impl Grant {
+    /// Whether `pad` (a valid, case-folded name) is one of this token's pads.
+    pub fn covers(&self, pad: &str) -> bool {
+        self.pads.iter().any(|p| pattern_matches(p, pad))
+    }
+
+    /// Whether every pad `pattern` can match is covered (for subscriptions).
+    pub fn covers_pattern(&self, pattern: &str) -> bool {
+        match pattern.strip_suffix('*') {
+            None => self.covers(pattern),
+            Some(prefix) => self.pads.iter().any(|p| match p.strip_suffix('*') {
+                Some(mine) => prefix.starts_with(mine),
+                None => false,
+            }),
+        }
+    }
+
+    /// Refuses reading `pad` unless covered.
+    pub fn check_read(&self, pad: &str) -> Result<()> {
+        if self.covers(pad) {
+            Ok(())
+        } else {
+            Err(Error::Forbidden(format!(
+                "token '{}' may not read pad '{pad}': it allows {}. Use a pad it covers, or ask the person for a token that covers '{pad}' (pad token create --pads …).",
+                self.name,
+                self.describe()
+            )))
+        }
+    }
+
+    /// Refuses writing `pad` unless covered and not read-only.
+    pub fn check_write(&self, pad: &str) -> Result<()> {
+        self.check_read(pad)?;
+        if self.read_only {
+            return Err(Error::Forbidden(format!(
+                "token '{}' is read-only: it may read {} but not write. Ask the person for a token with write access.",
+                self.name,
+                self.pads.join(", ")
+            )));
+        }
+        Ok(())
+    }
+
+    /// "pads proj-*, shared (read and write)".
+    pub fn describe(&self) -> String {
+        format!(
+            "pads {} ({})",
+            self.pads.join(", "),
+            if self.read_only {
+                "read-only"
+            } else {
+                "read and write"
+            }
+        )
+    }
+}
+
+/// `proj-*` matches by prefix; anything else only itself.
+pub fn pattern_matches(pattern: &str, pad: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => pad.starts_with(prefix),
+        None => pattern == pad,
+    }
+}
+
+/// Checks and case-folds a token's pad patterns: names, `prefix*`, or `*`.
+pub fn patterns(raw: &[String]) -> Result<Vec<String>> {
+    if raw.is_empty() {
+        return Err(Error::invalid(
+            "pads",
+            "a token needs at least one pad: a name ('inbox'), a prefix pattern ('proj-*'), or '*' for every pad.",
+        ));
+    }
+    if raw.len() > MAX_PATTERNS {
+        return Err(Error::over_limit(
+            "pads",
+            format!(
+                "{} pad patterns; the limit is {MAX_PATTERNS}. Use prefix patterns such as 'proj-*'.",
+                raw.len()
+            ),
+            MAX_PATTERNS,
+            raw.len(),
+        ));
+    }
+    let mut out = Vec::with_capacity(raw.len());
+    for p in raw {
+        let p = p.trim().to_lowercase();
+        let folded = match p.strip_suffix('*') {
+            Some("") => "*".to_string(),
+            Some(prefix) if !prefix.contains('*') => {
+                format!("{}*", model::pad_name("pads", prefix)?)
+            }
+            _ if p.contains('*') => {
+                return Err(Error::invalid(
+                    "pads",
+                    format!("pad pattern '{p}' has '*' in the middle; only a trailing '*' is a wildcard, e.g. 'proj-*'."),
+                ))
+            }
+            _ => model::pad_name("pads", &p)?,
+        };
+        if !out.contains(&folded) {
+            out.push(folded);
+        }
+    }
+    Ok(out)
+}
+
+/// Checks a token name: the same rules as an author name.
+pub fn token_name(raw: &str) -> Result<String> {
+    model::author("name", raw)
+}
+
+/// A fresh secret: the prefix and 32 random bytes in hex.
+pub fn new_secret() -> Result<String> {
+    Ok(format!("{SECRET_PREFIX}{}", random_hex()?))
+}
+
+/// The hex SHA-256 of a secret, as stored and looked up.
+pub fn hash(secret: &str) -> String {
+    hex(&Sha256::digest(secret.trim().as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// Reads the owner token from the data directory, creating it (0600) the
+/// first time. Returns the secret.
+pub fn owner_token(data_dir: &Path) -> Result<String> {
+    let path = data_dir.join(OWNER_TOKEN_FILE);
+    private_secret(&path, |s| s.starts_with(SECRET_PREFIX), new_secret).map_err(|e| {
+        Error::Internal(format!(
+            "cannot write the owner token {}: {e}",
+            path.display()
+        ))
+    })
+}
+
+/// The secret kept in `path` if it holds a `valid` one; else a new secret
+/// from `make`, written there first (0600, through a temp file and rename,
+/// so a crash never leaves half a secret).
+pub fn private_secret(
+    path: &Path,
+    valid: impl Fn(&str) -> bool,
+    make: impl FnOnce() -> Result<String>,
+) -> std::io::Result<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Ok(s) = std::fs::read_to_string(path) {
+        if valid(s.trim()) {
+            return Ok(s.trim().to_string());
+        }
+    }
+    let secret = make().map_err(|e| std::io::Error::other(e.to_string()))?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("tmp");
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    f.write_all(format!("{secret}\n").as_bytes())?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    Ok(secret)
+}
+
+/// 32 random bytes in hex.
+pub fn random_hex() -> Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| Error::Internal(format!("no randomness for a secret: {e}")))?;
+    Ok(hex(&bytes))
+}
+
+/// The grants of stored tokens, by secret hash.
+pub type Grants = std::collections::HashMap<String, Arc<Grant>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grant(pads: &[&str], read_only: bool) -> Grant {
+        Grant {
+            name: "agent-x".into(),
+            pads: pads.iter().map(|s| s.to_string()).collect(),
+            read_only,
+        }
+    }
+
+    #[test]
+    fn patterns_match_names_and_prefixes_only() {
+        let g = grant(&["proj-*", "shared"], false);
+        assert!(g.covers("proj-a"));
+        assert!(g.covers("proj-"));
+        assert!(g.covers("shared"));
+        assert!(!g.covers("shared2"));
+        assert!(!g.covers("other"));
+        assert!(g.covers_pattern("proj-a*"));
+        assert!(!g.covers_pattern("pro*"));
+        assert!(!g.covers_pattern("*"));
+        assert!(grant(&["*"], false).covers_pattern("*"));
+        let e = g.check_read("other").unwrap_err().to_string();
+        assert!(e.contains("proj-*, shared"), "{e}");
+    }
+
+    #[test]
+    fn read_only_grants_refuse_writes() {
+        let g = grant(&["proj-*"], true);
+        assert!(g.check_read("proj-a").is_ok());
+        assert!(g
+            .check_write("proj-a")
+            .unwrap_err()
+            .to_string()
+            .contains("read-only"));
+    }
+
+    #[test]
+    fn patterns_are_checked_and_folded() {
+        assert_eq!(
+            patterns(&["Proj-*".into(), "inbox".into(), "inbox".into()]).unwrap(),
+            vec!["proj-*", "inbox"]
+        );
+        assert!(patterns(&[]).is_err());
+        assert!(patterns(&["a*b".into()]).is_err());
+        assert!(patterns(&["../x".into()]).is_err());
+    }
+
+    #[test]
+    fn secrets_are_random_and_hashes_stable() {
+        let (a, b) = (new_secret().unwrap(), new_secret().unwrap());
+        assert_ne!(a, b);
+        assert!(a.starts_with(SECRET_PREFIX) && a.len() == SECRET_PREFIX.len() + 64);
+        assert_eq!(hash(&a), hash(&format!("{a}\n")));
+        assert_eq!(hash(&a).len(), 64);
+    }
+}

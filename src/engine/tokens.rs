@@ -1,0 +1,162 @@
+//! Access tokens: issuing, listing, revoking, and turning a `hello` token
+//! into what a connection may do (see `crate::access`).
+
+use std::sync::Arc;
+
+use super::Engine;
+use crate::access::{self, Access, Grant, Grants};
+use crate::error::{Error, Result};
+use crate::model::fmt_time;
+use crate::protocol::*;
+use crate::store::TokenRow;
+
+impl Engine {
+    /// What a connection may do after saying `hello` with `token` (or none).
+    pub fn authenticate(&self, token: Option<&str>) -> Result<Access> {
+        let Some(secret) = token.map(str::trim).filter(|t| !t.is_empty()) else {
+            return Ok(if self.0.config.require_tokens {
+                Access::Anonymous
+            } else {
+                Access::Owner
+            });
+        };
+        let hash = access::hash(secret);
+        if hash == self.0.owner_hash {
+            return Ok(Access::Owner);
+        }
+        match self.grants().get(&hash) {
+            Some(g) => Ok(Access::Token {
+                name: g.name.clone(),
+                hash,
+            }),
+            None => Err(Error::Forbidden(
+                "this token is unknown or was revoked; ask the person for a current one (pad token list shows the names of valid tokens).".into(),
+            )),
+        }
+    }
+
+    /// The grant a connection holds now: `None` for the owner. Fails for a
+    /// token revoked since `hello`, and for a connection without a token on
+    /// an engine that requires one.
+    pub fn grant(&self, access: &Access) -> Result<Option<Arc<Grant>>> {
+        match access {
+            Access::Owner => Ok(None),
+            Access::Token { hash, name } => match self.grants().get(hash) {
+                Some(g) => Ok(Some(g.clone())),
+                None => Err(Error::Forbidden(format!(
+                    "token '{name}' was revoked; this connection can do nothing more. Ask the person for a new token."
+                ))),
+            },
+            Access::Anonymous => Err(Error::Forbidden(
+                "this engine requires a token (it runs with --require-tokens): say hello with {\"token\": \"padt_…\"} first. The person issues tokens with `pad token create`.".into(),
+            )),
+        }
+    }
+
+    /// Refuses a method only the owner may call.
+    pub fn owner_only(&self, access: &Access, what: &str) -> Result<()> {
+        match self.grant(access)? {
+            None => Ok(()),
+            Some(g) => Err(Error::Forbidden(format!(
+                "token '{}' may not {what}: only the owner may. The token allows {}.",
+                g.name,
+                g.describe()
+            ))),
+        }
+    }
+
+    pub fn describe_access(&self, access: &Access) -> String {
+        match self.grant(access) {
+            Ok(None) => "owner".into(),
+            Ok(Some(g)) => format!("token {}: {}", g.name, g.describe()),
+            Err(_) => "none (a token is required)".into(),
+        }
+    }
+
+    fn grants(&self) -> std::sync::RwLockReadGuard<'_, Grants> {
+        self.0.grants.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub async fn token_create(&self, p: TokenCreateParams) -> Result<TokenCreateResult> {
+        let row = TokenRow {
+            name: access::token_name(&p.name)?,
+            hash: String::new(),
+            pads: access::patterns(&p.pads)?,
+            read_only: p.read_only,
+            created_at: self.now(),
+        };
+        let secret = access::new_secret()?;
+        let row = TokenRow {
+            hash: access::hash(&secret),
+            ..row
+        };
+        self.store().add_token(&row)?;
+        self.0
+            .grants
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(row.hash.clone(), Arc::new(grant_of(&row)));
+        tracing::info!("token '{}' created for {:?}", row.name, row.pads);
+        Ok(TokenCreateResult {
+            token: info(&row),
+            secret,
+        })
+    }
+
+    pub async fn token_list(&self) -> Result<TokenListResult> {
+        Ok(TokenListResult {
+            tokens: self.store().tokens()?.iter().map(info).collect(),
+        })
+    }
+
+    pub async fn token_revoke(&self, p: TokenRevokeParams) -> Result<TokenRevokeResult> {
+        let name = access::token_name(&p.name)?;
+        if !self.store().revoke_token(&name)? {
+            let names: Vec<String> = self.store().tokens()?.into_iter().map(|t| t.name).collect();
+            return Err(Error::NotFound {
+                field: "name",
+                message: format!(
+                    "no token named '{name}'; tokens: {}.",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            });
+        }
+        self.0
+            .grants
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|_, g| g.name != name);
+        tracing::info!("token '{name}' revoked");
+        Ok(TokenRevokeResult { revoked: true })
+    }
+}
+
+pub(super) fn load_grants(rows: Vec<TokenRow>) -> Grants {
+    rows.into_iter()
+        .map(|r| {
+            let g = grant_of(&r);
+            (r.hash, Arc::new(g))
+        })
+        .collect()
+}
+
+fn grant_of(r: &TokenRow) -> Grant {
+    Grant {
+        name: r.name.clone(),
+        pads: r.pads.clone(),
+        read_only: r.read_only,
+    }
+}
+
+fn info(r: &TokenRow) -> TokenInfo {
+    TokenInfo {
+        name: r.name.clone(),
+        pads: r.pads.clone(),
+        read_only: r.read_only,
+        created_at: fmt_time(r.created_at),
+    }
+}

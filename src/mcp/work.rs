@@ -1,0 +1,242 @@
+//! The plan and task tools of `pad mcp`: what a planner or a sub-agent needs
+//! to pick up work, say where it stands, hand it over and pass on learnings.
+
+use rmcp::model::CallToolResult;
+use rmcp::schemars;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{fail, line, ok, Link, PadTools};
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ClaimTask {
+    #[schemars(
+        description = "The pad whose plan to take work from; defaults to this server's pad."
+    )]
+    pub pad: Option<String>,
+    #[schemars(
+        description = "How long the claim holds without a heartbeat, in seconds (default 300). If you stop sending heartbeats, the task goes back to the queue for another agent."
+    )]
+    pub lease_seconds: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct UpdateTask {
+    #[schemars(description = "The task's id, as claim_task or plan gave it.")]
+    pub id: String,
+    #[schemars(
+        description = "done when finished; failed when it cannot be done (with error); todo or blocked to set it aside. Leave out to only report progress."
+    )]
+    pub status: Option<String>,
+    #[schemars(
+        description = "Where the work stands, so that whoever continues (you after a restart, or another agent) can pick up: the step reached, partial results, file paths."
+    )]
+    pub resume: Option<String>,
+    #[schemars(description = "With status failed: what went wrong.")]
+    pub error: Option<String>,
+    #[schemars(
+        description = "With status failed: put the task back in the queue so that it is tried again."
+    )]
+    #[serde(default)]
+    pub retry: bool,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct PlanOf {
+    #[schemars(description = "The pad; defaults to this server's pad.")]
+    pub pad: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ShareNote {
+    #[schemars(description = "The id of the note to share.")]
+    pub id: String,
+    #[schemars(description = "The pads to copy it to.")]
+    pub to: Vec<String>,
+}
+
+/// The parts of a task an agent needs to work on it.
+fn task_text(e: &Value) -> String {
+    let mut text = line(e);
+    if let Some(r) = e["resume"].as_str() {
+        text.push_str(&format!("\nResume from: {r}"));
+    }
+    if let Some(err) = e["error"].as_str() {
+        text.push_str(&format!("\nLast error: {err}"));
+    }
+    text
+}
+
+impl PadTools {
+    pub(super) async fn claim_task_body(
+        &self,
+        link: &mut Link<'_>,
+        p: ClaimTask,
+    ) -> CallToolResult {
+        let pad = self.pad(p.pad);
+        let mut params = json!({"pad": pad, "agent": self.config.author});
+        if let Some(l) = p.lease_seconds {
+            params["lease_seconds"] = json!(l);
+        }
+        let r = match link.call("task.claim", params).await {
+            Ok(r) => r,
+            Err(e) => return fail(e),
+        };
+        let e = &r["entry"];
+        if e.is_null() {
+            let n = &r["counts"];
+            let advice = if n["running"].as_u64() > Some(0) {
+                "Other agents are still working on tasks that unblock more; try again in a minute."
+            } else if n["blocked"].as_u64() > Some(0) || n["failed"].as_u64() > Some(0) {
+                "What is left waits on failed or blocked tasks; look at the plan (plan tool)."
+            } else if n["done"].as_u64() > Some(0) {
+                "Every task is done."
+            } else {
+                "The pad has no tasks; add some with add_note (kind task, depends_on for order)."
+            };
+            return ok(format!(
+                "No task is ready in '{pad}' ({} running, {} blocked, {} done, {} failed). {advice}",
+                n["running"], n["blocked"], n["done"], n["failed"]
+            ));
+        }
+        let retry = match e["attempts"].as_u64() {
+            Some(n) if n > 1 => format!(" This is attempt {n}: continue from the resume note."),
+            _ => String::new(),
+        };
+        ok(format!(
+            "You now hold task {} until {}.{retry} Report progress with update_task (resume) before then, and status done when finished.\n\n{}",
+            e["id"].as_str().unwrap_or(""),
+            e["lease_until"].as_str().unwrap_or(""),
+            task_text(e)
+        ))
+    }
+
+    pub(super) async fn update_task_body(
+        &self,
+        link: &mut Link<'_>,
+        p: UpdateTask,
+    ) -> CallToolResult {
+        let agent = self.config.author.clone();
+        let (method, params) = match p.status.as_deref() {
+            Some("done") => (
+                "task.complete",
+                json!({"id": p.id, "agent": agent, "resume": p.resume}),
+            ),
+            Some("failed") => (
+                "task.fail",
+                json!({"id": p.id, "agent": agent, "resume": p.resume, "error": p.error, "retry": p.retry}),
+            ),
+            None => (
+                "task.heartbeat",
+                json!({"id": p.id, "agent": agent, "resume": p.resume}),
+            ),
+            Some(other) => (
+                "entry.update",
+                json!({"id": p.id, "status": other, "resume": p.resume}),
+            ),
+        };
+        let mut params = params;
+        if let Some(o) = params.as_object_mut() {
+            o.retain(|_, v| !v.is_null());
+        }
+        match link.call(method, params).await {
+            Ok(r) => {
+                let e = &r["entry"];
+                let lease = match e["lease_until"].as_str() {
+                    Some(l) if method == "task.heartbeat" => format!(" You hold it until {l}."),
+                    _ => String::new(),
+                };
+                ok(format!(
+                    "Task {} is {}.{lease}\n\n{}",
+                    e["id"].as_str().unwrap_or(""),
+                    e["status"].as_str().unwrap_or("?"),
+                    task_text(e)
+                ))
+            }
+            Err(e) => fail(e),
+        }
+    }
+
+    pub(super) async fn plan_body(&self, link: &mut Link<'_>, p: PlanOf) -> CallToolResult {
+        let pad = self.pad(p.pad);
+        let r = match link.call("plan.order", json!({ "pad": pad })).await {
+            Ok(r) => r,
+            Err(e) => return fail(e),
+        };
+        let mut text = String::new();
+        for plan in r["plans"].as_array().into_iter().flatten() {
+            text.push_str(&format!(
+                "Plan [{}]: {}\n\n",
+                plan["id"].as_str().unwrap_or(""),
+                plan["content"].as_str().unwrap_or("")
+            ));
+        }
+        let steps = r["entries"].as_array().cloned().unwrap_or_default();
+        if steps.is_empty() {
+            text.push_str(&format!("Pad '{pad}' has no tasks yet. Add them with add_note (kind task; depends_on lists the ids a task waits on)."));
+            return ok(text);
+        }
+        let n = &r["counts"];
+        text.push_str(&format!(
+            "{} task(s) in '{pad}' in dependency order: {} ready, {} running, {} blocked, {} done, {} failed.",
+            steps.len(), n["ready"], n["running"], n["blocked"], n["done"], n["failed"]
+        ));
+        for (i, s) in steps.iter().enumerate() {
+            let e = &s["entry"];
+            let mut row = format!(
+                "\n{}. [{}] {} — {}",
+                i + 1,
+                e["id"].as_str().unwrap_or(""),
+                s["state"].as_str().unwrap_or(""),
+                e["content"].as_str().unwrap_or("")
+            );
+            if let Some(a) = e["assignee"].as_str() {
+                row.push_str(&format!(" (held by {a})"));
+            }
+            let waiting: Vec<&str> = s["waiting_on"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if !waiting.is_empty() {
+                row.push_str(&format!(" — waits on {}", waiting.join(", ")));
+            }
+            if let Some(r) = e["resume"].as_str() {
+                row.push_str(&format!("\n   resume: {r}"));
+            }
+            text.push_str(&row);
+        }
+        ok(text)
+    }
+
+    pub(super) async fn share_note_body(
+        &self,
+        link: &mut Link<'_>,
+        p: ShareNote,
+    ) -> CallToolResult {
+        match link
+            .call("entry.share", json!({"id": p.id, "to": p.to}))
+            .await
+        {
+            Ok(r) => {
+                let copies: Vec<String> = r["copies"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|c| {
+                        format!(
+                            "{} as {}",
+                            c["pad"].as_str().unwrap_or(""),
+                            c["id"].as_str().unwrap_or("")
+                        )
+                    })
+                    .collect();
+                ok(format!(
+                    "Shared {} to {}. Each copy names where it came from (meta.shared_from).",
+                    p.id,
+                    copies.join(", ")
+                ))
+            }
+            Err(e) => fail(e),
+        }
+    }
+}

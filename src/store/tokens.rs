@@ -1,0 +1,77 @@
+//! Access tokens as stored: a name, the pads they cover, and a hash of the
+//! secret (the secret itself is shown once, at creation, and never kept).
+
+use rusqlite::{params, OptionalExtension};
+
+use super::Store;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone)]
+pub struct TokenRow {
+    pub name: String,
+    pub hash: String,
+    pub pads: Vec<String>,
+    pub read_only: bool,
+    pub created_at: i64,
+}
+
+impl Store {
+    pub fn tokens(&self) -> Result<Vec<TokenRow>> {
+        let conn = self.reader()?;
+        let rows = conn
+            .prepare_cached(
+                "SELECT name, hash, pads, read_only, created_at FROM tokens ORDER BY name",
+            )?
+            .query_map([], |r| {
+                let pads: String = r.get(2)?;
+                Ok(TokenRow {
+                    name: r.get(0)?,
+                    hash: r.get(1)?,
+                    pads: serde_json::from_str(&pads).unwrap_or_default(),
+                    read_only: r.get(3)?,
+                    created_at: r.get(4)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    pub fn add_token(&self, t: &TokenRow) -> Result<()> {
+        let w = self.writer();
+        let taken: Option<i64> = w
+            .conn
+            .query_row("SELECT 1 FROM tokens WHERE name = ?", [&t.name], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        if taken.is_some() {
+            return Err(Error::Conflict {
+                message: format!(
+                    "a token named '{}' exists; revoke it first (token.revoke) or pick another name.",
+                    t.name
+                ),
+                expected: None,
+                actual: None,
+            });
+        }
+        w.conn.execute(
+            "INSERT INTO tokens (name, hash, pads, read_only, created_at) VALUES (?, ?, ?, ?, ?)",
+            params![
+                t.name,
+                t.hash,
+                serde_json::to_string(&t.pads).expect("strings serialize"),
+                t.read_only,
+                t.created_at
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Removes a token; returns whether there was one by that name.
+    pub fn revoke_token(&self, name: &str) -> Result<bool> {
+        let w = self.writer();
+        Ok(w.conn
+            .execute("DELETE FROM tokens WHERE name = ?", [name])?
+            > 0)
+    }
+}

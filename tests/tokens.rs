@@ -1,0 +1,396 @@
+//! Access tokens over a real socket: scoped reads and writes, read-only
+//! tokens, revocation that bites at once, `--require-tokens`, and secrets
+//! that are never stored.
+
+mod common;
+
+use common::{add, err, ok, Harness};
+use scratchpad::client::Client;
+use scratchpad::error::code;
+use serde_json::{json, Value};
+
+async fn with_token(h: &Harness, secret: &str, author: &str) -> Client {
+    let mut c = Client::connect(&h.socket).await.unwrap();
+    let hello = ok(&mut c, "hello", json!({"author": author, "token": secret})).await;
+    assert!(
+        hello["access"].as_str().unwrap().starts_with("token "),
+        "{hello}"
+    );
+    c
+}
+
+async fn create(c: &mut Client, name: &str, pads: &[&str], read_only: bool) -> String {
+    let r = ok(
+        c,
+        "token.create",
+        json!({"name": name, "pads": pads, "read_only": read_only}),
+    )
+    .await;
+    assert_eq!(r["token"]["name"], name);
+    r["secret"].as_str().unwrap().to_string()
+}
+
+fn ids(r: &Value, key: &str) -> Vec<String> {
+    r[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            e["pad"]
+                .as_str()
+                .or(e["entry"]["pad"].as_str())
+                .or(e["name"].as_str())
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_scoped_token_reads_and_writes_only_its_pads() {
+    let h = Harness::start().await;
+    let mut owner = h.client().await;
+    let secret = create(&mut owner, "agent-x", &["proj-*", "shared"], false).await;
+    let private = add(&mut owner, "personal", "my bank PIN hint").await;
+    ok(
+        &mut owner,
+        "entry.add",
+        json!({"pad": "personal", "content": "look at this", "tags": ["needs_eyes"]}),
+    )
+    .await;
+    add(&mut owner, "proj-a", "the proj-a plan").await;
+
+    let mut x = with_token(&h, &secret, "agent-x").await;
+    let mut watch = with_token(&h, &secret, "agent-x").await;
+    ok(&mut watch, "subscribe", json!({})).await;
+
+    // Writes inside the scope work; outside they are refused, naming the scope.
+    let mine = ok(
+        &mut x,
+        "entry.add",
+        json!({"pad": "proj-b", "content": "a proj-b finding"}),
+    )
+    .await;
+    add(&mut x, "shared", "for everyone").await;
+    let (msg, _) = err(
+        &mut x,
+        "entry.add",
+        json!({"pad": "personal", "content": "x"}),
+        code::FORBIDDEN,
+    )
+    .await;
+    assert!(
+        msg.contains("proj-*, shared") && msg.contains("personal"),
+        "{msg}"
+    );
+    err(
+        &mut x,
+        "entry.add",
+        json!({"pad": "projects", "content": "x"}),
+        code::FORBIDDEN,
+    )
+    .await;
+
+    // Reads: by id, lists, search, tags, pads, export, plan, report.
+    let (msg, _) = err(
+        &mut x,
+        "entry.get",
+        json!({"id": private["id"]}),
+        code::FORBIDDEN,
+    )
+    .await;
+    assert!(msg.contains("may not read pad 'personal'"), "{msg}");
+    err(
+        &mut x,
+        "entry.update",
+        json!({"id": private["id"], "content": "mine now"}),
+        code::FORBIDDEN,
+    )
+    .await;
+    err(
+        &mut x,
+        "entry.delete",
+        json!({"id": private["id"]}),
+        code::FORBIDDEN,
+    )
+    .await;
+    err(
+        &mut x,
+        "entry.list",
+        json!({"pad": "personal"}),
+        code::FORBIDDEN,
+    )
+    .await;
+    let all = ok(&mut x, "entry.list", json!({})).await;
+    let mut pads = ids(&all, "entries");
+    pads.sort();
+    assert_eq!(pads, vec!["proj-a", "proj-b", "shared"]);
+    let found = ok(&mut x, "search", json!({"query": "a"})).await;
+    assert!(
+        ids(&found, "hits").iter().all(|p| p != "personal"),
+        "{found}"
+    );
+    let listed = ok(&mut x, "pad.list", json!({})).await;
+    let mut names = ids(&listed, "pads");
+    names.sort();
+    assert_eq!(names, vec!["proj-a", "proj-b", "shared"]);
+    let tags = ok(&mut x, "tags.list", json!({})).await;
+    assert_eq!(
+        tags["tags"],
+        json!([]),
+        "needs_eyes is on a pad outside the scope"
+    );
+    err(
+        &mut x,
+        "pad.export",
+        json!({"name": "personal"}),
+        code::FORBIDDEN,
+    )
+    .await;
+    err(
+        &mut x,
+        "pad.clear",
+        json!({"name": "personal"}),
+        code::FORBIDDEN,
+    )
+    .await;
+    err(
+        &mut x,
+        "plan.order",
+        json!({"pad": "personal"}),
+        code::FORBIDDEN,
+    )
+    .await;
+    err(
+        &mut x,
+        "task.claim",
+        json!({"pad": "personal", "agent": "agent-x"}),
+        code::FORBIDDEN,
+    )
+    .await;
+    let report = ok(&mut x, "report", json!({})).await;
+    assert_eq!(
+        report["totals"]["entries"], 3,
+        "only the token's pads: {report}"
+    );
+    err(
+        &mut x,
+        "entry.share",
+        json!({"id": mine["entry"]["id"], "to": ["personal"]}),
+        code::FORBIDDEN,
+    )
+    .await;
+    err(
+        &mut x,
+        "entry.share",
+        json!({"id": private["id"], "to": ["proj-a"]}),
+        code::FORBIDDEN,
+    )
+    .await;
+    ok(
+        &mut x,
+        "entry.share",
+        json!({"id": mine["entry"]["id"], "to": ["shared"]}),
+    )
+    .await;
+    err(
+        &mut x,
+        "subscribe",
+        json!({"pads": ["personal"]}),
+        code::FORBIDDEN,
+    )
+    .await;
+    err(&mut x, "subscribe", json!({"pads": ["*"]}), code::FORBIDDEN).await;
+    ok(&mut x, "subscribe", json!({"pads": ["proj-a*"]})).await;
+
+    // Only the owner manages tokens.
+    err(
+        &mut x,
+        "token.create",
+        json!({"name": "escalate", "pads": ["*"]}),
+        code::FORBIDDEN,
+    )
+    .await;
+    err(&mut x, "token.list", json!({}), code::FORBIDDEN).await;
+    err(
+        &mut x,
+        "token.revoke",
+        json!({"name": "agent-x"}),
+        code::FORBIDDEN,
+    )
+    .await;
+
+    // Events: the subscriber saw its own pads' writes, and never the
+    // needs_eyes note on `personal` (written before, and now one more).
+    ok(
+        &mut owner,
+        "entry.add",
+        json!({"pad": "personal", "content": "again", "tags": ["needs_eyes"]}),
+    )
+    .await;
+    add(&mut owner, "proj-a", "last").await;
+    let mut seen = Vec::new();
+    loop {
+        let ev = watch.next_event().await.unwrap().unwrap();
+        seen.push(ev["pad"].as_str().unwrap().to_string());
+        if ev["entry"]["content"] == "last" {
+            break;
+        }
+    }
+    assert!(seen.iter().all(|p| p != "personal"), "{seen:?}");
+}
+
+#[tokio::test]
+async fn read_only_tokens_cannot_write_and_revoked_tokens_stop_at_once() {
+    let h = Harness::start().await;
+    let mut owner = h.client().await;
+    let ro = create(&mut owner, "reader", &["proj-*"], true).await;
+    let rw = create(&mut owner, "writer", &["proj-*"], false).await;
+    let e = add(&mut owner, "proj-a", "read me").await;
+
+    let mut r = with_token(&h, &ro, "reader").await;
+    ok(&mut r, "entry.get", json!({"id": e["id"]})).await;
+    let (msg, _) = err(
+        &mut r,
+        "entry.add",
+        json!({"pad": "proj-a", "content": "x"}),
+        code::FORBIDDEN,
+    )
+    .await;
+    assert!(msg.contains("read-only"), "{msg}");
+    err(
+        &mut r,
+        "entry.update",
+        json!({"id": e["id"], "pinned": true}),
+        code::FORBIDDEN,
+    )
+    .await;
+    err(
+        &mut r,
+        "pad.configure",
+        json!({"name": "proj-a", "ttl_seconds": 60}),
+        code::FORBIDDEN,
+    )
+    .await;
+
+    let mut w = with_token(&h, &rw, "writer").await;
+    add(&mut w, "proj-a", "before revocation").await;
+    let listed = ok(&mut owner, "token.list", json!({})).await;
+    let text = listed.to_string();
+    assert!(
+        !text.contains(&rw) && !text.contains(&ro),
+        "secrets are never listed"
+    );
+    assert_eq!(listed["tokens"].as_array().unwrap().len(), 2);
+
+    ok(&mut owner, "token.revoke", json!({"name": "writer"})).await;
+    let (msg, _) = err(
+        &mut w,
+        "entry.add",
+        json!({"pad": "proj-a", "content": "after"}),
+        code::FORBIDDEN,
+    )
+    .await;
+    assert!(msg.contains("revoked"), "{msg}");
+    err(&mut w, "entry.list", json!({}), code::FORBIDDEN).await;
+    let mut again = Client::connect(&h.socket).await.unwrap();
+    err(&mut again, "hello", json!({"token": rw}), code::FORBIDDEN).await;
+    err(
+        &mut owner,
+        "token.revoke",
+        json!({"name": "writer"}),
+        code::NOT_FOUND,
+    )
+    .await;
+
+    // Bad token requests.
+    err(
+        &mut owner,
+        "token.create",
+        json!({"name": "reader", "pads": ["x"]}),
+        code::CONFLICT,
+    )
+    .await;
+    err(
+        &mut owner,
+        "token.create",
+        json!({"name": "t", "pads": []}),
+        code::INVALID_PARAMS,
+    )
+    .await;
+    err(
+        &mut owner,
+        "token.create",
+        json!({"name": "t", "pads": ["a*b"]}),
+        code::INVALID_PARAMS,
+    )
+    .await;
+    err(
+        &mut owner,
+        "token.create",
+        json!({"name": "t", "pads": ["../x"]}),
+        code::INVALID_PARAMS,
+    )
+    .await;
+
+    // Only hashes are stored.
+    drop((r, w, again, owner));
+    let dir = h.stop().await;
+    let db = rusqlite_dump(&dir.path().join("data/pad.db"));
+    assert!(
+        !db.contains(&ro) && !db.contains(&rw[5..]),
+        "a secret was stored"
+    );
+}
+
+/// Every byte of the database and its WAL, as text.
+fn rusqlite_dump(db: &std::path::Path) -> String {
+    let mut all = std::fs::read(db).unwrap();
+    if let Ok(wal) = std::fs::read(db.with_extension("db-wal")) {
+        all.extend(wal);
+    }
+    String::from_utf8_lossy(&all).into_owned()
+}
+
+#[tokio::test]
+async fn require_tokens_refuses_connections_without_one() {
+    let h = Harness::with(|c| c.require_tokens = true).await;
+    let mut anon = Client::connect(&h.socket).await.unwrap();
+    let hello = ok(&mut anon, "hello", json!({})).await;
+    assert!(
+        hello["access"].as_str().unwrap().starts_with("none"),
+        "{hello}"
+    );
+    let (msg, _) = err(&mut anon, "entry.list", json!({}), code::FORBIDDEN).await;
+    assert!(msg.contains("requires a token"), "{msg}");
+    err(&mut anon, "stats", json!({}), code::FORBIDDEN).await;
+
+    // The owner proves itself with the owner token, which only it can read.
+    let file = h.engine.config().data_dir.join("owner.token");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let owner_secret = std::fs::read_to_string(&file).unwrap();
+    let mut owner = Client::connect(&h.socket).await.unwrap();
+    let hello = ok(&mut owner, "hello", json!({"token": owner_secret.trim()})).await;
+    assert_eq!(hello["access"], "owner");
+    let secret = create(&mut owner, "agent-y", &["y"], false).await;
+    let mut y = with_token(&h, &secret, "agent-y").await;
+    add(&mut y, "y", "allowed").await;
+    err(
+        &mut y,
+        "entry.add",
+        json!({"pad": "z", "content": "x"}),
+        code::FORBIDDEN,
+    )
+    .await;
+    err(
+        &mut anon,
+        "hello",
+        json!({"token": "padt_wrong"}),
+        code::FORBIDDEN,
+    )
+    .await;
+}
