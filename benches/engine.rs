@@ -6,8 +6,10 @@
 //! size, text search latency at 100k entries and the engine's resident memory;
 //! then, if `redis-server` is installed, the single-client write from Python
 //! against a Redis Stream, interleaved; then write latency with
-//! `--durability full`. Semantic search is off here (benches/semantic.rs
-//! measures it). Set BENCH_QUICK=1 for a smaller run.
+//! `--durability full`; then the cost of metrics on the write path (two
+//! engines, `--metrics` on and off, fed in alternating rounds). Semantic
+//! search is off here (benches/semantic.rs measures it). Set BENCH_QUICK=1
+//! for a smaller run, BENCH_ONLY=metrics for the metrics comparison alone.
 
 mod common;
 
@@ -96,6 +98,9 @@ async fn run() {
     let n1 = if quick { 2_000 } else { 20_000 };
     let big = if quick { 10_000 } else { 100_000 };
     let mut rng = fastrand::Rng::with_seed(7);
+    if std::env::var("BENCH_ONLY").as_deref() == Ok("metrics") {
+        return metrics_cost(20_000, &mut rng).await;
+    }
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::start(dir.path(), &["--no-semantic"]).await;
     println!(
@@ -369,6 +374,71 @@ async fn run() {
         );
     }
     row("write round trip, 1 client, --durability full", &stats(w));
+    drop(c);
+    drop(engine);
+
+    metrics_cost(n1, &mut rng).await;
+}
+
+/// The write path with metrics on (`--metrics`) and off: two engines, fed
+/// the same writes in alternating rounds so drift on the machine hits both.
+async fn metrics_cost(n1: usize, rng: &mut fastrand::Rng) {
+    let (off_dir, on_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let off = Engine::start(off_dir.path(), &["--no-semantic"]).await;
+    let on = Engine::start(
+        on_dir.path(),
+        &["--no-semantic", "--metrics", "127.0.0.1:0"],
+    )
+    .await;
+    let (mut c_off, mut c_on) = (off.client().await, on.client().await);
+    let (mut w_off, mut w_on) = (Vec::new(), Vec::new());
+    // Many short rounds, each engine going first in every other one: the
+    // background work one engine's writes leave behind (a checkpoint, the
+    // text indexer) then slows both sides equally.
+    let rounds = 40;
+    for round in 0..rounds {
+        let mut sides = [(&mut c_off, &mut w_off), (&mut c_on, &mut w_on)];
+        if round % 2 == 1 {
+            sides.reverse();
+        }
+        for (c, w) in sides {
+            for _ in 0..n1 / rounds / 2 {
+                let content = sentence(rng);
+                w.push(
+                    timed(
+                        c,
+                        "entry.add",
+                        json!({"pad": format!("m{round}"), "content": content, "tags": ["bench"]}),
+                    )
+                    .await,
+                );
+            }
+        }
+    }
+    let (s_off, s_on) = (stats(w_off), stats(w_on));
+    row("write round trip, 1 client, metrics off", &s_off);
+    row("write round trip, 1 client, metrics on", &s_on);
+    println!(
+        "{:<52} {:>+8.1} %",
+        "metrics cost on write p50 (end to end, noisy)",
+        (s_on.p50 / s_off.p50 - 1.0) * 100.0
+    );
+    // What a write records, timed alone: the part of the difference that
+    // is the metrics' own, free of the machine's noise.
+    let m = scratchpad::metrics::Metrics::new().unwrap();
+    let n = 1_000_000;
+    let t = Instant::now();
+    for _ in 0..n {
+        m.entry_written(scratchpad::model::Kind::Note);
+        m.request("entry.add", std::time::Duration::from_micros(150), None);
+    }
+    let ns = t.elapsed().as_nanos() as f64 / n as f64;
+    println!(
+        "{:<52} {:>8.0} ns  ({:.2} % of the off p50)",
+        "metrics recorded per write (in process)",
+        ns,
+        ns / 1000.0 / s_off.p50 * 100.0
+    );
 }
 
 fn main() {

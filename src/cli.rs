@@ -537,7 +537,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Stats => {
-            let r = c.call("stats", json!({})).await?;
+            let r = c.call("stats", json!({"activity": true})).await?;
             out(&r, &|r| render::stats(r));
         }
         Command::Reindex => {

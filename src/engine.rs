@@ -7,6 +7,7 @@
 //! events after the write is committed — so a subscriber never hears of a
 //! change that did not happen.
 
+mod activity;
 mod export;
 pub mod lock;
 mod tokens;
@@ -55,6 +56,8 @@ pub struct Config {
     pub require_tokens: bool,
     /// How often due reminders and run-out task leases are looked for.
     pub work_every: Duration,
+    /// Record Prometheus metrics (`pad serve --metrics` serves them).
+    pub metrics: bool,
     pub clock: Clock,
 }
 
@@ -72,6 +75,7 @@ impl Config {
             semantic: Some(SemanticConfig::new(ModelSource::Download)),
             require_tokens: false,
             work_every: Duration::from_secs(1),
+            metrics: false,
             clock: Clock::system(),
         }
     }
@@ -94,6 +98,8 @@ struct Inner {
     grants: std::sync::RwLock<crate::access::Grants>,
     /// Hash of the owner token (`<data>/owner.token`).
     owner_hash: String,
+    metrics: Option<crate::metrics::Metrics>,
+    metrics_address: std::sync::OnceLock<String>,
     started: Instant,
     connections: AtomicU64,
     stop: watch::Sender<bool>,
@@ -140,6 +146,12 @@ impl Engine {
             windows: Mutex::new(windows),
             grants: std::sync::RwLock::new(grants),
             owner_hash,
+            metrics: if config.metrics {
+                Some(crate::metrics::Metrics::new()?)
+            } else {
+                None
+            },
+            metrics_address: std::sync::OnceLock::new(),
             started: Instant::now(),
             connections: AtomicU64::new(0),
             stop: watch::channel(false).0,
@@ -260,6 +272,9 @@ impl Engine {
         let done = self
             .blocking(move |e| e.store().sweep(now, retention))
             .await?;
+        if let Some(m) = self.metrics() {
+            m.swept(done.archived.len(), done.purged_pads, done.purged_entries);
+        }
         for pad in &done.archived {
             tracing::info!("pad '{pad}' expired and was archived");
             self.0.bus.publish(EventType::PadExpired, pad, None);
@@ -297,6 +312,32 @@ impl Engine {
                 Ok(())
             })
             .await;
+    }
+
+    /// The metrics registry, when metrics are on.
+    pub fn metrics(&self) -> Option<&crate::metrics::Metrics> {
+        self.0.metrics.as_ref()
+    }
+
+    /// Says where the metrics endpoint listens (for `stats`).
+    pub fn set_metrics_address(&self, addr: String) {
+        let _ = self.0.metrics_address.set(addr);
+    }
+
+    pub fn connection_count(&self) -> u64 {
+        self.0.connections.load(Ordering::Relaxed)
+    }
+
+    pub fn subscriber_count(&self) -> u64 {
+        self.0.bus.subscribers()
+    }
+
+    pub fn lagged_events(&self) -> u64 {
+        self.0.bus.lagged()
+    }
+
+    pub fn uptime(&self) -> Duration {
+        self.0.started.elapsed()
     }
 
     pub fn connection_opened(&self) {
@@ -400,6 +441,9 @@ impl Engine {
     async fn insert(&self, entry: NewEntry) -> Result<Entry> {
         let window = self.window(&entry.pad);
         let (entry, rolled) = self.store().add(entry, window).await?;
+        if let Some(m) = self.metrics() {
+            m.entry_written(entry.kind);
+        }
         self.0.bus.entry_changed(EventType::Created, None, &entry);
         for gone in rolled {
             let pad = gone.pad.clone();
@@ -522,6 +566,15 @@ impl Engine {
     }
 
     pub async fn search(&self, p: SearchParams, grant: Option<&Grant>) -> Result<SearchResult> {
+        let started = Instant::now();
+        let result = self.search_inner(p, grant).await;
+        if let (Some(m), Ok(r)) = (self.metrics(), &result) {
+            m.search(r.mode, started.elapsed());
+        }
+        result
+    }
+
+    async fn search_inner(&self, p: SearchParams, grant: Option<&Grant>) -> Result<SearchResult> {
         let query = p.query.trim();
         if query.is_empty() {
             return Err(Error::invalid(
@@ -821,11 +874,13 @@ impl Engine {
         .await
     }
 
-    pub async fn stats(&self) -> Result<StatsResult> {
-        let (counts, index_queue, embed_queue) = self
-            .blocking(|e| {
+    pub async fn stats(&self, p: StatsParams) -> Result<StatsResult> {
+        let now = self.now();
+        let (counts, index_queue, embed_queue, activity) = self
+            .blocking(move |e| {
                 let s = e.store();
-                Ok((s.counts()?, s.index_queue()?, s.embed_queue()?))
+                let activity = p.activity.then(|| e.activity(now)).transpose()?;
+                Ok((s.counts()?, s.index_queue()?, s.embed_queue()?, activity))
             })
             .await?;
         let store = self.store();
@@ -848,6 +903,8 @@ impl Engine {
                 Durability::Normal => "normal".into(),
                 Durability::Full => "full".into(),
             },
+            activity,
+            metrics: self.0.metrics_address.get().cloned(),
         })
     }
 }
@@ -872,7 +929,7 @@ impl Engine {
                 status: "off".into(),
                 model: None,
                 runtime: None,
-                reason: Some("the engine was started without semantic search (--no-semantic or PAD_SEMANTIC=off)".into()),
+                reason: Some("the engine was started without semantic search (--no-semantic or PAD_NO_SEMANTIC=1)".into()),
                 vectors: 0,
                 index_bytes: 0,
                 embedded: 0,

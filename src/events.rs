@@ -38,6 +38,8 @@ pub struct Event {
 pub struct Bus {
     tx: broadcast::Sender<Arc<Event>>,
     next_id: AtomicU64,
+    /// Events subscribers missed by lagging, in all.
+    lagged: Arc<AtomicU64>,
 }
 
 impl Default for Bus {
@@ -45,6 +47,7 @@ impl Default for Bus {
         Bus {
             tx: broadcast::channel(RING).0,
             next_id: AtomicU64::new(1),
+            lagged: Arc::new(AtomicU64::new(0)),
         }
     }
 }
@@ -79,11 +82,17 @@ impl Bus {
         self.tx.receiver_count() as u64
     }
 
+    /// Events subscribers have missed by falling behind, since start.
+    pub fn lagged(&self) -> u64 {
+        self.lagged.load(Ordering::Relaxed)
+    }
+
     pub fn subscribe(&self, filter: Filter) -> Subscription {
         Subscription {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             rx: self.tx.subscribe(),
             filter,
+            lagged: self.lagged.clone(),
         }
     }
 }
@@ -134,6 +143,7 @@ pub struct Subscription {
     pub id: u64,
     rx: broadcast::Receiver<Arc<Event>>,
     filter: Filter,
+    lagged: Arc<AtomicU64>,
 }
 
 impl Subscription {
@@ -144,11 +154,12 @@ impl Subscription {
                 Ok(e) if self.filter.matches(&e) => return Some(self.render(&e)),
                 Ok(_) => continue,
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    self.lagged.fetch_add(missed, Ordering::Relaxed);
                     return Some(json!({
                         "subscription": self.id,
                         "type": "lagged",
                         "missed": missed,
-                    }))
+                    }));
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,
             }

@@ -16,6 +16,12 @@ const SEQ_BITS: u32 = 18;
 /// Bits in 13 base32 characters.
 const TEXT_BITS: u32 = 5 * ID_LEN as u32;
 
+/// The smallest id an entry written at `ms` (Unix milliseconds) or later can
+/// have: "entries since T" is the rowid range from here.
+pub fn first_at(ms: i64) -> i64 {
+    (ms - EPOCH_MS).max(0) << SEQ_BITS
+}
+
 /// Hands out increasing ids. Not thread-safe by itself: the store calls it
 /// under its writer lock, which is what makes id order equal commit order.
 #[derive(Debug, Default)]

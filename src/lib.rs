@@ -15,6 +15,7 @@ pub mod error;
 pub mod events;
 pub mod id;
 pub mod mcp;
+pub mod metrics;
 pub mod model;
 pub mod paths;
 pub mod protocol;

@@ -334,7 +334,39 @@ pub struct OkResult {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StatsParams {}
+pub struct StatsParams {
+    /// Also report `activity`: write rate, top tags, busiest and stalest pads.
+    #[serde(default)]
+    pub activity: bool,
+}
+
+/// What has been happening, for the activity view and `pad stats`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Activity {
+    /// Entries written in each minute of the last hour, oldest first (60
+    /// numbers; entries deleted since are not counted).
+    pub entries_per_minute: Vec<u64>,
+    /// Entries written in the last hour.
+    pub entries_last_hour: u64,
+    /// The 10 most used tags on live pads.
+    pub top_tags: Vec<TagCount>,
+    /// The 5 live pads with the most entries.
+    pub busiest_pads: Vec<PadActivity>,
+    /// The 5 live pads idle the longest.
+    pub stalest_pads: Vec<PadActivity>,
+    /// Mean size of an entry's content on live pads, in bytes.
+    pub avg_entry_bytes: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PadActivity {
+    pub name: String,
+    pub entries: i64,
+    pub last_write_at: String,
+    pub idle_seconds: i64,
+    /// When it expires if nobody writes (`null`: never).
+    pub expires_at: Option<String>,
+}
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct StatsResult {
@@ -355,6 +387,12 @@ pub struct StatsResult {
     pub semantic: SemanticInfo,
     pub data_dir: String,
     pub durability: String,
+    /// With `activity: true`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub activity: Option<Activity>,
+    /// Where the metrics endpoint listens, when it does.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub metrics: Option<String>,
 }
 
 /// The state of semantic search, in `stats`.

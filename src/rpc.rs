@@ -241,10 +241,7 @@ pub async fn dispatch(
                 }
             }
         }
-        "stats" => {
-            let _: StatsParams = parse(method, params)?;
-            to_value(engine.stats().await?)
-        }
+        "stats" => to_value(engine.stats(parse(method, params)?).await?),
         "reindex" => {
             let _: ReindexParams = parse(method, params)?;
             engine.owner_only(&access, "rebuild the semantic index")?;
@@ -352,7 +349,8 @@ pub async fn handle_line(engine: &Engine, session: &mut Session, line: &[u8]) ->
     let value: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
         Err(e) => {
-            return Some(render(error_response(
+            return Some(render(refused(
+                engine,
                 Value::Null,
                 &Error::Parse(format!(
                     "this line is not valid JSON ({e}). Send one JSON-RPC 2.0 object per line, e.g. {{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"hello\",\"params\":{{}}}}."
@@ -363,7 +361,8 @@ pub async fn handle_line(engine: &Engine, session: &mut Session, line: &[u8]) ->
     match value {
         Value::Array(batch) => {
             if batch.is_empty() {
-                return Some(render(error_response(
+                return Some(render(refused(
+                    engine,
                     Value::Null,
                     &Error::InvalidRequest(
                         "empty batch: a batch array needs at least one request.".into(),
@@ -385,7 +384,8 @@ pub async fn handle_line(engine: &Engine, session: &mut Session, line: &[u8]) ->
 /// Handles one request object; `None` for a notification (no `id`).
 pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> Option<Value> {
     let Value::Object(mut req) = v else {
-        return Some(error_response(
+        return Some(refused(
+                engine,
             Value::Null,
             &Error::InvalidRequest(format!(
                 "a request must be a JSON object, not {}; e.g. {{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"hello\"}}.",
@@ -399,7 +399,8 @@ pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> O
         .as_ref()
         .filter(|i| !matches!(i, Value::String(_) | Value::Number(_) | Value::Null))
     {
-        return Some(error_response(
+        return Some(refused(
+            engine,
             Value::Null,
             &Error::InvalidRequest(format!(
                 "'id' must be a string or a number, not {}.",
@@ -408,7 +409,8 @@ pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> O
         ));
     }
     if req.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Some(error_response(
+        return Some(refused(
+            engine,
             reply_id,
             &Error::InvalidRequest(
                 "missing \"jsonrpc\": \"2.0\"; every request must carry it.".into(),
@@ -418,7 +420,8 @@ pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> O
     let method = match req.remove("method") {
         Some(Value::String(m)) => m,
         _ => {
-            return Some(error_response(
+            return Some(refused(
+                engine,
                 reply_id,
                 &Error::InvalidRequest(
                     "missing \"method\" (a string such as \"entry.add\").".into(),
@@ -426,12 +429,29 @@ pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> O
             ))
         }
     };
+    let started = std::time::Instant::now();
     let result = dispatch(engine, session, &method, req.remove("params")).await;
+    if let Some(m) = engine.metrics() {
+        m.request(
+            &method,
+            started.elapsed(),
+            result.as_ref().err().map(Error::code),
+        );
+    }
     id.as_ref()?;
     Some(match result {
         Ok(r) => json!({"jsonrpc": "2.0", "id": reply_id, "result": r}),
         Err(e) => error_response(reply_id, &e),
     })
+}
+
+/// An error answered before any method ran (bad JSON, a bad request),
+/// counted in the metrics.
+pub fn refused(engine: &Engine, id: Value, e: &Error) -> Value {
+    if let Some(m) = engine.metrics() {
+        m.error(e.code());
+    }
+    error_response(id, e)
 }
 
 pub fn error_response(id: Value, e: &Error) -> Value {

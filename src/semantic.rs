@@ -117,6 +117,8 @@ pub struct SemanticStats {
     pub index_bytes: usize,
     pub embedded: u64,
     pub embed_per_second: f64,
+    /// Time spent embedding since start.
+    pub embed_seconds: f64,
 }
 
 impl Semantic {
@@ -268,6 +270,7 @@ impl Semantic {
             vectors,
             index_bytes,
             embedded,
+            embed_seconds: took.as_secs_f64(),
             embed_per_second: if took.is_zero() {
                 0.0
             } else {

@@ -20,6 +20,7 @@
 //! - content edits and deletions are logged in `changes` by triggers, so
 //!   indexers learn of them whatever path made them.
 
+mod activity;
 mod derived;
 mod entries;
 mod migrate;
@@ -41,6 +42,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::error::{Error, Result};
 use crate::id::IdGen;
 
+pub use activity::PadRow;
 pub use entries::{EntryFilter, NewEntry, Page, Patch};
 pub(crate) use pads::no_pad;
 pub use pads::{Counts, Inbox, PadSweep};

@@ -450,3 +450,30 @@ async fn tasks_plan_remind_share_report_and_tokens_from_the_command_line() {
         .unwrap();
     assert_eq!(o.status.code(), Some(5));
 }
+
+#[tokio::test]
+async fn stats_shows_recent_activity() {
+    let h = Harness::start().await;
+    for (pad, text, tag) in [
+        ("busy", "one", "perf"),
+        ("busy", "two", "perf"),
+        ("quiet", "three", "db"),
+    ] {
+        assert!(run(&h, &["note", text, "-p", pad, "-t", tag])
+            .await
+            .status
+            .success());
+    }
+    let human = stdout(&run(&h, &["stats"]).await);
+    assert!(human.contains("last hour    3 entries"), "{human}");
+    assert!(human.contains("top tags     #perf 2 · #db 1"), "{human}");
+    assert!(human.contains("busiest      busy (2 entries"), "{human}");
+    let s = json_out(&run(&h, &["--json", "stats"]).await);
+    let per_minute = s["activity"]["entries_per_minute"].as_array().unwrap();
+    assert_eq!(per_minute.len(), 60);
+    assert_eq!(per_minute.iter().filter_map(Value::as_u64).sum::<u64>(), 3);
+    assert_eq!(per_minute[59], 3, "the current minute is last");
+    assert_eq!(s["activity"]["busiest_pads"][0]["name"], "busy");
+    assert_eq!(s["activity"]["stalest_pads"][0]["name"], "busy");
+    assert!((s["activity"]["avg_entry_bytes"].as_f64().unwrap() - 11.0 / 3.0).abs() < 0.06);
+}

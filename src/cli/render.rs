@@ -226,6 +226,66 @@ pub fn stats(r: &Value) {
         other => println!("semantic     {other}: {}", s(&sem["reason"])),
     }
     println!("durability   {}", s(&r["durability"]));
+    if let Some(url) = r["metrics"].as_str() {
+        println!("metrics      {url}");
+    }
+    let a = &r["activity"];
+    if !a.is_object() {
+        return;
+    }
+    let per_minute: Vec<u64> = a["entries_per_minute"]
+        .as_array()
+        .map(|v| v.iter().filter_map(Value::as_u64).collect())
+        .unwrap_or_default();
+    println!(
+        "\nlast hour    {} entries  {}  (a minute per mark, oldest left)",
+        a["entries_last_hour"],
+        sparkline(&per_minute)
+    );
+    println!(
+        "entry size   {:.0} bytes on average",
+        a["avg_entry_bytes"].as_f64().unwrap_or(0.0)
+    );
+    let tags: Vec<String> = a["top_tags"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| format!("#{} {}", s(&t["tag"]), t["count"]))
+        .collect();
+    if !tags.is_empty() {
+        println!("top tags     {}", tags.join(" · "));
+    }
+    for (label, key) in [("busiest", "busiest_pads"), ("stalest", "stalest_pads")] {
+        let pads: Vec<String> = a[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| {
+                format!(
+                    "{} ({} entries, idle {})",
+                    s(&p["name"]),
+                    p["entries"],
+                    human_secs(p["idle_seconds"].as_i64().unwrap_or(0))
+                )
+            })
+            .collect();
+        if !pads.is_empty() {
+            println!("{label:<12} {}", pads.join(" · "));
+        }
+    }
+}
+
+/// A row of block characters, one per value, scaled to the largest.
+pub fn sparkline(values: &[u64]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let max = values.iter().copied().max().unwrap_or(0);
+    values
+        .iter()
+        .map(|&v| {
+            let level = (v * 7 + max / 2).checked_div(max).unwrap_or(0);
+            BARS[level.min(7) as usize]
+        })
+        .collect()
 }
 
 pub fn plan(r: &Value) {

@@ -47,6 +47,14 @@ pub struct ServeArgs {
     /// The author of notes written through the HTTP tools.
     #[arg(long, default_value = "agent")]
     mcp_author: String,
+    /// Serve Prometheus metrics at http://ADDR/metrics (GET only), e.g.
+    /// 127.0.0.1:9464. Loopback only unless --metrics-allow-remote.
+    #[arg(long, env = "PAD_METRICS")]
+    metrics: Option<std::net::SocketAddr>,
+    /// Allow --metrics on a non-loopback address (they show pad and tag
+    /// names and activity, never content).
+    #[arg(long)]
+    metrics_allow_remote: bool,
     /// Refuse connections that do not say hello with a token (`pad token
     /// create`); the owner's CLI uses <data dir>/owner.token by itself.
     #[arg(long, env = "PAD_REQUIRE_TOKENS", value_parser = clap::builder::FalseyValueParser::new())]
@@ -88,6 +96,10 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     config.default_ttl_seconds = (args.default_ttl > 0).then_some(args.default_ttl);
     config.retention = Duration::from_secs(args.retention_days * 86400);
     config.require_tokens = args.require_tokens;
+    config.metrics = args.metrics.is_some();
+    if let Some(addr) = args.metrics {
+        crate::metrics::check_address(addr, args.metrics_allow_remote)?;
+    }
     config.semantic = (!args.no_semantic).then(|| {
         let mut s = SemanticConfig::new(match args.model_dir {
             Some(dir) => ModelSource::Dir(dir),
@@ -137,6 +149,25 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
         }
         None => None,
     };
+    let (metrics_stop, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
+    let metrics = match args.metrics {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| anyhow::anyhow!("--metrics {addr}: cannot listen there: {e}"))?;
+            let url = format!("http://{}/metrics", listener.local_addr()?);
+            tracing::info!("Prometheus metrics on {url}");
+            engine.set_metrics_address(url);
+            Some(tokio::spawn(crate::metrics::serve(
+                listener,
+                engine.clone(),
+                async {
+                    let _ = metrics_stopped.await;
+                },
+            )))
+        }
+        None => None,
+    };
     tracing::info!(
         "scratchpad {} serving {} (data in {})",
         env!("CARGO_PKG_VERSION"),
@@ -151,6 +182,11 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     )
     .await;
     let _ = http_stop.send(());
+    let _ = metrics_stop.send(());
+    if let Some(m) = metrics {
+        // A scrape in flight finishes; a stuck one does not hold the stop.
+        let _ = tokio::time::timeout(Duration::from_secs(2), m).await;
+    }
     if let Some(mut http) = http {
         // Open event streams would hold a graceful stop forever: give them 2 s.
         match tokio::time::timeout(Duration::from_secs(2), &mut http).await {

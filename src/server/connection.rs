@@ -32,7 +32,8 @@ pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<b
     let mut out = BufWriter::with_capacity(64 * 1024, write);
     if peer != Some(me) {
         tracing::warn!("refused a connection from uid {peer:?}");
-        let refusal = rpc::error_response(
+        let refusal = rpc::refused(
+            &engine,
             Value::Null,
             &Error::Forbidden(format!(
                 "this engine belongs to uid {me}; connections from other users are refused."
@@ -63,7 +64,7 @@ pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<b
             line = lines.next() => {
                 let reply = match line {
                     Ok(Line::Complete(bytes)) => rpc::handle_line(&engine, &mut session, &bytes).await,
-                    Ok(Line::TooLong) => Some(too_long()),
+                    Ok(Line::TooLong) => Some(too_long(&engine)),
                     Ok(Line::Eof) | Err(_) => break,
                 };
                 if let Some(reply) = reply {
@@ -116,7 +117,7 @@ async fn write_line(
     out.write_all(b"\n").await
 }
 
-fn too_long() -> Vec<u8> {
+fn too_long(engine: &Engine) -> Vec<u8> {
     let e = Error::TooLarge {
         field: None,
         message: format!(
@@ -125,7 +126,7 @@ fn too_long() -> Vec<u8> {
         limit: MAX_LINE_BYTES as u64,
         got: MAX_LINE_BYTES as u64 + 1,
     };
-    serde_json::to_vec(&rpc::error_response(Value::Null, &e)).expect("values serialize")
+    serde_json::to_vec(&rpc::refused(engine, Value::Null, &e)).expect("values serialize")
 }
 
 enum Line {

@@ -1,0 +1,38 @@
+//! The activity view of `stats`: what has been happening lately.
+
+use super::Engine;
+use crate::error::Result;
+use crate::model::fmt_time;
+use crate::protocol::{Activity, PadActivity, TagCount};
+use crate::store::PadRow;
+
+impl Engine {
+    /// Write rate over the last hour, top tags, busiest and stalest pads.
+    /// Runs on a blocking thread (it reads the last hour's rows).
+    pub(super) fn activity(&self, now: i64) -> Result<Activity> {
+        let store = self.store();
+        let entries_per_minute = store.writes_per_minute(now, 60)?;
+        let mut top_tags = store.tags(None, None)?;
+        top_tags.truncate(10);
+        let pad = |p: PadRow| PadActivity {
+            idle_seconds: ((now - p.last_write_at) / 1000).max(0),
+            expires_at: p
+                .ttl_seconds
+                .map(|ttl| fmt_time(p.last_write_at + ttl * 1000)),
+            last_write_at: fmt_time(p.last_write_at),
+            name: p.name,
+            entries: p.entries,
+        };
+        Ok(Activity {
+            entries_last_hour: entries_per_minute.iter().sum(),
+            entries_per_minute,
+            top_tags: top_tags
+                .into_iter()
+                .map(|(tag, count)| TagCount { tag, count })
+                .collect(),
+            busiest_pads: store.pads_by(false, 5)?.into_iter().map(pad).collect(),
+            stalest_pads: store.pads_by(true, 5)?.into_iter().map(pad).collect(),
+            avg_entry_bytes: (store.content_size()?.1 * 10.0).round() / 10.0,
+        })
+    }
+}

@@ -1,0 +1,472 @@
+//! Prometheus metrics: `pad serve --metrics 127.0.0.1:9464` serves them as
+//! text at `/metrics`, read-only, on loopback unless told otherwise.
+//!
+//! Two kinds of figures. Events counted as they happen — entries written,
+//! requests and their durations, errors, searches, expiry — are recorded by
+//! the engine into handles resolved once at start, so the hot path pays a
+//! few atomic operations (and nothing when metrics are off). Figures about
+//! what is stored — pads, entries per pad, sizes, queues, connections — are
+//! read when Prometheus scrapes, so they are always current and cost nothing
+//! between scrapes. Per-pad and per-tag series are capped (the busiest 50
+//! pads, the 20 most used tags, …; the rest is summed under `(other)`, which
+//! no pad or tag can be called), so a store with 10,000 pads still yields a
+//! few hundred series.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use prometheus::{
+    Encoder, Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
+};
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::model::Kind;
+use crate::protocol::{SearchMode, METHODS};
+
+/// Series per metric labelled by pad.
+pub const TOP_PADS: usize = 50;
+/// Series per metric labelled by tag.
+pub const TOP_TAGS: usize = 20;
+/// The label value that sums everything past the cap.
+pub const OTHER: &str = "(other)";
+/// The window of `scratchpad_pad_recent_writes`.
+pub const RECENT: Duration = Duration::from_secs(300);
+
+pub struct Metrics {
+    registry: Registry,
+    /// Scrapes refill the stored-state gauges: one at a time.
+    scrape: Mutex<Cumulative>,
+    written: Vec<IntCounter>,
+    /// By method; a series appears with a method's first call.
+    requests: HistogramVec,
+    errors: IntCounterVec,
+    searches: [Histogram; 3],
+    expired: IntCounter,
+    purged_pads: IntCounter,
+    purged_entries: IntCounter,
+    lagged: IntCounter,
+    embedded: IntCounter,
+    embed_seconds: prometheus::Counter,
+    // Read at scrape time.
+    active_pads: IntGauge,
+    archived_pads: IntGauge,
+    entries_by_pad: IntGaugeVec,
+    stored_entries: IntGauge,
+    avg_entry_size: Gauge,
+    tag_entries: IntGaugeVec,
+    pad_idle: IntGaugeVec,
+    pad_recent: IntGaugeVec,
+    connections: IntGauge,
+    subscribers: IntGauge,
+    index_queue: IntGauge,
+    embed_queue: IntGauge,
+    disk_bytes: IntGaugeVec,
+    uptime: IntGauge,
+}
+
+/// Totals other parts keep, and what the counters already hold of them.
+#[derive(Default)]
+struct Cumulative {
+    lagged: u64,
+    embedded: u64,
+    embed_seconds: f64,
+}
+
+fn kind_index(k: Kind) -> usize {
+    Kind::ALL.iter().position(|s| *s == k.as_str()).unwrap_or(0)
+}
+
+fn mode_index(m: SearchMode) -> usize {
+    match m {
+        SearchMode::Hybrid => 0,
+        SearchMode::Text => 1,
+        SearchMode::Semantic => 2,
+    }
+}
+
+/// Latency buckets from 100 µs to 2.4 s (×2.5): where local requests and
+/// searches fall, in few enough buckets to keep series down.
+fn latency_buckets() -> Vec<f64> {
+    prometheus::exponential_buckets(0.0001, 2.5, 12).expect("valid buckets")
+}
+
+impl Metrics {
+    pub fn new() -> Result<Metrics> {
+        Self::build().map_err(|e| Error::Internal(format!("metrics registry: {e}")))
+    }
+
+    fn build() -> prometheus::Result<Metrics> {
+        let registry = Registry::new();
+        fn reg<T: prometheus::core::Collector + Clone + 'static>(
+            r: &Registry,
+            m: T,
+        ) -> prometheus::Result<T> {
+            r.register(Box::new(m.clone()))?;
+            Ok(m)
+        }
+        let written = reg(
+            &registry,
+            IntCounterVec::new(
+                Opts::new(
+                    "scratchpad_entries_total",
+                    "Entries written since the engine started, by kind.",
+                ),
+                &["kind"],
+            )?,
+        )?;
+        let requests = reg(
+            &registry,
+            HistogramVec::new(
+                HistogramOpts::new(
+                    "scratchpad_request_duration_seconds",
+                    "Time to answer a JSON-RPC request, by method.",
+                )
+                .buckets(latency_buckets()),
+                &["method"],
+            )?,
+        )?;
+        let searches = reg(
+            &registry,
+            HistogramVec::new(
+                HistogramOpts::new(
+                    "scratchpad_search_duration_seconds",
+                    "Time to answer a search, by the mode that ran.",
+                )
+                .buckets(latency_buckets()),
+                &["mode"],
+            )?,
+        )?;
+        let gauge = |name: &str, help: &str| -> prometheus::Result<IntGauge> {
+            reg(&registry, IntGauge::new(name, help)?)
+        };
+        let gauges = |name: &str, help: &str, label: &str| -> prometheus::Result<IntGaugeVec> {
+            reg(
+                &registry,
+                IntGaugeVec::new(Opts::new(name, help), &[label])?,
+            )
+        };
+        let counter = |name: &str, help: &str| -> prometheus::Result<IntCounter> {
+            reg(&registry, IntCounter::new(name, help)?)
+        };
+        Ok(Metrics {
+            written: Kind::ALL
+                .iter()
+                .map(|k| written.with_label_values(&[*k]))
+                .collect(),
+            requests,
+            errors: reg(
+                &registry,
+                IntCounterVec::new(
+                    Opts::new(
+                        "scratchpad_errors_total",
+                        "Error responses, by JSON-RPC error code.",
+                    ),
+                    &["code"],
+                )?,
+            )?,
+            searches: [
+                searches.with_label_values(&["hybrid"]),
+                searches.with_label_values(&["text"]),
+                searches.with_label_values(&["semantic"]),
+            ],
+            expired: counter(
+                "scratchpad_pads_expired_total",
+                "Pads archived because they were idle past their TTL.",
+            )?,
+            purged_pads: counter(
+                "scratchpad_pads_purged_total",
+                "Archived pads deleted after the retention period.",
+            )?,
+            purged_entries: counter(
+                "scratchpad_entries_purged_total",
+                "Entries deleted with their pad after the retention period.",
+            )?,
+            lagged: counter(
+                "scratchpad_lagged_events_total",
+                "Events slow subscribers missed (each got a `lagged` notice).",
+            )?,
+            embedded: counter(
+                "scratchpad_embedded_entries_total",
+                "Entries embedded for semantic search since the engine started.",
+            )?,
+            embed_seconds: reg(
+                &registry,
+                prometheus::Counter::new(
+                    "scratchpad_embed_seconds_total",
+                    "Time spent embedding entries (rate / scratchpad_embedded_entries_total rate = seconds per entry).",
+                )?,
+            )?,
+            active_pads: gauge("scratchpad_active_pads", "Live (not archived) pads.")?,
+            archived_pads: gauge(
+                "scratchpad_archived_pads",
+                "Pads archived after expiring, restorable until purged.",
+            )?,
+            entries_by_pad: gauges(
+                "scratchpad_entries",
+                "Entries on the busiest live pads; the rest summed under pad=\"(other)\".",
+                "pad",
+            )?,
+            stored_entries: gauge(
+                "scratchpad_stored_entries",
+                "Entries stored, on all pads.",
+            )?,
+            avg_entry_size: reg(
+                &registry,
+                Gauge::new(
+                    "scratchpad_avg_entry_size_bytes",
+                    "Mean size of an entry's content on live pads, in bytes.",
+                )?,
+            )?,
+            tag_entries: gauges(
+                "scratchpad_tag_entries",
+                "Entries carrying each of the most used tags on live pads.",
+                "tag",
+            )?,
+            pad_idle: gauges(
+                "scratchpad_pad_idle_seconds",
+                "Seconds since the last write, for the stalest live pads.",
+                "pad",
+            )?,
+            pad_recent: gauges(
+                "scratchpad_pad_recent_writes",
+                "Entries written in the last 5 minutes, for the hottest pads.",
+                "pad",
+            )?,
+            connections: gauge("scratchpad_connections", "Open client connections.")?,
+            subscribers: gauge("scratchpad_subscribers", "Open event subscriptions.")?,
+            index_queue: gauge(
+                "scratchpad_index_queue",
+                "Changes not yet in the text index.",
+            )?,
+            embed_queue: gauge(
+                "scratchpad_embed_queue",
+                "Entries written or edited but not yet embedded.",
+            )?,
+            disk_bytes: gauges(
+                "scratchpad_disk_bytes",
+                "Bytes on disk, by file (database and WAL, text index, vectors, vector index).",
+                "file",
+            )?,
+            uptime: gauge("scratchpad_uptime_seconds", "Seconds since the engine started.")?,
+            scrape: Mutex::new(Cumulative::default()),
+            registry,
+        })
+    }
+
+    pub fn entry_written(&self, kind: Kind) {
+        self.written[kind_index(kind)].inc();
+    }
+
+    /// One answered request; `error` is its error code, if it failed.
+    pub fn request(&self, method: &str, took: Duration, error: Option<i64>) {
+        // Only known methods get their own series: a client cannot add labels.
+        let label = METHODS
+            .iter()
+            .find(|m| **m == method)
+            .copied()
+            .unwrap_or(OTHER);
+        self.requests
+            .with_label_values(&[label])
+            .observe(took.as_secs_f64());
+        if let Some(code) = error {
+            self.error(code);
+        }
+    }
+
+    /// An error answered outside a method call (a bad line, a bad request).
+    pub fn error(&self, code: i64) {
+        self.errors.with_label_values(&[&code.to_string()]).inc();
+    }
+
+    pub fn search(&self, mode: SearchMode, took: Duration) {
+        self.searches[mode_index(mode)].observe(took.as_secs_f64());
+    }
+
+    pub fn swept(&self, expired: usize, purged_pads: usize, purged_entries: usize) {
+        self.expired.inc_by(expired as u64);
+        self.purged_pads.inc_by(purged_pads as u64);
+        self.purged_entries.inc_by(purged_entries as u64);
+    }
+
+    /// The exposition text, with stored-state figures read now.
+    pub async fn render(&self, engine: &Engine) -> Result<String> {
+        let now = engine.clock().now_ms();
+        let e = engine.clone();
+        let snapshot = tokio::task::spawn_blocking(move || Snapshot::read(&e, now))
+            .await
+            .map_err(|err| Error::Internal(format!("metrics scrape failed: {err}")))??;
+        let mut cum = self.scrape.lock().unwrap_or_else(|p| p.into_inner());
+        snapshot.apply(self, &mut cum);
+        let mut out = Vec::new();
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut out)
+            .map_err(|err| Error::Internal(format!("metrics encoding failed: {err}")))?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+}
+
+/// The stored-state figures of one scrape.
+struct Snapshot {
+    counts: crate::store::Counts,
+    by_pad: Vec<(String, i64)>,
+    other_entries: i64,
+    avg_size: f64,
+    tags: Vec<(String, i64)>,
+    stalest: Vec<(String, i64)>,
+    recent: Vec<(String, i64)>,
+    index_queue: i64,
+    embed_queue: i64,
+    disk: Vec<(&'static str, u64)>,
+    connections: u64,
+    subscribers: u64,
+    lagged: u64,
+    embedded: u64,
+    embed_seconds: f64,
+    uptime: u64,
+}
+
+impl Snapshot {
+    fn read(engine: &Engine, now: i64) -> Result<Snapshot> {
+        let store = engine.store();
+        let counts = store.counts()?;
+        let busiest = store.pads_by(false, TOP_PADS)?;
+        let shown: i64 = busiest.iter().map(|p| p.entries).sum();
+        let (live_entries, avg_size) = store.content_size()?;
+        let mut tags = store.tags(None, None)?;
+        if tags.len() > TOP_TAGS {
+            let rest: i64 = tags[TOP_TAGS..].iter().map(|t| t.1).sum();
+            tags.truncate(TOP_TAGS);
+            tags.push((OTHER.to_string(), rest));
+        }
+        let stalest = store
+            .pads_by(true, TOP_PADS)?
+            .into_iter()
+            .map(|p| (p.name, ((now - p.last_write_at) / 1000).max(0)))
+            .collect();
+        let recent = store.recent_writes_by_pad(now - RECENT.as_millis() as i64, TOP_PADS)?;
+        let semantic = engine.semantic().map(|s| s.stats());
+        Ok(Snapshot {
+            counts,
+            by_pad: busiest.into_iter().map(|p| (p.name, p.entries)).collect(),
+            other_entries: (live_entries - shown).max(0),
+            avg_size,
+            tags,
+            stalest,
+            recent,
+            index_queue: store.index_queue()?,
+            embed_queue: store.embed_queue()?,
+            disk: store.disk_usage(),
+            connections: engine.connection_count(),
+            subscribers: engine.subscriber_count(),
+            lagged: engine.lagged_events(),
+            embedded: semantic.as_ref().map_or(0, |s| s.embedded),
+            embed_seconds: semantic.as_ref().map_or(0.0, |s| s.embed_seconds),
+            uptime: engine.uptime().as_secs(),
+        })
+    }
+
+    fn apply(self, m: &Metrics, cum: &mut Cumulative) {
+        m.active_pads.set(self.counts.live_pads);
+        m.archived_pads.set(self.counts.archived_pads);
+        m.stored_entries.set(self.counts.entries);
+        m.avg_entry_size.set(self.avg_size);
+        let fill = |vec: &IntGaugeVec, rows: &[(String, i64)]| {
+            vec.reset();
+            for (label, v) in rows {
+                vec.with_label_values(&[label.as_str()]).set(*v);
+            }
+        };
+        let mut by_pad = self.by_pad;
+        if self.other_entries > 0 {
+            by_pad.push((OTHER.to_string(), self.other_entries));
+        }
+        fill(&m.entries_by_pad, &by_pad);
+        fill(&m.tag_entries, &self.tags);
+        fill(&m.pad_idle, &self.stalest);
+        fill(&m.pad_recent, &self.recent);
+        m.disk_bytes.reset();
+        for (file, bytes) in &self.disk {
+            m.disk_bytes.with_label_values(&[file]).set(*bytes as i64);
+        }
+        m.connections.set(self.connections as i64);
+        m.subscribers.set(self.subscribers as i64);
+        m.index_queue.set(self.index_queue);
+        m.embed_queue.set(self.embed_queue);
+        m.uptime.set(self.uptime as i64);
+        // Totals kept elsewhere: add what is new since the last scrape.
+        m.lagged.inc_by(self.lagged.saturating_sub(cum.lagged));
+        cum.lagged = cum.lagged.max(self.lagged);
+        m.embedded
+            .inc_by(self.embedded.saturating_sub(cum.embedded));
+        cum.embedded = cum.embedded.max(self.embedded);
+        if self.embed_seconds > cum.embed_seconds {
+            m.embed_seconds
+                .inc_by(self.embed_seconds - cum.embed_seconds);
+            cum.embed_seconds = self.embed_seconds;
+        }
+    }
+}
+
+/// Whether `addr` may serve metrics: loopback, or anything when the
+/// operator asked for it explicitly.
+pub fn check_address(addr: std::net::SocketAddr, allow_remote: bool) -> Result<()> {
+    if addr.ip().is_loopback() || allow_remote {
+        Ok(())
+    } else {
+        Err(Error::Forbidden(format!(
+            "--metrics {addr} is not a loopback address; metrics are served on 127.0.0.1 or [::1] unless you add --metrics-allow-remote (they reveal pad names and activity, never content)."
+        )))
+    }
+}
+
+/// Serves `GET /metrics` until `shutdown`. Anything but GET is refused
+/// (405), any other path is a 404 that names the right one.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    engine: Engine,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    use axum::routing::{on, MethodFilter};
+    let app = axum::Router::new()
+        .route(
+            "/metrics",
+            on(MethodFilter::GET, move || {
+                let engine = engine.clone();
+                async move {
+                    let Some(m) = engine.metrics() else {
+                        return (
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            "metrics are off\n".to_string(),
+                        )
+                            .into_response();
+                    };
+                    match m.render(&engine).await {
+                        Ok(text) => (
+                            [(
+                                header::CONTENT_TYPE,
+                                "text/plain; version=0.0.4; charset=utf-8",
+                            )],
+                            text,
+                        )
+                            .into_response(),
+                        Err(e) => {
+                            (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response()
+                        }
+                    }
+                }
+            }),
+        )
+        .fallback(|| async {
+            (
+                StatusCode::NOT_FOUND,
+                "Scratchpad serves its metrics at GET /metrics\n",
+            )
+        });
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}

@@ -1,0 +1,121 @@
+//! What has been happening: write rates, busy and idle pads, tags in use,
+//! sizes. Read by `stats` (the activity view) and the metrics endpoint.
+//!
+//! Time windows are rowid ranges (ids start with their write time, see
+//! `crate::id`), so "the last hour" reads only the last hour's rows.
+
+use rusqlite::params;
+
+use super::Store;
+use crate::error::Result;
+use crate::id;
+
+/// A live pad with its size and idleness.
+#[derive(Debug, Clone)]
+pub struct PadRow {
+    pub name: String,
+    pub entries: i64,
+    pub last_write_at: i64,
+    pub ttl_seconds: Option<i64>,
+}
+
+impl Store {
+    /// Entries written in each of the last `minutes` minutes up to `now`,
+    /// oldest minute first (entries deleted since are not counted).
+    pub fn writes_per_minute(&self, now: i64, minutes: usize) -> Result<Vec<u64>> {
+        let start = now - minutes as i64 * 60_000;
+        let conn = self.reader()?;
+        let mut out = vec![0u64; minutes];
+        let mut stmt = conn.prepare_cached(
+            "SELECT (created_at - ?1) / 60000 AS m, count(*) FROM entries \
+             WHERE seq >= ?2 AND created_at >= ?1 AND created_at < ?3 GROUP BY m",
+        )?;
+        let rows = stmt.query_map(params![start, id::first_at(start), now], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+        })?;
+        for row in rows {
+            let (m, n) = row?;
+            if let Some(slot) = out.get_mut(m as usize) {
+                *slot = n as u64;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Live pads, the `limit` with the most entries or (`stalest`) the
+    /// longest idle first.
+    pub fn pads_by(&self, stalest: bool, limit: usize) -> Result<Vec<PadRow>> {
+        let order = if stalest {
+            "last_write_at ASC, name"
+        } else {
+            "entries DESC, name"
+        };
+        let conn = self.reader()?;
+        let rows = conn
+            .prepare_cached(&format!(
+                "SELECT name, entries, last_write_at, ttl_seconds FROM pads \
+                 WHERE archived_at IS NULL ORDER BY {order} LIMIT ?"
+            ))?
+            .query_map([limit as i64], |r| {
+                Ok(PadRow {
+                    name: r.get(0)?,
+                    entries: r.get(1)?,
+                    last_write_at: r.get(2)?,
+                    ttl_seconds: r.get(3)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    /// The `limit` pads written to most since `since`, with their counts.
+    pub fn recent_writes_by_pad(&self, since: i64, limit: usize) -> Result<Vec<(String, i64)>> {
+        let conn = self.reader()?;
+        let rows = conn
+            .prepare_cached(
+                "SELECT pad, count(*) AS n FROM entries WHERE seq >= ?1 AND created_at >= ?2 \
+                 GROUP BY pad ORDER BY n DESC, pad LIMIT ?3",
+            )?
+            .query_map(params![id::first_at(since), since, limit as i64], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    /// Entries on live pads and their mean content size in bytes.
+    pub fn content_size(&self) -> Result<(i64, f64)> {
+        let conn = self.reader()?;
+        Ok(conn.query_row(
+            "SELECT count(*), coalesce(avg(length(CAST(e.content AS BLOB))), 0) \
+             FROM entries e JOIN pads p ON p.name = e.pad WHERE p.archived_at IS NULL",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?)
+    }
+
+    /// Bytes on disk per file: the store, the text index, the vectors.
+    pub fn disk_usage(&self) -> Vec<(&'static str, u64)> {
+        let size = |p: &std::path::Path| -> u64 {
+            ["", "-wal"]
+                .iter()
+                .filter_map(|suffix| {
+                    let mut f = p.as_os_str().to_owned();
+                    f.push(suffix);
+                    std::fs::metadata(f).ok().map(|m| m.len())
+                })
+                .sum()
+        };
+        let mut out = vec![
+            ("pad.db", size(&self.db_path)),
+            ("search.db", size(self.text.path())),
+        ];
+        if let Some(v) = &self.vectors {
+            out.push(("vectors.db", size(v.path())));
+            if let Some(dir) = self.db_path.parent() {
+                out.push(("vectors.usearch", size(&dir.join("vectors.usearch"))));
+            }
+        }
+        out
+    }
+}
