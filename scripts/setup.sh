@@ -29,3 +29,4 @@ if [ -z "${CARGO_TARGET_DIR:-}" ]; then
 fi
 
 . "$(dirname "${BASH_SOURCE[0]}")/onnxruntime.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/app.sh"

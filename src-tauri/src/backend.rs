@@ -1,0 +1,212 @@
+//! The app's link to the engine: attach to the one serving the socket, or
+//! run one in-process when none does — never a second engine.
+//!
+//! Either way the app talks to the engine over the socket, with one
+//! connection: the same protocol, checks and limits as every agent, and no
+//! business logic here. Calls are pipelined (a writer task assigns ids, a
+//! reader task hands each response to its caller); the connection
+//! subscribes to every event once, and each event goes to `on_event`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use scratchpad::{server, Config, Engine};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::sync::{mpsc, oneshot};
+
+type Reply = oneshot::Sender<Result<Value, Value>>;
+
+/// An engine this app runs, and how to stop it.
+struct Owned {
+    stop: oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+pub struct Backend {
+    pub socket: PathBuf,
+    /// Whether this app runs the engine (else it attached to one).
+    pub in_process: bool,
+    calls: mpsc::Sender<(String, Value, Reply)>,
+    owned: Mutex<Option<Owned>>,
+}
+
+/// The error object of a call that never reached the engine.
+fn unreachable_error(why: &str) -> Value {
+    json!({"code": -32005, "message": format!("the engine is not reachable: {why}")})
+}
+
+impl Backend {
+    /// Attaches to the engine on `socket`, or starts one in-process.
+    pub async fn start(
+        socket: PathBuf,
+        author: &str,
+        config: impl FnOnce() -> Config,
+        on_event: impl Fn(Value) + Send + Sync + 'static,
+    ) -> Result<Backend, String> {
+        let mut owned = None;
+        let stream = match connect(&socket).await {
+            Some(s) => s,
+            None => match run_engine(&socket, config()).await {
+                Ok(o) => {
+                    owned = Some(o);
+                    connect(&socket)
+                        .await
+                        .ok_or("the engine this app started does not answer")?
+                }
+                // Someone else started serving meanwhile: attach to it.
+                Err(e) => connect(&socket).await.ok_or(e)?,
+            },
+        };
+        let in_process = owned.is_some();
+        tracing::info!(
+            "{} the engine on {}",
+            if in_process { "running" } else { "attached to" },
+            socket.display()
+        );
+        let (tx, rx) = mpsc::channel(256);
+        tokio::spawn(link(stream, rx, Arc::new(on_event)));
+        let backend = Backend {
+            socket,
+            in_process,
+            calls: tx,
+            owned: Mutex::new(owned),
+        };
+        backend
+            .call(
+                "hello",
+                json!({"author": author, "client": "scratchpad-app"}),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        backend
+            .call("subscribe", json!({}))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(backend)
+    }
+
+    /// One JSON-RPC call; the error is the engine's error object.
+    pub async fn call(&self, method: &str, params: Value) -> Result<Value, Value> {
+        let (tx, rx) = oneshot::channel();
+        self.calls
+            .send((method.to_string(), params, tx))
+            .await
+            .map_err(|_| unreachable_error("the connection closed"))?;
+        rx.await
+            .map_err(|_| unreachable_error("the connection closed"))?
+    }
+
+    /// Stops the in-process engine cleanly (drains connections, saves
+    /// indexes, checkpoints); nothing to do when attached.
+    pub async fn shutdown(&self) {
+        let owned = self.owned.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(o) = owned {
+            let _ = o.stop.send(());
+            let _ = o.task.await;
+        }
+    }
+}
+
+/// A connection that says hello, or `None` when no engine answers.
+async fn connect(socket: &Path) -> Option<UnixStream> {
+    let stream = UnixStream::connect(socket).await.ok()?;
+    Some(stream)
+}
+
+/// Binds the socket and serves an engine from this process.
+async fn run_engine(socket: &Path, config: Config) -> Result<Owned, String> {
+    let bound = server::bind(socket).map_err(|e| e.to_string())?;
+    let engine = Engine::open(config).await.map_err(|e| e.to_string())?;
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        let background = engine.spawn_background();
+        server::serve(
+            &bound.listener,
+            engine.clone(),
+            async {
+                let _ = stopped.await;
+            },
+            Duration::from_secs(5),
+        )
+        .await;
+        engine.shutdown().await;
+        let _ = background.await;
+        drop(bound);
+        tracing::info!("in-process engine stopped");
+    });
+    Ok(Owned { stop, task })
+}
+
+/// Runs one connection: writes calls as they come, reads responses and
+/// events. When it closes, pending and later calls fail with -32005.
+async fn link(
+    stream: UnixStream,
+    mut calls: mpsc::Receiver<(String, Value, Reply)>,
+    on_event: Arc<dyn Fn(Value) + Send + Sync>,
+) {
+    let (read, mut write) = stream.into_split();
+    let pending: Arc<Mutex<HashMap<u64, Reply>>> = Arc::default();
+    let next = AtomicU64::new(1);
+    let reader = {
+        let pending = pending.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(read).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
+                if msg["method"] == "event" {
+                    on_event(msg["params"].clone());
+                    continue;
+                }
+                let Some(id) = msg["id"].as_u64() else {
+                    continue;
+                };
+                let reply = pending
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&id);
+                if let Some(reply) = reply {
+                    let _ = reply.send(match msg.get("error") {
+                        Some(e) => Err(e.clone()),
+                        None => Ok(msg["result"].clone()),
+                    });
+                }
+            }
+            tracing::warn!("the connection to the engine closed");
+            for (_, reply) in pending.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+                let _ = reply.send(Err(unreachable_error("the connection closed")));
+            }
+        })
+    };
+    while let Some((method, params, reply)) = calls.recv().await {
+        if reader.is_finished() {
+            let _ = reply.send(Err(unreachable_error("the connection closed")));
+            continue;
+        }
+        let id = next.fetch_add(1, Ordering::Relaxed);
+        pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, reply);
+        let mut line = serde_json::to_vec(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        )
+        .unwrap_or_default();
+        line.push(b'\n');
+        if write.write_all(&line).await.is_err() {
+            if let Some(r) = pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&id)
+            {
+                let _ = r.send(Err(unreachable_error("the connection closed")));
+            }
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! The Scratchpad desktop app: a Tauri shell around the engine.
+//!
+//! The shell holds no business logic. It finds or starts the engine
+//! (`backend`), forwards the UI's JSON-RPC calls to it (the `rpc` command),
+//! and pushes every engine event to the windows (`pad-event`). Around that,
+//! the desktop parts: the quick-note window on a global hotkey, desktop
+//! notifications for `needs_eyes`, the tray, and the app's settings.
+
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod backend;
+mod notify;
+mod settings;
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use serde_json::{json, Value};
+use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
+use tauri::tray::TrayIconBuilder;
+use tauri::{AppHandle, Emitter, Manager, State, WindowEvent, Wry};
+use tauri_plugin_global_shortcut::{GlobalShortcutExt, ShortcutState};
+
+use backend::Backend;
+use settings::Settings;
+
+struct AppState {
+    backend: Backend,
+    data_dir: PathBuf,
+    settings: Mutex<Settings>,
+    /// The tray's mute switch, kept in step with the settings.
+    mute_item: Mutex<Option<CheckMenuItem<Wry>>>,
+}
+
+impl AppState {
+    fn settings(&self) -> Settings {
+        self.settings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+/// Forwards one JSON-RPC call to the engine. The error is the engine's error
+/// object (`code`, `message`, `data`), so the UI can branch on the code.
+#[tauri::command]
+async fn rpc(
+    state: State<'_, AppState>,
+    method: String,
+    params: Option<Value>,
+) -> Result<Value, Value> {
+    state
+        .backend
+        .call(&method, params.unwrap_or_else(|| json!({})))
+        .await
+}
+
+#[tauri::command]
+fn app_info(state: State<'_, AppState>) -> Value {
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "in_process": state.backend.in_process,
+        "socket": state.backend.socket.display().to_string(),
+        "data_dir": state.data_dir.display().to_string(),
+    })
+}
+
+#[tauri::command]
+fn get_settings(state: State<'_, AppState>) -> Settings {
+    state.settings()
+}
+
+/// Saves new settings; a new hotkey is registered first, and kept only if
+/// the system accepts it.
+#[tauri::command]
+fn set_settings(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    settings: Settings,
+) -> Result<Settings, String> {
+    settings.validate()?;
+    let old = state.settings();
+    if settings.hotkey != old.hotkey {
+        let shortcuts = app.global_shortcut();
+        shortcuts.register(settings.hotkey.as_str()).map_err(|e| {
+            format!(
+                "cannot use '{}' as the quick-note hotkey: {e}",
+                settings.hotkey
+            )
+        })?;
+        let _ = shortcuts.unregister(old.hotkey.as_str());
+    }
+    settings
+        .save(&state.data_dir)
+        .map_err(|e| format!("cannot save the settings: {e}"))?;
+    *state.settings.lock().unwrap_or_else(|p| p.into_inner()) = settings.clone();
+    if let Some(item) = state
+        .mute_item
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+    {
+        let _ = item.set_checked(!settings.notifications);
+    }
+    let _ = app.emit("settings-changed", settings.clone());
+    Ok(settings)
+}
+
+/// Hides the quick-note box (Esc, or after saving).
+#[tauri::command]
+fn hide_quick(app: AppHandle) {
+    if let Some(w) = app.get_webview_window("quick") {
+        let _ = w.hide();
+    }
+}
+
+fn toggle_quick(app: &AppHandle) {
+    let Some(w) = app.get_webview_window("quick") else {
+        return;
+    };
+    if w.is_visible().unwrap_or(false) {
+        let _ = w.hide();
+    } else {
+        let _ = w.center();
+        let _ = w.show();
+        let _ = w.set_focus();
+        let _ = app.emit_to("quick", "quick-shown", ());
+    }
+}
+
+fn toggle_main(app: &AppHandle) {
+    if let Some(w) = app.get_webview_window("main") {
+        if w.is_visible().unwrap_or(false) {
+            let _ = w.hide();
+        } else {
+            let _ = w.show();
+            let _ = w.set_focus();
+        }
+    }
+}
+
+/// Quits after stopping the in-process engine cleanly.
+fn quit(app: &AppHandle) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        if let Some(state) = app.try_state::<AppState>() {
+            state.backend.shutdown().await;
+        }
+        app.exit(0);
+    });
+}
+
+fn tray(app: &AppHandle, state: &AppState) -> tauri::Result<()> {
+    let show = MenuItem::with_id(app, "show", "Show / hide Scratchpad", true, None::<&str>)?;
+    let quick = MenuItem::with_id(app, "quick", "Quick note…", true, None::<&str>)?;
+    let mute = CheckMenuItem::with_id(
+        app,
+        "mute",
+        "Mute notifications",
+        true,
+        !state.settings().notifications,
+        None::<&str>,
+    )?;
+    let quit_item = MenuItem::with_id(app, "quit", "Quit", true, None::<&str>)?;
+    let menu = Menu::with_items(
+        app,
+        &[
+            &show,
+            &quick,
+            &mute,
+            &PredefinedMenuItem::separator(app)?,
+            &quit_item,
+        ],
+    )?;
+    *state.mute_item.lock().unwrap_or_else(|p| p.into_inner()) = Some(mute);
+    let mut builder = TrayIconBuilder::with_id("main")
+        .tooltip("Scratchpad")
+        .menu(&menu)
+        .on_menu_event(|app, event| match event.id().as_ref() {
+            "show" => toggle_main(app),
+            "quick" => toggle_quick(app),
+            "mute" => {
+                let state = app.state::<AppState>();
+                let mut s = state.settings();
+                s.notifications = !s.notifications;
+                if let Err(e) = set_settings(app.clone(), state, s) {
+                    tracing::warn!("{e}");
+                }
+            }
+            "quit" => quit(app),
+            _ => {}
+        });
+    if let Some(icon) = app.default_window_icon() {
+        builder = builder.icon(icon.clone());
+    }
+    builder.build(app)?;
+    Ok(())
+}
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PAD_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let data_dir = scratchpad::paths::data_dir();
+    let socket = scratchpad::paths::socket_path();
+    let settings = Settings::load(&data_dir);
+
+    tauri::Builder::default()
+        .plugin(
+            tauri_plugin_global_shortcut::Builder::new()
+                .with_handler(|app, _shortcut, event| {
+                    if event.state == ShortcutState::Pressed {
+                        toggle_quick(app);
+                    }
+                })
+                .build(),
+        )
+        .invoke_handler(tauri::generate_handler![
+            rpc,
+            app_info,
+            get_settings,
+            set_settings,
+            hide_quick
+        ])
+        .on_window_event(|window, event| {
+            // Closing the main window hides it: agents keep working, the
+            // hotkey and notifications stay alive. Quit is in the tray.
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                if window.label() == "main" {
+                    api.prevent_close();
+                    let _ = window.hide();
+                }
+            }
+        })
+        .setup(move |app| {
+            let handle = app.handle().clone();
+            let events = handle.clone();
+            let dir = data_dir.clone();
+            let backend = tauri::async_runtime::block_on(Backend::start(
+                socket,
+                &settings.author,
+                move || engine_config(dir),
+                move |event| {
+                    let _ = events.emit("pad-event", event.clone());
+                    if let Some(state) = events.try_state::<AppState>() {
+                        let s = state.settings();
+                        if s.notifications && notify::wanted(&event, &s.author) {
+                            notify::show(&events, &event);
+                        }
+                    }
+                },
+            ))
+            .map_err(|e| format!("cannot reach or start the engine: {e}"))?;
+            if let Err(e) = handle.global_shortcut().register(settings.hotkey.as_str()) {
+                tracing::warn!(
+                    "the quick-note hotkey {} is not available: {e}",
+                    settings.hotkey
+                );
+            }
+            let state = AppState {
+                backend,
+                data_dir,
+                settings: Mutex::new(settings),
+                mute_item: Mutex::new(None),
+            };
+            if let Err(e) = tray(&handle, &state) {
+                // No tray on this desktop: the app still works, from its window.
+                tracing::warn!("no system tray: {e}");
+            }
+            app.manage(state);
+            Ok(())
+        })
+        .build(tauri::generate_context!())
+        .expect("the app starts")
+        .run(|app, event| {
+            if let tauri::RunEvent::ExitRequested { api, code, .. } = event {
+                // Closing the last window is not quitting (the tray quits);
+                // an explicit exit stops the engine first.
+                if code.is_none() {
+                    api.prevent_exit();
+                } else if let Some(state) = app.try_state::<AppState>() {
+                    tauri::async_runtime::block_on(state.backend.shutdown());
+                }
+            }
+        });
+}
+
+/// The engine's settings when the app runs it: as `pad serve` would.
+fn engine_config(data_dir: PathBuf) -> scratchpad::Config {
+    use scratchpad::semantic::{ModelSource, SemanticConfig};
+    let mut config = scratchpad::Config::new(data_dir);
+    let no_semantic = std::env::var("PAD_NO_SEMANTIC").is_ok_and(|v| !v.is_empty() && v != "0");
+    config.semantic = (!no_semantic).then(|| {
+        SemanticConfig::new(match std::env::var_os("PAD_MODEL_DIR") {
+            Some(dir) if !dir.is_empty() => ModelSource::Dir(dir.into()),
+            _ => ModelSource::Download,
+        })
+    });
+    config
+}

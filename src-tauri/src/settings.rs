@@ -1,0 +1,110 @@
+//! The app's settings, kept as JSON beside the data (`app-settings.json`).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub const FILE: &str = "app-settings.json";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Settings {
+    /// The global quick-note shortcut, e.g. "Ctrl+Shift+Space".
+    pub hotkey: String,
+    /// Who the person is: the author of what they write, and whose own
+    /// `needs_eyes` entries raise no notification.
+    pub author: String,
+    /// Desktop notifications for entries tagged `needs_eyes`.
+    pub notifications: bool,
+    /// Idle time before a pad created in the app expires (`null`: never).
+    pub default_ttl_seconds: Option<i64>,
+    /// The pad the quick-note box writes to (the last one open).
+    pub pad: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            hotkey: "Ctrl+Shift+Space".into(),
+            author: "user".into(),
+            notifications: true,
+            default_ttl_seconds: Some(7200),
+            pad: "inbox".into(),
+        }
+    }
+}
+
+impl Settings {
+    pub fn path(data_dir: &Path) -> PathBuf {
+        data_dir.join(FILE)
+    }
+
+    /// The saved settings, or the defaults (a damaged file is logged and
+    /// replaced on the next save, never fatal).
+    pub fn load(data_dir: &Path) -> Settings {
+        match std::fs::read_to_string(Self::path(data_dir)) {
+            Ok(text) => serde_json::from_str(&text).unwrap_or_else(|e| {
+                tracing::warn!("{FILE} is unreadable ({e}); using the defaults");
+                Settings::default()
+            }),
+            Err(_) => Settings::default(),
+        }
+    }
+
+    /// Checks the values a person can type.
+    pub fn validate(&self) -> Result<(), String> {
+        scratchpad::model::author("author", &self.author).map_err(|e| e.to_string())?;
+        scratchpad::model::pad_name("pad", &self.pad).map_err(|e| e.to_string())?;
+        if matches!(self.default_ttl_seconds, Some(t) if t < 1) {
+            return Err("the default TTL must be at least 1 second, or none".into());
+        }
+        Ok(())
+    }
+
+    /// Writes the settings (through a temp file, so a crash keeps the old ones).
+    pub fn save(&self, data_dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(data_dir)?;
+        let path = Self::path(data_dir);
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self).unwrap_or_default())?;
+        std::fs::rename(tmp, path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_and_fill_missing_fields_with_defaults() {
+        let dir = std::env::temp_dir().join(format!("pad-settings-{}", std::process::id()));
+        let s = Settings {
+            hotkey: "Alt+N".into(),
+            notifications: false,
+            ..Settings::default()
+        };
+        s.save(&dir).unwrap();
+        assert_eq!(Settings::load(&dir), s);
+        std::fs::write(Settings::path(&dir), r#"{"author": "ana"}"#).unwrap();
+        let partial = Settings::load(&dir);
+        assert_eq!(partial.author, "ana");
+        assert_eq!(partial.hotkey, "Ctrl+Shift+Space");
+        std::fs::write(Settings::path(&dir), "not json").unwrap();
+        assert_eq!(Settings::load(&dir), Settings::default());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_a_reason() {
+        let s = Settings {
+            pad: "../x".into(),
+            ..Settings::default()
+        };
+        assert!(s.validate().unwrap_err().contains("'/'"));
+        let s = Settings {
+            default_ttl_seconds: Some(0),
+            ..Settings::default()
+        };
+        assert!(s.validate().is_err());
+    }
+}

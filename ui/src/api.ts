@@ -1,0 +1,37 @@
+// The one door to the engine: the shell's `rpc` command and its
+// `pad-event` channel (DESIGN.md, "The desktop app").
+
+import { invoke } from "@tauri-apps/api/core";
+import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import type { PadEvent, RpcError, Settings } from "./types";
+
+export class EngineError extends Error {
+  constructor(public code: number, message: string, public data?: unknown) {
+    super(message);
+  }
+}
+
+export async function rpc<T = any>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+  try {
+    return await invoke<T>("rpc", { method, params });
+  } catch (e) {
+    const err = e as RpcError | string;
+    if (typeof err === "object" && err && "code" in err) {
+      throw new EngineError(err.code, err.message, err.data);
+    }
+    throw new EngineError(-32603, String(err));
+  }
+}
+
+export function onEvent(cb: (ev: PadEvent) => void): Promise<UnlistenFn> {
+  return listen<PadEvent>("pad-event", (e) => cb(e.payload));
+}
+
+export function onFocusEntry(cb: (entry: { id: string; pad: string }) => void): Promise<UnlistenFn> {
+  return listen<{ id: string; pad: string }>("focus-entry", (e) => cb(e.payload));
+}
+
+export const getSettings = () => invoke<Settings>("get_settings");
+export const setSettings = (settings: Settings) => invoke<Settings>("set_settings", { settings });
+export const appInfo = () => invoke<{ version: string; in_process: boolean; socket: string; data_dir: string }>("app_info");
+export const hideQuick = () => invoke<void>("hide_quick");

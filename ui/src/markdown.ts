@@ -1,0 +1,44 @@
+// Entry content as markdown, made safe: marked renders, DOMPurify removes
+// anything that could run (script, event handlers, javascript: URLs, …).
+// Raw HTML in an entry is shown as text, never interpreted.
+
+import DOMPurify from "dompurify";
+import { Marked } from "marked";
+
+const md = new Marked({
+  gfm: true,
+  breaks: true,
+  async: false,
+  renderer: {
+    // HTML written into an entry is displayed, escaped, as what it is.
+    html({ text }) {
+      return escapeHtml(text);
+    },
+  },
+});
+
+export function escapeHtml(s: string): string {
+  return s
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
+}
+
+const ALLOWED_TAGS = [
+  "p", "br", "strong", "em", "del", "code", "pre", "blockquote", "ul", "ol", "li",
+  "h1", "h2", "h3", "h4", "h5", "h6", "a", "hr", "table", "thead", "tbody", "tr",
+  "th", "td", "input", "span",
+];
+
+/** Safe HTML for `text`. Links keep their address as a title and never
+ *  navigate the app (the view intercepts clicks); images are not loaded. */
+export function renderMarkdown(text: string): string {
+  const html = md.parse(text) as string;
+  return DOMPurify.sanitize(html, {
+    ALLOWED_TAGS,
+    ALLOWED_ATTR: ["href", "title", "type", "checked", "disabled", "class"],
+    ALLOWED_URI_REGEXP: /^(?:https?:|mailto:|#)/i,
+  });
+}

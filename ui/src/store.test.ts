@@ -1,0 +1,102 @@
+import { FeedStore, NO_FILTER, matches } from "./store";
+import type { Entry, PadEvent } from "./types";
+
+let n = 0;
+function entry(over: Partial<Entry> = {}): Entry {
+  n += 1;
+  return {
+    id: `1jkq${String(n).padStart(8, "0")}`,
+    pad: "p",
+    author: "agent-0",
+    kind: "note",
+    content: `entry ${n}`,
+    tags: [],
+    status: null,
+    assignee: null,
+    resume: null,
+    lease_until: null,
+    attempts: 0,
+    error: null,
+    category: null,
+    confidence: null,
+    depends_on: [],
+    remind_at: null,
+    pinned: false,
+    meta: null,
+    created_at: "2026-11-21T04:00:00.000Z",
+    updated_at: "2026-11-21T04:00:00.000Z",
+    version: 1,
+    ...over,
+  };
+}
+const ev = (type: PadEvent["type"], e?: Entry, pad?: string): PadEvent => ({ subscription: 1, type, entry: e, pad: pad ?? e?.pad });
+
+describe("FeedStore", () => {
+  it("adds created entries of the shown pad at the top, once", () => {
+    const s = new FeedStore();
+    const old = entry();
+    s.load([old], { ...NO_FILTER, pad: "p" });
+    const fresh = entry();
+    expect(s.apply(ev("created", fresh))).toEqual({ feed: true, pads: true, inbox: false });
+    expect(s.apply(ev("created", fresh)).feed).toBe(false);
+    expect(s.entries.map((e) => e.id)).toEqual([fresh.id, old.id]);
+    expect(s.apply(ev("created", entry({ pad: "other" }))).feed).toBe(false);
+    expect(s.entries).toHaveLength(2);
+  });
+
+  it("applies filters to live entries", () => {
+    const s = new FeedStore();
+    s.load([], { ...NO_FILTER, pad: "p", tag: "db", kind: "task" });
+    expect(s.apply(ev("created", entry({ tags: ["db"], kind: "task" }))).feed).toBe(true);
+    expect(s.apply(ev("created", entry({ tags: ["web"], kind: "task" }))).feed).toBe(false);
+    expect(s.apply(ev("created", entry({ tags: ["db"] }))).feed).toBe(false);
+    expect(matches(entry({ author: "x" }), { ...NO_FILTER, author: "y" })).toBe(false);
+  });
+
+  it("replaces updated entries and drops those that stop matching", () => {
+    const s = new FeedStore();
+    const e = entry({ status: "todo", kind: "task" });
+    s.load([e], { ...NO_FILTER, pad: "p", status: "todo" });
+    s.apply(ev("updated", { ...e, content: "changed", version: 2 }));
+    expect(s.entries[0].content).toBe("changed");
+    s.apply(ev("updated", { ...e, status: "done", version: 3 }));
+    expect(s.entries).toHaveLength(0);
+  });
+
+  it("removes deleted entries, and everything unpinned on pad.clear", () => {
+    const s = new FeedStore();
+    const a = entry();
+    const b = entry({ pinned: true });
+    const c = entry();
+    s.load([a, b, c], { ...NO_FILTER, pad: "p" });
+    s.apply(ev("deleted", a));
+    expect(s.entries.map((e) => e.id)).toEqual([c.id, b.id]);
+    expect(s.apply(ev("deleted", undefined, "p")).feed).toBe(true);
+    expect(s.entries.map((e) => e.id)).toEqual([b.id]);
+  });
+
+  it("keeps a needs-eyes inbox of others' entries", () => {
+    const s = new FeedStore();
+    s.me = "user";
+    const theirs = entry({ tags: ["needs_eyes"] });
+    const mine = entry({ tags: ["needs_eyes"], author: "user" });
+    expect(s.apply(ev("needs_eyes", theirs)).inbox).toBe(true);
+    expect(s.apply(ev("needs_eyes", mine)).inbox).toBe(false);
+    expect(s.apply(ev("needs_eyes", theirs)).inbox).toBe(false);
+    expect(s.inbox.map((e) => e.id)).toEqual([theirs.id]);
+    s.apply(ev("updated", { ...theirs, tags: [], version: 2 }));
+    expect(s.inbox).toHaveLength(0);
+  });
+
+  it("pages older entries in without repeats, newest first", () => {
+    const s = new FeedStore();
+    const [a, b, c] = [entry(), entry(), entry()];
+    s.load([c, b], NO_FILTER);
+    s.append([b, a]);
+    expect(s.entries.map((e) => e.id)).toEqual([c.id, b.id, a.id]);
+  });
+
+  it("asks for a full reload when events were missed", () => {
+    expect(new FeedStore().apply({ subscription: 1, type: "lagged", missed: 10 })).toEqual({ feed: true, pads: true, inbox: true });
+  });
+});

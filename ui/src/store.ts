@@ -1,0 +1,139 @@
+// The feed's state, kept in step with the engine's events. Pure logic, no
+// DOM and no Tauri, so it is unit-tested (store.test.ts).
+
+import type { Entry, PadEvent, Status, Kind } from "./types";
+
+export interface Filter {
+  pad: string | null;
+  tag: string | null;
+  kind: Kind | null;
+  author: string | null;
+  status: Status | null;
+}
+
+export const NO_FILTER: Filter = { pad: null, tag: null, kind: null, author: null, status: null };
+
+export function matches(e: Entry, f: Filter): boolean {
+  return (
+    (f.pad === null || e.pad === f.pad) &&
+    (f.tag === null || e.tags.includes(f.tag)) &&
+    (f.kind === null || e.kind === f.kind) &&
+    (f.author === null || e.author === f.author) &&
+    (f.status === null || e.status === f.status)
+  );
+}
+
+/** Newest first: ids sort by time (docs/protocol.md), so compare them. */
+function newerFirst(a: Entry, b: Entry): number {
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
+
+/** What an event changed for the view, so it redraws only when needed. */
+export interface Change {
+  feed: boolean;
+  pads: boolean;
+  inbox: boolean;
+}
+
+export class FeedStore {
+  entries: Entry[] = [];
+  filter: Filter = { ...NO_FILTER };
+  /** needs_eyes entries by others, newest first. */
+  inbox: Entry[] = [];
+  me = "user";
+
+  /** Replaces the feed with a freshly loaded page (newest first). */
+  load(entries: Entry[], filter: Filter): void {
+    this.filter = { ...filter };
+    this.entries = [...entries].sort(newerFirst);
+  }
+
+  /** Appends an older page (pagination); entries already present are skipped. */
+  append(older: Entry[]): void {
+    const have = new Set(this.entries.map((e) => e.id));
+    this.entries.push(...older.filter((e) => !have.has(e.id)));
+    this.entries.sort(newerFirst);
+  }
+
+  loadInbox(entries: Entry[]): void {
+    this.inbox = entries.filter((e) => e.author !== this.me).sort(newerFirst);
+  }
+
+  dismiss(id: string): void {
+    this.inbox = this.inbox.filter((e) => e.id !== id);
+  }
+
+  /** Applies one engine event. */
+  apply(ev: PadEvent): Change {
+    const change: Change = { feed: false, pads: false, inbox: false };
+    const e = ev.entry;
+    switch (ev.type) {
+      case "created":
+        change.pads = true;
+        if (e && matches(e, this.filter) && !this.entries.some((x) => x.id === e.id)) {
+          this.entries.push(e);
+          this.entries.sort(newerFirst);
+          change.feed = true;
+        }
+        break;
+      case "updated":
+        if (e) {
+          const i = this.entries.findIndex((x) => x.id === e.id);
+          const keep = matches(e, this.filter);
+          if (i >= 0 && keep) this.entries[i] = e;
+          else if (i >= 0) this.entries.splice(i, 1);
+          else if (keep) {
+            this.entries.push(e);
+            this.entries.sort(newerFirst);
+          }
+          change.feed = i >= 0 || keep;
+          const j = this.inbox.findIndex((x) => x.id === e.id);
+          if (j >= 0) {
+            if (e.tags.includes("needs_eyes")) this.inbox[j] = e;
+            else this.inbox.splice(j, 1);
+            change.inbox = true;
+          }
+        }
+        break;
+      case "deleted":
+        change.pads = true;
+        if (e) {
+          const before = this.entries.length;
+          this.entries = this.entries.filter((x) => x.id !== e.id);
+          change.feed = this.entries.length !== before;
+          const inboxBefore = this.inbox.length;
+          this.dismiss(e.id);
+          change.inbox = this.inbox.length !== inboxBefore;
+        } else if (ev.pad && this.filter.pad === ev.pad) {
+          // pad.clear: everything on the pad went at once.
+          this.entries = this.entries.filter((x) => x.pinned);
+          change.feed = true;
+        }
+        break;
+      case "needs_eyes":
+        if (e && e.author !== this.me && !this.inbox.some((x) => x.id === e.id)) {
+          this.inbox.unshift(e);
+          change.inbox = true;
+        }
+        break;
+      case "pad_expired":
+        change.pads = true;
+        break;
+      case "lagged":
+        // Events were missed: the caller reloads everything.
+        change.feed = change.pads = change.inbox = true;
+        break;
+      case "reminder":
+        change.inbox = true;
+        break;
+    }
+    return change;
+  }
+}
+
+/** Tasks in the order plan.order gave, for the tasks view. */
+export interface PlanStep {
+  entry: Entry;
+  state: "ready" | "running" | "blocked" | "done" | "failed";
+  waiting_on: string[];
+}

@@ -1,0 +1,36 @@
+import { parseQuickNote } from "./tags";
+
+describe("parseQuickNote", () => {
+  it("turns #words into tags and keeps the rest as content", () => {
+    expect(parseQuickNote("ship it #release")).toEqual({ content: "ship it", tags: ["release"] });
+    expect(parseQuickNote("#Deploy the #db-migration now")).toEqual({
+      content: "the now",
+      tags: ["deploy", "db-migration"],
+    });
+  });
+
+  it("folds case, drops duplicates and keeps order", () => {
+    expect(parseQuickNote("a #B #b #c").tags).toEqual(["b", "c"]);
+  });
+
+  it("leaves things that are not tags alone", () => {
+    expect(parseQuickNote("issue#12 and C# and #")).toEqual({ content: "issue#12 and C# and #", tags: [] });
+    expect(parseQuickNote("email a#b.com")).toEqual({ content: "email a#b.com", tags: [] });
+    expect(parseQuickNote("#" + "x".repeat(33)).tags).toEqual([]);
+  });
+
+  it("accepts punctuation after a tag", () => {
+    expect(parseQuickNote("done #ci, next #deploy.")).toEqual({ content: "done, next.", tags: ["ci", "deploy"] });
+  });
+
+  it("keeps the text when the note is only tags", () => {
+    expect(parseQuickNote("#todo #later")).toEqual({ content: "#todo #later", tags: ["todo", "later"] });
+  });
+
+  it("takes at most ten tags, leaving the rest in the text", () => {
+    const text = Array.from({ length: 12 }, (_, i) => `#t${i}`).join(" ") + " go";
+    const q = parseQuickNote(text);
+    expect(q.tags).toHaveLength(10);
+    expect(q.content).toBe("#t10 #t11 go");
+  });
+});

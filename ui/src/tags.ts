@@ -1,0 +1,29 @@
+// Quick notes: "#word" in the text becomes a tag, as the engine checks
+// tags (1-32 of a-z 0-9 _ -, case-folded, at most 10).
+
+export const MAX_TAGS = 10;
+const TAG = /(^|\s)#([A-Za-z0-9_-]{1,32})(?=\s|$|[.,;:!?)])/g;
+
+export interface QuickNote {
+  content: string;
+  tags: string[];
+}
+
+/** Splits "ship it #release" into content "ship it" and tags ["release"].
+ *  Tags keep their first-seen order, folded and deduplicated; past ten the
+ *  rest stay in the text. A note of only tags keeps its text. */
+export function parseQuickNote(text: string): QuickNote {
+  const tags: string[] = [];
+  const stripped = text.replace(TAG, (whole, lead: string, word: string) => {
+    const tag = word.toLowerCase();
+    if (tags.includes(tag)) return lead;
+    if (tags.length >= MAX_TAGS) return whole;
+    tags.push(tag);
+    return lead;
+  });
+  const content = stripped
+    .replace(/[ \t]{2,}/g, " ")
+    .replace(/[ \t]+([,.;:!?])/g, "$1")
+    .trim();
+  return { content: content === "" ? text.trim() : content, tags };
+}
