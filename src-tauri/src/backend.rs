@@ -45,13 +45,14 @@ impl Backend {
     pub async fn start(
         socket: PathBuf,
         author: &str,
+        metrics: Option<std::net::SocketAddr>,
         config: impl FnOnce() -> Config,
         on_event: impl Fn(Value) + Send + Sync + 'static,
     ) -> Result<Backend, String> {
         let mut owned = None;
         let stream = match connect(&socket).await {
             Some(s) => s,
-            None => match run_engine(&socket, config()).await {
+            None => match run_engine(&socket, config(), metrics).await {
                 Ok(o) => {
                     owned = Some(o);
                     connect(&socket)
@@ -118,11 +119,36 @@ async fn connect(socket: &Path) -> Option<UnixStream> {
     Some(stream)
 }
 
-/// Binds the socket and serves an engine from this process.
-async fn run_engine(socket: &Path, config: Config) -> Result<Owned, String> {
+/// Binds the socket and serves an engine from this process (and its
+/// metrics, when asked).
+async fn run_engine(
+    socket: &Path,
+    mut config: Config,
+    metrics: Option<std::net::SocketAddr>,
+) -> Result<Owned, String> {
     let bound = server::bind(socket).map_err(|e| e.to_string())?;
+    config.metrics = metrics.is_some();
     let engine = Engine::open(config).await.map_err(|e| e.to_string())?;
     let (stop, stopped) = oneshot::channel::<()>();
+    let (metrics_stop, metrics_stopped) = oneshot::channel::<()>();
+    if let Some(addr) = metrics {
+        match tokio::net::TcpListener::bind(addr).await {
+            Ok(listener) => {
+                if let Ok(local) = listener.local_addr() {
+                    engine.set_metrics_address(format!("http://{local}/metrics"));
+                }
+                tokio::spawn(scratchpad::metrics::serve(
+                    listener,
+                    engine.clone(),
+                    async {
+                        let _ = metrics_stopped.await;
+                    },
+                ));
+            }
+            // The app still runs; stats (and the activity view) say no metrics.
+            Err(e) => tracing::warn!("metrics: cannot listen on {addr}: {e}"),
+        }
+    }
     let task = tokio::spawn(async move {
         let background = engine.spawn_background();
         server::serve(
@@ -134,6 +160,7 @@ async fn run_engine(socket: &Path, config: Config) -> Result<Owned, String> {
             Duration::from_secs(5),
         )
         .await;
+        let _ = metrics_stop.send(());
         engine.shutdown().await;
         let _ = background.await;
         drop(bound);

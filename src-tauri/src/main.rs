@@ -240,9 +240,14 @@ fn main() {
             let handle = app.handle().clone();
             let events = handle.clone();
             let dir = data_dir.clone();
+            let metrics = settings.metrics_address().unwrap_or_else(|e| {
+                tracing::warn!("{e}; metrics are off");
+                None
+            });
             let backend = tauri::async_runtime::block_on(Backend::start(
                 socket,
                 &settings.author,
+                metrics,
                 move || engine_config(dir),
                 move |event| {
                     let _ = events.emit("pad-event", event.clone());

@@ -20,6 +20,9 @@ pub struct Settings {
     pub default_ttl_seconds: Option<i64>,
     /// The pad the quick-note box writes to (the last one open).
     pub pad: String,
+    /// Serve Prometheus metrics here (e.g. "127.0.0.1:9464") when this app
+    /// runs the engine; loopback only. Takes effect at the next start.
+    pub metrics: Option<String>,
 }
 
 impl Default for Settings {
@@ -30,6 +33,7 @@ impl Default for Settings {
             notifications: true,
             default_ttl_seconds: Some(7200),
             pad: "inbox".into(),
+            metrics: None,
         }
     }
 }
@@ -58,7 +62,25 @@ impl Settings {
         if matches!(self.default_ttl_seconds, Some(t) if t < 1) {
             return Err("the default TTL must be at least 1 second, or none".into());
         }
+        self.metrics_address()?;
         Ok(())
+    }
+
+    /// The metrics address, checked: a loopback `host:port`, or none.
+    pub fn metrics_address(&self) -> Result<Option<std::net::SocketAddr>, String> {
+        let Some(raw) = self
+            .metrics
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        else {
+            return Ok(None);
+        };
+        let addr: std::net::SocketAddr = raw.parse().map_err(|_| {
+            format!("metrics address '{raw}' is not host:port, e.g. 127.0.0.1:9464")
+        })?;
+        scratchpad::metrics::check_address(addr, false).map_err(|e| e.to_string())?;
+        Ok(Some(addr))
     }
 
     /// Writes the settings (through a temp file, so a crash keeps the old ones).
@@ -106,5 +128,15 @@ mod tests {
             ..Settings::default()
         };
         assert!(s.validate().is_err());
+        let remote = Settings {
+            metrics: Some("0.0.0.0:9464".into()),
+            ..Settings::default()
+        };
+        assert!(remote.validate().unwrap_err().contains("loopback"));
+        let local = Settings {
+            metrics: Some("127.0.0.1:9464".into()),
+            ..Settings::default()
+        };
+        assert_eq!(local.metrics_address().unwrap().unwrap().port(), 9464);
     }
 }

@@ -7,7 +7,7 @@
 // logs), NOTIFY_LOG (dbus-monitor's output).
 
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, readFileSync, existsSync, chmodSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -36,6 +36,17 @@ const env = {
 
 let driver;
 let browser;
+let metricsPort;
+
+/** A TCP port nobody listens on now. */
+function freePort() {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -87,14 +98,35 @@ async function toWindow(label) {
   throw new Error(`no ${label} window`);
 }
 
-/** The feed row whose text includes `text` (read from the DOM, so rows
+/** Whether a feed row's text includes `text` (read from the DOM, so rows
  *  scrolled partly out of view count too). */
 async function rowWith(text) {
-  const i = await browser.execute(
-    (t) => [...document.querySelectorAll(".row")].findIndex((r) => r.textContent.includes(t)),
+  return browser.execute(
+    (t) => [...document.querySelectorAll(".row")].some((r) => r.textContent.includes(t)),
     text,
   );
-  return i >= 0 ? (await browser.$$(".row"))[i] : null;
+}
+
+// The feed and the pad list are redrawn on every event, so an element found
+// a moment ago may be gone by the time WebDriver clicks it: these click in
+// the page, on the element found at that instant.
+async function clickRow(text) {
+  const done = await browser.execute((t) => {
+    const row = [...document.querySelectorAll(".row")].find((r) => r.textContent.includes(t));
+    row?.click();
+    return !!row;
+  }, text);
+  assert.ok(done, `no row with ${text}`);
+}
+
+async function clickPad(name) {
+  await waitFor(`pad ${name} in the list`, () =>
+    browser.execute((n) => {
+      const b = document.querySelector(`#pads .pad[data-pad="${n}"]`);
+      b?.click();
+      return !!b;
+    }, name),
+  );
 }
 
 /** The real screen (ImageMagick on the Xvfb display): WebKitWebDriver's
@@ -106,6 +138,10 @@ async function screenshot(name) {
 
 before(async () => {
   assert.ok(APP && existsSync(APP), `APP must point at the built app (got ${APP})`);
+  // Settings as a person saved them: metrics on, served by the app's engine.
+  metricsPort = await freePort();
+  mkdirSync(env.PAD_HOME, { recursive: true });
+  writeFileSync(path.join(env.PAD_HOME, "app-settings.json"), JSON.stringify({ metrics: `127.0.0.1:${metricsPort}` }));
   driver = spawn(process.env.TAURI_DRIVER ?? "tauri-driver", [], { env, stdio: ["ignore", "inherit", "inherit"] });
   await waitFor("tauri-driver", () => new Promise((r) => {
     const s = net.createConnection(4444, "127.0.0.1");
@@ -177,8 +213,8 @@ test("the global hotkey opens the quick-note box; Enter stores a tagged entry", 
 
 test("content with script or onerror HTML is shown as text and never runs", async () => {
   await call("entry.add", { pad: "inbox", author: "agent-x", content: "<script>window.__pwned = 1</script> and <img src=x onerror=\"window.__pwned = 2\"> here" });
-  const row = await waitFor("the hostile entry", () => rowWith("window.__pwned"));
-  await row.click();
+  await waitFor("the hostile entry", () => rowWith("window.__pwned"));
+  await clickRow("window.__pwned");
   const detail = await browser.$("#detail .markdown");
   await waitFor("the detail pane", async () => (await detail.getText()).includes("<script>"));
   assert.equal(await browser.execute(() => window.__pwned), null);
@@ -212,11 +248,7 @@ test("search finds an entry; clearing a pad asks first", async () => {
   await waitFor("a search hit", () => rowWith("quarterly numbers look odd"));
   await browser.keys("Escape");
 
-  const pad = await waitFor("the scratch pad", async () => {
-    for (const b of await browser.$$("#pads .pad")) if ((await b.getAttribute("data-pad")) === "scratch") return b;
-    return null;
-  });
-  await pad.click();
+  await clickPad("scratch");
   await waitFor("the scratch feed", () => rowWith("second scratch note"));
   await browser.$("#clear-btn").click();
   const dialog = await browser.$("#confirm");
@@ -229,12 +261,34 @@ test("search finds an entry; clearing a pad asks first", async () => {
   await waitFor("the pad to empty", async () => (await call("entry.list", { pad: "scratch" })).entries.length === 0);
 });
 
+test("the activity view shows the last hour, tags and pads from stats", async () => {
+  await call("entry.add", { pad: "inbox", author: "agent-2", content: "tagged for the chart", tags: ["perf", "needs_eyes"] });
+  await browser.$("#activity-btn").click();
+  const stats = await call("stats", { activity: true });
+  const lastHour = await browser.$("#act-last-hour .act-value");
+  await waitFor("the hour's count", async () => (await lastHour.getText()) === String(stats.activity.entries_last_hour));
+  assert.ok(stats.activity.entries_last_hour > 0);
+  const text = await browser.execute(() => document.getElementById("activity").textContent);
+  assert.match(text, /#perf/);
+  assert.match(text, /Busiest pads\s*inbox/);
+  assert.equal(await browser.$$("#activity svg rect").length, 60, "a bar per minute");
+  await screenshot("activity");
+  await browser.$("#activity-btn").click();
+});
+
+test("the app's engine serves Prometheus metrics when the settings ask", async () => {
+  const url = `http://127.0.0.1:${metricsPort}/metrics`;
+  assert.equal((await call("stats")).metrics, url);
+  const r = await fetch(url);
+  assert.equal(r.status, 200);
+  const body = await r.text();
+  assert.match(body, /^scratchpad_entries_total\{kind="note"\} \d+$/m);
+  assert.match(body, /^scratchpad_active_pads \d+$/m);
+  assert.equal((await fetch(url, { method: "POST" })).status, 405);
+});
+
 test("screenshot of the main window with a live feed", async () => {
-  const pad = await waitFor("the inbox pad", async () => {
-    for (const b of await browser.$$("#pads .pad")) if ((await b.getAttribute("data-pad")) === "inbox") return b;
-    return null;
-  });
-  await pad.click();
+  await clickPad("inbox");
   for (const [author, content, tags, kind] of [
     ["agent-research", "**Finding:** the login retries three times before failing; see `auth/retry.rs`", ["login"], "insight"],
     ["agent-0", "Plan: migrate the sessions table, then flip the flag", ["migration"], "plan"],
@@ -242,7 +296,7 @@ test("screenshot of the main window with a live feed", async () => {
   ]) {
     await call("entry.add", { pad: "inbox", author, content, tags, kind });
   }
-  const row = await waitFor("the finding", () => rowWith("Finding:"));
-  await row.click();
+  await waitFor("the finding", () => rowWith("Finding:"));
+  await clickRow("Finding:");
   await screenshot("main-window");
 });

@@ -4,6 +4,7 @@
 // unless it went through textContent or the markdown sanitizer.
 
 import { appInfo, getSettings, onEvent, onFocusEntry, rpc, setSettings, EngineError } from "./api";
+import { renderActivity } from "./activity";
 import { renderMarkdown } from "./markdown";
 import { FeedStore, type Filter, type PlanStep } from "./store";
 import { parseQuickNote } from "./tags";
@@ -15,7 +16,7 @@ const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getEleme
 const ROW = 88;
 const PAGE = 1000;
 
-type View = "feed" | "search" | "inbox" | "tasks";
+type View = "feed" | "search" | "inbox" | "tasks" | "activity";
 
 const store = new FeedStore();
 let settings: Settings;
@@ -118,7 +119,7 @@ function drawPads(): void {
     ...all.map((p) => {
       const b = el("button", "side-item pad");
       b.dataset.pad = p.name;
-      b.classList.toggle("active", p.name === currentPad() && view !== "inbox");
+      b.classList.toggle("active", p.name === currentPad() && (view === "feed" || view === "tasks"));
       b.append(el("span", "pad-name", p.name), el("span", "count", String(p.entries)));
       b.title = p.expires_at ? `expires ${ago(p.expires_at)} if idle` : "never expires";
       if (p.expires_at) b.append(el("span", "expiry", `expires ${ago(p.expires_at).replace(" ago", "")} if idle`));
@@ -163,7 +164,14 @@ async function loadMore(): Promise<void> {
   }
 }
 
+function showPanes(activity: boolean): void {
+  $("content").hidden = activity;
+  $("activity").hidden = !activity;
+  $("activity-btn").classList.toggle("active", activity);
+}
+
 function draw(): void {
+  showPanes(false);
   const title = $("view-title");
   if (view === "feed") {
     shown = store.entries;
@@ -347,6 +355,28 @@ async function showTasks(): Promise<void> {
   draw();
 }
 
+let activityTimer = 0;
+async function showActivity(): Promise<void> {
+  clearInterval(activityTimer);
+  if (view === "activity") {
+    view = "feed";
+    return loadFeed();
+  }
+  view = "activity";
+  showPanes(true);
+  drawPads();
+  $("view-title").textContent = "Activity";
+  const refresh = () => renderActivity($("activity"), (pad) => {
+    clearInterval(activityTimer);
+    void openPad(pad).catch(fail);
+  });
+  await refresh();
+  activityTimer = window.setInterval(() => {
+    if (view === "activity") void refresh().catch(fail);
+    else clearInterval(activityTimer);
+  }, 5000);
+}
+
 async function showInbox(): Promise<void> {
   view = view === "inbox" ? "feed" : "inbox";
   if (view === "feed") return loadFeed();
@@ -394,6 +424,7 @@ function openSettings(): void {
   field("author").value = settings.author;
   field("notifications").checked = settings.notifications;
   field("ttl_hours").value = settings.default_ttl_seconds === null ? "" : String(settings.default_ttl_seconds / 3600);
+  field("metrics").value = settings.metrics ?? "";
   $("settings-error").textContent = "";
   $<HTMLDialogElement>("settings-dialog").showModal();
 }
@@ -410,6 +441,7 @@ async function saveSettings(ev: Event): Promise<void> {
       author: field("author").value.trim().toLowerCase(),
       notifications: field("notifications").checked,
       default_ttl_seconds: hours === "" ? null : Math.max(1, Math.round(Number(hours) * 3600)),
+      metrics: field("metrics").value.trim() || null,
     });
     store.me = settings.author;
     $<HTMLDialogElement>("settings-dialog").close();
@@ -459,6 +491,7 @@ function wire(): void {
     $(id).addEventListener("change", () => void (view === "search" ? search(($("search") as HTMLInputElement).value) : loadFeed()).catch(fail));
   }
   $("inbox-btn").addEventListener("click", () => void showInbox().catch(fail));
+  $("activity-btn").addEventListener("click", () => void showActivity().catch(fail));
   $("tasks-btn").addEventListener("click", () => void showTasks().catch(fail));
   $("export-btn").addEventListener("click", () => void exportPad().catch(fail));
   $("clear-btn").addEventListener("click", () => void clearPad().catch(fail));
@@ -497,6 +530,7 @@ function keys(ev: KeyboardEvent): void {
       case "e": if (e) startEdit(e); return !!e;
       case "Delete": case "Backspace": if (e) void remove(e); return !!e;
       case "i": void showInbox().catch(fail); return true;
+      case "a": void showActivity().catch(fail); return true;
       case "t": void showTasks().catch(fail); return true;
       case "x": void exportPad().catch(fail); return true;
       case "C": if (ev.shiftKey) void clearPad().catch(fail); return ev.shiftKey;

@@ -66,4 +66,5 @@ export interface Settings {
   notifications: boolean;
   default_ttl_seconds: number | null;
   pad: string;
+  metrics: string | null;
 }

@@ -1,0 +1,123 @@
+// The activity view: what has been happening, from the engine's `stats`
+// (with `activity: true`), refreshed while shown.
+
+import { rpc } from "./api";
+
+interface PadActivity {
+  name: string;
+  entries: number;
+  last_write_at: string;
+  idle_seconds: number;
+  expires_at: string | null;
+}
+
+interface Stats {
+  entries: number;
+  pads: number;
+  archived_pads: number;
+  embed_queue: number;
+  index_queue: number;
+  semantic: { status: string; model?: string; reason?: string };
+  metrics?: string;
+  activity: {
+    entries_per_minute: number[];
+    entries_last_hour: number;
+    top_tags: { tag: string; count: number }[];
+    busiest_pads: PadActivity[];
+    stalest_pads: PadActivity[];
+    avg_entry_bytes: number;
+  };
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+export function idle(s: number): string {
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+/** Bars for entries per minute, oldest left, scaled to the busiest minute. */
+export function chart(perMinute: number[], width = 600, height = 90): SVGSVGElement {
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  svg.setAttribute("class", "chart");
+  svg.setAttribute("role", "img");
+  const max = Math.max(1, ...perMinute);
+  const w = width / Math.max(1, perMinute.length);
+  perMinute.forEach((n, i) => {
+    const h = n === 0 ? 1 : Math.max(2, (n / max) * (height - 4));
+    const r = document.createElementNS(SVG, "rect");
+    r.setAttribute("x", String(i * w + 1));
+    r.setAttribute("y", String(height - h));
+    r.setAttribute("width", String(Math.max(1, w - 2)));
+    r.setAttribute("height", String(h));
+    r.setAttribute("class", n === 0 ? "bar empty" : "bar");
+    const title = document.createElementNS(SVG, "title");
+    title.textContent = `${perMinute.length - i} min ago: ${n} entries`;
+    r.append(title);
+    svg.append(r);
+  });
+  return svg;
+}
+
+function padList(title: string, pads: PadActivity[], open: (pad: string) => void): HTMLElement {
+  const box = el("div", "act-box");
+  box.append(el("h3", "", title));
+  if (!pads.length) box.append(el("p", "hint", "no pads"));
+  for (const p of pads) {
+    const b = el("button", "act-pad");
+    b.append(el("span", "pad-name", p.name), el("span", "count", `${p.entries} entries · idle ${idle(p.idle_seconds)}`));
+    b.addEventListener("click", () => open(p.name));
+    box.append(b);
+  }
+  return box;
+}
+
+/** Fills `root` with the activity view. */
+export async function renderActivity(root: HTMLElement, open: (pad: string) => void): Promise<Stats> {
+  const s = await rpc<Stats>("stats", { activity: true });
+  const a = s.activity;
+  const head = el("div", "act-figures");
+  const figure = (label: string, value: string, id: string) => {
+    const f = el("div", "act-figure");
+    f.id = id;
+    f.append(el("div", "act-value", value), el("div", "act-label", label));
+    head.append(f);
+  };
+  figure("entries in the last hour", String(a.entries_last_hour), "act-last-hour");
+  figure("entries stored", String(s.entries), "act-entries");
+  figure("live pads", `${s.pads}${s.archived_pads ? ` (+${s.archived_pads} archived)` : ""}`, "act-pads");
+  figure("embedding backlog", String(s.embed_queue), "act-backlog");
+  figure("average entry", `${Math.round(a.avg_entry_bytes)} B`, "act-size");
+  const rate = el("div", "act-box wide");
+  rate.append(el("h3", "", "Entries per minute, last hour"), chart(a.entries_per_minute));
+  const tags = el("div", "act-box");
+  tags.append(el("h3", "", "Top tags"));
+  const max = Math.max(1, ...a.top_tags.map((t) => t.count));
+  for (const t of a.top_tags) {
+    const row = el("div", "act-tag");
+    const bar = el("span", "act-tag-bar");
+    bar.style.width = `${(t.count / max) * 100}%`;
+    row.append(el("span", "tag", `#${t.tag}`), bar, el("span", "count", String(t.count)));
+    tags.append(row);
+  }
+  if (!a.top_tags.length) tags.append(el("p", "hint", "no tags yet"));
+  const semantic = el(
+    "p",
+    "hint",
+    `semantic search: ${s.semantic.status}${s.semantic.model ? ` (${s.semantic.model})` : ""}${s.semantic.reason ? ` — ${s.semantic.reason}` : ""}; text index queue ${s.index_queue}${s.metrics ? `; metrics at ${s.metrics}` : ""}`,
+  );
+  const grid = el("div", "act-grid");
+  grid.append(rate, tags, padList("Busiest pads", a.busiest_pads, open), padList("Stalest pads", a.stalest_pads, open));
+  root.replaceChildren(head, grid, semantic);
+  return s;
+}
