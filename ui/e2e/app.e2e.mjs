@@ -2,173 +2,24 @@
 // WebKitWebDriver with WebdriverIO, under Xvfb with a real D-Bus session and
 // a real notification daemon (dunst). Run by scripts/e2e (which sets up the
 // display, the bus, the daemon and dbus-monitor), from ./scripts/test.
-//
-// Environment: APP (the app binary), TAURI_DRIVER, E2E_OUT (screenshots and
-// logs), NOTIFY_LOG (dbus-monitor's output).
 
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from "node:fs";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { remote } from "webdriverio";
+import {
+  NOTIFY_LOG, browser, call, clickPad, clickRow, freePort, launch, quit, rowWith, screenshot, toWindow, waitFor,
+} from "./harness.mjs";
 
-const APP = process.env.APP;
-const OUT = process.env.E2E_OUT ?? mkdtempSync(path.join(os.tmpdir(), "pad-e2e-out-"));
-const NOTIFY_LOG = process.env.NOTIFY_LOG;
-mkdirSync(OUT, { recursive: true });
-
-const home = mkdtempSync(path.join(os.tmpdir(), "pad-e2e-"));
-const runDir = path.join(home, "run");
-mkdirSync(runDir, { mode: 0o700 });
-chmodSync(runDir, 0o700);
-const socket = path.join(runDir, "pad.sock");
-const env = {
-  ...process.env,
-  PAD_HOME: path.join(home, "data"),
-  PAD_SOCKET: socket,
-  PAD_NO_SEMANTIC: "1",
-  PAD_LOG: "info",
-  WEBKIT_DISABLE_DMABUF_RENDERER: "1",
-};
-
-let driver;
-let browser;
 let metricsPort;
 
-/** A TCP port nobody listens on now. */
-function freePort() {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** One JSON-RPC call over the engine's socket, as an agent makes it. */
-function call(method, params = {}) {
-  return new Promise((resolve, reject) => {
-    const s = net.createConnection(socket);
-    let buf = "";
-    s.on("data", (d) => {
-      buf += d;
-      const nl = buf.indexOf("\n");
-      if (nl >= 0) {
-        const msg = JSON.parse(buf.slice(0, nl));
-        s.end();
-        msg.error ? reject(new Error(msg.error.message)) : resolve(msg.result);
-      }
-    });
-    s.on("error", reject);
-    s.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) + "\n");
-  });
-}
-
-async function waitFor(what, fn, ms = 10_000) {
-  const end = Date.now() + ms;
-  let last;
-  while (Date.now() < end) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(100);
-  }
-  try {
-    execFileSync("import", ["-window", "root", path.join(OUT, `failed-${what.replace(/\W+/g, "-")}.png`)]);
-  } catch {
-    // no screen to capture
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
-}
-
-async function toWindow(label) {
-  for (const h of await browser.getWindowHandles()) {
-    await browser.switchToWindow(h);
-    const url = await browser.getUrl();
-    if ((label === "quick") === url.includes("quick.html")) return;
-  }
-  throw new Error(`no ${label} window`);
-}
-
-/** Whether a feed row's text includes `text` (read from the DOM, so rows
- *  scrolled partly out of view count too). */
-async function rowWith(text) {
-  return browser.execute(
-    (t) => [...document.querySelectorAll(".row")].some((r) => r.textContent.includes(t)),
-    text,
-  );
-}
-
-// The feed and the pad list are redrawn on every event, so an element found
-// a moment ago may be gone by the time WebDriver clicks it: these click in
-// the page, on the element found at that instant.
-async function clickRow(text) {
-  const done = await browser.execute((t) => {
-    const row = [...document.querySelectorAll(".row")].find((r) => r.textContent.includes(t));
-    row?.click();
-    return !!row;
-  }, text);
-  assert.ok(done, `no row with ${text}`);
-}
-
-async function clickPad(name) {
-  await waitFor(`pad ${name} in the list`, () =>
-    browser.execute((n) => {
-      const b = document.querySelector(`#pads .pad[data-pad="${n}"]`);
-      b?.click();
-      return !!b;
-    }, name),
-  );
-}
-
-/** The real screen (ImageMagick on the Xvfb display): WebKitWebDriver's
- *  own screenshots can hang, and miss windows drawn over the app. */
-async function screenshot(name) {
-  await sleep(500);
-  execFileSync("import", ["-window", "root", path.join(OUT, `${name}.png`)]);
-}
-
 before(async () => {
-  assert.ok(APP && existsSync(APP), `APP must point at the built app (got ${APP})`);
   // Settings as a person saved them: metrics on, served by the app's engine.
   metricsPort = await freePort();
-  mkdirSync(env.PAD_HOME, { recursive: true });
-  writeFileSync(path.join(env.PAD_HOME, "app-settings.json"), JSON.stringify({ metrics: `127.0.0.1:${metricsPort}` }));
-  driver = spawn(process.env.TAURI_DRIVER ?? "tauri-driver", [], { env, stdio: ["ignore", "inherit", "inherit"] });
-  await waitFor("tauri-driver", () => new Promise((r) => {
-    const s = net.createConnection(4444, "127.0.0.1");
-    s.on("connect", () => { s.end(); r(true); });
-    s.on("error", () => r(false));
-  }));
-  browser = await remote({
-    hostname: "127.0.0.1",
-    port: 4444,
-    logLevel: "warn",
-    capabilities: {
-      browserName: "wry",
-      "wdio:enforceWebDriverClassic": true,
-      "tauri:options": { application: APP },
-    },
-  });
-  await toWindow("main");
-  await waitFor("the app to load", async () => (await browser.$("body").getAttribute("data-ready")) === "true", 30_000);
+  await launch({ metrics: `127.0.0.1:${metricsPort}` });
 });
 
-after(async () => {
-  try {
-    await browser?.deleteSession();
-  } finally {
-    driver?.kill();
-  }
-});
+after(quit);
 
 test("the app started the engine in-process and serves the socket", async () => {
   const hello = await call("hello", { client: "e2e" });

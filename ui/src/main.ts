@@ -194,6 +194,16 @@ function draw(): void {
   if (view === "feed" && cursor && feed.scrollHeight <= feed.clientHeight) void loadMore();
 }
 
+/** Redraws at the next frame: a burst of events costs one redraw. */
+let drawFrame = 0;
+function drawSoon(): void {
+  if (drawFrame) return;
+  drawFrame = requestAnimationFrame(() => {
+    drawFrame = 0;
+    if (view === "feed" || view === "inbox") draw();
+  });
+}
+
 function row(e: Entry, i: number): HTMLElement {
   const r = el("div", "row");
   r.dataset.id = e.id;
@@ -568,7 +578,7 @@ async function main(): Promise<void> {
       void showTasks().catch(fail);
       return;
     }
-    if ((c.feed && view === "feed") || (c.inbox && view === "inbox")) draw();
+    if ((c.feed && view === "feed") || (c.inbox && view === "inbox")) drawSoon();
     else if (c.inbox) $("inbox-count").textContent = store.inbox.length ? String(store.inbox.length) : "";
   });
   await onFocusEntry((entry) => void openPad(entry.pad, entry.id).then(() => {

@@ -100,3 +100,16 @@ describe("FeedStore", () => {
     expect(new FeedStore().apply({ subscription: 1, type: "lagged", missed: 10 })).toEqual({ feed: true, pads: true, inbox: true });
   });
 });
+
+describe("FeedStore under a burst", () => {
+  it("keeps 10,000 live entries arriving out of order in order", () => {
+    const s = new FeedStore();
+    s.load([], { ...NO_FILTER, pad: "p" });
+    const all = Array.from({ length: 10_000 }, () => entry());
+    // Out of order, as interleaved writers may deliver them.
+    const shuffled = all.map((_, i) => all[(i * 7919) % all.length]);
+    for (const e of shuffled) s.apply(ev("created", e));
+    expect(s.entries).toHaveLength(10_000);
+    expect(s.entries.map((e) => e.id)).toEqual(all.map((e) => e.id).reverse());
+  });
+});

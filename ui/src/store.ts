@@ -28,6 +28,19 @@ function newerFirst(a: Entry, b: Entry): number {
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
+/** Puts `e` into `list` (newest first) where it belongs: a binary search,
+ *  so a burst of new entries costs O(log n) each, not a sort. */
+function insertSorted(list: Entry[], e: Entry): void {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid].id > e.id) lo = mid + 1;
+    else hi = mid;
+  }
+  list.splice(lo, 0, e);
+}
+
 /** What an event changed for the view, so it redraws only when needed. */
 export interface Change {
   feed: boolean;
@@ -71,8 +84,7 @@ export class FeedStore {
       case "created":
         change.pads = true;
         if (e && matches(e, this.filter) && !this.entries.some((x) => x.id === e.id)) {
-          this.entries.push(e);
-          this.entries.sort(newerFirst);
+          insertSorted(this.entries, e);
           change.feed = true;
         }
         break;
@@ -82,10 +94,7 @@ export class FeedStore {
           const keep = matches(e, this.filter);
           if (i >= 0 && keep) this.entries[i] = e;
           else if (i >= 0) this.entries.splice(i, 1);
-          else if (keep) {
-            this.entries.push(e);
-            this.entries.sort(newerFirst);
-          }
+          else if (keep) insertSorted(this.entries, e);
           change.feed = i >= 0 || keep;
           const j = this.inbox.findIndex((x) => x.id === e.id);
           if (j >= 0) {
