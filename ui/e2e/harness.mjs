@@ -166,10 +166,11 @@ export async function launch(settings = {}) {
 
 /** Ends the session (the app exits) and stops tauri-driver. */
 export async function quit() {
-
   try {
     await browser?.deleteSession();
   } finally {
+    browser = undefined;
     driver?.kill();
+    driver = undefined;
   }
 }
