@@ -151,6 +151,14 @@ async function loadFeed(): Promise<void> {
   draw();
 }
 
+/** Whether the feed is scrolled within 20 rows of its end. */
+function nearEnd(): boolean {
+  const f = $("feed");
+  return f.scrollTop + f.clientHeight > f.scrollHeight - ROW * 20;
+}
+
+/** Loads the next page of older entries; again while the view is still
+ *  near the end (a fast scroll can outrun a page). */
 async function loadMore(): Promise<void> {
   if (!cursor || loadingMore || view !== "feed") return;
   loadingMore = true;
@@ -162,6 +170,7 @@ async function loadMore(): Promise<void> {
   } finally {
     loadingMore = false;
   }
+  if (nearEnd()) await loadMore();
 }
 
 function showPanes(activity: boolean): void {
@@ -512,8 +521,7 @@ function wire(): void {
   });
   $("export-copy").addEventListener("click", () => void navigator.clipboard.writeText(($("export-text") as HTMLTextAreaElement).value).then(() => say("copied")));
   $("feed").addEventListener("scroll", () => {
-    const f = $("feed");
-    if (f.scrollTop + f.clientHeight > f.scrollHeight - ROW * 20) void loadMore().catch(fail);
+    if (nearEnd()) void loadMore().catch(fail);
   });
   // Links in entries never navigate the app: show where they point.
   $("detail").addEventListener("click", (ev) => {
