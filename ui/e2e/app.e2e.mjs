@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import {
-  NOTIFY_LOG, browser, call, clickPad, clickRow, freePort, launch, quit, rowWith, screenshot, toWindow, waitFor,
+  NOTIFY_LOG, browser, call, clickPad, clickRow, freePort, launch, quickVisible, quit, rowWith, screenshot, toWindow, waitFor,
 } from "./harness.mjs";
 
 let metricsPort;
@@ -46,7 +46,9 @@ test("a note typed in the compose box is stored with author user", async () => {
 });
 
 test("the global hotkey opens the quick-note box; Enter stores a tagged entry", async () => {
+  assert.equal(quickVisible(), false, "hidden until asked for");
   execFileSync("xdotool", ["key", "ctrl+shift+space"]);
+  await waitFor("the quick window on screen", async () => quickVisible());
   await toWindow("quick");
   const input = await browser.$("#quick-input");
   await waitFor("the quick box", () => input.isDisplayed());
@@ -59,6 +61,7 @@ test("the global hotkey opens the quick-note box; Enter stores a tagged entry", 
   });
   assert.equal(found.content, "ship it");
   assert.deepEqual(found.tags, ["release"]);
+  await waitFor("Enter to hide the box", async () => !quickVisible());
   await toWindow("main");
 });
 

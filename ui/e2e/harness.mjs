@@ -128,6 +128,17 @@ export async function clickPad(name) {
   );
 }
 
+/** Whether the quick-note window is mapped on the X screen (WebDriver's
+ *  isDisplayed looks at the page, not at whether its window is shown). */
+export function quickVisible() {
+  try {
+    execFileSync("xdotool", ["search", "--onlyvisible", "--name", "^Quick note$"], { stdio: "pipe" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The real screen (ImageMagick on the Xvfb display): WebKitWebDriver's
  *  own screenshots can hang, and miss windows drawn over the app. */
 export async function screenshot(name) {
