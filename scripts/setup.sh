@@ -5,6 +5,11 @@
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
 
+# Once per run: scripts/test calls scripts/e2e, which sources this again.
+if [ -n "${PAD_SETUP_DONE:-}" ] && [ -n "${CARGO_TARGET_DIR:-}" ]; then
+    return 0
+fi
+
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
@@ -30,3 +35,5 @@ fi
 
 . "$(dirname "${BASH_SOURCE[0]}")/onnxruntime.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/app.sh"
+
+export PAD_SETUP_DONE=1

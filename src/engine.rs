@@ -746,18 +746,18 @@ impl Engine {
     }
 
     pub async fn tags(&self, p: TagsParams, grant: Option<&Grant>) -> Result<TagsResult> {
-        let pad = p
-            .pad
-            .as_deref()
-            .map(|n| model::pad_name("pad", n))
-            .transpose()?;
-        if let (Some(g), Some(pad)) = (grant, &pad) {
-            g.check_read(pad)?;
-        }
-        let scope = grant.map(|g| g.pads.clone());
-        let tags = self
-            .blocking(move |e| e.store().tags(pad.as_deref(), scope.as_deref()))
-            .await?;
+        let filter = scoped(
+            EntryFilter {
+                pad: p
+                    .pad
+                    .as_deref()
+                    .map(|n| model::pad_name("pad", n))
+                    .transpose()?,
+                ..EntryFilter::default()
+            },
+            grant,
+        )?;
+        let tags = self.blocking(move |e| e.store().tags(&filter)).await?;
         Ok(TagsResult {
             tags: tags
                 .into_iter()

@@ -334,7 +334,7 @@ impl Snapshot {
         let busiest = store.pads_by(false, TOP_PADS)?;
         let shown: i64 = busiest.iter().map(|p| p.entries).sum();
         let (live_entries, avg_size) = store.content_size()?;
-        let mut tags = store.tags(None, None)?;
+        let mut tags = store.tags(&Default::default())?;
         if tags.len() > TOP_TAGS {
             let rest: i64 = tags[TOP_TAGS..].iter().map(|t| t.1).sum();
             tags.truncate(TOP_TAGS);

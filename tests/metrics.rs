@@ -11,9 +11,16 @@ use scratchpad::error::code;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// An engine with metrics on, and the address its endpoint listens on.
-async fn start() -> (Harness, std::net::SocketAddr) {
-    let h = Harness::with(|c| c.metrics = true).await;
+/// An engine with metrics on (and `tweak` applied), and the address its
+/// endpoint listens on.
+async fn start_with(
+    tweak: impl FnOnce(&mut scratchpad::Config),
+) -> (Harness, std::net::SocketAddr) {
+    let h = Harness::with(|c| {
+        c.metrics = true;
+        tweak(c);
+    })
+    .await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(scratchpad::metrics::serve(
@@ -91,7 +98,7 @@ async fn scrape(addr: std::net::SocketAddr) -> HashMap<String, f64> {
 
 #[tokio::test]
 async fn counters_and_gauges_match_a_known_workload() {
-    let (h, addr) = start().await;
+    let (h, addr) = start_with(|_| {}).await;
     let mut c = h.client().await;
     let mut watcher = h.client().await;
     ok(&mut watcher, "subscribe", json!({})).await;
@@ -215,18 +222,7 @@ async fn counters_and_gauges_match_a_known_workload() {
 async fn expiry_and_lagged_events_are_counted_exactly() {
     let clock = scratchpad::clock::Clock::manual(1_900_000_000_000);
     let c2 = clock.clone();
-    let h = Harness::with(move |c| {
-        c.metrics = true;
-        c.clock = c2;
-    })
-    .await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(scratchpad::metrics::serve(
-        listener,
-        h.engine.clone(),
-        std::future::pending(),
-    ));
+    let (h, addr) = start_with(move |c| c.clock = c2).await;
     let mut c = h.client().await;
     for pad in ["p1", "p2"] {
         ok(
@@ -280,7 +276,7 @@ async fn expiry_and_lagged_events_are_counted_exactly() {
 
 #[tokio::test]
 async fn only_get_is_served_and_cardinality_stays_bounded_with_10000_pads() {
-    let (h, addr) = start().await;
+    let (h, addr) = start_with(|_| {}).await;
     let (status, body) = http(addr, "POST", "/metrics").await;
     assert_eq!(status, 405, "{body}");
     let (status, _) = http(addr, "DELETE", "/metrics").await;

@@ -12,7 +12,7 @@ impl Engine {
     pub(super) fn activity(&self, now: i64) -> Result<Activity> {
         let store = self.store();
         let entries_per_minute = store.writes_per_minute(now, 60)?;
-        let mut top_tags = store.tags(None, None)?;
+        let mut top_tags = store.tags(&Default::default())?;
         top_tags.truncate(10);
         let pad = |p: PadRow| PadActivity {
             idle_seconds: ((now - p.last_write_at) / 1000).max(0),

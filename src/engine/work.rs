@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
-use super::{meta_text, named, text_field, Engine};
+use super::{meta_text, named, scoped, text_field, Engine};
 use crate::access::Grant;
 use crate::error::{Error, Result};
 use crate::events::EventType;
@@ -234,19 +234,18 @@ impl Engine {
     /// Per author and per task: what was written, finished, failed, retried,
     /// how long tasks took, and the tokens agents recorded in `meta.tokens`.
     pub async fn report(&self, p: ReportParams, grant: Option<&Grant>) -> Result<ReportResult> {
-        let pad = p
-            .pad
-            .as_deref()
-            .map(|n| model::pad_name("pad", n))
-            .transpose()?;
-        if let (Some(g), Some(pad)) = (grant, &pad) {
-            g.check_read(pad)?;
-        }
-        let filter = EntryFilter {
-            pad: pad.clone(),
-            scope: grant.map(|g| g.pads.clone()),
-            ..EntryFilter::default()
-        };
+        let filter = scoped(
+            EntryFilter {
+                pad: p
+                    .pad
+                    .as_deref()
+                    .map(|n| model::pad_name("pad", n))
+                    .transpose()?,
+                ..EntryFilter::default()
+            },
+            grant,
+        )?;
+        let pad = filter.pad.clone();
         let rows = self
             .blocking(move |e| e.store().report_rows(&filter))
             .await?;

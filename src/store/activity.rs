@@ -94,26 +94,21 @@ impl Store {
         )?)
     }
 
-    /// Bytes on disk per file: the store, the text index, the vectors.
+    /// Bytes on disk per file (each with its WAL): the store, the text
+    /// index, the vectors and the vector index.
     pub fn disk_usage(&self) -> Vec<(&'static str, u64)> {
-        let size = |p: &std::path::Path| -> u64 {
-            ["", "-wal"]
-                .iter()
-                .filter_map(|suffix| {
-                    let mut f = p.as_os_str().to_owned();
-                    f.push(suffix);
-                    std::fs::metadata(f).ok().map(|m| m.len())
-                })
-                .sum()
-        };
         let mut out = vec![
-            ("pad.db", size(&self.db_path)),
-            ("search.db", size(self.text.path())),
+            ("pad.db", super::derived::disk_bytes(&self.db_path)),
+            ("search.db", self.text.disk_bytes()),
         ];
         if let Some(v) = &self.vectors {
-            out.push(("vectors.db", size(v.path())));
+            out.push(("vectors.db", v.disk_bytes()));
             if let Some(dir) = self.db_path.parent() {
-                out.push(("vectors.usearch", size(&dir.join("vectors.usearch"))));
+                let index = dir.join(crate::semantic::INDEX_FILE);
+                out.push((
+                    crate::semantic::INDEX_FILE,
+                    std::fs::metadata(index).map_or(0, |m| m.len()),
+                ));
             }
         }
         out

@@ -3,7 +3,7 @@
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
-use super::rows::{read_entry, EntryRow, ENTRY_COLUMNS};
+use super::rows::{read_entry, returning_columns, EntryRow, ENTRY_COLUMNS};
 use super::{Store, Writer};
 use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
@@ -237,7 +237,6 @@ fn insert_one(w: &mut Writer, e: NewEntry, max_entries: Option<i64>) -> AddOutco
         ])?;
     let rolled = match max_entries {
         None => Vec::new(),
-        // RETURNING cannot name a table alias: strip the `e.` prefixes.
         Some(max) => w
             .conn
             .prepare_cached(&format!(
@@ -246,7 +245,7 @@ fn insert_one(w: &mut Writer, e: NewEntry, max_entries: Option<i64>) -> AddOutco
                    WHERE t.seq = entries.seq AND t.tag = 'important') ORDER BY seq \
                  LIMIT max(0, (SELECT entries FROM pads WHERE name = ?1) - ?2)) \
                  RETURNING {}",
-                ENTRY_COLUMNS.replace("e.", "")
+                returning_columns()
             ))?
             .query_map(params![e.pad, max], read_entry)?
             .collect::<rusqlite::Result<Vec<_>>>()?,
@@ -524,7 +523,7 @@ pub(crate) fn resolve(conn: &Connection, field: &'static str, id: &str) -> Resul
     }
 }
 
-fn load(conn: &Connection, seq: i64) -> Result<EntryRow> {
+pub(crate) fn load(conn: &Connection, seq: i64) -> Result<EntryRow> {
     Ok(conn
         .prepare_cached(&format!(
             "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"

@@ -147,13 +147,8 @@ impl Store {
         Ok(rows)
     }
 
-    /// Tags in use on live pads (or one pad, or the pads of a scope), most used first.
-    pub fn tags(&self, pad: Option<&str>, scope: Option<&[String]>) -> Result<Vec<(String, i64)>> {
-        let filter = super::EntryFilter {
-            pad: pad.map(str::to_string),
-            scope: scope.map(<[String]>::to_vec),
-            ..Default::default()
-        };
+    /// Tags in use on the live entries passing `filter`, most used first.
+    pub fn tags(&self, filter: &super::EntryFilter) -> Result<Vec<(String, i64)>> {
         let mut sql = String::from(
             "SELECT t.tag, count(*) AS n FROM entry_tags t JOIN entries e ON e.seq = t.seq \
              JOIN pads p ON p.name = e.pad WHERE 1",

@@ -10,6 +10,12 @@ pub const ENTRY_COLUMNS: &str = "e.seq, e.pad, e.author, e.kind, e.content, e.ta
      e.assignee, e.resume, e.lease_until, e.category, e.confidence, e.depends_on, e.remind_at, \
      e.pinned, e.meta, e.created_at, e.updated_at, e.version, e.attempts, e.error";
 
+/// `ENTRY_COLUMNS` without the `e.` alias, for `RETURNING` (which cannot
+/// name one).
+pub fn returning_columns() -> String {
+    ENTRY_COLUMNS.replace("e.", "")
+}
+
 /// How many columns `ENTRY_COLUMNS` selects; a query's extra columns follow.
 pub const ENTRY_COLUMN_COUNT: usize = 21;
 

@@ -8,18 +8,13 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::entries::resolve;
-use super::rows::{read_entry, ENTRY_COLUMNS};
+use super::rows::{read_entry, returning_columns, ENTRY_COLUMNS};
 use super::Store;
 use crate::error::{Error, Result};
 use crate::model::{Entry, Kind, Status};
 
 /// The lease a claim gets when its claimant names none.
 pub const DEFAULT_LEASE_MS: i64 = 300_000;
-
-/// `UPDATE … RETURNING` cannot name a table alias.
-fn returning() -> String {
-    ENTRY_COLUMNS.replace("e.", "")
-}
 
 /// How a task attempt ends.
 #[derive(Debug, Clone)]
@@ -115,7 +110,7 @@ impl Store {
                     "UPDATE entries SET status = 'doing', assignee = ?2, lease_until = ?4 + ?3, \
                      lease_ms = ?3, claimed_at = ?4, finished_at = NULL, attempts = attempts + 1, \
                      updated_at = ?4, version = version + 1 WHERE seq = ?1 RETURNING {}",
-                    returning()
+                    returning_columns()
                 ))?
                 .query_row(params![seq, agent, lease_ms, now], read_entry)?;
             return Ok(Some((before, after)));
@@ -135,9 +130,7 @@ impl Store {
         now: i64,
     ) -> Result<(Entry, Entry)> {
         let w = self.writer();
-        let (seq, full_id) = resolve(&w.conn, "id", id)?;
-        let before = load(&w.conn, seq)?;
-        is_task(&before)?;
+        let (seq, full_id, before) = task(&w.conn, id)?;
         if before.status != Some(Status::Doing) {
             return Err(Error::Conflict {
                 message: format!(
@@ -160,7 +153,7 @@ impl Store {
                 "UPDATE entries SET lease_ms = coalesce(?2, lease_ms, ?5), \
                  lease_until = ?4 + coalesce(?2, lease_ms, ?5), resume = coalesce(?3, resume), \
                  updated_at = ?4, version = version + 1 WHERE seq = ?1 RETURNING {}",
-                returning()
+                returning_columns()
             ))?
             .query_row(
                 params![seq, lease_ms, resume, now, DEFAULT_LEASE_MS],
@@ -178,9 +171,7 @@ impl Store {
         now: i64,
     ) -> Result<(Entry, Entry)> {
         let w = self.writer();
-        let (seq, full_id) = resolve(&w.conn, "id", id)?;
-        let before = load(&w.conn, seq)?;
-        is_task(&before)?;
+        let (seq, full_id, before) = task(&w.conn, id)?;
         if before.status == Some(Status::Done) {
             return Err(Error::Conflict {
                 message: format!(
@@ -203,7 +194,7 @@ impl Store {
              resume = coalesce(?5, resume), lease_until = NULL, finished_at = ?6, \
              assignee = coalesce(assignee, ?7), updated_at = ?6, version = version + 1 \
              WHERE seq = ?1 RETURNING {}",
-            returning()
+            returning_columns()
         );
         let (status, error, resume) = match how {
             Finish::Done { resume } => (Status::Done, None, resume),
@@ -261,7 +252,7 @@ impl Store {
                 .prepare_cached(&format!(
                     "UPDATE entries SET status = 'todo', lease_until = NULL, updated_at = ?2, \
                      version = version + 1 WHERE seq = ?1 RETURNING {}",
-                    returning()
+                    returning_columns()
                 ))?
                 .query_row(params![seq, now], read_entry)?;
             out.push((before, after));
@@ -289,7 +280,7 @@ impl Store {
             .prepare_cached(&format!(
                 "UPDATE entries SET reminded_at = ?1 WHERE remind_at IS NOT NULL \
                  AND reminded_at IS NULL AND remind_at <= ?1 RETURNING {}",
-                returning()
+                returning_columns()
             ))?
             .query_map([now], read_entry)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -365,11 +356,16 @@ impl Store {
 }
 
 fn load(conn: &Connection, seq: i64) -> Result<Entry> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
-        ))?
-        .query_row([seq], read_entry)?)
+    Ok(super::entries::load(conn, seq)?.entry)
+}
+
+/// The task `id` names (resolved on the writer, so it cannot change under
+/// the caller): its row, full id and current state.
+fn task(conn: &Connection, id: &str) -> Result<(i64, String, Entry)> {
+    let (seq, full_id) = resolve(conn, "id", id)?;
+    let entry = load(conn, seq)?;
+    is_task(&entry)?;
+    Ok((seq, full_id, entry))
 }
 
 fn status_name(e: &Entry) -> &'static str {

@@ -145,6 +145,7 @@ async function openPad(name: string, select: string | null = null): Promise<void
 
 async function loadFeed(): Promise<void> {
   const f = filter();
+  store.expect(f);
   const r = await rpc<{ entries: Entry[]; next_cursor: string | null }>("entry.list", listParams(f));
   store.load(r.entries, f);
   cursor = r.next_cursor;

@@ -88,6 +88,22 @@ describe("FeedStore", () => {
     expect(s.inbox).toHaveLength(0);
   });
 
+  it("keeps what events bring while a pad's first page is loading", () => {
+    const s = new FeedStore();
+    const f = { ...NO_FILTER, pad: "p" };
+    const old = entry();
+    const edited = entry();
+    s.expect(f);
+    // Written (and edited) after the page was read, before it arrived.
+    const fresh = entry();
+    s.apply(ev("created", fresh));
+    s.apply(ev("updated", { ...edited, content: "edited", version: 2 }));
+    s.apply(ev("created", entry({ pad: "other" })));
+    s.load([edited, old], f);
+    expect(s.entries.map((e) => e.id)).toEqual([fresh.id, edited.id, old.id]);
+    expect(s.entries[1].content).toBe("edited");
+  });
+
   it("pages older entries in without repeats, newest first", () => {
     const s = new FeedStore();
     const [a, b, c] = [entry(), entry(), entry()];

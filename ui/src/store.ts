@@ -56,9 +56,24 @@ export class FeedStore {
   me = "user";
 
   /** Replaces the feed with a freshly loaded page (newest first). */
-  load(entries: Entry[], filter: Filter): void {
+  /** Starts showing `filter`, before its first page arrives: events from
+   *  now on are applied to it, so none written while the page loads is lost. */
+  expect(filter: Filter): void {
     this.filter = { ...filter };
-    this.entries = [...entries].sort(newerFirst);
+    this.entries = [];
+  }
+
+  /** Takes the first page for `filter`, merged with what events brought in
+   *  since `expect` (by id; the higher version wins). */
+  load(entries: Entry[], filter: Filter): void {
+    const same = JSON.stringify(filter) === JSON.stringify(this.filter);
+    const byId = new Map<string, Entry>();
+    for (const e of [...(same ? this.entries : []), ...entries]) {
+      const had = byId.get(e.id);
+      if (!had || had.version < e.version) byId.set(e.id, e);
+    }
+    this.filter = { ...filter };
+    this.entries = [...byId.values()].sort(newerFirst);
   }
 
   /** Appends an older page (pagination); entries already present are skipped. */
