@@ -139,30 +139,22 @@ async fn run() {
     // 8 clients at once.
     let per = n1 / 4;
     let t0 = Instant::now();
-    let mut tasks = Vec::new();
-    for k in 0..8 {
-        let mut c = engine.client().await;
-        tasks.push(tokio::spawn(async move {
-            let mut rng = fastrand::Rng::with_seed(k);
-            let mut lat = Vec::with_capacity(per);
-            for _ in 0..per {
-                let content = sentence(&mut rng);
-                lat.push(
-                    timed(
-                        &mut c,
-                        "entry.add",
-                        json!({"pad": format!("eight-{k}"), "content": content}),
-                    )
-                    .await,
-                );
-            }
-            lat
-        }));
-    }
-    let mut all = Vec::new();
-    for t in tasks {
-        all.extend(t.await.unwrap());
-    }
+    let all = eight_clients(&engine.socket, move |k, mut c| async move {
+        let mut rng = fastrand::Rng::with_seed(k);
+        let mut lat = Vec::with_capacity(per);
+        for _ in 0..per {
+            let content = sentence(&mut rng);
+            lat.push(
+                timed(
+                    &mut c,
+                    "entry.add",
+                    json!({"pad": format!("eight-{k}"), "content": content}),
+                )
+                .await,
+            );
+        }
+        lat
+    });
     let secs = t0.elapsed().as_secs_f64();
     let total = all.len();
     row("write round trip, 8 clients", &stats(all));
@@ -171,11 +163,10 @@ async fn run() {
         "write throughput, 8 clients",
         total as f64 / secs
     );
-    let mut tasks = Vec::new();
-    for k in 0..8u64 {
-        let mut c = engine.client().await;
-        let ids = ids.clone();
-        tasks.push(tokio::spawn(async move {
+    let read_ids = std::sync::Arc::new(ids.clone());
+    let all = eight_clients(&engine.socket, move |k, mut c| {
+        let ids = read_ids.clone();
+        async move {
             let mut rng = fastrand::Rng::with_seed(k + 100);
             let mut lat = Vec::with_capacity(per);
             for _ in 0..per {
@@ -183,12 +174,8 @@ async fn run() {
                 lat.push(timed(&mut c, "entry.get", json!({"id": id})).await);
             }
             lat
-        }));
-    }
-    let mut all = Vec::new();
-    for t in tasks {
-        all.extend(t.await.unwrap());
-    }
+        }
+    });
     row("read round trip, 8 clients", &stats(all));
 
     // Write cost by pad size, interleaved so drift hits every size alike.
@@ -441,11 +428,45 @@ async fn metrics_cost(n1: usize, rng: &mut fastrand::Rng) {
     );
 }
 
-fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+/// Runs `work` on eight clients at once, each with its own connection, as
+/// one agent host running eight agents would: eight tasks on a two-thread
+/// runtime. Returns every latency they measured.
+fn eight_clients<F, Fut>(socket: &std::path::Path, work: F) -> Vec<f64>
+where
+    F: Fn(u64, Client) -> Fut + Send + Sync + Clone + 'static,
+    Fut: std::future::Future<Output = Vec<f64>> + Send + 'static,
+{
+    let socket = socket.to_path_buf();
+    let host = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let mut tasks = Vec::new();
+            for k in 0..8u64 {
+                let c = Client::connect(&socket).await.unwrap();
+                tasks.push(tokio::spawn(work.clone()(k, c)));
+            }
+            let mut all = Vec::new();
+            for t in tasks {
+                all.extend(t.await.unwrap());
+            }
+            all
+        })
+    });
+    host.join().unwrap()
+}
+
+/// A client's runtime, as the `pad` CLI has: one thread, no pool.
+fn client_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap();
-    rt.block_on(run());
+        .unwrap()
+}
+
+fn main() {
+    client_runtime().block_on(run());
 }

@@ -108,7 +108,7 @@ struct Inner {
 
 impl Engine {
     pub async fn open(config: Config) -> Result<Engine> {
-        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
+        crate::paths::create_private_dir(&config.data_dir).map_err(|e| {
             Error::Internal(format!(
                 "cannot create data directory {}: {e}",
                 config.data_dir.display()
@@ -132,6 +132,7 @@ impl Engine {
             config.semantic.is_some(),
         )?;
         let store = Arc::new(store);
+        store.start_applier();
         let windows = store.windows()?.into_iter().collect();
         let grants = tokens::load_grants(store.tokens()?);
         let owner_hash = crate::access::hash(&crate::access::owner_token(&config.data_dir)?);
@@ -440,7 +441,7 @@ impl Engine {
     /// Inserts a validated entry (applying its pad's window) and tells subscribers.
     async fn insert(&self, entry: NewEntry) -> Result<Entry> {
         let window = self.window(&entry.pad);
-        let (entry, rolled) = self.store().add(entry, window).await?;
+        let (entry, rolled) = self.store().add(entry, window)?;
         if let Some(m) = self.metrics() {
             m.entry_written(entry.kind);
         }

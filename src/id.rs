@@ -22,8 +22,8 @@ pub fn first_at(ms: i64) -> i64 {
     (ms - EPOCH_MS).max(0) << SEQ_BITS
 }
 
-/// Hands out increasing ids. Not thread-safe by itself: the store calls it
-/// under its writer lock, which is what makes id order equal commit order.
+/// Hands out increasing ids. Not thread-safe by itself: the store's journal
+/// calls it under its lock, in append order, which is also commit order.
 #[derive(Debug, Default)]
 pub struct IdGen {
     last: i64,

@@ -33,3 +33,13 @@ pub fn uid() -> u32 {
 fn non_empty(var: &str) -> Option<String> {
     std::env::var(var).ok().filter(|v| !v.is_empty())
 }
+
+/// Creates `dir` (and missing parents) readable only by its owner; an
+/// existing directory is left as it is. The data directory holds every note.
+pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}

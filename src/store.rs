@@ -11,18 +11,24 @@
 //! SQLite's write lock (whose busy handler sleeps in milliseconds); reads use
 //! a small pool of read-only connections that see consistent WAL snapshots.
 //!
+//! New entries are acknowledged once they are in the insert journal
+//! (`store::journal`) and applied to SQLite in batches; whoever takes the
+//! writer applies them first, and a read takes the writer while any are
+//! pending, so every read sees every acknowledged write.
+//!
 //! Invariants:
-//! - every write is one transaction (an `entry.add` is a single INSERT whose
-//!   triggers keep `pads` and `entry_tags` in step);
-//! - ids are handed out under the writer lock, so id order is commit order:
-//!   an indexer that has seen every id up to N in a snapshot has seen every
-//!   entry that will ever have an id up to N;
+//! - every SQLite write is one transaction (an entry's insert is a single
+//!   INSERT whose triggers keep `pads` and `entry_tags` in step);
+//! - ids are handed out by the journal in append order and applied in that
+//!   order, so id order is commit order: an indexer that has seen every id up
+//!   to N in a snapshot has seen every entry that will ever have an id up to N;
 //! - content edits and deletions are logged in `changes` by triggers, so
 //!   indexers learn of them whatever path made them.
 
 mod activity;
 mod derived;
 mod entries;
+mod journal;
 mod migrate;
 mod pads;
 mod rows;
@@ -40,7 +46,6 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
-use crate::id::IdGen;
 
 pub use activity::PadRow;
 pub use entries::{EntryFilter, NewEntry, Page, Patch};
@@ -73,6 +78,10 @@ impl FromStr for Durability {
     }
 }
 
+/// How long the journal thread lets acknowledged inserts gather before it
+/// applies them.
+const APPLY_DELAY: Duration = Duration::from_millis(1);
+
 /// Read connections kept open between uses.
 const IDLE_READERS: usize = 8;
 
@@ -81,10 +90,9 @@ pub struct Store {
     /// Copies WAL pages into the database file in the background, so no
     /// write ever pays for a checkpoint (the writer's auto-checkpoint is off).
     checkpointer: Mutex<Connection>,
-    /// Inserts waiting for the writer; whoever holds it commits them together.
-    pending: Mutex<Vec<entries::Job>>,
-    /// Signalled whenever the writer is released.
-    writer_free: tokio::sync::Notify,
+    /// Acknowledged inserts not yet in SQLite; whoever takes the writer
+    /// applies them first.
+    journal: journal::Journal,
     /// Bumped whenever the writer is released, so background work can tell
     /// "nothing was written" without asking SQLite.
     writes: std::sync::atomic::AtomicU64,
@@ -96,19 +104,22 @@ pub struct Store {
     wal_restart_pages: i64,
 }
 
-/// The one write connection and the ids it hands out.
+/// The one write connection.
 pub(crate) struct Writer {
     conn: Connection,
-    ids: IdGen,
 }
 
-/// The writer, held; releasing it wakes inserts waiting to be combined.
+/// The writer, held.
 pub(crate) struct WriterGuard<'a> {
-    /// Always `Some` until drop, which must unlock *before* it notifies: a
-    /// waiter woken while the mutex is still held would fail its `try_lock`
-    /// and wait for a notification that never comes.
+    /// Always `Some` until drop.
     guard: Option<MutexGuard<'a, Writer>>,
     store: &'a Store,
+}
+
+thread_local! {
+    /// Whether this thread holds the writer: a read it makes then must not
+    /// wait for the writer to apply the journal (it would wait for itself).
+    static HOLDS_WRITER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 impl Deref for WriterGuard<'_> {
@@ -127,10 +138,10 @@ impl DerefMut for WriterGuard<'_> {
 impl Drop for WriterGuard<'_> {
     fn drop(&mut self) {
         drop(self.guard.take());
+        HOLDS_WRITER.with(|h| h.set(false));
         self.store
             .writes
             .fetch_add(1, std::sync::atomic::Ordering::Release);
-        self.store.writer_free.notify_waiters();
     }
 }
 
@@ -186,13 +197,14 @@ impl Store {
         now: i64,
         semantic: bool,
     ) -> Result<Self> {
-        std::fs::create_dir_all(dir).map_err(|e| {
+        crate::paths::create_private_dir(dir).map_err(|e| {
             Error::Internal(format!(
                 "cannot create data directory {}: {e}",
                 dir.display()
             ))
         })?;
         let db_path = dir.join("pad.db");
+        let (journal, replay) = journal::Journal::open(dir, durability == Durability::Full)?;
         let mut conn = Connection::open(&db_path)?;
         pragmas(
             &conn,
@@ -217,6 +229,15 @@ impl Store {
         } else {
             None
         };
+        // Entries acknowledged before a crash and not yet applied.
+        let mut writer = Writer { conn };
+        let replay = entries::not_stored(&writer.conn, replay)?;
+        if !replay.is_empty() {
+            tracing::info!("replaying {} journaled entries", replay.len());
+        }
+        journal.replay(replay)?;
+        entries::apply(&mut writer, &journal, journal.take());
+        let conn = writer.conn;
         // The newest entry may have been deleted: never hand out an id that an
         // index or the change log has already seen.
         let floor: i64 = conn.query_row(
@@ -225,18 +246,15 @@ impl Store {
             [],
             |r| r.get(0),
         )?;
+        journal.set_floor(
+            floor
+                .max(text.watermark())
+                .max(vectors.as_ref().map_or(0, VectorStore::watermark)),
+        );
         Ok(Store {
             checkpointer: Mutex::new(checkpointer),
-            writer: Mutex::new(Writer {
-                conn,
-                ids: IdGen::after(
-                    floor
-                        .max(text.watermark())
-                        .max(vectors.as_ref().map_or(0, VectorStore::watermark)),
-                ),
-            }),
-            pending: Mutex::new(Vec::new()),
-            writer_free: tokio::sync::Notify::new(),
+            writer: Mutex::new(Writer { conn }),
+            journal,
             writes: std::sync::atomic::AtomicU64::new(0),
             idle_readers: Mutex::new(Vec::new()),
             text,
@@ -246,26 +264,63 @@ impl Store {
         })
     }
 
+    /// The writer, with every acknowledged insert applied.
     pub(crate) fn writer(&self) -> WriterGuard<'_> {
-        WriterGuard {
+        let mut w = WriterGuard {
             guard: Some(lock(&self.writer)),
             store: self,
+        };
+        HOLDS_WRITER.with(|h| h.set(true));
+        entries::apply(&mut w, &self.journal, self.journal.take());
+        w
+    }
+
+    /// Applies journaled inserts in the background, so they reach SQLite
+    /// (and its indexers) soon even when nobody reads. The thread ends
+    /// once the store is dropped.
+    pub fn start_applier(self: &std::sync::Arc<Self>) {
+        let store = std::sync::Arc::downgrade(self);
+        let wake = self.journal.waker();
+        let spawned = std::thread::Builder::new()
+            .name("pad-journal".into())
+            .spawn(move || loop {
+                // Holds no reference while it waits, so the store can drop.
+                wake.wait(Duration::from_millis(250));
+                // Let a burst gather: one commit for many entries costs far
+                // less than a commit each, and nobody waits for it (a read
+                // applies what is pending itself).
+                std::thread::sleep(APPLY_DELAY);
+                let Some(store) = store.upgrade() else { break };
+                while store.journal.has_pending() {
+                    let failures = store.journal.failures();
+                    drop(store.writer());
+                    if store.journal.failures() != failures {
+                        // SQLite refused the whole batch (a full disk?): it
+                        // stays journaled; try again in a while.
+                        drop(store);
+                        std::thread::sleep(Duration::from_secs(1));
+                        break;
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::error!(
+                "cannot start the journal thread ({e}); reads apply the journal instead"
+            );
         }
     }
 
-    fn try_writer(&self) -> Option<WriterGuard<'_>> {
-        let guard = match self.writer.try_lock() {
-            Ok(g) => g,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return None,
-        };
-        Some(WriterGuard {
-            guard: Some(guard),
-            store: self,
-        })
+    /// Applies every acknowledged insert still journaled, so what reads the
+    /// database next sees it.
+    fn settle(&self) {
+        if self.journal.has_pending() && !HOLDS_WRITER.with(|h| h.get()) {
+            drop(self.writer());
+        }
     }
 
+    /// A read connection that sees every acknowledged write.
     pub(crate) fn reader(&self) -> Result<Reader<'_>> {
+        self.settle();
         let conn = lock(&self.idle_readers).pop();
         let conn = match conn {
             Some(c) => c,
@@ -318,6 +373,7 @@ impl Store {
 
     /// Brings the text index up to every committed change, then returns.
     pub fn catch_up_text(&self) -> Result<()> {
+        self.settle();
         self.text.catch_up()
     }
 
@@ -405,5 +461,12 @@ impl Store {
         if let Some(v) = &self.vectors {
             v.checkpoint();
         }
+    }
+}
+
+impl Drop for Store {
+    /// Applies what is still journaled, so a clean close leaves it empty.
+    fn drop(&mut self) {
+        drop(self.writer());
     }
 }

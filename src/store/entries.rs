@@ -3,14 +3,15 @@
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
+use super::journal::{Journal, Pending, Record};
 use super::rows::{read_entry, returning_columns, EntryRow, ENTRY_COLUMNS};
 use super::{Store, Writer};
 use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
 use crate::model::{fmt_time, Category, Entry, Kind, Status};
 
-/// A validated entry ready to insert.
-#[derive(Debug)]
+/// A validated entry ready to insert (and, as is, a journal record's body).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct NewEntry {
     pub pad: String,
     pub author: String,
@@ -131,50 +132,6 @@ pub struct Page {
 /// An entry and what its pad's window pushed out.
 pub type AddOutcome = Result<(Entry, Vec<Entry>)>;
 
-/// An insert waiting for the writer.
-pub(crate) struct Job {
-    entry: NewEntry,
-    max_entries: Option<i64>,
-    reply: tokio::sync::oneshot::Sender<AddOutcome>,
-}
-
-/// Commits queued inserts: alone in autocommit when there is one, else in one
-/// transaction with a savepoint each.
-fn commit_jobs(w: &mut Writer, jobs: Vec<Job>) {
-    match jobs.len() {
-        0 => {}
-        1 => {
-            let job = jobs.into_iter().next().expect("one job");
-            let outcome = match job.max_entries {
-                None => insert_one(w, job.entry, None),
-                // The window's delete must commit with the insert.
-                Some(_) => in_transaction(w, |w| insert_one(w, job.entry, job.max_entries)),
-            };
-            let _ = job.reply.send(outcome);
-        }
-        n => {
-            tracing::debug!("committing {n} inserts together");
-            let mut done: Vec<(tokio::sync::oneshot::Sender<AddOutcome>, AddOutcome)> =
-                Vec::with_capacity(jobs.len());
-            let batch = in_transaction(w, |w| {
-                for job in jobs {
-                    let outcome = in_savepoint(w, |w| insert_one(w, job.entry, job.max_entries));
-                    done.push((job.reply, outcome));
-                }
-                Ok(())
-            });
-            for (reply, outcome) in done {
-                // If the commit itself failed, nothing was written: say so to all.
-                let outcome = match &batch {
-                    Ok(()) => outcome,
-                    Err(e) => Err(Error::Internal(format!("commit failed: {e}"))),
-                };
-                let _ = reply.send(outcome);
-            }
-        }
-    }
-}
-
 fn in_transaction<T>(w: &mut Writer, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
     w.conn.execute_batch("BEGIN IMMEDIATE")?;
     match f(w) {
@@ -192,65 +149,92 @@ fn in_transaction<T>(w: &mut Writer, f: impl FnOnce(&mut Writer) -> Result<T>) -
     }
 }
 
-fn in_savepoint<T>(w: &mut Writer, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
-    w.conn.execute_batch("SAVEPOINT one_insert")?;
-    let out = f(w);
-    if out.is_err() {
-        let _ = w.conn.execute_batch("ROLLBACK TO one_insert");
+/// Commits journaled entries, in id order, in one transaction. If that
+/// fails, each is tried alone: one SQLite refuses by itself is set aside in
+/// the journal's rejected file; if all fail (a full disk, say), the batch
+/// goes back to wait for the next try.
+pub(crate) fn apply(w: &mut Writer, journal: &Journal, batch: Vec<Pending>) {
+    if batch.is_empty() {
+        return;
     }
-    w.conn.execute_batch("RELEASE one_insert")?;
-    out
+    let together = in_transaction(w, |w| {
+        for p in &batch {
+            insert_row(&w.conn, p.record.seq, &p.record.entry)?;
+        }
+        Ok(())
+    });
+    match together {
+        Ok(()) => journal.committed(&batch),
+        Err(e) => {
+            tracing::warn!(
+                "applying {} journaled entries failed ({e}); trying each alone",
+                batch.len()
+            );
+            let mut failed = Vec::new();
+            let mut stored = Vec::new();
+            for p in batch {
+                match insert_row(&w.conn, p.record.seq, &p.record.entry) {
+                    Ok(()) => stored.push(p),
+                    Err(e) => failed.push((p, e)),
+                }
+            }
+            journal.committed(&stored);
+            if stored.is_empty() {
+                tracing::error!("journaled entries cannot be applied yet; will retry");
+                journal.restore(failed.into_iter().map(|(p, _)| p).collect());
+            } else {
+                for (p, e) in failed {
+                    journal.reject(p, &e.to_string());
+                }
+            }
+        }
+    }
 }
 
-/// Inserts one entry (and applies its pad's window) on the writer connection,
-/// inside whatever transaction the caller opened, or in autocommit.
-fn insert_one(w: &mut Writer, e: NewEntry, max_entries: Option<i64>) -> AddOutcome {
-    let mut depends = Vec::with_capacity(e.depends_on.len());
-    for d in &e.depends_on {
-        depends.push(resolve(&w.conn, "depends_on", d)?.1);
+/// The journal records left by a crash that are not in the database.
+pub(crate) fn not_stored(conn: &Connection, records: Vec<Record>) -> Result<Vec<Record>> {
+    let mut stmt = conn.prepare_cached("SELECT 1 FROM entries WHERE seq = ?")?;
+    let mut out = Vec::with_capacity(records.len());
+    for r in records {
+        if !stmt.exists([r.seq])? {
+            out.push(r);
+        }
     }
-    let seq = w.ids.next(e.now);
-    w.conn
-        .prepare_cached(
-            "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
-             category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )?
-        .execute(params![
-            seq,
-            e.pad,
-            e.author,
-            e.kind.as_str(),
-            e.content,
-            json_list(&e.tags),
-            e.status.map(Status::as_str),
-            e.assignee,
-            e.resume,
-            e.category.map(Category::as_str),
-            e.confidence,
-            json_list(&depends),
-            e.remind_at,
-            e.pinned,
-            e.meta,
-            e.now,
-            e.now
-        ])?;
-    let rolled = match max_entries {
-        None => Vec::new(),
-        Some(max) => w
-            .conn
-            .prepare_cached(&format!(
-                "DELETE FROM entries WHERE seq IN (SELECT seq FROM entries \
-                 WHERE pad = ?1 AND pinned = 0 AND NOT EXISTS (SELECT 1 FROM entry_tags t \
-                   WHERE t.seq = entries.seq AND t.tag = 'important') ORDER BY seq \
-                 LIMIT max(0, (SELECT entries FROM pads WHERE name = ?1) - ?2)) \
-                 RETURNING {}",
-                returning_columns()
-            ))?
-            .query_map(params![e.pad, max], read_entry)?
-            .collect::<rusqlite::Result<Vec<_>>>()?,
-    };
-    let entry = Entry {
+    Ok(out)
+}
+
+/// Inserts one entry whose `depends_on` are already resolved to full ids.
+fn insert_row(conn: &Connection, seq: i64, e: &NewEntry) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
+         category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )?
+    .execute(params![
+        seq,
+        e.pad,
+        e.author,
+        e.kind.as_str(),
+        e.content,
+        json_list(&e.tags),
+        e.status.map(Status::as_str),
+        e.assignee,
+        e.resume,
+        e.category.map(Category::as_str),
+        e.confidence,
+        json_list(&e.depends_on),
+        e.remind_at,
+        e.pinned,
+        e.meta,
+        e.now,
+        e.now
+    ])?;
+    Ok(())
+}
+
+/// The entry as stored, new: what `entry.add` answers.
+fn new_entry(seq: i64, e: NewEntry) -> Entry {
+    Entry {
         id: id::encode(seq),
         pad: e.pad,
         author: e.author,
@@ -265,15 +249,14 @@ fn insert_one(w: &mut Writer, e: NewEntry, max_entries: Option<i64>) -> AddOutco
         error: None,
         category: e.category,
         confidence: e.confidence,
-        depends_on: depends,
+        depends_on: e.depends_on,
         remind_at: e.remind_at.map(fmt_time),
         pinned: e.pinned,
         meta: e.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
         created_at: fmt_time(e.now),
         updated_at: fmt_time(e.now),
         version: 1,
-    };
-    Ok((entry, rolled))
+    }
 }
 
 fn json_list(items: &[String]) -> String {
@@ -284,43 +267,45 @@ impl Store {
     /// Inserts an entry; returns it and whatever the pad's rolling window
     /// pushed out.
     ///
-    /// Concurrent inserts are committed together (group commit by flat
-    /// combining): each caller queues its entry and tries the writer; the one
-    /// that gets it commits everything queued in one transaction, a savepoint
-    /// per entry so one failure cannot sink the others, and hands out the
-    /// results. The others wait without blocking a thread. A lone writer finds
-    /// the writer free and commits its entry alone, with no hand-off.
-    pub async fn add(&self, e: NewEntry, max_entries: Option<i64>) -> AddOutcome {
-        let (tx, mut rx) = tokio::sync::oneshot::channel();
-        super::lock(&self.pending).push(Job {
-            entry: e,
-            max_entries,
-            reply: tx,
-        });
-        loop {
-            // Register for the wake-up before trying, so a release between the
-            // try and the wait cannot be missed.
-            let freed = self.writer_free.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            if let Some(mut w) = self.try_writer() {
-                let jobs = std::mem::take(&mut *super::lock(&self.pending));
-                commit_jobs(&mut w, jobs);
-            }
-            match rx.try_recv() {
-                Ok(outcome) => return outcome,
-                Err(tokio::sync::oneshot::error::TryRecvError::Closed) => {
-                    return Err(Error::Internal("an insert was dropped unanswered".into()))
-                }
-                Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {}
-            }
-            tokio::select! {
-                outcome = &mut rx => {
-                    return outcome.map_err(|_| Error::Internal("an insert was dropped unanswered".into()))?;
-                }
-                _ = &mut freed => {}
-            }
+    /// A plain entry is journaled (see `store::journal`) and applied to
+    /// SQLite in the background, with whatever else is pending, in one
+    /// transaction. An entry that needs the database to be written — its
+    /// `depends_on` must exist, or its pad's window drops older entries,
+    /// which the answer lists — is committed directly, after everything
+    /// journaled before it.
+    pub fn add(&self, mut e: NewEntry, max_entries: Option<i64>) -> AddOutcome {
+        if e.depends_on.is_empty() && max_entries.is_none() {
+            let seq = self.journal.append(e.clone())?;
+            return Ok((new_entry(seq, e), Vec::new()));
         }
+        let mut w = self.writer();
+        // Ids are commit order: whatever was journaled meanwhile goes first.
+        let (seq, earlier) = self.journal.next_id(e.now);
+        apply(&mut w, &self.journal, earlier);
+        in_transaction(&mut w, |w| {
+            let mut depends = Vec::with_capacity(e.depends_on.len());
+            for d in &e.depends_on {
+                depends.push(resolve(&w.conn, "depends_on", d)?.1);
+            }
+            e.depends_on = depends;
+            insert_row(&w.conn, seq, &e)?;
+            let rolled = match max_entries {
+                None => Vec::new(),
+                Some(max) => w
+                    .conn
+                    .prepare_cached(&format!(
+                        "DELETE FROM entries WHERE seq IN (SELECT seq FROM entries \
+                         WHERE pad = ?1 AND pinned = 0 AND NOT EXISTS (SELECT 1 FROM entry_tags t \
+                           WHERE t.seq = entries.seq AND t.tag = 'important') ORDER BY seq \
+                         LIMIT max(0, (SELECT entries FROM pads WHERE name = ?1) - ?2)) \
+                         RETURNING {}",
+                        returning_columns()
+                    ))?
+                    .query_map(params![e.pad, max], read_entry)?
+                    .collect::<rusqlite::Result<Vec<_>>>()?,
+            };
+            Ok((new_entry(seq, e), rolled))
+        })
     }
 
     /// One entry by id or unique id prefix (archived pads included: an id is explicit).

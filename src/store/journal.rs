@@ -1,0 +1,364 @@
+//! The insert journal: an `entry.add` is acknowledged once its entry is here.
+//!
+//! A commit to SQLite writes every page the insert touched (the entry, the
+//! pad index, the pad's row, the tag index) as WAL frames, tens of
+//! microseconds on this kind of machine. An append to this journal is one
+//! `write(2)`: once it returns, the entry is in the kernel and survives a
+//! killed engine, which is the durability promised for an acknowledged write
+//! (`Durability::Full` adds an `fdatasync`). The store applies journaled
+//! entries to SQLite in batches, off the acknowledgement path, and every
+//! read and write of the store applies what is pending first, so nobody
+//! ever sees the database without an acknowledged entry.
+//!
+//! Invariants:
+//! - ids are handed out here, under the journal's lock, in append order;
+//!   entries are applied in that order, so id order is still commit order;
+//! - outside the writer lock, a record in a journal file is an entry not yet
+//!   applied: a file is emptied, under the writer lock, as soon as every
+//!   record in it is committed. So replaying a file after a crash can never
+//!   bring back an entry deleted after it was applied. (A crash between the
+//!   commit and the emptying leaves applied records; replay skips ids that
+//!   exist, and nothing can have deleted them, as the writer was held.)
+//! - two files take turns: appends go to one while the batch taken from the
+//!   other is committed, so a steady stream of writes never stops either
+//!   file from being emptied.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::entries::NewEntry;
+use crate::error::{Error, Result};
+use crate::id::IdGen;
+
+const FILES: [&str; 2] = ["journal-a", "journal-b"];
+/// Where records that SQLite refused, alone, are kept for a person to look at.
+pub(crate) const REJECTED_FILE: &str = "journal-rejected";
+
+/// One journaled insert.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Record {
+    pub seq: i64,
+    pub entry: NewEntry,
+}
+
+/// An acknowledged entry waiting to be applied.
+pub(crate) struct Pending {
+    pub record: Record,
+    file: usize,
+}
+
+pub(crate) struct Journal {
+    state: Mutex<State>,
+    /// Entries acknowledged and not yet committed (queued, or in a batch
+    /// being committed); read without the lock.
+    pending: AtomicUsize,
+    wake: Arc<Signal>,
+    /// Batches put back because SQLite refused them all.
+    restored: std::sync::atomic::AtomicU64,
+    dir: PathBuf,
+    sync: bool,
+}
+
+struct State {
+    files: [File; 2],
+    /// Bytes in each file.
+    sizes: [u64; 2],
+    /// Records in each file not yet committed to SQLite.
+    unapplied: [usize; 2],
+    current: usize,
+    ids: IdGen,
+    queue: Vec<Pending>,
+}
+
+impl Journal {
+    /// Opens the journal files in `dir`, returning the records they hold
+    /// (in id order) for the store to replay before anything else runs.
+    pub fn open(dir: &Path, sync: bool) -> Result<(Journal, Vec<Record>)> {
+        let mut records = Vec::new();
+        let mut files = Vec::with_capacity(2);
+        for name in FILES {
+            let path = dir.join(name);
+            let file = OpenOptions::new()
+                .create(true)
+                .read(true)
+                .append(true)
+                .mode(0o600)
+                .open(&path)
+                .map_err(|e| io_error("open", &path, e))?;
+            read_records(&path, &file, &mut records)?;
+            files.push(file);
+        }
+        records.sort_by_key(|r| r.seq);
+        records.dedup_by_key(|r| r.seq);
+        let [a, b]: [File; 2] = files
+            .try_into()
+            .map_err(|_| Error::Internal("two files".into()))?;
+        let sizes = [len(&a), len(&b)];
+        Ok((
+            Journal {
+                state: Mutex::new(State {
+                    files: [a, b],
+                    sizes,
+                    // Replayed records are applied before the store opens; the
+                    // store then empties both files (`replayed`).
+                    unapplied: [0, 0],
+                    current: 0,
+                    ids: IdGen::default(),
+                    queue: Vec::new(),
+                }),
+                pending: AtomicUsize::new(0),
+                wake: Arc::default(),
+                restored: Default::default(),
+                dir: dir.to_path_buf(),
+                sync,
+            },
+            records,
+        ))
+    }
+
+    /// Ids are handed out after `floor`, the largest the database has
+    /// seen, and after every id still queued.
+    pub fn set_floor(&self, floor: i64) {
+        let mut s = self.lock();
+        let queued = s.queue.last().map_or(0, |p| p.record.seq);
+        s.ids = IdGen::after(floor.max(queued));
+    }
+
+    /// Queues records left by a crash (those not yet in the database) to
+    /// be applied before anything else; with none, empties both files.
+    pub fn replay(&self, records: Vec<Record>) -> Result<()> {
+        let mut s = self.lock();
+        if records.is_empty() {
+            for i in 0..2 {
+                s.truncate(i, &self.dir)?;
+            }
+            return Ok(());
+        }
+        // Appends go to file 0 after these are applied, and empty it; file 1
+        // holds no unapplied record after that either: both are emptied.
+        s.unapplied = [records.len(), 0];
+        self.pending.fetch_add(records.len(), Ordering::AcqRel);
+        s.queue = records
+            .into_iter()
+            .map(|record| Pending { record, file: 0 })
+            .collect();
+        Ok(())
+    }
+
+    /// Appends an entry and hands out its id; once this returns the entry
+    /// survives a crash of the engine.
+    pub fn append(&self, entry: NewEntry) -> Result<i64> {
+        let mut s = self.lock();
+        let seq = s.ids.next(entry.now);
+        let record = Record { seq, entry };
+        let mut line = serde_json::to_vec(&record).expect("records serialize");
+        line.push(b'\n');
+        let cur = s.current;
+        let written = s.files[cur].write_all(&line).and_then(|()| {
+            if self.sync {
+                s.files[cur].sync_data()
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = written {
+            // Not acknowledged, so it must not come back on replay; and the
+            // next record must start on a line of its own.
+            let size = s.sizes[cur];
+            let _ = s.files[cur].set_len(size);
+            return Err(io_error("write", &self.dir.join(FILES[cur]), e));
+        }
+        s.sizes[cur] += line.len() as u64;
+        s.unapplied[cur] += 1;
+        s.queue.push(Pending { record, file: cur });
+        if self.pending.fetch_add(1, Ordering::Release) == 0 {
+            self.wake.raise();
+        }
+        Ok(seq)
+    }
+
+    /// Hands out an id for an entry committed directly (not journaled),
+    /// with everything appended before it, which must be committed first.
+    pub fn next_id(&self, now: i64) -> (i64, Vec<Pending>) {
+        let mut s = self.lock();
+        let batch = self.take_locked(&mut s);
+        (s.ids.next(now), batch)
+    }
+
+    /// Whether entries are acknowledged but not yet committed.
+    pub fn has_pending(&self) -> bool {
+        self.pending.load(Ordering::Acquire) > 0
+    }
+
+    /// Takes every pending entry for the caller, who holds the writer, to
+    /// commit; appends continue into the other file meanwhile.
+    pub fn take(&self) -> Vec<Pending> {
+        if !self.has_pending() {
+            return Vec::new();
+        }
+        let mut s = self.lock();
+        self.take_locked(&mut s)
+    }
+
+    fn take_locked(&self, s: &mut State) -> Vec<Pending> {
+        let other = 1 - s.current;
+        // Only switch to an empty file: a file is emptied when all of its
+        // records are applied, and that must stay true of the one appended to.
+        if s.unapplied[other] == 0 && s.sizes[other] == 0 {
+            s.current = other;
+        }
+        std::mem::take(&mut s.queue)
+    }
+
+    /// Records that `batch` is committed; empties every file whose records
+    /// are now all applied. The caller still holds the writer.
+    pub fn committed(&self, batch: &[Pending]) {
+        let mut s = self.lock();
+        for p in batch {
+            s.unapplied[p.file] -= 1;
+        }
+        self.pending.fetch_sub(batch.len(), Ordering::AcqRel);
+        for i in 0..2 {
+            if s.unapplied[i] == 0 {
+                if let Err(e) = s.truncate(i, &self.dir) {
+                    // Harmless until a crash: replay skips ids that exist.
+                    tracing::warn!("{e}");
+                }
+            }
+        }
+    }
+
+    /// Puts back a batch that could not be committed, ahead of newer entries.
+    pub fn restore(&self, batch: Vec<Pending>) {
+        let mut s = self.lock();
+        let newer = std::mem::replace(&mut s.queue, batch);
+        s.queue.extend(newer);
+        self.restored.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Keeps a record SQLite refused on its own in `journal-rejected`, so it
+    /// is never silently lost, and forgets it.
+    pub fn reject(&self, p: Pending, why: &str) {
+        tracing::error!(
+            "entry {} could not be stored ({why}); it is kept in {}",
+            crate::id::encode(p.record.seq),
+            self.dir.join(REJECTED_FILE).display()
+        );
+        let path = self.dir.join(REJECTED_FILE);
+        let saved = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut f| {
+                let mut line = serde_json::to_vec(&p.record).expect("records serialize");
+                line.push(b'\n');
+                f.write_all(&line)
+            });
+        if let Err(e) = saved {
+            tracing::error!("{}", io_error("write", &path, e));
+        }
+        self.committed(std::slice::from_ref(&p));
+    }
+
+    /// How many batches were put back so far: the applier backs off when
+    /// this moves.
+    pub fn failures(&self) -> u64 {
+        self.restored.load(Ordering::Acquire)
+    }
+
+    /// What the applying thread waits on: raised when entries become pending.
+    pub fn waker(&self) -> Arc<Signal> {
+        self.wake.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl State {
+    fn truncate(&mut self, i: usize, dir: &Path) -> Result<()> {
+        if self.sizes[i] == 0 {
+            return Ok(());
+        }
+        self.files[i]
+            .set_len(0)
+            .map_err(|e| io_error("empty", &dir.join(FILES[i]), e))?;
+        self.sizes[i] = 0;
+        Ok(())
+    }
+}
+
+/// A raised flag and a condition variable: no wake-up is lost between a
+/// check and a wait.
+#[derive(Default)]
+pub(crate) struct Signal {
+    raised: Mutex<bool>,
+    cond: Condvar,
+}
+
+impl Signal {
+    fn raise(&self) {
+        *self.raised.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.cond.notify_one();
+    }
+
+    /// Waits until raised (or `timeout` passes), and lowers the flag.
+    pub fn wait(&self, timeout: Duration) {
+        let raised = self.raised.lock().unwrap_or_else(|p| p.into_inner());
+        let (mut raised, _) = self
+            .cond
+            .wait_timeout_while(raised, timeout, |r| !*r)
+            .unwrap_or_else(|p| p.into_inner());
+        *raised = false;
+    }
+}
+
+fn len(f: &File) -> u64 {
+    f.metadata().map(|m| m.len()).unwrap_or(0)
+}
+
+/// Reads a journal file's records. A last line without its newline is a
+/// write cut short by a crash, never acknowledged: it is skipped. A line in
+/// the middle that does not parse means the file was damaged: the file is
+/// copied aside for a person to inspect, and the readable records are kept.
+fn read_records(path: &Path, file: &File, out: &mut Vec<Record>) -> Result<()> {
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    let mut damaged = false;
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| io_error("read", path, e))?;
+        if n == 0 || line.last() != Some(&b'\n') {
+            break;
+        }
+        match serde_json::from_slice::<Record>(&line) {
+            Ok(r) => out.push(r),
+            Err(e) => {
+                tracing::error!("{}: a damaged record was skipped: {e}", path.display());
+                damaged = true;
+            }
+        }
+    }
+    if damaged {
+        let aside = path.with_extension(format!("damaged-{}", std::process::id()));
+        if let Err(e) = std::fs::copy(path, &aside) {
+            tracing::error!("{}", io_error("copy", &aside, e));
+        }
+    }
+    Ok(())
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
+    Error::Internal(format!("cannot {what} the journal {}: {e}", path.display()))
+}

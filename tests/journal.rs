@@ -1,0 +1,209 @@
+//! The insert journal: an acknowledged entry is in the journal before SQLite
+//! has it; these tests open the store directly and "crash" it by forgetting
+//! it (no drop, so nothing is applied on the way out), then reopen the same
+//! files, as a restarted engine would.
+
+use std::path::Path;
+
+use scratchpad::model::Kind;
+use scratchpad::store::{Durability, EntryFilter, NewEntry, Store};
+
+const NOW: i64 = 1_790_000_000_000;
+
+fn open(dir: &Path) -> Store {
+    Store::open(dir, Durability::Normal, Some(7200), 4096, NOW, false).expect("store opens")
+}
+
+fn note(pad: &str, content: &str) -> NewEntry {
+    NewEntry {
+        pad: pad.into(),
+        author: "tester".into(),
+        kind: Kind::Note,
+        content: content.into(),
+        tags: vec!["journal".into()],
+        status: None,
+        assignee: None,
+        resume: None,
+        category: None,
+        confidence: None,
+        depends_on: Vec::new(),
+        remind_at: None,
+        pinned: false,
+        meta: Some(r#"{"n":1}"#.into()),
+        now: NOW,
+    }
+}
+
+fn contents(store: &Store, pad: &str) -> Vec<String> {
+    let filter = EntryFilter {
+        pad: Some(pad.into()),
+        ..Default::default()
+    };
+    let mut page = store.list(&filter, 1000, None).unwrap().entries;
+    page.reverse();
+    page.into_iter().map(|e| e.content).collect()
+}
+
+fn journal_bytes(dir: &Path) -> u64 {
+    ["journal-a", "journal-b"]
+        .iter()
+        .map(|f| std::fs::metadata(dir.join(f)).map_or(0, |m| m.len()))
+        .sum()
+}
+
+/// Simulates `kill -9`: the store's memory is gone, its files stay.
+fn crash(store: Store) {
+    std::mem::forget(store);
+}
+
+#[test]
+fn acknowledged_entries_survive_a_crash_before_they_are_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let mut ids = Vec::new();
+    for i in 0..50 {
+        let (e, rolled) = store.add(note("p", &format!("note {i}")), None).unwrap();
+        assert!(rolled.is_empty());
+        ids.push(e.id);
+    }
+    // Nothing applied them (no applier thread, no read): they are journaled.
+    assert!(journal_bytes(dir.path()) > 0);
+    crash(store);
+
+    let store = open(dir.path());
+    assert_eq!(
+        contents(&store, "p"),
+        (0..50).map(|i| format!("note {i}")).collect::<Vec<_>>()
+    );
+    let first = store.get(&ids[0]).unwrap();
+    assert_eq!(first.tags, vec!["journal".to_string()]);
+    assert_eq!(first.meta.unwrap()["n"], serde_json::json!(1));
+    assert_eq!(journal_bytes(dir.path()), 0, "replayed, then emptied");
+    // Ids keep growing past the replayed ones.
+    let (next, _) = store.add(note("p", "after"), None).unwrap();
+    assert!(next.id > ids[49]);
+    drop(store);
+
+    // A clean close applies everything and leaves the journal empty.
+    assert_eq!(journal_bytes(dir.path()), 0);
+    let store = open(dir.path());
+    assert_eq!(contents(&store, "p").len(), 51, "replayed exactly once");
+}
+
+#[test]
+fn a_read_sees_every_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let (e, _) = store.add(note("p", "just written"), None).unwrap();
+    assert_eq!(store.get(&e.id).unwrap().content, "just written");
+    assert_eq!(contents(&store, "p"), vec!["just written"]);
+    let pads = store.pads(false).unwrap();
+    assert_eq!(pads.iter().find(|p| p.name == "p").unwrap().entries, 1);
+    // Applying emptied the journal.
+    assert_eq!(journal_bytes(dir.path()), 0);
+}
+
+#[test]
+fn a_replay_never_brings_back_a_deleted_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let (a, _) = store.add(note("p", "kept"), None).unwrap();
+    let (b, _) = store.add(note("p", "deleted"), None).unwrap();
+    // The delete applies both first, then removes one.
+    store.delete(&b.id, None).unwrap();
+    let (c, _) = store.add(note("p", "journaled"), None).unwrap();
+    crash(store);
+
+    let store = open(dir.path());
+    assert_eq!(contents(&store, "p"), vec!["kept", "journaled"]);
+    assert!(store.get(&b.id).is_err());
+    assert!(a.id < c.id);
+}
+
+#[test]
+fn a_torn_last_record_is_skipped_and_a_damaged_one_is_kept_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    store.add(note("p", "first"), None).unwrap();
+    store.add(note("p", "second"), None).unwrap();
+    crash(store);
+
+    let path = dir.path().join("journal-a");
+    let journal = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = journal.lines().collect();
+    assert_eq!(lines.len(), 2);
+    // A damaged first line, the intact second, and a write cut short.
+    let damaged = format!("{{\"seq\":1,\"entry\":{{oops\n{}\n{{\"seq\":9", lines[1]);
+    std::fs::write(&path, damaged).unwrap();
+
+    let store = open(dir.path());
+    assert_eq!(contents(&store, "p"), vec!["second"]);
+    let aside: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("damaged"))
+        .collect();
+    assert_eq!(aside.len(), 1, "the damaged file is copied aside");
+    let copy = std::fs::read_to_string(aside[0].path()).unwrap();
+    assert!(copy.contains("oops"));
+}
+
+#[test]
+fn entries_that_need_the_database_commit_after_what_was_journaled() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let (first, _) = store.add(note("p", "journaled first"), None).unwrap();
+    // depends_on must be checked against the database: a direct commit,
+    // which applies the journaled entry before its own, keeping id order.
+    let mut task = note("p", "depends on it");
+    task.kind = Kind::Task;
+    task.depends_on = vec![first.id.clone()];
+    let (second, _) = store.add(task, None).unwrap();
+    assert!(second.id > first.id);
+    assert_eq!(second.depends_on, vec![first.id.clone()]);
+    // A pad with a window answers with what it pushed out.
+    let (_, rolled) = store.add(note("w", "one"), Some(1)).unwrap();
+    assert!(rolled.is_empty());
+    let (_, rolled) = store.add(note("w", "two"), Some(1)).unwrap();
+    assert_eq!(rolled.len(), 1);
+    assert_eq!(rolled[0].content, "one");
+    crash(store);
+    let store = open(dir.path());
+    assert_eq!(
+        contents(&store, "p"),
+        vec!["journaled first", "depends on it"]
+    );
+    assert_eq!(contents(&store, "w"), vec!["two"]);
+}
+
+#[test]
+fn the_journal_is_private_to_its_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    store.add(note("p", "secret plans"), None).unwrap();
+    for f in ["journal-a", "journal-b"] {
+        let mode = std::fs::metadata(dir.path().join(f))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "{f} is readable by others: {mode:o}");
+    }
+}
+
+#[test]
+fn a_new_data_directory_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("new").join("data");
+    drop(open(&data));
+    for d in [&data, &dir.path().join("new")] {
+        let mode = std::fs::metadata(d).unwrap().permissions().mode();
+        assert_eq!(
+            mode & 0o077,
+            0,
+            "{} is open to others: {mode:o}",
+            d.display()
+        );
+    }
+}
