@@ -6,7 +6,8 @@
 //!
 //! 1. `ORT_DYLIB_PATH` (absolute, or relative to the executable's folder);
 //! 2. the executable's folder, its parent (test binaries live in
-//!    `target/<profile>/deps`) and `../lib` beside it (an installed layout);
+//!    `target/<profile>/deps`), and `../lib/scratchpad` and `../lib` beside
+//!    it (installed layouts: the `.deb` puts it in `/usr/lib/scratchpad`);
 //! 3. the data directory.
 //!
 //! In each folder it takes `libonnxruntime.so`, else the newest
@@ -65,6 +66,7 @@ pub fn find(data_dir: &Path) -> Result<PathBuf, String> {
         dirs.push(dir.clone());
         if let Some(parent) = dir.parent() {
             dirs.push(parent.to_path_buf());
+            dirs.push(parent.join("lib").join("scratchpad"));
             dirs.push(parent.join("lib"));
         }
     }

@@ -4,8 +4,9 @@
 // Run: ./scripts/e2e --bench
 
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import net from "node:net";
-import { browser, launch, quit, socket, sleep, waitFor } from "./harness.mjs";
+import { APP, browser, launch, quit, socket, sleep, waitFor } from "./harness.mjs";
 
 /** Writes `n` entries over one pipelined connection, as a busy agent would. */
 function burst(n) {
@@ -35,15 +36,26 @@ function burst(n) {
 }
 
 /** Resident memory of the app and its WebKit processes, in MiB. */
-function rssMiB() {
-  const out = execFileSync("ps", ["-eo", "rss=,args="]).toString();
-  let kb = 0;
+/** Memory of the app and its WebKit processes, in MiB: the sum of their
+ *  resident sets (shared libraries counted once per process) and of their
+ *  proportional sets (shared pages split between the processes sharing them). */
+function memory() {
+  const out = execFileSync("ps", ["-eo", "pid=,rss=,args="]).toString();
+  let rssKb = 0;
+  let pssKb = 0;
   for (const line of out.split("\n")) {
     if (/scratchpad-app|WebKitWebProcess|WebKitNetworkProcess/.test(line) && !/tauri-driver|WebKitWebDriver/.test(line)) {
-      kb += Number(line.trim().split(/\s+/)[0]) || 0;
+      const [pid, rss] = line.trim().split(/\s+/);
+      rssKb += Number(rss) || 0;
+      try {
+        const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+        pssKb += Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0);
+      } catch {
+        // the process ended meanwhile
+      }
     }
   }
-  return kb / 1024;
+  return `${(rssKb / 1024).toFixed(0)} MiB resident, ${(pssKb / 1024).toFixed(0)} MiB proportional`;
 }
 
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
@@ -55,7 +67,7 @@ process.on("unhandledRejection", async (e) => {
 });
 const launchMs = await launch({});
 console.log(`launch to first render (window up, data loaded)   ${launchMs} ms`);
-console.log(`app resident memory, empty store                  ${rssMiB().toFixed(0)} MiB`);
+console.log(`app memory, empty store                           ${memory()}`);
 
 const t0 = Date.now();
 await burst(10_000);
@@ -88,5 +100,5 @@ const title = await browser.execute(() => document.getElementById("view-title").
 console.log(`scrolling to the end (${title}), ${frames.length} frames of 3,000 px: frame p50 ${pct(frames, 50).toFixed(1)} ms, p95 ${pct(frames, 95).toFixed(1)} ms, max ${Math.max(...frames).toFixed(1)} ms`);
 console.log(`rows in the DOM for 10,000 entries                ${await browser.execute(() => document.querySelectorAll("#feed .row").length)}`);
 await sleep(3000);
-console.log(`app resident memory, idle, 10,000 entries loaded  ${rssMiB().toFixed(0)} MiB (debug build; app + WebKit processes)`);
+console.log(`app memory, idle, 10,000 entries loaded           ${memory()} (${APP.includes("/release/") ? "release" : "debug"} build; app + WebKit processes)`);
 await quit();
