@@ -9,7 +9,8 @@
 //! `--durability full`; then the cost of metrics on the write path (two
 //! engines, `--metrics` on and off, fed in alternating rounds). Semantic
 //! search is off here (benches/semantic.rs measures it). Set BENCH_QUICK=1
-//! for a smaller run, BENCH_ONLY=metrics for the metrics comparison alone.
+//! for a smaller run, BENCH_ONLY=metrics for the metrics comparison alone,
+//! BENCH_ONLY=writes for the write rows alone (1 and 8 clients).
 
 mod common;
 
@@ -98,9 +99,11 @@ async fn run() {
     let n1 = if quick { 2_000 } else { 20_000 };
     let big = if quick { 10_000 } else { 100_000 };
     let mut rng = fastrand::Rng::with_seed(7);
-    if std::env::var("BENCH_ONLY").as_deref() == Ok("metrics") {
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    if only == "metrics" {
         return metrics_cost(20_000, &mut rng).await;
     }
+    let writes_only = only == "writes";
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::start(dir.path(), &["--no-semantic"]).await;
     println!(
@@ -130,11 +133,13 @@ async fn run() {
     }
     row("write round trip, 1 client", &stats(w));
     let mut r = Vec::with_capacity(n1);
-    for _ in 0..n1 {
+    for _ in 0..if writes_only { 0 } else { n1 } {
         let id = &ids[rng.usize(..ids.len())];
         r.push(timed(&mut c, "entry.get", json!({"id": id})).await);
     }
-    row("read round trip (entry.get), 1 client", &stats(r));
+    if !writes_only {
+        row("read round trip (entry.get), 1 client", &stats(r));
+    }
 
     // 8 clients at once.
     let per = n1 / 4;
@@ -163,6 +168,9 @@ async fn run() {
         "write throughput, 8 clients",
         total as f64 / secs
     );
+    if writes_only {
+        return;
+    }
     let read_ids = std::sync::Arc::new(ids.clone());
     let all = eight_clients(&engine.socket, move |k, mut c| {
         let ids = read_ids.clone();
