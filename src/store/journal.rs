@@ -51,8 +51,12 @@ pub(crate) struct Record {
 /// An acknowledged entry waiting to be applied.
 pub(crate) struct Pending {
     pub record: Record,
+    /// The file its line is in, or `REPLAYED`.
     file: usize,
 }
+
+/// `Pending::file` of a record replayed after a crash: it may be in either file.
+const REPLAYED: usize = usize::MAX;
 
 pub(crate) struct Journal {
     state: Mutex<State>,
@@ -72,6 +76,9 @@ struct State {
     sizes: [u64; 2],
     /// Records in each file not yet committed to SQLite.
     unapplied: [usize; 2],
+    /// Records replayed after a crash not yet committed; they may be in
+    /// either file.
+    replaying: usize,
     current: usize,
     ids: IdGen,
     queue: Vec<Pending>,
@@ -106,9 +113,9 @@ impl Journal {
                 state: Mutex::new(State {
                     files: [a, b],
                     sizes,
-                    // Replayed records are applied before the store opens; the
-                    // store then empties both files (`replayed`).
+                    // The store hands back the records it lacks (`replay`).
                     unapplied: [0, 0],
+                    replaying: 0,
                     current: 0,
                     ids: IdGen::default(),
                     queue: Vec::new(),
@@ -141,13 +148,16 @@ impl Journal {
             }
             return Ok(());
         }
-        // Appends go to file 0 after these are applied, and empty it; file 1
-        // holds no unapplied record after that either: both are emptied.
-        s.unapplied = [records.len(), 0];
+        // Either file may hold any of them: neither is emptied until all are
+        // committed (and no append switches to a file that is not empty).
+        s.replaying = records.len();
         self.pending.fetch_add(records.len(), Ordering::AcqRel);
         s.queue = records
             .into_iter()
-            .map(|record| Pending { record, file: 0 })
+            .map(|record| Pending {
+                record,
+                file: REPLAYED,
+            })
             .collect();
         Ok(())
     }
@@ -222,11 +232,14 @@ impl Journal {
     pub fn committed(&self, batch: &[Pending]) {
         let mut s = self.lock();
         for p in batch {
-            s.unapplied[p.file] -= 1;
+            match p.file {
+                REPLAYED => s.replaying -= 1,
+                f => s.unapplied[f] -= 1,
+            }
         }
         self.pending.fetch_sub(batch.len(), Ordering::AcqRel);
         for i in 0..2 {
-            if s.unapplied[i] == 0 {
+            if s.unapplied[i] == 0 && s.replaying == 0 {
                 if let Err(e) = s.truncate(i, &self.dir) {
                     // Harmless until a crash: replay skips ids that exist.
                     tracing::warn!("{e}");
