@@ -877,6 +877,8 @@ impl Engine {
 
     pub async fn stats(&self, p: StatsParams) -> Result<StatsResult> {
         let now = self.now();
+        // Before anything reads the store: reading applies the journal.
+        let journal_queue = self.store().journal_queue();
         let (counts, index_queue, embed_queue, activity) = self
             .blocking(move |e| {
                 let s = e.store();
@@ -896,6 +898,7 @@ impl Engine {
             db_bytes: store.disk_bytes(),
             connections: self.0.connections.load(Ordering::Relaxed),
             subscribers: self.0.bus.subscribers(),
+            journal_queue,
             index_queue,
             embed_queue,
             semantic: self.semantic_info(),

@@ -60,6 +60,7 @@ pub struct Metrics {
     pad_recent: IntGaugeVec,
     connections: IntGauge,
     subscribers: IntGauge,
+    journal_queue: IntGauge,
     index_queue: IntGauge,
     embed_queue: IntGauge,
     disk_bytes: IntGaugeVec,
@@ -236,6 +237,10 @@ impl Metrics {
             )?,
             connections: gauge("scratchpad_connections", "Open client connections.")?,
             subscribers: gauge("scratchpad_subscribers", "Open event subscriptions.")?,
+            journal_queue: gauge(
+                "scratchpad_journal_queue",
+                "New entries acknowledged but not yet applied to the database.",
+            )?,
             index_queue: gauge(
                 "scratchpad_index_queue",
                 "Changes not yet in the text index.",
@@ -316,6 +321,7 @@ struct Snapshot {
     tags: Vec<(String, i64)>,
     stalest: Vec<(String, i64)>,
     recent: Vec<(String, i64)>,
+    journal_queue: i64,
     index_queue: i64,
     embed_queue: i64,
     disk: Vec<(&'static str, u64)>,
@@ -330,6 +336,8 @@ struct Snapshot {
 impl Snapshot {
     fn read(engine: &Engine, now: i64) -> Result<Snapshot> {
         let store = engine.store();
+        // Before anything reads the store: reading applies the journal.
+        let journal_queue = store.journal_queue();
         let counts = store.counts()?;
         let busiest = store.pads_by(false, TOP_PADS)?;
         let shown: i64 = busiest.iter().map(|p| p.entries).sum();
@@ -355,6 +363,7 @@ impl Snapshot {
             tags,
             stalest,
             recent,
+            journal_queue,
             index_queue: store.index_queue()?,
             embed_queue: store.embed_queue()?,
             disk: store.disk_usage(),
@@ -392,6 +401,7 @@ impl Snapshot {
         }
         m.connections.set(self.connections as i64);
         m.subscribers.set(self.subscribers as i64);
+        m.journal_queue.set(self.journal_queue);
         m.index_queue.set(self.index_queue);
         m.embed_queue.set(self.embed_queue);
         m.uptime.set(self.uptime as i64);

@@ -380,6 +380,8 @@ pub struct StatsResult {
     pub db_bytes: u64,
     pub connections: u64,
     pub subscribers: u64,
+    /// New entries acknowledged but still only in the insert journal.
+    pub journal_queue: i64,
     /// Changes written but not yet in the text index.
     pub index_queue: i64,
     /// Entries written or edited but not yet embedded (0 without semantic search).

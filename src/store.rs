@@ -377,6 +377,13 @@ impl Store {
         self.text.catch_up()
     }
 
+    /// Entries acknowledged and still only in the journal: not yet in
+    /// `pad.db`. Read it before anything that reads the store, which
+    /// applies them first.
+    pub fn journal_queue(&self) -> i64 {
+        self.journal.pending() as i64
+    }
+
     /// Entries and edits written but not yet in the text index.
     pub fn index_queue(&self) -> Result<i64> {
         self.behind(self.text.watermark(), self.text.change_watermark())

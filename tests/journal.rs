@@ -94,12 +94,19 @@ fn acknowledged_entries_survive_a_crash_before_they_are_applied() {
 fn a_read_sees_every_acknowledged_write() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
+    assert_eq!(store.journal_queue(), 0);
     let (e, _) = store.add(note("p", "just written"), None).unwrap();
+    assert_eq!(
+        store.journal_queue(),
+        1,
+        "acknowledged, only in the journal"
+    );
     assert_eq!(store.get(&e.id).unwrap().content, "just written");
     assert_eq!(contents(&store, "p"), vec!["just written"]);
     let pads = store.pads(false).unwrap();
     assert_eq!(pads.iter().find(|p| p.name == "p").unwrap().entries, 1);
     // Applying emptied the journal.
+    assert_eq!(store.journal_queue(), 0);
     assert_eq!(journal_bytes(dir.path()), 0);
 }
 

@@ -488,6 +488,7 @@ async fn tags_pads_configure_touch_clear_export_stats() {
     assert_eq!(s["tags"], 3);
     assert_eq!(s["connections"], 1);
     assert!(s["db_bytes"].as_u64().unwrap() > 0);
+    assert!(s["journal_queue"].as_i64().is_some_and(|q| q >= 0));
 
     let r = ok(
         &mut c,

@@ -209,6 +209,7 @@ pub fn stats(r: &Value) {
         "connections  {} ({} subscribers)",
         r["connections"], r["subscribers"]
     );
+    println!("journal queue {}", r["journal_queue"]);
     println!("index queue  {}", r["index_queue"]);
     let sem = &r["semantic"];
     match s(&sem["status"]) {

@@ -204,7 +204,12 @@ impl Journal {
 
     /// Whether entries are acknowledged but not yet committed.
     pub fn has_pending(&self) -> bool {
-        self.pending.load(Ordering::Acquire) > 0
+        self.pending() > 0
+    }
+
+    /// Entries acknowledged but not yet committed.
+    pub fn pending(&self) -> usize {
+        self.pending.load(Ordering::Acquire)
     }
 
     /// Takes every pending entry for the caller, who holds the writer, to
