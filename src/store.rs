@@ -17,8 +17,9 @@
 //! pending, so every read sees every acknowledged write.
 //!
 //! Invariants:
-//! - every SQLite write is one transaction (an entry's insert is a single
-//!   INSERT whose triggers keep `pads` and `entry_tags` in step);
+//! - every SQLite write is one transaction; new entries go through one
+//!   function (`entries::insert_rows`) that keeps `pads` and `entry_tags` in
+//!   step, and triggers do so for edits and deletions;
 //! - ids are handed out by the journal in append order and applied in that
 //!   order, so id order is commit order: an indexer that has seen every id up
 //!   to N in a snapshot has seen every entry that will ever have an id up to N;

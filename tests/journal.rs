@@ -214,3 +214,70 @@ fn a_new_data_directory_is_private() {
         );
     }
 }
+
+#[test]
+fn a_batch_keeps_each_pads_row_and_the_tag_index_in_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    // One pad goes idle past its TTL and is archived.
+    store.add(note("old", "before the nap"), None).unwrap();
+    let later = NOW + 3 * 3600 * 1000;
+    let swept = store.sweep(later, 7 * 86400 * 1000).unwrap();
+    assert_eq!(swept.archived, vec!["old".to_string()]);
+
+    // One batch: three pads, one of them the inbox, one archived.
+    let at = |mut e: NewEntry, ms: i64| {
+        e.now = ms;
+        e
+    };
+    for (pad, content, ms, tags) in [
+        ("a", "one", later, vec!["x", "y"]),
+        ("inbox", "two", later + 1, vec!["x"]),
+        ("a", "three", later + 5, vec![]),
+        ("old", "back", later + 2, vec!["y"]),
+    ] {
+        let mut e = at(note(pad, content), ms);
+        e.tags = tags.into_iter().map(String::from).collect();
+        store.add(e, None).unwrap();
+    }
+    assert_eq!(store.journal_queue(), 4);
+    let pads = store.pads(true).unwrap();
+    let pad = |name: &str| pads.iter().find(|p| p.name == name).unwrap().clone();
+    assert_eq!(store.journal_queue(), 0, "listing pads applied the batch");
+    assert_eq!(pad("a").entries, 2);
+    assert_eq!(
+        pad("a").ttl_seconds,
+        Some(7200),
+        "a new pad gets the default TTL"
+    );
+    assert_eq!(
+        pad("a").last_write_at,
+        scratchpad::model::fmt_time(later + 5),
+        "the newest write of the batch"
+    );
+    assert_eq!(pad("inbox").ttl_seconds, None, "the inbox never expires");
+    assert_eq!(pad("old").entries, 2);
+    assert!(!pad("old").archived, "a write restores an archived pad");
+    let tags = store.tags(&EntryFilter::default()).unwrap();
+    let count = |t: &str| tags.iter().find(|(n, _)| n == t).map_or(0, |(_, c)| *c);
+    assert_eq!(count("x"), 2);
+    assert_eq!(count("y"), 2);
+    assert_eq!(
+        count("journal"),
+        1,
+        "only the entry written before the batch"
+    );
+    let tagged = EntryFilter {
+        tags: vec!["y".into()],
+        ..Default::default()
+    };
+    let mut found: Vec<String> = store
+        .list(&tagged, 10, None)
+        .unwrap()
+        .entries
+        .into_iter()
+        .map(|e| e.content)
+        .collect();
+    found.sort();
+    assert_eq!(found, vec!["back", "one"]);
+}

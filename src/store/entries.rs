@@ -158,10 +158,10 @@ pub(crate) fn apply(w: &mut Writer, journal: &Journal, batch: Vec<Pending>) {
         return;
     }
     let together = in_transaction(w, |w| {
-        for p in &batch {
-            insert_row(&w.conn, p.record.seq, &p.record.entry)?;
-        }
-        Ok(())
+        insert_rows(
+            &w.conn,
+            batch.iter().map(|p| (p.record.seq, &p.record.entry)),
+        )
     });
     match together {
         Ok(()) => journal.committed(&batch),
@@ -173,7 +173,10 @@ pub(crate) fn apply(w: &mut Writer, journal: &Journal, batch: Vec<Pending>) {
             let mut failed = Vec::new();
             let mut stored = Vec::new();
             for p in batch {
-                match insert_row(&w.conn, p.record.seq, &p.record.entry) {
+                let alone = in_transaction(w, |w| {
+                    insert_rows(&w.conn, [(p.record.seq, &p.record.entry)])
+                });
+                match alone {
                     Ok(()) => stored.push(p),
                     Err(e) => failed.push((p, e)),
                 }
@@ -203,32 +206,68 @@ pub(crate) fn not_stored(conn: &Connection, records: Vec<Record>) -> Result<Vec<
     Ok(out)
 }
 
-/// Inserts one entry whose `depends_on` are already resolved to full ids.
-fn insert_row(conn: &Connection, seq: i64, e: &NewEntry) -> Result<()> {
-    conn.prepare_cached(
+/// Inserts entries (their `depends_on` already resolved to full ids) with
+/// their bookkeeping: `entry_tags` rows, and each pad's row — created on its
+/// first entry, its count and last write moved on, restored if archived —
+/// once per pad, however many of its entries the batch holds. Run inside a
+/// transaction: the rows must commit together.
+fn insert_rows<'a>(
+    conn: &Connection,
+    rows: impl IntoIterator<Item = (i64, &'a NewEntry)>,
+) -> Result<()> {
+    let mut entry = conn.prepare_cached(
         "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
          category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at) \
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )?
-    .execute(params![
-        seq,
-        e.pad,
-        e.author,
-        e.kind.as_str(),
-        e.content,
-        json_list(&e.tags),
-        e.status.map(Status::as_str),
-        e.assignee,
-        e.resume,
-        e.category.map(Category::as_str),
-        e.confidence,
-        json_list(&e.depends_on),
-        e.remind_at,
-        e.pinned,
-        e.meta,
-        e.now,
-        e.now
-    ])?;
+    )?;
+    let mut tag =
+        conn.prepare_cached("INSERT OR IGNORE INTO entry_tags (seq, tag) VALUES (?, ?)")?;
+    // (pad, entries, last write): a batch touches few pads.
+    let mut pads: Vec<(&str, i64, i64)> = Vec::new();
+    for (seq, e) in rows {
+        entry.execute(params![
+            seq,
+            e.pad,
+            e.author,
+            e.kind.as_str(),
+            e.content,
+            json_list(&e.tags),
+            e.status.map(Status::as_str),
+            e.assignee,
+            e.resume,
+            e.category.map(Category::as_str),
+            e.confidence,
+            json_list(&e.depends_on),
+            e.remind_at,
+            e.pinned,
+            e.meta,
+            e.now,
+            e.now
+        ])?;
+        for t in &e.tags {
+            tag.execute(params![seq, t])?;
+        }
+        match pads.iter_mut().find(|p| p.0 == e.pad) {
+            Some(p) => {
+                p.1 += 1;
+                p.2 = p.2.max(e.now);
+            }
+            None => pads.push((&e.pad, 1, e.now)),
+        }
+    }
+    let mut pad = conn.prepare_cached(
+        "INSERT INTO pads (name, ttl_seconds, created_at, last_write_at, entries) \
+         VALUES (?1, CASE WHEN ?1 = 'inbox' THEN NULL \
+                     ELSE (SELECT value FROM settings WHERE key = 'default_ttl_seconds') END, \
+                 ?3, ?3, ?2) \
+         ON CONFLICT (name) DO UPDATE SET \
+             last_write_at = max(last_write_at, excluded.last_write_at), \
+             entries = entries + excluded.entries, \
+             archived_at = NULL",
+    )?;
+    for (name, n, last) in pads {
+        pad.execute(params![name, n, last])?;
+    }
     Ok(())
 }
 
@@ -288,7 +327,7 @@ impl Store {
                 depends.push(resolve(&w.conn, "depends_on", d)?.1);
             }
             e.depends_on = depends;
-            insert_row(&w.conn, seq, &e)?;
+            insert_rows(&w.conn, [(seq, &e)])?;
             let rolled = match max_entries {
                 None => Vec::new(),
                 Some(max) => w
