@@ -185,7 +185,11 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
     let conn = Connection::open(path)?;
     // The index is derived data: losing its last commits to a power cut only
     // means indexing them again.
-    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+         PRAGMA journal_size_limit = {};",
+        super::WAL_SIZE_LIMIT
+    ))?;
     conn.busy_timeout(Duration::from_secs(10))?;
     conn.execute_batch(&format!(
         "CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value ANY NOT NULL) STRICT;

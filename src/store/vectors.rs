@@ -354,7 +354,11 @@ pub fn from_blob(b: &[u8]) -> Vec<f32> {
 fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
     let conn = Connection::open(path)?;
     // Losing the last commits to a power cut only means embedding them again.
-    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+         PRAGMA journal_size_limit = {};",
+        super::WAL_SIZE_LIMIT
+    ))?;
     conn.busy_timeout(Duration::from_secs(10))?;
     conn.set_prepared_statement_cache_capacity(32);
     conn.execute_batch(&format!(
