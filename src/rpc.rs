@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
@@ -65,7 +66,7 @@ pub async fn dispatch(
     session: &mut Session,
     method: &str,
     params: Option<Value>,
-) -> Result<Value> {
+) -> Result<Reply> {
     if method == "hello" {
         let p: HelloParams = parse(method, params)?;
         if p.token.is_some() || session.access.is_none() {
@@ -76,7 +77,7 @@ pub async fn dispatch(
         }
         let access = session.access(engine)?;
         tracing::debug!(client = ?p.client, author = ?session.author, "hello");
-        return Ok(to_value(engine.hello(session.author.clone(), &access)));
+        return Ok(reply(engine.hello(session.author.clone(), &access)));
     }
     let access = session.access(engine)?;
     let grant = engine.grant(&access)?;
@@ -109,19 +110,19 @@ pub async fn dispatch(
             let p: AddParams = parse(method, params)?;
             pad_check(&p.pad, "pad", true)?;
             let entry = engine.add(p, session.author.as_deref()).await?;
-            to_value(EntryResult { entry })
+            reply(EntryResult { entry })
         }
         "entry.get" => {
             let p: IdParams = parse(method, params)?;
             entry_pad(&p.id, false)?;
-            to_value(EntryResult {
+            reply(EntryResult {
                 entry: engine.get(&p.id).await?,
             })
         }
         "entry.update" => {
             let p: UpdateParams = parse(method, params)?;
             entry_pad(&p.id, true)?;
-            to_value(EntryResult {
+            reply(EntryResult {
                 entry: engine.update(p).await?,
             })
         }
@@ -129,80 +130,80 @@ pub async fn dispatch(
             let p: DeleteParams = parse(method, params)?;
             entry_pad(&p.id, true)?;
             let gone = engine.delete(p).await?;
-            to_value(DeleteResult {
+            reply(DeleteResult {
                 deleted: true,
                 id: gone.id,
             })
         }
-        "entry.list" => to_value(engine.list(parse(method, params)?, g).await?),
-        "search" => to_value(engine.search(parse(method, params)?, g).await?),
-        "tags.list" => to_value(engine.tags(parse(method, params)?, g).await?),
-        "pad.list" => to_value(PadListResult {
+        "entry.list" => reply(engine.list(parse(method, params)?, g).await?),
+        "search" => reply(engine.search(parse(method, params)?, g).await?),
+        "tags.list" => reply(engine.tags(parse(method, params)?, g).await?),
+        "pad.list" => reply(PadListResult {
             pads: engine.pads(parse(method, params)?, g).await?,
         }),
         "pad.configure" => {
             let p: ConfigureParams = parse(method, params)?;
             pad_check(&p.name, "name", true)?;
-            to_value(PadResult {
+            reply(PadResult {
                 pad: engine.configure(p).await?,
             })
         }
         "pad.touch" => {
             let p: PadNameParams = parse(method, params)?;
             pad_check(&p.name, "name", true)?;
-            to_value(PadResult {
+            reply(PadResult {
                 pad: engine.touch(p).await?,
             })
         }
         "pad.clear" => {
             let p: ClearParams = parse(method, params)?;
             pad_check(&p.name, "name", true)?;
-            to_value(ClearResult {
+            reply(ClearResult {
                 deleted: engine.clear(p).await?,
             })
         }
         "pad.export" => {
             let p: ExportParams = parse(method, params)?;
             pad_check(&p.name, "name", false)?;
-            to_value(engine.export(p).await?)
+            reply(engine.export(p).await?)
         }
         "plan.order" => {
             let p: PlanParams = parse(method, params)?;
             pad_check(&p.pad, "pad", false)?;
-            to_value(engine.plan_order(p).await?)
+            reply(engine.plan_order(p).await?)
         }
         "task.claim" => {
             let p: ClaimParams = parse(method, params)?;
             pad_check(&p.pad, "pad", true)?;
-            to_value(engine.claim(p, session.author.as_deref()).await?)
+            reply(engine.claim(p, session.author.as_deref()).await?)
         }
         "task.heartbeat" => {
             let p: HeartbeatParams = parse(method, params)?;
             entry_pad(&p.id, true)?;
-            to_value(EntryResult {
+            reply(EntryResult {
                 entry: engine.heartbeat(p).await?,
             })
         }
         "task.complete" => {
             let p: CompleteParams = parse(method, params)?;
             entry_pad(&p.id, true)?;
-            to_value(EntryResult {
+            reply(EntryResult {
                 entry: engine.complete(p).await?,
             })
         }
         "task.fail" => {
             let p: FailParams = parse(method, params)?;
             entry_pad(&p.id, true)?;
-            to_value(EntryResult {
+            reply(EntryResult {
                 entry: engine.fail(p).await?,
             })
         }
-        "entry.share" => to_value(
+        "entry.share" => reply(
             engine
                 .share(parse(method, params)?, session.author.as_deref(), g)
                 .await?,
         ),
-        "report" => to_value(engine.report(parse(method, params)?, g).await?),
+        "report" => reply(engine.report(parse(method, params)?, g).await?),
         "subscribe" => {
             let p: SubscribeParams = parse(method, params)?;
             let Some(out) = session.events.clone() else {
@@ -220,14 +221,14 @@ pub async fn dispatch(
                 }
             });
             session.subscriptions.insert(id, task.abort_handle());
-            to_value(SubscribeResult { subscription: id })
+            reply(SubscribeResult { subscription: id })
         }
         "unsubscribe" => {
             let p: UnsubscribeParams = parse(method, params)?;
             match session.subscriptions.remove(&p.subscription) {
                 Some(task) => {
                     task.abort();
-                    to_value(OkResult { ok: true })
+                    reply(OkResult { ok: true })
                 }
                 None => {
                     return Err(Error::NotFound {
@@ -241,13 +242,13 @@ pub async fn dispatch(
                 }
             }
         }
-        "stats" => to_value(engine.stats(parse(method, params)?).await?),
+        "stats" => reply(engine.stats(parse(method, params)?).await?),
         "reindex" => {
             let _: ReindexParams = parse(method, params)?;
             engine.owner_only(&access, "rebuild the semantic index")?;
-            to_value(engine.reindex().await?)
+            reply(engine.reindex().await?)
         }
-        "inbox" => to_value(
+        "inbox" => reply(
             engine
                 .inbox(parse(method, params)?, session.author.as_deref(), g)
                 .await?,
@@ -255,17 +256,17 @@ pub async fn dispatch(
         "token.create" => {
             let p: TokenCreateParams = parse(method, params)?;
             engine.owner_only(&access, "create tokens")?;
-            to_value(engine.token_create(p).await?)
+            reply(engine.token_create(p).await?)
         }
         "token.list" => {
             let _: TokenListParams = parse(method, params)?;
             engine.owner_only(&access, "list tokens")?;
-            to_value(engine.token_list().await?)
+            reply(engine.token_list().await?)
         }
         "token.revoke" => {
             let p: TokenRevokeParams = parse(method, params)?;
             engine.owner_only(&access, "revoke tokens")?;
-            to_value(engine.token_revoke(p).await?)
+            reply(engine.token_revoke(p).await?)
         }
         other => {
             return Err(Error::MethodNotFound {
@@ -277,8 +278,20 @@ pub async fn dispatch(
     Ok(out)
 }
 
-fn to_value<T: serde::Serialize>(v: T) -> Value {
-    serde_json::to_value(v).expect("results serialize")
+/// A result or a whole response, serialized once, straight from its types:
+/// building a `Value` tree first cost ~6 µs for one entry.
+type Reply = Box<RawValue>;
+
+fn reply<T: serde::Serialize>(v: T) -> Reply {
+    serde_json::value::to_raw_value(&v).expect("results serialize")
+}
+
+/// A success response, fields in the order the `Value` path wrote them.
+#[derive(serde::Serialize)]
+struct Response<'a> {
+    id: &'a Value,
+    jsonrpc: &'static str,
+    result: &'a RawValue,
 }
 
 fn suggest_method(got: &str) -> String {
@@ -375,23 +388,25 @@ pub async fn handle_line(engine: &Engine, session: &mut Session, line: &[u8]) ->
                     out.push(r);
                 }
             }
-            (!out.is_empty()).then(|| render(Value::Array(out)))
+            (!out.is_empty()).then(|| serde_json::to_vec(&out).expect("replies serialize"))
         }
-        v => handle_value(engine, session, v).await.map(render),
+        v => handle_value(engine, session, v)
+            .await
+            .map(|r| Box::<str>::from(r).into_boxed_bytes().into_vec()),
     }
 }
 
 /// Handles one request object; `None` for a notification (no `id`).
-pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> Option<Value> {
+pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> Option<Reply> {
     let Value::Object(mut req) = v else {
-        return Some(refused(
-                engine,
+        return Some(reply(refused(
+            engine,
             Value::Null,
             &Error::InvalidRequest(format!(
                 "a request must be a JSON object, not {}; e.g. {{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"hello\"}}.",
                 kind_of(&v)
             )),
-        ));
+        )));
     };
     let id = req.remove("id");
     let reply_id = id.clone().unwrap_or(Value::Null);
@@ -399,34 +414,34 @@ pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> O
         .as_ref()
         .filter(|i| !matches!(i, Value::String(_) | Value::Number(_) | Value::Null))
     {
-        return Some(refused(
+        return Some(reply(refused(
             engine,
             Value::Null,
             &Error::InvalidRequest(format!(
                 "'id' must be a string or a number, not {}.",
                 kind_of(bad)
             )),
-        ));
+        )));
     }
     if req.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Some(refused(
+        return Some(reply(refused(
             engine,
             reply_id,
             &Error::InvalidRequest(
                 "missing \"jsonrpc\": \"2.0\"; every request must carry it.".into(),
             ),
-        ));
+        )));
     }
     let method = match req.remove("method") {
         Some(Value::String(m)) => m,
         _ => {
-            return Some(refused(
+            return Some(reply(refused(
                 engine,
                 reply_id,
                 &Error::InvalidRequest(
                     "missing \"method\" (a string such as \"entry.add\").".into(),
                 ),
-            ))
+            )))
         }
     };
     let started = std::time::Instant::now();
@@ -440,8 +455,12 @@ pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> O
     }
     id.as_ref()?;
     Some(match result {
-        Ok(r) => json!({"jsonrpc": "2.0", "id": reply_id, "result": r}),
-        Err(e) => error_response(reply_id, &e),
+        Ok(r) => reply(Response {
+            id: &reply_id,
+            jsonrpc: "2.0",
+            result: &r,
+        }),
+        Err(e) => reply(error_response(reply_id, &e)),
     })
 }
 
