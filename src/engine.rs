@@ -747,17 +747,7 @@ impl Engine {
     }
 
     pub async fn tags(&self, p: TagsParams, grant: Option<&Grant>) -> Result<TagsResult> {
-        let filter = scoped(
-            EntryFilter {
-                pad: p
-                    .pad
-                    .as_deref()
-                    .map(|n| model::pad_name("pad", n))
-                    .transpose()?,
-                ..EntryFilter::default()
-            },
-            grant,
-        )?;
+        let filter = pad_scoped(p.pad.as_deref(), grant)?;
         let tags = self.blocking(move |e| e.store().tags(&filter)).await?;
         Ok(TagsResult {
             tags: tags
@@ -1029,6 +1019,15 @@ fn scoped(mut filter: EntryFilter, grant: Option<&Grant>) -> Result<EntryFilter>
         filter.scope = Some(g.pads.clone());
     }
     Ok(filter)
+}
+
+/// Everything a token may read, in one pad or (without one) in all of them.
+pub(crate) fn pad_scoped(pad: Option<&str>, grant: Option<&Grant>) -> Result<EntryFilter> {
+    let filter = EntryFilter {
+        pad: pad.map(|n| model::pad_name("pad", n)).transpose()?,
+        ..EntryFilter::default()
+    };
+    scoped(filter, grant)
 }
 
 fn limit(field: &str, got: Option<u32>, default: u32, max: u32) -> Result<u32> {

@@ -4,13 +4,13 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
-use super::{meta_text, named, scoped, text_field, Engine};
+use super::{meta_text, named, pad_scoped, text_field, Engine};
 use crate::access::Grant;
 use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::model::{self, Entry, Kind, Status};
 use crate::protocol::*;
-use crate::store::{EntryFilter, Finish, NewEntry, ReportRow};
+use crate::store::{Finish, NewEntry, ReportRow};
 
 /// A claim lasts this long unless the claimant asks otherwise or heartbeats.
 pub const DEFAULT_LEASE_SECONDS: u64 = (crate::store::DEFAULT_LEASE_MS / 1000) as u64;
@@ -234,17 +234,7 @@ impl Engine {
     /// Per author and per task: what was written, finished, failed, retried,
     /// how long tasks took, and the tokens agents recorded in `meta.tokens`.
     pub async fn report(&self, p: ReportParams, grant: Option<&Grant>) -> Result<ReportResult> {
-        let filter = scoped(
-            EntryFilter {
-                pad: p
-                    .pad
-                    .as_deref()
-                    .map(|n| model::pad_name("pad", n))
-                    .transpose()?,
-                ..EntryFilter::default()
-            },
-            grant,
-        )?;
+        let filter = pad_scoped(p.pad.as_deref(), grant)?;
         let pad = filter.pad.clone();
         let rows = self
             .blocking(move |e| e.store().report_rows(&filter))
