@@ -10,7 +10,8 @@
 //! engines, `--metrics` on and off, fed in alternating rounds). Semantic
 //! search is off here (benches/semantic.rs measures it). Set BENCH_QUICK=1
 //! for a smaller run, BENCH_ONLY=metrics for the metrics comparison alone,
-//! BENCH_ONLY=writes for the write rows alone (1 and 8 clients).
+//! BENCH_ONLY=writes for the write rows alone (1 and 8 clients),
+//! BENCH_ONLY=python for the Python-vs-Redis comparison alone (fresh engine).
 
 mod common;
 
@@ -102,6 +103,11 @@ async fn run() {
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     if only == "metrics" {
         return metrics_cost(20_000, &mut rng).await;
+    }
+    if only == "python" {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::start(dir.path(), &["--no-semantic"]).await;
+        return python_vs_redis(&engine.socket, 10).await;
     }
     let writes_only = only == "writes";
     let dir = tempfile::tempdir().unwrap();
@@ -273,7 +279,39 @@ async fn run() {
         s["db_bytes"].as_f64().unwrap() / 1048576.0
     );
 
-    // Python: Scratchpad vs Redis Stream (XADD + EXPIRE, AOF everysec).
+    python_vs_redis(&engine.socket, if quick { 4 } else { 10 }).await;
+    drop(c);
+    drop(engine);
+
+    // Durability FULL: an fsync per commit.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::start(dir.path(), &["--no-semantic", "--durability", "full"]).await;
+    let mut c = engine.client().await;
+    let mut w = Vec::new();
+    for _ in 0..(n1 / 10) {
+        let content = sentence(&mut rng);
+        w.push(
+            timed(
+                &mut c,
+                "entry.add",
+                json!({"pad": "full", "content": content}),
+            )
+            .await,
+        );
+    }
+    row("write round trip, 1 client, --durability full", &stats(w));
+    drop(c);
+    drop(engine);
+
+    metrics_cost(n1, &mut rng).await;
+}
+
+/// The write path with metrics on (`--metrics`) and off: two engines, fed
+/// the same writes in alternating rounds so drift on the machine hits both.
+/// Python: Scratchpad vs Redis Stream (XADD + EXPIRE, AOF everysec), the
+/// single-client write from Python against the design a user would otherwise
+/// build, interleaved in rounds of 1,000.
+async fn python_vs_redis(socket: &std::path::Path, rounds: usize) {
     if which("redis-server") && which("python3") {
         let rdir = tempfile::tempdir().unwrap();
         let rsock = rdir.path().join("redis.sock");
@@ -302,13 +340,12 @@ async fn run() {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/redis_compare.py");
-        let rounds = if quick { "4" } else { "10" };
         let out = Command::new("python3")
             .args([
                 script,
-                engine.socket.to_str().unwrap(),
+                socket.to_str().unwrap(),
                 rsock.to_str().unwrap(),
-                rounds,
+                &rounds.to_string(),
                 "1000",
             ])
             .output()
@@ -349,34 +386,8 @@ async fn run() {
     } else {
         println!("(redis-server or python3 not installed: Redis comparison skipped)");
     }
-    drop(c);
-    drop(engine);
-
-    // Durability FULL: an fsync per commit.
-    let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::start(dir.path(), &["--no-semantic", "--durability", "full"]).await;
-    let mut c = engine.client().await;
-    let mut w = Vec::new();
-    for _ in 0..(n1 / 10) {
-        let content = sentence(&mut rng);
-        w.push(
-            timed(
-                &mut c,
-                "entry.add",
-                json!({"pad": "full", "content": content}),
-            )
-            .await,
-        );
-    }
-    row("write round trip, 1 client, --durability full", &stats(w));
-    drop(c);
-    drop(engine);
-
-    metrics_cost(n1, &mut rng).await;
 }
 
-/// The write path with metrics on (`--metrics`) and off: two engines, fed
-/// the same writes in alternating rounds so drift on the machine hits both.
 async fn metrics_cost(n1: usize, rng: &mut fastrand::Rng) {
     let (off_dir, on_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let off = Engine::start(off_dir.path(), &["--no-semantic"]).await;

@@ -1066,3 +1066,137 @@ fn meta_text(m: &serde_json::Map<String, serde_json::Value>) -> Result<String> {
     model::meta(m)?;
     Ok(serde_json::to_string(m).expect("json serializes"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rpc::{handle_line, Session};
+    use serde_json::{json, Value};
+
+    async fn call(engine: &Engine, session: &mut Session, method: &str, params: Value) -> Value {
+        let line = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let reply = handle_line(engine, session, line.to_string().as_bytes())
+            .await
+            .expect("a request with an id gets an answer");
+        let reply: Value = serde_json::from_slice(&reply).unwrap();
+        assert!(reply.get("error").is_none(), "{method}: {reply}");
+        reply["result"].clone()
+    }
+
+    /// A cached statement whose plan looked at a bound value is expired
+    /// whenever a new value is bound, and SQLite then parses and plans it
+    /// again on every call (a one-entry `entry.list` cost ~50 µs instead of
+    /// ~6). Every method, called twice with different values, must reuse its
+    /// statements as prepared.
+    #[tokio::test]
+    async fn statements_stay_prepared_across_calls_with_new_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::new(dir.path().join("data"));
+        config.semantic = None;
+        let engine = Engine::open(config).await.unwrap();
+        let mut s = Session::new(None);
+        for (round, pad) in ["proj-a", "proj-b", "proj-a"].into_iter().enumerate() {
+            let limit = 5 + round;
+            let e = &mut s;
+            let mut ids = Vec::new();
+            for i in 0..3 {
+                let r = call(&engine, e, "entry.add", json!({"pad": pad, "content": format!("login retry {i} in {pad}"), "tags": [format!("t{round}")], "author": format!("agent-{round}")})).await;
+                ids.push(r["entry"]["id"].as_str().unwrap().to_string());
+            }
+            let task = call(&engine, e, "entry.add", json!({"pad": pad, "kind": "task", "content": format!("migrate {round}"), "depends_on": [ids[0]]})).await;
+            let task = task["entry"]["id"].as_str().unwrap().to_string();
+            call(&engine, e, "entry.get", json!({"id": ids[1]})).await;
+            call(
+                &engine,
+                e,
+                "entry.update",
+                json!({"id": ids[1], "content": format!("edited {round}"), "if_version": 1}),
+            )
+            .await;
+            call(&engine, e, "entry.delete", json!({"id": ids[2]})).await;
+            call(
+                &engine,
+                e,
+                "entry.list",
+                json!({"pad": pad, "limit": limit}),
+            )
+            .await;
+            let page = call(&engine, e, "entry.list", json!({"pad": pad, "limit": 1})).await;
+            call(
+                &engine,
+                e,
+                "entry.list",
+                json!({"pad": pad, "limit": limit, "cursor": page["next_cursor"]}),
+            )
+            .await;
+            call(&engine, e, "entry.list", json!({"pad": pad, "tags": [format!("t{round}")], "author": format!("agent-{round}"), "kind": "note", "limit": limit})).await;
+            call(&engine, e, "entry.list", json!({"status": "todo", "since": "2020-01-01T00:00:00Z", "min_confidence": 0.1 * round as f64, "limit": limit})).await;
+            call(
+                &engine,
+                e,
+                "search",
+                json!({"query": format!("login {round}"), "pad": pad, "limit": limit}),
+            )
+            .await;
+            call(
+                &engine,
+                e,
+                "search",
+                json!({"query": format!("ogi{}", ["n", "n r", "n retry"][round]), "limit": limit}),
+            )
+            .await;
+            call(&engine, e, "tags.list", json!({"pad": pad})).await;
+            call(&engine, e, "pad.list", json!({})).await;
+            call(
+                &engine,
+                e,
+                "pad.configure",
+                json!({"name": pad, "ttl_seconds": 3600 + round}),
+            )
+            .await;
+            call(&engine, e, "pad.touch", json!({"name": pad})).await;
+            call(
+                &engine,
+                e,
+                "pad.export",
+                json!({"name": pad, "budget": 600 + round}),
+            )
+            .await;
+            call(&engine, e, "plan.order", json!({"pad": pad})).await;
+            call(
+                &engine,
+                e,
+                "task.claim",
+                json!({"pad": pad, "agent": format!("agent-{round}"), "lease_seconds": 60 + round}),
+            )
+            .await;
+            call(
+                &engine,
+                e,
+                "entry.share",
+                json!({"id": ids[0], "to": [format!("share-{round}")]}),
+            )
+            .await;
+            call(&engine, e, "report", json!({"pad": pad})).await;
+            call(
+                &engine,
+                e,
+                "inbox",
+                json!({"author": format!("agent-{round}")}),
+            )
+            .await;
+            call(&engine, e, "stats", json!({})).await;
+            let _ = task;
+        }
+        let reprepared = engine.store().reprepared();
+        assert!(
+            reprepared.is_empty(),
+            "statements re-planned on every call (write a bound value the planner need not see as +?):\n{}",
+            reprepared
+                .iter()
+                .map(|(sql, n)| format!("{n}× {sql}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}

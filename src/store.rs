@@ -174,6 +174,29 @@ impl Drop for Reader<'_> {
     }
 }
 
+/// The statements still prepared on one connection that were re-prepared,
+/// with how often.
+#[cfg(test)]
+fn reprepared(conn: &Connection) -> Vec<(String, u64)> {
+    use rusqlite::ffi;
+    let mut out = Vec::new();
+    // SAFETY: the handle stays valid while `conn` is borrowed, and walking its
+    // statements with sqlite3_next_stmt only reads them.
+    unsafe {
+        let db = conn.handle();
+        let mut stmt = ffi::sqlite3_next_stmt(db, std::ptr::null_mut());
+        while !stmt.is_null() {
+            let n = ffi::sqlite3_stmt_status(stmt, ffi::SQLITE_STMTSTATUS_REPREPARE, 0);
+            if n > 0 {
+                let sql = std::ffi::CStr::from_ptr(ffi::sqlite3_sql(stmt));
+                out.push((sql.to_string_lossy().into_owned(), n as u64));
+            }
+            stmt = ffi::sqlite3_next_stmt(db, stmt);
+        }
+    }
+    out
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding a connection cannot leave SQLite half-written (its
     // transaction rolls back), so a poisoned lock is still safe to use.
@@ -184,6 +207,25 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// is reused from its start, not shrunk, so after a burst (a 185k-entry
 /// fill left a 100 MB WAL) it would keep its largest size on disk.
 pub(crate) const WAL_SIZE_LIMIT: i64 = 32 << 20;
+
+/// Opens a connection to one of the store's databases (`pad.db`, the text
+/// index, the vectors).
+///
+/// Each has SQLite's query-planner stability guarantee on: a plan never
+/// depends on the values bound to it. Without it SQLite plans some
+/// statements around their bound values (a `pad = ?` with `ORDER BY seq`,
+/// a `LIMIT ?`, FTS5's own segment lookups) and expires them whenever new
+/// values are bound, so a cached statement was parsed and planned again on
+/// every call: ~45 of the ~50 µs of a one-entry `entry.list`. Our plans do
+/// not gain from seeing values (no statistics, no LIKE on indexed columns).
+pub(crate) fn open_connection(path: &Path, flags: OpenFlags) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
+    Ok(conn)
+}
 
 pub(crate) fn pragmas(conn: &Connection, sync: &str) -> rusqlite::Result<()> {
     conn.execute_batch(&format!(
@@ -212,7 +254,7 @@ impl Store {
         })?;
         let db_path = dir.join("pad.db");
         let (journal, replay) = journal::Journal::open(dir, durability == Durability::Full)?;
-        let mut conn = Connection::open(&db_path)?;
+        let mut conn = open_connection(&db_path, OpenFlags::default())?;
         pragmas(
             &conn,
             match durability {
@@ -223,7 +265,7 @@ impl Store {
         migrate::run(&mut conn, now)?;
         // Checkpoints run in the background (`checkpoint_passive`), off the write path.
         conn.execute_batch("PRAGMA wal_autocheckpoint = 0;")?;
-        let checkpointer = Connection::open(&db_path)?;
+        let checkpointer = open_connection(&db_path, OpenFlags::default())?;
         checkpointer.busy_timeout(Duration::from_secs(10))?;
         checkpointer.execute_batch(&format!("PRAGMA journal_size_limit = {WAL_SIZE_LIMIT};"))?;
         conn.execute(
@@ -333,7 +375,7 @@ impl Store {
         let conn = match conn {
             Some(c) => c,
             None => {
-                let c = Connection::open_with_flags(
+                let c = open_connection(
                     &self.db_path,
                     OpenFlags::SQLITE_OPEN_READ_ONLY
                         | OpenFlags::SQLITE_OPEN_NO_MUTEX
@@ -390,6 +432,20 @@ impl Store {
     /// applies them first.
     pub fn journal_queue(&self) -> i64 {
         self.journal.pending() as i64
+    }
+
+    /// How often SQLite re-planned a cached statement of the read and write
+    /// connections. A statement whose plan looked at a bound value is
+    /// expired each time a new value is bound, so a cached statement that
+    /// shows up here is parsed and planned again on every call.
+    /// Returns each such statement's SQL with its count.
+    #[cfg(test)]
+    pub(crate) fn reprepared(&self) -> Vec<(String, u64)> {
+        let mut out = reprepared(&self.writer().conn);
+        for reader in lock(&self.idle_readers).iter() {
+            out.extend(reprepared(reader));
+        }
+        out
     }
 
     /// Entries and edits written but not yet in the text index.

@@ -182,7 +182,7 @@ fn next_batch(conn: &Connection, key: &str, table: &str, from: i64) -> Result<(i
 }
 
 fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
-    let conn = Connection::open(path)?;
+    let conn = super::open_connection(path, rusqlite::OpenFlags::default())?;
     // The index is derived data: losing its last commits to a power cut only
     // means indexing them again.
     conn.execute_batch(&format!(

@@ -352,7 +352,7 @@ pub fn from_blob(b: &[u8]) -> Vec<f32> {
 }
 
 fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
-    let conn = Connection::open(path)?;
+    let conn = super::open_connection(path, rusqlite::OpenFlags::default())?;
     // Losing the last commits to a power cut only means embedding them again.
     conn.execute_batch(&format!(
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \

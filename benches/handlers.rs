@@ -1,0 +1,108 @@
+//! `cargo bench --bench handlers`: what the engine itself spends on each
+//! method, in process, without a socket.
+//!
+//! Opens an engine on a temp data directory (semantic search off, background
+//! tasks running as under `pad serve`), fills one pad, then calls
+//! `rpc::handle_line` — parse, check, run, serialize — in a loop on one
+//! thread and prints p50/p99 per method. The socket round trip of
+//! `benches/engine.rs` is this plus the transport and the wake-ups; the gap
+//! between `hello` and another method here is that method's own work.
+//! `BENCH_ONLY=list` (any part of a row's name) prints only those rows.
+
+mod common;
+
+use std::time::Instant;
+
+use common::{row, stats};
+use scratchpad::engine::{Config, Engine};
+use scratchpad::rpc::{handle_line, Session};
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(run());
+}
+
+async fn run() {
+    let quick = std::env::var("BENCH_QUICK").is_ok();
+    let n = if quick { 2_000 } else { 20_000 };
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::new(dir.path().join("data"));
+    config.semantic = None;
+    let engine = Engine::open(config).await.unwrap();
+    let _background = engine.spawn_background();
+    let mut session = Session::new(None);
+
+    let mut id = 0u64;
+    let mut time = |method: &str, params: &str, times: usize| {
+        let mut lines = Vec::with_capacity(times);
+        for _ in 0..times {
+            id += 1;
+            lines.push(format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
+            ));
+        }
+        lines
+    };
+    let add = time(
+        "entry.add",
+        r#"{"pad":"one","content":"agent-3 found that the login flow retries three times before giving up","tags":["bench"]}"#,
+        n,
+    );
+    let hello = time("hello", "{}", n);
+    let list1 = time("entry.list", r#"{"pad":"one","limit":1}"#, n / 4);
+    let list20 = time("entry.list", r#"{"pad":"one","limit":20}"#, n / 4);
+    let search = time(
+        "search",
+        r#"{"query":"login flow","pad":"one","limit":10}"#,
+        n / 20,
+    );
+
+    lat(&engine, "entry.add", &add, &mut session).await;
+    lat(&engine, "hello", &hello, &mut session).await;
+
+    let reply = handle_line(
+        &engine,
+        &mut session,
+        br#"{"jsonrpc":"2.0","id":0,"method":"entry.list","params":{"pad":"one","limit":1}}"#,
+    )
+    .await
+    .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&reply).unwrap();
+    let first_id = v["result"]["entries"][0]["id"]
+        .as_str()
+        .expect("the pad has entries");
+    let get = time("entry.get", &format!(r#"{{"id":"{first_id}"}}"#), n / 4);
+    lat(&engine, "entry.get", &get, &mut session).await;
+    lat(&engine, "entry.list, limit 1", &list1, &mut session).await;
+    lat(&engine, "entry.list, limit 20", &list20, &mut session).await;
+    lat(&engine, "search (text), limit 10", &search, &mut session).await;
+    engine.shutdown().await;
+}
+
+/// Calls each line in turn, checks that it succeeded, prints p50/p99.
+/// `BENCH_ONLY=<text>` prints only the rows whose name contains it (every
+/// call is still made, so the engine is in the same state).
+async fn lat(engine: &Engine, name: &str, lines: &[String], session: &mut Session) {
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let timed = name.contains(&only);
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        let t = Instant::now();
+        let reply = handle_line(engine, session, line.as_bytes())
+            .await
+            .expect("a request gets an answer");
+        out.push(t.elapsed().as_secs_f64() * 1e6);
+        assert!(
+            reply.windows(15).any(|w| w == br#""2.0","result":"#),
+            "{name} failed: {}",
+            String::from_utf8_lossy(&reply)
+        );
+    }
+    if timed {
+        row(&format!("in process: {name}"), &stats(out));
+    }
+}
