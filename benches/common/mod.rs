@@ -39,7 +39,9 @@ impl Drop for Engine {
 impl Engine {
     pub async fn start(dir: &Path, extra: &[&str]) -> Engine {
         let socket = dir.join("run/pad.sock");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pad"))
+        // BENCH_PAD=<binary> measures another build (an A/B of two commits).
+        let bin = std::env::var_os("BENCH_PAD").unwrap_or(env!("CARGO_BIN_EXE_pad").into());
+        let mut child = Command::new(bin)
             .arg("serve")
             .args(extra)
             .env("PAD_HOME", dir.join("data"))

@@ -315,6 +315,11 @@ impl Store {
     pub fn add(&self, mut e: NewEntry, max_entries: Option<i64>) -> AddOutcome {
         if e.depends_on.is_empty() && max_entries.is_none() {
             let seq = self.journal.append(e.clone())?;
+            if self.journal.overflowing() {
+                // Writes come faster than the journal can be applied at all:
+                // this one waits while it is (taking the writer applies it).
+                drop(self.writer());
+            }
             return Ok((new_entry(seq, e), Vec::new()));
         }
         let mut w = self.writer();

@@ -55,6 +55,15 @@ pub(crate) struct Pending {
     file: usize,
 }
 
+/// Entries acknowledged and not yet committed past which the journal is
+/// behind: the journal thread runs only on spare CPU time
+/// (`background::spare_cpu_only`), so writes that come faster than that
+/// would grow the queue without end — memory, journal files, and what the
+/// next read has to apply first. Past this, a second thread at ordinary
+/// priority applies the queue; past four times this (when even that thread
+/// cannot keep up) a write applies it before it is acknowledged.
+pub(crate) const BACKLOG: usize = 1024;
+
 /// `Pending::file` of a record replayed after a crash: it may be in either file.
 const REPLAYED: usize = usize::MAX;
 
@@ -64,8 +73,12 @@ pub(crate) struct Journal {
     /// being committed); read without the lock.
     pending: AtomicUsize,
     wake: Arc<Signal>,
+    /// Raised when the queue reaches `BACKLOG`.
+    behind: Arc<Signal>,
     /// Batches put back because SQLite refused them all.
     restored: std::sync::atomic::AtomicU64,
+    /// The last batch was put back, and nothing was committed since.
+    failing: std::sync::atomic::AtomicBool,
     dir: PathBuf,
     sync: bool,
 }
@@ -122,7 +135,9 @@ impl Journal {
                 }),
                 pending: AtomicUsize::new(0),
                 wake: Arc::default(),
+                behind: Arc::default(),
                 restored: Default::default(),
+                failing: Default::default(),
                 dir: dir.to_path_buf(),
                 sync,
             },
@@ -188,8 +203,10 @@ impl Journal {
         s.sizes[cur] += line.len() as u64;
         s.unapplied[cur] += 1;
         s.queue.push(Pending { record, file: cur });
-        if self.pending.fetch_add(1, Ordering::Release) == 0 {
-            self.wake.raise();
+        match self.pending.fetch_add(1, Ordering::Release) {
+            0 => self.wake.raise(),
+            n if n + 1 == BACKLOG => self.behind.raise(),
+            _ => {}
         }
         Ok(seq)
     }
@@ -235,6 +252,9 @@ impl Journal {
     /// Records that `batch` is committed; empties every file whose records
     /// are now all applied. The caller still holds the writer.
     pub fn committed(&self, batch: &[Pending]) {
+        if !batch.is_empty() {
+            self.failing.store(false, Ordering::Release);
+        }
         let mut s = self.lock();
         for p in batch {
             match p.file {
@@ -258,6 +278,7 @@ impl Journal {
         let mut s = self.lock();
         let newer = std::mem::replace(&mut s.queue, batch);
         s.queue.extend(newer);
+        self.failing.store(true, Ordering::Release);
         self.restored.fetch_add(1, Ordering::AcqRel);
     }
 
@@ -286,6 +307,13 @@ impl Journal {
         self.committed(std::slice::from_ref(&p));
     }
 
+    /// Whether the queue is so far behind that a write must wait for it to be
+    /// applied: `4 × BACKLOG` entries, and SQLite is taking them (retrying a
+    /// refused batch on every write would only slow a full disk down).
+    pub fn overflowing(&self) -> bool {
+        self.pending() >= 4 * BACKLOG && !self.failing.load(Ordering::Acquire)
+    }
+
     /// How many batches were put back so far: the applier backs off when
     /// this moves.
     pub fn failures(&self) -> u64 {
@@ -295,6 +323,12 @@ impl Journal {
     /// What the applying thread waits on: raised when entries become pending.
     pub fn waker(&self) -> Arc<Signal> {
         self.wake.clone()
+    }
+
+    /// What the catch-up thread waits on: raised when the queue reaches
+    /// `BACKLOG`.
+    pub fn behind(&self) -> Arc<Signal> {
+        self.behind.clone()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
