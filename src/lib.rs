@@ -7,7 +7,6 @@
 
 pub mod access;
 pub mod autostart;
-mod background;
 pub mod cli;
 pub mod client;
 pub mod clock;

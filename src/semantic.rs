@@ -137,11 +137,7 @@ impl Semantic {
             std::thread::Builder::new()
                 .name("pad-embed".into())
                 .spawn(move || {
-                    // Measured: write p99 400 µs with a backlog draining
-                    // under SCHED_IDLE, 2.2 ms at nice 19. The price: under
-                    // a sustained write storm the backlog, and a search's
-                    // fresh query embedding, wait for the CPU to free up.
-                    crate::background::spare_cpu_only("embedding");
+                    lower_priority();
                     Worker {
                         shared,
                         store,
@@ -543,6 +539,24 @@ impl Worker {
         lock(&self.shared.cache).clear();
         tracing::info!("re-embedding every entry");
         Ok(())
+    }
+}
+
+/// Puts the calling thread (and the ONNX Runtime threads it creates, which
+/// inherit it) in Linux's SCHED_IDLE class: it runs only on CPU time nothing
+/// else wants. Embedding is background work, and on a small machine it would
+/// otherwise share a core with writes and stretch their tail latency
+/// (measured: write p99 400 µs with a backlog draining under SCHED_IDLE, 2.2
+/// ms at nice 19). The price: under a sustained write storm the backlog, and
+/// a search's fresh query embedding, wait for the CPU to free up.
+fn lower_priority() {
+    // SAFETY: a plain syscall about the calling thread.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::pid_t;
+        let param = libc::sched_param { sched_priority: 0 };
+        if libc::sched_setscheduler(tid, libc::SCHED_IDLE, &param) != 0 {
+            tracing::debug!("could not move the embedding thread to SCHED_IDLE");
+        }
     }
 }
 

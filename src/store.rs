@@ -326,49 +326,33 @@ impl Store {
     }
 
     /// Applies journaled inserts in the background, so they reach SQLite
-    /// (and its indexers) soon even when nobody reads: `pad-journal` on
-    /// spare CPU time only, as nobody waits for it (a read applies what is
-    /// pending itself), and `pad-catch-up` at ordinary priority once the
-    /// queue reaches `journal::BACKLOG`. The threads end once the store is
-    /// dropped.
+    /// (and its indexers) soon even when nobody reads. The thread ends
+    /// once the store is dropped.
     pub fn start_applier(self: &std::sync::Arc<Self>) {
-        let spawn = |name: &str, wake: std::sync::Arc<journal::Signal>, spare_cpu_only: bool| {
-            let store = std::sync::Arc::downgrade(self);
-            let spawned = std::thread::Builder::new()
-                .name(name.into())
-                .spawn(move || {
-                    if spare_cpu_only {
-                        crate::background::spare_cpu_only("journal");
-                    }
-                    Store::apply_loop(store, &wake, spare_cpu_only)
-                });
-            if let Err(e) = spawned {
-                tracing::error!(
-                    "cannot start the {name} thread ({e}); reads apply the journal instead"
-                );
-            }
-        };
-        spawn("pad-journal", self.journal.waker(), true);
-        spawn("pad-catch-up", self.journal.behind(), false);
+        let store = std::sync::Arc::downgrade(self);
+        let wake = self.journal.waker();
+        let spawned = std::thread::Builder::new()
+            .name("pad-journal".into())
+            .spawn(move || Store::apply_loop(store, &wake));
+        if let Err(e) = spawned {
+            tracing::error!(
+                "cannot start the journal thread ({e}); reads and a long queue apply the journal instead"
+            );
+        }
     }
 
-    /// Applies the journal each time `wake` is raised, until the store is
-    /// dropped; `always` applies whatever is pending, else only a queue of
-    /// `journal::BACKLOG` or more.
-    fn apply_loop(store: std::sync::Weak<Store>, wake: &journal::Signal, always: bool) {
+    /// The journal thread: applies acknowledged inserts shortly after they
+    /// come, many to a transaction, until the store is dropped.
+    fn apply_loop(store: std::sync::Weak<Store>, wake: &journal::Signal) {
         loop {
             // Holds no reference while it waits, so the store can drop.
             wake.wait(Duration::from_millis(250));
-            if always {
-                // Let a burst gather: one commit for many entries costs far
-                // less than a commit each.
-                std::thread::sleep(APPLY_DELAY);
-            }
+            // Let a burst gather: one commit for many entries costs far less
+            // than a commit each, and nobody waits for it (a read applies
+            // what is pending itself).
+            std::thread::sleep(APPLY_DELAY);
             let Some(store) = store.upgrade() else { break };
-            let due = |j: &journal::Journal| {
-                j.has_pending() && (always || j.pending() >= journal::BACKLOG)
-            };
-            while due(&store.journal) {
+            while store.journal.has_pending() {
                 let failures = store.journal.failures();
                 drop(store.writer());
                 if store.journal.failures() != failures {

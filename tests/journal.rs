@@ -282,39 +282,16 @@ fn a_batch_keeps_each_pads_row_and_the_tag_index_in_step() {
     assert_eq!(found, vec!["back", "one"]);
 }
 
-/// The journal thread runs only on spare CPU time; when writes leave none,
-/// the queue of acknowledged entries must still stay bounded (memory, the
-/// journal files, what the next read applies first) instead of growing with
-/// every write.
+/// When the journal thread falls behind (no CPU to spare, or no thread at
+/// all, as here), the queue of acknowledged entries must still stay bounded
+/// — memory, the journal files, what the next read applies first — instead
+/// of growing with every write.
 #[test]
-fn the_queue_stays_bounded_when_no_cpu_is_spare() {
-    const BACKLOG: i64 = 1024;
-    // This thread, and the threads it starts (the store's and a spinner),
-    // share one CPU, which the spinner keeps busy at ordinary priority.
-    // SAFETY: plain syscalls about the calling thread.
-    unsafe {
-        let mut one: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut one);
-        assert_eq!(
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one),
-            0
-        );
-    }
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let spinner = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                std::hint::spin_loop();
-            }
-        })
-    };
+fn the_queue_stays_bounded_when_the_journal_thread_falls_behind() {
+    const BACKLOG: i64 = 4096;
     let dir = tempfile::tempdir().unwrap();
-    let store = std::sync::Arc::new(open(dir.path()));
-    store.start_applier();
-    // Not a multiple of 4 × BACKLOG, where a write applies the queue itself:
-    // the flood ends with more than BACKLOG queued.
-    let writes = 9 * BACKLOG + 100;
+    let store = open(dir.path()); // no journal thread: `start_applier` is not called
+    let writes = 3 * BACKLOG + 100;
     let mut most = 0;
     for i in 0..writes {
         store
@@ -322,22 +299,13 @@ fn the_queue_stays_bounded_when_no_cpu_is_spare() {
             .unwrap();
         most = most.max(store.journal_queue());
     }
-    // The catch-up thread applies a queue of BACKLOG or more at ordinary
-    // priority, spare CPU or not.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while store.journal_queue() >= BACKLOG && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    let left = store.journal_queue();
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    spinner.join().unwrap();
     assert!(
-        most <= 4 * BACKLOG,
+        most < BACKLOG,
         "the queue reached {most} of {writes} writes: it grows with the writes"
     );
     assert!(
-        left < BACKLOG,
-        "{left} entries still queued after the flood"
+        journal_bytes(dir.path()) < 4096 * 1024,
+        "the journal files stay small"
     );
     let pads = store.pads(false).unwrap();
     let flood = pads.iter().find(|p| p.name == "flood").unwrap();

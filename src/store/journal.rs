@@ -55,14 +55,12 @@ pub(crate) struct Pending {
     file: usize,
 }
 
-/// Entries acknowledged and not yet committed past which the journal is
-/// behind: the journal thread runs only on spare CPU time
-/// (`background::spare_cpu_only`), so writes that come faster than that
-/// would grow the queue without end — memory, journal files, and what the
-/// next read has to apply first. Past this, a second thread at ordinary
-/// priority applies the queue; past four times this (when even that thread
-/// cannot keep up) a write applies it before it is acknowledged.
-pub(crate) const BACKLOG: usize = 1024;
+/// Entries acknowledged and not yet committed past which a write applies
+/// the queue itself before it is acknowledged. The journal thread normally
+/// keeps the queue to a millisecond's worth; should it fall behind (no CPU
+/// to spare, or no thread at all), the queue — memory, the journal files,
+/// what the next read has to apply first — must not grow with the writes.
+pub(crate) const BACKLOG: usize = 4096;
 
 /// `Pending::file` of a record replayed after a crash: it may be in either file.
 const REPLAYED: usize = usize::MAX;
@@ -73,8 +71,6 @@ pub(crate) struct Journal {
     /// being committed); read without the lock.
     pending: AtomicUsize,
     wake: Arc<Signal>,
-    /// Raised when the queue reaches `BACKLOG`.
-    behind: Arc<Signal>,
     /// Batches put back because SQLite refused them all.
     restored: std::sync::atomic::AtomicU64,
     /// The last batch was put back, and nothing was committed since.
@@ -135,7 +131,6 @@ impl Journal {
                 }),
                 pending: AtomicUsize::new(0),
                 wake: Arc::default(),
-                behind: Arc::default(),
                 restored: Default::default(),
                 failing: Default::default(),
                 dir: dir.to_path_buf(),
@@ -203,10 +198,8 @@ impl Journal {
         s.sizes[cur] += line.len() as u64;
         s.unapplied[cur] += 1;
         s.queue.push(Pending { record, file: cur });
-        match self.pending.fetch_add(1, Ordering::Release) {
-            0 => self.wake.raise(),
-            n if n + 1 == BACKLOG => self.behind.raise(),
-            _ => {}
+        if self.pending.fetch_add(1, Ordering::Release) == 0 {
+            self.wake.raise();
         }
         Ok(seq)
     }
@@ -308,10 +301,10 @@ impl Journal {
     }
 
     /// Whether the queue is so far behind that a write must wait for it to be
-    /// applied: `4 × BACKLOG` entries, and SQLite is taking them (retrying a
+    /// applied: `BACKLOG` entries, and SQLite is taking them (retrying a
     /// refused batch on every write would only slow a full disk down).
     pub fn overflowing(&self) -> bool {
-        self.pending() >= 4 * BACKLOG && !self.failing.load(Ordering::Acquire)
+        self.pending() >= BACKLOG && !self.failing.load(Ordering::Acquire)
     }
 
     /// How many batches were put back so far: the applier backs off when
@@ -323,12 +316,6 @@ impl Journal {
     /// What the applying thread waits on: raised when entries become pending.
     pub fn waker(&self) -> Arc<Signal> {
         self.wake.clone()
-    }
-
-    /// What the catch-up thread waits on: raised when the queue reaches
-    /// `BACKLOG`.
-    pub fn behind(&self) -> Arc<Signal> {
-        self.behind.clone()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
