@@ -108,6 +108,12 @@ struct Inner {
 
 impl Engine {
     pub async fn open(config: Config) -> Result<Engine> {
+        // Past a file-size limit (`ulimit -f`) a write must fail with an
+        // error the store handles — the entry waits in the journal, the
+        // client is told `unavailable` — instead of SIGXFSZ killing the
+        // engine (and any app it runs in).
+        // SAFETY: setting a signal's disposition to "ignore" has no handler to race.
+        unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
         crate::paths::create_private_dir(&config.data_dir).map_err(|e| {
             Error::Internal(format!(
                 "cannot create data directory {}: {e}",

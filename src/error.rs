@@ -163,6 +163,14 @@ impl From<rusqlite::Error> for Error {
             Some(rusqlite::ErrorCode::DiskFull) => Error::Unavailable(format!(
                 "the disk is full ({e}); free some space, then retry"
             )),
+            Some(
+                rusqlite::ErrorCode::SystemIoFailure
+                | rusqlite::ErrorCode::CannotOpen
+                | rusqlite::ErrorCode::ReadOnly
+                | rusqlite::ErrorCode::OutOfMemory,
+            ) => Error::Unavailable(format!(
+                "the store cannot write its files ({e}); check the disk (space, errors, permissions) and the engine's log, then retry"
+            )),
             _ => Error::Internal(format!("store: {e}")),
         }
     }

@@ -149,10 +149,14 @@ fn in_transaction<T>(w: &mut Writer, f: impl FnOnce(&mut Writer) -> Result<T>) -
     }
 }
 
-/// Commits journaled entries, in id order, in one transaction. If that
-/// fails, each is tried alone: one SQLite refuses by itself is set aside in
-/// the journal's rejected file; if all fail (a full disk, say), the batch
-/// goes back to wait for the next try.
+/// Commits journaled entries, in id order, in one transaction. If SQLite
+/// cannot write (a full or failing disk: `Error::Unavailable`), the batch
+/// goes back to wait for the next try. If it refused the batch for another
+/// reason, each entry is tried alone, in order: one refused by itself is set
+/// aside in the journal's rejected file — unless none could be stored, which
+/// points at the database rather than the entries, and they all wait for the
+/// next try. Whatever waits is always everything from some id on, so ids
+/// stay in commit order (the indexers follow it).
 pub(crate) fn apply(w: &mut Writer, journal: &Journal, batch: Vec<Pending>) {
     if batch.is_empty() {
         return;
@@ -163,34 +167,50 @@ pub(crate) fn apply(w: &mut Writer, journal: &Journal, batch: Vec<Pending>) {
             batch.iter().map(|p| (p.record.seq, &p.record.entry)),
         )
     });
-    match together {
-        Ok(()) => journal.committed(&batch),
-        Err(e) => {
-            tracing::warn!(
-                "applying {} journaled entries failed ({e}); trying each alone",
-                batch.len()
-            );
-            let mut failed = Vec::new();
-            let mut stored = Vec::new();
-            for p in batch {
-                let alone = in_transaction(w, |w| {
-                    insert_rows(&w.conn, [(p.record.seq, &p.record.entry)])
-                });
-                match alone {
-                    Ok(()) => stored.push(p),
-                    Err(e) => failed.push((p, e)),
-                }
+    let e = match together {
+        Ok(()) => return journal.committed(&batch),
+        Err(e) => e,
+    };
+    if matches!(e, Error::Unavailable(_)) {
+        tracing::error!(
+            "{} journaled entries cannot be stored yet ({e}); they stay in the journal and are retried",
+            batch.len()
+        );
+        return journal.restore(batch);
+    }
+    tracing::warn!(
+        "applying {} journaled entries failed ({e}); trying each alone",
+        batch.len()
+    );
+    let (mut stored, mut refused, mut wait) = (Vec::new(), Vec::new(), Vec::new());
+    let mut rest = batch.into_iter();
+    while let Some(p) = rest.next() {
+        let alone = in_transaction(w, |w| {
+            insert_rows(&w.conn, [(p.record.seq, &p.record.entry)])
+        });
+        match alone {
+            Ok(()) => stored.push(p),
+            Err(e @ Error::Unavailable(_)) => {
+                tracing::error!("journaled entries cannot be stored yet ({e}); will retry");
+                wait.push(p);
+                wait.extend(rest);
+                break;
             }
-            journal.committed(&stored);
-            if stored.is_empty() {
-                tracing::error!("journaled entries cannot be applied yet; will retry");
-                journal.restore(failed.into_iter().map(|(p, _)| p).collect());
-            } else {
-                for (p, e) in failed {
-                    journal.reject(p, &e.to_string());
-                }
-            }
+            Err(e) => refused.push((p, e)),
         }
+    }
+    journal.committed(&stored);
+    if stored.is_empty() && !refused.is_empty() {
+        tracing::error!("no journaled entry could be stored; will retry");
+        let mut all: Vec<Pending> = refused.drain(..).map(|(p, _)| p).collect();
+        all.append(&mut wait);
+        wait = all;
+    }
+    for (p, e) in refused {
+        journal.reject(p, &e.to_string());
+    }
+    if !wait.is_empty() {
+        journal.restore(wait);
     }
 }
 

@@ -193,7 +193,10 @@ impl Journal {
             // next record must start on a line of its own.
             let size = s.sizes[cur];
             let _ = s.files[cur].set_len(size);
-            return Err(io_error("write", &self.dir.join(FILES[cur]), e));
+            return Err(Error::Unavailable(format!(
+                "cannot write the insert journal {} ({e}), so the entry was not stored; free disk space or check the disk, then retry",
+                self.dir.join(FILES[cur]).display()
+            )));
         }
         s.sizes[cur] += line.len() as u64;
         s.unapplied[cur] += 1;
