@@ -90,6 +90,25 @@ fn sentence(rng: &mut fastrand::Rng) -> String {
     s.join(" ")
 }
 
+/// Waits until the engine's background work has caught up — the journal
+/// applied, the text index current — so the next row measures its own
+/// requests and not the tail of the previous phase; returns how long that
+/// took.
+async fn quiesce(c: &mut Client) -> Duration {
+    let t = Instant::now();
+    loop {
+        let s: Value = c.call("stats", json!({})).await.unwrap();
+        if s["journal_queue"].as_i64() == Some(0) && s["index_queue"].as_i64() == Some(0) {
+            return t.elapsed();
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(600),
+            "background work never caught up: {s}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Fills a pad quickly with pipelined writes.
 async fn fill(c: &mut Client, pad: &str, n: usize, rng: &mut fastrand::Rng) -> Vec<String> {
     common::fill_with(c, pad, n, || sentence(rng)).await
@@ -148,6 +167,7 @@ async fn run() {
     }
 
     // 8 clients at once.
+    quiesce(&mut c).await;
     let per = n1 / 4;
     let t0 = Instant::now();
     let all = eight_clients(&engine.socket, move |k, mut c| async move {
@@ -177,6 +197,7 @@ async fn run() {
     if writes_only {
         return;
     }
+    quiesce(&mut c).await;
     let read_ids = std::sync::Arc::new(ids.clone());
     let all = eight_clients(&engine.socket, move |k, mut c| {
         let ids = read_ids.clone();
@@ -196,6 +217,15 @@ async fn run() {
     fill(&mut c, "size-10", 10, &mut rng).await;
     fill(&mut c, "size-10k", big / 10, &mut rng).await;
     fill(&mut c, "size-100k", big, &mut rng).await;
+    let behind = quiesce(&mut c).await;
+    println!(
+        "{:<52} {:>8.1} s",
+        format!(
+            "text index catching up after a {}-entry fill",
+            big + big / 10 + 10
+        ),
+        behind.as_secs_f64()
+    );
     let sizes = ["size-10", "size-10k", "size-100k"];
     let mut lat: Vec<Vec<f64>> = vec![Vec::new(); 3];
     for _ in 0..(n1 / 4) {
@@ -279,6 +309,7 @@ async fn run() {
         s["db_bytes"].as_f64().unwrap() / 1048576.0
     );
 
+    quiesce(&mut c).await;
     python_vs_redis(&engine.socket, if quick { 4 } else { 10 }).await;
     drop(c);
     drop(engine);
