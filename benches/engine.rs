@@ -157,6 +157,14 @@ async fn run() {
         ids.push(r["entry"]["id"].as_str().unwrap().to_string());
     }
     row("write round trip, 1 client", &stats(w));
+    // The same round trip with no work: how fast the machine is right now
+    // (it swings by half between runs), so a slower write row can be told
+    // from a slower machine.
+    let mut h = Vec::with_capacity(n1 / 4);
+    for _ in 0..n1 / 4 {
+        h.push(timed(&mut c, "hello", json!({})).await);
+    }
+    row("round trip, 1 client, hello (no work)", &stats(h));
     let mut r = Vec::with_capacity(n1);
     for _ in 0..if writes_only { 0 } else { n1 } {
         let id = &ids[rng.usize(..ids.len())];

@@ -367,9 +367,12 @@ impl Store {
     }
 
     /// Applies every acknowledged insert still journaled, so what reads the
-    /// database next sees it.
+    /// database next sees it. Not while the disk refuses writes: every read
+    /// would try and fail again; the journal thread retries every second,
+    /// and reads meanwhile answer from what the database holds.
     fn settle(&self) {
-        if self.journal.has_pending() && !HOLDS_WRITER.with(|h| h.get()) {
+        if self.journal.has_pending() && !self.journal.failing() && !HOLDS_WRITER.with(|h| h.get())
+        {
             drop(self.writer());
         }
     }

@@ -410,6 +410,9 @@ async fn acknowledged_entries_wait_out_a_disk_that_refuses_writes() {
         "acknowledged entries wait in the journal"
     );
 
+    // Reads keep answering, from what the database holds.
+    assert_eq!(common::all_ids(&mut c, "disk").await.len(), 3);
+
     // The disk takes writes again: the journal thread's next try stores them.
     set_file_size_limit(engine.child.id(), libc::RLIM_INFINITY);
     let deadline = std::time::Instant::now() + Duration::from_secs(20);

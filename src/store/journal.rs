@@ -303,11 +303,17 @@ impl Journal {
         self.committed(std::slice::from_ref(&p));
     }
 
+    /// Whether SQLite refused the last batch and has stored nothing since (a
+    /// full or failing disk): only the journal thread's retries try again.
+    pub fn failing(&self) -> bool {
+        self.failing.load(Ordering::Acquire)
+    }
+
     /// Whether the queue is so far behind that a write must wait for it to be
     /// applied: `BACKLOG` entries, and SQLite is taking them (retrying a
     /// refused batch on every write would only slow a full disk down).
     pub fn overflowing(&self) -> bool {
-        self.pending() >= BACKLOG && !self.failing.load(Ordering::Acquire)
+        self.pending() >= BACKLOG && !self.failing()
     }
 
     /// How many batches were put back so far: the applier backs off when
