@@ -218,13 +218,38 @@ pub(crate) const WAL_SIZE_LIMIT: i64 = 32 << 20;
 /// values are bound, so a cached statement was parsed and planned again on
 /// every call: ~45 of the ~50 µs of a one-entry `entry.list`. Our plans do
 /// not gain from seeing values (no statistics, no LIKE on indexed columns).
+///
+/// Each also has `pad_contains(text, needle)`: whether `needle` occurs in
+/// `text`, ignoring case (Unicode lowercase, as the trigram tokenizer folds
+/// case). Substring search checks its candidates with it, since the trigram
+/// index only says that every trigram of the needle occurs somewhere.
 pub(crate) fn open_connection(path: &Path, flags: OpenFlags) -> rusqlite::Result<Connection> {
+    use rusqlite::functions::FunctionFlags;
     let conn = Connection::open_with_flags(path, flags)?;
     conn.set_db_config(
         rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
         true,
     )?;
+    conn.create_scalar_function(
+        "pad_contains",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let text = ctx.get_raw(0).as_str().unwrap_or("");
+            let needle = ctx.get_raw(1).as_str().unwrap_or("");
+            Ok(contains_ignoring_case(text, needle))
+        },
+    )?;
     Ok(conn)
+}
+
+/// Whether `needle` occurs in `text`, ignoring case.
+fn contains_ignoring_case(text: &str, needle: &str) -> bool {
+    if text.is_ascii() && needle.is_ascii() {
+        let (t, n) = (text.as_bytes(), needle.as_bytes());
+        return n.is_empty() || t.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
+    }
+    text.to_lowercase().contains(&needle.to_lowercase())
 }
 
 pub(crate) fn pragmas(conn: &Connection, sync: &str) -> rusqlite::Result<()> {

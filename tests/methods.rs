@@ -259,6 +259,67 @@ async fn pagination_returns_every_entry_exactly_once_even_while_others_write() {
     assert_eq!(pages, 5);
 }
 
+/// Substrings inside words: the trigram index only narrows the candidates
+/// (every trigram of the query somewhere in the entry), so what is found must
+/// still contain the query itself, in any case, in any script.
+#[tokio::test]
+async fn substring_search_matches_the_substring_itself_in_any_case() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    add(&mut c, "sub", "the ogi and the gin").await; // every trigram of "ogin", apart
+    add(&mut c, "sub", "relogin needed").await;
+    add(&mut c, "sub", "Überprüfung der GRÖSSE, 50% done_ok").await;
+    let found = |r: &serde_json::Value| -> Vec<String> {
+        r["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["entry"]["content"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "ogin", "mode": "text", "pad": "sub"}),
+    )
+    .await;
+    assert_eq!(found(&r), vec!["relogin needed"], "{r}");
+    for q in ["PRÜFUNG", "grösse", "rÖs"] {
+        let r = ok(
+            &mut c,
+            "search",
+            json!({"query": q, "mode": "text", "pad": "sub"}),
+        )
+        .await;
+        assert_eq!(found(&r).len(), 1, "{q}: {r}");
+    }
+    // LIKE's wildcards are plain characters here.
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "0%", "mode": "text", "pad": "sub"}),
+    )
+    .await;
+    assert_eq!(found(&r).len(), 1, "{r}");
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "n_", "mode": "text", "pad": "sub"}),
+    )
+    .await;
+    assert!(
+        found(&r).is_empty(),
+        "'_' is not a wildcard (as in 'ne'): {r}"
+    );
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "e_", "mode": "text", "pad": "sub"}),
+    )
+    .await;
+    assert_eq!(found(&r).len(), 1, "{r}");
+}
+
 #[tokio::test]
 async fn text_search_is_case_insensitive_substring_ranked_and_read_your_writes() {
     let h = Harness::start().await;

@@ -35,7 +35,8 @@ const TABLES: [&str; 2] = ["entries_words", "entries_fts"];
 const BATCH: i64 = 2000;
 /// Segments FTS5 merges at once (its default is 4).
 const AUTOMERGE: i64 = 16;
-const SCHEMA_VERSION: i64 = 3;
+/// 4: the trigram index keeps no positions (`detail = none`).
+const SCHEMA_VERSION: i64 = 4;
 
 pub struct TextIndex {
     conn: Mutex<Connection>,
@@ -193,8 +194,12 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
     conn.busy_timeout(Duration::from_secs(10))?;
     conn.execute_batch(&format!(
         "CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value ANY NOT NULL) STRICT;
+         -- No positions: a substring query asks for each of its trigrams
+         -- and checks the candidates' text (pad_contains). Indexing costs
+         -- ~40% less CPU per entry and the index is half the size.
          CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(
-             content, tokenize = 'trigram', content = '', contentless_delete = 1);
+             content, tokenize = 'trigram', detail = 'none', content = '',
+             contentless_delete = 1);
          CREATE VIRTUAL TABLE IF NOT EXISTS entries_words USING fts5(
              content, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3',
              content = '', contentless_delete = 1);
@@ -216,7 +221,7 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
     }
     // A quick probe: a corrupt file fails here rather than in the middle of a search.
     conn.query_row(
-        "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'probe'",
+        "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'prb'",
         [],
         |r| r.get::<_, i64>(0),
     )?;
@@ -336,17 +341,25 @@ fn substring_hits(
     filter: &EntryFilter,
     limit: u32,
 ) -> Result<Vec<(Entry, f64)>> {
-    let (long, short): (Vec<&str>, Vec<&str>) = words.iter().partition(|w| w.chars().count() >= 3);
+    // Every trigram of every word of three or more characters must be in the
+    // entry (the index's part), then each word must occur as written, case
+    // aside (pad_contains on the candidates).
+    let mut trigrams: Vec<String> = Vec::new();
+    for w in words {
+        let chars: Vec<char> = w.chars().collect();
+        for t in chars.windows(3) {
+            let t: String = t.iter().collect();
+            let t = format!("\"{}\"", t.replace('"', "\"\""));
+            if !trigrams.contains(&t) {
+                trigrams.push(t);
+            }
+        }
+    }
     let mut args: Vec<Sql> = Vec::new();
-    let mut sql = if long.is_empty() {
+    let mut sql = if trigrams.is_empty() {
         format!("SELECT {ENTRY_COLUMNS}, 0.0 FROM entries e JOIN pads p ON p.name = e.pad WHERE 1")
     } else {
-        let fts_query = long
-            .iter()
-            .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
-            .collect::<Vec<_>>()
-            .join(" ");
-        args.push(Sql::Text(fts_query));
+        args.push(Sql::Text(trigrams.join(" ")));
         format!(
             "SELECT {ENTRY_COLUMNS}, 0.0 FROM fts.entries_fts \
              JOIN entries e ON e.seq = entries_fts.rowid JOIN pads p ON p.name = e.pad \
@@ -354,17 +367,13 @@ fn substring_hits(
         )
     };
     filter.push_sql(&mut sql, &mut args);
-    for w in &short {
-        let escaped = w
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        sql.push_str(" AND e.content LIKE ? ESCAPE '\\'");
-        args.push(Sql::Text(format!("%{escaped}%")));
+    for w in words {
+        sql.push_str(" AND pad_contains(e.content, ?)");
+        args.push(Sql::Text(w.to_string()));
     }
     // Ordering by the FTS table's own rowid lets SQLite take FTS5's order and
     // stop at the limit instead of joining and sorting every match.
-    sql.push_str(if long.is_empty() {
+    sql.push_str(if trigrams.is_empty() {
         " ORDER BY e.seq DESC LIMIT ?"
     } else {
         " ORDER BY entries_fts.rowid DESC LIMIT ?"
