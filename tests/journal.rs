@@ -111,6 +111,25 @@ fn a_read_sees_every_acknowledged_write() {
 }
 
 #[test]
+fn a_just_written_entry_is_read_back_from_the_journal_exactly_as_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let (e, _) = store.add(note("p", "fresh"), None).unwrap();
+    assert_eq!(store.get(&e.id).unwrap(), e);
+    assert_eq!(store.get(&e.id.to_uppercase()).unwrap(), e);
+    assert_eq!(
+        store.journal_queue(),
+        1,
+        "answered from the journal, nothing committed for it"
+    );
+    // A prefix needs the database: the read applies the journal first, and
+    // finds the very same entry there.
+    assert_eq!(store.get(&e.id[..10]).unwrap(), e);
+    assert_eq!(store.journal_queue(), 0);
+    assert_eq!(store.get(&e.id).unwrap(), e);
+}
+
+#[test]
 fn a_replay_never_brings_back_a_deleted_entry() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());

@@ -215,6 +215,15 @@ impl Journal {
         (s.ids.next(now), batch)
     }
 
+    /// A copy of the queued entry with this id, if it is queued.
+    pub fn find(&self, seq: i64) -> Option<NewEntry> {
+        let s = self.lock();
+        // The queue is in id order: appends come in id order, and a batch
+        // put back goes ahead of everything appended after it was taken.
+        let at = s.queue.binary_search_by_key(&seq, |p| p.record.seq).ok()?;
+        Some(s.queue[at].record.entry.clone())
+    }
+
     /// Whether entries are acknowledged but not yet committed.
     pub fn has_pending(&self) -> bool {
         self.pending() > 0
