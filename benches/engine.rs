@@ -496,11 +496,7 @@ where
 {
     let socket = socket.to_path_buf();
     let host = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = common::two_thread_runtime();
         rt.block_on(async move {
             let mut tasks = Vec::new();
             for k in 0..8u64 {

@@ -18,12 +18,7 @@ use scratchpad::engine::{Config, Engine};
 use scratchpad::rpc::{handle_line, Session};
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(run());
+    common::two_thread_runtime().block_on(run());
 }
 
 async fn run() {
@@ -37,7 +32,8 @@ async fn run() {
     let mut session = Session::new(None);
 
     let mut id = 0u64;
-    let mut time = |method: &str, params: &str, times: usize| {
+    // `times` request lines of one method, each with its own id.
+    let mut requests = |method: &str, params: &str, times: usize| {
         let mut lines = Vec::with_capacity(times);
         for _ in 0..times {
             id += 1;
@@ -47,15 +43,15 @@ async fn run() {
         }
         lines
     };
-    let add = time(
+    let add = requests(
         "entry.add",
         r#"{"pad":"one","content":"agent-3 found that the login flow retries three times before giving up","tags":["bench"]}"#,
         n,
     );
-    let hello = time("hello", "{}", n);
-    let list1 = time("entry.list", r#"{"pad":"one","limit":1}"#, n / 4);
-    let list20 = time("entry.list", r#"{"pad":"one","limit":20}"#, n / 4);
-    let search = time(
+    let hello = requests("hello", "{}", n);
+    let list1 = requests("entry.list", r#"{"pad":"one","limit":1}"#, n / 4);
+    let list20 = requests("entry.list", r#"{"pad":"one","limit":20}"#, n / 4);
+    let search = requests(
         "search",
         r#"{"query":"login flow","pad":"one","limit":10}"#,
         n / 20,
@@ -75,7 +71,7 @@ async fn run() {
     let first_id = v["result"]["entries"][0]["id"]
         .as_str()
         .expect("the pad has entries");
-    let get = time("entry.get", &format!(r#"{{"id":"{first_id}"}}"#), n / 4);
+    let get = requests("entry.get", &format!(r#"{{"id":"{first_id}"}}"#), n / 4);
     lat(&engine, "entry.get", &get, &mut session).await;
     lat(&engine, "entry.list, limit 1", &list1, &mut session).await;
     lat(&engine, "entry.list, limit 20", &list20, &mut session).await;

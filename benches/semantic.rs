@@ -418,10 +418,5 @@ async fn run() {
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(run());
+    common::two_thread_runtime().block_on(run());
 }

@@ -1102,102 +1102,81 @@ mod tests {
         let engine = Engine::open(config).await.unwrap();
         let mut s = Session::new(None);
         for (round, pad) in ["proj-a", "proj-b", "proj-a"].into_iter().enumerate() {
-            let limit = 5 + round;
-            let e = &mut s;
+            let (limit, agent, tag) = (5 + round, format!("agent-{round}"), format!("t{round}"));
             let mut ids = Vec::new();
             for i in 0..3 {
-                let r = call(&engine, e, "entry.add", json!({"pad": pad, "content": format!("login retry {i} in {pad}"), "tags": [format!("t{round}")], "author": format!("agent-{round}")})).await;
+                let params = json!({"pad": pad, "content": format!("login retry {i} in {pad}"), "tags": [tag], "author": agent});
+                let r = call(&engine, &mut s, "entry.add", params).await;
                 ids.push(r["entry"]["id"].as_str().unwrap().to_string());
             }
-            let task = call(&engine, e, "entry.add", json!({"pad": pad, "kind": "task", "content": format!("migrate {round}"), "depends_on": [ids[0]]})).await;
-            let task = task["entry"]["id"].as_str().unwrap().to_string();
-            call(&engine, e, "entry.get", json!({"id": ids[1]})).await;
-            call(
+            let page = call(
                 &engine,
-                e,
-                "entry.update",
-                json!({"id": ids[1], "content": format!("edited {round}"), "if_version": 1}),
-            )
-            .await;
-            call(&engine, e, "entry.delete", json!({"id": ids[2]})).await;
-            call(
-                &engine,
-                e,
+                &mut s,
                 "entry.list",
-                json!({"pad": pad, "limit": limit}),
+                json!({"pad": pad, "limit": 1}),
             )
             .await;
-            let page = call(&engine, e, "entry.list", json!({"pad": pad, "limit": 1})).await;
-            call(
-                &engine,
-                e,
-                "entry.list",
-                json!({"pad": pad, "limit": limit, "cursor": page["next_cursor"]}),
-            )
-            .await;
-            call(&engine, e, "entry.list", json!({"pad": pad, "tags": [format!("t{round}")], "author": format!("agent-{round}"), "kind": "note", "limit": limit})).await;
-            call(&engine, e, "entry.list", json!({"status": "todo", "since": "2020-01-01T00:00:00Z", "min_confidence": 0.1 * round as f64, "limit": limit})).await;
-            call(
-                &engine,
-                e,
-                "search",
-                json!({"query": format!("login {round}"), "pad": pad, "limit": limit}),
-            )
-            .await;
-            call(
-                &engine,
-                e,
-                "search",
-                json!({"query": format!("ogi{}", ["n", "n r", "n retry"][round]), "limit": limit}),
-            )
-            .await;
-            call(&engine, e, "tags.list", json!({"pad": pad})).await;
-            call(&engine, e, "pad.list", json!({})).await;
-            call(
-                &engine,
-                e,
-                "pad.configure",
-                json!({"name": pad, "ttl_seconds": 3600 + round}),
-            )
-            .await;
-            call(&engine, e, "pad.touch", json!({"name": pad})).await;
-            call(
-                &engine,
-                e,
-                "pad.export",
-                json!({"name": pad, "budget": 600 + round}),
-            )
-            .await;
-            call(&engine, e, "plan.order", json!({"pad": pad})).await;
-            call(
-                &engine,
-                e,
-                "task.claim",
-                json!({"pad": pad, "agent": format!("agent-{round}"), "lease_seconds": 60 + round}),
-            )
-            .await;
-            call(
-                &engine,
-                e,
-                "entry.share",
-                json!({"id": ids[0], "to": [format!("share-{round}")]}),
-            )
-            .await;
-            call(&engine, e, "report", json!({"pad": pad})).await;
-            call(
-                &engine,
-                e,
-                "inbox",
-                json!({"author": format!("agent-{round}")}),
-            )
-            .await;
-            call(&engine, e, "stats", json!({})).await;
-            let _ = task;
+            let calls = [
+                (
+                    "entry.add",
+                    json!({"pad": pad, "kind": "task", "content": format!("migrate {round}"), "depends_on": [ids[0]]}),
+                ),
+                ("entry.get", json!({"id": ids[1]})),
+                (
+                    "entry.update",
+                    json!({"id": ids[1], "content": format!("edited {round}"), "if_version": 1}),
+                ),
+                ("entry.delete", json!({"id": ids[2]})),
+                ("entry.list", json!({"pad": pad, "limit": limit})),
+                (
+                    "entry.list",
+                    json!({"pad": pad, "limit": limit, "cursor": page["next_cursor"]}),
+                ),
+                (
+                    "entry.list",
+                    json!({"pad": pad, "tags": [tag], "author": agent, "kind": "note", "limit": limit}),
+                ),
+                (
+                    "entry.list",
+                    json!({"status": "todo", "since": "2020-01-01T00:00:00Z", "min_confidence": 0.1 * round as f64, "limit": limit}),
+                ),
+                (
+                    "search",
+                    json!({"query": format!("login {round}"), "pad": pad, "limit": limit}),
+                ),
+                (
+                    "search",
+                    json!({"query": format!("ogi{}", ["n", "n r", "n retry"][round]), "limit": limit}),
+                ),
+                ("tags.list", json!({"pad": pad})),
+                ("pad.list", json!({})),
+                (
+                    "pad.configure",
+                    json!({"name": pad, "ttl_seconds": 3600 + round}),
+                ),
+                ("pad.touch", json!({"name": pad})),
+                ("pad.export", json!({"name": pad, "budget": 600 + round})),
+                ("plan.order", json!({"pad": pad})),
+                (
+                    "task.claim",
+                    json!({"pad": pad, "agent": agent, "lease_seconds": 60 + round}),
+                ),
+                (
+                    "entry.share",
+                    json!({"id": ids[0], "to": [format!("share-{round}")]}),
+                ),
+                ("report", json!({"pad": pad})),
+                ("inbox", json!({"author": agent})),
+                ("stats", json!({})),
+            ];
+            for (method, params) in calls {
+                call(&engine, &mut s, method, params).await;
+            }
         }
         let reprepared = engine.store().reprepared();
         assert!(
             reprepared.is_empty(),
-            "statements re-planned on every call (write a bound value the planner need not see as +?):\n{}",
+            "statements re-planned on every call (every connection must plan without looking at bound values: store::open_connection):\n{}",
             reprepared
                 .iter()
                 .map(|(sql, n)| format!("{n}× {sql}"))

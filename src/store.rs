@@ -378,9 +378,8 @@ impl Store {
             std::thread::sleep(APPLY_DELAY);
             let Some(store) = store.upgrade() else { break };
             while store.journal.has_pending() {
-                let failures = store.journal.failures();
                 drop(store.writer());
-                if store.journal.failures() != failures {
+                if store.journal.failing() {
                     // SQLite refused the whole batch (a full disk?): it stays
                     // journaled; try again in a while.
                     drop(store);

@@ -351,6 +351,18 @@ async fn journal_queue(c: &mut Client) -> i64 {
         .unwrap()
 }
 
+/// Waits (20 s at most) until nothing acknowledged is left in the journal.
+async fn journal_applied(c: &mut Client) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while journal_queue(c).await > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "journal never applied"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// A disk that refuses writes costs no acknowledged entry: entries already
 /// acknowledged wait in the journal, a write the journal cannot take is
 /// refused as `unavailable` (the client knows it was not stored), the engine
@@ -365,14 +377,7 @@ async fn acknowledged_entries_wait_out_a_disk_that_refuses_writes() {
     for i in 0..3 {
         common::add(&mut c, "disk", &format!("before {i}")).await;
     }
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while journal_queue(&mut c).await > 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "journal never applied"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    journal_applied(&mut c).await;
 
     // From now on no file grows past 4 KiB: SQLite's WAL cannot take a page,
     // and the (emptied) journal takes a few entries, then no more.
@@ -415,14 +420,7 @@ async fn acknowledged_entries_wait_out_a_disk_that_refuses_writes() {
 
     // The disk takes writes again: the journal thread's next try stores them.
     set_file_size_limit(engine.child.id(), libc::RLIM_INFINITY);
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while journal_queue(&mut c).await > 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "journal never applied"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    journal_applied(&mut c).await;
     let ids = common::all_ids(&mut c, "disk").await;
     assert_eq!(ids.len(), 3 + acked.len(), "exactly what was acknowledged");
     assert!(acked.iter().all(|id| ids.contains(id)));

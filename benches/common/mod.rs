@@ -123,3 +123,13 @@ pub fn which(cmd: &str) -> bool {
         .status()
         .is_ok_and(|s| s.success())
 }
+
+/// A two-thread runtime: the engine's own shape on this machine, and one
+/// agent host's.
+pub fn two_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}

@@ -29,6 +29,20 @@ pub(crate) fn open_or_recreate(
     }
 }
 
+/// Opens a derived database (the text index, the vectors) as the store's
+/// connections are opened, in WAL mode without syncing each commit: losing
+/// its last commits to a power cut only means deriving them again.
+pub(crate) fn connect_derived(path: &Path) -> Result<Connection> {
+    let conn = super::open_connection(path, rusqlite::OpenFlags::default())?;
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+         PRAGMA journal_size_limit = {};",
+        super::WAL_SIZE_LIMIT
+    ))?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    Ok(conn)
+}
+
 /// Bytes on disk of a database and its WAL.
 pub(crate) fn disk_bytes(path: &Path) -> u64 {
     let size = |p: String| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);

@@ -214,26 +214,6 @@ pub(crate) fn apply(w: &mut Writer, journal: &Journal, batch: Vec<Pending>) {
     }
 }
 
-impl Store {
-    /// An entry still only in the journal, asked for by its full id: answered
-    /// from the queue, so a read straight after a write need not commit it
-    /// first. The queued copy is the entry as acknowledged, and nothing can
-    /// have changed it since: edits and deletions take the writer, which
-    /// applies the queue first. (An entry in a batch being committed is no
-    /// longer queued; the read then waits for that commit, as any read.)
-    fn journaled(&self, id: &str) -> Option<Entry> {
-        if !self.journal.has_pending() {
-            return None;
-        }
-        let id = id.trim().to_lowercase();
-        if id.len() != ID_LEN {
-            return None;
-        }
-        let (seq, _) = id::prefix_range(&id)?;
-        self.journal.find(seq).map(|e| new_entry(seq, e))
-    }
-}
-
 /// The journal records left by a crash that are not in the database.
 pub(crate) fn not_stored(conn: &Connection, records: Vec<Record>) -> Result<Vec<Record>> {
     let mut stmt = conn.prepare_cached("SELECT 1 FROM entries WHERE seq = ?")?;
@@ -400,6 +380,24 @@ impl Store {
         let conn = self.reader()?;
         let (seq, _) = resolve(&conn, "id", id)?;
         Ok(load(&conn, seq)?.entry)
+    }
+
+    /// An entry still only in the journal, asked for by its full id: answered
+    /// from the queue, so a read straight after a write need not commit it
+    /// first. The queued copy is the entry as acknowledged, and nothing can
+    /// have changed it since: edits and deletions take the writer, which
+    /// applies the queue first. (An entry in a batch being committed is no
+    /// longer queued; the read then waits for that commit, as any read.)
+    fn journaled(&self, id: &str) -> Option<Entry> {
+        if !self.journal.has_pending() {
+            return None;
+        }
+        let id = id.trim().to_lowercase();
+        if id.len() != ID_LEN {
+            return None;
+        }
+        let (seq, _) = id::prefix_range(&id)?;
+        self.journal.find(seq).map(|e| new_entry(seq, e))
     }
 
     /// Applies `patch`; with `if_version`, only if the entry is still at that version.

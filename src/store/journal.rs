@@ -71,8 +71,6 @@ pub(crate) struct Journal {
     /// being committed); read without the lock.
     pending: AtomicUsize,
     wake: Arc<Signal>,
-    /// Batches put back because SQLite refused them all.
-    restored: std::sync::atomic::AtomicU64,
     /// The last batch was put back, and nothing was committed since.
     failing: std::sync::atomic::AtomicBool,
     dir: PathBuf,
@@ -131,7 +129,6 @@ impl Journal {
                 }),
                 pending: AtomicUsize::new(0),
                 wake: Arc::default(),
-                restored: Default::default(),
                 failing: Default::default(),
                 dir: dir.to_path_buf(),
                 sync,
@@ -284,7 +281,6 @@ impl Journal {
         let newer = std::mem::replace(&mut s.queue, batch);
         s.queue.extend(newer);
         self.failing.store(true, Ordering::Release);
-        self.restored.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Keeps a record SQLite refused on its own in `journal-rejected`, so it
@@ -313,7 +309,8 @@ impl Journal {
     }
 
     /// Whether SQLite refused the last batch and has stored nothing since (a
-    /// full or failing disk): only the journal thread's retries try again.
+    /// full or failing disk): only the journal thread's retries, a second
+    /// apart, try again.
     pub fn failing(&self) -> bool {
         self.failing.load(Ordering::Acquire)
     }
@@ -323,12 +320,6 @@ impl Journal {
     /// refused batch on every write would only slow a full disk down).
     pub fn overflowing(&self) -> bool {
         self.pending() >= BACKLOG && !self.failing()
-    }
-
-    /// How many batches were put back so far: the applier backs off when
-    /// this moves.
-    pub fn failures(&self) -> u64 {
-        self.restored.load(Ordering::Acquire)
     }
 
     /// What the applying thread waits on: raised when entries become pending.

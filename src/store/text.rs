@@ -16,12 +16,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
-use super::derived::{disk_bytes, open_or_recreate, Watermarks};
+use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
 use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
 use super::{lock, EntryFilter, Store};
 use crate::error::Result;
@@ -183,15 +182,7 @@ fn next_batch(conn: &Connection, key: &str, table: &str, from: i64) -> Result<(i
 }
 
 fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
-    let conn = super::open_connection(path, rusqlite::OpenFlags::default())?;
-    // The index is derived data: losing its last commits to a power cut only
-    // means indexing them again.
-    conn.execute_batch(&format!(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-         PRAGMA journal_size_limit = {};",
-        super::WAL_SIZE_LIMIT
-    ))?;
-    conn.busy_timeout(Duration::from_secs(10))?;
+    let conn = connect_derived(path)?;
     conn.execute_batch(&format!(
         "CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value ANY NOT NULL) STRICT;
          -- No positions: a substring query asks for each of its trigrams

@@ -20,11 +20,10 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::derived::{disk_bytes, open_or_recreate, Watermarks};
+use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
 use super::lock;
 use crate::error::{Error, Result};
 
@@ -352,14 +351,7 @@ pub fn from_blob(b: &[u8]) -> Vec<f32> {
 }
 
 fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
-    let conn = super::open_connection(path, rusqlite::OpenFlags::default())?;
-    // Losing the last commits to a power cut only means embedding them again.
-    conn.execute_batch(&format!(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-         PRAGMA journal_size_limit = {};",
-        super::WAL_SIZE_LIMIT
-    ))?;
-    conn.busy_timeout(Duration::from_secs(10))?;
+    let conn = connect_derived(path)?;
     conn.set_prepared_statement_cache_capacity(32);
     conn.execute_batch(&format!(
         "CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value ANY NOT NULL) STRICT;
