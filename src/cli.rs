@@ -7,6 +7,7 @@
 
 mod render;
 mod serve;
+mod threads;
 mod work;
 
 use std::io::{IsTerminal, Read};
@@ -132,6 +133,13 @@ enum Command {
     /// Access tokens for agents: create, list, revoke.
     #[command(subcommand)]
     Token(work::TokenCmd),
+    /// Ask the person a question and wait for the answer (printed; exit 8
+    /// when nobody answered in time).
+    Ask(threads::AskArgs),
+    /// Answer an entry (the reply joins its thread and its author's inbox).
+    Reply(threads::ReplyArgs),
+    /// An entry and every reply under it.
+    Thread { id: String },
 }
 
 #[derive(Args, Debug)]
@@ -316,6 +324,7 @@ fn exit_code(e: &anyhow::Error) -> u8 {
         Some(ClientError::Protocol(_)) => 1,
         None if e.downcast_ref::<UsageError>().is_some() => 2,
         None if e.downcast_ref::<work::NothingReady>().is_some() => 3,
+        None if e.downcast_ref::<threads::Unanswered>().is_some() => 8,
         None => 1,
     }
 }
@@ -555,6 +564,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Share { id, to } => work::share(id, to, &mut c, &out).await?,
         Command::Report { pad } => work::report(pad, &mut c, &out).await?,
         Command::Token(cmd) => work::token(cmd, &mut c, &out).await?,
+        Command::Ask(a) => threads::ask(a, &mut c, &out).await?,
+        Command::Reply(a) => threads::reply(a, &mut c, &out).await?,
+        Command::Thread { id } => threads::thread(id, &mut c, &out).await?,
     }
     Ok(())
 }

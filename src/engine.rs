@@ -10,6 +10,7 @@
 mod activity;
 mod export;
 pub mod lock;
+mod threads;
 mod tokens;
 mod work;
 
@@ -91,6 +92,8 @@ struct Inner {
     /// embedding worker, which saves the index while the data dir is still ours.
     semantic: Option<Semantic>,
     bus: Bus,
+    /// `ask` calls waiting for their answer.
+    waiters: threads::Waiters,
     /// Pads with a rolling window (`max_entries`): the only pads whose writes
     /// need a second statement, so the hot path checks this map, not the database.
     windows: Mutex<HashMap<String, i64>>,
@@ -150,6 +153,7 @@ impl Engine {
             store,
             semantic,
             bus: Bus::default(),
+            waiters: threads::Waiters::default(),
             windows: Mutex::new(windows),
             grants: std::sync::RwLock::new(grants),
             owner_hash,
@@ -404,7 +408,17 @@ impl Engine {
             Some(a) => model::author("author", a)?,
             None => "anonymous".to_string(),
         };
-        let kind = p.kind.unwrap_or_default();
+        let choices = model::choices("choices", &p.choices)?;
+        let kind = match (p.kind, choices.is_empty()) {
+            (None, false) => model::Kind::Question,
+            (Some(k), false) if k != model::Kind::Question => {
+                return Err(Error::invalid(
+                    "choices",
+                    format!("choices belong to questions, and this entry's kind is '{k}'; drop 'choices', or make it kind 'question'."),
+                ))
+            }
+            (k, _) => k.unwrap_or_default(),
+        };
         let status = match (p.status, kind) {
             (None, model::Kind::Task) => Some(model::Status::Todo),
             (s, _) => s,
@@ -436,6 +450,8 @@ impl Engine {
             category: p.category,
             confidence: p.confidence.map(model::confidence).transpose()?,
             depends_on: p.depends_on,
+            reply_to: p.reply_to,
+            choices,
             remind_at,
             pinned: p.pinned,
             meta: p.meta.as_ref().map(meta_text).transpose()?,
@@ -447,12 +463,21 @@ impl Engine {
     /// Inserts a validated entry (applying its pad's window) and tells subscribers.
     async fn insert(&self, entry: NewEntry) -> Result<Entry> {
         let window = self.window(&entry.pad);
-        let (entry, rolled) = self.store().add(entry, window)?;
+        let added = self.store().add(entry, window)?;
+        let entry = added.entry;
         if let Some(m) = self.metrics() {
             m.entry_written(entry.kind);
         }
         self.0.bus.entry_changed(EventType::Created, None, &entry);
-        for gone in rolled {
+        if let Some((before, after)) = added.parent {
+            if after.answer.as_deref() == Some(&entry.id) {
+                self.0.waiters.answer(&after.id, &entry);
+            }
+            self.0
+                .bus
+                .entry_changed(EventType::Updated, Some(&before), &after);
+        }
+        for gone in added.rolled {
             let pad = gone.pad.clone();
             self.0.bus.publish(EventType::Deleted, &pad, Some(gone));
         }
@@ -894,6 +919,7 @@ impl Engine {
             db_bytes: store.disk_bytes(),
             connections: self.0.connections.load(Ordering::Relaxed),
             subscribers: self.0.bus.subscribers(),
+            waiting_asks: self.waiting_asks() as u64,
             journal_queue,
             index_queue,
             embed_queue,

@@ -90,6 +90,25 @@ impl Error {
         }
     }
 
+    /// The same error, about `field` (an id checked under another name).
+    pub fn for_field(self, field: &'static str) -> Self {
+        match self {
+            Error::NotFound { message, .. } => Error::NotFound { field, message },
+            Error::InvalidParams {
+                message,
+                limit,
+                got,
+                ..
+            } => Error::InvalidParams {
+                field: Some(field.into()),
+                message,
+                limit,
+                got,
+            },
+            other => other,
+        }
+    }
+
     pub fn code(&self) -> i64 {
         match self {
             Error::Parse(_) => code::PARSE,

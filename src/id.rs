@@ -79,6 +79,16 @@ pub fn prefix_range(prefix: &str) -> Option<(i64, i64)> {
     Some((lo as i64, hi.min(i64::MAX as u128) as i64))
 }
 
+/// The number behind a full id (all `ID_LEN` characters, any case); `None`
+/// for a prefix or anything that is not an id.
+pub fn decode(id: &str) -> Option<i64> {
+    let id = id.trim().to_ascii_lowercase();
+    if id.len() != ID_LEN {
+        return None;
+    }
+    prefix_range(&id).map(|(lo, _)| lo)
+}
+
 /// Whether `s` can be (a prefix of) an id; used to reject junk early.
 pub fn is_id_prefix(s: &str) -> bool {
     prefix_range(s).is_some()

@@ -7,6 +7,7 @@
 //! Errors come back as tool errors (`isError`) whose text says how to fix the
 //! call — the engine's own instructive messages.
 
+mod ask;
 mod work;
 
 use std::path::PathBuf;
@@ -272,6 +273,14 @@ fn line(e: &Value) -> String {
     if let Some(s) = e["status"].as_str() {
         head.push_str(&format!(" ({s})"));
     }
+    if let Some(parent) = e["reply_to"].as_str() {
+        head.push_str(&format!(", reply to [{parent}]"));
+    }
+    match e["replies"].as_i64() {
+        Some(1) => head.push_str(", 1 reply"),
+        Some(n) if n > 1 => head.push_str(&format!(", {n} replies")),
+        _ => {}
+    }
     if !tags.is_empty() {
         head.push_str(&format!(" {}", tags.join(" ")));
     }
@@ -281,7 +290,7 @@ fn line(e: &Value) -> String {
 #[tool_router]
 impl PadTools {
     #[tool(
-        description = "Save a note to the shared scratch-pad, where the person and other agents can find it. Use it for findings, plans, results and open questions worth keeping; tag it so it can be found (add the tag needs_eyes when a person should look); set reply_to to answer someone's note. Limits: 4,000 characters, 10 tags. Returns the note's id (for update_note) and the pad's note count. Any tool result may end with an Inbox line: notes flagged needs_eyes by others, and replies to your notes, since your last call."
+        description = "Save a note to the shared scratch-pad, where the person and other agents can find it. Use it for findings, plans, results and open questions worth keeping; tag it so it can be found (add the tag needs_eyes when a person should look); set reply_to to answer someone's note. To ask the person and wait for the answer, use ask_person instead. Limits: 4,000 characters, 10 tags. Returns the note's id (for update_note) and the pad's note count. Any tool result may end with an Inbox line: notes flagged needs_eyes by others, and replies to your notes, since your last call."
     )]
     async fn add_note(&self, Parameters(p): Parameters<AddNote>) -> CallToolResult {
         let mut link = self.link();
@@ -378,6 +387,16 @@ impl PadTools {
     }
 
     #[tool(
+        description = "Ask the person a question and wait for the answer. Ask before anything destructive or irreversible (deleting data, dropping a database, force-pushing, spending money, sending messages on their behalf) and when you are blocked on a decision only they can make; offer choices such as [\"approve\", \"deny\"]. The person sees a desktop notification and answers with a click. Returns the answer and who gave it, or, if nobody answered within wait_seconds (default 60, at most 110), the question's id: the answer then arrives later in your Inbox line. Do not go ahead until you have the answer."
+    )]
+    async fn ask_person(&self, Parameters(p): Parameters<ask::AskPerson>) -> CallToolResult {
+        let mut link = self.link();
+        let (result, answer) = self.ask_person_body(&mut link, p).await;
+        self.with_inbox_except(&mut link, result, answer.as_deref())
+            .await
+    }
+
+    #[tool(
         description = "Copy a note (an insight, a gotcha, a result) to other pads so the agents working there learn it too. Each copy records where it came from. Returns the new ids."
     )]
     async fn share_note(&self, Parameters(p): Parameters<work::ShareNote>) -> CallToolResult {
@@ -399,11 +418,7 @@ impl PadTools {
             params["depends_on"] = json!(p.depends_on);
         }
         if let Some(parent) = p.reply_to {
-            // Stored as the full id, so a prefix the agent typed still matches.
-            match link.call("entry.get", json!({"id": parent})).await {
-                Ok(r) => params["meta"] = json!({"reply_to": r["entry"]["id"]}),
-                Err(e) => return fail(format!("reply_to: {e}")),
-            }
+            params["reply_to"] = json!(parent);
         }
         self.saved(link, params).await
     }
@@ -552,8 +567,21 @@ impl PadTools {
     /// Appends the author's inbox (new `needs_eyes` entries and replies by
     /// others since its last call) to a tool's result. Read once per tool
     /// call, after the tool's own work, so nothing is shown twice or lost.
-    async fn with_inbox(&self, link: &mut Link<'_>, mut result: CallToolResult) -> CallToolResult {
-        if let Ok(r) = link.call("inbox", json!({})).await {
+    async fn with_inbox(&self, link: &mut Link<'_>, result: CallToolResult) -> CallToolResult {
+        self.with_inbox_except(link, result, None).await
+    }
+
+    /// `with_inbox`, leaving out a reply the result already reports.
+    async fn with_inbox_except(
+        &self,
+        link: &mut Link<'_>,
+        mut result: CallToolResult,
+        shown: Option<&str>,
+    ) -> CallToolResult {
+        if let Ok(mut r) = link.call("inbox", json!({})).await {
+            if let (Some(id), Some(replies)) = (shown, r["replies"].as_array_mut()) {
+                replies.retain(|e| e["id"] != id);
+            }
             if let Some(line) = inbox_line(&r) {
                 result.content.push(ContentBlock::text(line));
             }
@@ -599,7 +627,8 @@ impl ServerHandler for PadTools {
                  questions with add_note (scratch_note for a quick jot); look for earlier work with \
                  search_notes before starting; read a whole pad into context with read_pad. For planned \
                  work: plan shows the tasks in order, claim_task takes the next ready one, update_task \
-                 reports progress and completion, share_note passes a learning to other pads.",
+                 reports progress and completion, share_note passes a learning to other pads. Before \
+                 anything destructive or irreversible, ask_person and wait for the answer.",
             )
     }
 }

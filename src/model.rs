@@ -43,6 +43,19 @@ pub struct Entry {
     pub category: Option<Category>,
     pub confidence: Option<f64>,
     pub depends_on: Vec<String>,
+    /// The id of the entry this one answers (threads).
+    #[serde(default)]
+    pub reply_to: Option<String>,
+    /// Questions: the answers offered, e.g. `["approve", "deny"]`.
+    #[serde(default)]
+    pub choices: Vec<String>,
+    /// How many entries reply to this one.
+    #[serde(default)]
+    pub replies: i64,
+    /// The id of the first reply by someone other than the author: the
+    /// answer, for a question.
+    #[serde(default)]
+    pub answer: Option<String>,
     pub remind_at: Option<String>,
     pub pinned: bool,
     pub meta: Option<serde_json::Map<String, Value>>,
@@ -250,6 +263,46 @@ pub fn content(field: &str, raw: &str, max_chars: usize) -> Result<()> {
         });
     }
     Ok(())
+}
+
+pub const MAX_CHOICES: usize = 10;
+pub const MAX_CHOICE_LEN: usize = 64;
+
+/// Checks a question's choices: at most 10, each 1–64 characters on one
+/// line, no two alike (ignoring case). Surrounding space is trimmed.
+pub fn choices(field: &str, raw: &[String]) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::with_capacity(raw.len());
+    for c in raw {
+        let choice = c.trim();
+        let len = choice.chars().count();
+        if len == 0 || len > MAX_CHOICE_LEN || choice.contains(['\n', '\r']) {
+            return Err(Error::over_limit(
+                field,
+                format!("choice '{c}' must be 1-{MAX_CHOICE_LEN} characters on one line (got {len}); offer short answers such as 'approve' and 'deny'."),
+                MAX_CHOICE_LEN,
+                len,
+            ));
+        }
+        if out
+            .iter()
+            .any(|o| o.to_lowercase() == choice.to_lowercase())
+        {
+            return Err(Error::invalid(
+                field,
+                format!("choice '{choice}' is offered twice; list each answer once."),
+            ));
+        }
+        out.push(choice.to_string());
+    }
+    if out.len() > MAX_CHOICES {
+        return Err(Error::over_limit(
+            field,
+            format!("{} choices offered; the limit is {MAX_CHOICES}. Offer the few answers that matter; the person can always write another.", out.len()),
+            MAX_CHOICES,
+            out.len(),
+        ));
+    }
+    Ok(out)
 }
 
 /// Checks the free-form `meta` object against its 16 KiB limit.

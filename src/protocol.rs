@@ -43,6 +43,8 @@ pub const METHODS: &[&str] = &[
     "task.complete",
     "task.fail",
     "entry.share",
+    "entry.thread",
+    "ask",
     "report",
     "token.create",
     "token.list",
@@ -78,7 +80,7 @@ pub struct HelloResult {
     pub access: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AddParams {
     pub pad: String,
@@ -94,6 +96,11 @@ pub struct AddParams {
     pub confidence: Option<f64>,
     #[serde(default)]
     pub depends_on: Vec<String>,
+    /// The id (or unique prefix) of the entry this one answers.
+    pub reply_to: Option<String>,
+    /// Questions: the answers offered (implies kind `question`).
+    #[serde(default)]
+    pub choices: Vec<String>,
     pub remind_in: Option<u64>,
     pub remind_at: Option<String>,
     #[serde(default)]
@@ -380,6 +387,9 @@ pub struct StatsResult {
     pub db_bytes: u64,
     pub connections: u64,
     pub subscribers: u64,
+    /// `ask` calls waiting for an answer.
+    #[serde(default)]
+    pub waiting_asks: u64,
     /// New entries acknowledged but still only in the insert journal.
     pub journal_queue: i64,
     /// Changes written but not yet in the text index.
@@ -445,7 +455,7 @@ pub struct InboxResult {
     pub author: String,
     /// New entries by others tagged `needs_eyes`, oldest first.
     pub needs_eyes: Vec<Entry>,
-    /// New entries by others whose `meta.reply_to` is one of this author's entries.
+    /// New entries by others that reply to one of this author's entries.
     pub replies: Vec<Entry>,
     /// This author's entries whose reminder came due since the last read.
     #[serde(default)]
@@ -653,4 +663,44 @@ pub struct TokenRevokeParams {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct TokenRevokeResult {
     pub revoked: bool,
+}
+
+/// How long `ask` waits for an answer by default, and at most: under Agent
+/// Zero's 120 s tool timeout, so a waiting call never outlives its client.
+pub const DEFAULT_ASK_WAIT_SECONDS: u64 = 60;
+pub const MAX_ASK_WAIT_SECONDS: u64 = 110;
+/// Replies `entry.thread` returns at most.
+pub const MAX_THREAD_REPLIES: usize = 1000;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ThreadResult {
+    pub entry: Entry,
+    /// Every reply under the entry, at any depth, oldest first; each names
+    /// its parent in `reply_to`.
+    pub replies: Vec<Entry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AskParams {
+    pub content: String,
+    /// Where the question goes; default `inbox`, the person's own pad.
+    pub pad: Option<String>,
+    #[serde(default)]
+    pub choices: Vec<String>,
+    /// How long to wait for the answer: 0 to not wait, at most 110.
+    pub wait_seconds: Option<u64>,
+    pub author: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct AskResult {
+    /// The question entry (kind `question`, tagged `needs_eyes`).
+    pub question: Entry,
+    /// The first reply by someone other than the asker, or `null` when the
+    /// wait ran out: the question stays open, and a later answer reaches the
+    /// asker's inbox.
+    pub answer: Option<Entry>,
+    /// How long the call waited, in seconds.
+    pub waited_seconds: f64,
 }

@@ -109,8 +109,21 @@ pub async fn dispatch(
         "entry.add" => {
             let p: AddParams = parse(method, params)?;
             pad_check(&p.pad, "pad", true)?;
+            if let Some(parent) = &p.reply_to {
+                entry_pad(parent, false).map_err(|e| e.for_field("reply_to"))?;
+            }
             let entry = engine.add(p, session.author.as_deref()).await?;
             reply(EntryResult { entry })
+        }
+        "entry.thread" => {
+            let p: IdParams = parse(method, params)?;
+            entry_pad(&p.id, false)?;
+            reply(engine.thread(p, g).await?)
+        }
+        "ask" => {
+            let p: AskParams = parse(method, params)?;
+            pad_check(p.pad.as_deref().unwrap_or(crate::model::INBOX), "pad", true)?;
+            reply(engine.ask(p, session.author.as_deref()).await?)
         }
         "entry.get" => {
             let p: IdParams = parse(method, params)?;

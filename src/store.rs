@@ -49,7 +49,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::error::{Error, Result};
 
 pub use activity::PadRow;
-pub use entries::{EntryFilter, NewEntry, Page, Patch};
+pub use entries::{Added, EntryFilter, NewEntry, Page, Patch};
 pub(crate) use pads::no_pad;
 pub use pads::{Counts, Inbox, PadSweep};
 pub use tasks::{Finish, ReportRow, DEFAULT_LEASE_MS};

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use scratchpad::model::Kind;
-use scratchpad::store::{Durability, EntryFilter, NewEntry, Store};
+use scratchpad::store::{Added, Durability, EntryFilter, NewEntry, Store};
 
 const NOW: i64 = 1_790_000_000_000;
 
@@ -27,6 +27,8 @@ fn note(pad: &str, content: &str) -> NewEntry {
         category: None,
         confidence: None,
         depends_on: Vec::new(),
+        reply_to: None,
+        choices: Vec::new(),
         remind_at: None,
         pinned: false,
         meta: Some(r#"{"n":1}"#.into()),
@@ -62,7 +64,9 @@ fn acknowledged_entries_survive_a_crash_before_they_are_applied() {
     let store = open(dir.path());
     let mut ids = Vec::new();
     for i in 0..50 {
-        let (e, rolled) = store.add(note("p", &format!("note {i}")), None).unwrap();
+        let Added {
+            entry: e, rolled, ..
+        } = store.add(note("p", &format!("note {i}")), None).unwrap();
         assert!(rolled.is_empty());
         ids.push(e.id);
     }
@@ -80,7 +84,7 @@ fn acknowledged_entries_survive_a_crash_before_they_are_applied() {
     assert_eq!(first.meta.unwrap()["n"], serde_json::json!(1));
     assert_eq!(journal_bytes(dir.path()), 0, "replayed, then emptied");
     // Ids keep growing past the replayed ones.
-    let (next, _) = store.add(note("p", "after"), None).unwrap();
+    let Added { entry: next, .. } = store.add(note("p", "after"), None).unwrap();
     assert!(next.id > ids[49]);
     drop(store);
 
@@ -95,7 +99,7 @@ fn a_read_sees_every_acknowledged_write() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
     assert_eq!(store.journal_queue(), 0);
-    let (e, _) = store.add(note("p", "just written"), None).unwrap();
+    let Added { entry: e, .. } = store.add(note("p", "just written"), None).unwrap();
     assert_eq!(
         store.journal_queue(),
         1,
@@ -114,7 +118,7 @@ fn a_read_sees_every_acknowledged_write() {
 fn a_just_written_entry_is_read_back_from_the_journal_exactly_as_stored() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    let (e, _) = store.add(note("p", "fresh"), None).unwrap();
+    let Added { entry: e, .. } = store.add(note("p", "fresh"), None).unwrap();
     assert_eq!(store.get(&e.id).unwrap(), e);
     assert_eq!(store.get(&e.id.to_uppercase()).unwrap(), e);
     assert_eq!(
@@ -133,11 +137,11 @@ fn a_just_written_entry_is_read_back_from_the_journal_exactly_as_stored() {
 fn a_replay_never_brings_back_a_deleted_entry() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    let (a, _) = store.add(note("p", "kept"), None).unwrap();
-    let (b, _) = store.add(note("p", "deleted"), None).unwrap();
+    let Added { entry: a, .. } = store.add(note("p", "kept"), None).unwrap();
+    let Added { entry: b, .. } = store.add(note("p", "deleted"), None).unwrap();
     // The delete applies both first, then removes one.
     store.delete(&b.id, None).unwrap();
-    let (c, _) = store.add(note("p", "journaled"), None).unwrap();
+    let Added { entry: c, .. } = store.add(note("p", "journaled"), None).unwrap();
     crash(store);
 
     let store = open(dir.path());
@@ -178,19 +182,19 @@ fn a_torn_last_record_is_skipped_and_a_damaged_one_is_kept_aside() {
 fn entries_that_need_the_database_commit_after_what_was_journaled() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    let (first, _) = store.add(note("p", "journaled first"), None).unwrap();
+    let Added { entry: first, .. } = store.add(note("p", "journaled first"), None).unwrap();
     // depends_on must be checked against the database: a direct commit,
     // which applies the journaled entry before its own, keeping id order.
     let mut task = note("p", "depends on it");
     task.kind = Kind::Task;
     task.depends_on = vec![first.id.clone()];
-    let (second, _) = store.add(task, None).unwrap();
+    let Added { entry: second, .. } = store.add(task, None).unwrap();
     assert!(second.id > first.id);
     assert_eq!(second.depends_on, vec![first.id.clone()]);
     // A pad with a window answers with what it pushed out.
-    let (_, rolled) = store.add(note("w", "one"), Some(1)).unwrap();
+    let Added { rolled, .. } = store.add(note("w", "one"), Some(1)).unwrap();
     assert!(rolled.is_empty());
-    let (_, rolled) = store.add(note("w", "two"), Some(1)).unwrap();
+    let Added { rolled, .. } = store.add(note("w", "two"), Some(1)).unwrap();
     assert_eq!(rolled.len(), 1);
     assert_eq!(rolled[0].content, "one");
     crash(store);

@@ -781,14 +781,15 @@ async fn inbox_shows_new_needs_eyes_and_replies_by_others_once() {
     let reply = ok(
         &mut person,
         "entry.add",
-        json!({"pad": "work", "content": "good catch", "meta": {"reply_to": mine["id"]}}),
+        json!({"pad": "work", "content": "good catch", "reply_to": mine["id"]}),
     )
     .await["entry"]
         .clone();
+    // A reply to the person's own note is not the agent's business.
     ok(
-        &mut person,
+        &mut agent,
         "entry.add",
-        json!({"pad": "work", "content": "unrelated", "meta": {"reply_to": "nonsense"}}),
+        json!({"pad": "work", "content": "on it", "reply_to": poke["id"]}),
     )
     .await;
 

@@ -407,6 +407,38 @@ class Client:
     def report(self, pad: Optional[str] = None) -> Dict[str, Any]:
         return self.call("report", _params(pad=pad))
 
+    # -- threads and questions --------------------------------------------------
+
+    def reply(self, id: str, content: str, pad: Optional[str] = None, **fields: Any) -> Dict[str, Any]:
+        """Answers entry `id` (a unique id prefix is enough): the reply joins
+        its thread and reaches its author's inbox. It goes to the entry's own
+        pad unless `pad` says otherwise."""
+        if pad is None:
+            pad = self.get(id)["pad"]
+        return self.add(content, pad, reply_to=id, **fields)
+
+    def thread(self, id: str) -> Dict[str, Any]:
+        """`{"entry": …, "replies": […]}`: the entry and every reply under
+        it, oldest first (each names its parent in `reply_to`)."""
+        return self.call("entry.thread", {"id": id})
+
+    def ask(self, question: str, pad: str = "inbox", *, choices: Optional[List[str]] = None,
+            wait_seconds: int = 60, author: Optional[str] = None) -> Dict[str, Any]:
+        """Asks the person (a `question` entry tagged `needs_eyes`, with
+        `choices` as buttons) and waits up to `wait_seconds` (at most 110)
+        for the answer. Returns `{"question", "answer", "waited_seconds"}`;
+        `answer` is the reply entry, or None when nobody answered in time —
+        the question stays open and a later answer reaches `inbox()`."""
+        previous = self._sock.gettimeout()
+        if previous is not None:
+            # The call legitimately takes as long as the wait.
+            self._sock.settimeout(max(previous, wait_seconds + 15))
+        try:
+            return self.call("ask", _params(content=question, pad=pad, choices=choices,
+                                            wait_seconds=wait_seconds, author=author))
+        finally:
+            self._sock.settimeout(previous)
+
     def inbox(self, author: Optional[str] = None, *, peek: bool = False) -> Dict[str, Any]:
         """New `needs_eyes` entries, replies and due reminders for `author`."""
         return self.call("inbox", _params(author=author, peek=peek or None))

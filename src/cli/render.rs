@@ -42,6 +42,21 @@ fn header(e: &Value) -> String {
     if e["pinned"].as_bool() == Some(true) {
         line.push_str(" (pinned)");
     }
+    if e["kind"] == "question" {
+        line.push_str(if e["answer"].is_string() {
+            " [answered]"
+        } else {
+            " [open]"
+        });
+    }
+    if let Some(parent) = e["reply_to"].as_str() {
+        line.push_str(&format!(" ↳ {parent}"));
+    }
+    match e["replies"].as_i64() {
+        Some(1) => line.push_str(" (1 reply)"),
+        Some(n) if n > 1 => line.push_str(&format!(" ({n} replies)")),
+        _ => {}
+    }
     for t in e["tags"].as_array().into_iter().flatten() {
         line.push_str(&format!(" #{}", s(t)));
     }
@@ -108,10 +123,40 @@ pub fn entry_full(e: &Value) {
             .unwrap_or_default();
         println!("insight: {c}{conf}");
     }
+    if let Some(choices) = e["choices"].as_array().filter(|c| !c.is_empty()) {
+        let offered: Vec<&str> = choices.iter().map(s).collect();
+        println!("choices: {}", offered.join(" / "));
+    }
+    if let Some(a) = e["answer"].as_str() {
+        println!("answered by reply {a} (`pad thread {}`)", s(&e["id"]));
+    }
     if e["meta"].is_object() {
         println!("meta {}", e["meta"]);
     }
     println!("\n{}", s(&e["content"]));
+}
+
+/// An entry, then its replies indented under what they answer.
+pub fn thread(r: &Value) {
+    entry_full(&r["entry"]);
+    let replies = r["replies"].as_array().cloned().unwrap_or_default();
+    let mut depth: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    depth.insert(s(&r["entry"]["id"]), 0);
+    for e in &replies {
+        let d = depth.get(s(&e["reply_to"])).map_or(1, |d| d + 1);
+        depth.insert(s(&e["id"]), d);
+        let indent = "    ".repeat(d);
+        println!("\n{indent}{}", header(e));
+        for line in s(&e["content"]).lines() {
+            println!("{indent}    {line}");
+        }
+    }
+    if replies.is_empty() {
+        println!(
+            "\n(no replies yet: `pad reply {} \"…\"`)",
+            s(&r["entry"]["id"])
+        );
+    }
 }
 
 pub fn hits(r: &Value) {

@@ -5,7 +5,9 @@
 //! results, insights, open questions — newest first within each section. With
 //! a budget (in characters) the text never grows past it: pinned and
 //! `important` entries go in first, then the rest from the newest down, and
-//! the text ends by saying what was left out.
+//! the text ends by saying what was left out. Replies sit under the entry
+//! they answer (at any depth), in the order written, and go in or out with
+//! it; a reply to an entry on another pad stands on its own and says so.
 
 use std::fmt::Write;
 
@@ -50,7 +52,27 @@ pub fn markdown(pad: &Pad, entries: &[Entry], budget: Option<usize>) -> Markdown
         },
         pad.last_write_at
     );
-    let blocks: Vec<String> = entries.iter().map(block).collect();
+    // Replies whose parent is on this pad are drawn inside the parent's block.
+    let index: std::collections::HashMap<&str, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.as_str(), i))
+        .collect();
+    let parent_of = |e: &Entry| e.reply_to.as_deref().and_then(|p| index.get(p).copied());
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); entries.len()];
+    for (i, e) in entries.iter().enumerate() {
+        if let Some(p) = parent_of(e) {
+            children[p].push(i);
+        }
+    }
+    let mut blocks: Vec<String> = Vec::with_capacity(entries.len());
+    let mut sizes = vec![1usize; entries.len()];
+    for (i, e) in entries.iter().enumerate() {
+        let mut text = block(e, "");
+        sizes[i] = 1 + replies(entries, &children, i, 1, &mut text);
+        blocks.push(text);
+    }
+    let top: Vec<bool> = entries.iter().map(|e| parent_of(e).is_none()).collect();
     let section_of = |e: &Entry| SECTIONS.iter().position(|(k, _)| *k == e.kind).unwrap_or(2);
     let heading = |s: usize| format!("\n## {}\n", SECTIONS[s].1);
 
@@ -59,7 +81,7 @@ pub fn markdown(pad: &Pad, entries: &[Entry], budget: Option<usize>) -> Markdown
     if let Some(budget) = budget {
         let mut used = chars(&out) + NOTE_ROOM;
         let mut opened = [false; 6];
-        let mut order: Vec<usize> = (0..entries.len()).collect();
+        let mut order: Vec<usize> = (0..entries.len()).filter(|&i| top[i]).collect();
         // Keepers first, then newest first (entries come oldest first).
         order.sort_by_key(|&i| (!is_keeper(&entries[i]), std::cmp::Reverse(i)));
         for i in order {
@@ -76,7 +98,7 @@ pub fn markdown(pad: &Pad, entries: &[Entry], budget: Option<usize>) -> Markdown
         let mut first = true;
         // Newest first within a section.
         for i in (0..entries.len()).rev() {
-            if !keep[i] || section_of(&entries[i]) != s {
+            if !keep[i] || !top[i] || section_of(&entries[i]) != s {
                 continue;
             }
             if first {
@@ -86,12 +108,15 @@ pub fn markdown(pad: &Pad, entries: &[Entry], budget: Option<usize>) -> Markdown
             out.push_str(&blocks[i]);
         }
     }
-    let included = keep.iter().filter(|k| **k).count();
+    let included: usize = (0..entries.len())
+        .filter(|&i| keep[i] && top[i])
+        .map(|i| sizes[i])
+        .sum();
     let left_out = entries.len() - included;
     if left_out > 0 {
         let mut by_kind: Vec<(Kind, usize)> = Vec::new();
         for (i, e) in entries.iter().enumerate() {
-            if keep[i] {
+            if keep[i] || !top[i] {
                 continue;
             }
             match by_kind.iter_mut().find(|(k, _)| *k == e.kind) {
@@ -127,7 +152,25 @@ fn chars(s: &str) -> usize {
     s.chars().count()
 }
 
-fn block(e: &Entry) -> String {
+/// Appends the replies under `i` to `out`, indented by depth; returns how
+/// many entries that was.
+fn replies(
+    entries: &[Entry],
+    children: &[Vec<usize>],
+    i: usize,
+    depth: usize,
+    out: &mut String,
+) -> usize {
+    let mut n = 0;
+    for &c in &children[i] {
+        out.push_str(&block(&entries[c], &"  ".repeat(depth)));
+        n += 1 + replies(entries, children, c, depth + 1, out);
+    }
+    n
+}
+
+/// One entry as a list item, indented by `indent` (replies nest).
+fn block(e: &Entry, indent: &str) -> String {
     let mut out = String::new();
     let mut facts = vec![
         e.author.clone(),
@@ -168,15 +211,31 @@ fn block(e: &Entry) -> String {
     if e.version > 1 {
         facts.push(format!("edited {}", e.updated_at));
     }
-    let _ = writeln!(out, "\n- {}", facts.join(" · "));
+    if e.kind == Kind::Question {
+        facts.insert(
+            0,
+            match &e.answer {
+                Some(a) => format!("**answered** (`{a}`)"),
+                None => "**open**".into(),
+            },
+        );
+    }
+    if !e.choices.is_empty() {
+        facts.push(format!("choices: {}", e.choices.join(" / ")));
+    }
+    let marker = if indent.is_empty() { "-" } else { "- ↳" };
+    if let (Some(parent), true) = (&e.reply_to, indent.is_empty()) {
+        facts.push(format!("reply to `{parent}`"));
+    }
+    let _ = writeln!(out, "\n{indent}{marker} {}", facts.join(" · "));
     for line in e.content.trim_end().lines() {
-        let _ = writeln!(out, "  {line}");
+        let _ = writeln!(out, "{indent}  {line}");
     }
     if let Some(r) = &e.resume {
-        let _ = writeln!(out, "  _resume:_ {}", r.trim());
+        let _ = writeln!(out, "{indent}  _resume:_ {}", r.trim());
     }
     if let Some(err) = &e.error {
-        let _ = writeln!(out, "  _last error:_ {}", err.trim());
+        let _ = writeln!(out, "{indent}  _last error:_ {}", err.trim());
     }
     out
 }

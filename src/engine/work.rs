@@ -221,6 +221,8 @@ impl Engine {
                 category: source.category,
                 confidence: source.confidence,
                 depends_on: Vec::new(),
+                reply_to: None,
+                choices: source.choices.clone(),
                 remind_at: None,
                 pinned: false,
                 meta: Some(meta.clone()),

@@ -24,6 +24,12 @@ pub struct NewEntry {
     pub category: Option<Category>,
     pub confidence: Option<f64>,
     pub depends_on: Vec<String>,
+    /// The entry answered: an id or unique prefix, resolved to the full id
+    /// when the reply is committed.
+    #[serde(default)]
+    pub reply_to: Option<String>,
+    #[serde(default)]
+    pub choices: Vec<String>,
     pub remind_at: Option<i64>,
     pub pinned: bool,
     pub meta: Option<String>,
@@ -129,8 +135,16 @@ pub struct Page {
     pub next_cursor: Option<String>,
 }
 
-/// An entry and what its pad's window pushed out.
-pub type AddOutcome = Result<(Entry, Vec<Entry>)>;
+/// What one insert did.
+#[derive(Debug)]
+pub struct Added {
+    pub entry: Entry,
+    /// What the pad's rolling window pushed out.
+    pub rolled: Vec<Entry>,
+    /// A reply's parent, before and after its reply count (and, when this
+    /// reply answers it, its answer) moved.
+    pub parent: Option<(Entry, Entry)>,
+}
 
 fn in_transaction<T>(w: &mut Writer, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
     w.conn.execute_batch("BEGIN IMMEDIATE")?;
@@ -237,8 +251,9 @@ fn insert_rows<'a>(
 ) -> Result<()> {
     let mut entry = conn.prepare_cached(
         "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
-         category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at, \
+         reply_to, choices) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )?;
     let mut tag =
         conn.prepare_cached("INSERT OR IGNORE INTO entry_tags (seq, tag) VALUES (?, ?)")?;
@@ -262,7 +277,9 @@ fn insert_rows<'a>(
             e.pinned,
             e.meta,
             e.now,
-            e.now
+            e.now,
+            e.reply_to.as_deref().and_then(id::decode),
+            (!e.choices.is_empty()).then(|| json_list(&e.choices)),
         ])?;
         for t in &e.tags {
             tag.execute(params![seq, t])?;
@@ -309,6 +326,10 @@ fn new_entry(seq: i64, e: NewEntry) -> Entry {
         category: e.category,
         confidence: e.confidence,
         depends_on: e.depends_on,
+        reply_to: e.reply_to,
+        choices: e.choices,
+        replies: 0,
+        answer: None,
         remind_at: e.remind_at.map(fmt_time),
         pinned: e.pinned,
         meta: e.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
@@ -318,29 +339,67 @@ fn new_entry(seq: i64, e: NewEntry) -> Entry {
     }
 }
 
+/// Counts a new reply on its parent, and makes it the parent's answer when it
+/// is the first by someone other than the parent's author. An answered
+/// question no longer needs the person's eyes: it loses `needs_eyes`.
+/// Returns the parent before and after.
+fn note_reply(conn: &Connection, parent: i64, reply: i64, e: &NewEntry) -> Result<(Entry, Entry)> {
+    let before = load(conn, parent)?.entry;
+    let mut after = before.clone();
+    after.replies += 1;
+    let answers = before.answer.is_none() && before.author != e.author;
+    if answers {
+        after.answer = Some(id::encode(reply));
+        if before.kind == Kind::Question && before.has_tag(crate::model::NEEDS_EYES) {
+            after.tags.retain(|t| t != crate::model::NEEDS_EYES);
+            after.version += 1;
+            after.updated_at = fmt_time(e.now);
+        }
+    }
+    conn.prepare_cached(
+        "UPDATE entries SET replies = replies + 1, answer = ?2, tags = ?3, version = ?4, \
+         updated_at = max(updated_at, ?5) WHERE seq = ?1",
+    )?
+    .execute(params![
+        parent,
+        after.answer.as_deref().and_then(id::decode),
+        json_list(&after.tags),
+        after.version,
+        if after.version == before.version {
+            0
+        } else {
+            e.now
+        },
+    ])?;
+    Ok((before, after))
+}
+
 fn json_list(items: &[String]) -> String {
     serde_json::to_string(items).expect("strings serialize")
 }
 
 impl Store {
-    /// Inserts an entry; returns it and whatever the pad's rolling window
-    /// pushed out.
+    /// Inserts an entry.
     ///
     /// A plain entry is journaled (see `store::journal`) and applied to
     /// SQLite in the background, with whatever else is pending, in one
     /// transaction. An entry that needs the database to be written — its
-    /// `depends_on` must exist, or its pad's window drops older entries,
-    /// which the answer lists — is committed directly, after everything
-    /// journaled before it.
-    pub fn add(&self, mut e: NewEntry, max_entries: Option<i64>) -> AddOutcome {
-        if e.depends_on.is_empty() && max_entries.is_none() {
+    /// `depends_on` or `reply_to` must exist, its pad's window drops older
+    /// entries, or it moves its parent's reply count — is committed
+    /// directly, after everything journaled before it.
+    pub fn add(&self, mut e: NewEntry, max_entries: Option<i64>) -> Result<Added> {
+        if e.depends_on.is_empty() && e.reply_to.is_none() && max_entries.is_none() {
             let seq = self.journal.append(e.clone())?;
             if self.journal.overflowing() {
                 // Writes come faster than the journal can be applied at all:
                 // this one waits while it is (taking the writer applies it).
                 drop(self.writer());
             }
-            return Ok((new_entry(seq, e), Vec::new()));
+            return Ok(Added {
+                entry: new_entry(seq, e),
+                rolled: Vec::new(),
+                parent: None,
+            });
         }
         let mut w = self.writer();
         // Ids are commit order: whatever was journaled meanwhile goes first.
@@ -352,7 +411,16 @@ impl Store {
                 depends.push(resolve(&w.conn, "depends_on", d)?.1);
             }
             e.depends_on = depends;
+            let parent = match &e.reply_to {
+                Some(p) => Some(resolve(&w.conn, "reply_to", p)?),
+                None => None,
+            };
+            e.reply_to = parent.as_ref().map(|p| p.1.clone());
             insert_rows(&w.conn, [(seq, &e)])?;
+            let parent = match parent {
+                Some((parent, _)) => Some(note_reply(&w.conn, parent, seq, &e)?),
+                None => None,
+            };
             let rolled = match max_entries {
                 None => Vec::new(),
                 Some(max) => w
@@ -368,8 +436,31 @@ impl Store {
                     .query_map(params![e.pad, max], read_entry)?
                     .collect::<rusqlite::Result<Vec<_>>>()?,
             };
-            Ok((new_entry(seq, e), rolled))
+            Ok(Added {
+                entry: new_entry(seq, e),
+                rolled,
+                parent,
+            })
         })
+    }
+
+    /// An entry and every reply under it, at any depth, oldest first (at
+    /// most `limit` replies).
+    pub fn thread(&self, id: &str, limit: usize) -> Result<(Entry, Vec<Entry>)> {
+        let conn = self.reader()?;
+        let (seq, _) = resolve(&conn, "id", id)?;
+        let root = load(&conn, seq)?.entry;
+        let replies = conn
+            .prepare_cached(&format!(
+                "WITH RECURSIVE thread(seq) AS ( \
+                   SELECT seq FROM entries WHERE reply_to = ?1 \
+                   UNION SELECT r.seq FROM entries r JOIN thread t ON r.reply_to = t.seq) \
+                 SELECT {ENTRY_COLUMNS} FROM thread JOIN entries e ON e.seq = thread.seq \
+                 ORDER BY e.seq LIMIT ?2"
+            ))?
+            .query_map(params![seq, limit as i64], read_entry)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok((root, replies))
     }
 
     /// One entry by id or unique id prefix (archived pads included: an id is explicit).

@@ -236,7 +236,7 @@ pub struct Inbox {
 
 impl Store {
     /// Entries by others since `author`'s cursor that carry `needs_eyes` or
-    /// reply to one of `author`'s entries (`meta.reply_to` is its id); live
+    /// reply to one of `author`'s entries (`reply_to` is its id); live
     /// pads only. Moves the cursor past them unless `peek`. An author's first
     /// read starts its inbox empty, at the newest entry.
     pub fn inbox(&self, author: &str, peek: bool) -> Result<Inbox> {
@@ -288,34 +288,16 @@ impl Store {
                 ))?
                 .query_map(params![cursor, newest, author], read_entry)?
                 .collect::<rusqlite::Result<_>>()?;
-            let candidates: Vec<(Entry, String)> = conn
+            inbox.replies = conn
                 .prepare_cached(&format!(
-                    "SELECT {ENTRY_COLUMNS}, json_extract(e.meta, '$.reply_to') FROM entries e \
+                    "SELECT {ENTRY_COLUMNS} FROM entries e JOIN entries parent ON parent.seq = e.reply_to \
                      JOIN pads p ON p.name = e.pad \
-                     WHERE e.seq > ?1 AND e.seq <= ?2 AND e.author <> ?3 AND e.meta IS NOT NULL \
-                       AND p.archived_at IS NULL \
-                       AND json_type(e.meta, '$.reply_to') = 'text' \
+                     WHERE e.seq > ?1 AND e.seq <= ?2 AND e.reply_to IS NOT NULL \
+                       AND e.author <> ?3 AND parent.author = ?3 AND p.archived_at IS NULL \
                      ORDER BY e.seq"
                 ))?
-                .query_map(params![cursor, newest, author], |r| {
-                    Ok((
-                        read_entry(r)?,
-                        r.get::<_, String>(super::rows::ENTRY_COLUMN_COUNT)?,
-                    ))
-                })?
+                .query_map(params![cursor, newest, author], read_entry)?
                 .collect::<rusqlite::Result<_>>()?;
-            let mut parent_author =
-                conn.prepare_cached("SELECT author FROM entries WHERE seq = ?")?;
-            for (entry, parent) in candidates {
-                let Some((seq, _)) = crate::id::prefix_range(&parent) else {
-                    continue;
-                };
-                let owner: Option<String> =
-                    parent_author.query_row([seq], |r| r.get(0)).optional()?;
-                if owner.as_deref() == Some(author) {
-                    inbox.replies.push(entry);
-                }
-            }
         }
         drop(conn);
         if !peek && (cursor != Some(newest) || reminded != reminded_cursor) {

@@ -8,7 +8,8 @@ use crate::model::{fmt_time, Category, Entry, Kind, Pad, Status};
 /// Columns of `entries` in the order `EntryRow::read` expects them.
 pub const ENTRY_COLUMNS: &str = "e.seq, e.pad, e.author, e.kind, e.content, e.tags, e.status, \
      e.assignee, e.resume, e.lease_until, e.category, e.confidence, e.depends_on, e.remind_at, \
-     e.pinned, e.meta, e.created_at, e.updated_at, e.version, e.attempts, e.error";
+     e.pinned, e.meta, e.created_at, e.updated_at, e.version, e.attempts, e.error, e.reply_to, \
+     e.choices, e.replies, e.answer";
 
 /// `ENTRY_COLUMNS` without the `e.` alias, for `RETURNING` (which cannot
 /// name one).
@@ -17,7 +18,7 @@ pub fn returning_columns() -> String {
 }
 
 /// How many columns `ENTRY_COLUMNS` selects; a query's extra columns follow.
-pub const ENTRY_COLUMN_COUNT: usize = 21;
+pub const ENTRY_COLUMN_COUNT: usize = 25;
 
 #[derive(Debug)]
 pub struct EntryRow {
@@ -33,6 +34,10 @@ impl EntryRow {
         let kind: String = row.get(3)?;
         let tags: String = row.get(5)?;
         let depends: String = row.get(12)?;
+        let id_of = |i: usize| {
+            row.get::<_, Option<i64>>(i)
+                .map(|s| s.map(crate::id::encode))
+        };
         Ok(EntryRow {
             seq,
             entry: Entry {
@@ -51,6 +56,12 @@ impl EntryRow {
                 category: text(10)?.as_deref().and_then(Category::parse),
                 confidence: row.get(11)?,
                 depends_on: serde_json::from_str(&depends).unwrap_or_default(),
+                reply_to: id_of(21)?,
+                choices: text(22)?
+                    .and_then(|c| serde_json::from_str(&c).ok())
+                    .unwrap_or_default(),
+                replies: row.get(23)?,
+                answer: id_of(24)?,
                 remind_at: row.get::<_, Option<i64>>(13)?.map(fmt_time),
                 pinned: row.get(14)?,
                 meta: text(15)?

@@ -15,7 +15,7 @@ from pad_engine import pad_binary
 TOOLS = {
     "add_note", "scratch_note", "search_notes", "list_notes",
     "update_note", "delete_note", "list_tags", "read_pad",
-    "claim_task", "update_task", "plan", "share_note",
+    "claim_task", "update_task", "plan", "share_note", "ask_person",
 }
 
 
@@ -56,6 +56,9 @@ def test_lists_every_tool_with_teaching_descriptions(engine):
     for t in tools:
         assert "pad" in t.input_schema["properties"] or t.name in (
             "update_note", "delete_note", "update_task", "share_note")
+    ask = by_name["ask_person"]
+    assert "irreversible" in ask.description and "wait" in ask.description
+    assert set(ask.input_schema["properties"]) == {"question", "choices", "wait_seconds", "pad"}
 
 
 def test_every_tool_works_and_writes_with_the_right_author(engine):
@@ -190,7 +193,7 @@ def test_tool_results_end_with_the_inbox_once(engine):
     with engine.client(author="user") as person:
         person.call("inbox")  # the person's inbox starts now
         poke = person.add("please check the deploy", pad="inbox-test", tags=["needs_eyes"])
-        reply = person.add("confirmed, it is the eviction policy", pad="inbox-test", meta={"reply_to": mine})
+        reply = person.reply(mine, "confirmed, it is the eviction policy")
 
     async def next_calls(s):
         a = await s.call_tool("list_tags", {})
@@ -206,7 +209,7 @@ def test_tool_results_end_with_the_inbox_once(engine):
     assert not c.is_error
     with engine.client() as check:
         note = check.get(text(c).split()[2])
-        assert note["meta"] == {"reply_to": reply["id"]}
+        assert note["reply_to"] == reply["id"] and note["meta"] is None
         theirs = check.call("inbox", {"author": "user", "peek": True})
         assert [e["id"] for e in theirs["replies"]] == [note["id"]]
 
@@ -292,3 +295,66 @@ def test_planner_and_workers_share_a_plan_through_the_task_tools(engine):
     with engine.client() as c:
         copy = next(c.iter_entries("mcp-other"))
         assert copy["meta"]["shared_from"] == {"pad": pad, "id": ids[0], "author": "planner"}
+
+
+def test_ask_person_waits_for_the_answer_given_over_the_socket(engine):
+    """Agent Zero's way: a fresh `pad mcp` process and session for the call;
+    the person answers over the socket while the tool call waits."""
+    answered = {}
+
+    def person_answers():
+        with engine.client(author="user") as person:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                open_ = person.list("mcp-ask", kind="question", tags=["needs_eyes"])["entries"]
+                if open_:
+                    q = open_[0]
+                    answered["question"] = q
+                    answered["reply"] = person.reply(q["id"], "approve")
+                    answered["at"] = time.monotonic()
+                    return
+                time.sleep(0.05)
+
+    async def body(s):
+        loop = asyncio.get_running_loop()
+        helper = loop.run_in_executor(None, person_answers)
+        r = await s.call_tool("ask_person", {"question": "About to drop the staging DB. Proceed?",
+                                             "choices": ["approve", "deny"], "wait_seconds": 60})
+        returned = time.monotonic()
+        await helper
+        return r, returned
+
+    _, (r, returned) = run(engine, body, author="agent-asker", pad="mcp-ask")
+    assert not r.is_error, text(r)
+    out = text(r)
+    assert out.startswith("Answer from user: approve"), out
+    assert answered["question"]["id"] in out and answered["question"]["choices"] == ["approve", "deny"]
+    assert "Inbox:" not in out, "the answer is not reported twice"
+    assert returned - answered["at"] < 5
+    with engine.client() as check:
+        q = check.get(answered["question"]["id"])
+        assert q["answer"] == answered["reply"]["id"] and q["author"] == "agent-asker"
+
+
+def test_ask_person_without_an_answer_says_where_it_will_arrive(engine):
+    async def ask(s):
+        return await s.call_tool("ask_person", {"question": "Which region?", "wait_seconds": 0})
+
+    _, r = run(engine, ask, author="agent-late", pad="mcp-late")
+    out = text(r)
+    assert not r.is_error and out.startswith("No answer yet after 0"), out
+    qid = out.split("the question is ")[1].split(".")[0]
+    with engine.client(author="user") as person:
+        person.reply(qid, "eu-west")
+
+    async def later(s):
+        return await s.call_tool("list_tags", {})
+
+    _, r = run(engine, later, author="agent-late", pad="mcp-late")
+    assert "1 reply to your notes: [" in text(r) and "user: eu-west" in text(r), text(r)
+
+    async def bad(s):
+        return await s.call_tool("ask_person", {"question": "x", "wait_seconds": 500})
+
+    _, r = run(engine, bad, author="agent-late", pad="mcp-late")
+    assert r.is_error and "110" in text(r), text(r)

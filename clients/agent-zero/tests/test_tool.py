@@ -39,17 +39,40 @@ def test_inbox_and_replies(tool_module, engine, monkeypatch):
     mine = run(tool_module, engine, monkeypatch, action="add", content="deploy plan v1").split()[2]
     with engine.client(author="user") as person:
         person.add("look at the deploy plan", pad="a0", tags=["needs_eyes"])
-        person.add("v1 misses the rollback step", pad="a0", meta={"reply_to": mine})
+        person.reply(mine, "v1 misses the rollback step")
     inbox = run(tool_module, engine, monkeypatch, action="inbox")
     assert "needs eyes: [" in inbox and "look at the deploy plan" in inbox
     assert "reply: [" in inbox and "misses the rollback step" in inbox
     assert run(tool_module, engine, monkeypatch, action="inbox") == "Nothing new."
 
 
+def test_ask_waits_for_the_users_answer(tool_module, engine, monkeypatch):
+    import threading
+    import time
+
+    def answer():
+        with engine.client(author="user") as person:
+            for _ in range(600):
+                open_ = person.list("a0", kind="question")["entries"]
+                if open_:
+                    person.reply(open_[0]["id"], "deny")
+                    return
+                time.sleep(0.05)
+
+    helper = threading.Thread(target=answer)
+    helper.start()
+    msg = run(tool_module, engine, monkeypatch, action="ask", question="Force-push main?",
+              choices=["approve", "deny"], wait_seconds=30)
+    helper.join()
+    assert msg.startswith("Answer from user: deny"), msg
+    late = run(tool_module, engine, monkeypatch, action="ask", question="Which region?", wait_seconds=0)
+    assert late.startswith("No answer yet after 0 s; the question is "), late
+
+
 def test_mistakes_are_explained(tool_module, engine, monkeypatch):
     msg = run(tool_module, engine, monkeypatch, action="add", content="x", tags=[f"t{i}" for i in range(11)])
     assert msg.startswith("Scratchpad refused the add:") and "limit is 10" in msg
-    assert "Use one of: add, search" in run(tool_module, engine, monkeypatch, action="frobnicate")
+    assert "Use one of: add, ask, search" in run(tool_module, engine, monkeypatch, action="frobnicate")
     assert "give content, tags or status" in run(tool_module, engine, monkeypatch, action="update", id="x")
 
 

@@ -185,3 +185,38 @@ def test_tasks_plans_reports_and_tokens(engine):
             owner.revoke_token("py-bot")
         with pytest.raises(scratchpad.Forbidden):
             bot.list("py-elsewhere")
+
+
+def test_ask_waits_past_the_socket_timeout_for_the_answer(engine):
+    """`ask()` blocks until the person replies, even beyond the client's own
+    socket timeout; `reply()` and `thread()` work the conversation."""
+    answered = {}
+
+    def person():
+        with engine.client(author="user") as p:
+            for _ in range(600):
+                open_ = p.list("py-ask", kind="question")["entries"]
+                if open_:
+                    time.sleep(1.5)  # longer than the asker's socket timeout
+                    answered["reply"] = p.reply(open_[0]["id"], "approve")
+                    return
+                time.sleep(0.05)
+
+    helper = threading.Thread(target=person)
+    helper.start()
+    with Client(engine.socket, author="agent-py", timeout=1.0) as c:
+        r = c.ask("Drop the staging DB?", pad="py-ask", choices=["approve", "deny"], wait_seconds=20)
+        helper.join()
+        assert r["answer"]["id"] == answered["reply"]["id"]
+        assert r["answer"]["content"] == "approve" and r["answer"]["author"] == "user"
+        q = r["question"]
+        assert q["kind"] == "question" and q["choices"] == ["approve", "deny"]
+        assert q["tags"] == ["needs_eyes"]
+        t = c.thread(q["id"])
+        assert t["entry"]["answer"] == r["answer"]["id"]
+        assert [e["content"] for e in t["replies"]] == ["approve"]
+        late = c.ask("Which region?", pad="py-ask", wait_seconds=0)
+        assert late["answer"] is None
+        with pytest.raises(scratchpad.NotFound) as missing:
+            c.reply("zzzzzzzzzzzz", "hello?")
+        assert missing.value.field == "id"

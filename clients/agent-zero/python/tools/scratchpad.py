@@ -17,7 +17,7 @@ except ImportError:  # the tests load the client from this repository
     from python.helpers.tool import Response, Tool  # type: ignore  # noqa: F401
     import scratchpad as pad_client  # type: ignore
 
-ACTIONS = ("add", "search", "list", "read", "update", "delete", "tags", "inbox")
+ACTIONS = ("add", "ask", "search", "list", "read", "update", "delete", "tags", "inbox")
 
 
 def _line(e):
@@ -34,11 +34,19 @@ def run_action(client, args, default_pad):
         return f"Unknown action '{action}'. Use one of: {', '.join(ACTIONS)}."
     try:
         if action == "add":
-            fields = {k: args[k] for k in ("kind",) if args.get(k)}
-            if args.get("reply_to"):
-                fields["meta"] = {"reply_to": client.get(args["reply_to"])["id"]}
+            fields = {k: args[k] for k in ("kind", "reply_to") if args.get(k)}
             e = client.add(args.get("content", ""), pad=pad, tags=args.get("tags") or None, **fields)
             return f"Saved note {e['id']} to pad '{e['pad']}'."
+        if action == "ask":
+            r = client.ask(args.get("question") or args.get("content", ""), pad=pad,
+                           choices=args.get("choices") or None,
+                           wait_seconds=int(60 if args.get("wait_seconds") is None else args["wait_seconds"]))
+            q, a = r["question"], r["answer"]
+            if a is None:
+                return (f"No answer yet after {round(r['waited_seconds'])} s; the question is {q['id']}. "
+                        "The answer will appear under `inbox` when the person replies. "
+                        "Do not go ahead with what you asked about until then.")
+            return f"Answer from {a['author']}: {a['content'].strip()}\n(question {q['id']}, reply {a['id']})"
         if action == "search":
             r = client.search(args.get("query", ""), pad=None if pad == "*" else pad,
                               tags=args.get("tags") or None, mode=args.get("mode"),

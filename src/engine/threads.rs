@@ -1,0 +1,157 @@
+//! Threads and questions: `entry.thread`, and `ask` — a question that waits
+//! for its answer.
+//!
+//! A reply names its parent (`reply_to`); the store counts it on the parent
+//! and, when it is the first reply by someone other than the parent's
+//! author, records it as the parent's answer — in the reply's own
+//! transaction. A waiting `ask` is a future parked on a oneshot channel in
+//! `Waiters`, keyed by the question's id: no thread and no polling per
+//! waiter, so a thousand waiting questions cost a thousand small allocations.
+//! `Engine::insert` wakes a question's waiters right after the answering
+//! reply is committed. A waiter registers, then looks at the stored question
+//! once, so an answer committed in between is never missed.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use super::Engine;
+use crate::access::Grant;
+use crate::error::{Error, Result};
+use crate::model::{self, Entry, Kind};
+use crate::protocol::*;
+
+/// The `ask` calls waiting, by question id.
+#[derive(Default)]
+pub(super) struct Waiters(Mutex<HashMap<String, Vec<oneshot::Sender<Entry>>>>);
+
+impl Waiters {
+    fn register(&self, question: &str) -> oneshot::Receiver<Entry> {
+        let (tx, rx) = oneshot::channel();
+        self.lock()
+            .entry(question.to_string())
+            .or_default()
+            .push(tx);
+        rx
+    }
+
+    /// Hands `answer` to everyone waiting on `question`.
+    pub(super) fn answer(&self, question: &str, answer: &Entry) {
+        let waiting = self.lock().remove(question);
+        for tx in waiting.into_iter().flatten() {
+            let _ = tx.send(answer.clone());
+        }
+    }
+
+    /// Forgets waiters that gave up (timed out, or their client went away).
+    fn forget_gone(&self, question: &str) {
+        let mut map = self.lock();
+        if let Some(list) = map.get_mut(question) {
+            list.retain(|tx| !tx.is_closed());
+            if list.is_empty() {
+                map.remove(question);
+            }
+        }
+    }
+
+    pub(super) fn count(&self) -> usize {
+        self.lock().values().map(Vec::len).sum()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<oneshot::Sender<Entry>>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Unregisters a waiter however its wait ends (answer, time-out, or the
+/// future dropped with its connection).
+struct Registered<'a> {
+    waiters: &'a Waiters,
+    question: &'a str,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.waiters.forget_gone(self.question);
+    }
+}
+
+impl Engine {
+    /// An entry and its replies, oldest first; replies on pads a token may
+    /// not read are left out.
+    pub async fn thread(&self, p: IdParams, grant: Option<&Grant>) -> Result<ThreadResult> {
+        let (entry, mut replies) = self
+            .blocking(move |e| e.store().thread(&p.id, MAX_THREAD_REPLIES))
+            .await?;
+        if let Some(g) = grant {
+            replies.retain(|r| g.covers(&r.pad));
+        }
+        Ok(ThreadResult { entry, replies })
+    }
+
+    /// Writes a question tagged `needs_eyes` and waits for its answer.
+    pub async fn ask(&self, p: AskParams, default_author: Option<&str>) -> Result<AskResult> {
+        let wait = p.wait_seconds.unwrap_or(DEFAULT_ASK_WAIT_SECONDS);
+        if wait > MAX_ASK_WAIT_SECONDS {
+            return Err(Error::over_limit(
+                "wait_seconds",
+                format!("wait_seconds is {wait}; the most is {MAX_ASK_WAIT_SECONDS} (under the 120 s many agent frameworks allow a tool call). Ask with a shorter wait: an answer that comes later still reaches your inbox."),
+                MAX_ASK_WAIT_SECONDS,
+                wait,
+            ));
+        }
+        let question = self
+            .add(
+                AddParams {
+                    pad: p.pad.unwrap_or_else(|| model::INBOX.to_string()),
+                    content: p.content,
+                    author: p.author,
+                    kind: Some(Kind::Question),
+                    tags: vec![model::NEEDS_EYES.to_string()],
+                    choices: p.choices,
+                    ..AddParams::default()
+                },
+                default_author,
+            )
+            .await?;
+        let started = Instant::now();
+        let answer = self
+            .await_answer(&question, Duration::from_secs(wait))
+            .await?;
+        Ok(AskResult {
+            question,
+            answer,
+            waited_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        })
+    }
+
+    /// The answer to `question` once it is committed, or `None` after
+    /// `wait` (or when the engine stops).
+    async fn await_answer(&self, question: &Entry, wait: Duration) -> Result<Option<Entry>> {
+        let waiters = &self.0.waiters;
+        let rx = waiters.register(&question.id);
+        let _registered = Registered {
+            waiters,
+            question: &question.id,
+        };
+        // An answer committed before the waiter was registered woke nobody.
+        if let Some(answer) = self.store().get(&question.id)?.answer {
+            return Ok(Some(self.store().get(&answer)?));
+        }
+        if wait.is_zero() {
+            return Ok(None);
+        }
+        let mut stop = self.0.stop.subscribe();
+        tokio::select! {
+            answer = tokio::time::timeout(wait, rx) => Ok(answer.ok().and_then(Result::ok)),
+            _ = stop.wait_for(|stopping| *stopping) => Ok(None),
+        }
+    }
+
+    /// `ask` calls waiting now (for `stats`).
+    pub fn waiting_asks(&self) -> usize {
+        self.0.waiters.count()
+    }
+}

@@ -1,0 +1,476 @@
+//! Threads and questions: `reply_to`, `entry.thread`, and `ask` waiting for
+//! the person's answer — against a real engine on a real socket.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use scratchpad::client::Client;
+use scratchpad::protocol::AskParams;
+use serde_json::{json, Value};
+
+async fn as_author(h: &Harness, author: &str) -> Client {
+    let mut c = Client::connect(&h.socket).await.unwrap();
+    ok(&mut c, "hello", json!({"author": author})).await;
+    c
+}
+
+/// Waits (bounded) until the engine holds `n` waiting asks.
+async fn waiting(h: &Harness, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while h.engine.waiting_asks() != n {
+        assert!(
+            Instant::now() < deadline,
+            "expected {n} waiting asks, have {}",
+            h.engine.waiting_asks()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+fn ids(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn ask_returns_the_persons_answer_as_soon_as_it_is_committed() {
+    let h = Harness::start().await;
+    let mut person = as_author(&h, "user").await;
+    ok(&mut person, "subscribe", json!({"pads": ["ops"]})).await;
+    let mut agent = as_author(&h, "agent-0").await;
+    let asking = tokio::spawn(async move {
+        let r = agent
+            .call(
+                "ask",
+                json!({"content": "drop the staging DB?", "pad": "ops", "choices": ["approve", "deny"], "wait_seconds": 30}),
+            )
+            .await
+            .unwrap();
+        (r, Instant::now())
+    });
+    // The person hears of the question (needs_eyes) and answers it.
+    let question = loop {
+        let event = person.next_event().await.unwrap().unwrap();
+        if event["type"] == "needs_eyes" {
+            break event["entry"].clone();
+        }
+    };
+    assert_eq!(question["kind"], "question");
+    assert_eq!(question["choices"], json!(["approve", "deny"]));
+    waiting(&h, 1).await;
+    let reply = ok(
+        &mut person,
+        "entry.add",
+        json!({"pad": "ops", "content": "approve", "reply_to": question["id"]}),
+    )
+    .await["entry"]
+        .clone();
+    let committed = Instant::now();
+    let (r, returned) = asking.await.unwrap();
+    let lag = returned.saturating_duration_since(committed);
+    assert!(
+        lag < Duration::from_millis(50),
+        "ask returned {lag:?} after the reply"
+    );
+    assert_eq!(r["answer"]["id"], reply["id"]);
+    assert_eq!(r["answer"]["content"], "approve");
+    assert_eq!(r["answer"]["author"], "user");
+    assert_eq!(r["question"]["id"], question["id"]);
+    assert_eq!(h.engine.waiting_asks(), 0);
+
+    // Answered: it shows so, and it has left the person's needs-eyes view.
+    let q = ok(&mut person, "entry.get", json!({"id": question["id"]})).await["entry"].clone();
+    assert_eq!(q["answer"], reply["id"]);
+    assert_eq!(q["replies"], 1);
+    assert!(!q["tags"].as_array().unwrap().contains(&json!("needs_eyes")));
+    let eyes = ok(&mut person, "entry.list", json!({"tags": ["needs_eyes"]})).await;
+    assert!(eyes["entries"].as_array().unwrap().is_empty(), "{eyes}");
+    // Subscribers saw the question change.
+    let updated = loop {
+        let event = person.next_event().await.unwrap().unwrap();
+        if event["type"] == "updated" && event["entry"]["id"] == question["id"] {
+            break event["entry"].clone();
+        }
+    };
+    assert_eq!(updated["answer"], reply["id"]);
+    // Already answered: a new ask's waiter would see it, and the asker's
+    // inbox reports nothing twice once read.
+    let mut agent = as_author(&h, "agent-0").await;
+    let inbox = ok(&mut agent, "inbox", json!({})).await;
+    assert!(inbox["replies"].as_array().unwrap().len() <= 1);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn an_unanswered_ask_returns_null_and_the_later_answer_reaches_the_inbox_once() {
+    let h = Harness::start().await;
+    let mut agent = as_author(&h, "agent-0").await;
+    ok(&mut agent, "inbox", json!({})).await; // the agent's inbox starts here
+    let started = Instant::now();
+    let r = ok(
+        &mut agent,
+        "ask",
+        json!({"content": "which region?", "choices": ["eu", "us"], "wait_seconds": 1}),
+    )
+    .await;
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    assert!(r["answer"].is_null(), "{r}");
+    assert_eq!(
+        r["question"]["pad"], "inbox",
+        "questions go to the person's pad by default"
+    );
+    let qid = r["question"]["id"].as_str().unwrap().to_string();
+
+    // The asker's own follow-up is not an answer.
+    ok(
+        &mut agent,
+        "entry.add",
+        json!({"pad": "inbox", "content": "(either is fine, eu preferred)", "reply_to": qid}),
+    )
+    .await;
+    let q = ok(&mut agent, "entry.get", json!({"id": qid})).await["entry"].clone();
+    assert!(q["answer"].is_null() && q["replies"] == 1, "{q}");
+    assert!(q["tags"].as_array().unwrap().contains(&json!("needs_eyes")));
+
+    let mut person = as_author(&h, "user").await;
+    let answer = ok(
+        &mut person,
+        "entry.add",
+        json!({"pad": "inbox", "content": "eu", "reply_to": &qid[..8]}),
+    )
+    .await["entry"]
+        .clone();
+    assert_eq!(
+        answer["reply_to"],
+        qid.as_str(),
+        "a prefix names the parent"
+    );
+    let inbox = ok(&mut agent, "inbox", json!({})).await;
+    assert_eq!(ids(&inbox["replies"]), vec![answer["id"].as_str().unwrap()]);
+    let again = ok(&mut agent, "inbox", json!({})).await;
+    assert!(again["replies"].as_array().unwrap().is_empty(), "{again}");
+
+    // A second reply by the person does not replace the answer.
+    ok(
+        &mut person,
+        "entry.add",
+        json!({"pad": "inbox", "content": "actually us", "reply_to": qid}),
+    )
+    .await;
+    let q = ok(&mut agent, "entry.get", json!({"id": qid})).await["entry"].clone();
+    assert_eq!(q["answer"], answer["id"]);
+    assert_eq!(q["replies"], 3);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn the_askers_own_reply_never_wakes_its_ask() {
+    let h = Harness::start().await;
+    let mut agent = as_author(&h, "agent-0").await;
+    let asking = tokio::spawn(async move {
+        ok(
+            &mut agent,
+            "ask",
+            json!({"content": "ok to deploy?", "wait_seconds": 2}),
+        )
+        .await
+    });
+    waiting(&h, 1).await;
+    let mut same = as_author(&h, "agent-0").await;
+    let q = ok(
+        &mut same,
+        "entry.list",
+        json!({"pad": "inbox", "kind": "question"}),
+    )
+    .await["entries"][0]
+        .clone();
+    ok(
+        &mut same,
+        "entry.add",
+        json!({"pad": "inbox", "content": "yes", "reply_to": q["id"]}),
+    )
+    .await;
+    let r = asking.await.unwrap();
+    assert!(r["answer"].is_null(), "{r}");
+    assert!(r["waited_seconds"].as_f64().unwrap() >= 2.0);
+    h.stop().await;
+}
+
+/// A thousand asks wait on one engine as parked futures: the process gains
+/// no thread per waiter, and each gets its own answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_waiting_asks_hold_no_thread_each_and_all_get_their_answers() {
+    let h = Harness::start().await;
+    let threads = || {
+        std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .unwrap()
+            .trim()
+            .parse::<usize>()
+            .unwrap()
+    };
+    let before = threads();
+    let mut asks = Vec::new();
+    for i in 0..1000 {
+        let engine = h.engine.clone();
+        asks.push(tokio::spawn(async move {
+            let p = AskParams {
+                content: format!("question {i}"),
+                pad: Some("many".into()),
+                choices: vec!["yes".into(), "no".into()],
+                wait_seconds: Some(100),
+                author: Some(format!("agent-{i}")),
+            };
+            engine.ask(p, None).await.unwrap()
+        }));
+    }
+    waiting(&h, 1000).await;
+    let during = threads();
+    assert!(
+        during <= before + 4,
+        "threads went from {before} to {during} with 1,000 asks waiting"
+    );
+    let mut person = as_author(&h, "user").await;
+    let mut cursor: Option<String> = None;
+    let mut questions = Vec::new();
+    loop {
+        let mut params = json!({"pad": "many", "kind": "question", "limit": 1000});
+        if let Some(c) = &cursor {
+            params["cursor"] = json!(c);
+        }
+        let page = ok(&mut person, "entry.list", params).await;
+        questions.extend(page["entries"].as_array().unwrap().clone());
+        match page["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(questions.len(), 1000);
+    for q in &questions {
+        let n = q["content"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("question ");
+        ok(
+            &mut person,
+            "entry.add",
+            json!({"pad": "many", "content": format!("answer {n}"), "reply_to": q["id"]}),
+        )
+        .await;
+    }
+    for (i, ask) in asks.into_iter().enumerate() {
+        let r = tokio::time::timeout(Duration::from_secs(30), ask)
+            .await
+            .expect("every ask returns once answered")
+            .unwrap();
+        let answer = r.answer.expect("answered");
+        assert_eq!(answer.content, format!("answer {i}"));
+        assert_eq!(answer.reply_to.as_deref(), Some(r.question.id.as_str()));
+    }
+    assert_eq!(h.engine.waiting_asks(), 0);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn threads_keep_their_order_and_answers_across_a_restart() {
+    let h = Harness::start().await;
+    let mut agent = as_author(&h, "agent-0").await;
+    let mut person = as_author(&h, "user").await;
+    let root = add(&mut agent, "proj", "the cache misses on cold start").await;
+    let first = ok(
+        &mut person,
+        "entry.add",
+        json!({"pad": "proj", "content": "which cache?", "reply_to": root["id"]}),
+    )
+    .await["entry"]
+        .clone();
+    let second = ok(
+        &mut agent,
+        "entry.add",
+        json!({"pad": "proj", "content": "the token cache", "reply_to": first["id"]}),
+    )
+    .await["entry"]
+        .clone();
+    // A reply may live on another pad than its parent.
+    let third = ok(
+        &mut person,
+        "entry.add",
+        json!({"pad": "inbox", "content": "noted", "reply_to": root["id"]}),
+    )
+    .await["entry"]
+        .clone();
+    drop((agent, person));
+    let h = h.restart().await;
+    let mut c = h.client().await;
+    let t = ok(&mut c, "entry.thread", json!({"id": root["id"]})).await;
+    assert_eq!(t["entry"]["id"], root["id"]);
+    assert_eq!(t["entry"]["replies"], 2, "direct replies");
+    assert_eq!(t["entry"]["answer"], first["id"]);
+    assert_eq!(
+        ids(&t["replies"]),
+        vec![
+            first["id"].as_str().unwrap(),
+            second["id"].as_str().unwrap(),
+            third["id"].as_str().unwrap()
+        ]
+    );
+    assert_eq!(t["replies"][1]["reply_to"], first["id"]);
+    // A reply's own thread starts at the reply.
+    let sub = ok(&mut c, "entry.thread", json!({"id": first["id"]})).await;
+    assert_eq!(ids(&sub["replies"]), vec![second["id"].as_str().unwrap()]);
+
+    // The markdown export draws replies under their parent.
+    let md = ok(&mut c, "pad.export", json!({"name": "proj"})).await["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let at = |s: &str| md.find(s).unwrap_or_else(|| panic!("{s} missing:\n{md}"));
+    assert!(at("the cache misses") < at("which cache?"));
+    assert!(at("which cache?") < at("the token cache"));
+    assert!(md.contains("  - ↳ user"), "{md}");
+    assert!(md.contains("    - ↳ agent-0"), "nested deeper:\n{md}");
+    let inbox_md = ok(&mut c, "pad.export", json!({"name": "inbox"})).await["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        inbox_md.contains(&format!("reply to `{}`", root["id"].as_str().unwrap())),
+        "{inbox_md}"
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn replies_and_asks_refuse_what_they_cannot_do_with_clear_errors() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let (msg, data) = err(
+        &mut c,
+        "entry.add",
+        json!({"pad": "p", "content": "re", "reply_to": "2k9xe4mr07cb"}),
+        -32001,
+    )
+    .await;
+    assert_eq!(data["field"], "reply_to", "{msg}");
+    assert!(msg.contains("2k9xe4mr07cb"), "{msg}");
+    let (msg, data) = err(
+        &mut c,
+        "entry.add",
+        json!({"pad": "p", "content": "re", "reply_to": "not an id!"}),
+        -32602,
+    )
+    .await;
+    assert_eq!(data["field"], "reply_to", "{msg}");
+    let (msg, data) = err(
+        &mut c,
+        "ask",
+        json!({"content": "q", "wait_seconds": 111}),
+        -32602,
+    )
+    .await;
+    assert_eq!(
+        (data["field"].clone(), data["limit"].clone()),
+        (json!("wait_seconds"), json!(110))
+    );
+    assert!(
+        msg.contains("inbox"),
+        "says where a late answer goes: {msg}"
+    );
+    let eleven: Vec<String> = (0..11).map(|i| format!("c{i}")).collect();
+    let (_, data) = err(
+        &mut c,
+        "ask",
+        json!({"content": "q", "choices": eleven}),
+        -32602,
+    )
+    .await;
+    assert_eq!(data["limit"], 10);
+    let (msg, _) = err(
+        &mut c,
+        "ask",
+        json!({"content": "q", "choices": ["Yes", "yes"]}),
+        -32602,
+    )
+    .await;
+    assert!(msg.contains("twice"), "{msg}");
+    let (msg, _) = err(
+        &mut c,
+        "entry.add",
+        json!({"pad": "p", "content": "q", "kind": "task", "choices": ["a", "b"]}),
+        -32602,
+    )
+    .await;
+    assert!(msg.contains("question"), "{msg}");
+    // Choices alone make a question.
+    let q = ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "p", "content": "tabs or spaces?", "choices": [" tabs ", "spaces"]}),
+    )
+    .await["entry"]
+        .clone();
+    assert_eq!(
+        (q["kind"].clone(), q["choices"].clone()),
+        (json!("question"), json!(["tabs", "spaces"]))
+    );
+
+    // A token may reply only to what it can read, and ask only where it may write.
+    let secret = ok(
+        &mut c,
+        "token.create",
+        json!({"name": "agent-x", "pads": ["agents-*"]}),
+    )
+    .await["secret"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let private = add(&mut c, "private", "payroll numbers").await;
+    let mut x = Client::connect(&h.socket).await.unwrap();
+    ok(
+        &mut x,
+        "hello",
+        json!({"token": secret, "author": "agent-x"}),
+    )
+    .await;
+    let (msg, _) = err(
+        &mut x,
+        "entry.add",
+        json!({"pad": "agents-1", "content": "re", "reply_to": private["id"]}),
+        -32003,
+    )
+    .await;
+    assert!(msg.contains("private"), "{msg}");
+    err(&mut x, "entry.thread", json!({"id": private["id"]}), -32003).await;
+    err(
+        &mut x,
+        "ask",
+        json!({"content": "may I?", "wait_seconds": 0}),
+        -32003,
+    )
+    .await;
+    let r = ok(
+        &mut x,
+        "ask",
+        json!({"content": "may I?", "pad": "agents-1", "wait_seconds": 0}),
+    )
+    .await;
+    assert!(r["answer"].is_null());
+    // The thread of an entry it can read leaves out replies it cannot.
+    let mine = r["question"]["id"].clone();
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "private", "content": "answer kept private", "reply_to": mine}),
+    )
+    .await;
+    let t = ok(&mut x, "entry.thread", json!({"id": mine})).await;
+    assert!(t["replies"].as_array().unwrap().is_empty(), "{t}");
+    h.stop().await;
+}
