@@ -13,6 +13,8 @@ use crate::paths;
 
 /// How long a client waits for an engine it started to answer.
 const START_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long after our `pad serve` stopped another starter's may take to answer.
+const LOSER_GRACE: Duration = Duration::from_secs(2);
 
 /// Connects to the engine at `socket`, first starting one if there is none
 /// and `autostart` allows it.
@@ -27,12 +29,39 @@ pub async fn connect(socket: &Path, autostart: bool) -> io::Result<Client> {
                 ) => {}
         Err(e) => return Err(e),
     }
-    let log = start_engine(socket)?;
+    let (log, exited) = start_engine(socket)?;
     let deadline = Instant::now() + START_TIMEOUT;
+    let mut exited_at = None;
     loop {
         tokio::time::sleep(Duration::from_millis(20)).await;
+        if exited_at.is_none() && exited.load(std::sync::atomic::Ordering::Acquire) {
+            exited_at = Some(Instant::now());
+        }
         match Client::connect(socket).await {
             Ok(c) => return Ok(c),
+            // It stopped without serving. If it lost a race to another
+            // starter, the winner answers within moments; otherwise (another
+            // engine holds the data directory, say) say so now rather than
+            // at the time-out.
+            Err(e) if exited_at.is_some_and(|t| t.elapsed() > LOSER_GRACE) => {
+                let last = std::fs::read_to_string(&log)
+                    .ok()
+                    .and_then(|l| {
+                        l.lines()
+                            .rev()
+                            .find(|l| !l.trim().is_empty())
+                            .map(str::to_string)
+                    })
+                    .unwrap_or_default();
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "started `pad serve` for {}, but it stopped at once: {last} (log: {})",
+                        socket.display(),
+                        log.display()
+                    ),
+                ));
+            }
             Err(e) if Instant::now() >= deadline => {
                 return Err(io::Error::new(
                     e.kind(),
@@ -50,8 +79,13 @@ pub async fn connect(socket: &Path, autostart: bool) -> io::Result<Client> {
 }
 
 /// Starts `pad serve` detached (its own session, output to `engine.log` in
-/// the data directory); returns the log's path.
-fn start_engine(socket: &Path) -> io::Result<std::path::PathBuf> {
+/// the data directory); returns the log's path and a flag set once it exits.
+fn start_engine(
+    socket: &Path,
+) -> io::Result<(
+    std::path::PathBuf,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+)> {
     use std::os::unix::process::CommandExt;
     let data = paths::data_dir();
     std::fs::create_dir_all(&data)?;
@@ -78,8 +112,11 @@ fn start_engine(socket: &Path) -> io::Result<std::path::PathBuf> {
     let mut child = cmd.spawn()?;
     // Reap it if it exits while we live (it lost the race to another
     // starter); if we exit first, init adopts it.
+    let exited = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = exited.clone();
     std::thread::spawn(move || {
         let _ = child.wait();
+        flag.store(true, std::sync::atomic::Ordering::Release);
     });
-    Ok(log_path)
+    Ok((log_path, exited))
 }

@@ -289,7 +289,7 @@ pub fn main() -> ExitCode {
 
 fn mcp_main(args: McpArgs, socket: Option<PathBuf>, autostart: bool) -> ExitCode {
     let config = crate::mcp::McpConfig {
-        socket: socket.unwrap_or_else(crate::paths::socket_path),
+        socket: socket.unwrap_or_else(crate::paths::client_socket_path),
         pad: args.pad,
         author: args.author,
         autostart,
@@ -334,7 +334,7 @@ fn exit_code(e: &anyhow::Error) -> u8 {
 struct UsageError(String);
 
 async fn connect(socket: Option<PathBuf>, autostart: bool) -> anyhow::Result<Client> {
-    let path = socket.unwrap_or_else(crate::paths::socket_path);
+    let path = socket.unwrap_or_else(crate::paths::client_socket_path);
     crate::autostart::connect(&path, autostart).await.map_err(|e| {
         let hint = match e.kind() {
             std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused

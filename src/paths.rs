@@ -13,6 +13,43 @@ pub fn socket_path() -> PathBuf {
     PathBuf::from(format!("/tmp/scratchpad-{}", uid())).join("pad.sock")
 }
 
+/// The file in the data directory where a serving engine records its
+/// socket.
+pub const SOCKET_RECORD: &str = "engine.socket";
+
+/// Where a client looks for the engine: `$PAD_SOCKET`, else
+/// `$XDG_RUNTIME_DIR/scratchpad/pad.sock`; without either, the socket the
+/// engine of this data directory recorded — MCP clients start `pad mcp` with
+/// only HOME, LOGNAME, PATH, SHELL, TERM and USER, and HOME still leads to
+/// the data directory — else `/tmp/scratchpad-$UID/pad.sock`.
+pub fn client_socket_path() -> PathBuf {
+    if non_empty("PAD_SOCKET").is_some() || non_empty("XDG_RUNTIME_DIR").is_some() {
+        return socket_path();
+    }
+    std::fs::read_to_string(data_dir().join(SOCKET_RECORD))
+        .ok()
+        .map(|s| PathBuf::from(s.trim_end_matches('\n')))
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(socket_path)
+}
+
+/// Records in the data directory the socket an engine serves (0600, written
+/// whole), so clients with a stripped environment find it.
+pub fn record_socket(data_dir: &std::path::Path, socket: &std::path::Path) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let socket = std::path::absolute(socket)?;
+    let tmp = data_dir.join(format!("{SOCKET_RECORD}.tmp"));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    writeln!(f, "{}", socket.display())?;
+    std::fs::rename(&tmp, data_dir.join(SOCKET_RECORD))
+}
+
 /// `$PAD_HOME`, else `$XDG_DATA_HOME/scratchpad`, else `~/.local/share/scratchpad`.
 pub fn data_dir() -> PathBuf {
     if let Some(p) = non_empty("PAD_HOME") {

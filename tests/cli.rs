@@ -557,3 +557,92 @@ async fn ask_reply_and_thread() {
     assert_eq!(o.status.code(), Some(3));
     h.stop().await;
 }
+
+/// MCP clients start `pad mcp` with only HOME, LOGNAME, PATH, SHELL, TERM and
+/// USER: it must still reach the engine the user runs (whose socket is under
+/// XDG_RUNTIME_DIR), at once and without starting a second one.
+#[tokio::test]
+async fn pad_mcp_with_a_stripped_environment_reaches_the_running_engine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let runtime = tmp.path().join("run");
+    std::fs::create_dir_all(&home).unwrap();
+    std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+        .create(&runtime)
+        .unwrap();
+    let socket = runtime.join("scratchpad/pad.sock");
+    let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_pad"));
+    serve
+        .env_clear()
+        .env("PAD_NO_SEMANTIC", "1")
+        .env("HOME", &home)
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    let mut engine = common::spawn(serve, &socket).await;
+    let mcp = Command::new(env!("CARGO_BIN_EXE_pad"))
+        .arg("mcp")
+        .env_clear()
+        .env("HOME", &home)
+        .env("LOGNAME", "tester")
+        .env("USER", "tester")
+        .env("SHELL", "/bin/sh")
+        .env("TERM", "dumb")
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("PAD_AUTHOR", "agent-stripped")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut mcp = mcp;
+    let mut stdin = mcp.stdin.take().unwrap();
+    let mut lines = BufReader::new(mcp.stdout.take().unwrap()).lines();
+    for msg in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add_note","arguments":{"content":"written from a stripped environment"}}}"#,
+    ] {
+        stdin
+            .write_all(format!("{msg}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    stdin.flush().await.unwrap();
+    let mut answer = Value::Null;
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 2 {
+            answer = v;
+            break;
+        }
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(text.starts_with("Saved note "), "{answer}");
+    drop(stdin);
+    let _ = mcp.wait().await;
+    // The note is in the one engine; no second engine was started beside it.
+    let mut c = scratchpad::client::Client::connect(&socket).await.unwrap();
+    let r = common::ok(
+        &mut c,
+        "entry.list",
+        serde_json::json!({"author": "agent-stripped"}),
+    )
+    .await;
+    assert_eq!(r["entries"].as_array().unwrap().len(), 1);
+    let log = home.join(".local/share/scratchpad/engine.log");
+    assert!(
+        !log.exists(),
+        "pad mcp started an engine: {:?}",
+        std::fs::read_to_string(&log)
+    );
+    common::signal(&engine.child, libc::SIGTERM);
+    engine.child.wait().unwrap();
+}

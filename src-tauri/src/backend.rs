@@ -129,6 +129,10 @@ async fn run_engine(
     let bound = server::bind(socket).map_err(|e| e.to_string())?;
     config.metrics = metrics.is_some();
     let engine = Engine::open(config).await.map_err(|e| e.to_string())?;
+    // Clients whose environment lost XDG_RUNTIME_DIR find the socket here.
+    if let Err(e) = scratchpad::paths::record_socket(&engine.config().data_dir, socket) {
+        tracing::warn!("cannot record the socket in the data directory: {e}");
+    }
     let (stop, stopped) = oneshot::channel::<()>();
     let (metrics_stop, metrics_stopped) = oneshot::channel::<()>();
     if let Some(addr) = metrics {

@@ -115,6 +115,10 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
         );
     }
     let engine = Engine::open(config).await?;
+    // Clients whose environment lost XDG_RUNTIME_DIR find the socket here.
+    if let Err(e) = paths::record_socket(&engine.config().data_dir, &socket) {
+        tracing::warn!("cannot record the socket in the data directory: {e}");
+    }
     let background = engine.spawn_background();
     let (http_stop, http_stopped) = tokio::sync::oneshot::channel::<()>();
     let http = match args.mcp_http {
