@@ -12,7 +12,6 @@
 //! token stops working at once, even on connections already open.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -198,7 +197,6 @@ pub fn private_secret(
     valid: impl Fn(&str) -> bool,
     make: impl FnOnce() -> Result<String>,
 ) -> std::io::Result<String> {
-    use std::os::unix::fs::OpenOptionsExt;
     if let Ok(s) = std::fs::read_to_string(path) {
         if valid(s.trim()) {
             return Ok(s.trim().to_string());
@@ -208,16 +206,7 @@ pub fn private_secret(
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let tmp = path.with_extension("tmp");
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    f.write_all(format!("{secret}\n").as_bytes())?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path)?;
+    crate::paths::write_private(path, &format!("{secret}\n"))?;
     Ok(secret)
 }
 

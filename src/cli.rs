@@ -333,6 +333,9 @@ fn exit_code(e: &anyhow::Error) -> u8 {
 #[error("{0}")]
 struct UsageError(String);
 
+/// Prints a result: as JSON with `--json`, else with the given renderer.
+type Out<'a> = &'a dyn Fn(&Value, &dyn Fn(&Value));
+
 async fn connect(socket: Option<PathBuf>, autostart: bool) -> anyhow::Result<Client> {
     let path = socket.unwrap_or_else(crate::paths::client_socket_path);
     crate::autostart::connect(&path, autostart).await.map_err(|e| {

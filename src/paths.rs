@@ -33,21 +33,32 @@ pub fn client_socket_path() -> PathBuf {
         .unwrap_or_else(socket_path)
 }
 
-/// Records in the data directory the socket an engine serves (0600, written
-/// whole), so clients with a stripped environment find it.
+/// Records in the data directory the socket an engine serves, so clients
+/// with a stripped environment find it.
 pub fn record_socket(data_dir: &std::path::Path, socket: &std::path::Path) -> std::io::Result<()> {
+    let socket = std::path::absolute(socket)?;
+    write_private(
+        &data_dir.join(SOCKET_RECORD),
+        &format!("{}\n", socket.display()),
+    )
+}
+
+/// Writes `text` to `path` readable only by its owner (0600), whole: into a
+/// temp file beside it, synced, then renamed over it — a crash never leaves
+/// half a file.
+pub fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let socket = std::path::absolute(socket)?;
-    let tmp = data_dir.join(format!("{SOCKET_RECORD}.tmp"));
+    let tmp = path.with_extension("tmp");
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o600)
         .open(&tmp)?;
-    writeln!(f, "{}", socket.display())?;
-    std::fs::rename(&tmp, data_dir.join(SOCKET_RECORD))
+    f.write_all(text.as_bytes())?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
 }
 
 /// `$PAD_HOME`, else `$XDG_DATA_HOME/scratchpad`, else `~/.local/share/scratchpad`.

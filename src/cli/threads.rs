@@ -2,13 +2,10 @@
 //! person and the agents, at the terminal.
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::{content_arg, render};
+use super::{content_arg, render, Out};
 use crate::client::Client;
-
-/// Prints a result: as JSON with `--json`, else with the given renderer.
-type Out<'a> = &'a dyn Fn(&Value, &dyn Fn(&Value));
 
 /// `pad ask` ran out of time before anyone answered (exit code 8).
 #[derive(Debug, thiserror::Error)]

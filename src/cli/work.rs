@@ -4,7 +4,7 @@
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 
-use super::{content_arg, duration_secs, render, UsageError};
+use super::{content_arg, duration_secs, render, Out, UsageError};
 use crate::client::Client;
 
 #[derive(Subcommand, Debug)]
@@ -100,9 +100,6 @@ pub struct RemindArgs {
     #[arg(long, env = "PAD_AUTHOR", default_value = "user")]
     author: String,
 }
-
-/// Prints a result: as JSON with `--json`, else with the given renderer.
-type Out<'a> = &'a dyn Fn(&Value, &dyn Fn(&Value));
 
 fn lease_secs(lease: Option<&str>) -> anyhow::Result<Option<i64>> {
     lease.map(duration_secs).transpose()
