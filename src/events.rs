@@ -18,6 +18,7 @@ use crate::model::{Entry, Kind, NEEDS_EYES};
 pub const RING: usize = 4096;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum EventType {
     Created,

@@ -23,6 +23,8 @@ pub mod rpc;
 pub mod semantic;
 pub mod server;
 pub mod store;
+#[cfg(test)]
+mod typescript;
 
 pub use engine::{Config, Engine};
 pub use error::{Error, Result};

@@ -23,6 +23,7 @@ pub const NEEDS_EYES: &str = "needs_eyes";
 
 /// One item on a pad, as it travels on the wire.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Entry {
     pub id: String,
     pub pad: String,
@@ -58,6 +59,7 @@ pub struct Entry {
     pub answer: Option<String>,
     pub remind_at: Option<String>,
     pub pinned: bool,
+    #[cfg_attr(test, ts(type = "Record<string, unknown> | null"))]
     pub meta: Option<serde_json::Map<String, Value>>,
     pub created_at: String,
     pub updated_at: String,
@@ -74,6 +76,7 @@ macro_rules! word_enum {
     ($(#[$doc:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[cfg_attr(test, derive(ts_rs::TS))]
         #[serde(rename_all = "lowercase")]
         pub enum $name { $($variant),+ }
 
@@ -120,6 +123,7 @@ impl Default for Kind {
 
 /// A pad as listed by `pad.list` and returned by `pad.configure`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Pad {
     pub name: String,
     pub entries: i64,

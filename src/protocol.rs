@@ -175,12 +175,14 @@ pub struct ListParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ListResult {
     pub entries: Vec<Entry>,
     pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum SearchMode {
     #[default]
@@ -206,6 +208,7 @@ pub struct SearchParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SearchHit {
     pub entry: Entry,
     pub score: f64,
@@ -214,6 +217,7 @@ pub struct SearchHit {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SearchResult {
     pub hits: Vec<SearchHit>,
     /// The mode that actually ran (`hybrid` answers as `text` without embeddings).
@@ -673,6 +677,7 @@ pub const MAX_ASK_WAIT_SECONDS: u64 = 110;
 pub const MAX_THREAD_REPLIES: usize = 1000;
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ThreadResult {
     pub entry: Entry,
     /// Every reply under the entry, at any depth, oldest first; each names
@@ -694,6 +699,7 @@ pub struct AskParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct AskResult {
     /// The question entry (kind `question`, tagged `needs_eyes`).
     pub question: Entry,

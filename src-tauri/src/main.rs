@@ -62,7 +62,56 @@ fn app_info(state: State<'_, AppState>) -> Value {
         "in_process": state.backend.in_process,
         "socket": state.backend.socket.display().to_string(),
         "data_dir": state.data_dir.display().to_string(),
+        "pad": pad_cli(),
     })
+}
+
+/// The `pad` CLI agents should run, by its full path: the one installed
+/// beside this app (the package puts both in /usr/bin; a build puts both in
+/// its target directory), else the first on PATH, else just `pad`.
+fn pad_cli() -> String {
+    let beside = std::env::current_exe()
+        .ok()
+        .map(|exe| exe.with_file_name("pad"));
+    let on_path = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("pad"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    beside
+        .into_iter()
+        .chain(on_path)
+        .find(|p| p.is_file())
+        .map_or_else(|| "pad".to_owned(), |p| p.display().to_string())
+}
+
+/// Does what a notification's button asked: open the entry, reply to it
+/// from the quick box, or answer the question as the person, at once.
+fn on_notification(app: &AppHandle, entry: &Value, action: notify::Action) {
+    match action {
+        notify::Action::Open => notify::open_entry(app, entry),
+        notify::Action::Reply => show_quick(app, Some(entry)),
+        notify::Action::Answer(choice) => {
+            let state = app.state::<AppState>();
+            let params = json!({
+                "pad": entry["pad"],
+                "reply_to": entry["id"],
+                "content": choice,
+                "author": state.settings().author,
+            });
+            if let Err(e) = tauri::async_runtime::block_on(state.backend.call("entry.add", params))
+            {
+                tracing::warn!("cannot answer from the notification: {e}");
+                let _ = notify_rust::Notification::new()
+                    .appname("Scratchpad")
+                    .summary("The answer was not sent")
+                    .body(e["message"].as_str().unwrap_or("the engine refused it"))
+                    .show();
+            }
+        }
+    }
 }
 
 #[tauri::command]
@@ -115,17 +164,28 @@ fn hide_quick(app: AppHandle) {
 }
 
 fn toggle_quick(app: &AppHandle) {
+    match app.get_webview_window("quick") {
+        Some(w) if w.is_visible().unwrap_or(false) => {
+            let _ = w.hide();
+        }
+        Some(_) => show_quick(app, None),
+        None => {}
+    }
+}
+
+/// Shows the quick box: as a plain note (it offers the newest open
+/// question itself), or replying to `entry`.
+fn show_quick(app: &AppHandle, entry: Option<&Value>) {
     let Some(w) = app.get_webview_window("quick") else {
         return;
     };
-    if w.is_visible().unwrap_or(false) {
-        let _ = w.hide();
-    } else {
-        let _ = w.center();
-        let _ = w.show();
-        let _ = w.set_focus();
-        let _ = app.emit_to("quick", "quick-shown", ());
-    }
+    let _ = w.center();
+    let _ = w.show();
+    let _ = w.set_focus();
+    let _ = match entry {
+        Some(e) => app.emit_to("quick", "quick-reply", e.clone()),
+        None => app.emit_to("quick", "quick-shown", ()),
+    };
 }
 
 fn toggle_main(app: &AppHandle) {
@@ -254,7 +314,7 @@ fn main() {
                     if let Some(state) = events.try_state::<AppState>() {
                         let s = state.settings();
                         if s.notifications && notify::wanted(&event, &s.author) {
-                            notify::show(&events, &event);
+                            notify::show(&events, &event, on_notification);
                         }
                     }
                 },

@@ -1,6 +1,8 @@
 //! A tap on the shoulder: an entry tagged `needs_eyes` by anyone but the
-//! person raises a desktop notification (freedesktop, over D-Bus) whose
-//! "Open" action brings the app up on that entry.
+//! person raises a desktop notification (freedesktop, over D-Bus). A
+//! question's buttons are its choices (up to three), which answer it
+//! without opening anything; other entries offer Reply (the quick box in
+//! reply mode); every notification offers Open.
 
 use serde_json::Value;
 use tauri::{AppHandle, Emitter, Manager};
@@ -13,14 +15,66 @@ pub fn wanted(event: &Value, me: &str) -> bool {
             .is_some_and(|a| !a.eq_ignore_ascii_case(me))
 }
 
-/// "agent-0 in proj-x" and the first 200 characters of the entry.
+/// What clicking a notification's button asks for.
+#[derive(Debug, PartialEq)]
+pub enum Action {
+    /// Bring the app up on the entry.
+    Open,
+    /// Open the quick box in reply mode on the entry.
+    Reply,
+    /// Answer the question with this choice, without opening anything.
+    Answer(String),
+}
+
+/// The most choices a notification shows as buttons; a question with more
+/// offers Reply (the quick box lists them) and Open.
+pub const MAX_CHOICE_BUTTONS: usize = 3;
+
+/// The buttons of an entry's notification, as (action key, label): one per
+/// choice of a question (up to three) or Reply, then Open.
+pub fn buttons(entry: &Value) -> Vec<(String, String)> {
+    let choices: Vec<&str> = entry["choices"]
+        .as_array()
+        .map(|c| c.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut out: Vec<(String, String)> =
+        if entry["kind"] == "question" && (1..=MAX_CHOICE_BUTTONS).contains(&choices.len()) {
+            choices
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (format!("choice:{i}"), (*c).to_owned()))
+                .collect()
+        } else {
+            vec![("reply".to_owned(), "Reply".to_owned())]
+        };
+    out.push(("open".to_owned(), "Open".to_owned()));
+    out
+}
+
+/// The action a button's key stands for (`default` is a click on the body).
+pub fn action(entry: &Value, key: &str) -> Option<Action> {
+    match key {
+        "default" | "open" => Some(Action::Open),
+        "reply" => Some(Action::Reply),
+        _ => {
+            let i: usize = key.strip_prefix("choice:")?.parse().ok()?;
+            let choice = entry["choices"].get(i)?.as_str()?;
+            Some(Action::Answer(choice.to_owned()))
+        }
+    }
+}
+
+/// "agent-0 asks in inbox" (a question) or "agent-0 needs your eyes in
+/// proj-x", and the first 200 characters of the entry.
 pub fn text(event: &Value) -> (String, String) {
     let e = &event["entry"];
-    let summary = format!(
-        "{} needs your eyes in {}",
-        e["author"].as_str().unwrap_or("someone"),
-        e["pad"].as_str().unwrap_or("a pad")
-    );
+    let author = e["author"].as_str().unwrap_or("someone");
+    let pad = e["pad"].as_str().unwrap_or("a pad");
+    let summary = if e["kind"] == "question" {
+        format!("{author} asks in {pad}")
+    } else {
+        format!("{author} needs your eyes in {pad}")
+    };
     let content = e["content"].as_str().unwrap_or("");
     let mut body: String = content.chars().take(200).collect();
     if content.chars().count() > 200 {
@@ -29,14 +83,19 @@ pub fn text(event: &Value) -> (String, String) {
     (summary, body)
 }
 
-/// Shows the notification and waits (on its own thread) for its action.
-pub fn show(app: &AppHandle, event: &Value) {
+/// Shows the notification and waits (on its own thread) for a button;
+/// `on_action` gets what it asked for.
+pub fn show(
+    app: &AppHandle,
+    event: &Value,
+    on_action: impl FnOnce(&AppHandle, &Value, Action) + Send + 'static,
+) {
     let (summary, body) = text(event);
     let entry = event["entry"].clone();
     let app = app.clone();
     std::thread::spawn(move || {
-        let shown = notify_rust::Notification::new()
-            .appname("Scratchpad")
+        let mut n = notify_rust::Notification::new();
+        n.appname("Scratchpad")
             .summary(&summary)
             // The body is plain text to the daemon: escape markup it may parse.
             .body(
@@ -46,13 +105,14 @@ pub fn show(app: &AppHandle, event: &Value) {
                     .replace('>', "&gt;"),
             )
             .icon("dialog-information")
-            .action("default", "Open")
-            .action("open", "Open")
-            .show();
-        match shown {
-            Ok(handle) => handle.wait_for_action(|action| {
-                if action == "default" || action == "open" {
-                    open_entry(&app, &entry);
+            .action("default", "Open");
+        for (key, label) in buttons(&entry) {
+            n.action(&key, &label);
+        }
+        match n.show() {
+            Ok(handle) => handle.wait_for_action(|key| {
+                if let Some(a) = action(&entry, key) {
+                    on_action(&app, &entry, a);
                 }
             }),
             Err(e) => tracing::warn!("cannot show a notification: {e}"),
@@ -82,6 +142,39 @@ mod tests {
         assert!(!wanted(&ev("needs_eyes", "user"), "user"));
         assert!(!wanted(&ev("needs_eyes", "User"), "user"));
         assert!(!wanted(&ev("created", "agent-0"), "user"));
+    }
+
+    #[test]
+    fn a_question_offers_its_choices_and_open() {
+        let q = json!({"kind": "question", "choices": ["approve", "deny"]});
+        let keys: Vec<_> = buttons(&q)
+            .into_iter()
+            .map(|(k, l)| format!("{k}={l}"))
+            .collect();
+        assert_eq!(keys, ["choice:0=approve", "choice:1=deny", "open=Open"]);
+        assert_eq!(action(&q, "choice:1"), Some(Action::Answer("deny".into())));
+        assert_eq!(action(&q, "choice:7"), None);
+        assert_eq!(action(&q, "default"), Some(Action::Open));
+    }
+
+    #[test]
+    fn other_entries_and_questions_with_many_choices_offer_reply() {
+        let note = json!({"kind": "note", "choices": []});
+        let many = json!({"kind": "question", "choices": ["a", "b", "c", "d"]});
+        let open = json!({"kind": "question", "choices": []});
+        for e in [note, many, open] {
+            let keys: Vec<_> = buttons(&e).into_iter().map(|(k, _)| k).collect();
+            assert_eq!(keys, ["reply", "open"]);
+            assert_eq!(action(&e, "reply"), Some(Action::Reply));
+        }
+    }
+
+    #[test]
+    fn a_question_says_who_asks() {
+        let (summary, _) = text(
+            &json!({"entry": {"author": "agent-0", "pad": "inbox", "kind": "question", "content": "ok?"}}),
+        );
+        assert_eq!(summary, "agent-0 asks in inbox");
     }
 
     #[test]

@@ -139,6 +139,55 @@ export function quickVisible() {
   }
 }
 
+/** One tool call through a fresh `pad mcp`, as Agent Zero makes it: a new
+ *  process and session per call (initialize, initialized, tools/call over
+ *  stdio). Resolves with the result's text; rejects on a tool error. */
+export function mcpCall(tool, args, author = "agent-zero") {
+  const pad = path.join(path.dirname(APP), "pad");
+  const child = spawn(pad, ["mcp"], {
+    env: { ...env, PAD_AUTHOR: author, PAD_NO_AUTOSTART: "1" },
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const send = (msg) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n");
+  return new Promise((resolve, reject) => {
+    let buf = "";
+    child.stdout.on("data", (d) => {
+      buf += d;
+      for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+        const msg = JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        if (msg.id === 1) {
+          send({ method: "notifications/initialized" });
+          send({ id: 2, method: "tools/call", params: { name: tool, arguments: args } });
+        } else if (msg.id === 2) {
+          child.stdin.end();
+          const text = msg.result?.content?.map((c) => c.text).join("\n") ?? JSON.stringify(msg.error);
+          msg.result && !msg.result.isError ? resolve(text) : reject(new Error(text));
+        }
+      }
+    });
+    child.on("error", reject);
+    child.on("exit", (code) => reject(new Error(`pad mcp exited (${code}) before answering`)));
+    send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "e2e", version: "1" } } });
+  });
+}
+
+/** How many notifications dunst shows now. */
+export function notificationsShown() {
+  try {
+    return Number(execFileSync("dunstctl", ["count", "displayed"]).toString().trim());
+  } catch {
+    return 0;
+  }
+}
+
+/** Clicks the button labelled `label` on a shown notification, through
+ *  dunst's context menu (scripts/e2e points its dmenu at dmenu_pick.sh). */
+export function clickNotificationButton(label) {
+  writeFileSync(path.join(OUT, "dmenu-pick"), label);
+  execFileSync("dunstctl", ["context"]);
+}
+
 /** The real screen (ImageMagick on the Xvfb display): WebKitWebDriver's
  *  own screenshots can hang, and miss windows drawn over the app. */
 export async function screenshot(name) {

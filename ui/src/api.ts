@@ -3,7 +3,7 @@
 
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
-import type { PadEvent, RpcError, Settings } from "./types";
+import type { AppInfo, PadEvent, RpcError, Settings } from "./types";
 
 export class EngineError extends Error {
   constructor(public code: number, message: string, public data?: unknown) {
@@ -33,5 +33,5 @@ export function onFocusEntry(cb: (entry: { id: string; pad: string }) => void): 
 
 export const getSettings = () => invoke<Settings>("get_settings");
 export const setSettings = (settings: Settings) => invoke<Settings>("set_settings", { settings });
-export const appInfo = () => invoke<{ version: string; in_process: boolean; socket: string; data_dir: string }>("app_info");
+export const appInfo = () => invoke<AppInfo>("app_info");
 export const hideQuick = () => invoke<void>("hide_quick");

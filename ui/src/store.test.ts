@@ -1,34 +1,7 @@
-import { FeedStore, NO_FILTER, matches } from "./store";
+import { FeedStore, NO_FILTER, matches, newestOpenQuestion } from "./store";
+import { entry } from "./fixtures";
 import type { Entry, PadEvent } from "./types";
 
-let n = 0;
-function entry(over: Partial<Entry> = {}): Entry {
-  n += 1;
-  return {
-    id: `1jkq${String(n).padStart(8, "0")}`,
-    pad: "p",
-    author: "agent-0",
-    kind: "note",
-    content: `entry ${n}`,
-    tags: [],
-    status: null,
-    assignee: null,
-    resume: null,
-    lease_until: null,
-    attempts: 0,
-    error: null,
-    category: null,
-    confidence: null,
-    depends_on: [],
-    remind_at: null,
-    pinned: false,
-    meta: null,
-    created_at: "2026-11-21T04:00:00.000Z",
-    updated_at: "2026-11-21T04:00:00.000Z",
-    version: 1,
-    ...over,
-  };
-}
 const ev = (type: PadEvent["type"], e?: Entry, pad?: string): PadEvent => ({ subscription: 1, type, entry: e, pad: pad ?? e?.pad });
 
 describe("FeedStore", () => {
@@ -127,5 +100,17 @@ describe("FeedStore under a burst", () => {
     for (const e of shuffled) s.apply(ev("created", e));
     expect(s.entries).toHaveLength(10_000);
     expect(s.entries.map((e) => e.id)).toEqual(all.map((e) => e.id).reverse());
+  });
+});
+
+describe("newestOpenQuestion", () => {
+  it("offers the newest question by someone else that nobody answered", () => {
+    const old = entry({ kind: "question", author: "agent-0" });
+    const answered = entry({ kind: "question", author: "agent-1", answer: "1jkqxxxxxxxx" });
+    const mine = entry({ kind: "question", author: "user" });
+    const newest = entry({ kind: "question", author: "agent-2", choices: ["approve", "deny"] });
+    const note = entry({ kind: "note", author: "agent-3" });
+    expect(newestOpenQuestion([old, answered, newest, mine, note], "user")?.id).toBe(newest.id);
+    expect(newestOpenQuestion([answered, mine, note], "user")).toBeNull();
   });
 });

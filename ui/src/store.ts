@@ -161,3 +161,9 @@ export interface PlanStep {
   state: "ready" | "running" | "blocked" | "done" | "failed";
   waiting_on: string[];
 }
+
+/** The newest question by someone other than `me` that nobody has
+ *  answered: what the quick box offers to answer. */
+export function newestOpenQuestion(entries: Entry[], me: string): Entry | null {
+  return entries.filter((e) => e.kind === "question" && e.answer === null && e.author !== me).sort(newerFirst)[0] ?? null;
+}

@@ -1,54 +1,15 @@
-// The engine's wire types the UI uses (docs/protocol.md is the contract).
+// The wire types the UI uses. The engine's own are generated from its Rust
+// types (protocol.ts, by src/typescript.rs); those below are the app
+// shell's (src-tauri) or exist only in the UI.
 
-export type Kind = "note" | "plan" | "task" | "result" | "insight" | "question";
-export type Status = "todo" | "doing" | "done" | "failed" | "blocked";
+export type { Category, Entry, EventType, Kind, Pad, Status, ThreadResult, AskResult } from "./protocol";
+import type { Entry, EventType } from "./protocol";
 
-export interface Entry {
-  id: string;
-  pad: string;
-  author: string;
-  kind: Kind;
-  content: string;
-  tags: string[];
-  status: Status | null;
-  assignee: string | null;
-  resume: string | null;
-  lease_until: string | null;
-  attempts: number;
-  error: string | null;
-  category: string | null;
-  confidence: number | null;
-  depends_on: string[];
-  remind_at: string | null;
-  pinned: boolean;
-  meta: Record<string, unknown> | null;
-  created_at: string;
-  updated_at: string;
-  version: number;
-}
-
-export interface Pad {
-  name: string;
-  entries: number;
-  last_write_at: string;
-  expires_at: string | null;
-  ttl_seconds: number | null;
-  max_entries: number | null;
-  archived: boolean;
-}
-
-export type EventType =
-  | "created"
-  | "updated"
-  | "deleted"
-  | "needs_eyes"
-  | "reminder"
-  | "pad_expired"
-  | "lagged";
-
+/** What the shell forwards on `pad-event`: an engine event, or `lagged`
+ *  when the app fell behind and must reload. */
 export interface PadEvent {
   subscription: number;
-  type: EventType;
+  type: EventType | "lagged";
   pad?: string;
   entry?: Entry;
   missed?: number;
@@ -60,6 +21,7 @@ export interface RpcError {
   data?: unknown;
 }
 
+/** The app's settings (src-tauri/src/settings.rs). */
 export interface Settings {
   hotkey: string;
   author: string;
@@ -67,4 +29,14 @@ export interface Settings {
   default_ttl_seconds: number | null;
   pad: string;
   metrics: string | null;
+}
+
+/** What the shell says about itself (`app_info`). */
+export interface AppInfo {
+  version: string;
+  in_process: boolean;
+  socket: string;
+  data_dir: string;
+  /** The `pad` CLI agents run (`pad mcp`), by its full path when found. */
+  pad: string;
 }

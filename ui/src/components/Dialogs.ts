@@ -1,0 +1,66 @@
+// The dialogs: confirm, settings, export and the keyboard help.
+
+import { rpc, setSettings } from "../api";
+import { $, say } from "../dom";
+import { app, currentPad } from "../state";
+
+export async function confirmAction(text: string, ok = "Delete"): Promise<boolean> {
+  const d = $<HTMLDialogElement>("confirm");
+  $("confirm-text").textContent = text;
+  $("confirm-ok").textContent = ok;
+  d.returnValue = "";
+  d.showModal();
+  return new Promise((resolve) => d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true }));
+}
+
+export async function exportPad(): Promise<void> {
+  const r = await rpc<{ text: string }>("pad.export", { name: currentPad(), format: "markdown" });
+  $("export-title").textContent = `Export of ${currentPad()}`;
+  ($("export-text") as HTMLTextAreaElement).value = r.text;
+  $<HTMLDialogElement>("export-dialog").showModal();
+}
+
+const field = (n: string) => $<HTMLFormElement>("settings-form").elements.namedItem(n) as HTMLInputElement;
+
+export function openSettings(): void {
+  const s = app.settings;
+  field("hotkey").value = s.hotkey;
+  field("author").value = s.author;
+  field("notifications").checked = s.notifications;
+  field("ttl_hours").value = s.default_ttl_seconds === null ? "" : String(s.default_ttl_seconds / 3600);
+  field("metrics").value = s.metrics ?? "";
+  $("settings-error").textContent = "";
+  $<HTMLDialogElement>("settings-dialog").showModal();
+}
+
+export async function saveSettings(ev: Event): Promise<void> {
+  ev.preventDefault();
+  const hours = field("ttl_hours").value.trim();
+  try {
+    app.settings = await setSettings({
+      ...app.settings,
+      hotkey: field("hotkey").value.trim(),
+      author: field("author").value.trim().toLowerCase(),
+      notifications: field("notifications").checked,
+      default_ttl_seconds: hours === "" ? null : Math.max(1, Math.round(Number(hours) * 3600)),
+      metrics: field("metrics").value.trim() || null,
+    });
+    app.feed.me = app.settings.author;
+    $<HTMLDialogElement>("settings-dialog").close();
+    say("settings saved");
+  } catch (e) {
+    $("settings-error").textContent = String(e);
+  }
+}
+
+export function wireDialogs(): void {
+  $("settings-form").addEventListener("submit", (ev) => {
+    if ((ev as SubmitEvent).submitter?.getAttribute("value") === "save") void saveSettings(ev);
+  });
+  $("export-copy").addEventListener("click", () => void copy(($("export-text") as HTMLTextAreaElement).value));
+}
+
+export async function copy(text: string): Promise<void> {
+  await navigator.clipboard.writeText(text);
+  say("copied");
+}

@@ -1,0 +1,276 @@
+// The list in the middle: a pad's live feed, search hits, the needs-eyes
+// inbox or the pad's tasks in dependency order; the activity view in its
+// place. Rows are virtualised (virtual.ts); the selected entry opens in
+// EntryDetail.
+
+import { rpc, setSettings } from "../api";
+import { renderActivity } from "../activity";
+import { $, el, fail, say } from "../dom";
+import { app, currentPad } from "../state";
+import type { Filter, PlanStep } from "../store";
+import { ago } from "../time";
+import type { Entry, Kind, Pad, Status } from "../types";
+import { VirtualList } from "../virtual";
+import { confirmAction } from "./Dialogs";
+import { drawDetail, isOpenQuestion } from "./EntryDetail";
+import { drawPads, loadPads } from "./PadList";
+
+const ROW = 88;
+const PAGE = 1000;
+
+const list = new VirtualList<Entry>($("feed"), ROW, row);
+
+function filter(): Filter {
+  const v = (id: string) => ($(id) as HTMLInputElement).value.trim();
+  const tag = v("f-tag").replace(/^#/, "").toLowerCase();
+  return {
+    pad: currentPad(),
+    tag: tag || null,
+    kind: (v("f-kind") || null) as Kind | null,
+    author: v("f-author").toLowerCase() || null,
+    status: (v("f-status") || null) as Status | null,
+  };
+}
+
+function listParams(f: Filter): Record<string, unknown> {
+  const p: Record<string, unknown> = { pad: f.pad, limit: PAGE };
+  if (f.tag) p.tags = [f.tag];
+  if (f.kind) p.kind = f.kind;
+  if (f.author) p.author = f.author;
+  if (f.status) p.status = f.status;
+  return p;
+}
+
+export async function openPad(name: string, select: string | null = null): Promise<void> {
+  if (name !== app.settings.pad) {
+    app.settings = { ...app.settings, pad: name };
+    void setSettings(app.settings).catch(() => undefined);
+  }
+  app.view = "feed";
+  ($("search") as HTMLInputElement).value = "";
+  app.selected = select;
+  await loadFeed();
+  drawPads();
+}
+
+export async function loadFeed(): Promise<void> {
+  const f = filter();
+  app.feed.expect(f);
+  const r = await rpc<{ entries: Entry[]; next_cursor: string | null }>("entry.list", listParams(f));
+  app.feed.load(r.entries, f);
+  app.cursor = r.next_cursor;
+  draw();
+}
+
+/** Whether the feed is scrolled within 20 rows of its end. */
+export function nearEnd(): boolean {
+  const f = $("feed");
+  return f.scrollTop + f.clientHeight > f.scrollHeight - ROW * 20;
+}
+
+/** Loads the next page of older entries; again while the view is still
+ *  near the end (a fast scroll can outrun a page). */
+export async function loadMore(): Promise<void> {
+  if (!app.cursor || app.loadingMore || app.view !== "feed") return;
+  app.loadingMore = true;
+  try {
+    const r = await rpc<{ entries: Entry[]; next_cursor: string | null }>("entry.list", { ...listParams(app.feed.filter), cursor: app.cursor });
+    app.feed.append(r.entries);
+    app.cursor = r.next_cursor;
+    draw();
+  } finally {
+    app.loadingMore = false;
+  }
+  if (nearEnd()) await loadMore();
+}
+
+function showPanes(activity: boolean): void {
+  $("content").hidden = activity;
+  $("activity").hidden = !activity;
+  $("activity-btn").classList.toggle("active", activity);
+}
+
+export function drawInboxCount(): void {
+  $("inbox-count").textContent = app.feed.inbox.length ? String(app.feed.inbox.length) : "";
+}
+
+export function draw(): void {
+  showPanes(false);
+  const title = $("view-title");
+  if (app.view === "feed") {
+    app.shown = app.feed.entries;
+    title.textContent = `${currentPad()} · ${app.shown.length}${app.cursor ? "+" : ""} entries`;
+  } else if (app.view === "inbox") {
+    app.shown = app.feed.inbox;
+    title.textContent = `Needs eyes · ${app.shown.length}`;
+  } else if (app.view === "tasks") {
+    app.shown = app.plan.map((s) => s.entry);
+    const n = app.plan.reduce<Record<string, number>>((m, s) => ((m[s.state] = (m[s.state] ?? 0) + 1), m), {});
+    title.textContent = `${currentPad()} · tasks in dependency order · ${n.ready ?? 0} ready, ${n.running ?? 0} running, ${n.blocked ?? 0} blocked, ${n.done ?? 0} done`;
+  }
+  drawInboxCount();
+  $("inbox-btn").classList.toggle("active", app.view === "inbox");
+  $("tasks-btn").classList.toggle("active", app.view === "tasks");
+  list.setItems(app.shown);
+  if (app.selected && !app.shown.some((e) => e.id === app.selected)) app.selected = null;
+  drawDetail();
+  const feed = $("feed");
+  if (app.view === "feed" && app.cursor && feed.scrollHeight <= feed.clientHeight) void loadMore();
+}
+
+/** Redraws at the next frame: a burst of events costs one redraw. */
+let drawFrame = 0;
+export function drawSoon(): void {
+  if (drawFrame) return;
+  drawFrame = requestAnimationFrame(() => {
+    drawFrame = 0;
+    if (app.view === "feed" || app.view === "inbox") draw();
+  });
+}
+
+/** One row: kind, state, author, time, tags; a question says open or
+ *  answered, an entry with replies how many, a reply that it is one. */
+function row(e: Entry, i: number): HTMLElement {
+  const r = el("div", "row");
+  r.dataset.id = e.id;
+  r.classList.toggle("selected", e.id === app.selected);
+  r.classList.toggle("eyes", e.tags.includes("needs_eyes"));
+  const head = el("div", "row-head");
+  head.append(el("span", `kind kind-${e.kind}`, e.kind));
+  if (e.kind === "question") head.append(el("span", `q-state ${isOpenQuestion(e) ? "q-open" : "q-answered"}`, isOpenQuestion(e) ? "open" : "answered"));
+  if (app.view === "tasks") {
+    const step = app.plan[i];
+    if (step) head.append(el("span", `state state-${step.state}`, step.state));
+  } else if (e.status) {
+    head.append(el("span", `state state-${e.status}`, e.status));
+  }
+  if (e.reply_to) head.append(el("span", "is-reply", "↳ reply"));
+  head.append(el("span", "author", e.author));
+  if (app.view !== "feed" || e.pad !== currentPad()) head.append(el("span", "pad-chip", e.pad));
+  head.append(el("span", "time", ago(e.created_at)));
+  if (e.replies > 0) head.append(el("span", "replies", `${e.replies} ${e.replies === 1 ? "reply" : "replies"}`));
+  if (e.pinned) head.append(el("span", "pin", "📌"));
+  for (const t of e.tags) head.append(el("span", "tag", `#${t}`));
+  const body = el("div", "row-body", e.content.replace(/\s+/g, " ").slice(0, 300));
+  r.append(head, body);
+  r.addEventListener("click", () => select(e.id));
+  return r;
+}
+
+export function select(id: string | null): void {
+  app.selected = id;
+  app.editing = false;
+  list.refresh();
+  drawDetail();
+}
+
+export function move(by: number): void {
+  if (!app.shown.length) return;
+  const i = app.shown.findIndex((e) => e.id === app.selected);
+  const next = Math.min(app.shown.length - 1, Math.max(0, (i < 0 ? -1 : i) + by));
+  select(app.shown[next].id);
+  list.scrollToIndex(next);
+  if (next > app.shown.length - 20) void loadMore();
+}
+
+/** Opens `pad` on the entry `id` (a notification's Open, say). */
+export async function focusEntry(pad: string, id: string): Promise<void> {
+  await openPad(pad, id);
+  const i = app.shown.findIndex((e) => e.id === id);
+  if (i >= 0) {
+    list.scrollToIndex(i);
+    select(id);
+  }
+}
+
+// ----------------------------------------------------------------- views
+
+export async function search(q: string): Promise<void> {
+  if (!q.trim()) {
+    app.view = "feed";
+    return loadFeed();
+  }
+  app.view = "search";
+  const f = filter();
+  const p: Record<string, unknown> = { query: q, limit: 100 };
+  if (f.tag) p.tags = [f.tag];
+  if (f.kind) p.kind = f.kind;
+  if (f.author) p.author = f.author;
+  const r = await rpc<{ hits: { entry: Entry }[]; mode: string }>("search", p);
+  app.shown = r.hits.map((h) => h.entry);
+  $("view-title").textContent = `${app.shown.length} found for “${q}” in every pad (${r.mode})`;
+  list.setItems(app.shown);
+  app.selected = app.shown[0]?.id ?? null;
+  list.refresh();
+  drawDetail();
+}
+
+export async function showTasks(): Promise<void> {
+  if (app.view === "tasks") {
+    app.view = "feed";
+    return loadFeed();
+  }
+  const r = await rpc<{ entries: PlanStep[] }>("plan.order", { pad: currentPad() });
+  app.plan = r.entries;
+  app.view = "tasks";
+  draw();
+}
+
+let activityTimer = 0;
+export async function showActivity(): Promise<void> {
+  clearInterval(activityTimer);
+  if (app.view === "activity") {
+    app.view = "feed";
+    return loadFeed();
+  }
+  app.view = "activity";
+  showPanes(true);
+  drawPads();
+  $("view-title").textContent = "Activity";
+  const refresh = () => renderActivity($("activity"), (pad) => {
+    clearInterval(activityTimer);
+    void openPad(pad).catch(fail);
+  });
+  await refresh();
+  activityTimer = window.setInterval(() => {
+    if (app.view === "activity") void refresh().catch(fail);
+    else clearInterval(activityTimer);
+  }, 5000);
+}
+
+export async function loadInbox(): Promise<void> {
+  const r = await rpc<{ entries: Entry[] }>("entry.list", { tags: ["needs_eyes"], limit: 200 });
+  app.feed.loadInbox(r.entries);
+}
+
+export async function showInbox(): Promise<void> {
+  app.view = app.view === "inbox" ? "feed" : "inbox";
+  if (app.view === "feed") return loadFeed();
+  await loadInbox();
+  drawPads();
+  draw();
+}
+
+export async function clearPad(): Promise<void> {
+  const pad = currentPad();
+  const n = app.pads.find((p) => p.name === pad)?.entries ?? app.feed.entries.length;
+  if (!(await confirmAction(`Clear pad “${pad}”: delete all ${n} entries, pinned ones too? This cannot be undone.`, "Clear pad"))) {
+    say("nothing deleted");
+    return;
+  }
+  const r = await rpc<{ deleted: number }>("pad.clear", { name: pad });
+  say(`deleted ${r.deleted} entries`);
+  await loadFeed();
+}
+
+export async function newPad(): Promise<void> {
+  const name = window.prompt("Name of the new pad (a-z, 0-9, . _ : -)");
+  if (!name) return;
+  try {
+    const r = await rpc<{ pad: Pad }>("pad.configure", { name, ttl_seconds: app.settings.default_ttl_seconds });
+    await loadPads();
+    await openPad(r.pad.name);
+  } catch (e) {
+    fail(e);
+  }
+}

@@ -1,0 +1,95 @@
+// The quick-note box: shown by the global hotkey over whatever the person
+// is doing. Enter saves to the current pad (#words become tags), Esc hides.
+// While an agent's question is open, the box offers to answer the newest
+// one ("replying to: …"); Tab switches between that answer and a plain
+// note. A notification's Reply opens it on that entry.
+
+import { listen } from "@tauri-apps/api/event";
+import { EngineError, getSettings, hideQuick, rpc } from "../api";
+import { newestOpenQuestion } from "../store";
+import { parseQuickNote } from "../tags";
+import type { Entry, Settings } from "../types";
+
+const $ = (id: string) => document.getElementById(id) as HTMLElement;
+const form = $("quick-form") as HTMLFormElement;
+const input = $("quick-input") as HTMLInputElement;
+
+/** The entry the box offers to answer, and whether it is answering it. */
+let offered: Entry | null = null;
+let replying = false;
+let settings: Settings;
+
+function drawMode(): void {
+  const line = $("quick-reply");
+  if (replying && offered) {
+    $("quick-reply-label").textContent = "↩ replying to";
+    $("quick-reply-who").textContent = `${offered.author}:`;
+    $("quick-reply-text").textContent = offered.content.replace(/\s+/g, " ");
+    $("quick-reply-hint").textContent = "Tab: plain note instead";
+    input.placeholder = offered.choices.length ? `Your answer: ${offered.choices.join(" / ")} or your own words · Enter sends` : "Your answer · Enter sends · Esc hides";
+    $("quick-pad").textContent = "↩ answer";
+  } else {
+    $("quick-reply-label").textContent = "";
+    $("quick-reply-who").textContent = "";
+    $("quick-reply-text").textContent = offered ? `(open question from ${offered.author})` : "";
+    $("quick-reply-hint").textContent = offered ? "Tab: answer it" : "";
+    input.placeholder = "A thought… #tags become tags · Enter saves · Esc hides";
+    $("quick-pad").textContent = `→ ${settings.pad}`;
+  }
+  line.classList.toggle("replying", replying && !!offered);
+}
+
+/** Shown: offer the newest open question, or `entry` when a
+ *  notification's Reply asked for it. */
+async function ready(entry: Entry | null = null): Promise<void> {
+  settings = await getSettings();
+  $("quick-status").textContent = "";
+  if (entry) {
+    offered = entry;
+  } else {
+    const r = await rpc<{ entries: Entry[] }>("entry.list", { kind: "question", tags: ["needs_eyes"], limit: 20 }).catch(() => ({ entries: [] }));
+    offered = newestOpenQuestion(r.entries, settings.author);
+  }
+  replying = offered !== null;
+  drawMode();
+  input.focus();
+  input.select();
+}
+
+form.addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const text = input.value;
+  if (!text.trim()) return;
+  const { content, tags } = parseQuickNote(text);
+  const target = replying ? offered : null;
+  const params = target
+    ? { pad: target.pad, reply_to: target.id, content, tags, author: settings.author }
+    : { pad: settings.pad, content, tags, author: settings.author };
+  try {
+    await rpc("entry.add", params);
+    input.value = "";
+    $("quick-status").textContent = "";
+    offered = null;
+    replying = false;
+    await hideQuick();
+  } catch (e) {
+    $("quick-status").textContent = e instanceof EngineError ? e.message : String(e);
+  }
+});
+
+document.addEventListener("keydown", (ev) => {
+  if (ev.key === "Escape") {
+    ev.preventDefault();
+    void hideQuick();
+  } else if (ev.key === "Tab" && offered) {
+    ev.preventDefault();
+    replying = !replying;
+    drawMode();
+  }
+});
+
+void listen("quick-shown", () => void ready());
+void listen<Entry>("quick-reply", (e) => void ready(e.payload));
+void listen("settings-changed", () => void ready(replying ? offered : null));
+window.addEventListener("focus", () => input.focus());
+void ready();

@@ -1,0 +1,52 @@
+// What an empty pad shows: how to write from anywhere (the hotkey), how to
+// connect an agent (the MCP entry, with a copy button), and how an agent's
+// question will look when it arrives.
+
+import { el } from "../dom";
+import { app, currentPad } from "../state";
+import { copy } from "./Dialogs";
+
+/** The MCP servers entry for Agent Zero (or any stdio MCP client) on this
+ *  machine: the `pad` CLI by its full path, so PATH does not matter. */
+export function mcpEntry(pad: string): string {
+  return JSON.stringify({ mcpServers: { scratchpad: { command: pad, args: ["mcp"], env: { PAD_AUTHOR: "agent-zero" } } } }, null, 2);
+}
+
+export function welcome(): HTMLElement {
+  const box = el("div", "welcome");
+  const p = (...parts: (string | HTMLElement)[]) => {
+    const e = el("p");
+    e.append(...parts);
+    return e;
+  };
+  box.append(
+    el("h2", "", `“${currentPad()}” is empty`),
+    p("Jot a thought from anywhere: press ", el("kbd", "", app.settings.hotkey), " — Enter saves to this pad, ", el("code", "", "#words"), " become tags. Or write above (", el("kbd", "", "n"), ")."),
+    el("h3", "", "Connect an agent"),
+    p("In Agent Zero: Settings → MCP servers, paste this entry (any MCP client takes the same):"),
+  );
+  const entry = el("pre", "mcp-entry", mcpEntry(app.info.pad));
+  entry.id = "welcome-mcp";
+  const copyBtn = el("button", "", "Copy");
+  copyBtn.id = "welcome-copy";
+  copyBtn.type = "button";
+  copyBtn.addEventListener("click", () => void copy(entry.textContent ?? ""));
+  box.append(
+    entry,
+    copyBtn,
+    p("From a shell or a script: ", el("code", "", `${app.info.pad} add "a note"`), " and ", el("code", "", `${app.info.pad} --help`), "."),
+    el("h3", "", "When an agent asks"),
+    p("Before anything it cannot undo, an agent asks you (", el("code", "", "ask_person"), "). The question appears under Needs eyes and as a desktop notification whose buttons answer it:"),
+  );
+  const sample = el("div", "welcome-question");
+  sample.append(el("div", "reply-head", "agent-zero asks · inbox"), el("div", "", "I am about to drop the staging database. OK to proceed?"));
+  const choices = el("div", "choices");
+  for (const c of ["approve", "deny"]) {
+    const b = el("button", "choice", c);
+    b.disabled = true;
+    choices.append(b);
+  }
+  sample.append(choices);
+  box.append(sample, p("Your answer goes straight back to the agent, which is waiting for it."));
+  return box;
+}

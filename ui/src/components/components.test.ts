@@ -1,0 +1,49 @@
+// The components' pure parts: which pads are listed, expiry labels, how
+// deep replies sit in a thread, the MCP entry the welcome pane offers.
+
+import { entry } from "../fixtures";
+import type { Pad } from "../types";
+import { expiryLabel, listedPads } from "./PadList";
+import { depths } from "./Thread";
+import { mcpEntry } from "./Welcome";
+
+const pad = (name: string, over: Partial<Pad> = {}): Pad => ({
+  name, entries: 1, last_write_at: "", expires_at: null, ttl_seconds: null, max_entries: null, archived: false, archived_at: null, ...over,
+});
+
+describe("PadList", () => {
+  it("always lists the inbox, first, even when it is empty", () => {
+    expect(listedPads([pad("proj-x")], "proj-x").map((p) => p.name)).toEqual(["inbox", "proj-x"]);
+    expect(listedPads([pad("a"), pad("inbox")], "a").map((p) => p.name)).toEqual(["inbox", "a"]);
+    expect(listedPads([], "inbox").map((p) => p.name)).toEqual(["inbox"]);
+  });
+
+  it("lists the pad being shown even before it holds anything", () => {
+    const names = listedPads([pad("a")], "new-pad").map((p) => p.name);
+    expect(names).toEqual(["inbox", "a", "new-pad"]);
+  });
+
+  it("rounds the time left up: 1 h 59 m left says 2h", () => {
+    const now = Date.parse("2026-11-23T12:00:00Z");
+    const p = pad("x", { expires_at: new Date(now + (119 * 60) * 1000).toISOString() });
+    expect(expiryLabel(p, now)).toBe("expires in 2h if idle");
+    expect(expiryLabel(pad("y"), now)).toBeNull();
+  });
+});
+
+describe("Thread", () => {
+  it("places each reply one deeper than its parent", () => {
+    const a = entry({ reply_to: "root" });
+    const b = entry({ reply_to: a.id });
+    const c = entry({ reply_to: "root" });
+    const d = depths("root", [a, b, c]);
+    expect([d.get(a.id), d.get(b.id), d.get(c.id)]).toEqual([1, 2, 1]);
+  });
+});
+
+describe("Welcome", () => {
+  it("offers an MCP servers entry that runs pad mcp by its full path", () => {
+    const parsed = JSON.parse(mcpEntry("/usr/bin/pad"));
+    expect(parsed.mcpServers.scratchpad).toEqual({ command: "/usr/bin/pad", args: ["mcp"], env: { PAD_AUTHOR: "agent-zero" } });
+  });
+});

@@ -1,0 +1,93 @@
+// Generated from the engine's Rust types by src/typescript.rs: do not edit.
+// `UPDATE_TS=1 cargo test --lib typescript` rewrites it after a change.
+
+/**
+ * What an entry is.
+ */
+export type Kind = "note" | "plan" | "task" | "result" | "insight" | "question";
+
+/**
+ * Where a task stands.
+ */
+export type Status = "todo" | "doing" | "done" | "failed" | "blocked";
+
+/**
+ * What sort of insight an entry records.
+ */
+export type Category = "pattern" | "gotcha" | "discovery" | "learning";
+
+/**
+ * One item on a pad, as it travels on the wire.
+ */
+export type Entry = { id: string, pad: string, author: string, kind: Kind, content: string, tags: Array<string>, status: Status | null, assignee: string | null, resume: string | null, lease_until: string | null, 
+/**
+ * Tasks: how many times claimed; every claim after the first is a retry.
+ */
+attempts: number, 
+/**
+ * Tasks: the error of the last `task.fail`.
+ */
+error: string | null, category: Category | null, confidence: number | null, depends_on: Array<string>, 
+/**
+ * The id of the entry this one answers (threads).
+ */
+reply_to: string | null, 
+/**
+ * Questions: the answers offered, e.g. `["approve", "deny"]`.
+ */
+choices: Array<string>, 
+/**
+ * How many entries reply to this one.
+ */
+replies: number, 
+/**
+ * The id of the first reply by someone other than the author: the
+ * answer, for a question.
+ */
+answer: string | null, remind_at: string | null, pinned: boolean, meta: Record<string, unknown> | null, created_at: string, updated_at: string, version: number, };
+
+/**
+ * A pad as listed by `pad.list` and returned by `pad.configure`.
+ */
+export type Pad = { name: string, entries: number, last_write_at: string, expires_at: string | null, ttl_seconds: number | null, max_entries: number | null, archived: boolean, archived_at: string | null, };
+
+export type EventType = "created" | "updated" | "deleted" | "needs_eyes" | "reminder" | "pad_expired";
+
+export type ListResult = { entries: Array<Entry>, next_cursor: string | null, };
+
+export type SearchMode = "hybrid" | "text" | "semantic";
+
+export type SearchHit = { entry: Entry, score: number, 
+/**
+ * Which searches found it: `text`, `semantic`, or both.
+ */
+found_by: Array<string>, };
+
+export type SearchResult = { hits: Array<SearchHit>, 
+/**
+ * The mode that actually ran (`hybrid` answers as `text` without embeddings).
+ */
+mode: SearchMode, };
+
+export type ThreadResult = { entry: Entry, 
+/**
+ * Every reply under the entry, at any depth, oldest first; each names
+ * its parent in `reply_to`.
+ */
+replies: Array<Entry>, };
+
+export type AskResult = { 
+/**
+ * The question entry (kind `question`, tagged `needs_eyes`).
+ */
+question: Entry, 
+/**
+ * The first reply by someone other than the asker, or `null` when the
+ * wait ran out: the question stays open, and a later answer reaches the
+ * asker's inbox.
+ */
+answer: Entry | null, 
+/**
+ * How long the call waited, in seconds.
+ */
+waited_seconds: number, };

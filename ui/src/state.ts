@@ -1,0 +1,34 @@
+// The one store of the main window: what the person is looking at. Every
+// component reads and writes it here; the entries themselves live in the
+// FeedStore (store.ts), kept in step with the engine's events.
+
+import { FeedStore, type PlanStep } from "./store";
+import type { AppInfo, Entry, Pad, Settings } from "./types";
+
+export type View = "feed" | "search" | "inbox" | "tasks" | "activity";
+
+export const app = {
+  feed: new FeedStore(),
+  settings: undefined as unknown as Settings,
+  info: undefined as unknown as AppInfo,
+  pads: [] as Pad[],
+  view: "feed" as View,
+  /** The entries the list shows now, in order. */
+  shown: [] as Entry[],
+  selected: null as string | null,
+  /** The next page of the feed, if any. */
+  cursor: null as string | null,
+  loadingMore: false,
+  editing: false,
+  plan: [] as PlanStep[],
+};
+
+/** The pad the feed shows (saved in the settings). */
+export const currentPad = (): string => app.settings.pad;
+
+/** The entry selected in the list, if it is shown. */
+export const selectedEntry = (): Entry | undefined => app.shown.find((e) => e.id === app.selected);
+
+/** The pad that is always listed: where the person's notes and agents'
+ *  questions go by default. */
+export const INBOX = "inbox";
