@@ -150,6 +150,11 @@ struct McpArgs {
     /// The author of the agent's notes.
     #[arg(long, env = "PAD_AUTHOR", default_value = "agent")]
     author: String,
+    /// Which tools to offer: all, or core (add_note, search_notes,
+    /// list_notes, update_note, ask_person) for clients that pay for every
+    /// tool's schema in every prompt.
+    #[arg(long, env = "PAD_TOOLS", value_enum, default_value_t)]
+    tools: crate::mcp::ToolSet,
 }
 
 #[derive(Args, Debug)]
@@ -293,6 +298,7 @@ fn mcp_main(args: McpArgs, socket: Option<PathBuf>, autostart: bool) -> ExitCode
         pad: args.pad,
         author: args.author,
         autostart,
+        tools: args.tools,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -8,13 +8,20 @@
 //! call — the engine's own instructive messages.
 
 mod ask;
+mod schema;
 mod work;
 
 use std::path::PathBuf;
 
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
 use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -28,7 +35,27 @@ pub struct McpConfig {
     pub author: String,
     /// Start `pad serve` in the background when no engine answers.
     pub autostart: bool,
+    /// Which tools to offer.
+    pub tools: ToolSet,
 }
+
+/// Which tools a server offers: all, or the core for clients that paste
+/// every schema into every prompt (`--tools core`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ToolSet {
+    #[default]
+    All,
+    Core,
+}
+
+/// The core set: write, find, read, revise, ask.
+pub const CORE_TOOLS: &[&str] = &[
+    "add_note",
+    "search_notes",
+    "list_notes",
+    "update_note",
+    "ask_person",
+];
 
 #[derive(Clone)]
 pub struct PadTools {
@@ -86,14 +113,17 @@ pub struct SearchNotes {
     pub pad: Option<String>,
     #[schemars(description = "hybrid (default: words and meaning), text, or semantic.")]
     pub mode: Option<String>,
-    #[schemars(description = "How many hits, 1-200 (default 10).")]
+    #[schemars(
+        description = "How many hits, 1-200 (default 10).",
+        range(min = 1, max = 200)
+    )]
     pub limit: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ListNotes {
-    #[schemars(description = "The pad to list; defaults to this server's pad.")]
-    pub pad: Option<String>,
+    #[schemars(description = "The pad to list.")]
+    pub pad: String,
     #[schemars(description = "Only notes carrying all of these tags.")]
     #[serde(default)]
     pub tags: Vec<String>,
@@ -101,7 +131,10 @@ pub struct ListNotes {
         description = "Only notes of this kind: note, plan, task, result, insight, question."
     )]
     pub kind: Option<String>,
-    #[schemars(description = "How many, newest first, 1-1000 (default 20).")]
+    #[schemars(
+        description = "How many, newest first, 1-1000 (default 20).",
+        range(min = 1, max = 1000)
+    )]
     pub limit: Option<u32>,
 }
 
@@ -127,15 +160,27 @@ pub struct DeleteNote {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct PadOnly {
-    #[schemars(description = "The pad; defaults to this server's pad.")]
-    pub pad: Option<String>,
+    #[schemars(description = "The pad.")]
+    pub pad: String,
 }
 
 impl PadTools {
     pub fn new(config: McpConfig) -> Self {
+        let mut tool_router = Self::tool_router();
+        if config.tools == ToolSet::Core {
+            tool_router
+                .map
+                .retain(|name, _| CORE_TOOLS.contains(&name.as_ref()));
+        }
+        for route in tool_router.map.values_mut() {
+            schema::strict(
+                std::sync::Arc::make_mut(&mut route.attr.input_schema),
+                &config.pad,
+            );
+        }
         PadTools {
             config,
-            tool_router: Self::tool_router(),
+            tool_router,
         }
     }
 
@@ -185,7 +230,7 @@ impl Link<'_> {
 
 fn describe(e: ClientError) -> String {
     match e {
-        ClientError::Rpc(r) => r.message,
+        ClientError::Rpc(r) => schema::in_tool_terms(&r.message),
         other => other.to_string(),
     }
 }
@@ -470,7 +515,7 @@ impl PadTools {
     }
 
     async fn list_notes_body(&self, link: &mut Link<'_>, p: ListNotes) -> CallToolResult {
-        let pad = self.pad(p.pad);
+        let pad = p.pad;
         let mut params = json!({"pad": pad, "tags": p.tags, "limit": p.limit.unwrap_or(20)});
         if let Some(k) = p.kind {
             params["kind"] = json!(k);
@@ -530,7 +575,7 @@ impl PadTools {
     }
 
     async fn list_tags_body(&self, link: &mut Link<'_>, p: PadOnly) -> CallToolResult {
-        let pad = self.pad(p.pad);
+        let pad = p.pad;
         match link.call("tags.list", json!({"pad": pad})).await {
             Ok(r) => {
                 let tags = r["tags"].as_array().cloned().unwrap_or_default();
@@ -552,7 +597,7 @@ impl PadTools {
     }
 
     async fn read_pad_body(&self, link: &mut Link<'_>, p: PadOnly) -> CallToolResult {
-        let pad = self.pad(p.pad);
+        let pad = p.pad;
         match link
             .call("pad.export", json!({"name": pad, "format": "markdown"}))
             .await
@@ -617,8 +662,50 @@ impl PadTools {
     }
 }
 
-#[tool_handler]
+#[tool_handler(router = self.tool_router)]
 impl ServerHandler for PadTools {
+    /// Checks the arguments against the tool's schema first, so a slip gets
+    /// a tool error the model can act on (see `schema::check`).
+    async fn call_tool(
+        &self,
+        mut request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(route) = self.tool_router.map.get(request.name.as_ref()) else {
+            let mut known: Vec<&str> = self.tool_router.map.keys().map(|k| k.as_ref()).collect();
+            known.sort_unstable();
+            let hint = schema::closest(&request.name, &known)
+                .map(|c| format!(" Did you mean '{c}'?"))
+                .unwrap_or_default();
+            return Ok(CallToolResponse::Complete(fail(format!(
+                "There is no tool '{}'.{hint} The tools are: {}.",
+                request.name,
+                known.join(", ")
+            ))));
+        };
+        let mut args = request.arguments.take().unwrap_or_default();
+        if let Err(e) = schema::check(&route.attr, &mut args) {
+            return Ok(CallToolResponse::Complete(fail(e)));
+        }
+        request.arguments = Some(args);
+        let name = request.name.clone();
+        match self
+            .tool_router
+            .call(ToolCallContext::new(self, request, context))
+            .await
+        {
+            // What the schema check could not see (an id that is not a
+            // string of the right shape, say): still the tool's words.
+            Err(e) if e.code == rmcp::model::ErrorCode::INVALID_PARAMS => {
+                Ok(CallToolResponse::Complete(fail(format!(
+                    "{name}: {}. Check the arguments against the tool's description and call it again.",
+                    e.message.trim_start_matches("failed to deserialize parameters: ")
+                ))))
+            }
+            other => other,
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("scratchpad", env!("CARGO_PKG_VERSION")))

@@ -47,6 +47,9 @@ pub struct ServeArgs {
     /// The author of notes written through the HTTP tools.
     #[arg(long, default_value = "agent")]
     mcp_author: String,
+    /// Which tools HTTP clients get: all, or core (see `pad mcp --tools`).
+    #[arg(long, value_enum, default_value_t)]
+    mcp_tools: crate::mcp::ToolSet,
     /// Serve Prometheus metrics at http://ADDR/metrics (GET only), e.g.
     /// 127.0.0.1:9464. Loopback only unless --metrics-allow-remote.
     #[arg(long, env = "PAD_METRICS")]
@@ -141,6 +144,7 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
                 pad: args.mcp_pad,
                 author: args.mcp_author,
                 autostart: false,
+                tools: args.mcp_tools,
             };
             Some(tokio::spawn(crate::mcp::serve_http(
                 listener,

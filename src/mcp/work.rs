@@ -10,10 +10,8 @@ use super::{fail, line, ok, Link, PadTools};
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ClaimTask {
-    #[schemars(
-        description = "The pad whose plan to take work from; defaults to this server's pad."
-    )]
-    pub pad: Option<String>,
+    #[schemars(description = "The pad whose plan to take work from.")]
+    pub pad: String,
     #[schemars(
         description = "How long the claim holds without a heartbeat, in seconds (default 300). If you stop sending heartbeats, the task goes back to the queue for another agent."
     )]
@@ -43,8 +41,8 @@ pub struct UpdateTask {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct PlanOf {
-    #[schemars(description = "The pad; defaults to this server's pad.")]
-    pub pad: Option<String>,
+    #[schemars(description = "The pad whose plan to show.")]
+    pub pad: String,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -73,7 +71,7 @@ impl PadTools {
         link: &mut Link<'_>,
         p: ClaimTask,
     ) -> CallToolResult {
-        let pad = self.pad(p.pad);
+        let pad = p.pad;
         let mut params = json!({"pad": pad, "agent": self.config.author});
         if let Some(l) = p.lease_seconds {
             params["lease_seconds"] = json!(l);
@@ -158,7 +156,7 @@ impl PadTools {
     }
 
     pub(super) async fn plan_body(&self, link: &mut Link<'_>, p: PlanOf) -> CallToolResult {
-        let pad = self.pad(p.pad);
+        let pad = p.pad;
         let r = match link.call("plan.order", json!({ "pad": pad })).await {
             Ok(r) => r,
             Err(e) => return fail(e),

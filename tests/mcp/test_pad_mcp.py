@@ -70,9 +70,9 @@ def test_every_tool_works_and_writes_with_the_right_author(engine):
         out["other_pad"] = await s.call_tool("add_note", {"content": "elsewhere", "pad": "side"})
         out["search"] = await s.call_tool("search_notes", {"query": "login retries", "tags": ["login"]})
         out["search_all"] = await s.call_tool("search_notes", {"query": "elsewhere", "pad": "*"})
-        out["list"] = await s.call_tool("list_notes", {"tags": ["login"]})
-        out["tags"] = await s.call_tool("list_tags", {})
-        out["read"] = await s.call_tool("read_pad", {})
+        out["list"] = await s.call_tool("list_notes", {"pad": "research", "tags": ["login"]})
+        out["tags"] = await s.call_tool("list_tags", {"pad": "research"})
+        out["read"] = await s.call_tool("read_pad", {"pad": "research"})
         return out
 
     _, out = run(engine, body)
@@ -196,8 +196,8 @@ def test_tool_results_end_with_the_inbox_once(engine):
         reply = person.reply(mine, "confirmed, it is the eviction policy")
 
     async def next_calls(s):
-        a = await s.call_tool("list_tags", {})
-        b = await s.call_tool("list_tags", {})
+        a = await s.call_tool("list_tags", {"pad": "inbox-test"})
+        b = await s.call_tool("list_tags", {"pad": "inbox-test"})
         c = await s.call_tool("add_note", {"content": "thanks", "reply_to": reply["id"]})
         return a, b, c
 
@@ -225,7 +225,7 @@ def test_planner_and_workers_share_a_plan_through_the_task_tools(engine):
                                                "depends_on": ids[-1:]})
             assert not r.is_error, text(r)
             ids.append(text(r).split()[2])
-        shown = await s.call_tool("plan", {})
+        shown = await s.call_tool("plan", {"pad": pad})
         return ids, shown
 
     _, (ids, shown) = run(engine, plan, author="planner", pad=pad)
@@ -236,7 +236,7 @@ def test_planner_and_workers_share_a_plan_through_the_task_tools(engine):
     assert f"waits on {ids[0]}" in shown
 
     async def worker_a_starts(s):
-        claimed = await s.call_tool("claim_task", {"lease_seconds": 600})
+        claimed = await s.call_tool("claim_task", {"pad": pad, "lease_seconds": 600})
         progress = await s.call_tool("update_task", {"id": ids[0], "resume": "12 of 30 commands listed"})
         return claimed, progress
 
@@ -245,7 +245,7 @@ def test_planner_and_workers_share_a_plan_through_the_task_tools(engine):
     assert not progress.is_error and "is doing" in text(progress) and "You hold it until" in text(progress)
 
     async def worker_b_waits(s):
-        nothing = await s.call_tool("claim_task", {})
+        nothing = await s.call_tool("claim_task", {"pad": pad})
         steal = await s.call_tool("update_task", {"id": ids[0], "status": "done"})
         return nothing, steal
 
@@ -262,7 +262,7 @@ def test_planner_and_workers_share_a_plan_through_the_task_tools(engine):
     assert not done.is_error and f"Task {ids[0]} is done" in text(done)
 
     async def worker_b_fails(s):
-        claimed = await s.call_tool("claim_task", {})
+        claimed = await s.call_tool("claim_task", {"pad": pad})
         failed = await s.call_tool("update_task", {"id": ids[1], "status": "failed", "retry": True,
                                                    "error": "clap 5 is not out", "resume": "flags done"})
         return claimed, failed
@@ -272,7 +272,7 @@ def test_planner_and_workers_share_a_plan_through_the_task_tools(engine):
     assert not failed.is_error and "is todo" in text(failed) and "Last error: clap 5 is not out" in text(failed)
 
     async def worker_a_retries(s):
-        return await s.call_tool("claim_task", {})
+        return await s.call_tool("claim_task", {"pad": pad})
 
     _, again = run(engine, worker_a_retries, author="worker-a", pad=pad)
     again = text(again)
@@ -348,7 +348,7 @@ def test_ask_person_without_an_answer_says_where_it_will_arrive(engine):
         person.reply(qid, "eu-west")
 
     async def later(s):
-        return await s.call_tool("list_tags", {})
+        return await s.call_tool("list_tags", {"pad": "mcp-late"})
 
     _, r = run(engine, later, author="agent-late", pad="mcp-late")
     assert "1 reply to your notes: [" in text(r) and "user: eu-west" in text(r), text(r)
@@ -358,3 +358,63 @@ def test_ask_person_without_an_answer_says_where_it_will_arrive(engine):
 
     _, r = run(engine, bad, author="agent-late", pad="mcp-late")
     assert r.is_error and "110" in text(r), text(r)
+
+
+def test_schemas_pass_strict_function_calling_rules(engine):
+    """What OpenAI-style strict converters, the MCP Inspector and Agent
+    Zero's prompt take unchanged: no $schema, closed objects, one type per
+    property, standard formats only, no defaults; and no tool whose
+    arguments may all be left out (Agent Zero refuses a call with {})."""
+    async def body(s):
+        return (await s.list_tools()).tools
+
+    _, tools = run(engine, body)
+
+    def walk(schema, where):
+        assert "$schema" not in schema, where
+        assert "default" not in schema, where
+        assert not isinstance(schema.get("type"), list), (where, schema.get("type"))
+        assert schema.get("format") in (None, "date-time", "email", "uri"), (where, schema.get("format"))
+        if schema.get("type") == "object":
+            assert schema.get("additionalProperties") is False, where
+            for name, prop in schema.get("properties", {}).items():
+                walk(prop, f"{where}.{name}")
+        if "items" in schema:
+            walk(schema["items"], f"{where}[]")
+
+    for t in tools:
+        walk(t.input_schema, t.name)
+        assert t.input_schema.get("required"), f"{t.name} can be called with no arguments"
+        for name in t.input_schema["required"]:
+            assert name in t.input_schema["properties"], (t.name, name)
+    pad = {t.name: t.input_schema["properties"].get("pad", {}) for t in tools}
+    assert "'research'" in pad["list_notes"]["description"], "the server's pad is named"
+
+
+def test_unknown_or_missing_arguments_are_refused_in_the_tools_words(engine):
+    async def body(s):
+        return (
+            await s.call_tool("add_note", {"content": "tagged?", "tag": ["login"]}),
+            await s.call_tool("list_notes", {}),
+            await s.call_tool("search_notes", {"query": "x", "limit": "five"}),
+            await s.call_tool("list_notes", {"pad": "research", "limit": "3"}),
+        )
+
+    _, (unknown, missing, wrong, coerced) = run(engine, body)
+    assert unknown.is_error
+    assert text(unknown).startswith("add_note has no argument 'tag'. Did you mean 'tags'?"), text(unknown)
+    with engine.client() as c:
+        assert not [e for e in c.list(pad="research")["entries"] if e["content"] == "tagged?"], "nothing saved"
+    assert missing.is_error and "list_notes needs the argument 'pad'" in text(missing), text(missing)
+    assert wrong.is_error and "'limit' must be a whole number" in text(wrong), text(wrong)
+    assert not coerced.is_error, text(coerced)
+    for r in (unknown, missing, wrong):
+        assert "entry." not in text(r) and "protocol.md" not in text(r)
+
+
+def test_the_core_tool_set_is_smaller(engine):
+    async def body(s):
+        return (await s.list_tools()).tools
+
+    _, core = run(engine, body, PAD_TOOLS="core")
+    assert {t.name for t in core} == {"add_note", "search_notes", "list_notes", "update_note", "ask_person"}
