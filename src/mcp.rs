@@ -8,8 +8,11 @@
 //! call — the engine's own instructive messages.
 
 mod ask;
+mod http;
 mod schema;
 mod work;
+
+pub use http::{http_bind_allowed, http_token, serve_http, TOKEN_FILE};
 
 use std::path::PathBuf;
 
@@ -727,67 +730,4 @@ pub async fn serve(config: McpConfig) -> anyhow::Result<()> {
         .await?;
     server.waiting().await?;
     Ok(())
-}
-
-/// The bearer token file for `--mcp-http`, in the data directory.
-pub const TOKEN_FILE: &str = "mcp-http.token";
-
-/// The token HTTP clients must send, created (0600, random) on first use.
-pub fn http_token(data_dir: &std::path::Path) -> std::io::Result<String> {
-    crate::access::private_secret(
-        &data_dir.join(TOKEN_FILE),
-        |t| t.len() >= 32,
-        crate::access::random_hex,
-    )
-}
-
-/// Serves the MCP tools over streamable HTTP at `addr` (loopback only) until
-/// `shutdown`; every request must carry `Authorization: Bearer <token>`.
-pub async fn serve_http(
-    listener: tokio::net::TcpListener,
-    token: String,
-    config: McpConfig,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    use rmcp::transport::streamable_http_server::{
-        session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
-    };
-    let service = StreamableHttpService::new(
-        move || Ok(PadTools::new(config.clone())),
-        std::sync::Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
-    );
-    let token = std::sync::Arc::new(token);
-    let app = axum::Router::new()
-        .route_service("/mcp", service)
-        .layer(axum::middleware::from_fn(
-            move |req: axum::extract::Request, next: axum::middleware::Next| {
-                let token = token.clone();
-                async move {
-                    let given = req
-                        .headers()
-                        .get(axum::http::header::AUTHORIZATION)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.strip_prefix("Bearer "))
-                        .unwrap_or("");
-                    if same(given.as_bytes(), token.as_bytes()) {
-                        next.run(req).await
-                    } else {
-                        axum::response::IntoResponse::into_response((
-                            axum::http::StatusCode::UNAUTHORIZED,
-                            [(axum::http::header::WWW_AUTHENTICATE, "Bearer")],
-                            "missing or wrong bearer token: send `Authorization: Bearer <token>` with the token from mcp-http.token in the engine's data directory\n",
-                        ))
-                    }
-                }
-            },
-        ));
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
-}
-
-/// Compares in time independent of where the inputs differ.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

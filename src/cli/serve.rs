@@ -36,11 +36,17 @@ pub struct ServeArgs {
     /// Threads the embedding model may use.
     #[arg(long, env = "PAD_EMBED_THREADS", default_value_t = 1)]
     embed_threads: usize,
-    /// Also serve the MCP tools over streamable HTTP on this loopback address
-    /// (e.g. 127.0.0.1:8765), for agents that cannot reach the socket. Every
-    /// request must carry the bearer token in <data dir>/mcp-http.token.
-    #[arg(long, env = "PAD_MCP_HTTP")]
-    mcp_http: Option<std::net::SocketAddr>,
+    /// Also serve the MCP tools over HTTP (streamable HTTP) on this address,
+    /// for agents that cannot reach the socket: loopback (127.0.0.1:8765), or
+    /// a private address of this machine a container reaches, such as the
+    /// docker0 gateway (172.17.0.1:8765). Repeat it for both. Every request
+    /// must carry the bearer token in <data dir>/mcp-http.token.
+    #[arg(long, env = "PAD_MCP_HTTP", value_delimiter = ',')]
+    mcp_http: Vec<std::net::SocketAddr>,
+    /// Allow --mcp-http on 0.0.0.0, [::] or a public address: every network
+    /// this machine is on could then try the token.
+    #[arg(long)]
+    mcp_http_allow_public: bool,
     /// The pad HTTP tools use when the agent names none.
     #[arg(long, default_value = "inbox")]
     mcp_pad: String,
@@ -112,10 +118,8 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
         s.threads = args.embed_threads;
         s
     });
-    if let Some(addr) = args.mcp_http.filter(|a| !a.ip().is_loopback()) {
-        anyhow::bail!(
-            "--mcp-http {addr}: only loopback addresses are served (127.0.0.1 or [::1]); reach it from a container through the host's loopback, e.g. host.docker.internal with a port mapping"
-        );
+    for addr in &args.mcp_http {
+        crate::mcp::http_bind_allowed(*addr, args.mcp_http_allow_public)?;
     }
     let engine = Engine::open(config).await?;
     // Clients whose environment lost XDG_RUNTIME_DIR find the socket here.
@@ -124,9 +128,12 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     }
     let background = engine.spawn_background();
     let (http_stop, http_stopped) = tokio::sync::oneshot::channel::<()>();
-    let http = match args.mcp_http {
-        Some(addr) => {
-            let token = crate::mcp::http_token(&engine.config().data_dir)?;
+    let http = if args.mcp_http.is_empty() {
+        None
+    } else {
+        let token = crate::mcp::http_token(&engine.config().data_dir)?;
+        let mut listeners = Vec::new();
+        for addr in &args.mcp_http {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| anyhow::anyhow!("--mcp-http {addr}: cannot listen there: {e}"))?;
@@ -139,23 +146,23 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
                     .join(crate::mcp::TOKEN_FILE)
                     .display()
             );
-            let tools = crate::mcp::McpConfig {
-                socket: socket.clone(),
-                pad: args.mcp_pad,
-                author: args.mcp_author,
-                autostart: false,
-                tools: args.mcp_tools,
-            };
-            Some(tokio::spawn(crate::mcp::serve_http(
-                listener,
-                token,
-                tools,
-                async {
-                    let _ = http_stopped.await;
-                },
-            )))
+            listeners.push(listener);
         }
-        None => None,
+        let tools = crate::mcp::McpConfig {
+            socket: socket.clone(),
+            pad: args.mcp_pad,
+            author: args.mcp_author,
+            autostart: false,
+            tools: args.mcp_tools,
+        };
+        Some(tokio::spawn(crate::mcp::serve_http(
+            listeners,
+            token,
+            tools,
+            async {
+                let _ = http_stopped.await;
+            },
+        )))
     };
     let (metrics_stop, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
     let metrics = match args.metrics {

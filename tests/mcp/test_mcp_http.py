@@ -83,12 +83,37 @@ def test_refused_without_the_right_token(http_engine, token):
         asyncio.run(with_session(http_engine.url, token, body))
 
 
-def test_only_loopback_is_served(tmp_path):
+def test_the_wildcard_or_a_public_address_needs_a_second_flag(tmp_path):
     import subprocess
     from pad_engine import pad_binary
-    out = subprocess.run(
-        [pad_binary(), "serve", "--no-semantic", "--mcp-http", "0.0.0.0:8765"],
-        env=dict(os.environ, PAD_HOME=str(tmp_path / "data"), PAD_SOCKET=str(tmp_path / "run" / "pad.sock")),
-        capture_output=True, text=True, timeout=30,
-    )
-    assert out.returncode != 0 and "only loopback" in out.stderr
+    for addr in ("0.0.0.0:8765", "[::]:8765", "8.8.8.8:8765"):
+        out = subprocess.run(
+            [pad_binary(), "serve", "--no-semantic", "--mcp-http", addr],
+            env=dict(os.environ, PAD_HOME=str(tmp_path / "data"), PAD_SOCKET=str(tmp_path / "run" / "pad.sock")),
+            capture_output=True, text=True, timeout=30,
+        )
+        assert out.returncode != 0 and "--mcp-http-allow-public" in out.stderr, out.stderr
+        assert "172.17.0.1" in out.stderr, "the refusal says what to use instead"
+
+
+def test_ending_a_session_answers_200_and_no_priming_event(http_engine):
+    """DELETE of a session: 200 (clients expect 200 or 204). A 2025-06-18
+    client gets no empty-data priming event before its answer."""
+    def post(body, session=None):
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                   "Authorization": f"Bearer {http_engine.token}", "MCP-Protocol-Version": "2025-06-18"}
+        if session:
+            headers["Mcp-Session-Id"] = session
+        return urllib.request.urlopen(urllib.request.Request(
+            http_engine.url, data=body.encode(), headers=headers, method="POST"), timeout=10)
+
+    r = post('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+             '"capabilities":{},"clientInfo":{"name":"x","version":"0"}}}')
+    session = r.headers["Mcp-Session-Id"]
+    first = r.read().decode()
+    assert first.lstrip().startswith("data: {") or first.lstrip().startswith("{"), first
+    assert "retry:" not in first and 'data: \n' not in first and "data:\n" not in first, first
+    post('{"jsonrpc":"2.0","method":"notifications/initialized"}', session)
+    d = urllib.request.urlopen(urllib.request.Request(http_engine.url, method="DELETE", headers={
+        "Authorization": f"Bearer {http_engine.token}", "Mcp-Session-Id": session}), timeout=10)
+    assert d.status in (200, 204)

@@ -1,0 +1,189 @@
+//! The MCP tools over HTTP (`pad serve --mcp-http`): streamable HTTP, with
+//! a bearer token on every request, on loopback or on private addresses the
+//! owner names (the docker0 gateway, for a container on Docker's bridge).
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use axum::http::{header, Method, StatusCode};
+use axum::serve::ListenerExt;
+
+use super::{McpConfig, PadTools};
+
+/// The bearer token file for `--mcp-http`, in the data directory.
+pub const TOKEN_FILE: &str = "mcp-http.token";
+
+/// The token HTTP clients must send, created (0600, random) on first use.
+pub fn http_token(data_dir: &std::path::Path) -> std::io::Result<String> {
+    crate::access::private_secret(
+        &data_dir.join(TOKEN_FILE),
+        |t| t.len() >= 32,
+        crate::access::random_hex,
+    )
+}
+
+/// Whether `--mcp-http` may listen on `addr`: loopback and private
+/// addresses (RFC 1918, IPv6 unique-local, link-local) on the owner's word —
+/// the flag naming them; the wildcard or a public address only with
+/// `--mcp-http-allow-public` as well.
+pub fn http_bind_allowed(addr: SocketAddr, allow_public: bool) -> anyhow::Result<()> {
+    let ip = addr.ip();
+    let private = match ip {
+        IpAddr::V4(v4) => v4.is_loopback() || v4.is_private() || v4.is_link_local(),
+        IpAddr::V6(v6) => v6.is_loopback() || v6.is_unique_local() || v6.is_unicast_link_local(),
+    };
+    if private || allow_public {
+        return Ok(());
+    }
+    let what = if ip.is_unspecified() {
+        "every interface of this machine, public ones included"
+    } else {
+        "a public address"
+    };
+    anyhow::bail!(
+        "--mcp-http {addr}: that is {what}, so every network this machine is on could try the token. \
+         For a container on Docker's bridge, give the docker0 gateway instead (e.g. 172.17.0.1:{port}; \
+         `ip -4 addr show docker0` shows it); if you do mean {ip}, add --mcp-http-allow-public.",
+        port = addr.port()
+    )
+}
+
+/// The `Host` names requests may carry: loopback names, the addresses
+/// served, and `host.docker.internal` (Docker Desktop, and Linux containers
+/// started with `--add-host=host.docker.internal:host-gateway`). The check
+/// stays: it stops DNS rebinding from a browser.
+fn allowed_hosts(listeners: &[tokio::net::TcpListener]) -> Vec<String> {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "host.docker.internal"]
+        .map(String::from)
+        .into();
+    for l in listeners {
+        if let Ok(a) = l.local_addr() {
+            if !a.ip().is_unspecified() {
+                hosts.push(a.ip().to_string());
+            }
+        }
+    }
+    hosts
+}
+
+/// Serves the MCP tools over streamable HTTP on every listener until
+/// `shutdown`; every request must carry `Authorization: Bearer <token>`.
+pub async fn serve_http(
+    listeners: Vec<tokio::net::TcpListener>,
+    token: String,
+    config: McpConfig,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use rmcp::transport::streamable_http_server::{
+        session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let mut http =
+        StreamableHttpServerConfig::default().with_allowed_hosts(allowed_hosts(&listeners));
+    // No SSE priming event: clients of protocols before 2025-11-25 (Agent
+    // Zero's among them) choke on its empty data, and without an event
+    // store there is nothing to resume from anyway.
+    http.sse_retry = None;
+    let service = StreamableHttpService::new(
+        move || Ok(PadTools::new(config.clone())),
+        Arc::new(LocalSessionManager::default()),
+        http,
+    );
+    let token = Arc::new(token);
+    let app = axum::Router::new()
+        .route_service("/mcp", service)
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let token = token.clone();
+                async move {
+                    let given = req
+                        .headers()
+                        .get(header::AUTHORIZATION)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.strip_prefix("Bearer "))
+                        .unwrap_or("");
+                    if !same(given.as_bytes(), token.as_bytes()) {
+                        return axum::response::IntoResponse::into_response((
+                            StatusCode::UNAUTHORIZED,
+                            [(header::WWW_AUTHENTICATE, "Bearer")],
+                            "missing or wrong bearer token: send `Authorization: Bearer <token>` with the token from mcp-http.token in the engine's data directory\n",
+                        ));
+                    }
+                    let delete = req.method() == Method::DELETE;
+                    let mut response = next.run(req).await;
+                    // Ending a session: clients expect 200 or 204, not 202.
+                    if delete && response.status() == StatusCode::ACCEPTED {
+                        *response.status_mut() = StatusCode::OK;
+                    }
+                    response
+                }
+            },
+        ));
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    });
+    let mut servers = tokio::task::JoinSet::new();
+    for listener in listeners {
+        let app = app.clone();
+        let mut stopped = stopped.clone();
+        // Small requests on a kept-alive connection must not wait for
+        // Nagle's algorithm (~40 ms each).
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        servers.spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.wait_for(|s| *s).await;
+                })
+                .await
+        });
+    }
+    while let Some(done) = servers.join_next().await {
+        done.map_err(std::io::Error::other)??;
+    }
+    Ok(())
+}
+
+/// Compares in time independent of where the inputs differ.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_and_private_addresses_are_the_owners_word_public_ones_need_a_second_flag() {
+        for ok in [
+            "127.0.0.1:1",
+            "172.17.0.1:1",
+            "10.0.0.5:1",
+            "192.168.1.2:1",
+            "[::1]:1",
+            "[fd00::1]:1",
+        ] {
+            assert!(
+                http_bind_allowed(ok.parse().unwrap(), false).is_ok(),
+                "{ok}"
+            );
+        }
+        let wild = http_bind_allowed("0.0.0.0:8765".parse().unwrap(), false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            wild.contains("every interface")
+                && wild.contains("172.17.0.1:8765")
+                && wild.contains("--mcp-http-allow-public"),
+            "{wild}"
+        );
+        let public = http_bind_allowed("8.8.8.8:1".parse().unwrap(), false)
+            .unwrap_err()
+            .to_string();
+        assert!(public.contains("a public address"), "{public}");
+        assert!(http_bind_allowed("0.0.0.0:8765".parse().unwrap(), true).is_ok());
+        assert!(http_bind_allowed("[::]:8765".parse().unwrap(), false).is_err());
+    }
+}
