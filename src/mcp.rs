@@ -10,6 +10,7 @@
 mod ask;
 mod http;
 mod schema;
+mod sse;
 mod work;
 
 pub use http::{http_bind_allowed, http_token, serve_http, TOKEN_FILE};

@@ -66,6 +66,22 @@ fn allowed_hosts(listeners: &[tokio::net::TcpListener]) -> Vec<String> {
     hosts
 }
 
+/// Whether the request's `Host` (without its port) is one of `allowed`.
+fn host_allowed(req: &axum::extract::Request, allowed: &[String]) -> bool {
+    let Some(host) = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+    };
+    allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
+}
+
 /// Serves the MCP tools over streamable HTTP on every listener until
 /// `shutdown`; every request must carry `Authorization: Bearer <token>`.
 pub async fn serve_http(
@@ -77,12 +93,14 @@ pub async fn serve_http(
     use rmcp::transport::streamable_http_server::{
         session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
     };
-    let mut http =
-        StreamableHttpServerConfig::default().with_allowed_hosts(allowed_hosts(&listeners));
+    let hosts = Arc::new(allowed_hosts(&listeners));
+    let mut http = StreamableHttpServerConfig::default().with_allowed_hosts(hosts.to_vec());
     // No SSE priming event: clients of protocols before 2025-11-25 (Agent
     // Zero's among them) choke on its empty data, and without an event
     // store there is nothing to resume from anyway.
     http.sse_retry = None;
+    let sessions = super::sse::Sessions::default();
+    let sse_config = config.clone();
     let service = StreamableHttpService::new(
         move || Ok(PadTools::new(config.clone())),
         Arc::new(LocalSessionManager::default()),
@@ -91,6 +109,24 @@ pub async fn serve_http(
     let token = Arc::new(token);
     let app = axum::Router::new()
         .route_service("/mcp", service)
+        // The older SSE transport on the same path (an entry without `type`).
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let (sessions, config, hosts) = (sessions.clone(), sse_config.clone(), hosts.clone());
+                async move {
+                    if !super::sse::is_sse(&req) {
+                        return next.run(req).await;
+                    }
+                    if !host_allowed(&req, &hosts) {
+                        return axum::response::IntoResponse::into_response((
+                            StatusCode::FORBIDDEN,
+                            "Forbidden: Host header is not allowed\n",
+                        ));
+                    }
+                    super::sse::handle(sessions, config, req).await
+                }
+            },
+        ))
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
                 let token = token.clone();

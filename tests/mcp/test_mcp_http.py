@@ -117,3 +117,57 @@ def test_ending_a_session_answers_200_and_no_priming_event(http_engine):
     d = urllib.request.urlopen(urllib.request.Request(http_engine.url, method="DELETE", headers={
         "Authorization": f"Bearer {http_engine.token}", "Mcp-Session-Id": session}), timeout=10)
     assert d.status in (200, 204)
+
+
+async def with_sse_session(url, token, body):
+    from mcp.client.sse import sse_client
+    async with sse_client(url, headers={"Authorization": f"Bearer {token}"}) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            return await body(session)
+
+
+def test_the_older_sse_transport_on_the_same_url(http_engine):
+    """Agent Zero speaks MCP's SSE transport to an entry with a `url` and no
+    `type`: the same URL serves it, with the same tools and token."""
+    async def body(s):
+        tools = {t.name for t in (await s.list_tools()).tools}
+        added = await s.call_tool("add_note", {"content": "written over SSE", "tags": ["sse"]})
+        unknown = await s.call_tool("add_note", {"content": "x", "tag": "sse"})
+        return tools, added, unknown
+
+    tools, added, unknown = asyncio.run(with_sse_session(http_engine.url, http_engine.token, body))
+    assert "add_note" in tools and "ask_person" in tools
+    assert not added.is_error, added
+    assert unknown.is_error and "Did you mean 'tags'?" in unknown.content[0].text
+    with http_engine.client() as c:
+        e = c.get(added.content[0].text.split()[2])
+        assert e["author"] == "agent-http" and e["tags"] == ["sse"]
+
+    # Streamable HTTP still answers on the same URL.
+    async def list_only(s):
+        return {t.name for t in (await s.list_tools()).tools}
+
+    assert "add_note" in asyncio.run(with_session(http_engine.url, http_engine.token, list_only))
+
+
+def test_the_sse_transport_needs_the_token_and_an_allowed_host(http_engine):
+    def get(headers):
+        req = urllib.request.Request(http_engine.url, headers={"Accept": "text/event-stream", **headers})
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return r.status, r.readline().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    assert get({})[0] == 401
+    auth = {"Authorization": f"Bearer {http_engine.token}"}
+    status, first = get(auth)
+    assert status == 200 and first.startswith("event: endpoint"), first
+    port = http_engine.url.split(":")[2].split("/")[0]
+    assert get({**auth, "Host": f"evil.example:{port}"})[0] == 403
+    assert get({**auth, "Host": f"host.docker.internal:{port}"})[0] == 200
+    bad = urllib.request.Request(http_engine.url + "?sessionId=nope", data=b"{}", headers=auth, method="POST")
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(bad, timeout=5)
+    assert e.value.code == 404 and "open the event stream again" in e.value.read().decode()
