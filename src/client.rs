@@ -73,11 +73,22 @@ impl Client {
         author: Option<&str>,
         client: &str,
     ) -> Result<Value, ClientError> {
+        let token = std::env::var("PAD_TOKEN").ok().filter(|t| !t.is_empty());
+        self.greet_as(author, client, token.as_deref()).await
+    }
+
+    /// `hello` with this token (or, without one, as `greet` does).
+    pub async fn greet_as(
+        &mut self,
+        author: Option<&str>,
+        client: &str,
+        token: Option<&str>,
+    ) -> Result<Value, ClientError> {
         let mut params = json!({"client": client});
         if let Some(a) = author {
             params["author"] = json!(a);
         }
-        if let Some(t) = std::env::var("PAD_TOKEN").ok().filter(|t| !t.is_empty()) {
+        if let Some(t) = token {
             params["token"] = json!(t);
             return self.call("hello", params).await;
         }

@@ -395,6 +395,10 @@ impl Engine {
             pid: std::process::id(),
             author,
             access: self.describe_access(access),
+            token: match access {
+                crate::access::Access::Token { name, .. } => Some(name.clone()),
+                _ => None,
+            },
         }
     }
 

@@ -64,6 +64,9 @@ pub const CORE_TOOLS: &[&str] = &[
 #[derive(Clone)]
 pub struct PadTools {
     config: McpConfig,
+    /// Who the session speaks for, when fixed at its start (the SSE
+    /// transport: the token of the request that opened the stream).
+    caller: Option<Caller>,
     #[allow(dead_code)] // read by the tool_handler macro
     tool_router: ToolRouter<Self>,
 }
@@ -184,12 +187,24 @@ impl PadTools {
         }
         PadTools {
             config,
+            caller: None,
             tool_router,
         }
     }
 
+    /// The same tools, speaking for `caller` (see `Caller`).
+    pub fn speaking_for(mut self, caller: Option<Caller>) -> Self {
+        self.caller = caller;
+        self
+    }
+
     fn pad(&self, pad: Option<String>) -> String {
         pad.unwrap_or_else(|| self.config.pad.clone())
+    }
+
+    /// Who writes: the caller's token name over HTTP, else the server's author.
+    fn author(&self) -> String {
+        caller().map_or_else(|| self.config.author.clone(), |c| c.name)
     }
 
     /// A tool call's link to the engine.
@@ -199,6 +214,25 @@ impl PadTools {
             client: None,
         }
     }
+}
+
+/// Who an HTTP request speaks for when its bearer is an engine access token
+/// (`pad token create --name …`) rather than the server's own token: the
+/// token goes to the engine (its pads, its revocation) and its name is the
+/// author of what the holder writes, so each agent has its own inbox.
+#[derive(Clone, Debug)]
+pub struct Caller {
+    pub token: String,
+    pub name: String,
+}
+
+tokio::task_local! {
+    /// The caller of the tool call running on this task, if not the server.
+    static CALLER: Option<Caller>;
+}
+
+fn caller() -> Option<Caller> {
+    CALLER.try_with(Clone::clone).ok().flatten()
 }
 
 /// One tool call's connection to the engine, opened (with `hello`) on first
@@ -222,9 +256,14 @@ impl Link<'_> {
                             config.socket.display()
                         )
                     })?;
-                c.greet(Some(&config.author), "pad-mcp")
-                    .await
-                    .map_err(describe)?;
+                match caller() {
+                    Some(who) => {
+                        c.greet_as(Some(&who.name), "pad-mcp", Some(&who.token))
+                            .await
+                    }
+                    None => c.greet(Some(&config.author), "pad-mcp").await,
+                }
+                .map_err(describe)?;
                 self.client.insert(c)
             }
         };
@@ -693,11 +732,16 @@ impl ServerHandler for PadTools {
         }
         request.arguments = Some(args);
         let name = request.name.clone();
-        match self
+        let who = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>())
+            .cloned()
+            .or_else(|| self.caller.clone());
+        let call = self
             .tool_router
-            .call(ToolCallContext::new(self, request, context))
-            .await
-        {
+            .call(ToolCallContext::new(self, request, context));
+        match CALLER.scope(who, call).await {
             // What the schema check could not see (an id that is not a
             // string of the right shape, say): still the tool's words.
             Err(e) if e.code == rmcp::model::ErrorCode::INVALID_PARAMS => {

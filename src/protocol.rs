@@ -78,6 +78,9 @@ pub struct HelloResult {
     /// What this connection may do: `owner`, or the token's name and pads.
     #[serde(default)]
     pub access: String,
+    /// The name of the access token this connection presented, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

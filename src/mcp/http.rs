@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::http::{header, Method, StatusCode};
 use axum::serve::ListenerExt;
 
-use super::{McpConfig, PadTools};
+use super::{Caller, McpConfig, PadTools};
 
 /// The bearer token file for `--mcp-http`, in the data directory.
 pub const TOKEN_FILE: &str = "mcp-http.token";
@@ -99,20 +99,26 @@ pub async fn serve_http(
     // Zero's among them) choke on its empty data, and without an event
     // store there is nothing to resume from anyway.
     http.sse_retry = None;
+    let socket = config.socket.clone();
     let sessions = super::sse::Sessions::default();
     let sse_config = config.clone();
+    let mut sessions_http = LocalSessionManager::default();
+    // The session layer primes each request's stream too.
+    sessions_http.session_config.sse_retry = None;
     let service = StreamableHttpService::new(
         move || Ok(PadTools::new(config.clone())),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(sessions_http),
         http,
     );
     let token = Arc::new(token);
+    let socket = Arc::new(socket);
     let app = axum::Router::new()
         .route_service("/mcp", service)
         // The older SSE transport on the same path (an entry without `type`).
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
-                let (sessions, config, hosts) = (sessions.clone(), sse_config.clone(), hosts.clone());
+                let (sessions, config, hosts) =
+                    (sessions.clone(), sse_config.clone(), hosts.clone());
                 async move {
                     if !super::sse::is_sse(&req) {
                         return next.run(req).await;
@@ -129,20 +135,29 @@ pub async fn serve_http(
         ))
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
-                let token = token.clone();
+                let (token, socket) = (token.clone(), socket.clone());
                 async move {
                     let given = req
                         .headers()
                         .get(header::AUTHORIZATION)
                         .and_then(|v| v.to_str().ok())
                         .and_then(|v| v.strip_prefix("Bearer "))
-                        .unwrap_or("");
+                        .unwrap_or("")
+                        .to_owned();
+                    let mut req = req;
                     if !same(given.as_bytes(), token.as_bytes()) {
-                        return axum::response::IntoResponse::into_response((
-                            StatusCode::UNAUTHORIZED,
-                            [(header::WWW_AUTHENTICATE, "Bearer")],
-                            "missing or wrong bearer token: send `Authorization: Bearer <token>` with the token from mcp-http.token in the engine's data directory\n",
-                        ));
+                        match access_token(&socket, &given).await {
+                            Ok(caller) => {
+                                req.extensions_mut().insert(caller);
+                            }
+                            Err(why) => {
+                                return axum::response::IntoResponse::into_response((
+                                    StatusCode::UNAUTHORIZED,
+                                    [(header::WWW_AUTHENTICATE, "Bearer")],
+                                    why,
+                                ));
+                            }
+                        }
                     }
                     let delete = req.method() == Method::DELETE;
                     let mut response = next.run(req).await;
@@ -180,6 +195,29 @@ pub async fn serve_http(
         done.map_err(std::io::Error::other)??;
     }
     Ok(())
+}
+
+/// Checks a bearer that is not the server's token as an engine access token
+/// (`pad token create`): who it speaks for, or the 401's text.
+async fn access_token(socket: &std::path::Path, given: &str) -> Result<Caller, String> {
+    const HOW: &str = "send `Authorization: Bearer <token>` with the token from mcp-http.token in the engine's data directory, or an access token from `pad token create --name <agent>`";
+    if given.is_empty() {
+        return Err(format!("missing bearer token: {HOW}\n"));
+    }
+    let mut client = crate::client::Client::connect(socket)
+        .await
+        .map_err(|e| format!("the engine is not reachable to check the token ({e})\n"))?;
+    match client.greet_as(None, "pad-mcp-http", Some(given)).await {
+        Ok(hello) => match hello["token"].as_str() {
+            Some(name) => Ok(Caller {
+                token: given.to_owned(),
+                name: name.to_owned(),
+            }),
+            // The owner's own token: it speaks for the server's author.
+            None => Err(format!("wrong bearer token: {HOW}\n")),
+        },
+        Err(_) => Err(format!("wrong bearer token (unknown, or revoked): {HOW}\n")),
+    }
 }
 
 /// Compares in time independent of where the inputs differ.

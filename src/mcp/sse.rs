@@ -19,7 +19,7 @@ use rmcp::transport::Transport;
 use rmcp::{RoleServer, ServiceExt};
 use tokio::sync::mpsc;
 
-use super::{McpConfig, PadTools};
+use super::{Caller, McpConfig, PadTools};
 
 /// The open SSE sessions: where each one's posted messages go.
 #[derive(Clone, Default)]
@@ -53,11 +53,14 @@ pub async fn handle(sessions: Sessions, config: McpConfig, req: Request) -> Resp
             "POST messages to the session's endpoint\n",
         )
             .into_response(),
-        None => open(sessions, config, req.uri().path()),
+        None => {
+            let caller = req.extensions().get::<Caller>().cloned();
+            open(sessions, config, caller, req.uri().path())
+        }
     }
 }
 
-fn open(sessions: Sessions, config: McpConfig, path: &str) -> Response {
+fn open(sessions: Sessions, config: McpConfig, caller: Option<Caller>, path: &str) -> Response {
     let Ok(id) = crate::access::random_hex() else {
         return (
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -77,7 +80,11 @@ fn open(sessions: Sessions, config: McpConfig, path: &str) -> Response {
         from_client,
     };
     tokio::spawn(async move {
-        if let Ok(running) = PadTools::new(config).serve(transport).await {
+        if let Ok(running) = PadTools::new(config)
+            .speaking_for(caller)
+            .serve(transport)
+            .await
+        {
             let _ = running.waiting().await;
         }
     });

@@ -72,7 +72,7 @@ impl PadTools {
         p: ClaimTask,
     ) -> CallToolResult {
         let pad = p.pad;
-        let mut params = json!({"pad": pad, "agent": self.config.author});
+        let mut params = json!({"pad": pad, "agent": self.author()});
         if let Some(l) = p.lease_seconds {
             params["lease_seconds"] = json!(l);
         }
@@ -114,7 +114,7 @@ impl PadTools {
         link: &mut Link<'_>,
         p: UpdateTask,
     ) -> CallToolResult {
-        let agent = self.config.author.clone();
+        let agent = self.author();
         let (method, params) = match p.status.as_deref() {
             Some("done") => (
                 "task.complete",

@@ -114,6 +114,10 @@ def test_ending_a_session_answers_200_and_no_priming_event(http_engine):
     assert first.lstrip().startswith("data: {") or first.lstrip().startswith("{"), first
     assert "retry:" not in first and 'data: \n' not in first and "data:\n" not in first, first
     post('{"jsonrpc":"2.0","method":"notifications/initialized"}', session)
+    call = post('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_tags",'
+                '"arguments":{"pad":"remote"}}}', session).read().decode()
+    assert call.lstrip().startswith("data: {"), call
+    assert "retry:" not in call, call
     d = urllib.request.urlopen(urllib.request.Request(http_engine.url, method="DELETE", headers={
         "Authorization": f"Bearer {http_engine.token}", "Mcp-Session-Id": session}), timeout=10)
     assert d.status in (200, 204)
@@ -171,3 +175,49 @@ def test_the_sse_transport_needs_the_token_and_an_allowed_host(http_engine):
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(bad, timeout=5)
     assert e.value.code == 404 and "open the event stream again" in e.value.read().decode()
+
+
+def test_each_access_token_is_its_own_author_and_inbox(http_engine):
+    """Two Agent Zero instances with two access tokens (`pad token create`)
+    write under two names, each limited to its pads, each with its own
+    inbox; a revoked token gets 401 at once."""
+    with http_engine.client() as owner:
+        a = owner.call("token.create", {"name": "zero-a", "pads": ["team-*", "remote"]})["secret"]
+        b = owner.call("token.create", {"name": "zero-b", "pads": ["team-*"]})["secret"]
+
+    async def write(s):
+        return await s.call_tool("add_note", {"content": "from my instance", "pad": "team-x"})
+
+    ra = asyncio.run(with_session(http_engine.url, a, write))
+    rb = asyncio.run(with_session(http_engine.url, b, write))
+    assert not ra.is_error and not rb.is_error, (ra, rb)
+    with http_engine.client() as c:
+        assert c.get(ra.content[0].text.split()[2])["author"] == "zero-a"
+        assert c.get(rb.content[0].text.split()[2])["author"] == "zero-b"
+        person = c.call("hello", {"author": "user"})
+        assert person["author"] == "user"
+        c.call("entry.add", {"pad": "team-x", "content": "zero-a: look at this", "author": "user",
+                             "reply_to": ra.content[0].text.split()[2]})
+
+    async def tags(s):
+        return await s.call_tool("list_tags", {"pad": "team-x"})
+
+    seen_a = asyncio.run(with_session(http_engine.url, a, tags)).content[-1].text
+    seen_b = asyncio.run(with_session(http_engine.url, b, tags)).content[-1].text
+    assert "1 reply to your notes" in seen_a, seen_a
+    assert "reply to your notes" not in seen_b, seen_b
+
+    async def outside(s):
+        return await s.call_tool("add_note", {"content": "not my pad", "pad": "private"})
+
+    refused = asyncio.run(with_session(http_engine.url, b, outside))
+    assert refused.is_error and "zero-b" in refused.content[0].text, refused.content[0].text
+
+    with http_engine.client() as owner:
+        owner.call("token.revoke", {"name": "zero-b"})
+    req = urllib.request.Request(http_engine.url, data=b"{}", method="POST", headers={
+        "Authorization": f"Bearer {b}", "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream"})
+    with pytest.raises(urllib.error.HTTPError) as gone:
+        urllib.request.urlopen(req, timeout=10)
+    assert gone.value.code == 401 and "revoked" in gone.value.read().decode()
