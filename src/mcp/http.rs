@@ -151,6 +151,12 @@ pub async fn serve_http(
                                 req.extensions_mut().insert(caller);
                             }
                             Err(why) => {
+                                // Some clients (Agent Zero's) show only "401":
+                                // the owner finds the reason in the log.
+                                tracing::warn!(
+                                    "MCP over HTTP: refused a request: {}",
+                                    why.trim_end()
+                                );
                                 return axum::response::IntoResponse::into_response((
                                     StatusCode::UNAUTHORIZED,
                                     [(header::WWW_AUTHENTICATE, "Bearer")],
