@@ -221,6 +221,20 @@ pub fn random_hex() -> Result<String> {
 /// The grants of stored tokens, by secret hash.
 pub type Grants = std::collections::HashMap<String, Arc<Grant>>;
 
+/// Whether an HTTP request's `Host` header (its name, without the port) is
+/// one of `allowed`: what stops a web page from reaching a local endpoint by
+/// DNS rebinding. No header at all is refused.
+pub fn host_allowed(host: Option<&str>, allowed: &[String]) -> bool {
+    let Some(host) = host else {
+        return false;
+    };
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+    };
+    allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,5 +292,17 @@ mod tests {
         assert!(a.starts_with(SECRET_PREFIX) && a.len() == SECRET_PREFIX.len() + 64);
         assert_eq!(hash(&a), hash(&format!("{a}\n")));
         assert_eq!(hash(&a).len(), 64);
+    }
+
+    #[test]
+    fn host_names_are_matched_without_their_port() {
+        let allowed: Vec<String> = ["localhost", "172.17.0.1", "::1"].map(String::from).into();
+        assert!(host_allowed(Some("localhost:8765"), &allowed));
+        assert!(host_allowed(Some("172.17.0.1"), &allowed));
+        assert!(host_allowed(Some("[::1]:8765"), &allowed));
+        assert!(host_allowed(Some("LOCALHOST:1"), &allowed));
+        assert!(!host_allowed(Some("evil.example:8765"), &allowed));
+        assert!(!host_allowed(Some("localhost.evil.example"), &allowed));
+        assert!(!host_allowed(None, &allowed));
     }
 }

@@ -5,6 +5,7 @@
 //! socket's lock and exits, and every client connects to the winner.
 
 use std::io;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -93,6 +94,7 @@ fn start_engine(
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
         .open(&log_path)?;
     let mut cmd = std::process::Command::new(std::env::current_exe()?);
     cmd.arg("--socket")

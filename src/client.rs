@@ -43,6 +43,51 @@ impl ClientError {
     }
 }
 
+/// Connects to the socket at `path` only if this user's engine serves it:
+/// the socket's directory must be ours and private (nobody else could have
+/// put a socket there), and the peer's uid must be ours (`SO_PEERCRED`).
+/// Otherwise nothing is sent — not the `hello`, not a token — and the error
+/// says what was found and what to do.
+pub async fn connect_own(path: &Path) -> io::Result<UnixStream> {
+    use std::os::unix::fs::MetadataExt;
+    let me = crate::paths::uid();
+    let refuse = |what: String| {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{what}, so it is not your engine and nothing was sent to it. Remove it if you can, or set PAD_SOCKET to a socket in a directory only you can enter"),
+        )
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if let Ok(meta) = std::fs::metadata(dir) {
+        if meta.uid() != me {
+            return Err(refuse(format!(
+                "the socket's directory {} belongs to uid {}, not to you (uid {me})",
+                dir.display(),
+                meta.uid()
+            )));
+        }
+        if meta.mode() & 0o022 != 0 {
+            return Err(refuse(format!(
+                "the socket's directory {} is writable by others (mode {:o})",
+                dir.display(),
+                meta.mode() & 0o777
+            )));
+        }
+    }
+    let stream = UnixStream::connect(path).await?;
+    let peer = stream.peer_cred()?.uid();
+    if peer != me {
+        return Err(refuse(format!(
+            "{} is served by uid {peer}, not by you (uid {me})",
+            path.display()
+        )));
+    }
+    Ok(stream)
+}
+
 pub struct Client {
     reader: BufReader<OwnedReadHalf>,
     writer: BufWriter<OwnedWriteHalf>,
@@ -52,8 +97,10 @@ pub struct Client {
 }
 
 impl Client {
+    /// Connects to the engine at `path`, only if it is run by this user
+    /// (see `connect_own`).
     pub async fn connect(path: &Path) -> io::Result<Client> {
-        let stream = UnixStream::connect(path).await?;
+        let stream = connect_own(path).await?;
         let (r, w) = stream.into_split();
         Ok(Client {
             reader: BufReader::new(r),

@@ -117,12 +117,18 @@ impl Engine {
         // engine (and any app it runs in).
         // SAFETY: setting a signal's disposition to "ignore" has no handler to race.
         unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+        // Every file the engine writes (the database, its WAL and shm, the
+        // derived databases, the vector index, the journal) is the owner's
+        // alone, whatever the umask or the directory's mode.
+        // SAFETY: umask only sets this process's file-creation mask.
+        unsafe { libc::umask(0o077) };
         crate::paths::create_private_dir(&config.data_dir).map_err(|e| {
             Error::Internal(format!(
                 "cannot create data directory {}: {e}",
                 config.data_dir.display()
             ))
         })?;
+        crate::paths::seal_files(&config.data_dir);
         let dir_lock = lock::DirLock::acquire(&config.data_dir.join("engine.lock")).map_err(
             |held| {
                 Error::Unavailable(format!(

@@ -441,6 +441,16 @@ pub async fn serve(
     use axum::http::{header, StatusCode};
     use axum::response::IntoResponse;
     use axum::routing::{on, MethodFilter};
+    // The Host check the MCP endpoint makes: a web page cannot read the
+    // metrics by DNS rebinding.
+    // (On a wildcard address, which --metrics-allow-remote allows, any
+    // name of the machine may be scraped: no check.)
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).into();
+    let mut any_host = false;
+    if let Ok(a) = listener.local_addr() {
+        any_host = a.ip().is_unspecified();
+        hosts.push(a.ip().to_string());
+    }
     let app = axum::Router::new()
         .route(
             "/metrics",
@@ -475,7 +485,27 @@ pub async fn serve(
                 StatusCode::NOT_FOUND,
                 "Scratchpad serves its metrics at GET /metrics\n",
             )
-        });
+        })
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let hosts = hosts.clone();
+                async move {
+                    let host = req
+                        .headers()
+                        .get(header::HOST)
+                        .and_then(|v| v.to_str().ok());
+                    if any_host || crate::access::host_allowed(host, &hosts) {
+                        next.run(req).await
+                    } else {
+                        (
+                            StatusCode::FORBIDDEN,
+                            "Forbidden: the Host header names no address this endpoint serves\n",
+                        )
+                            .into_response()
+                    }
+                }
+            },
+        ));
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await

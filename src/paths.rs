@@ -1,6 +1,6 @@
 //! Where the socket and the data live (DESIGN.md, "The wire").
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `$PAD_SOCKET`, else `$XDG_RUNTIME_DIR/scratchpad/pad.sock`, else `/tmp/scratchpad-$UID/pad.sock`.
 pub fn socket_path() -> PathBuf {
@@ -71,6 +71,36 @@ pub fn data_dir() -> PathBuf {
     }
     let home = non_empty("HOME").unwrap_or_else(|| "/tmp".into());
     PathBuf::from(home).join(".local/share/scratchpad")
+}
+
+/// Takes group and other permissions off every file of ours in `dir` and
+/// its subdirectories (files an older version, or another umask, left
+/// readable); errors are logged, not fatal.
+pub fn seal_files(dir: &Path) {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.uid() != uid() || meta.file_type().is_symlink() {
+            continue;
+        }
+        if meta.is_dir() {
+            seal_files(&path);
+        }
+        let mode = meta.mode() & 0o777;
+        if mode & 0o077 != 0 {
+            if let Err(e) =
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode & 0o700))
+            {
+                tracing::warn!("cannot make {} private: {e}", path.display());
+            }
+        }
+    }
 }
 
 pub fn uid() -> u32 {

@@ -58,6 +58,14 @@ impl Drop for Session {
     }
 }
 
+/// The name of the token a connection presented, if it did.
+fn token_name(access: &Access) -> Option<&str> {
+    match access {
+        Access::Token { name, .. } => Some(name),
+        _ => None,
+    }
+}
+
 /// Routes one method call to the engine, after checking that the client may
 /// make it: a token's grant is looked up afresh on every call, so a revoked
 /// token stops at once.
@@ -76,6 +84,11 @@ pub async fn dispatch(
             session.author = Some(crate::model::author("author", a)?);
         }
         let access = session.access(engine)?;
+        // A token writes under its own name, whatever the hello said: it
+        // cannot speak as the person or as another agent.
+        if let Some(name) = token_name(&access) {
+            session.author = Some(name.to_owned());
+        }
         tracing::debug!(client = ?p.client, author = ?session.author, "hello");
         return Ok(reply(engine.hello(session.author.clone(), &access)));
     }
@@ -107,7 +120,10 @@ pub async fn dispatch(
     };
     let out = match method {
         "entry.add" => {
-            let p: AddParams = parse(method, params)?;
+            let mut p: AddParams = parse(method, params)?;
+            if let Some(name) = token_name(&access) {
+                p.author = Some(name.to_owned());
+            }
             pad_check(&p.pad, "pad", true)?;
             if let Some(parent) = &p.reply_to {
                 entry_pad(parent, false).map_err(|e| e.for_field("reply_to"))?;
@@ -121,7 +137,10 @@ pub async fn dispatch(
             reply(engine.thread(p, g).await?)
         }
         "ask" => {
-            let p: AskParams = parse(method, params)?;
+            let mut p: AskParams = parse(method, params)?;
+            if let Some(name) = token_name(&access) {
+                p.author = Some(name.to_owned());
+            }
             pad_check(p.pad.as_deref().unwrap_or(crate::model::INBOX), "pad", true)?;
             reply(engine.ask(p, session.author.as_deref()).await?)
         }
@@ -226,8 +245,14 @@ pub async fn dispatch(
             };
             let mut sub = engine.subscribe(p, g)?;
             let id = sub.id;
+            let (engine, access) = (engine.clone(), access.clone());
             let task = tokio::spawn(async move {
                 while let Some(event) = sub.next().await {
+                    // A token revoked since: its subscription ends, and
+                    // nothing more reaches it.
+                    if engine.grant(&access).is_err() {
+                        break;
+                    }
                     if out.send(event).await.is_err() {
                         break;
                     }
@@ -261,11 +286,17 @@ pub async fn dispatch(
             engine.owner_only(&access, "rebuild the semantic index")?;
             reply(engine.reindex().await?)
         }
-        "inbox" => reply(
-            engine
-                .inbox(parse(method, params)?, session.author.as_deref(), g)
-                .await?,
-        ),
+        "inbox" => {
+            let p: InboxParams = parse(method, params)?;
+            if let (Some(name), Some(asked)) = (token_name(&access), p.author.as_deref()) {
+                if !asked.eq_ignore_ascii_case(name) {
+                    return Err(Error::Forbidden(format!(
+                        "token '{name}' reads only its own inbox (author '{name}'); leave 'author' out."
+                    )));
+                }
+            }
+            reply(engine.inbox(p, session.author.as_deref(), g).await?)
+        }
         "token.create" => {
             let p: TokenCreateParams = parse(method, params)?;
             engine.owner_only(&access, "create tokens")?;

@@ -42,6 +42,8 @@ pub enum BindError {
     InUse { socket: PathBuf, pid: Option<u32> },
     #[error("socket directory {dir} is not private: {why}. Run `chmod 700 {dir}` if it is yours, or set PAD_SOCKET to a path in a directory only you can enter.", dir = dir.display())]
     NotPrivate { dir: PathBuf, why: String },
+    #[error("{path} exists and is not a socket; nothing was removed. Set PAD_SOCKET to a new path (e.g. $XDG_RUNTIME_DIR/scratchpad/pad.sock).", path = path.display())]
+    NotASocket { path: PathBuf },
     #[error("cannot set up socket {}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },
 }
@@ -62,7 +64,16 @@ pub fn bind(path: &Path) -> Result<Bound, BindError> {
         socket: path.to_owned(),
         pid: held.pid,
     })?;
-    // We hold the lock, so any socket file here is a crashed engine's.
+    // We hold the lock, so any socket file here is a crashed engine's; a
+    // file of any other kind is someone's, and stays.
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !std::os::unix::fs::FileTypeExt::is_socket(&meta.file_type()) => {
+            return Err(BindError::NotASocket {
+                path: path.to_owned(),
+            });
+        }
+        _ => {}
+    }
     match std::fs::remove_file(path) {
         Ok(()) => tracing::info!("replaced stale socket {}", path.display()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}

@@ -181,31 +181,47 @@ async fn other_users_are_refused_by_peer_uid() {
     let h = Harness::start().await;
     // Loosen the permissions as a misconfiguration would, so only the peer
     // check stands between another user and the engine.
-    std::fs::set_permissions(
+    // (The temp directory above it too: engines opened earlier in this test
+    // process set its umask to 077.)
+    for dir in [
         h.socket.parent().unwrap(),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
+        h.socket.parent().unwrap().parent().unwrap(),
+    ] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     std::fs::set_permissions(&h.socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+    // Our own clients refuse another user's engine before sending anything
+    // (client::connect_own), so the other user speaks raw JSON-RPC here.
     // tokio's Command: the engine under test runs on this same runtime.
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_pad"))
-        .args(["--json", "stats"])
+    let raw = "import socket, sys\n\
+               s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n\
+               s.sendall(b'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"stats\"}\\n')\n\
+               print(s.makefile().readline())";
+    let out = tokio::process::Command::new("python3")
+        .args(["-c", raw])
+        .arg(&h.socket)
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .await
+        .unwrap();
+    let answer = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        answer.contains("-32003") && answer.contains("other users are refused"),
+        "{answer} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // And our CLI, as that user, does not even try: the engine is not its own.
+    let cli = tokio::process::Command::new(env!("CARGO_BIN_EXE_pad"))
+        .args(["stats"])
         .env("PAD_SOCKET", &h.socket)
         .uid(65534)
         .gid(65534)
         .output()
         .await
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(5),
-        "forbidden exit code; stderr: {err}"
-    );
-    assert!(
-        err.contains("-32003") && err.contains("other users are refused"),
-        "{err}"
-    );
+    let err = String::from_utf8_lossy(&cli.stderr);
+    assert!(err.contains("not your engine"), "{err}");
 }
 
 #[tokio::test]

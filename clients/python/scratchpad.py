@@ -24,6 +24,7 @@ import itertools
 import json
 import os
 import socket
+import struct
 from typing import Any, Deque, Dict, Iterator, List, Optional
 
 __all__ = [
@@ -135,6 +136,41 @@ _BY_CODE = {
 }
 
 
+class NotYourEngine(EngineUnavailable):
+    """The socket is not served by an engine of this user: nothing was sent."""
+
+
+def _refuse(what: str) -> "NotYourEngine":
+    return NotYourEngine(
+        f"{what}, so it is not your engine and nothing was sent to it. Remove it if "
+        "you can, or set PAD_SOCKET to a socket in a directory only you can enter"
+    )
+
+
+def _check_socket_dir(path: str) -> None:
+    """The socket's directory must be ours and not writable by others:
+    nobody else could have put a socket there."""
+    d = os.path.dirname(path) or "."
+    try:
+        st = os.stat(d)
+    except OSError:
+        return  # no directory: connecting fails with "no engine"
+    me = os.geteuid()
+    if st.st_uid != me:
+        raise _refuse(f"the socket's directory {d} belongs to uid {st.st_uid}, not to you (uid {me})")
+    if st.st_mode & 0o022:
+        raise _refuse(f"the socket's directory {d} is writable by others (mode {st.st_mode & 0o777:o})")
+
+
+def _check_peer(sock: socket.socket, path: str) -> None:
+    """The process serving the socket must run as this user (SO_PEERCRED)."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    me = os.geteuid()
+    if uid != me:
+        raise _refuse(f"{path} is served by uid {uid}, not by you (uid {me})")
+
+
 def _error(err: Dict[str, Any]) -> ScratchpadError:
     code = err.get("code", 0)
     cls = _BY_CODE.get(code, ScratchpadError)
@@ -175,6 +211,7 @@ class Client:
         token: Optional[str] = None,
     ):
         self.socket_path = socket_path or default_socket_path()
+        _check_socket_dir(self.socket_path)
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.settimeout(timeout)
         try:
@@ -185,6 +222,11 @@ class Client:
                 f"no Scratchpad engine at {self.socket_path} ({e.strerror or e}); "
                 "start one with `pad serve`, or set PAD_SOCKET to where it listens"
             ) from None
+        try:
+            _check_peer(self._sock, self.socket_path)
+        except NotYourEngine:
+            self._sock.close()
+            raise
         self._reader = self._sock.makefile("rb")
         self._ids = itertools.count(1)
         self._events: Deque[Dict[str, Any]] = collections.deque()

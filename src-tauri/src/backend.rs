@@ -115,8 +115,14 @@ impl Backend {
 
 /// A connection that says hello, or `None` when no engine answers.
 async fn connect(socket: &Path) -> Option<UnixStream> {
-    let stream = UnixStream::connect(socket).await.ok()?;
-    Some(stream)
+    match scratchpad::client::connect_own(socket).await {
+        Ok(stream) => Some(stream),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            tracing::warn!("{e}");
+            None
+        }
+        Err(_) => None,
+    }
 }
 
 /// Binds the socket and serves an engine from this process (and its

@@ -66,22 +66,6 @@ fn allowed_hosts(listeners: &[tokio::net::TcpListener]) -> Vec<String> {
     hosts
 }
 
-/// Whether the request's `Host` (without its port) is one of `allowed`.
-fn host_allowed(req: &axum::extract::Request, allowed: &[String]) -> bool {
-    let Some(host) = req
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-    else {
-        return false;
-    };
-    let name = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
-        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
-    };
-    allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
-}
-
 /// Serves the MCP tools over streamable HTTP on every listener until
 /// `shutdown`; every request must carry `Authorization: Bearer <token>`.
 pub async fn serve_http(
@@ -123,7 +107,11 @@ pub async fn serve_http(
                     if !super::sse::is_sse(&req) {
                         return next.run(req).await;
                     }
-                    if !host_allowed(&req, &hosts) {
+                    let host = req
+                        .headers()
+                        .get(header::HOST)
+                        .and_then(|v| v.to_str().ok());
+                    if !crate::access::host_allowed(host, &hosts) {
                         return axum::response::IntoResponse::into_response((
                             StatusCode::FORBIDDEN,
                             "Forbidden: Host header is not allowed\n",

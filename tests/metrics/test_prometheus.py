@@ -89,3 +89,24 @@ def test_a_non_loopback_address_must_be_asked_for():
                            capture_output=True, text=True, timeout=30)
         assert r.returncode != 0
         assert "not a loopback address" in r.stderr and "--metrics-allow-remote" in r.stderr
+
+
+def test_a_foreign_host_header_is_refused():
+    """A web page cannot read the metrics by DNS rebinding: the endpoint
+    answers only Host names it serves, like the MCP endpoint."""
+    port = free_port()
+    engine = Engine(extra_args=["--metrics", f"127.0.0.1:{port}"])
+    try:
+        def get(host):
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Host": host})
+            try:
+                with urllib.request.urlopen(req, timeout=10) as r:
+                    return r.status
+            except urllib.error.HTTPError as e:
+                return e.code
+
+        assert get(f"127.0.0.1:{port}") == 200
+        assert get(f"localhost:{port}") == 200
+        assert get(f"evil.example:{port}") == 403
+    finally:
+        engine.stop()

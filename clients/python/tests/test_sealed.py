@@ -1,0 +1,184 @@
+"""Only the owner and token holders get in, and a token sees only its grant
+(docs/operations.md, "Threat model"): impostor engines are refused before
+anything is sent, files stay private, revocation reaches subscriptions, and
+a token cannot write or read as someone else."""
+
+import json
+import os
+import pathlib
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import pytest
+
+from pad_engine import Engine, pad_binary
+import scratchpad
+
+NOBODY = 65534
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="serving as another uid needs root (CI runs as root)")
+
+IMPOSTOR = """
+    import socket, sys
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(sys.argv[1]); s.listen(8)
+    print("ready", flush=True)
+    got = b""
+    while True:
+        c, _ = s.accept()
+        c.settimeout(1)
+        try:
+            while True:
+                d = c.recv(65536)
+                if not d: break
+                got += d
+        except OSError:
+            pass
+        c.close()
+        open(sys.argv[2], "ab").write(got)
+"""
+
+
+def impostor(sock_path, record):
+    """A fake engine serving `sock_path` as uid 65534, recording what it gets."""
+    p = subprocess.Popen(["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups",
+                          sys.executable, "-c", textwrap.dedent(IMPOSTOR), sock_path, record],
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    return p
+
+
+@pytest.fixture
+def impostors():
+    """Two fake engines: one in a directory another user owns (as
+    /tmp/scratchpad-$UID made first by someone else), one in a directory of
+    ours but served by another uid."""
+    base = tempfile.mkdtemp(prefix="pad-impostor-")
+    os.chmod(base, 0o755)  # the other user must reach its own directory
+    tmp_path = pathlib.Path(base)
+    theirs = tmp_path / "scratchpad-0"
+    theirs.mkdir(mode=0o700)
+    os.chown(theirs, NOBODY, NOBODY)
+    record = tmp_path / "record"
+    record.touch()
+    os.chmod(record, 0o666)
+    a = impostor(str(theirs / "pad.sock"), str(record))
+    bound = tmp_path / "bind"
+    bound.mkdir(mode=0o700)
+    os.chown(bound, NOBODY, NOBODY)
+    b = impostor(str(bound / "pad.sock"), str(record))
+    ours = tmp_path / "ours"
+    ours.mkdir(mode=0o700)
+    os.rename(bound / "pad.sock", ours / "pad.sock")  # a listening socket keeps working when moved
+    yield [str(theirs / "pad.sock"), str(ours / "pad.sock")], record
+    for p in (a, b):
+        p.kill()
+        p.wait()
+    shutil.rmtree(base)
+
+
+@as_root
+def test_an_impostor_engine_gets_nothing_from_the_cli_pad_mcp_or_the_python_client(impostors, tmp_path):
+    sockets, record = impostors
+    secret = "padt_" + "s" * 40
+    for sock in sockets:
+        with pytest.raises(scratchpad.NotYourEngine) as refused:
+            scratchpad.Client(sock, token=secret)
+        assert "not your engine" in str(refused.value)
+        env = dict(os.environ, PAD_SOCKET=sock, PAD_TOKEN=secret, PAD_HOME=str(tmp_path / "home"),
+                   PAD_NO_AUTOSTART="1")
+        cli = subprocess.run([pad_binary(), "note", "the launch codes"], env=env, capture_output=True, text=True, timeout=30)
+        assert cli.returncode != 0 and "not your engine" in cli.stderr, cli.stderr
+        msgs = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add_note", "arguments": {"content": "the launch codes"}}},
+        ]
+        out = subprocess.run([pad_binary(), "mcp"], env=env, capture_output=True, text=True, timeout=30,
+                             input="".join(json.dumps(m) + "\n" for m in msgs)).stdout
+        result = json.loads(out.strip().splitlines()[-1])["result"]
+        assert result["isError"] and "not your engine" in result["content"][0]["text"], result
+    time.sleep(0.3)
+    assert record.read_bytes() == b"", "the impostors received nothing"
+
+
+def test_a_socket_path_that_is_a_file_is_never_removed(tmp_path):
+    victim = tmp_path / "notes.txt"
+    victim.write_text("mine")
+    env = dict(os.environ, PAD_SOCKET=str(victim), PAD_HOME=str(tmp_path / "data"), PAD_NO_SEMANTIC="1")
+    out = subprocess.run([pad_binary(), "serve"], env=env, capture_output=True, text=True, timeout=30)
+    assert out.returncode != 0 and "is not a socket; nothing was removed" in out.stderr, out.stderr
+    assert victim.read_text() == "mine"
+
+
+def test_every_file_is_private_under_umask_022_in_a_0755_directory(tmp_path):
+    home = tmp_path / "data"
+    home.mkdir(mode=0o755)
+    os.chmod(home, 0o755)
+    stale = home / "engine.log"
+    stale.write_text("from an older version\n")
+    os.chmod(stale, 0o644)
+    sock = tmp_path / "run" / "pad.sock"
+    env = dict(os.environ, PAD_HOME=str(home), PAD_SOCKET=str(sock), PAD_NO_SEMANTIC="1", PAD_LOG="warn")
+    engine = subprocess.Popen([pad_binary(), "serve"], env=env, preexec_fn=lambda: os.umask(0o022))
+    try:
+        deadline = time.time() + 20
+        while not sock.exists():
+            assert time.time() < deadline and engine.poll() is None
+            time.sleep(0.02)
+        with scratchpad.Client(str(sock)) as c:
+            for i in range(20):
+                c.add(f"private note {i}", pad="p", tags=["x"])
+            c.search("private")
+        loose = []
+        for root, dirs, files in os.walk(home):
+            for f in files:
+                mode = stat.S_IMODE(os.stat(os.path.join(root, f)).st_mode)
+                if mode & 0o077:
+                    loose.append((os.path.join(root, f), oct(mode)))
+        assert not loose, loose
+        assert any(f.startswith("pad.db") for f in os.listdir(home))
+    finally:
+        engine.terminate()
+        engine.wait()
+
+
+@pytest.fixture(scope="module")
+def engine():
+    e = Engine()
+    yield e
+    e.stop()
+
+
+def test_revoking_a_token_ends_its_subscriptions(engine):
+    with engine.client() as owner:
+        secret = owner.create_token("watcher", ["team-*"])
+    with engine.client(token=secret) as watcher, engine.client() as owner:
+        sub = watcher.subscribe(pads=["team-*"])
+        owner.add("before", pad="team-a")
+        assert watcher.next_event(sub.id)["entry"]["content"] == "before"
+        owner.revoke_token("watcher")
+        owner.add("after the revocation: secret plans", pad="team-a")
+        watcher._sock.settimeout(1.5)
+        with pytest.raises((TimeoutError, socket.timeout, OSError)):
+            watcher.next_event(sub.id)
+
+
+def test_a_token_writes_only_under_its_own_name_and_reads_only_its_own_inbox(engine):
+    with engine.client() as owner:
+        secret = owner.create_token("agent-t", ["team-*", "inbox"])
+    with engine.client(token=secret, author="user") as t:
+        assert t.server["author"] == "agent-t"
+        e = t.add("please approve the payment", pad="team-b", tags=["needs_eyes"], author="user")
+        assert e["author"] == "agent-t"
+        q = t.call("ask", {"content": "ok?", "wait_seconds": 0, "author": "user"})["question"]
+        assert q["author"] == "agent-t"
+        with pytest.raises(scratchpad.Forbidden) as refused:
+            t.call("inbox", {"author": "user"})
+        assert "own inbox" in str(refused.value)
+        t.call("inbox", {"author": "agent-t", "peek": True})
