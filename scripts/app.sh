@@ -27,9 +27,16 @@ if ! cmp -s "$ui_dir/package-lock.json" "$ui_dir/node_modules/.package-lock.stam
     (cd "$ui_dir" && npm install --no-audit --no-fund --loglevel=error)
     cp "$ui_dir/package-lock.json" "$ui_dir/node_modules/.package-lock.stamp"
 fi
-# The pages the app embeds (tauri.conf.json: frontendDist = ../ui/dist).
-if ! ui_out="$(cd "$ui_dir" && npm run --silent build 2>&1)"; then
-    echo "$ui_out" >&2
-    echo "setup: building the UI (ui/, npm run build) failed" >&2
-    exit 1
+# The pages the app embeds (tauri.conf.json: frontendDist = ../ui/dist),
+# rebuilt only when their sources changed: a rebuilt dist/ makes cargo
+# rebuild the app crate too.
+ui_hash="$(cd "$ui_dir" && find src index.html quick.html package-lock.json vite.config.ts tsconfig.json \
+    -type f ! -name '*.test.ts' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$ui_dir/dist/.sources.sha256" 2>/dev/null)" != "$ui_hash" ]; then
+    if ! ui_out="$(cd "$ui_dir" && npm run --silent build 2>&1)"; then
+        echo "$ui_out" >&2
+        echo "setup: building the UI (ui/, npm run build) failed" >&2
+        exit 1
+    fi
+    echo "$ui_hash" >"$ui_dir/dist/.sources.sha256"
 fi

@@ -66,11 +66,15 @@ impl Grant {
 
     /// Refuses reading `pad` unless covered.
     pub fn check_read(&self, pad: &str) -> Result<()> {
+        self.check(pad, "read")
+    }
+
+    fn check(&self, pad: &str, what: &str) -> Result<()> {
         if self.covers(pad) {
             Ok(())
         } else {
             Err(Error::Forbidden(format!(
-                "token '{}' may not read pad '{pad}': it allows {}. Use a pad it covers, or ask the person for a token that covers '{pad}' (pad token create --pads …).",
+                "token '{}' may not {what} pad '{pad}': it allows {}. Use a pad it covers, or ask the person for a token that covers '{pad}' (pad token create --pads …).",
                 self.name,
                 self.describe()
             )))
@@ -79,7 +83,7 @@ impl Grant {
 
     /// Refuses writing `pad` unless covered and not read-only.
     pub fn check_write(&self, pad: &str) -> Result<()> {
-        self.check_read(pad)?;
+        self.check(pad, "write to")?;
         if self.read_only {
             return Err(Error::Forbidden(format!(
                 "token '{}' is read-only: it may read {} but not write. Ask the person for a token with write access.",

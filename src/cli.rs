@@ -260,7 +260,44 @@ struct ConfigureArgs {
     max_entries: Option<String>,
 }
 
+/// The engine's methods and params as the commands and flags that send
+/// them, for error texts: a person at a terminal knows `pad show`, not
+/// `entry.get`.
+const CLI_TERMS: &[(&str, &str)] = &[
+    ("(entry.get)", "(pad show <id>)"),
+    ("(entry.list)", "(pad ls)"),
+    (
+        "(entry.update can change its kind)",
+        "(pad edit <id> --kind task changes its kind)",
+    ),
+    ("(task.claim)", "(pad task claim)"),
+    ("task.heartbeat", "pad task heartbeat"),
+    ("task.* methods", "pad task commands"),
+    ("retry with if_version", "retry with --if-version"),
+    ("if_version", "--if-version"),
+    ("lease_seconds", "--lease"),
+    ("entry.add:", "pad note:"),
+    ("entry.update:", "pad edit:"),
+    ("entry.list:", "pad ls:"),
+    ("search:", "pad search:"),
+];
+
 pub fn main() -> ExitCode {
+    // `pad ls | head -1`: once the reader is gone, the rest of the output
+    // has nowhere to go, and that is success — not a panic (exit 101).
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default_hook(info);
+    }));
     let cli = Cli::parse();
     let cli = match cli.command {
         Command::Serve(args) => return serve::main(args, cli.socket),
@@ -285,7 +322,10 @@ pub fn main() -> ExitCode {
                 };
                 eprintln!("{}", json!({ "error": err }));
             } else {
-                eprintln!("pad: {e:#}");
+                eprintln!(
+                    "pad: {}",
+                    crate::error::reword(&format!("{e:#}"), CLI_TERMS)
+                );
             }
             ExitCode::from(exit)
         }
@@ -413,11 +453,29 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Search(a) => {
+            let asked_words_only = a.mode == "text";
             let mut params = json!({"query": a.query, "pad": a.pad, "tags": a.tags, "kind": a.kind,
                                     "author": a.author, "limit": a.limit, "mode": a.mode,
                                     "category": a.category, "min_confidence": a.min_confidence});
             strip_nulls(&mut params);
             let r = c.call("search", params).await?;
+            // Asked for meaning (the default) and got words only: say so once.
+            if r["mode"] == "text" && !asked_words_only {
+                let stats = c.call("stats", json!({})).await.unwrap_or_default();
+                let semantic = &stats["semantic"];
+                let why = match semantic["status"].as_str() {
+                    Some("loading") => {
+                        "the model is still loading; try again in a moment".to_string()
+                    }
+                    _ => semantic["reason"]
+                        .as_str()
+                        .unwrap_or("it is not running")
+                        .to_string(),
+                };
+                eprintln!(
+                    "pad: searched words only: meaning search is unavailable ({why}). docs/operations.md, \"Semantic search\", says how to enable it."
+                );
+            }
             out(&r, &|r| render::hits(r));
         }
         Command::Edit(a) => {

@@ -194,3 +194,17 @@ impl From<rusqlite::Error> for Error {
         }
     }
 }
+
+/// An engine message reworded for a reader who knows another surface than
+/// the wire protocol (the MCP tools, the CLI): each `(from, to)` replaced,
+/// and the pointer to docs/protocol.md dropped.
+pub fn reword(message: &str, table: &[(&str, &str)]) -> String {
+    let mut m = message.to_owned();
+    if let Some(at) = m.find(" See docs/protocol.md") {
+        m.truncate(at);
+    }
+    for (from, to) in table {
+        m = m.replace(from, to);
+    }
+    m
+}

@@ -646,3 +646,76 @@ async fn pad_mcp_with_a_stripped_environment_reaches_the_running_engine() {
     common::signal(&engine.child, libc::SIGTERM);
     engine.child.wait().unwrap();
 }
+
+#[tokio::test]
+async fn a_newcomers_terminal_a_closed_pipe_fallbacks_counts_and_errors_in_cli_words() {
+    let h = Harness::start().await;
+    // Enough output to fill a pipe: the reader goes after one line.
+    let long = "x".repeat(3900);
+    for _ in 0..24 {
+        assert!(run(&h, &["note", &long, "-p", "big"])
+            .await
+            .status
+            .success());
+    }
+    let mut child = pad(&h)
+        .args(["export", "big"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(lines.next_line().await.unwrap().is_some());
+    drop(lines); // `| head -1`
+    let out = child.wait_with_output().await.unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a closed pipe is success: {err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+
+    // The harness engine has no model: a search says it searched words only.
+    let found = run(&h, &["search", "database upgrade stuck"]).await;
+    let err = String::from_utf8_lossy(&found.stderr);
+    assert!(
+        err.contains("searched words only") && err.contains("Semantic search"),
+        "{err}"
+    );
+    let words = run(&h, &["search", "-m", "text", "anything"]).await;
+    assert!(words.stderr.is_empty(), "asked for words: no note");
+
+    // Counts agree in number; a time to come is rounded up.
+    run(&h, &["note", "one", "-p", "solo"]).await;
+    run(&h, &["configure", "solo", "--ttl", "2h"]).await;
+    let pads = stdout(&run(&h, &["pads"]).await);
+    let solo = pads.lines().find(|l| l.starts_with("solo")).unwrap();
+    assert!(
+        solo.contains(" 1 entry ·") && solo.contains("expires in 2h"),
+        "{solo}"
+    );
+
+    // Errors name commands and flags, not protocol methods.
+    let id = stdout(&run(&h, &["note", "v1", "-p", "solo"]).await)
+        .trim()
+        .to_string();
+    let stale = run(&h, &["edit", &id, "v2", "--if-version", "5"]).await;
+    let err = String::from_utf8_lossy(&stale.stderr);
+    assert_eq!(stale.status.code(), Some(4));
+    assert!(
+        err.contains("pad show <id>") && err.contains("--if-version 1"),
+        "{err}"
+    );
+    // The report's numbers stand under their headers.
+    let report = stdout(&run(&h, &["report", "-p", "solo"]).await);
+    let table: Vec<&str> = report.lines().take_while(|l| !l.is_empty()).collect();
+    assert!(table.len() >= 2, "{report}");
+    assert!(
+        table.iter().all(|l| l.len() == table[0].len()),
+        "columns line up:\n{report}"
+    );
+    let missing = run(&h, &["show", "zzzzzzzzzzzz"]).await;
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(err.contains("(pad ls)") && !err.contains("entry."), "{err}");
+}

@@ -810,9 +810,16 @@ async fn a_killed_engine_finishes_its_embedding_backlog_without_repeating_work()
     write_load(&socket, N).await;
     // Kill it mid-backlog: some entries embedded, many not.
     let mut c = scratchpad::client::Client::connect(&socket).await.unwrap();
+    // Bounded: without the model or runtime nothing is ever embedded, and
+    // the test must say so rather than wait forever.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let s = ok(&mut c, "stats", json!({})).await;
         let done = s["semantic"]["vectors"].as_u64().unwrap_or(0);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing embedded within 60 s (is the model or ONNX Runtime missing?): {s}"
+        );
         if done > 0 {
             assert!(
                 done < N as u64 / 2,

@@ -13,7 +13,9 @@ fn ago(t: &str) -> String {
     };
     let secs = (crate::clock::system_now_ms() - ms) / 1000;
     match secs {
-        i64::MIN..=-1 => format!("in {}", human_secs(-secs)),
+        // A time to come is rounded up (1 h 59 m left is "in 2h"), so an
+        // expiry is never sooner than said; a time past is rounded down.
+        i64::MIN..=-1 => format!("in {}", human_secs_up(-secs)),
         0..=59 => "just now".into(),
         _ => format!("{} ago", human_secs(secs)),
     }
@@ -26,6 +28,23 @@ fn human_secs(secs: i64) -> String {
         3600..=86399 => format!("{}h", secs / 3600),
         _ => format!("{}d", secs / 86400),
     }
+}
+
+/// `human_secs`, rounded up to its unit (119 min is "2h"; 23 h 59 m "1d").
+fn human_secs_up(secs: i64) -> String {
+    let up = |unit: i64| (secs + unit - 1) / unit * unit;
+    match secs {
+        0..=59 => format!("{secs}s"),
+        60..=3599 if up(60) < 3600 => human_secs(up(60)),
+        60..=86399 if up(3600) < 86400 => human_secs(up(3600)),
+        _ => human_secs(up(86400)),
+    }
+}
+
+/// "1 entry", "2 entries".
+fn count(n: &Value, one: &str, many: &str) -> String {
+    let n = n.as_i64().unwrap_or(0);
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn header(e: &Value) -> String {
@@ -208,9 +227,9 @@ pub fn pads(r: &Value) {
             .map(|m| format!(" · keeps newest {m}"))
             .unwrap_or_default();
         println!(
-            "{:<24} {:>7} entries · last write {} · {state}{window}",
+            "{:<24} {:>11} · last write {} · {state}{window}",
             s(&p["name"]),
-            p["entries"],
+            count(&p["entries"], "entry", "entries"),
             ago(s(&p["last_write_at"]))
         );
     }
@@ -383,11 +402,12 @@ pub fn report(r: &Value) {
         println!(
             "{:<20} {:>8} {:>6} {:>6} {:>7} {:>10}",
             s(&a["author"]),
-            a["entries"],
-            a["tasks_done"],
-            a["tasks_failed"],
-            a["retries"],
-            a["tokens"]
+            // Values as strings: JSON numbers ignore the column widths.
+            a["entries"].to_string(),
+            a["tasks_done"].to_string(),
+            a["tasks_failed"].to_string(),
+            a["retries"].to_string(),
+            a["tokens"].to_string()
         )
     };
     for a in r["authors"].as_array().into_iter().flatten() {
@@ -421,5 +441,22 @@ pub fn report(r: &Value) {
     }
     if r["tasks_total"].as_u64() > Some(tasks.len() as u64) {
         println!("… the newest {} of {} tasks", tasks.len(), r["tasks_total"]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_to_come_round_up_and_counts_agree_in_number() {
+        assert_eq!(human_secs_up(119 * 60), "2h");
+        assert_eq!(human_secs_up(2 * 3600), "2h");
+        assert_eq!(human_secs_up(23 * 3600 + 59 * 60), "1d");
+        assert_eq!(human_secs_up(61), "2m");
+        assert_eq!(human_secs_up(3599), "1h");
+        assert_eq!(human_secs(119 * 60), "1h");
+        assert_eq!(count(&Value::from(1), "entry", "entries"), "1 entry");
+        assert_eq!(count(&Value::from(2), "entry", "entries"), "2 entries");
     }
 }

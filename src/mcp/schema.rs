@@ -187,14 +187,7 @@ const TOOL_TERMS: &[(&str, &str)] = &[
 /// An engine error worded for a model: methods renamed to tools, and no
 /// pointer to the protocol document it cannot read.
 pub fn in_tool_terms(message: &str) -> String {
-    let mut m = message.to_owned();
-    if let Some(at) = m.find(" See docs/protocol.md") {
-        m.truncate(at);
-    }
-    for (method, tool) in TOOL_TERMS {
-        m = m.replace(method, tool);
-    }
-    m
+    crate::error::reword(message, TOOL_TERMS)
 }
 
 #[cfg(test)]

@@ -192,10 +192,20 @@ pub async fn all_ids(c: &mut Client, pad: &str) -> std::collections::HashSet<Str
     }
 }
 
-/// An engine running as its own process (`pad serve`).
+/// An engine running as its own process (`pad serve`), stopped (killed)
+/// when dropped, so a failing test leaves no engine behind.
 pub struct Proc {
     pub child: std::process::Child,
     pub socket: PathBuf,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
 }
 
 /// The `pad` binary, aimed at `home` and `socket`, without semantic search
