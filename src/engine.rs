@@ -122,6 +122,7 @@ impl Engine {
         // alone, whatever the umask or the directory's mode.
         // SAFETY: umask only sets this process's file-creation mask.
         unsafe { libc::umask(0o077) };
+        crate::paths::raise_fd_limit();
         crate::paths::create_private_dir(&config.data_dir).map_err(|e| {
             Error::Internal(format!(
                 "cannot create data directory {}: {e}",
@@ -440,7 +441,20 @@ impl Engine {
                     "give either remind_in (seconds from now) or remind_at (an RFC 3339 time), not both.",
                 ))
             }
-            (Some(secs), None) => Some(now.saturating_add((secs as i64).saturating_mul(1000))),
+            (Some(secs), None) => {
+                if secs > model::MAX_FUTURE_SECONDS as u64 {
+                    return Err(Error::over_limit(
+                        "remind_in",
+                        format!(
+                            "remind_in is {secs} seconds; give 0 to {} (ten years), e.g. 1800 for half an hour.",
+                            model::MAX_FUTURE_SECONDS
+                        ),
+                        model::MAX_FUTURE_SECONDS,
+                        secs,
+                    ));
+                }
+                Some(now + secs as i64 * 1000)
+            }
             (None, Some(t)) => Some(model::parse_time("remind_at", t)?),
             (None, None) => None,
         };
@@ -809,21 +823,24 @@ impl Engine {
     pub async fn configure(&self, p: ConfigureParams) -> Result<Pad> {
         let name = model::pad_name("name", &p.name)?;
         if let Some(Some(ttl)) = p.ttl_seconds {
-            if ttl < 1 {
+            if !(1..=model::MAX_FUTURE_SECONDS).contains(&ttl) {
                 return Err(Error::over_limit(
                     "ttl_seconds",
-                    format!("ttl_seconds is {ttl}; give a positive number of seconds (7200 = 2 hours), or null to never expire."),
-                    1,
+                    format!("ttl_seconds is {ttl}; give 1 to {} seconds (7200 = 2 hours; the most is ten years), or null to never expire.", model::MAX_FUTURE_SECONDS),
+                    model::MAX_FUTURE_SECONDS,
                     ttl,
                 ));
             }
         }
         if let Some(Some(max)) = p.max_entries {
-            if max < 1 {
+            if !(1..=model::MAX_WINDOW_ENTRIES).contains(&max) {
                 return Err(Error::over_limit(
                     "max_entries",
-                    format!("max_entries is {max}; give a positive number, or null for no limit."),
-                    1,
+                    format!(
+                        "max_entries is {max}; give 1 to {}, or null for no limit.",
+                        model::MAX_WINDOW_ENTRIES
+                    ),
+                    model::MAX_WINDOW_ENTRIES,
                     max,
                 ));
             }
@@ -864,12 +881,13 @@ impl Engine {
                     "a budget applies to markdown exports only; drop 'budget' or use format 'markdown'.",
                 ))
             }
-            (_, Some(b)) if b < export::MIN_BUDGET => {
+            (_, Some(b)) if !(export::MIN_BUDGET..=model::MAX_BUDGET).contains(&b) => {
                 return Err(Error::over_limit(
                     "budget",
                     format!(
-                        "budget is {b} characters; give at least {} (room for the header and the note on what was left out).",
-                        export::MIN_BUDGET
+                        "budget is {b} characters; give {} to {} (at least room for the header and the note on what was left out), or leave it out for the whole pad.",
+                        export::MIN_BUDGET,
+                        model::MAX_BUDGET
                     ),
                     export::MIN_BUDGET,
                     b,

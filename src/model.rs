@@ -17,6 +17,14 @@ pub const MAX_TAG_LEN: usize = 32;
 pub const MAX_PAD_LEN: usize = 64;
 pub const MAX_AUTHOR_LEN: usize = 64;
 pub const MAX_META_BYTES: usize = 16 * 1024;
+/// The longest time a setting may reach into the future (TTLs, reminders):
+/// ten years, so time arithmetic never wraps and a typo cannot make a date
+/// in 1970 (which expiry would act on at once).
+pub const MAX_FUTURE_SECONDS: i64 = 10 * 365 * 86_400;
+/// The most entries a pad's rolling window (`max_entries`) may keep.
+pub const MAX_WINDOW_ENTRIES: i64 = 1_000_000_000;
+/// The largest export budget, in characters (100 million).
+pub const MAX_BUDGET: usize = 100_000_000;
 pub const DEFAULT_MAX_CONTENT_CHARS: usize = 4000;
 pub const INBOX: &str = "inbox";
 pub const NEEDS_EYES: &str = "needs_eyes";

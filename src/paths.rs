@@ -103,6 +103,25 @@ pub fn seal_files(dir: &Path) {
     }
 }
 
+/// Raises this process's soft limit on open files to its hard limit: every
+/// client is a descriptor, and the usual soft limit (1,024) is far below
+/// what the system allows.
+pub fn raise_fd_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct we pass.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                tracing::warn!("cannot raise the open-files limit to {}", lim.rlim_max);
+            }
+        }
+    }
+}
+
 pub fn uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }

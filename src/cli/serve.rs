@@ -102,6 +102,13 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     let mut config = Config::new(paths::data_dir());
     config.durability = args.durability;
     config.max_content_chars = args.max_content;
+    if args.default_ttl > crate::model::MAX_FUTURE_SECONDS {
+        anyhow::bail!(
+            "--default-ttl {}: give 0 (never expire) to {} seconds (ten years)",
+            args.default_ttl,
+            crate::model::MAX_FUTURE_SECONDS
+        );
+    }
     config.default_ttl_seconds = (args.default_ttl > 0).then_some(args.default_ttl);
     config.retention = Duration::from_secs(args.retention_days * 86400);
     config.require_tokens = args.require_tokens;

@@ -161,6 +161,15 @@ impl LineReader {
         loop {
             let buf = self.inner.fill_buf().await?;
             if buf.is_empty() {
+                // A last request that ends at EOF without its newline is a
+                // request like any other.
+                let mut last = std::mem::take(&mut self.partial);
+                if !self.discarding && !last.iter().all(u8::is_ascii_whitespace) {
+                    if last.last() == Some(&b'\r') {
+                        last.pop();
+                    }
+                    return Ok(Line::Complete(last));
+                }
                 return Ok(Line::Eof);
             }
             match buf.iter().position(|&b| b == b'\n') {
