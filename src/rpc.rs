@@ -400,6 +400,11 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
+/// The most requests one batch may hold.
+pub const MAX_BATCH_REQUESTS: usize = 100;
+/// The answers of one batch stop being computed past this many bytes.
+pub const MAX_BATCH_BYTES: usize = 16 << 20;
+
 /// Handles one request line (a request or a batch); returns the response line
 /// to send, without its newline, or `None` when nothing is owed (notifications).
 pub async fn handle_line(engine: &Engine, session: &mut Session, line: &[u8]) -> Option<Vec<u8>> {
@@ -426,9 +431,47 @@ pub async fn handle_line(engine: &Engine, session: &mut Session, line: &[u8]) ->
                     ),
                 )));
             }
+            if batch.len() > MAX_BATCH_REQUESTS {
+                return Some(render(refused(
+                    engine,
+                    Value::Null,
+                    &Error::TooLarge {
+                        field: None,
+                        message: format!(
+                            "this batch holds {} requests; the limit is {MAX_BATCH_REQUESTS}. Nothing in it was run: send it as several batches, or pipeline single requests.",
+                            batch.len()
+                        ),
+                        limit: MAX_BATCH_REQUESTS as u64,
+                        got: batch.len() as u64,
+                    },
+                )));
+            }
             let mut out = Vec::with_capacity(batch.len());
+            let mut bytes = 0usize;
             for v in batch {
+                // Past the byte cap the rest is not run: a batch of reads
+                // cannot make the engine hold gigabytes of answers.
+                if bytes > MAX_BATCH_BYTES {
+                    let id = v.get("id").cloned();
+                    if let Some(id) = id {
+                        out.push(reply(refused(
+                            engine,
+                            id,
+                            &Error::TooLarge {
+                                field: None,
+                                message: format!(
+                                    "not run: this batch's answers passed {} MiB, the limit. Send this request again on its own, or ask for less (a 'limit' or a 'budget').",
+                                    MAX_BATCH_BYTES >> 20
+                                ),
+                                limit: MAX_BATCH_BYTES as u64,
+                                got: bytes as u64,
+                            },
+                        )));
+                    }
+                    continue;
+                }
                 if let Some(r) = handle_value(engine, session, v).await {
+                    bytes += r.get().len();
                     out.push(r);
                 }
             }

@@ -106,3 +106,38 @@ def test_the_engine_raises_its_open_files_limit_to_the_hard_limit(tmp_path):
     finally:
         proc.terminate()
         proc.wait()
+
+
+def raw(engine, line: bytes):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(engine.socket)
+    s.sendall(line + b"\n")
+    f = s.makefile("rb")
+    answer = json.loads(f.readline())
+    s.close()
+    return answer
+
+
+def test_a_batch_over_the_request_cap_is_refused_whole(engine):
+    batch = [{"jsonrpc": "2.0", "id": i, "method": "entry.add",
+              "params": {"pad": "batch-cap", "content": f"n{i}"}} for i in range(101)]
+    answer = raw(engine, json.dumps(batch).encode())
+    assert answer["error"]["code"] == -32004 and "limit is 100" in answer["error"]["message"]
+    with engine.client() as c:
+        assert c.call("entry.list", {"pad": "batch-cap"})["entries"] == [], "nothing in it was run"
+
+
+def test_a_batch_stops_computing_answers_past_its_byte_cap(engine):
+    with engine.client() as c:
+        for i in range(100):
+            c.add("y" * 3900, pad="batch-big")
+    # 100 lists of ~400 KB each would be ~40 MB of answers.
+    batch = [{"jsonrpc": "2.0", "id": i, "method": "entry.list", "params": {"pad": "batch-big", "limit": 100}}
+             for i in range(100)]
+    answers = raw(engine, json.dumps(batch).encode())
+    assert len(answers) == 100
+    done = [a for a in answers if "result" in a]
+    cut = [a for a in answers if "error" in a]
+    assert 30 <= len(done) < 100 and cut, (len(done), len(cut))
+    assert all(a["error"]["code"] == -32004 and "not run" in a["error"]["message"] for a in cut)
+    assert sum(len(json.dumps(a)) for a in answers) < 24 << 20
