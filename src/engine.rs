@@ -60,6 +60,12 @@ pub struct Config {
     /// Record Prometheus metrics (`pad serve --metrics` serves them).
     pub metrics: bool,
     pub clock: Clock,
+    /// How long a begun request line may sit unfinished before its
+    /// connection is closed (and its buffer freed).
+    pub partial_idle: Duration,
+    /// The most client connections served at once; `None`: the open-files
+    /// limit less a reserve for the engine's own files and listeners.
+    pub max_connections: Option<usize>,
 }
 
 impl Config {
@@ -78,6 +84,8 @@ impl Config {
             work_every: Duration::from_secs(1),
             metrics: false,
             clock: Clock::system(),
+            partial_idle: Duration::from_secs(30),
+            max_connections: None,
         }
     }
 }

@@ -121,6 +121,10 @@ fn private_dir(dir: &Path) -> Result<(), BindError> {
     }
 }
 
+/// Descriptors kept free of client connections: the database and its
+/// derived files, the journal, the TCP listeners, refusals in flight.
+const FD_RESERVE: u64 = 256;
+
 /// Serves connections until `shutdown` resolves, then stops accepting, lets
 /// each connection finish the requests it has received (up to `drain`), and
 /// returns.
@@ -132,11 +136,20 @@ pub async fn serve(
 ) {
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut conns = JoinSet::new();
+    // Below the descriptor limit, so the engine never runs out of them and a
+    // client over the cap is told so instead of hanging unaccepted.
+    let cap = engine
+        .config()
+        .max_connections
+        .unwrap_or_else(|| (crate::paths::fd_limit().saturating_sub(FD_RESERVE) as usize).max(64));
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
             _ = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
+                Ok((stream, _)) if conns.len() >= cap => {
+                    tokio::spawn(connection::refuse_busy(stream, engine.clone(), cap));
+                }
                 Ok((stream, _)) => {
                     conns.spawn(connection::run(stream, engine.clone(), stop_rx.clone()));
                 }

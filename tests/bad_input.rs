@@ -446,3 +446,68 @@ async fn every_listed_method_is_served_and_documented() {
     }
     still_usable(&mut c).await;
 }
+
+#[tokio::test]
+async fn a_line_left_unfinished_is_cut_off_and_its_buffer_freed() {
+    let h = Harness::with(|c| c.partial_idle = std::time::Duration::from_millis(300)).await;
+    let mut slow = h.client().await;
+    let started = std::time::Instant::now();
+    slow.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sta")
+        .await
+        .unwrap();
+    let r = slow.read_message().await.unwrap();
+    assert_eq!(r["error"]["code"], code::INVALID_REQUEST);
+    let msg = r["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("left unfinished") && msg.contains("newline"),
+        "{msg}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(
+        slow.read_message().await.is_err(),
+        "and the connection is closed"
+    );
+    // A client that finishes its line in time is not affected.
+    let mut c = h.client().await;
+    c.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":2,").await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    c.send_raw(b"\"method\":\"hello\"}\n").await.unwrap();
+    assert_eq!(c.read_message().await.unwrap()["id"], 2);
+    still_usable(&mut c).await;
+}
+
+#[tokio::test]
+async fn a_client_over_the_connection_cap_is_told_not_left_hanging() {
+    let h = Harness::with(|c| c.max_connections = Some(3)).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let mut c = h.client().await;
+        still_usable(&mut c).await;
+        held.push(c);
+    }
+    let mut over = Client::connect(&h.socket).await.unwrap();
+    let r = tokio::time::timeout(std::time::Duration::from_secs(5), over.read_message())
+        .await
+        .expect("an answer, not a hang")
+        .unwrap();
+    assert_eq!(r["error"]["code"], code::UNAVAILABLE);
+    let msg = r["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("serves 3 connections") && msg.contains("ulimit -n"),
+        "{msg}"
+    );
+    // Once one closes, there is room again.
+    drop(held.pop());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let mut c = Client::connect(&h.socket).await.unwrap();
+        if c.call("hello", json!({})).await.is_ok() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "room again after a close"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

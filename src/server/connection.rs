@@ -57,7 +57,8 @@ pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<b
     engine.connection_opened();
     let (events_tx, mut events_rx) = mpsc::channel::<Value>(EVENT_QUEUE);
     let mut session = Session::new(Some(events_tx));
-    let mut lines = LineReader::new(read);
+    // A silent half-sent line must not hold up to 1 MiB for ever.
+    let mut lines = LineReader::new(read, engine.config().partial_idle);
     loop {
         tokio::select! {
             biased;
@@ -65,6 +66,11 @@ pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<b
                 let reply = match line {
                     Ok(Line::Complete(bytes)) => rpc::handle_line(&engine, &mut session, &bytes).await,
                     Ok(Line::TooLong) => Some(too_long(&engine)),
+                    Ok(Line::Stalled) => {
+                        let _ = write_line(&mut out, &stalled(&engine)).await;
+                        let _ = out.flush().await;
+                        break;
+                    }
                     Ok(Line::Eof) | Err(_) => break,
                 };
                 if let Some(reply) = reply {
@@ -117,6 +123,31 @@ async fn write_line(
     out.write_all(b"\n").await
 }
 
+/// Tells a client over the connection cap so, then closes.
+pub async fn refuse_busy(stream: UnixStream, engine: Engine, cap: usize) {
+    tracing::warn!("refused a connection: {cap} are open, the limit");
+    let e = Error::Unavailable(format!(
+        "the engine already serves {cap} connections, its limit; close idle ones (each client needs only one) or raise the engine's open-files limit (ulimit -n) and restart it."
+    ));
+    let line =
+        serde_json::to_vec(&rpc::refused(&engine, Value::Null, &e)).expect("values serialize");
+    let (_read, write) = stream.into_split();
+    let mut out = BufWriter::new(write);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), async {
+        let _ = write_line(&mut out, &line).await;
+        let _ = out.flush().await;
+    })
+    .await;
+}
+
+fn stalled(engine: &Engine) -> Vec<u8> {
+    let e = Error::InvalidRequest(format!(
+        "a request line was left unfinished for {} s; the connection is closed. End each request with a newline.",
+        engine.config().partial_idle.as_secs()
+    ));
+    serde_json::to_vec(&rpc::refused(engine, Value::Null, &e)).expect("values serialize")
+}
+
 fn too_long(engine: &Engine) -> Vec<u8> {
     let e = Error::TooLarge {
         field: None,
@@ -132,6 +163,8 @@ fn too_long(engine: &Engine) -> Vec<u8> {
 enum Line {
     Complete(Vec<u8>),
     TooLong,
+    /// A line begun and then left unfinished for `PARTIAL_IDLE`.
+    Stalled,
     Eof,
 }
 
@@ -142,14 +175,17 @@ struct LineReader {
     partial: Vec<u8>,
     /// Skipping the rest of an over-long line.
     discarding: bool,
+    /// How long a begun line may wait for its next byte (`Line::Stalled`).
+    idle: std::time::Duration,
 }
 
 impl LineReader {
-    fn new(read: OwnedReadHalf) -> Self {
+    fn new(read: OwnedReadHalf, idle: std::time::Duration) -> Self {
         LineReader {
             inner: BufReader::with_capacity(64 * 1024, read),
             partial: Vec::new(),
             discarding: false,
+            idle,
         }
     }
 
@@ -159,7 +195,18 @@ impl LineReader {
 
     async fn next(&mut self) -> std::io::Result<Line> {
         loop {
-            let buf = self.inner.fill_buf().await?;
+            let midline = !self.partial.is_empty() || self.discarding;
+            let buf = if midline {
+                match tokio::time::timeout(self.idle, self.inner.fill_buf()).await {
+                    Ok(read) => read?,
+                    Err(_) => {
+                        self.partial = Vec::new();
+                        return Ok(Line::Stalled);
+                    }
+                }
+            } else {
+                self.inner.fill_buf().await?
+            };
             if buf.is_empty() {
                 // A last request that ends at EOF without its newline is a
                 // request like any other.
