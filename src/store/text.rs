@@ -251,7 +251,12 @@ impl Store {
         substrings: bool,
     ) -> Result<Vec<(Entry, f64)>> {
         self.catch_up_text()?;
-        let words: Vec<&str> = query.split_whitespace().collect();
+        // Control characters (a NUL, say) separate words like spaces: FTS5
+        // cannot take them inside a quoted term.
+        let words: Vec<&str> = query
+            .split(|c: char| c.is_whitespace() || c.is_control())
+            .filter(|w| !w.is_empty())
+            .collect();
         let conn = self.reader()?;
         let mut hits: Vec<(Entry, f64)> = Vec::new();
         let mut seen = std::collections::HashSet::new();

@@ -141,3 +141,10 @@ def test_a_batch_stops_computing_answers_past_its_byte_cap(engine):
     assert 30 <= len(done) < 100 and cut, (len(done), len(cut))
     assert all(a["error"]["code"] == -32004 and "not run" in a["error"]["message"] for a in cut)
     assert sum(len(json.dumps(a)) for a in answers) < 24 << 20
+
+
+def test_a_search_with_a_nul_in_it_is_answered(engine):
+    with engine.client() as c:
+        c.add("alpha beta", pad="nul")
+        hits = c.call("search", {"query": "alpha\u0000beta", "pad": "nul", "mode": "text"})["hits"]
+        assert [h["entry"]["content"] for h in hits] == ["alpha beta"]
