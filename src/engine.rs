@@ -932,15 +932,33 @@ impl Engine {
         .await
     }
 
-    pub async fn stats(&self, p: StatsParams) -> Result<StatsResult> {
+    /// The engine's figures. To a token, counts and activity cover only the
+    /// pads it may read: no other pad's name, tag or size shows.
+    pub async fn stats(&self, p: StatsParams, grant: Option<&Grant>) -> Result<StatsResult> {
         let now = self.now();
         // Before anything reads the store: reading applies the journal.
         let journal_queue = self.store().journal_queue();
+        let grant = grant.cloned();
         let (counts, index_queue, embed_queue, activity) = self
             .blocking(move |e| {
                 let s = e.store();
-                let activity = p.activity.then(|| e.activity(now)).transpose()?;
-                Ok((s.counts()?, s.index_queue()?, s.embed_queue()?, activity))
+                let activity = p
+                    .activity
+                    .then(|| e.activity(now, grant.as_ref()))
+                    .transpose()?;
+                let mut counts = s.counts()?;
+                if let Some(g) = &grant {
+                    let pads: Vec<_> = s
+                        .pads(true)?
+                        .into_iter()
+                        .filter(|p| g.covers(&p.name))
+                        .collect();
+                    counts.entries = pads.iter().map(|p| p.entries).sum();
+                    counts.live_pads = pads.iter().filter(|p| !p.archived).count() as i64;
+                    counts.archived_pads = pads.iter().filter(|p| p.archived).count() as i64;
+                    counts.tags = s.tags(&scoped(EntryFilter::default(), Some(g))?)?.len() as i64;
+                }
+                Ok((counts, s.index_queue()?, s.embed_queue()?, activity))
             })
             .await?;
         let store = self.store();

@@ -96,9 +96,33 @@ pub async fn dispatch(
     let grant = engine.grant(&access)?;
     let g = grant.as_deref();
     // Checks an entry's pad before acting on it by id.
+    // To a token, an entry outside its grant does not exist: the error names
+    // no foreign pad, and an ambiguous prefix lists no foreign ids.
     let entry_pad = |id: &str, write: bool| -> Result<()> {
         if let Some(g) = g {
-            let pad = engine.store().get(id)?.pad;
+            let pad = match engine.store().get(id) {
+                Ok(e) => e.pad,
+                Err(Error::InvalidParams { field, message, .. })
+                    if message.contains("matches several entries") =>
+                {
+                    return Err(Error::InvalidParams {
+                        field,
+                        message: format!(
+                            "id prefix '{}' is not unique; give more characters (or the full id).",
+                            id.trim()
+                        ),
+                        limit: None,
+                        got: None,
+                    })
+                }
+                Err(e) => return Err(e),
+            };
+            if !g.covers(&pad) {
+                return Err(crate::store::entries::no_entry(
+                    "id",
+                    &id.trim().to_lowercase(),
+                ));
+            }
             if write {
                 g.check_write(&pad)?;
             } else {
@@ -280,7 +304,7 @@ pub async fn dispatch(
                 }
             }
         }
-        "stats" => reply(engine.stats(parse(method, params)?).await?),
+        "stats" => reply(engine.stats(parse(method, params)?, g).await?),
         "reindex" => {
             let _: ReindexParams = parse(method, params)?;
             engine.owner_only(&access, "rebuild the semantic index")?;

@@ -28,7 +28,7 @@
 
 mod activity;
 mod derived;
-mod entries;
+pub(crate) mod entries;
 mod journal;
 mod migrate;
 mod pads;

@@ -655,6 +655,15 @@ fn check_version(id: &str, actual: i64, expected: Option<i64>) -> Result<()> {
     }
 }
 
+/// The answer for an id that names no entry — and, to a token, for one
+/// outside its grant: the two must read the same.
+pub fn no_entry(field: &'static str, id: &str) -> Error {
+    Error::NotFound {
+        field,
+        message: format!("no entry with id '{id}'. It may have been deleted or purged; list the pad (entry.list) to find current ids."),
+    }
+}
+
 /// Resolves an id or unique id prefix to `(seq, full id)`.
 pub(crate) fn resolve(conn: &Connection, field: &'static str, id: &str) -> Result<(i64, String)> {
     let id = id.trim().to_lowercase();
@@ -669,16 +678,16 @@ pub(crate) fn resolve(conn: &Connection, field: &'static str, id: &str) -> Resul
         .query_map([lo, hi], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     match seqs.as_slice() {
-        [] => Err(Error::NotFound {
-            field,
-            message: format!("no entry with id '{id}'. It may have been deleted or purged; list the pad (entry.list) to find current ids."),
-        }),
+        [] => Err(no_entry(field, &id)),
         [seq] => Ok((*seq, id::encode(*seq))),
         many => Err(Error::invalid(
             field,
             format!(
                 "id prefix '{id}' matches several entries ({}, …); give more characters.",
-                many.iter().map(|s| id::encode(*s)).collect::<Vec<_>>().join(", ")
+                many.iter()
+                    .map(|s| id::encode(*s))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         )),
     }

@@ -182,3 +182,25 @@ def test_a_token_writes_only_under_its_own_name_and_reads_only_its_own_inbox(eng
             t.call("inbox", {"author": "user"})
         assert "own inbox" in str(refused.value)
         t.call("inbox", {"author": "agent-t", "peek": True})
+
+
+def test_a_token_learns_nothing_outside_its_grant(engine):
+    with engine.client() as owner:
+        secret = owner.create_token("scoped", ["scope-*"], read_only=True)
+        foreign = owner.add("the merger is off", pad="board-secret", tags=["confidential"])
+        owner.add("ours", pad="scope-a", tags=["mine"])
+    with engine.client(token=secret) as t:
+        stats = t.call("stats", {"activity": True})
+        text = json.dumps(stats)
+        assert "board-secret" not in text and "confidential" not in text, text
+        assert stats["pads"] == 1 and stats["entries"] == 1 and stats["tags"] == 1, stats
+        assert [p["name"] for p in stats["activity"]["busiest_pads"]] == ["scope-a"]
+        for method, params in [("entry.get", {"id": foreign["id"]}),
+                               ("entry.thread", {"id": foreign["id"]}),
+                               ("entry.get", {"id": foreign["id"][:11]})]:
+            # (A prefix may also match entries written in the same
+            # millisecond: then it is "not unique", listing no ids.)
+            with pytest.raises((scratchpad.NotFound, scratchpad.InvalidParams)) as hidden:
+                t.call(method, params)
+            said = str(hidden.value)
+            assert "board-secret" not in said and foreign["id"] not in said.replace(params["id"], ""), (method, said)
