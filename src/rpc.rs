@@ -152,6 +152,11 @@ pub async fn dispatch(
             if let Some(parent) = &p.reply_to {
                 entry_pad(parent, false).map_err(|e| e.for_field("reply_to"))?;
             }
+            // A token's task may wait only on tasks it can read (else it
+            // could watch a foreign task turn ready in plan.order).
+            for dep in &p.depends_on {
+                entry_pad(dep, false).map_err(|e| e.for_field("depends_on"))?;
+            }
             let entry = engine.add(p, session.author.as_deref()).await?;
             reply(EntryResult { entry })
         }
@@ -178,6 +183,9 @@ pub async fn dispatch(
         "entry.update" => {
             let p: UpdateParams = parse(method, params)?;
             entry_pad(&p.id, true)?;
+            for dep in p.depends_on.iter().flatten() {
+                entry_pad(dep, false).map_err(|e| e.for_field("depends_on"))?;
+            }
             reply(EntryResult {
                 entry: engine.update(p).await?,
             })

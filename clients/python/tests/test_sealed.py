@@ -204,3 +204,16 @@ def test_a_token_learns_nothing_outside_its_grant(engine):
                 t.call(method, params)
             said = str(hidden.value)
             assert "board-secret" not in said and foreign["id"] not in said.replace(params["id"], ""), (method, said)
+
+
+def test_a_tokens_task_cannot_wait_on_a_foreign_task(engine):
+    with engine.client() as owner:
+        secret = owner.create_token("planner-t", ["work-*"])
+        foreign = owner.add("secret migration", pad="ops-private", kind="task")
+    with engine.client(token=secret) as t:
+        with pytest.raises(scratchpad.NotFound) as refused:
+            t.add("watch it", pad="work-a", kind="task", depends_on=[foreign["id"]])
+        assert refused.value.field == "depends_on" and "ops-private" not in str(refused.value)
+        mine = t.add("mine", pad="work-a", kind="task")
+        with pytest.raises(scratchpad.NotFound):
+            t.call("entry.update", {"id": mine["id"], "depends_on": [foreign["id"]]})
