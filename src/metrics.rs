@@ -431,11 +431,25 @@ pub fn check_address(addr: std::net::SocketAddr, allow_remote: bool) -> Result<(
     }
 }
 
-/// Serves `GET /metrics` until `shutdown`. Anything but GET is refused
+/// The bearer token file for `--metrics-require-token`, in the data directory.
+pub const TOKEN_FILE: &str = "metrics.token";
+
+/// The token scrapers must send, created (0600, random) on first use.
+pub fn token(data_dir: &std::path::Path) -> std::io::Result<String> {
+    crate::access::private_secret(
+        &data_dir.join(TOKEN_FILE),
+        |t| t.len() >= 32,
+        crate::access::random_hex,
+    )
+}
+
+/// Serves `GET /metrics` until `shutdown`; with `token`, only to requests
+/// that carry it as a bearer token. Anything but GET is refused
 /// (405), any other path is a 404 that names the right one.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     engine: Engine,
+    token: Option<String>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     use axum::http::{header, StatusCode};
@@ -488,12 +502,28 @@ pub async fn serve(
         })
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
-                let hosts = hosts.clone();
+                let (hosts, token) = (hosts.clone(), token.clone());
                 async move {
                     let host = req
                         .headers()
                         .get(header::HOST)
                         .and_then(|v| v.to_str().ok());
+                    let given = req
+                        .headers()
+                        .get(header::AUTHORIZATION)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.strip_prefix("Bearer "));
+                    if let Some(want) = token.as_deref() {
+                        // Compared as hashes: in time independent of the secret.
+                        if given.map(crate::access::hash) != Some(crate::access::hash(want)) {
+                            return (
+                                StatusCode::UNAUTHORIZED,
+                                [(header::WWW_AUTHENTICATE, "Bearer")],
+                                "send `Authorization: Bearer <token>` with the token in metrics.token in the engine's data directory (Prometheus: bearer_token_file)\n",
+                            )
+                                .into_response();
+                        }
+                    }
                     if any_host || crate::access::host_allowed(host, &hosts) {
                         next.run(req).await
                     } else {

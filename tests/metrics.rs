@@ -26,6 +26,7 @@ async fn start_with(
     tokio::spawn(scratchpad::metrics::serve(
         listener,
         h.engine.clone(),
+        None,
         std::future::pending(),
     ));
     (h, addr)

@@ -150,6 +150,7 @@ async fn run_engine(
                 tokio::spawn(scratchpad::metrics::serve(
                     listener,
                     engine.clone(),
+                    None,
                     async {
                         let _ = metrics_stopped.await;
                     },

@@ -64,6 +64,10 @@ pub struct ServeArgs {
     /// names and activity, never content).
     #[arg(long)]
     metrics_allow_remote: bool,
+    /// Serve metrics only to requests with `Authorization: Bearer <token>`,
+    /// the token in <data dir>/metrics.token (Prometheus: bearer_token_file).
+    #[arg(long)]
+    metrics_require_token: bool,
     /// Refuse connections that do not say hello with a token (`pad token
     /// create`); the owner's CLI uses <data dir>/owner.token by itself.
     #[arg(long, env = "PAD_REQUIRE_TOKENS", value_parser = clap::builder::FalseyValueParser::new())]
@@ -180,9 +184,24 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
             let url = format!("http://{}/metrics", listener.local_addr()?);
             tracing::info!("Prometheus metrics on {url}");
             engine.set_metrics_address(url);
+            let token = if args.metrics_require_token {
+                let t = crate::metrics::token(&engine.config().data_dir)?;
+                tracing::info!(
+                    "metrics require the bearer token in {}",
+                    engine
+                        .config()
+                        .data_dir
+                        .join(crate::metrics::TOKEN_FILE)
+                        .display()
+                );
+                Some(t)
+            } else {
+                None
+            };
             Some(tokio::spawn(crate::metrics::serve(
                 listener,
                 engine.clone(),
+                token,
                 async {
                     let _ = metrics_stopped.await;
                 },

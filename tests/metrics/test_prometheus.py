@@ -110,3 +110,28 @@ def test_a_foreign_host_header_is_refused():
         assert get(f"evil.example:{port}") == 403
     finally:
         engine.stop()
+
+
+def test_metrics_can_require_a_token():
+    port = free_port()
+    engine = Engine(extra_args=["--metrics", f"127.0.0.1:{port}", "--metrics-require-token"])
+    try:
+        token_file = os.path.join(engine.data, "metrics.token")
+        token = open(token_file).read().strip()
+        assert os.stat(token_file).st_mode & 0o777 == 0o600 and len(token) >= 32
+
+        def get(headers):
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers=headers)
+            try:
+                with urllib.request.urlopen(req, timeout=10) as r:
+                    return r.status, r.read().decode()
+            except urllib.error.HTTPError as e:
+                return e.code, e.read().decode()
+
+        status, body = get({})
+        assert status == 401 and "metrics.token" in body
+        assert get({"Authorization": "Bearer " + "0" * 64})[0] == 401
+        status, body = get({"Authorization": f"Bearer {token}"})
+        assert status == 200 and "scratchpad_entries_total" in body
+    finally:
+        engine.stop()
