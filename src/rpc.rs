@@ -262,11 +262,14 @@ pub async fn dispatch(
                 entry: engine.fail(p).await?,
             })
         }
-        "entry.share" => reply(
-            engine
-                .share(parse(method, params)?, session.author.as_deref(), g)
-                .await?,
-        ),
+        "entry.share" => {
+            let mut p: ShareParams = parse(method, params)?;
+            entry_pad(&p.id, false)?;
+            if let Some(name) = token_name(&access) {
+                p.author = Some(name.to_owned());
+            }
+            reply(engine.share(p, session.author.as_deref(), g).await?)
+        }
         "report" => reply(engine.report(parse(method, params)?, g).await?),
         "subscribe" => {
             let p: SubscribeParams = parse(method, params)?;

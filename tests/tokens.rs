@@ -175,11 +175,12 @@ async fn a_scoped_token_reads_and_writes_only_its_pads() {
         code::FORBIDDEN,
     )
     .await;
+    // Sharing a foreign entry: it does not exist for this token.
     err(
         &mut x,
         "entry.share",
         json!({"id": private["id"], "to": ["proj-a"]}),
-        code::FORBIDDEN,
+        code::NOT_FOUND,
     )
     .await;
     ok(

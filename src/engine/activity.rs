@@ -13,7 +13,8 @@ impl Engine {
     /// To a token, only its pads: their tags and their places in the lists.
     pub(super) fn activity(&self, now: i64, grant: Option<&Grant>) -> Result<Activity> {
         let store = self.store();
-        let entries_per_minute = store.writes_per_minute(now, 60)?;
+        let entries_per_minute =
+            store.writes_per_minute(now, 60, |pad| grant.is_none_or(|g| g.covers(pad)))?;
         let mut top_tags = store.tags(&super::scoped(Default::default(), grant)?)?;
         top_tags.truncate(10);
         let covered = |p: &PadRow| grant.is_none_or(|g| g.covers(&p.name));

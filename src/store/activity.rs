@@ -22,21 +22,32 @@ pub struct PadRow {
 impl Store {
     /// Entries written in each of the last `minutes` minutes up to `now`,
     /// oldest minute first (entries deleted since are not counted).
-    pub fn writes_per_minute(&self, now: i64, minutes: usize) -> Result<Vec<u64>> {
+    /// Entries written per minute, counting only pads `keep` accepts (a
+    /// token's grant).
+    pub fn writes_per_minute(
+        &self,
+        now: i64,
+        minutes: usize,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<Vec<u64>> {
         let start = now - minutes as i64 * 60_000;
         let conn = self.reader()?;
         let mut out = vec![0u64; minutes];
         let mut stmt = conn.prepare_cached(
-            "SELECT (created_at - ?1) / 60000 AS m, count(*) FROM entries \
-             WHERE seq >= ?2 AND created_at >= ?1 AND created_at < ?3 GROUP BY m",
+            "SELECT (created_at - ?1) / 60000 AS m, pad, count(*) FROM entries \
+             WHERE seq >= ?2 AND created_at >= ?1 AND created_at < ?3 GROUP BY m, pad",
         )?;
         let rows = stmt.query_map(params![start, id::first_at(start), now], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
         })?;
         for row in rows {
-            let (m, n) = row?;
-            if let Some(slot) = out.get_mut(m as usize) {
-                *slot = n as u64;
+            let (m, pad, n) = row?;
+            if let Some(slot) = out.get_mut(m as usize).filter(|_| keep(&pad)) {
+                *slot += n as u64;
             }
         }
         Ok(out)

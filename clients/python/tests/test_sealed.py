@@ -195,6 +195,7 @@ def test_a_token_learns_nothing_outside_its_grant(engine):
         assert "board-secret" not in text and "confidential" not in text, text
         assert stats["pads"] == 1 and stats["entries"] == 1 and stats["tags"] == 1, stats
         assert [p["name"] for p in stats["activity"]["busiest_pads"]] == ["scope-a"]
+        assert stats["activity"]["entries_last_hour"] == 1, "the write rate counts its pads only"
         for method, params in [("entry.get", {"id": foreign["id"]}),
                                ("entry.thread", {"id": foreign["id"]}),
                                ("entry.get", {"id": foreign["id"][:11]})]:
@@ -217,3 +218,76 @@ def test_a_tokens_task_cannot_wait_on_a_foreign_task(engine):
         mine = t.add("mine", pad="work-a", kind="task")
         with pytest.raises(scratchpad.NotFound):
             t.call("entry.update", {"id": mine["id"], "depends_on": [foreign["id"]]})
+
+
+def test_a_sweep_of_every_method_shows_a_scoped_token_nothing_foreign(engine):
+    """Every method, called by a `proj-*` token with a foreign id, prefix,
+    pad and author: no answer, error or event holds a foreign pad name, id,
+    tag, author or content it did not send itself."""
+    with engine.client() as owner:
+        secret = owner.create_token("sweeper", ["proj-*"])
+        foreign = owner.add("zebra-content-0451", pad="hidden-place", tags=["xylotag"],
+                            kind="task", author="owner-agent")
+        owner.add("ours", pad="proj-a", kind="task")
+    fid = foreign["id"]
+    hidden = ["hidden-place", "xylotag", "zebra-content-0451", "owner-agent", fid]
+    calls = [
+        ("hello", {}),
+        ("entry.add", {"pad": "proj-a", "content": "x", "reply_to": fid}),
+        ("entry.add", {"pad": "proj-a", "content": "x", "kind": "task", "depends_on": [fid]}),
+        ("entry.get", {"id": fid}),
+        ("entry.update", {"id": fid, "content": "mine"}),
+        ("entry.delete", {"id": fid}),
+        ("entry.list", {"pad": "hidden-place"}),
+        ("entry.list", {"tags": ["xylotag"]}),
+        ("entry.list", {"author": "owner-agent"}),
+        ("entry.list", {}),
+        ("search", {"query": "zebra"}),
+        ("tags.list", {}),
+        ("pad.list", {"include_archived": True}),
+        ("pad.configure", {"name": "hidden-place", "ttl_seconds": 60}),
+        ("pad.touch", {"name": "hidden-place"}),
+        ("pad.clear", {"name": "hidden-place"}),
+        ("pad.export", {"name": "hidden-place"}),
+        ("subscribe", {"pads": ["hidden-place"]}),
+        ("unsubscribe", {"subscription": 999}),
+        ("stats", {"activity": True}),
+        ("reindex", {}),
+        ("inbox", {"author": "owner-agent"}),
+        ("inbox", {}),
+        ("plan.order", {"pad": "hidden-place"}),
+        ("task.claim", {"pad": "hidden-place", "agent": "sweeper"}),
+        ("task.heartbeat", {"id": fid}),
+        ("task.complete", {"id": fid}),
+        ("task.fail", {"id": fid, "error": "x"}),
+        ("entry.share", {"id": fid, "to": ["proj-a"]}),
+        ("entry.thread", {"id": fid}),
+        ("ask", {"content": "q", "pad": "hidden-place", "wait_seconds": 0}),
+        ("report", {"pad": "hidden-place"}),
+        ("report", {}),
+        ("token.create", {"name": "x", "pads": ["*"]}),
+        ("token.list", {}),
+        ("token.revoke", {"name": "sweeper-other"}),
+    ] + [("entry.get", {"id": fid[:n]}) for n in (4, 8, 11)]
+    seen = []
+    with engine.client(token=secret) as t:
+        sub = t.subscribe()  # every pad it may see
+        for method, params in calls:
+            try:
+                said = json.dumps(t.call(method, params))
+            except scratchpad.ScratchpadError as e:
+                said = f"{e} {json.dumps(e.data)}"
+            seen.append((method, json.dumps(params), said))
+        with engine.client() as owner:
+            owner.add("zebra-content-0451 again", pad="hidden-place", tags=["xylotag"])
+        t._sock.settimeout(1.0)
+        try:
+            while True:
+                seen.append(("event", "", json.dumps(t.next_event(sub.id))))
+        except (TimeoutError, socket.timeout, OSError):
+            pass
+    leaks = [(m, word, said) for m, sent, said in seen for word in hidden
+             if word in said and word not in sent]
+    assert not leaks, leaks
+    with engine.client() as owner:
+        assert owner.get(fid)["content"] == "zebra-content-0451", "nothing foreign changed"
