@@ -97,26 +97,10 @@ pub async fn dispatch(
     let g = grant.as_deref();
     // Checks an entry's pad before acting on it by id.
     // To a token, an entry outside its grant does not exist: the error names
-    // no foreign pad, and an ambiguous prefix lists no foreign ids.
+    // no foreign pad (and an ambiguous prefix lists no ids to anyone).
     let entry_pad = |id: &str, write: bool| -> Result<()> {
         if let Some(g) = g {
-            let pad = match engine.store().get(id) {
-                Ok(e) => e.pad,
-                Err(Error::InvalidParams { field, message, .. })
-                    if message.contains("matches several entries") =>
-                {
-                    return Err(Error::InvalidParams {
-                        field,
-                        message: format!(
-                            "id prefix '{}' is not unique; give more characters (or the full id).",
-                            id.trim()
-                        ),
-                        limit: None,
-                        got: None,
-                    })
-                }
-                Err(e) => return Err(e),
-            };
+            let pad = engine.store().get(id)?.pad;
             if !g.covers(&pad) {
                 return Err(crate::store::entries::no_entry(
                     "id",
