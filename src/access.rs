@@ -239,6 +239,26 @@ pub fn host_allowed(host: Option<&str>, allowed: &[String]) -> bool {
     allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
 }
 
+/// The secret a TCP endpoint's clients must send as a bearer token (the
+/// MCP HTTP endpoint's, the metrics'), kept in `path`: created 0600 and
+/// random on first use, the same across restarts.
+pub fn bearer_secret(path: &Path) -> std::io::Result<String> {
+    private_secret(path, |t| t.len() >= 32, random_hex)
+}
+
+/// The token of an `Authorization: Bearer <token>` header value.
+pub fn bearer(authorization: Option<&str>) -> &str {
+    authorization
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("")
+}
+
+/// Compares two secrets in time independent of where they differ.
+pub fn same_secret(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

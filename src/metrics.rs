@@ -436,11 +436,7 @@ pub const TOKEN_FILE: &str = "metrics.token";
 
 /// The token scrapers must send, created (0600, random) on first use.
 pub fn token(data_dir: &std::path::Path) -> std::io::Result<String> {
-    crate::access::private_secret(
-        &data_dir.join(TOKEN_FILE),
-        |t| t.len() >= 32,
-        crate::access::random_hex,
-    )
+    crate::access::bearer_secret(&data_dir.join(TOKEN_FILE))
 }
 
 /// Serves `GET /metrics` until `shutdown`; with `token`, only to requests
@@ -508,14 +504,13 @@ pub async fn serve(
                         .headers()
                         .get(header::HOST)
                         .and_then(|v| v.to_str().ok());
-                    let given = req
-                        .headers()
-                        .get(header::AUTHORIZATION)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.strip_prefix("Bearer "));
+                    let given = crate::access::bearer(
+                        req.headers()
+                            .get(header::AUTHORIZATION)
+                            .and_then(|v| v.to_str().ok()),
+                    );
                     if let Some(want) = token.as_deref() {
-                        // Compared as hashes: in time independent of the secret.
-                        if given.map(crate::access::hash) != Some(crate::access::hash(want)) {
+                        if !crate::access::same_secret(given, want) {
                             return (
                                 StatusCode::UNAUTHORIZED,
                                 [(header::WWW_AUTHENTICATE, "Bearer")],

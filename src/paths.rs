@@ -103,37 +103,33 @@ pub fn seal_files(dir: &Path) {
     }
 }
 
-/// Raises this process's soft limit on open files to its hard limit: every
-/// client is a descriptor, and the usual soft limit (1,024) is far below
-/// what the system allows.
-pub fn raise_fd_limit() {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit only read and write the struct we pass.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
-            lim.rlim_cur = lim.rlim_max;
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-                tracing::warn!("cannot raise the open-files limit to {}", lim.rlim_max);
-            }
-        }
-    }
-}
-
-/// This process's soft limit on open files.
-pub fn fd_limit() -> u64 {
+/// This process's limits on open files, `(soft, hard)`.
+fn nofile() -> Option<libc::rlimit> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
     // SAFETY: getrlimit only writes the struct we pass.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
-        lim.rlim_cur
-    } else {
-        1024
+    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0).then_some(lim)
+}
+
+/// Raises this process's soft limit on open files to its hard limit: every
+/// client is a descriptor, and the usual soft limit (1,024) is far below
+/// what the system allows.
+pub fn raise_fd_limit() {
+    let Some(mut lim) = nofile().filter(|l| l.rlim_cur < l.rlim_max) else {
+        return;
+    };
+    lim.rlim_cur = lim.rlim_max;
+    // SAFETY: setrlimit only reads the struct we pass.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
+        tracing::warn!("cannot raise the open-files limit to {}", lim.rlim_max);
     }
+}
+
+/// This process's soft limit on open files.
+pub fn fd_limit() -> u64 {
+    nofile().map_or(1024, |l| l.rlim_cur)
 }
 
 pub fn uid() -> u32 {

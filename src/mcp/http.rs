@@ -15,11 +15,7 @@ pub const TOKEN_FILE: &str = "mcp-http.token";
 
 /// The token HTTP clients must send, created (0600, random) on first use.
 pub fn http_token(data_dir: &std::path::Path) -> std::io::Result<String> {
-    crate::access::private_secret(
-        &data_dir.join(TOKEN_FILE),
-        |t| t.len() >= 32,
-        crate::access::random_hex,
-    )
+    crate::access::bearer_secret(&data_dir.join(TOKEN_FILE))
 }
 
 /// Whether `--mcp-http` may listen on `addr`: loopback and private
@@ -125,15 +121,14 @@ pub async fn serve_http(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
                 let (token, socket) = (token.clone(), socket.clone());
                 async move {
-                    let given = req
-                        .headers()
-                        .get(header::AUTHORIZATION)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.strip_prefix("Bearer "))
-                        .unwrap_or("")
-                        .to_owned();
+                    let given = crate::access::bearer(
+                        req.headers()
+                            .get(header::AUTHORIZATION)
+                            .and_then(|v| v.to_str().ok()),
+                    )
+                    .to_owned();
                     let mut req = req;
-                    if !same(given.as_bytes(), token.as_bytes()) {
+                    if !crate::access::same_secret(&given, &token) {
                         match access_token(&socket, &given).await {
                             Ok(caller) => {
                                 req.extensions_mut().insert(caller);
@@ -212,11 +207,6 @@ async fn access_token(socket: &std::path::Path, given: &str) -> Result<Caller, S
         },
         Err(_) => Err(format!("wrong bearer token (unknown, or revoked): {HOW}\n")),
     }
-}
-
-/// Compares in time independent of where the inputs differ.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]
