@@ -182,3 +182,18 @@ async fn a_write_to_an_archived_pad_restores_it_and_ttl_is_configurable() {
         "a pad with ttl null never expires"
     );
 }
+
+#[tokio::test]
+async fn an_entry_written_this_millisecond_counts_in_the_last_minute_of_activity() {
+    // The clock stands still: the write and the stats share one millisecond.
+    let clock = Clock::manual(START);
+    let c2 = clock.clone();
+    let h = Harness::with(move |c| c.clock = c2).await;
+    let mut c = h.client().await;
+    add(&mut c, "now", "written right now").await;
+    let s = ok(&mut c, "stats", json!({"activity": true})).await;
+    let per_minute = s["activity"]["entries_per_minute"].as_array().unwrap();
+    assert_eq!(per_minute.len(), 60);
+    assert_eq!(per_minute[59], 1, "{per_minute:?}");
+    assert_eq!(s["activity"]["entries_last_hour"], 1);
+}

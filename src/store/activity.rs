@@ -35,7 +35,7 @@ impl Store {
         let mut out = vec![0u64; minutes];
         let mut stmt = conn.prepare_cached(
             "SELECT (created_at - ?1) / 60000 AS m, pad, count(*) FROM entries \
-             WHERE seq >= ?2 AND created_at >= ?1 AND created_at < ?3 GROUP BY m, pad",
+             WHERE seq >= ?2 AND created_at >= ?1 AND created_at <= ?3 GROUP BY m, pad",
         )?;
         let rows = stmt.query_map(params![start, id::first_at(start), now], |r| {
             Ok((
@@ -46,7 +46,10 @@ impl Store {
         })?;
         for row in rows {
             let (m, pad, n) = row?;
-            if let Some(slot) = out.get_mut(m as usize).filter(|_| keep(&pad)) {
+            // An entry written in the current millisecond lands one past the
+            // last minute: it belongs to the last.
+            let m = (m as usize).min(minutes.saturating_sub(1));
+            if let Some(slot) = out.get_mut(m).filter(|_| keep(&pad)) {
                 *slot += n as u64;
             }
         }
