@@ -1,9 +1,10 @@
 //! `cargo bench --bench semantic`: semantic search figures.
 //!
-//! 1. Embedding throughput of the model itself (int8 and fp32; one and two
-//!    ONNX Runtime threads; batches of 16) and one query's embedding time.
+//! 1. Embedding throughput of the model itself (int8, and fp32 when the
+//!    folder has `model.onnx`; one and two ONNX Runtime threads; batches of
+//!    16) and one query's embedding time.
 //! 2. The release `pad serve` with the model (`PAD_MODEL_DIR`, default the
-//!    shared copy beside the repository), over its socket: write round trips
+//!    copy `scripts/model.sh` caches in the target directory), over its socket: write round trips
 //!    while the embedding backlog drains, against the same engine with
 //!    `--no-semantic`; how fast the backlog drains; `semantic` and `hybrid`
 //!    search p50/p99 at 10k and 100k entries with fresh queries (each one
@@ -13,11 +14,13 @@
 //! of an HNSW index). Set BENCH_QUICK=1 for 2k/10k instead of 10k/100k.
 
 mod common;
+#[path = "../tests/common/model.rs"]
+mod model;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use common::{row, stats, timed, Engine};
+use model::model_dir;
 use scratchpad::client::Client;
 use scratchpad::semantic::{runtime, Model, ModelSource, Precision};
 use serde_json::{json, Value};
@@ -117,24 +120,20 @@ fn note(rng: &mut fastrand::Rng) -> String {
     )
 }
 
-fn model_dir() -> PathBuf {
-    std::env::var_os("PAD_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/models/all-MiniLM-L6-v2")
-        })
-}
-
 fn embedding_throughput() {
     println!("embedding throughput (the model alone, batches of 16, 512 notes)");
     let data = tempfile::tempdir().unwrap();
     runtime::init(data.path()).expect("ONNX Runtime (run scripts/setup.sh)");
     let mut rng = fastrand::Rng::with_seed(3);
     let texts: Vec<String> = (0..512).map(|_| note(&mut rng)).collect();
+    let dir = model_dir();
     for precision in [Precision::Int8, Precision::Fp32] {
+        if !dir.join(precision.file()).is_file() {
+            continue;
+        }
         for threads in [1, 2] {
             let mut m = Model::load(
-                &ModelSource::Dir(model_dir()),
+                &ModelSource::Dir(dir.clone()),
                 precision,
                 threads,
                 data.path(),

@@ -20,11 +20,7 @@ if [ ! -f "$ort_cache/$ORT_LIB" ]; then
         echo "setup: no pinned ONNX Runtime for $(uname -s)/$(uname -m); semantic search needs" >&2
         echo "       ONNX Runtime >= 1.24: set ORT_DYLIB_PATH to its shared library" >&2
     else
-        python3 -m pip --version >/dev/null 2>&1 || {
-            echo "setup: installing python3-pip (to fetch ONNX Runtime from PyPI)" >&2
-            $sudo_cmd apt-get update -qq
-            $sudo_cmd apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends python3-pip
-        }
+        ensure_pip
         echo "setup: fetching ONNX Runtime $ORT_VERSION from PyPI" >&2
         ort_tmp="$(mktemp -d)"
         python3 -m pip download --quiet --no-deps --only-binary=:all: \

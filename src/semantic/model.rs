@@ -45,7 +45,8 @@ impl Precision {
         }
     }
 
-    fn file(self) -> &'static str {
+    /// The ONNX file of this precision in a model folder.
+    pub fn file(self) -> &'static str {
         match self {
             Precision::Fp32 => "model.onnx",
             Precision::Int8 => "model_quantized.onnx",

