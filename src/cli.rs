@@ -476,6 +476,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     "pad: searched words only: meaning search is unavailable ({why}). docs/operations.md, \"Semantic search\", says how to enable it."
                 );
             }
+            if r["not_embedded"].as_u64().is_some_and(|n| n > 0) {
+                eprintln!(
+                    "pad: {} written moments ago not yet searchable by meaning (the engine is still embedding a burst of writes); words find them now (--mode text), meaning in a moment.",
+                    render::count(&r["not_embedded"], "entry", "entries")
+                );
+            }
             out(&r, &|r| render::hits(r));
         }
         Command::Edit(a) => {

@@ -730,9 +730,10 @@ impl Engine {
                     })
                     .collect(),
                 mode: SearchMode::Text,
+                not_embedded: 0,
             });
         };
-        let near = meaning
+        let (near, not_embedded) = meaning
             .await
             .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))??;
         if mode == SearchMode::Semantic {
@@ -746,6 +747,7 @@ impl Engine {
                     })
                     .collect(),
                 mode,
+                not_embedded,
             });
         }
         // Hybrid: weak meaning matches are noise next to word matches.
@@ -780,33 +782,41 @@ impl Engine {
                 })
             })
             .collect();
-        Ok(SearchResult { hits, mode })
+        Ok(SearchResult {
+            hits,
+            mode,
+            not_embedded,
+        })
     }
 
     /// The `k` live entries nearest in meaning to `query` that pass `filter`,
-    /// with their cosine similarity.
+    /// with their cosine similarity, after waiting (briefly) for every
+    /// acknowledged write to be embedded; also how many were not (a flood).
     async fn nearest_entries(
         &self,
         query: &str,
         filter: EntryFilter,
         k: u32,
-    ) -> Result<Vec<(Entry, f64)>> {
+    ) -> Result<(Vec<(Entry, f64)>, u64)> {
         let semantic = self
             .semantic()
             .expect("called only when semantic search is ready");
-        let vector = semantic.query_vector(query).await?;
-        self.blocking(move |e| {
-            let s = e.semantic().expect("configured");
-            let near = s.nearest(e.store(), &vector, &filter, k as usize)?;
-            let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
-            let entries = e.store().entries_by_id(&ids)?;
-            Ok(near
-                .into_iter()
-                .zip(entries)
-                .filter_map(|((_, score), entry)| Some((entry?, score as f64)))
-                .collect())
-        })
-        .await
+        let (vector, not_embedded) =
+            tokio::try_join!(semantic.query_vector(query), semantic.settle(&self.0.store))?;
+        let near = self
+            .blocking(move |e| {
+                let s = e.semantic().expect("configured");
+                let near = s.nearest(e.store(), &vector, &filter, k as usize)?;
+                let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
+                let entries = e.store().entries_by_id(&ids)?;
+                Ok(near
+                    .into_iter()
+                    .zip(entries)
+                    .filter_map(|((_, score), entry)| Some((entry?, score as f64)))
+                    .collect())
+            })
+            .await?;
+        Ok((near, not_embedded))
     }
 
     pub async fn tags(&self, p: TagsParams, grant: Option<&Grant>) -> Result<TagsResult> {

@@ -341,6 +341,16 @@ fn fail(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
+/// The search result's word on notes meaning search could not see yet.
+fn not_embedded(r: &Value) -> String {
+    match r["not_embedded"].as_u64().unwrap_or(0) {
+        0 => String::new(),
+        n => format!(
+            "\n\n({n} note(s) written moments ago are not yet searchable by meaning: the engine is embedding a burst of writes. Words find them now (mode \"text\"); meaning in a moment.)"
+        ),
+    }
+}
+
 fn line(e: &Value) -> String {
     let tags: Vec<String> = e["tags"]
         .as_array()
@@ -532,7 +542,8 @@ impl PadTools {
                 let hits = r["hits"].as_array().cloned().unwrap_or_default();
                 if hits.is_empty() {
                     return ok(format!(
-                        "No notes match '{query}'. Try other words, drop a tag filter, or search every pad with pad \"*\"."
+                        "No notes match '{query}'. Try other words, drop a tag filter, or search every pad with pad \"*\".{}",
+                        not_embedded(&r)
                     ));
                 }
                 let mut text = format!(
@@ -551,6 +562,7 @@ impl PadTools {
                         by.join("+")
                     ));
                 }
+                text.push_str(&not_embedded(&r));
                 ok(text)
             }
             Err(e) => fail(e),
@@ -775,4 +787,19 @@ pub async fn serve(config: McpConfig) -> anyhow::Result<()> {
         .await?;
     server.waiting().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_results_say_what_meaning_search_could_not_see_yet() {
+        assert_eq!(not_embedded(&json!({"hits": []})), "");
+        let text = not_embedded(&json!({"hits": [], "not_embedded": 250}));
+        assert!(
+            text.contains("250 note(s)") && text.contains("mode \"text\""),
+            "{text}"
+        );
+    }
 }

@@ -219,12 +219,21 @@ pub struct SearchHit {
     pub found_by: Vec<String>,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SearchResult {
     pub hits: Vec<SearchHit>,
     /// The mode that actually ran (`hybrid` answers as `text` without embeddings).
     pub mode: SearchMode,
+    /// Entries (and edits) written before this search that meaning search
+    /// could not see yet: the embedding backlog was a flood, so the search
+    /// did not wait for it. Text search sees them. Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_embedded: u64,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -12,6 +12,7 @@
 //! missing and how to fix it, `semantic` searches fail with that message and
 //! `hybrid` ones answer from text search alone.
 
+mod flat;
 mod index;
 mod model;
 pub mod runtime;
@@ -23,12 +24,11 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub use index::FILE as INDEX_FILE;
+pub use index::{VectorIndex, FILE as INDEX_FILE};
 pub use model::{Model, ModelSource, Precision, MAX_TOKENS};
 
 use crate::error::{Error, Result};
 use crate::store::{EntryFilter, Store};
-use index::VectorIndex;
 
 /// How semantic search is set up.
 #[derive(Clone, Debug)]
@@ -49,10 +49,10 @@ pub struct SemanticConfig {
     /// Entries embedded per batch: bounds how long a query embedding can
     /// wait behind the backlog.
     pub batch: usize,
-    /// Filters with at most this many matching entries are searched exactly
-    /// (a scan of their stored vectors); broader ones walk the index graph
-    /// with the filter as a predicate. Either way the filter applies inside
-    /// the search, never by dropping hits afterwards.
+    /// Filters with at most this many matching entries are searched on
+    /// their stored vectors alone; broader ones score the whole index and
+    /// keep the best candidates that pass. Either way the filter applies
+    /// inside the search, never by dropping hits afterwards.
     pub exact_max: usize,
 }
 
@@ -70,11 +70,20 @@ impl SemanticConfig {
     }
 }
 
-/// A graph walk returns this many times `k` candidates, which are then
-/// scored again on the stored full-precision vectors: the index holds half
-/// precision, and near-ties at the edge of the top k must not be decided by
-/// rounding.
-const RESCORE_FACTOR: usize = 2;
+/// The index returns this many times `k` candidates, which are then scored
+/// again on the stored full-precision vectors: the index holds 8-bit
+/// integers, and near-ties at the edge of the top k (thousands of
+/// near-duplicate notes) must not be decided by rounding.
+const RESCORE_FACTOR: usize = 4;
+
+/// A search waits for the embedding backlog when at most this many entries
+/// (and edits) are in it: about three batches, ~50 ms of embedding on one
+/// core (docs/benchmarks.md, "Read your writes"). A larger backlog means a
+/// flood: the search answers at once and says how many were not embedded.
+pub const SETTLE_MAX_BACKLOG: i64 = 48;
+/// And it waits at most this long (the worker runs on idle CPU only, so a
+/// busy machine can slow it down).
+pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Query embeddings kept, most recently used first.
 const QUERY_CACHE: usize = 256;
@@ -88,6 +97,8 @@ pub enum Status {
 
 enum Msg {
     Query(String, tokio::sync::oneshot::Sender<Result<Arc<[f32]>>>),
+    /// Someone waits for the backlog: look for work now.
+    Wake,
     Reindex(tokio::sync::oneshot::Sender<Result<()>>),
     Stop,
 }
@@ -100,6 +111,9 @@ struct Shared {
     cache: Mutex<QueryCache>,
     /// Entries embedded since start, and the time spent embedding them.
     embedded: Mutex<(u64, Duration)>,
+    /// The embedding watermarks (entry id, change-log row) the index
+    /// reflects: raised by the worker after each batch it applies.
+    indexed: tokio::sync::watch::Sender<(i64, i64)>,
 }
 
 pub struct Semantic {
@@ -129,6 +143,7 @@ impl Semantic {
             index: RwLock::new(None),
             cache: Mutex::new(QueryCache::default()),
             embedded: Mutex::new((0, Duration::ZERO)),
+            indexed: tokio::sync::watch::channel((0, 0)).0,
         });
         let (tx, rx) = mpsc::channel();
         let exact_max = config.exact_max;
@@ -196,6 +211,38 @@ impl Semantic {
         Ok(v)
     }
 
+    /// Read-your-writes by meaning: waits until every entry and edit
+    /// committed before the call is embedded and in the index, unless the
+    /// backlog is a flood (more than `SETTLE_MAX_BACKLOG`) or the wait passes
+    /// `SETTLE_TIMEOUT`. Returns how many entries and edits the index still
+    /// lacks (0 when it has them all). Runs SQLite: the store reads settle
+    /// the journal first, so "committed" includes every acknowledged write.
+    pub async fn settle(&self, store: &Arc<Store>) -> Result<u64> {
+        let s = store.clone();
+        let (target, backlog) = tokio::task::spawn_blocking(move || {
+            Ok::<_, Error>((s.embed_target()?, s.embed_queue()?))
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("settling the index failed: {e}")))??;
+        let caught_up = |at: &(i64, i64)| at.0 >= target.0 && at.1 >= target.1;
+        let mut indexed = self.shared.indexed.subscribe();
+        if caught_up(&indexed.borrow()) {
+            return Ok(0);
+        }
+        self.send(Msg::Wake)?;
+        if backlog <= SETTLE_MAX_BACKLOG {
+            let waited = tokio::time::timeout(SETTLE_TIMEOUT, indexed.wait_for(caught_up)).await;
+            if matches!(waited, Ok(Ok(_))) {
+                return Ok(0);
+            }
+        }
+        let s = store.clone();
+        let left = tokio::task::spawn_blocking(move || s.embed_queue())
+            .await
+            .map_err(|e| Error::Internal(format!("settling the index failed: {e}")))??;
+        Ok(left.max(0) as u64)
+    }
+
     fn send(&self, msg: Msg) -> Result<()> {
         lock(&self.tx)
             .send(msg)
@@ -215,7 +262,7 @@ impl Semantic {
         let matching = if filter.is_unfiltered() {
             store.live_entries()?
         } else {
-            store.count_matching(filter, self.exact_max + 1)?
+            store.count_matching(filter, self.exact_max.saturating_add(1))?
         };
         if matching <= self.exact_max {
             return store.nearest_exact(query, filter, k);
@@ -227,16 +274,12 @@ impl Semantic {
         };
         let want = k * RESCORE_FACTOR;
         let candidates = if filter.is_unfiltered() && !store.any_archived()? {
-            // Nothing to filter out: a plain walk. (An entry deleted a moment
-            // ago may still be in the index; rescoring below skips it.)
-            index.search(query, want, None).map_err(Error::Internal)?
+            // Nothing to filter out. (An entry deleted a moment ago may
+            // still be in the index; rescoring below skips it.)
+            index.candidates(query, want, None)
         } else {
-            // A broad filter: walk the graph, keeping only entries that pass.
-            store.with_filter_check(filter, |passes| {
-                index
-                    .search(query, want, Some(passes))
-                    .map_err(Error::Internal)
-            })??
+            // A broad filter: the best candidates that pass it.
+            store.with_filter_check(filter, |passes| index.candidates(query, want, Some(passes)))?
         };
         drop(guard);
         // Rank the candidates on their full-precision vectors.
@@ -328,6 +371,7 @@ impl Worker {
                                 "semantic search is unavailable".into(),
                             )));
                         }
+                        Msg::Wake => {}
                     }
                 }
                 return;
@@ -404,6 +448,7 @@ impl Worker {
                 let _ = reply.send(self.reindex());
                 *seen_epoch = None;
             }
+            Msg::Wake => *seen_epoch = None,
         }
         true
     }
@@ -510,6 +555,13 @@ impl Worker {
                 index.catch_up(vectors)?;
             }
         }
+        // Only this thread commits vectors, so what is committed is applied.
+        let marks = (vectors.watermark(), vectors.change_watermark());
+        self.shared.indexed.send_if_modified(|at| {
+            let moved = *at != marks;
+            *at = marks;
+            moved
+        });
         Ok(())
     }
 

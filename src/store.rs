@@ -446,6 +446,18 @@ impl Store {
         self.vectors.as_ref()
     }
 
+    /// The newest entry id and change-log row: once the embedding
+    /// watermarks reach both, every write so far is embedded.
+    pub fn embed_target(&self) -> Result<(i64, i64)> {
+        let conn = self.reader()?;
+        Ok(conn.query_row(
+            "SELECT coalesce((SELECT max(seq) FROM entries), 0), \
+                    coalesce((SELECT max(n) FROM changes), 0)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?)
+    }
+
     /// Entries and edits written but not yet embedded (0 without semantic search).
     pub fn embed_queue(&self) -> Result<i64> {
         match &self.vectors {

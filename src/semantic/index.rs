@@ -1,5 +1,5 @@
-//! The in-memory vector index (usearch HNSW, cosine), derived from
-//! `vectors.db` and saved beside it as `vectors.usearch`.
+//! The in-memory vector index (an i8 matrix scanned exhaustively, see
+//! `flat`), derived from `vectors.db` and saved beside it as `vectors.index`.
 //!
 //! It follows the vectors table by `n` (see `store::vectors`): every row up to
 //! `applied` is in the index, a tombstone having removed its key. The saved
@@ -13,25 +13,20 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+use super::flat::{Flat, DIMENSIONS};
+use crate::store::vectors::VectorStore;
 
-use crate::store::vectors::{VectorStore, DIMENSIONS};
-
-pub const FILE: &str = "vectors.usearch";
-const MAGIC: &[u8; 8] = b"PADVEC01";
+pub const FILE: &str = "vectors.index";
+/// The file the HNSW index of earlier versions was saved in: removed.
+const OLD_FILE: &str = "vectors.usearch";
+const MAGIC: &[u8; 8] = b"PADVEC02";
 /// MAGIC, applied n, payload length, checksum, generation (16 bytes).
 const HEADER: usize = 8 + 8 + 8 + 8 + 16;
 /// Rows read from the table at a time while rebuilding or catching up.
 const PAGE: i64 = 2000;
 
-/// Stored as 8-bit integers: a quarter of f32's memory. On its own an i8
-/// walk finds 97.8% of the true top 10; the engine asks it for twice `k`
-/// and re-ranks those on the stored f32 vectors, which restores 100%
-/// (docs/benchmarks.md has the measurements for f32, f16 and i8).
-const SCALAR: ScalarKind = ScalarKind::I8;
-
 pub struct VectorIndex {
-    index: Index,
+    flat: Flat,
     /// Every row of the vectors table up to this `n` is applied.
     applied: i64,
     generation: String,
@@ -40,29 +35,13 @@ pub struct VectorIndex {
     unsaved: AtomicBool,
 }
 
-fn options() -> IndexOptions {
-    IndexOptions {
-        dimensions: DIMENSIONS,
-        metric: MetricKind::Cos,
-        quantization: SCALAR,
-        // usearch's defaults (connectivity 16, expansion 128 on add, 64 on search).
-        connectivity: 0,
-        expansion_add: 0,
-        expansion_search: 0,
-        multi: false,
-    }
-}
-
-fn new_index() -> Result<Index, String> {
-    Index::new(&options()).map_err(|e| format!("cannot create the vector index: {e}"))
-}
-
 impl VectorIndex {
     /// The saved index if it is sound and from the table's generation, else
     /// a rebuild from the table; brought up to date either way.
     pub fn open(dir: &Path, vectors: &VectorStore) -> Result<VectorIndex, String> {
         let generation = vectors.generation().map_err(|e| e.to_string())?;
         let last_n = vectors.last_n().map_err(|e| e.to_string())?;
+        let _ = std::fs::remove_file(dir.join(OLD_FILE));
         let path = dir.join(FILE);
         let mut index = match load(&path, &generation, last_n) {
             Ok(Some(index)) => index,
@@ -85,31 +64,27 @@ impl VectorIndex {
         // Everything up to the current `n` is about to be read; rows written
         // meanwhile (only the worker writes, and it is the caller) come after.
         let applied = vectors.last_n().map_err(|e| e.to_string())?;
-        let index = new_index()?;
         let total = vectors.count().map_err(|e| e.to_string())?;
-        reserve(&index, total as usize)?;
+        let mut flat = Flat::with_capacity(total as usize);
         let started = std::time::Instant::now();
         let mut after = 0;
         loop {
             let page = vectors.live_after(after, PAGE).map_err(|e| e.to_string())?;
             let Some((last, _)) = page.last() else { break };
             after = *last;
-            reserve(&index, page.len())?;
             for (seq, vec) in &page {
-                index
-                    .add(*seq as u64, vec)
-                    .map_err(|e| format!("cannot add to the vector index: {e}"))?;
+                flat.put(*seq, vec);
             }
         }
         if total > 0 {
             tracing::info!(
                 "vector index rebuilt: {} vectors in {:.1}s",
-                index.size(),
+                flat.len(),
                 started.elapsed().as_secs_f64()
             );
         }
         Ok(VectorIndex {
-            index,
+            flat,
             applied,
             generation,
             unsaved: AtomicBool::new(true),
@@ -125,18 +100,12 @@ impl VectorIndex {
                 .map_err(|e| e.to_string())?;
             let Some(last) = rows.last() else { break };
             let last_n = last.n;
-            reserve(&self.index, rows.len())?;
             for row in &rows {
-                let key = row.seq as u64;
-                if self.index.contains(key) {
-                    self.index
-                        .remove(key)
-                        .map_err(|e| format!("cannot remove from the vector index: {e}"))?;
-                }
-                if let Some(v) = &row.vec {
-                    self.index
-                        .add(key, v)
-                        .map_err(|e| format!("cannot add to the vector index: {e}"))?;
+                match &row.vec {
+                    Some(v) => self.flat.put(row.seq, v),
+                    None => {
+                        self.flat.remove(row.seq);
+                    }
                 }
             }
             self.applied = last_n;
@@ -156,49 +125,76 @@ impl VectorIndex {
 
     #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> usize {
-        self.index.size()
+        self.flat.len()
     }
 
-    /// How many vectors the index holds under `key` (0 or 1 when sound).
+    /// How many vectors the index holds under `key` (0 or 1).
     pub fn count(&self, key: i64) -> usize {
-        self.index.count(key as u64)
+        usize::from(self.flat.contains(key))
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.index.memory_usage()
+        self.flat.memory_bytes()
     }
 
-    /// The `k` nearest vectors whose keys pass `keep` (all, if `None`), as
-    /// (id, cosine similarity).
-    pub fn search(
+    /// An index of these (key, vector) pairs alone, not backed by a store
+    /// (for benchmarks).
+    pub fn from_vectors<'a>(vectors: impl IntoIterator<Item = (i64, &'a [f32])>) -> VectorIndex {
+        let mut flat = Flat::default();
+        for (key, v) in vectors {
+            flat.put(key, v);
+        }
+        VectorIndex {
+            flat,
+            applied: 0,
+            generation: String::new(),
+            unsaved: AtomicBool::new(false),
+        }
+    }
+
+    /// The `want` best vectors by estimated cosine whose keys pass `keep`
+    /// (all, if `None`), best first, as (key, estimate). Every vector is
+    /// scored; with `keep`, candidates are checked best first until `want`
+    /// pass, so a broad filter checks few of them.
+    pub fn candidates(
         &self,
         query: &[f32],
-        k: usize,
+        want: usize,
         keep: Option<&dyn Fn(i64) -> bool>,
-    ) -> Result<Vec<(i64, f32)>, String> {
-        if self.index.size() == 0 {
-            return Ok(Vec::new());
+    ) -> Vec<(i64, f32)> {
+        let scores = self.flat.scores(query);
+        let mut order: Vec<u32> = (0..scores.len() as u32).collect();
+        let by_score = |a: &u32, b: &u32| scores[*b as usize].total_cmp(&scores[*a as usize]);
+        let mut out = Vec::with_capacity(want);
+        // Best-first in windows that grow, so a broad filter sorts little.
+        let mut done = 0;
+        let mut window = want.max(16);
+        while done < order.len() && out.len() < want {
+            let end = (done + window).min(order.len());
+            let rest = &mut order[done..];
+            if end - done < rest.len() {
+                rest.select_nth_unstable_by(end - done - 1, by_score);
+            }
+            rest[..end - done].sort_unstable_by(by_score);
+            for &row in &order[done..end] {
+                let key = self.flat.key(row as usize);
+                if keep.is_none_or(|keep| keep(key)) {
+                    out.push((key, scores[row as usize]));
+                    if out.len() == want {
+                        break;
+                    }
+                }
+            }
+            done = end;
+            window *= 4;
         }
-        let found = match keep {
-            None => self.index.search(query, k),
-            Some(keep) => self.index.filtered_search(query, k, |key| keep(key as i64)),
-        }
-        .map_err(|e| format!("vector search failed: {e}"))?;
-        Ok(found
-            .keys
-            .iter()
-            .zip(&found.distances)
-            .map(|(k, d)| (*k as i64, 1.0 - d))
-            .collect())
+        out
     }
 
-    /// Writes the index (with its header) to `dir/vectors.usearch`, replacing
+    /// Writes the index (with its header) to `dir/vectors.index`, replacing
     /// the old file only once the new one is complete.
     pub fn save(&self, dir: &Path) -> Result<(), String> {
-        let mut payload = vec![0u8; self.index.serialized_length()];
-        self.index
-            .save_to_buffer(&mut payload)
-            .map_err(|e| format!("cannot serialise the vector index: {e}"))?;
+        let payload = serialise(&self.flat);
         let path = dir.join(FILE);
         let tmp = PathBuf::from(format!("{}.tmp", path.display()));
         let write = || -> std::io::Result<()> {
@@ -214,15 +210,37 @@ impl VectorIndex {
     }
 }
 
-fn reserve(index: &Index, more: usize) -> Result<(), String> {
-    let need = index.size() + more;
-    if need > index.capacity() {
-        let grown = need.max(index.capacity() * 2).max(1024);
-        index
-            .reserve(grown)
-            .map_err(|e| format!("cannot grow the vector index to {grown}: {e}"))?;
+/// Row count, then keys, scales and rows, little-endian.
+fn serialise(flat: &Flat) -> Vec<u8> {
+    let (keys, scales, rows) = flat.parts();
+    let mut out = Vec::with_capacity(8 + keys.len() * (12 + DIMENSIONS));
+    out.extend_from_slice(&(keys.len() as u64).to_le_bytes());
+    keys.iter()
+        .for_each(|k| out.extend_from_slice(&k.to_le_bytes()));
+    scales
+        .iter()
+        .for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
+    out.extend(rows.iter().map(|r| *r as u8));
+    out
+}
+
+fn deserialise(payload: &[u8]) -> Option<Flat> {
+    let n = u64::from_le_bytes(payload.get(..8)?.try_into().ok()?) as usize;
+    let keys_end = 8 + n.checked_mul(8)?;
+    let scales_end = keys_end + n * 4;
+    if payload.len() != scales_end + n.checked_mul(DIMENSIONS)? {
+        return None;
     }
-    Ok(())
+    let keys = payload[8..keys_end]
+        .chunks_exact(8)
+        .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .collect();
+    let scales = payload[keys_end..scales_end]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+        .collect();
+    let rows = payload[scales_end..].iter().map(|b| *b as i8).collect();
+    Flat::from_parts(keys, scales, rows)
 }
 
 fn header(applied: i64, payload: &[u8], generation: &str) -> Vec<u8> {
@@ -265,18 +283,9 @@ fn load(path: &Path, generation: &str, last_n: i64) -> Result<Option<VectorIndex
     if applied > last_n {
         return Err("ahead of the vector store (its last writes were lost)".into());
     }
-    let index = new_index()?;
-    index
-        .load_from_buffer(payload)
-        .map_err(|e| format!("usearch cannot load it: {e}"))?;
-    if index.dimensions() != DIMENSIONS {
-        return Err(format!(
-            "{} dimensions, not {DIMENSIONS}",
-            index.dimensions()
-        ));
-    }
+    let flat = deserialise(payload).ok_or("its rows do not fit together")?;
     Ok(Some(VectorIndex {
-        index,
+        flat,
         applied,
         generation: generation.to_string(),
         unsaved: AtomicBool::new(false),

@@ -164,6 +164,16 @@ pub async fn err(c: &mut Client, method: &str, params: Value, code: i64) -> (Str
     }
 }
 
+/// The ids of a search's hits, best first.
+pub fn hit_ids(r: &Value) -> Vec<String> {
+    r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["entry"]["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
 pub async fn add(c: &mut Client, pad: &str, content: &str) -> Value {
     ok(c, "entry.add", json!({"pad": pad, "content": content})).await["entry"].clone()
 }

@@ -67,7 +67,13 @@ export type SearchResult = { hits: Array<SearchHit>,
 /**
  * The mode that actually ran (`hybrid` answers as `text` without embeddings).
  */
-mode: SearchMode, };
+mode: SearchMode, 
+/**
+ * Entries (and edits) written before this search that meaning search
+ * could not see yet: the embedding backlog was a flood, so the search
+ * did not wait for it. Text search sees them. Absent when 0.
+ */
+not_embedded?: number, };
 
 export type ThreadResult = { entry: Entry, 
 /**

@@ -1,0 +1,489 @@
+//! `cargo bench --bench recall`: does meaning search find what exact search
+//! finds? Recall@10 of the engine's vector index against brute force (the
+//! same vectors, exact f32 cosine), with search latency and memory, at 10k,
+//! 100k and 1M entries, on two corpora:
+//!
+//! - `near-dup`: the notes agents really pile up — "<service> <fails|times
+//!   out|…> <after the deploy|under load|…>; ticket N" — thousands of near
+//!   duplicates per template, with 25 paraphrase targets planted in them;
+//! - `varied`: plans, findings, questions and results about many subjects.
+//!
+//! Vectors come from the real model (int8, `PAD_MODEL_DIR` or the copy
+//! `scripts/model.sh` fetched) and are cached in the target directory
+//! (`bench-vectors/`), since embedding 1M notes takes ~15 minutes on 2 cores.
+//! Each size is a prefix of the 1M corpus.
+//!
+//! Compared side by side: the served index (`VectorIndex::search`, which
+//! rescores its candidates on f32 like the engine) and the HNSW walk the
+//! engine used before (usearch i8, connectivity 16, expansion 64).
+//! `BENCH_SIZES=10000,100000` limits the sizes; `BENCH_QUERIES` (default 100).
+
+mod common;
+#[path = "../tests/common/model.rs"]
+mod model;
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use common::stats;
+use scratchpad::semantic::{runtime, Model, ModelSource, Precision, VectorIndex};
+
+const DIM: usize = 384;
+
+/// One index under test: a query to its candidates (key, estimated cosine).
+type Search = Box<dyn Fn(&[f32]) -> Vec<(i64, f32)>>;
+const K: usize = 10;
+const CORPUS_VERSION: u32 = 1;
+
+const SERVICES: &[&str] = &[
+    "auth-service",
+    "billing-api",
+    "search-api",
+    "checkout",
+    "payments-worker",
+    "image-resizer",
+    "notification-hub",
+    "user-profile",
+    "inventory-sync",
+    "report-builder",
+    "gateway",
+    "session-store",
+    "email-sender",
+    "feature-flags",
+    "ledger",
+    "analytics-ingest",
+    "cdn-purger",
+    "scheduler",
+    "rate-limiter",
+    "export-job",
+    "webhook-relay",
+    "pdf-renderer",
+    "cache-warmer",
+    "sso-bridge",
+    "audit-log",
+    "queue-consumer",
+    "geo-lookup",
+    "media-transcoder",
+    "catalog",
+    "order-router",
+];
+const FAILURES: &[&str] = &[
+    "fails",
+    "times out",
+    "leaks memory",
+    "crashes",
+    "returns 500s",
+    "is slow",
+    "drops requests",
+];
+const WHEN: &[&str] = &[
+    "after the deploy",
+    "under load",
+    "at night",
+    "on retry",
+    "since the migration",
+];
+
+/// Planted targets and a query meaning the same in other words.
+const PARAPHRASES: &[(&str, &str)] = &[
+    (
+        "docker login to the registry fails with 401",
+        "cannot authenticate to the container registry",
+    ),
+    (
+        "the nightly backup job ran out of disk space",
+        "backups stop because the volume is full",
+    ),
+    (
+        "postgres queries take seconds since the index was dropped",
+        "database is sluggish",
+    ),
+    (
+        "the backend process dies every evening around 11pm",
+        "server keeps crashing overnight",
+    ),
+    (
+        "Maria is responsible for shipping version 2.3",
+        "who owns the release",
+    ),
+    (
+        "several users were charged twice for their subscription",
+        "customer complaints about double billing",
+    ),
+    (
+        "the integration suite fails randomly about one run in five",
+        "tests are flaky",
+    ),
+    (
+        "TLS certificate for the api domain expires on Friday",
+        "renew the https cert soon",
+    ),
+    (
+        "we moved the staging cluster to the new region",
+        "staging now lives in another datacenter",
+    ),
+    (
+        "the mobile app drains the battery when location is on",
+        "phone battery empties fast with gps",
+    ),
+    (
+        "compile times dropped after enabling incremental caching",
+        "how do we make the build quicker",
+    ),
+    (
+        "the css on the pricing page breaks in safari",
+        "pricing page layout is wrong on apple browsers",
+    ),
+    (
+        "agent-7 could not parse the csv export because of quoting",
+        "spreadsheet file import chokes on quotes",
+    ),
+    (
+        "rotate the aws access keys every ninety days",
+        "cloud credentials need regular rotation",
+    ),
+    (
+        "the recommendation model suggests the same item repeatedly",
+        "suggestions keep repeating one product",
+    ),
+    (
+        "dns changes took two hours to propagate",
+        "domain name updates were slow to spread",
+    ),
+    (
+        "kafka consumers lag behind by a million messages",
+        "the message queue backlog keeps growing",
+    ),
+    (
+        "the onboarding email goes out twice for new signups",
+        "welcome mail is duplicated",
+    ),
+    (
+        "translations are missing on the german checkout page",
+        "checkout lacks localisation in german",
+    ),
+    (
+        "a race condition corrupts the cart when two tabs are open",
+        "concurrent browser tabs break the basket",
+    ),
+    (
+        "the cron job runs in utc so reports arrive at 2am",
+        "scheduled reports come in the middle of the night",
+    ),
+    (
+        "grafana dashboards show gaps every sunday",
+        "metrics charts have holes on weekends",
+    ),
+    (
+        "customer data export must exclude deleted accounts",
+        "gdpr: leave removed users out of downloads",
+    ),
+    (
+        "the vpn drops every 30 minutes for remote staff",
+        "remote workers lose the private network connection",
+    ),
+    (
+        "password reset links expire too quickly",
+        "the forgot-password email link stops working fast",
+    ),
+];
+
+const SUBJECTS: &[&str] = &[
+    "the login page",
+    "the database migration",
+    "the search index",
+    "the mobile app",
+    "the CI pipeline",
+    "the payment webhook",
+    "the onboarding flow",
+    "the metrics dashboard",
+    "the API gateway",
+    "the docs site",
+    "the data warehouse",
+    "the recommendation model",
+    "the on-call rotation",
+    "the quarterly roadmap",
+    "the design system",
+    "the customer survey",
+    "the pricing experiment",
+    "the hiring plan",
+    "the security review",
+    "the vendor contract",
+];
+const FRAMES: &[&str] = &[
+    "Plan: rewrite {s} in smaller steps, starting with {t}",
+    "Finding: {s} behaves differently when {t}",
+    "Question: should we pause {s} until {t}?",
+    "Result: {s} improved by {n}% after {t}",
+    "Idea: pair {s} with {t} for the next sprint",
+    "Gotcha: {s} silently ignores {t}",
+    "Summary of the meeting about {s}: {t} is the open point",
+    "TODO check whether {s} still depends on {t}",
+];
+const TOPICS: &[&str] = &[
+    "the holiday freeze",
+    "missing credentials",
+    "a race condition",
+    "the new release",
+    "disk pressure",
+    "an expired certificate",
+    "network flakiness",
+    "a schema change",
+    "the vendor outage",
+    "the quarterly audit",
+    "an upstream bug",
+    "rate limits",
+    "the marketing launch",
+    "user interviews",
+    "the budget review",
+    "accessibility fixes",
+    "the legal sign-off",
+    "a flaky test",
+    "the load test",
+    "translation work",
+];
+
+fn near_dup(rng: &mut fastrand::Rng) -> String {
+    format!(
+        "{} {} {}; ticket {}",
+        SERVICES[rng.usize(..SERVICES.len())],
+        FAILURES[rng.usize(..FAILURES.len())],
+        WHEN[rng.usize(..WHEN.len())],
+        rng.u32(1000..100_000)
+    )
+}
+
+fn varied(rng: &mut fastrand::Rng) -> String {
+    FRAMES[rng.usize(..FRAMES.len())]
+        .replace("{s}", SUBJECTS[rng.usize(..SUBJECTS.len())])
+        .replace("{t}", TOPICS[rng.usize(..TOPICS.len())])
+        .replace("{n}", &rng.u32(2..90).to_string())
+}
+
+/// The i-th note of a corpus: the planted targets sit in the first 10k.
+fn corpus(name: &str, n: usize) -> Vec<String> {
+    let mut rng = fastrand::Rng::with_seed(if name == "near-dup" { 7 } else { 8 });
+    let mut out: Vec<String> = (0..n)
+        .map(|_| {
+            if name == "near-dup" {
+                near_dup(&mut rng)
+            } else {
+                varied(&mut rng)
+            }
+        })
+        .collect();
+    for (i, (target, _)) in PARAPHRASES.iter().enumerate() {
+        if i * 397 < n {
+            out[i * 397] = target.to_string();
+        }
+    }
+    out
+}
+
+/// Queries: the paraphrases, then notes of the corpus reworded.
+fn queries(name: &str, n: usize) -> Vec<String> {
+    let mut rng = fastrand::Rng::with_seed(99);
+    let mut q: Vec<String> = PARAPHRASES.iter().map(|(_, q)| q.to_string()).collect();
+    while q.len() < n {
+        q.push(if name == "near-dup" {
+            format!(
+                "{} problems {}",
+                SERVICES[rng.usize(..SERVICES.len())],
+                WHEN[rng.usize(..WHEN.len())]
+            )
+        } else {
+            format!(
+                "anything about {} and {}",
+                SUBJECTS[rng.usize(..SUBJECTS.len())],
+                TOPICS[rng.usize(..TOPICS.len())]
+            )
+        });
+    }
+    q
+}
+
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors().nth(3).unwrap().to_path_buf()
+}
+
+/// The first `n` vectors of a corpus, embedding (and caching) what is missing.
+fn vectors(model: &mut Option<Model>, name: &str, n: usize) -> Vec<f32> {
+    let dir = target_dir().join("bench-vectors");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}-v{CORPUS_VERSION}.f32"));
+    let mut have = Vec::new();
+    if let Ok(mut f) = std::fs::File::open(&path) {
+        f.read_to_end(&mut have).unwrap();
+    }
+    let have_n = have.len() / (DIM * 4);
+    have.truncate(have_n * DIM * 4);
+    if have_n < n {
+        let texts = corpus(name, n);
+        let m = model.get_or_insert_with(load_model);
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.set_len((have_n * DIM * 4) as u64).unwrap();
+        let t = Instant::now();
+        for (i, chunk) in texts[have_n..].chunks(64).enumerate() {
+            let start = have.len();
+            for v in m.embed(chunk).unwrap() {
+                v.iter()
+                    .for_each(|x| have.extend_from_slice(&x.to_le_bytes()));
+            }
+            f.write_all(&have[start..]).unwrap();
+            if i % 500 == 0 {
+                eprintln!(
+                    "  embedding {name}: {} of {n} ({:.0}/s)",
+                    have_n + i * 64,
+                    (i * 64) as f64 / t.elapsed().as_secs_f64().max(1e-3)
+                );
+            }
+        }
+    }
+    have[..n * DIM * 4]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
+fn load_model() -> Model {
+    let data = tempfile::tempdir().unwrap();
+    runtime::init(data.path()).expect("ONNX Runtime (run scripts/setup.sh)");
+    Model::load(
+        &ModelSource::Dir(model::model_dir()),
+        Precision::Int8,
+        2,
+        data.path(),
+    )
+    .unwrap()
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Exact top `k` by f32 cosine (vectors are normalised), ties by key.
+fn brute_force(all: &[f32], q: &[f32], k: usize) -> Vec<i64> {
+    let mut scored: Vec<(i64, f32)> = all
+        .chunks_exact(DIM)
+        .enumerate()
+        .map(|(i, v)| (i as i64, dot(v, q)))
+        .collect();
+    let k = k.min(scored.len());
+    scored.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    scored.truncate(k);
+    scored.iter().map(|(i, _)| *i).collect()
+}
+
+fn recall(found: &[i64], truth: &[i64]) -> f64 {
+    found.iter().filter(|f| truth.contains(f)).count() as f64 / truth.len() as f64
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::var("BENCH_SIZES")
+        .unwrap_or_else(|_| "10000,100000,1000000".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("BENCH_SIZES: numbers"))
+        .collect();
+    let nq: usize = std::env::var("BENCH_QUERIES").map_or(100, |v| v.parse().unwrap());
+    println!(
+        "scratchpad {} recall bench — {} cores, k = {K}, {nq} queries per corpus and size\n",
+        env!("CARGO_PKG_VERSION"),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    let mut model = None;
+    let max = *sizes.iter().max().unwrap();
+    for name in ["near-dup", "varied"] {
+        let all = vectors(&mut model, name, max);
+        let qtexts = queries(name, nq);
+        let qv = model.get_or_insert_with(load_model).embed(&qtexts).unwrap();
+        println!("{name}");
+        println!(
+            "  {:>9}  {:<28} {:>8} {:>9} {:>9} {:>9} {:>10}",
+            "entries", "index", "recall", "min", "p50 µs", "p99 µs", "memory MiB"
+        );
+        for &n in &sizes {
+            let part = &all[..n * DIM];
+            let truth: Vec<Vec<i64>> = qv.iter().map(|q| brute_force(part, q, K)).collect();
+            let rescore = |cands: Vec<(i64, f32)>, q: &[f32]| -> Vec<i64> {
+                let mut s: Vec<(i64, f32)> = cands
+                    .iter()
+                    .map(|(id, _)| (*id, dot(&part[*id as usize * DIM..][..DIM], q)))
+                    .collect();
+                s.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+                s.truncate(K);
+                s.into_iter().map(|(id, _)| id).collect()
+            };
+            for variant in [
+                "served: i8 scan, rescored",
+                "before: HNSW i8 M16 ef64",
+                "HNSW i8 M32 ef512",
+            ] {
+                if variant.contains("M32") && n > 100_000 {
+                    continue; // its build alone would take ten minutes here
+                }
+                let t = Instant::now();
+                let memory;
+                let search: Search =
+                    if variant.starts_with("served") {
+                        let index = VectorIndex::from_vectors(
+                            part.chunks_exact(DIM)
+                                .enumerate()
+                                .map(|(i, v)| (i as i64, v)),
+                        );
+                        memory = index.memory_bytes() as f64 / (1 << 20) as f64;
+                        Box::new(move |q| index.candidates(q, K * 4, None))
+                    } else {
+                        let wide = variant.contains("M32");
+                        let index = usearch::Index::new(&usearch::IndexOptions {
+                            dimensions: DIM,
+                            metric: usearch::MetricKind::Cos,
+                            quantization: usearch::ScalarKind::I8,
+                            connectivity: if wide { 32 } else { 0 },
+                            expansion_add: if wide { 256 } else { 0 },
+                            expansion_search: if wide { 512 } else { 0 },
+                            multi: false,
+                        })
+                        .unwrap();
+                        index.reserve(n).unwrap();
+                        for (i, v) in part.chunks_exact(DIM).enumerate() {
+                            index.add(i as u64, v).unwrap();
+                        }
+                        memory = index.memory_usage() as f64 / (1 << 20) as f64;
+                        Box::new(move |q| {
+                            let m = index.search(q, K * 2).unwrap();
+                            m.keys
+                                .iter()
+                                .zip(&m.distances)
+                                .map(|(k, d)| (*k as i64, 1.0 - d))
+                                .collect()
+                        })
+                    };
+                let built = t.elapsed().as_secs_f64();
+                let mut lat = Vec::new();
+                let mut rec = Vec::new();
+                for (q, truth) in qv.iter().zip(&truth) {
+                    let t = Instant::now();
+                    let found = rescore(search(q), q);
+                    lat.push(t.elapsed().as_secs_f64() * 1e6);
+                    rec.push(recall(&found, truth));
+                }
+                let mean = rec.iter().sum::<f64>() / rec.len() as f64;
+                let min = rec.iter().cloned().fold(1.0, f64::min);
+                let s = stats(lat);
+                println!(
+                    "  {n:>9}  {variant:<28} {mean:>8.4} {min:>9.2} {:>9.0} {:>9.0} {memory:>10.0}   (built in {built:.1}s)",
+                    s.p50,
+                    s.p99
+                );
+                drop(search);
+            }
+        }
+        println!();
+    }
+}

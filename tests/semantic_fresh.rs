@@ -1,0 +1,180 @@
+//! Read-your-writes by meaning: a note is found by meaning in the search
+//! right after its write, and when a flood of writes outruns the embedding
+//! the search answers at once with the count it could not see.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use scratchpad::semantic::{Precision, SETTLE_MAX_BACKLOG};
+use serde_json::json;
+
+#[path = "common/notes.rs"]
+mod notes;
+use notes::near_duplicates;
+
+/// Waits until meaning search sees everything written (each search wakes
+/// the worker, which the slow poll below would not).
+async fn settled(c: &mut scratchpad::client::Client) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let r = c
+            .call("search", json!({"query": "anything", "mode": "semantic"}))
+            .await;
+        match &r {
+            Ok(r) if r.get("not_embedded").is_none() => return,
+            Ok(_) => {}
+            Err(e) => assert!(e.to_string().contains("loading"), "{e}"),
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the backlog never drained: {r:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// With a poll period far longer than the test, only the search itself can
+/// make the worker embed what was just written.
+///
+/// (These tests share no binary with CPU-heavy ones: the embedding worker
+/// runs on idle CPU only, and a busy neighbour test would starve it.)
+fn slow_poll(c: &mut scratchpad::Config) {
+    let mut s = semantic_config(Precision::Int8);
+    s.poll_every = Duration::from_secs(60);
+    c.semantic = Some(s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_right_after_a_write_finds_it_by_meaning() {
+    let h = Harness::with(slow_poll).await;
+    let mut c = h.client().await;
+    for note in near_duplicates(200) {
+        add(&mut c, "team", &note).await;
+    }
+    settled(&mut c).await;
+    let pairs = [
+        (
+            "docker login to the registry fails with 401",
+            "cannot authenticate to the container registry",
+        ),
+        (
+            "the nightly backup ran out of disk space",
+            "backups stop because the volume is full",
+        ),
+        (
+            "Maria is responsible for shipping version 2.3",
+            "who owns the release",
+        ),
+        (
+            "several users were charged twice this month",
+            "customers billed double",
+        ),
+        (
+            "TLS certificate for the api domain expires on Friday",
+            "renew the https cert soon",
+        ),
+    ];
+    for (note, query) in pairs {
+        let id = add(&mut c, "team", note).await["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        for mode in ["semantic", "hybrid"] {
+            let r = ok(
+                &mut c,
+                "search",
+                json!({"query": query, "mode": mode, "pad": "team", "limit": 5}),
+            )
+            .await;
+            assert!(
+                hit_ids(&r).contains(&id),
+                "{mode}: '{query}' right after writing '{note}': {r}"
+            );
+            assert!(r.get("not_embedded").is_none(), "{r}");
+        }
+    }
+    // An edit, too: found by the meaning of its new words.
+    let e = add(&mut c, "team", "the weather in Lisbon is lovely").await;
+    ok(
+        &mut c,
+        "entry.update",
+        json!({"id": e["id"], "content": "the coffee machine on the third floor is broken again"}),
+    )
+    .await;
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "kitchen appliance out of order", "mode": "semantic", "pad": "team", "limit": 3}),
+    )
+    .await;
+    assert!(
+        hit_ids(&r).contains(&e["id"].as_str().unwrap().to_string()),
+        "{r}"
+    );
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_is_answered_at_once_with_what_is_not_embedded_yet() {
+    let h = Harness::with(slow_poll).await;
+    let mut c = h.client().await;
+    add(&mut c, "team", "warm up").await;
+    settled(&mut c).await;
+    let flood = 400;
+    for note in near_duplicates(flood) {
+        add(&mut c, "flood", &note).await;
+    }
+    let started = std::time::Instant::now();
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "checkout crashes", "mode": "semantic"}),
+    )
+    .await;
+    let waited = started.elapsed();
+    let left = r["not_embedded"]
+        .as_u64()
+        .expect("the count of entries not embedded yet");
+    assert!(
+        left > SETTLE_MAX_BACKLOG as u64 && left <= flood as u64,
+        "{left} of {flood} not embedded"
+    );
+    assert!(
+        waited < Duration::from_secs(1),
+        "a flooded search answers at once ({waited:?})"
+    );
+    // Text search sees them all the while; meaning search once embedded.
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "ticket", "mode": "text", "pad": "flood", "limit": 1}),
+    )
+    .await;
+    assert_eq!(hit_ids(&r).len(), 1);
+    settled(&mut c).await;
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "checkout crashes", "mode": "semantic"}),
+    )
+    .await;
+    assert!(r.get("not_embedded").is_none(), "{r}");
+
+    // The CLI says it on stderr (and nothing when all is embedded).
+    for note in near_duplicates(flood) {
+        add(&mut c, "flood", &format!("{note} again")).await;
+    }
+    let out = pad(&h.dir.path().join("data"), &h.socket)
+        .args(["search", "checkout crashes", "--mode", "semantic"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("not yet searchable by meaning") && err.contains("--mode text"),
+        "{err}"
+    );
+    h.stop().await;
+}
