@@ -429,41 +429,40 @@ fn main() {
                 }
                 let t = Instant::now();
                 let memory;
-                let search: Search =
-                    if variant.starts_with("served") {
-                        let index = VectorIndex::from_vectors(
-                            part.chunks_exact(DIM)
-                                .enumerate()
-                                .map(|(i, v)| (i as i64, v)),
-                        );
-                        memory = index.memory_bytes() as f64 / (1 << 20) as f64;
-                        Box::new(move |q| index.candidates(q, K * 4, None))
-                    } else {
-                        let wide = variant.contains("M32");
-                        let index = usearch::Index::new(&usearch::IndexOptions {
-                            dimensions: DIM,
-                            metric: usearch::MetricKind::Cos,
-                            quantization: usearch::ScalarKind::I8,
-                            connectivity: if wide { 32 } else { 0 },
-                            expansion_add: if wide { 256 } else { 0 },
-                            expansion_search: if wide { 512 } else { 0 },
-                            multi: false,
-                        })
-                        .unwrap();
-                        index.reserve(n).unwrap();
-                        for (i, v) in part.chunks_exact(DIM).enumerate() {
-                            index.add(i as u64, v).unwrap();
-                        }
-                        memory = index.memory_usage() as f64 / (1 << 20) as f64;
-                        Box::new(move |q| {
-                            let m = index.search(q, K * 2).unwrap();
-                            m.keys
-                                .iter()
-                                .zip(&m.distances)
-                                .map(|(k, d)| (*k as i64, 1.0 - d))
-                                .collect()
-                        })
-                    };
+                let search: Search = if variant.starts_with("served") {
+                    let index = VectorIndex::from_vectors(
+                        part.chunks_exact(DIM)
+                            .enumerate()
+                            .map(|(i, v)| (i as i64, v)),
+                    );
+                    memory = index.memory_bytes() as f64 / (1 << 20) as f64;
+                    Box::new(move |q| index.candidates(q, K * 4, None))
+                } else {
+                    let wide = variant.contains("M32");
+                    let index = usearch::Index::new(&usearch::IndexOptions {
+                        dimensions: DIM,
+                        metric: usearch::MetricKind::Cos,
+                        quantization: usearch::ScalarKind::I8,
+                        connectivity: if wide { 32 } else { 0 },
+                        expansion_add: if wide { 256 } else { 0 },
+                        expansion_search: if wide { 512 } else { 0 },
+                        multi: false,
+                    })
+                    .unwrap();
+                    index.reserve(n).unwrap();
+                    for (i, v) in part.chunks_exact(DIM).enumerate() {
+                        index.add(i as u64, v).unwrap();
+                    }
+                    memory = index.memory_usage() as f64 / (1 << 20) as f64;
+                    Box::new(move |q| {
+                        let m = index.search(q, K * 2).unwrap();
+                        m.keys
+                            .iter()
+                            .zip(&m.distances)
+                            .map(|(k, d)| (*k as i64, 1.0 - d))
+                            .collect()
+                    })
+                };
                 let built = t.elapsed().as_secs_f64();
                 let mut lat = Vec::new();
                 let mut rec = Vec::new();

@@ -4,14 +4,16 @@
 //!    folder has `model.onnx`; one and two ONNX Runtime threads; batches of
 //!    16) and one query's embedding time.
 //! 2. The release `pad serve` with the model (`PAD_MODEL_DIR`, default the
-//!    copy `scripts/model.sh` caches in the target directory), over its socket: write round trips
-//!    while the embedding backlog drains, against the same engine with
-//!    `--no-semantic`; how fast the backlog drains; `semantic` and `hybrid`
-//!    search p50/p99 at 10k and 100k entries with fresh queries (each one
-//!    embedded) and cached ones; the index's memory; restart time to ready.
+//!    copy `scripts/model.sh` caches in the target directory), over its
+//!    socket: write round trips while the embedding backlog drains, against
+//!    the same engine with `--no-semantic`; how fast the backlog drains;
+//!    `semantic` and `hybrid` search p50/p99 at 10k and 100k entries with
+//!    fresh queries (each one embedded) and cached ones; a search right after
+//!    1, 16, 48 and 400 writes (read-your-writes); the index's memory;
+//!    restart time to ready.
 //!
-//! Entries are realistic, clustered dev notes (random vectors would be no test
-//! of an HNSW index). Set BENCH_QUICK=1 for 2k/10k instead of 10k/100k.
+//! Entries are realistic, clustered dev notes. Recall against brute force
+//! is `benches/recall.rs`. Set BENCH_QUICK=1 for 2k/10k instead of 10k/100k.
 
 mod common;
 #[path = "../tests/common/model.rs"]
@@ -233,92 +235,53 @@ async fn searches(c: &mut Client, label: &str, size: usize) {
     );
 }
 
-/// Recall@10 of usearch graph walks against an exact scan, on the stored
-/// (real) vectors, for each scalar kind the index could use, plain and with
-/// our rescoring (top 20 from the graph, re-ranked on f32).
-fn index_recall(vectors_db: &std::path::Path) {
-    use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
-    let db = rusqlite::Connection::open(vectors_db).unwrap();
-    let vectors: Vec<(u64, Vec<f32>)> = db
-        .prepare("SELECT seq, vec FROM vectors WHERE vec IS NOT NULL")
-        .unwrap()
-        .query_map([], |r| {
-            let b: Vec<u8> = r.get(1)?;
-            Ok((
-                r.get::<_, i64>(0)? as u64,
-                b.chunks_exact(4)
-                    .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-                    .collect(),
-            ))
-        })
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
-    let mut rng = fastrand::Rng::with_seed(5);
-    // Queries: stored vectors, perturbed so no query is exactly an entry.
-    let queries: Vec<Vec<f32>> = (0..200)
-        .map(|_| {
-            let base = &vectors[rng.usize(..vectors.len())].1;
-            let v: Vec<f32> = base.iter().map(|x| x + (rng.f32() - 0.5) * 0.02).collect();
-            let n = dot(&v, &v).sqrt();
-            v.into_iter().map(|x| x / n).collect()
-        })
-        .collect();
-    let truth: Vec<Vec<u64>> = queries
-        .iter()
-        .map(|q| {
-            let mut all: Vec<(f32, u64)> = vectors.iter().map(|(k, v)| (dot(q, v), *k)).collect();
-            all.sort_by(|a, b| b.0.total_cmp(&a.0));
-            all.iter().take(10).map(|(_, k)| *k).collect()
-        })
-        .collect();
-    let by_key: std::collections::HashMap<u64, &Vec<f32>> =
-        vectors.iter().map(|(k, v)| (*k, v)).collect();
-    println!(
-        "vector index recall@10 vs exact, {} real vectors:",
-        vectors.len()
-    );
-    for (name, kind) in [
-        ("f32", ScalarKind::F32),
-        ("f16", ScalarKind::F16),
-        ("i8", ScalarKind::I8),
-    ] {
-        let index = Index::new(&IndexOptions {
-            dimensions: 384,
-            metric: MetricKind::Cos,
-            quantization: kind,
-            ..Default::default()
-        })
-        .unwrap();
-        index.reserve(vectors.len()).unwrap();
-        for (k, v) in &vectors {
-            index.add(*k, v).unwrap();
+/// Read-your-writes: `backlog` notes written, then at once a semantic search
+/// (fresh query) for the last of them. Below the settle bound the search
+/// waits for the embedding and finds it; above, it answers at once and
+/// reports what it could not see.
+async fn read_your_writes(c: &mut Client, rng: &mut fastrand::Rng) {
+    for backlog in [1usize, 16, 48, 400] {
+        let mut took = Vec::new();
+        let (mut found, mut not_embedded) = (0, 0);
+        let rounds = if backlog > 48 { 3 } else { 20 };
+        for round in 0..rounds {
+            let mut last = String::new();
+            for _ in 0..backlog {
+                let n = note(rng);
+                last = c
+                    .call("entry.add", json!({"pad": "ryw", "content": n}))
+                    .await
+                    .unwrap()["entry"]["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+            }
+            let t = Instant::now();
+            let r = c
+                .call(
+                    "search",
+                    json!({"query": format!("{} ({round} {backlog})", QUERIES[round % QUERIES.len()]),
+                           "mode": "semantic", "pad": "ryw", "limit": 200}),
+                )
+                .await
+                .unwrap();
+            took.push(t.elapsed().as_secs_f64() * 1e6);
+            not_embedded += r["not_embedded"].as_u64().unwrap_or(0);
+            found += usize::from(
+                r["hits"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|h| h["entry"]["id"] == last.as_str()),
+            );
+            drained(c).await;
         }
-        let (mut plain, mut rescored) = (0usize, 0usize);
-        for (q, want) in queries.iter().zip(&truth) {
-            let got = index.search(q, 10).unwrap().keys;
-            plain += got.iter().filter(|k| want.contains(k)).count();
-            let mut wide: Vec<(f32, u64)> = index
-                .search(q, 20)
-                .unwrap()
-                .keys
-                .iter()
-                .map(|k| (dot(q, by_key[k]), *k))
-                .collect();
-            wide.sort_by(|a, b| b.0.total_cmp(&a.0));
-            rescored += wide
-                .iter()
-                .take(10)
-                .filter(|(_, k)| want.contains(k))
-                .count();
-        }
-        let total = (queries.len() * 10) as f64;
+        row(
+            &format!("search right after {backlog} write(s)"),
+            &stats(took),
+        );
         println!(
-            "  {name:<4} recall {:.3}, rescored {:.3}, memory {:.1} MiB",
-            plain as f64 / total,
-            rescored as f64 / total,
-            index.memory_usage() as f64 / 1048576.0
+            "  (newest note among the hits in {found} of {rounds} rounds; not_embedded reported: {not_embedded})"
         );
     }
     println!();
@@ -379,8 +342,8 @@ async fn run() {
         s["semantic"]["index_bytes"].as_f64().unwrap() / 1048576.0,
         engine.rss_mib()
     );
+    read_your_writes(&mut c, &mut rng).await;
     drop(engine);
-    index_recall(&dir.path().join("data/vectors.db"));
 
     // Up to `big` entries, embedded with two threads to save time, then
     // searched on a restarted engine with the default single thread.

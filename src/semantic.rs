@@ -1,5 +1,5 @@
 //! Semantic search: local embeddings (fastembed on ONNX Runtime) and a vector
-//! index (usearch), kept off the write path.
+//! index (an i8 matrix scanned whole, `flat`), kept off the write path.
 //!
 //! One worker thread owns the model. It loads ONNX Runtime and the model,
 //! brings the vector index up (loading the saved one, or rebuilding it from

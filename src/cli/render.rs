@@ -327,9 +327,9 @@ pub fn stats(r: &Value) {
             .flatten()
             .map(|p| {
                 format!(
-                    "{} ({} entries, idle {})",
+                    "{} ({}, idle {})",
                     s(&p["name"]),
-                    p["entries"],
+                    count(&p["entries"], "entry", "entries"),
                     human_secs(p["idle_seconds"].as_i64().unwrap_or(0))
                 )
             })
@@ -426,7 +426,7 @@ pub fn report(r: &Value) {
             .unwrap_or_default();
         let retries = match t["retries"].as_i64() {
             Some(0) | None => String::new(),
-            Some(n) => format!(", {n} retries"),
+            Some(_) => format!(", {}", count(&t["retries"], "retry", "retries")),
         };
         println!(
             "{}  {:<7} {:<14} {}{took}{retries}",
