@@ -257,6 +257,16 @@ pub async fn dispatch(
         "report" => reply(engine.report(parse(method, params)?, g).await?),
         "subscribe" => {
             let p: SubscribeParams = parse(method, params)?;
+            if session.subscriptions.len() >= MAX_SUBSCRIPTIONS {
+                return Err(Error::TooLarge {
+                    field: None,
+                    message: format!(
+                        "this connection already has {MAX_SUBSCRIPTIONS} subscriptions, the limit. Unsubscribe from one first, or subscribe once with a broader filter (several pads, tags or kinds in one subscription)."
+                    ),
+                    limit: MAX_SUBSCRIPTIONS as u64,
+                    got: session.subscriptions.len() as u64 + 1,
+                });
+            }
             let Some(out) = session.events.clone() else {
                 return Err(Error::Unavailable(
                     "this transport cannot deliver events; subscribe over the socket (pad watch) instead.".into(),
@@ -419,6 +429,9 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
+/// The most subscriptions one connection may hold at once (each is a task
+/// and a filter every event is matched against).
+pub const MAX_SUBSCRIPTIONS: usize = 64;
 /// The most requests one batch may hold.
 pub const MAX_BATCH_REQUESTS: usize = 100;
 /// The answers of one batch stop being computed past this many bytes.

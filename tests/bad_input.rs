@@ -511,3 +511,32 @@ async fn a_client_over_the_connection_cap_is_told_not_left_hanging() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn subscriptions_per_connection_are_capped_with_a_clear_error() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let max = scratchpad::rpc::MAX_SUBSCRIPTIONS;
+    let mut first = None;
+    for i in 0..max {
+        let r = ok(&mut c, "subscribe", json!({"pads": [format!("p{i}")]})).await;
+        first.get_or_insert(r["subscription"].clone());
+    }
+    let (msg, data) = err(&mut c, "subscribe", json!({}), -32004).await;
+    assert!(
+        msg.contains(&format!("{max} subscriptions")) && msg.contains("Unsubscribe"),
+        "{msg}"
+    );
+    assert_eq!(data["limit"], max as u64, "{data}");
+    // One freed makes room for one more; other connections have their own.
+    ok(
+        &mut c,
+        "unsubscribe",
+        json!({"subscription": first.unwrap()}),
+    )
+    .await;
+    ok(&mut c, "subscribe", json!({})).await;
+    let mut other = h.client().await;
+    ok(&mut other, "subscribe", json!({})).await;
+    still_usable(&mut c).await;
+}
