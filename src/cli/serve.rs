@@ -47,6 +47,10 @@ pub struct ServeArgs {
     /// this machine is on could then try the token.
     #[arg(long)]
     mcp_http_allow_public: bool,
+    /// The most MCP-over-HTTP sessions open at once; a client starting one
+    /// more gets 503 saying so. Idle sessions end after two minutes.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    mcp_http_max_sessions: u32,
     /// The pad HTTP tools use when the agent names none.
     #[arg(long, default_value = "inbox")]
     mcp_pad: String,
@@ -170,6 +174,7 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
             listeners,
             token,
             tools,
+            args.mcp_http_max_sessions as usize,
             async {
                 let _ = http_stopped.await;
             },

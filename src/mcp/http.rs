@@ -10,6 +10,11 @@ use axum::serve::ListenerExt;
 
 use super::{Caller, McpConfig, PadTools};
 
+/// An MCP-over-HTTP session nobody used for this long is closed, so clients
+/// that never end theirs (Agent Zero opens one per tool call) cannot pile
+/// them up (~56 KB each).
+pub const SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// The bearer token file for `--mcp-http`, in the data directory.
 pub const TOKEN_FILE: &str = "mcp-http.token";
 
@@ -68,6 +73,7 @@ pub async fn serve_http(
     listeners: Vec<tokio::net::TcpListener>,
     token: String,
     config: McpConfig,
+    max_sessions: usize,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     use rmcp::transport::streamable_http_server::{
@@ -85,9 +91,12 @@ pub async fn serve_http(
     let mut sessions_http = LocalSessionManager::default();
     // The session layer primes each request's stream too.
     sessions_http.session_config.sse_retry = None;
+    sessions_http.session_config.keep_alive = Some(SESSION_IDLE);
+    let sessions_http = Arc::new(sessions_http);
+    let open_sessions = sessions_http.clone();
     let service = StreamableHttpService::new(
         move || Ok(PadTools::new(config.clone())),
-        Arc::new(sessions_http),
+        sessions_http,
         http,
     );
     let token = Arc::new(token);
@@ -119,7 +128,8 @@ pub async fn serve_http(
         ))
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
-                let (token, socket) = (token.clone(), socket.clone());
+                let (token, socket, open_sessions) =
+                    (token.clone(), socket.clone(), open_sessions.clone());
                 async move {
                     let given = crate::access::bearer(
                         req.headers()
@@ -147,6 +157,22 @@ pub async fn serve_http(
                                 ));
                             }
                         }
+                    }
+                    // A new session (a POST without a session id) past the cap.
+                    let new_session = req.method() == Method::POST
+                        && !req.headers().contains_key("mcp-session-id")
+                        && !super::sse::is_sse(&req);
+                    if new_session && open_sessions.sessions.read().await.len() >= max_sessions {
+                        tracing::warn!("MCP over HTTP: {max_sessions} sessions open, the limit; refused a new one");
+                        return axum::response::IntoResponse::into_response((
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            [(header::RETRY_AFTER, "30")],
+                            format!(
+                                "{max_sessions} MCP sessions are open, the limit (pad serve --mcp-http-max-sessions). \
+                                 End finished sessions with HTTP DELETE, or retry: idle ones close after {} s.\n",
+                                SESSION_IDLE.as_secs()
+                            ),
+                        ));
                     }
                     let delete = req.method() == Method::DELETE;
                     let mut response = next.run(req).await;

@@ -221,3 +221,45 @@ def test_each_access_token_is_its_own_author_and_inbox(http_engine):
     with pytest.raises(urllib.error.HTTPError) as gone:
         urllib.request.urlopen(req, timeout=10)
     assert gone.value.code == 401 and "revoked" in gone.value.read().decode()
+
+
+def test_sessions_are_capped_and_a_freed_one_makes_room():
+    """Past --mcp-http-max-sessions a new session gets 503 naming the limit
+    and the way out; ending one (DELETE) makes room; existing sessions keep
+    working meanwhile."""
+    port = free_port()
+    e = Engine(extra_args=["--mcp-http", f"127.0.0.1:{port}", "--mcp-http-max-sessions", "3"])
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        token = open(os.path.join(e.data, "mcp-http.token")).read().strip()
+
+        def post(body, session=None):
+            headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                       "Authorization": f"Bearer {token}", "MCP-Protocol-Version": "2025-06-18"}
+            if session:
+                headers["Mcp-Session-Id"] = session
+            return urllib.request.urlopen(urllib.request.Request(
+                url, data=body.encode(), headers=headers, method="POST"), timeout=10)
+
+        init = ('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+                '"capabilities":{},"clientInfo":{"name":"x","version":"0"}}}')
+        sessions = []
+        for _ in range(3):
+            r = post(init)
+            sessions.append(r.headers["Mcp-Session-Id"])
+            r.read()
+            post('{"jsonrpc":"2.0","method":"notifications/initialized"}', sessions[-1]).read()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            post(init)
+        assert refused.value.code == 503
+        why = refused.value.read().decode()
+        assert "3 MCP sessions are open, the limit" in why and "DELETE" in why, why
+        assert refused.value.headers["Retry-After"] == "30"
+        call = post('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_tags",'
+                    '"arguments":{"pad":"inbox"}}}', sessions[0]).read().decode()
+        assert '"result"' in call, call
+        urllib.request.urlopen(urllib.request.Request(url, method="DELETE", headers={
+            "Authorization": f"Bearer {token}", "Mcp-Session-Id": sessions[0]}), timeout=10).read()
+        post(init).read()
+    finally:
+        e.stop()
