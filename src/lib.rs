@@ -23,6 +23,7 @@ pub mod rpc;
 pub mod semantic;
 pub mod server;
 pub mod store;
+pub mod tcp;
 #[cfg(test)]
 mod typescript;
 

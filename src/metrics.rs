@@ -531,7 +531,5 @@ pub async fn serve(
                 }
             },
         ));
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    crate::tcp::serve(listener, app, shutdown).await
 }

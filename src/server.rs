@@ -122,7 +122,9 @@ fn private_dir(dir: &Path) -> Result<(), BindError> {
 }
 
 /// Descriptors kept free of client connections: the database and its
-/// derived files, the journal, the TCP listeners, refusals in flight.
+/// derived files, the journal, refusals in flight, and the TCP listeners
+/// with their connections (at most `tcp::MAX_CONNECTIONS` each, so two
+/// listeners' 128 fit).
 const FD_RESERVE: u64 = 256;
 
 /// Serves connections until `shutdown` resolves, then stops accepting, lets

@@ -6,7 +6,6 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use axum::http::{header, Method, StatusCode};
-use axum::serve::ListenerExt;
 
 use super::{Caller, McpConfig, PadTools};
 
@@ -193,18 +192,9 @@ pub async fn serve_http(
     for listener in listeners {
         let app = app.clone();
         let mut stopped = stopped.clone();
-        // Small requests on a kept-alive connection must not wait for
-        // Nagle's algorithm (~40 ms each).
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        servers.spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.wait_for(|s| *s).await;
-                })
-                .await
-        });
+        servers.spawn(crate::tcp::serve(listener, app, async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        }));
     }
     while let Some(done) = servers.join_next().await {
         done.map_err(std::io::Error::other)??;
