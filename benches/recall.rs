@@ -19,7 +19,8 @@
 //! time (one ONNX Runtime thread, the engine's default), which a fresh query
 //! adds. (The HNSW index it replaced was measured by this benchmark at
 //! commit 6529fdd; docs/benchmarks.md has both.) `BENCH_SIZES=10000,100000`
-//! limits the sizes; `BENCH_QUERIES` (default 100).
+//! limits the sizes, `BENCH_CORPORA=near-dup` the corpora; `BENCH_QUERIES`
+//! (default 100).
 
 mod common;
 #[path = "../tests/common/model.rs"]
@@ -419,7 +420,8 @@ fn main() {
             s.p50, s.p99
         );
     }
-    for name in ["near-dup", "varied"] {
+    let corpora = std::env::var("BENCH_CORPORA").unwrap_or_else(|_| "near-dup,varied".into());
+    for name in corpora.split(',') {
         let all = vectors(&mut model, name, max);
         let qtexts = queries(name, nq);
         let qv = model.get_or_insert_with(load_model).embed(&qtexts).unwrap();

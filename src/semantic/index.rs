@@ -25,6 +25,15 @@ const HEADER: usize = 8 + 8 + 8 + 8 + 16;
 /// Rows read from the table at a time while rebuilding or catching up.
 const PAGE: i64 = 2000;
 
+/// Candidates whose 8-bit estimate is this close to the last one wanted are
+/// rescored too (the estimate's error on real embeddings is a few
+/// thousandths; docs/benchmarks.md, "Recall").
+const NEAR: f32 = 0.01;
+/// At most this many of them.
+const NEAR_TIES: usize = 256;
+/// Score histogram buckets over −1…1 (a bucket spans 0.00025).
+const BUCKETS: usize = 8192;
+
 pub struct VectorIndex {
     flat: Flat,
     /// Every row of the vectors table up to this `n` is applied.
@@ -153,9 +162,13 @@ impl VectorIndex {
     }
 
     /// The `want` best vectors by estimated cosine whose keys pass `keep`
-    /// (all, if `None`), best first, as (key, estimate). Every vector is
-    /// scored; with `keep`, candidates are checked best first until `want`
-    /// pass, so a broad filter checks few of them.
+    /// (all, if `None`), best first, as (key, estimate) — and after them up
+    /// to `NEAR_TIES` more whose estimate is within `NEAR` of the last: the
+    /// 8-bit estimate can misorder near-equal notes (a pile of duplicates of
+    /// one text just above the duplicates of another), and the caller's
+    /// rescoring on f32 must see them all to rank them right. Every vector
+    /// is scored; with `keep`, candidates are checked best first, so a broad
+    /// filter checks few of them.
     pub fn candidates(
         &self,
         query: &[f32],
@@ -163,30 +176,57 @@ impl VectorIndex {
         keep: Option<&dyn Fn(i64) -> bool>,
     ) -> Vec<(i64, f32)> {
         let scores = self.flat.scores(query);
-        let mut order: Vec<u32> = (0..scores.len() as u32).collect();
-        let by_score = |a: &u32, b: &u32| scores[*b as usize].total_cmp(&scores[*a as usize]);
+        // Ties (identical notes have identical rows) go to the newest, as in
+        // the final ranking: so the candidates are the ones it would keep.
+        let by_score = |a: &u32, b: &u32| {
+            let (a, b) = (*a as usize, *b as usize);
+            scores[b]
+                .total_cmp(&scores[a])
+                .then(self.flat.key(b).cmp(&self.flat.key(a)))
+        };
+        // Best first, in bands of the score histogram that grow: the first
+        // band holds about `want + NEAR_TIES` rows, so an unfiltered search
+        // sorts a few hundred rows, not all of them.
+        let bucket = |s: f32| (((s + 1.0) * (BUCKETS / 2) as f32) as usize).min(BUCKETS - 1);
+        let mut histogram = vec![0usize; BUCKETS];
+        for s in &scores {
+            histogram[bucket(*s)] += 1;
+        }
         let mut out = Vec::with_capacity(want);
-        // Best-first in windows that grow, so a broad filter sorts little.
-        let mut done = 0;
-        let mut window = want.max(16);
-        while done < order.len() && out.len() < want {
-            let end = (done + window).min(order.len());
-            let rest = &mut order[done..];
-            if end - done < rest.len() {
-                rest.select_nth_unstable_by(end - done - 1, by_score);
+        let mut floor = f32::NEG_INFINITY;
+        let (mut above, mut covered) = (BUCKETS, 0);
+        let mut window = want + NEAR_TIES;
+        let mut band = Vec::new();
+        'scan: while above > 0 {
+            // The band: buckets below `above` until `window` more rows.
+            let mut low = above;
+            let mut more = 0;
+            while low > 0 && more < window {
+                low -= 1;
+                more += histogram[low];
             }
-            rest[..end - done].sort_unstable_by(by_score);
-            for &row in &order[done..end] {
+            band.clear();
+            band.extend(
+                (0..scores.len() as u32)
+                    .filter(|r| (low..above).contains(&bucket(scores[*r as usize]))),
+            );
+            band.sort_unstable_by(by_score);
+            for &row in &band {
+                let score = scores[row as usize];
+                if out.len() >= want && (score < floor || out.len() >= want + NEAR_TIES) {
+                    break 'scan;
+                }
                 let key = self.flat.key(row as usize);
                 if keep.is_none_or(|keep| keep(key)) {
-                    out.push((key, scores[row as usize]));
+                    out.push((key, score));
                     if out.len() == want {
-                        break;
+                        floor = score - NEAR;
                     }
                 }
             }
-            done = end;
-            window *= 4;
+            covered += more;
+            above = low;
+            window = covered * 4;
         }
         out
     }
@@ -310,7 +350,29 @@ fn checksum(bytes: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::checksum;
+    use super::{checksum, VectorIndex, DIMENSIONS, NEAR_TIES};
+
+    #[test]
+    fn identical_notes_rank_newest_first_and_near_ties_all_reach_rescoring() {
+        let v: Vec<f32> = (0..DIMENSIONS)
+            .map(|i| ((i * 7 % 13) as f32 - 6.0) / 40.0)
+            .collect();
+        let other: Vec<f32> = v.iter().rev().cloned().collect();
+        let mut vectors: Vec<(i64, &[f32])> = (0..300).map(|k| (k, v.as_slice())).collect();
+        vectors.extend((300..1000).map(|k| (k, other.as_slice())));
+        let index = VectorIndex::from_vectors(vectors);
+        let found = index.candidates(&v, 10, None);
+        let keys: Vec<i64> = found.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys[..10], (290..300).rev().collect::<Vec<_>>());
+        assert_eq!(
+            found.len(),
+            10 + NEAR_TIES,
+            "the copies tied with the 10th come too"
+        );
+        let odd = index.candidates(&v, 10, Some(&|k| k % 2 == 1));
+        assert_eq!(odd[0].0, 299);
+        assert!(odd.iter().all(|(k, _)| k % 2 == 1));
+    }
 
     #[test]
     fn checksum_sees_one_flipped_bit_and_length() {

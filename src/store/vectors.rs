@@ -460,9 +460,12 @@ impl Store {
         while let Some(row) = rows.next()? {
             let blob = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
             let score = dot(query, blob);
-            if best.len() < k || score > best[best.len() - 1].1 {
-                let at = best.partition_point(|(_, s)| *s >= score);
-                best.insert(at, (row.get(0)?, score));
+            let seq: i64 = row.get(0)?;
+            // Best first; among equal scores the newest, as everywhere.
+            let before = |(id, s): &(i64, f32)| *s > score || (*s == score && *id > seq);
+            if best.len() < k || !before(&best[best.len() - 1]) {
+                let at = best.partition_point(before);
+                best.insert(at, (seq, score));
                 best.truncate(k);
             }
         }
