@@ -77,8 +77,8 @@ impl SemanticConfig {
 const RESCORE_FACTOR: usize = 4;
 
 /// A search waits for the embedding backlog when at most this many entries
-/// (and edits) are in it: about three batches, ~50 ms of embedding on one
-/// core (docs/benchmarks.md, "Read your writes"). A larger backlog means a
+/// (and edits) are in it: three batches, ~0.4 s of embedding on one core
+/// (docs/benchmarks.md, "Read your writes"). A larger backlog means a
 /// flood: the search answers at once and says how many were not embedded.
 pub const SETTLE_MAX_BACKLOG: i64 = 48;
 /// And it waits at most this long (the worker runs on idle CPU only, so a
