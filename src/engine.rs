@@ -245,6 +245,7 @@ impl Engine {
             sweep_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             // Indexing runs only after writes: an idle engine stays idle.
             let mut indexed_epoch = None;
+            let mut faults = crate::faults::Faults::default();
             loop {
                 tokio::select! {
                     _ = stop.changed() => break,
@@ -253,9 +254,9 @@ impl Engine {
                         if indexed_epoch == Some(epoch) {
                             continue;
                         }
-                        match engine.index_now().await {
-                            Ok(()) => indexed_epoch = Some(epoch),
-                            Err(e) => tracing::error!("text indexing failed: {e}"),
+                        let r = engine.index_now().await;
+                        if faults.note("text indexing", r) {
+                            indexed_epoch = Some(epoch);
                         }
                     }
                     _ = checkpoint_tick.tick() => {
@@ -263,23 +264,20 @@ impl Engine {
                         if checkpointed_epoch == Some(epoch) {
                             continue;
                         }
-                        match engine.blocking(|e| e.store().checkpoint_passive()).await {
-                            Ok(_) => checkpointed_epoch = Some(epoch),
-                            Err(e) => tracing::warn!("checkpoint failed: {e}"),
+                        let r = engine.blocking(|e| e.store().checkpoint_passive()).await;
+                        if faults.note("checkpoint", r.map(drop)) {
+                            checkpointed_epoch = Some(epoch);
                         }
                     }
                     _ = work_tick.tick() => {
-                        if let Err(e) = engine.deliver_reminders().await {
-                            tracing::error!("delivering reminders failed: {e}");
-                        }
-                        if let Err(e) = engine.release_leases().await {
-                            tracing::error!("releasing task leases failed: {e}");
-                        }
+                        let r = engine.deliver_reminders().await;
+                        faults.note("delivering reminders", r.map(drop));
+                        let r = engine.release_leases().await;
+                        faults.note("releasing task leases", r.map(drop));
                     }
                     _ = sweep_tick.tick() => {
-                        if let Err(e) = engine.sweep().await {
-                            tracing::error!("expiry sweep failed: {e}");
-                        }
+                        let r = engine.sweep().await;
+                        faults.note("the expiry sweep", r.map(drop));
                     }
                 }
             }

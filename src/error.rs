@@ -177,7 +177,9 @@ impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
         match e.sqlite_error_code() {
             Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
-                Error::Unavailable(format!("the store is busy ({e}); retry shortly"))
+                Error::Unavailable(format!(
+                    "the store is locked by another process ({e}) — a sqlite3 shell or a backup holding a write transaction on the engine's files? The engine waits at most 2 s for it; retry once that transaction ends"
+                ))
             }
             Some(rusqlite::ErrorCode::DiskFull) => Error::Unavailable(format!(
                 "the disk is full ({e}); free some space, then retry"

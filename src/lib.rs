@@ -13,6 +13,7 @@ pub mod clock;
 pub mod engine;
 pub mod error;
 pub mod events;
+pub(crate) mod faults;
 pub mod id;
 pub mod mcp;
 pub mod metrics;

@@ -378,6 +378,7 @@ impl Worker {
             }
         };
         let mut saved_at = Instant::now();
+        let mut faults = crate::faults::Faults::default();
         let mut seen_epoch = None;
         'work: loop {
             // Messages first: a query means a person or agent is waiting.
@@ -396,19 +397,18 @@ impl Worker {
             let more = seen_epoch != Some(epoch)
                 && match self.embed_batch(&mut model) {
                     Ok(more) => {
+                        faults.note::<Error>("embedding", Ok(()));
                         if !more {
                             seen_epoch = Some(epoch);
                         }
                         more
                     }
                     Err(e) => {
-                        tracing::error!("embedding failed: {e}");
+                        faults.note("embedding", Err(e));
                         false
                     }
                 };
-            if let Err(e) = self.apply() {
-                tracing::error!("updating the vector index failed: {e}");
-            }
+            faults.note("updating the vector index", self.apply());
             if more {
                 continue;
             }

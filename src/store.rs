@@ -123,6 +123,48 @@ thread_local! {
     static HOLDS_WRITER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// How long the engine waits for a write lock another process holds on
+/// `pad.db` (a `sqlite3` shell or a backup in a write transaction). The
+/// wait is shared: the first write to find the lock taken starts it, and
+/// every write waiting meanwhile gives up when it ends (with `-32005`), so
+/// queued requests do not add their waits up; for `LOCK_RETRY_AFTER` more,
+/// writes that find the lock still taken give up at once. A request waits
+/// at most `FOREIGN_LOCK_WAIT` (plus whatever it queued behind), however
+/// long the lock is held.
+pub const FOREIGN_LOCK_WAIT: Duration = Duration::from_secs(2);
+const LOCK_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// When the current wait for a foreign lock began (ms on a monotonic clock;
+/// 0: none).
+static LOCK_WAIT_SINCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The writer's busy handler: SQLite calls it while another process holds
+/// the lock; `false` gives up with `SQLITE_BUSY`.
+fn wait_for_foreign_lock(_tries: i32) -> bool {
+    use std::sync::atomic::Ordering;
+    static BASE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let now = BASE
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_millis() as u64
+        + 1;
+    let (wait, cycle) = (
+        FOREIGN_LOCK_WAIT.as_millis() as u64,
+        (FOREIGN_LOCK_WAIT + LOCK_RETRY_AFTER).as_millis() as u64,
+    );
+    let mut since = LOCK_WAIT_SINCE.load(Ordering::Acquire);
+    if since == 0 || now.saturating_sub(since) >= cycle {
+        LOCK_WAIT_SINCE.store(now, Ordering::Release);
+        since = now;
+    }
+    let waited = now.saturating_sub(since);
+    if waited >= wait {
+        return false;
+    }
+    std::thread::sleep(Duration::from_millis(5).min(Duration::from_millis(wait - waited)));
+    true
+}
+
 impl Deref for WriterGuard<'_> {
     type Target = Writer;
     fn deref(&self) -> &Writer {
@@ -288,6 +330,7 @@ impl Store {
             },
         )?;
         migrate::run(&mut conn, now)?;
+        conn.busy_handler(Some(wait_for_foreign_lock))?;
         // Checkpoints run in the background (`checkpoint_passive`), off the write path.
         conn.execute_batch("PRAGMA wal_autocheckpoint = 0;")?;
         let checkpointer = open_connection(&db_path, OpenFlags::default())?;

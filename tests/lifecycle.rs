@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use common::{ok, pad, signal, spawn_engine, Harness};
-use scratchpad::client::{Client, ClientError};
+use scratchpad::client::Client;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -340,118 +340,4 @@ async fn the_wal_stays_bounded_under_a_steady_write_stream() {
         "the WAL is reused instead of growing: it reached {} MiB",
         max_wal / 1024 / 1024
     );
-}
-
-/// Sets the running engine's file-size limit (`ulimit -f`): past it, every
-/// write into any file fails with EFBIG, as a full or failing disk would.
-fn set_file_size_limit(pid: u32, bytes: u64) {
-    let limit = libc::rlimit {
-        rlim_cur: bytes,
-        rlim_max: libc::RLIM_INFINITY,
-    };
-    // SAFETY: changing a resource limit of our own child process.
-    let rc = unsafe {
-        libc::prlimit(
-            pid as libc::pid_t,
-            libc::RLIMIT_FSIZE,
-            &limit,
-            std::ptr::null_mut(),
-        )
-    };
-    assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
-}
-
-async fn journal_queue(c: &mut Client) -> i64 {
-    ok(c, "stats", json!({})).await["journal_queue"]
-        .as_i64()
-        .unwrap()
-}
-
-/// Waits (20 s at most) until nothing acknowledged is left in the journal.
-async fn journal_applied(c: &mut Client) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while journal_queue(c).await > 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "journal never applied"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-/// A disk that refuses writes costs no acknowledged entry: entries already
-/// acknowledged wait in the journal, a write the journal cannot take is
-/// refused as `unavailable` (the client knows it was not stored), the engine
-/// keeps answering, and once the disk takes writes again everything
-/// acknowledged is stored — nothing set aside as rejected.
-#[tokio::test]
-async fn acknowledged_entries_wait_out_a_disk_that_refuses_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let (home, socket) = (dir.path().join("data"), dir.path().join("run/pad.sock"));
-    let mut engine = spawn_engine(&home, &socket).await;
-    let mut c = Client::connect(&socket).await.unwrap();
-    for i in 0..3 {
-        common::add(&mut c, "disk", &format!("before {i}")).await;
-    }
-    journal_applied(&mut c).await;
-
-    // From now on no file grows past 4 KiB: SQLite's WAL cannot take a page,
-    // and the (emptied) journal takes a few entries, then no more.
-    set_file_size_limit(engine.child.id(), 4096);
-    let (mut acked, mut refused) = (Vec::new(), 0);
-    for i in 0..40 {
-        let content =
-            format!("written while the disk refuses, #{i}, with some words to fill the line");
-        match c
-            .call("entry.add", json!({"pad": "disk", "content": content}))
-            .await
-        {
-            Ok(r) => acked.push(r["entry"]["id"].as_str().unwrap().to_string()),
-            Err(ClientError::Rpc(e)) => {
-                assert_eq!(e.code, -32005, "{}", e.message);
-                assert!(
-                    e.message.contains("not stored") && e.message.contains("retry"),
-                    "{}",
-                    e.message
-                );
-                refused += 1;
-            }
-            Err(e) => panic!("the engine should keep answering: {e}"),
-        }
-    }
-    assert!(
-        !acked.is_empty() && refused > 0,
-        "{} acknowledged, {refused} refused",
-        acked.len()
-    );
-    tokio::time::sleep(Duration::from_millis(100)).await; // the journal thread tries, and fails
-    assert_eq!(
-        journal_queue(&mut c).await,
-        acked.len() as i64,
-        "acknowledged entries wait in the journal"
-    );
-
-    // Reads keep answering, from what the database holds.
-    assert_eq!(common::all_ids(&mut c, "disk").await.len(), 3);
-
-    // The disk takes writes again: the journal thread's next try stores them.
-    set_file_size_limit(engine.child.id(), libc::RLIM_INFINITY);
-    journal_applied(&mut c).await;
-    let ids = common::all_ids(&mut c, "disk").await;
-    assert_eq!(ids.len(), 3 + acked.len(), "exactly what was acknowledged");
-    assert!(acked.iter().all(|id| ids.contains(id)));
-    assert!(!home.join("journal-rejected").exists());
-    let hits = ok(
-        &mut c,
-        "search",
-        json!({"query": "disk refuses", "pad": "disk", "limit": 100}),
-    )
-    .await;
-    assert_eq!(
-        hits["hits"].as_array().unwrap().len(),
-        acked.len(),
-        "and indexed"
-    );
-    signal(&engine.child, libc::SIGTERM);
-    assert!(engine.child.wait().unwrap().success());
 }

@@ -130,6 +130,29 @@ impl EntryFilter {
     }
 }
 
+impl EntryFilter {
+    /// `push_sql`'s conditions, for an entry still only in the journal.
+    fn admits(&self, e: &NewEntry, archived: &dyn Fn(&str) -> bool) -> bool {
+        let is = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
+        !archived(&e.pad)
+            && is(&self.pad, &e.pad)
+            && is(&self.author, &e.author)
+            && self.kind.is_none_or(|k| k == e.kind)
+            && self.status.is_none_or(|s| Some(s) == e.status)
+            && self.since.is_none_or(|t| e.now >= t)
+            && self.category.is_none_or(|c| Some(c) == e.category)
+            && self
+                .min_confidence
+                .is_none_or(|c| e.confidence.is_some_and(|have| have >= c))
+            && self.scope.as_ref().is_none_or(|scope| {
+                scope
+                    .iter()
+                    .any(|p| crate::access::pattern_matches(p, &e.pad))
+            })
+            && self.tags.iter().all(|t| e.tags.contains(t))
+    }
+}
+
 pub struct Page {
     pub entries: Vec<Entry>,
     pub next_cursor: Option<String>,
@@ -186,17 +209,16 @@ pub(crate) fn apply(w: &mut Writer, journal: &Journal, batch: Vec<Pending>) {
         Err(e) => e,
     };
     if matches!(e, Error::Unavailable(_)) {
-        tracing::error!(
-            "{} journaled entries cannot be stored yet ({e}); they stay in the journal and are retried",
+        return journal.restore(batch, &e);
+    }
+    if !journal.failing() {
+        tracing::warn!(
+            "applying {} journaled entries failed ({e}); trying each alone",
             batch.len()
         );
-        return journal.restore(batch);
     }
-    tracing::warn!(
-        "applying {} journaled entries failed ({e}); trying each alone",
-        batch.len()
-    );
     let (mut stored, mut refused, mut wait) = (Vec::new(), Vec::new(), Vec::new());
+    let mut why = e;
     let mut rest = batch.into_iter();
     while let Some(p) = rest.next() {
         let alone = in_transaction(w, |w| {
@@ -205,7 +227,7 @@ pub(crate) fn apply(w: &mut Writer, journal: &Journal, batch: Vec<Pending>) {
         match alone {
             Ok(()) => stored.push(p),
             Err(e @ Error::Unavailable(_)) => {
-                tracing::error!("journaled entries cannot be stored yet ({e}); will retry");
+                why = e;
                 wait.push(p);
                 wait.extend(rest);
                 break;
@@ -215,7 +237,6 @@ pub(crate) fn apply(w: &mut Writer, journal: &Journal, batch: Vec<Pending>) {
     }
     journal.committed(&stored);
     if stored.is_empty() && !refused.is_empty() {
-        tracing::error!("no journaled entry could be stored; will retry");
         let mut all: Vec<Pending> = refused.drain(..).map(|(p, _)| p).collect();
         all.append(&mut wait);
         wait = all;
@@ -224,7 +245,7 @@ pub(crate) fn apply(w: &mut Writer, journal: &Journal, batch: Vec<Pending>) {
         journal.reject(p, &e.to_string());
     }
     if !wait.is_empty() {
-        journal.restore(wait);
+        journal.restore(wait, &why);
     }
 }
 
@@ -408,11 +429,11 @@ impl Store {
         in_transaction(&mut w, |w| {
             let mut depends = Vec::with_capacity(e.depends_on.len());
             for d in &e.depends_on {
-                depends.push(resolve(&w.conn, "depends_on", d)?.1);
+                depends.push(resolve(&w.conn, &self.journal, "depends_on", d)?.1);
             }
             e.depends_on = depends;
             let parent = match &e.reply_to {
-                Some(p) => Some(resolve(&w.conn, "reply_to", p)?),
+                Some(p) => Some(resolve(&w.conn, &self.journal, "reply_to", p)?),
                 None => None,
             };
             e.reply_to = parent.as_ref().map(|p| p.1.clone());
@@ -448,7 +469,7 @@ impl Store {
     /// most `limit` replies).
     pub fn thread(&self, id: &str, limit: usize) -> Result<(Entry, Vec<Entry>)> {
         let conn = self.reader()?;
-        let (seq, _) = resolve(&conn, "id", id)?;
+        let (seq, _) = resolve(&conn, &self.journal, "id", id)?;
         let root = load(&conn, seq)?.entry;
         let replies = conn
             .prepare_cached(&format!(
@@ -469,8 +490,20 @@ impl Store {
             return Ok(e);
         }
         let conn = self.reader()?;
-        let (seq, _) = resolve(&conn, "id", id)?;
-        Ok(load(&conn, seq)?.entry)
+        match resolve(&conn, &self.journal, "id", id) {
+            Ok((seq, _)) => Ok(load(&conn, seq)?.entry),
+            // Only in the journal, named by a prefix (the database refuses
+            // writes): reads keep working.
+            Err(e @ Error::Unavailable(_)) => match id::prefix_range(&id.trim().to_lowercase())
+                .map(|(lo, hi)| self.journal.find_range(lo, hi, 2))
+                .as_deref()
+            {
+                Some([(seq, e)]) => Ok(new_entry(*seq, e.clone())),
+                Some([_, _]) => Err(ambiguous("id", id)),
+                _ => Err(e),
+            },
+            Err(e) => Err(e),
+        }
     }
 
     /// An entry still only in the journal, asked for by its full id: answered
@@ -501,7 +534,7 @@ impl Store {
         now: i64,
     ) -> Result<(Entry, Entry)> {
         let w = self.writer();
-        let (seq, full_id) = resolve(&w.conn, "id", id)?;
+        let (seq, full_id) = resolve(&w.conn, &self.journal, "id", id)?;
         let before = load(&w.conn, seq)?.entry;
         check_version(&full_id, before.version, if_version)?;
         let mut after = before.clone();
@@ -509,7 +542,7 @@ impl Store {
         if let Some(deps) = &patch.depends_on {
             let mut resolved = Vec::with_capacity(deps.len());
             for d in deps {
-                let (_, dep) = resolve(&w.conn, "depends_on", d)?;
+                let (_, dep) = resolve(&w.conn, &self.journal, "depends_on", d)?;
                 if dep == full_id {
                     return Err(Error::invalid(
                         "depends_on",
@@ -598,10 +631,42 @@ impl Store {
         Ok((before, after))
     }
 
+    /// `rows` (newest first) with the matching entries still only in the
+    /// journal ahead of them — while the database refuses writes, an
+    /// acknowledged entry is listed all the same. Journaled ids are newer
+    /// than every stored one: entries are stored in id order.
+    fn with_journaled(
+        &self,
+        conn: &Connection,
+        filter: &EntryFilter,
+        cursor: Option<i64>,
+        rows: Vec<EntryRow>,
+    ) -> Result<Vec<EntryRow>> {
+        let queued = self
+            .journal
+            .find_range(0, cursor.map_or(i64::MAX, |c| c - 1), usize::MAX);
+        let archived: std::collections::HashSet<String> = conn
+            .prepare_cached("SELECT name FROM pads WHERE archived_at IS NOT NULL")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let is_archived = |pad: &str| archived.contains(pad);
+        let newest_stored = rows.first().map_or(i64::MIN, |r| r.seq);
+        let mut out: Vec<EntryRow> = queued
+            .into_iter()
+            .filter(|(seq, e)| *seq > newest_stored && filter.admits(e, &is_archived))
+            .map(|(seq, e)| EntryRow {
+                seq,
+                entry: new_entry(seq, e),
+            })
+            .collect();
+        out.extend(rows);
+        Ok(out)
+    }
+
     /// Deletes one entry; with `if_version`, only if it is still at that version.
     pub fn delete(&self, id: &str, if_version: Option<i64>) -> Result<Entry> {
         let w = self.writer();
-        let (seq, full_id) = resolve(&w.conn, "id", id)?;
+        let (seq, full_id) = resolve(&w.conn, &self.journal, "id", id)?;
         let gone = load(&w.conn, seq)?.entry;
         check_version(&full_id, gone.version, if_version)?;
         w.conn
@@ -629,6 +694,9 @@ impl Store {
             .prepare_cached(&sql)?
             .query_map(params_from_iter(args), EntryRow::read)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
+        if self.journal.has_pending() {
+            rows = self.with_journaled(&conn, filter, cursor, rows)?;
+        }
         let next_cursor = if rows.len() > limit as usize {
             rows.truncate(limit as usize);
             rows.last().map(|r| r.seq.to_string())
@@ -664,8 +732,15 @@ pub fn no_entry(field: &'static str, id: &str) -> Error {
     }
 }
 
-/// Resolves an id or unique id prefix to `(seq, full id)`.
-pub(crate) fn resolve(conn: &Connection, field: &'static str, id: &str) -> Result<(i64, String)> {
+/// Resolves an id or unique id prefix to `(seq, full id)`. An id still only
+/// in the journal — acknowledged, but the database refuses writes (a full
+/// disk) — is `-32005`, never "no entry": it exists, and will be stored.
+pub(crate) fn resolve(
+    conn: &Connection,
+    journal: &Journal,
+    field: &'static str,
+    id: &str,
+) -> Result<(i64, String)> {
     let id = id.trim().to_lowercase();
     let Some((lo, hi)) = id::prefix_range(&id) else {
         return Err(Error::invalid(
@@ -678,16 +753,27 @@ pub(crate) fn resolve(conn: &Connection, field: &'static str, id: &str) -> Resul
         .query_map([lo, hi], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     match seqs.as_slice() {
-        [] => Err(no_entry(field, &id)),
+        [] => match journal.find_range(lo, hi, 1).first() {
+            Some((seq, _)) => Err(Error::Unavailable(format!(
+                "entry {} is acknowledged and safe in the insert journal, but the database cannot take writes yet (is the disk full?), so it cannot be changed or used here until it is stored. Retry in a while; reading it by its full id works meanwhile.",
+                id::encode(*seq)
+            ))),
+            None => Err(no_entry(field, &id)),
+        },
         [seq] => Ok((*seq, id::encode(*seq))),
         // No ids listed: some may lie outside what the caller may read.
-        _ => Err(Error::invalid(
-            field,
-            format!(
-                "id prefix '{id}' matches several entries; give more characters (or the full id)."
-            ),
-        )),
+        _ => Err(ambiguous(field, &id)),
     }
+}
+
+fn ambiguous(field: &'static str, id: &str) -> Error {
+    Error::invalid(
+        field,
+        format!(
+            "id prefix '{}' matches several entries; give more characters (or the full id).",
+            id.trim().to_lowercase()
+        ),
+    )
 }
 
 pub(crate) fn load(conn: &Connection, seq: i64) -> Result<EntryRow> {

@@ -221,6 +221,22 @@ impl Journal {
         Some(s.queue[at].record.entry.clone())
     }
 
+    /// Queued entries with ids in `lo..=hi` (an id prefix's range), newest
+    /// first, at most `max`.
+    pub fn find_range(&self, lo: i64, hi: i64, max: usize) -> Vec<(i64, NewEntry)> {
+        if !self.has_pending() {
+            return Vec::new();
+        }
+        let s = self.lock();
+        s.queue
+            .iter()
+            .rev()
+            .filter(|p| (lo..=hi).contains(&p.record.seq))
+            .take(max)
+            .map(|p| (p.record.seq, p.record.entry.clone()))
+            .collect()
+    }
+
     /// Whether entries are acknowledged but not yet committed.
     pub fn has_pending(&self) -> bool {
         self.pending() > 0
@@ -254,8 +270,11 @@ impl Journal {
     /// Records that `batch` is committed; empties every file whose records
     /// are now all applied. The caller still holds the writer.
     pub fn committed(&self, batch: &[Pending]) {
-        if !batch.is_empty() {
-            self.failing.store(false, Ordering::Release);
+        if !batch.is_empty() && self.failing.swap(false, Ordering::AcqRel) {
+            tracing::info!(
+                "the database takes writes again: {} journaled entries stored",
+                batch.len()
+            );
         }
         let mut s = self.lock();
         for p in batch {
@@ -275,12 +294,19 @@ impl Journal {
         }
     }
 
-    /// Puts back a batch that could not be committed, ahead of newer entries.
-    pub fn restore(&self, batch: Vec<Pending>) {
+    /// Puts back a batch that could not be committed (`why`), ahead of newer
+    /// entries. Logged once, when the store starts refusing: the journal
+    /// thread retries every second, and every write tries too.
+    pub fn restore(&self, batch: Vec<Pending>, why: &Error) {
+        let n = batch.len();
         let mut s = self.lock();
         let newer = std::mem::replace(&mut s.queue, batch);
         s.queue.extend(newer);
-        self.failing.store(true, Ordering::Release);
+        if !self.failing.swap(true, Ordering::AcqRel) {
+            tracing::error!(
+                "{n} acknowledged entries cannot be stored yet ({why}); they stay in the journal and are retried every second (logged again once they are stored)"
+            );
+        }
     }
 
     /// Keeps a record SQLite refused on its own in `journal-rejected`, so it

@@ -8,6 +8,7 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::entries::resolve;
+use super::journal::Journal;
 use super::rows::{read_entry, returning_columns, ENTRY_COLUMNS};
 use super::Store;
 use crate::error::{Error, Result};
@@ -130,7 +131,7 @@ impl Store {
         now: i64,
     ) -> Result<(Entry, Entry)> {
         let w = self.writer();
-        let (seq, full_id, before) = task(&w.conn, id)?;
+        let (seq, full_id, before) = task(&w.conn, &self.journal, id)?;
         if before.status != Some(Status::Doing) {
             return Err(Error::Conflict {
                 message: format!(
@@ -171,7 +172,7 @@ impl Store {
         now: i64,
     ) -> Result<(Entry, Entry)> {
         let w = self.writer();
-        let (seq, full_id, before) = task(&w.conn, id)?;
+        let (seq, full_id, before) = task(&w.conn, &self.journal, id)?;
         if before.status == Some(Status::Done) {
             return Err(Error::Conflict {
                 message: format!(
@@ -361,8 +362,8 @@ fn load(conn: &Connection, seq: i64) -> Result<Entry> {
 
 /// The task `id` names (resolved on the writer, so it cannot change under
 /// the caller): its row, full id and current state.
-fn task(conn: &Connection, id: &str) -> Result<(i64, String, Entry)> {
-    let (seq, full_id) = resolve(conn, "id", id)?;
+fn task(conn: &Connection, journal: &Journal, id: &str) -> Result<(i64, String, Entry)> {
+    let (seq, full_id) = resolve(conn, journal, "id", id)?;
     let entry = load(conn, seq)?;
     is_task(&entry)?;
     Ok((seq, full_id, entry))

@@ -23,7 +23,7 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
 use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
 use super::{lock, EntryFilter, Store};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::Entry;
 
 /// The two indexes: words (fast, ranked, word-prefix matches) and trigrams
@@ -41,6 +41,9 @@ pub struct TextIndex {
     conn: Mutex<Connection>,
     marks: Watermarks,
     path: PathBuf,
+    /// The last catch-up could not write (a full disk): searches answer from
+    /// what is indexed, and this is logged once per change.
+    failing: std::sync::atomic::AtomicBool,
 }
 
 impl TextIndex {
@@ -80,6 +83,7 @@ impl TextIndex {
             conn: Mutex::new(conn),
             marks,
             path,
+            failing: Default::default(),
         })
     }
 
@@ -102,10 +106,31 @@ impl TextIndex {
     }
 
     /// Indexes everything committed to the store before the call, in batches.
+    /// When the index cannot be written (a full disk), searches still answer
+    /// from what it holds: that is logged once, and so is the recovery.
     pub fn catch_up(&self) -> Result<()> {
+        use std::sync::atomic::Ordering;
         let mut conn = lock(&self.conn);
-        while self.index_batch(&mut conn)? {}
-        Ok(())
+        loop {
+            match self.index_batch(&mut conn) {
+                Ok(true) => continue,
+                Ok(false) => {
+                    if self.failing.swap(false, Ordering::AcqRel) {
+                        tracing::info!("the text index takes writes again and is up to date");
+                    }
+                    return Ok(());
+                }
+                Err(e @ Error::Unavailable(_)) => {
+                    if !self.failing.swap(true, Ordering::AcqRel) {
+                        tracing::error!(
+                            "the text index cannot be brought up to date ({e}); text searches answer from what it holds until it can"
+                        );
+                    }
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Indexes one batch; `false` once there was nothing left to do.
