@@ -66,6 +66,8 @@ pub struct Config {
     /// The most client connections served at once; `None`: the open-files
     /// limit less a reserve for the engine's own files and listeners.
     pub max_connections: Option<usize>,
+    /// The most entry text one export loads (`MAX_EXPORT_BYTES`).
+    pub max_export_bytes: usize,
 }
 
 impl Config {
@@ -86,6 +88,7 @@ impl Config {
             clock: Clock::system(),
             partial_idle: Duration::from_secs(30),
             max_connections: None,
+            max_export_bytes: MAX_EXPORT_BYTES,
         }
     }
 }
@@ -113,6 +116,8 @@ struct Inner {
     metrics_address: std::sync::OnceLock<String>,
     started: Instant,
     connections: AtomicU64,
+    /// Turns for requests that scan (see `scan`).
+    scans: tokio::sync::Semaphore,
     stop: watch::Sender<bool>,
     _lock: lock::DirLock,
 }
@@ -131,6 +136,7 @@ impl Engine {
         // SAFETY: umask only sets this process's file-creation mask.
         unsafe { libc::umask(0o077) };
         crate::paths::raise_fd_limit();
+        return_large_blocks();
         crate::paths::create_private_dir(&config.data_dir).map_err(|e| {
             Error::Internal(format!(
                 "cannot create data directory {}: {e}",
@@ -180,6 +186,7 @@ impl Engine {
             metrics_address: std::sync::OnceLock::new(),
             started: Instant::now(),
             connections: AtomicU64::new(0),
+            scans: tokio::sync::Semaphore::new(SCAN_TURNS),
             stop: watch::channel(false).0,
             config,
             _lock: dir_lock,
@@ -205,6 +212,24 @@ impl Engine {
 
     fn now(&self) -> i64 {
         self.0.config.clock.now_ms()
+    }
+
+    /// A client's scan (search, export, report, tags, a thread, a plan,
+    /// stats): at most `SCAN_TURNS` at once, the rest waiting their turn in
+    /// arrival order without holding a thread. So clients running heavy
+    /// reads together cannot multiply their memory, nor take every core
+    /// from the point reads and writes of the others.
+    pub(crate) async fn scan<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Engine) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let _turn = self
+            .0
+            .scans
+            .acquire()
+            .await
+            .map_err(|_| Error::Unavailable("the engine is stopping".into()))?;
+        self.blocking(f).await
     }
 
     /// Runs a scan (search, export, sweep, indexing) on a blocking thread so it
@@ -620,7 +645,15 @@ impl Engine {
             scope: None,
         };
         let filter = scoped(filter, grant)?;
-        let page = self.store().list(&filter, limit, cursor)?;
+        // A long page (up to 1,000 entries of up to 4,000 characters) is a
+        // scan: off the runtime's threads and in turn, so it cannot hold up
+        // the point reads of other clients.
+        let page = if limit <= INLINE_LIST_LIMIT {
+            self.store().list(&filter, limit, cursor)?
+        } else {
+            self.scan(move |e| e.store().list(&filter, limit, cursor))
+                .await?
+        };
         Ok(ListResult {
             entries: page.entries,
             next_cursor: page.next_cursor,
@@ -713,7 +746,7 @@ impl Engine {
                 // what meaning search is for.
                 let substrings =
                     mode != SearchMode::Hybrid || query.split_whitespace().count() == 1;
-                self.blocking(move |e| e.store().search_text(&query, &filter, k, substrings))
+                self.scan(move |e| e.store().search_text(&query, &filter, k, substrings))
                     .await?
             }
         };
@@ -802,7 +835,7 @@ impl Engine {
         let (vector, not_embedded) =
             tokio::try_join!(semantic.query_vector(query), semantic.settle(&self.0.store))?;
         let near = self
-            .blocking(move |e| {
+            .scan(move |e| {
                 let s = e.semantic().expect("configured");
                 let near = s.nearest(e.store(), &vector, &filter, k as usize)?;
                 let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
@@ -819,7 +852,7 @@ impl Engine {
 
     pub async fn tags(&self, p: TagsParams, grant: Option<&Grant>) -> Result<TagsResult> {
         let filter = pad_scoped(p.pad.as_deref(), grant)?;
-        let tags = self.blocking(move |e| e.store().tags(&filter)).await?;
+        let tags = self.scan(move |e| e.store().tags(&filter)).await?;
         Ok(TagsResult {
             tags: tags
                 .into_iter()
@@ -911,24 +944,39 @@ impl Engine {
             }
             _ => {}
         }
-        self.blocking(move |e| {
+        let max_bytes = self.0.config.max_export_bytes;
+        self.scan(move |e| {
             let pad = e
                 .store()
                 .pad(&name)?
                 .ok_or_else(|| crate::store::no_pad(&name))?;
-            let entries = e.store().pad_entries(&name)?;
+            let (entries, unloaded, bytes) = e.store().pad_entries(&name, max_bytes)?;
+            if unloaded > 0 && p.budget.is_none() {
+                return Err(Error::TooLarge {
+                    field: Some("name".into()),
+                    message: format!(
+                        "pad '{name}' holds {} MiB of text, more than one export may answer ({} MiB). Give a 'budget' (markdown: pinned and important entries first, then the newest that fit), or page through it with entry.list (limit 1000, next_cursor).",
+                        bytes >> 20,
+                        max_bytes >> 20
+                    ),
+                    limit: max_bytes as u64,
+                    got: bytes as u64,
+                });
+            }
             Ok(match p.format {
                 ExportFormat::Json => ExportResult {
-                    text: serde_json::to_string_pretty(&serde_json::json!({
-                        "pad": pad,
-                        "entries": entries,
-                    }))
+                    // Straight from the entries, not through a `Value` tree
+                    // (which costs several times the text).
+                    text: serde_json::to_string_pretty(&JsonExport {
+                        pad: &pad,
+                        entries: &entries,
+                    })
                     .expect("json serializes"),
                     entries: entries.len(),
                     left_out: 0,
                 },
                 ExportFormat::Markdown => {
-                    let md = export::markdown(&pad, &entries, p.budget);
+                    let md = export::markdown(&pad, &entries, p.budget, unloaded);
                     ExportResult {
                         text: md.text,
                         entries: md.included,
@@ -940,6 +988,35 @@ impl Engine {
         .await
     }
 }
+
+/// Has glibc's malloc give blocks of 1 MiB and more straight back to the
+/// system when they are freed. By default it raises that threshold as large
+/// blocks are freed, up to 32 MiB, and then keeps them in its per-thread
+/// arenas: after a few large answers (an export, a batch) the engine would
+/// keep their memory for good.
+fn return_large_blocks() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt only changes malloc's tuning; any value is valid.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
+}
+
+#[derive(serde::Serialize)]
+struct JsonExport<'a> {
+    pad: &'a crate::model::Pad,
+    entries: &'a [Entry],
+}
+
+/// `entry.list` pages up to this long are read inline; longer ones are scans.
+const INLINE_LIST_LIMIT: u32 = 100;
+
+/// Client scans that run at once (`Engine::scan`).
+const SCAN_TURNS: usize = 2;
+
+/// The most entry text (bytes, with some room for each entry's fields) an
+/// export loads at once: a pad holding more is exported only with a budget.
+pub const MAX_EXPORT_BYTES: usize = 32 << 20;
 
 /// Hybrid search fuses this many hits from each side, so a hit low on one
 /// list but present on both can still rise into the page.
@@ -969,9 +1046,7 @@ impl Engine {
             "whose inbox? Give author, or say hello with an author first.",
         )?;
         let who = author.clone();
-        let mut inbox = self
-            .blocking(move |e| e.store().inbox(&who, p.peek))
-            .await?;
+        let mut inbox = self.scan(move |e| e.store().inbox(&who, p.peek)).await?;
         if let Some(g) = grant {
             for list in [
                 &mut inbox.needs_eyes,

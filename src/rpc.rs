@@ -506,6 +506,9 @@ pub async fn handle_line(engine: &Engine, session: &mut Session, line: &[u8]) ->
                     bytes += r.get().len();
                     out.push(r);
                 }
+                // A batch runs on the connection's task: between its
+                // requests, let other connections on this thread run.
+                tokio::task::yield_now().await;
             }
             (!out.is_empty()).then(|| serde_json::to_vec(&out).expect("replies serialize"))
         }

@@ -66,7 +66,7 @@ impl Engine {
         let journal_queue = self.store().journal_queue();
         let grant = grant.cloned();
         let (counts, index_queue, embed_queue, activity) = self
-            .blocking(move |e| {
+            .scan(move |e| {
                 let s = e.store();
                 let activity = p
                     .activity

@@ -33,7 +33,9 @@ pub struct Markdown {
     pub left_out: usize,
 }
 
-pub fn markdown(pad: &Pad, entries: &[Entry], budget: Option<usize>) -> Markdown {
+/// `unloaded`: entries of the pad not in `entries` (too many to hold at
+/// once); they count as left out.
+pub fn markdown(pad: &Pad, entries: &[Entry], budget: Option<usize>, unloaded: usize) -> Markdown {
     let mut out = String::new();
     let _ = writeln!(out, "# Pad `{}`\n", pad.name);
     let expiry = match (&pad.archived_at, &pad.expires_at) {
@@ -44,8 +46,8 @@ pub fn markdown(pad: &Pad, entries: &[Entry], budget: Option<usize>) -> Markdown
     let _ = writeln!(
         out,
         "{} {} · last write {} · {expiry}",
-        entries.len(),
-        if entries.len() == 1 {
+        entries.len() + unloaded,
+        if entries.len() + unloaded == 1 {
             "entry"
         } else {
             "entries"
@@ -112,7 +114,7 @@ pub fn markdown(pad: &Pad, entries: &[Entry], budget: Option<usize>) -> Markdown
         .filter(|&i| keep[i] && top[i])
         .map(|i| sizes[i])
         .sum();
-    let left_out = entries.len() - included;
+    let left_out = entries.len() - included + unloaded;
     if left_out > 0 {
         let mut by_kind: Vec<(Kind, usize)> = Vec::new();
         for (i, e) in entries.iter().enumerate() {
@@ -124,11 +126,14 @@ pub fn markdown(pad: &Pad, entries: &[Entry], budget: Option<usize>) -> Markdown
                 None => by_kind.push((e.kind, 1)),
             }
         }
-        let kinds = by_kind
+        let mut kinds = by_kind
             .iter()
             .map(|(k, n)| format!("{n} {k}{}", if *n == 1 { "" } else { "s" }))
-            .collect::<Vec<_>>()
-            .join(", ");
+            .collect::<Vec<_>>();
+        if unloaded > 0 {
+            kinds.push(format!("{unloaded} older"));
+        }
+        let kinds = kinds.join(", ");
         let _ = write!(
             out,
             "\n---\n_Left out {left_out} {} ({kinds}; the oldest went first) to stay within {} characters; export without a budget for all of them._\n",

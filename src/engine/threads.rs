@@ -83,7 +83,7 @@ impl Engine {
     /// not read are left out.
     pub async fn thread(&self, p: IdParams, grant: Option<&Grant>) -> Result<ThreadResult> {
         let (entry, mut replies) = self
-            .blocking(move |e| e.store().thread(&p.id, MAX_THREAD_REPLIES))
+            .scan(move |e| e.store().thread(&p.id, MAX_THREAD_REPLIES))
             .await?;
         if let Some(g) = grant {
             replies.retain(|r| g.covers(&r.pad));

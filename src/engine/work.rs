@@ -27,9 +27,7 @@ impl Engine {
         let pad = model::pad_name("pad", &p.pad)?;
         let now = self.now();
         let name = pad.clone();
-        let rows = self
-            .blocking(move |e| e.store().plan_entries(&name))
-            .await?;
+        let rows = self.scan(move |e| e.store().plan_entries(&name)).await?;
         Ok(plan(pad, rows, now))
     }
 
@@ -238,9 +236,7 @@ impl Engine {
     pub async fn report(&self, p: ReportParams, grant: Option<&Grant>) -> Result<ReportResult> {
         let filter = pad_scoped(p.pad.as_deref(), grant)?;
         let pad = filter.pad.clone();
-        let rows = self
-            .blocking(move |e| e.store().report_rows(&filter))
-            .await?;
+        let rows = self.scan(move |e| e.store().report_rows(&filter)).await?;
         Ok(report(pad, rows))
     }
 }

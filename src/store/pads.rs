@@ -136,15 +136,29 @@ impl Store {
     }
 
     /// Every entry of a pad, oldest first (archived pads included: it is asked for by name).
-    pub fn pad_entries(&self, name: &str) -> Result<Vec<Entry>> {
+    /// A pad's entries, oldest first, as long as their text stays within
+    /// `max_bytes`: past it, the pinned and `important` ones and then the
+    /// newest that fit, with how many were left out and the bytes of all —
+    /// so an export never holds more than about `max_bytes` of a pad at once.
+    pub fn pad_entries(&self, name: &str, max_bytes: usize) -> Result<(Vec<Entry>, usize, usize)> {
         let conn = self.reader()?;
-        let rows = conn
-            .prepare_cached(&format!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.pad = ? ORDER BY e.seq"
-            ))?
-            .query_map([name], read_entry)?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(rows)
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {ENTRY_COLUMNS},                length(CAST(e.content AS BLOB)) + coalesce(length(CAST(e.meta AS BLOB)), 0)                + coalesce(length(CAST(e.resume AS BLOB)), 0) + coalesce(length(CAST(e.error AS BLOB)), 0)                + 200              FROM entries e WHERE e.pad = ?              ORDER BY (e.pinned OR e.seq IN (SELECT seq FROM entry_tags WHERE tag = 'important')) DESC,                e.seq DESC"
+        ))?;
+        let mut rows = stmt.query([name])?;
+        let (mut out, mut bytes, mut left_out, mut total) = (Vec::new(), 0usize, 0usize, 0usize);
+        while let Some(r) = rows.next()? {
+            let size: i64 = r.get(super::rows::ENTRY_COLUMN_COUNT)?;
+            total += size as usize;
+            if bytes + size as usize > max_bytes {
+                left_out += 1;
+                continue;
+            }
+            bytes += size as usize;
+            out.push((r.get::<_, i64>(0)?, read_entry(r)?));
+        }
+        out.sort_by_key(|(seq, _)| *seq);
+        Ok((out.into_iter().map(|(_, e)| e).collect(), left_out, total))
     }
 
     /// Tags in use on the live entries passing `filter`, most used first.

@@ -313,8 +313,12 @@ impl Store {
     pub fn report_rows(&self, filter: &super::EntryFilter) -> Result<Vec<ReportRow>> {
         let mut args = Vec::new();
         let mut sql = String::from(
-            "SELECT e.seq, e.pad, e.author, e.kind, e.content, e.status, e.assignee, e.attempts, \
-             e.error, e.claimed_at, e.finished_at, \
+            // A task's title is its first line: 300 characters are plenty,
+            // and a report over a million entries must not hold their text.
+            "SELECT e.seq, e.pad, e.author, e.kind, \
+             CASE WHEN e.kind = 'task' THEN substr(e.content, 1, 300) ELSE '' END, \
+             e.status, e.assignee, e.attempts, \
+             CASE WHEN e.kind = 'task' THEN e.error END, e.claimed_at, e.finished_at, \
              CASE WHEN e.meta IS NOT NULL THEN json_extract(e.meta, '$.tokens') END, \
              CASE WHEN e.meta IS NOT NULL THEN json_type(e.meta, '$.tokens') END \
              FROM entries e JOIN pads p ON p.name = e.pad WHERE 1",
