@@ -285,6 +285,7 @@ impl Engine {
                         }
                     }
                     _ = checkpoint_tick.tick() => {
+                        trim_if_wanted();
                         let epoch = engine.store().write_epoch();
                         if checkpointed_epoch == Some(epoch) {
                             continue;
@@ -999,6 +1000,28 @@ fn return_large_blocks() {
     // SAFETY: mallopt only changes malloc's tuning; any value is valid.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
+}
+
+/// Set when a connection ends: its buffers (128 KiB and more each) went
+/// back to malloc, which keeps freed memory below the mmap threshold.
+static TRIM_WANTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Notes that a connection's buffers were freed; within a second the
+/// background task hands free memory back to the system.
+pub(crate) fn memory_freed() {
+    TRIM_WANTED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Gives freed heap memory back to the system, if connections ended since
+/// the last call (so 2,000 closed connections do not keep their ~600 MB).
+fn trim_if_wanted() {
+    if TRIM_WANTED.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        #[cfg(target_env = "gnu")]
+        // SAFETY: malloc_trim only returns free memory to the system.
+        unsafe {
+            libc::malloc_trim(0);
+        }
     }
 }
 

@@ -112,6 +112,9 @@ pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<b
         }
     }
     drop(session);
+    drop(lines);
+    drop(out);
+    crate::engine::memory_freed();
     engine.connection_closed();
 }
 
