@@ -332,42 +332,48 @@ async fn fuzz_client(socket: std::path::PathBuf, token: String, seed: u64, until
                 expect.push((ids, batch, text));
             }
         }
-        write.write_all(&out).await.unwrap();
-        for (ids, batch, text) in expect {
-            // Events of the fuzzer's subscriptions come between replies.
-            let reply = loop {
-                line.clear();
-                let n = tokio::time::timeout(Duration::from_secs(30), read.read_line(&mut line))
-                    .await
-                    .expect("a reply within 30 s")
-                    .unwrap();
-                assert!(n > 0, "the engine closed the connection after {text}");
-                let v: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
-                if v.get("method") == Some(&json!("event")) {
-                    assert!(
-                        v["params"]["type"].is_string() && v.get("id").is_none(),
-                        "{v}"
-                    );
-                    continue;
+        // Written while the replies are read: the engine stops reading a
+        // client that does not read its answers, so writing everything
+        // first could wait for ever on a large answer.
+        let (written, ()) = tokio::join!(write.write_all(&out), async {
+            for (ids, batch, text) in expect {
+                // Events of the fuzzer's subscriptions come between replies.
+                let reply = loop {
+                    line.clear();
+                    let n =
+                        tokio::time::timeout(Duration::from_secs(30), read.read_line(&mut line))
+                            .await
+                            .expect("a reply within 30 s")
+                            .unwrap();
+                    assert!(n > 0, "the engine closed the connection after {text}");
+                    let v: Value = serde_json::from_str(&line)
+                        .unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+                    if v.get("method") == Some(&json!("event")) {
+                        assert!(
+                            v["params"]["type"].is_string() && v.get("id").is_none(),
+                            "{v}"
+                        );
+                        continue;
+                    }
+                    break v;
+                };
+                let replies = match (&reply, batch) {
+                    (Value::Array(a), true) => a.clone(),
+                    // A batch refused whole answers with one error.
+                    (Value::Object(_), true) => vec![reply.clone()],
+                    (Value::Object(_), false) => vec![reply.clone()],
+                    _ => panic!("a batch reply to a single request: {line}"),
+                };
+                for r in &replies {
+                    check_response(r, &ids, &text);
+                    if let Some(id) = r["result"]["entry"]["id"].as_str() {
+                        gen.ids.push(id.to_string());
+                    }
+                    answered += 1;
                 }
-                break v;
-            };
-            let replies = match (&reply, batch) {
-                (Value::Array(a), true) => a.clone(),
-                // A batch refused whole answers with one error.
-                (Value::Object(_), true) => vec![reply.clone()],
-                (Value::Object(_), false) => vec![reply.clone()],
-                _ => panic!("a batch reply to a single request: {line}"),
-            };
-            for r in &replies {
-                check_response(r, &ids, &text);
-                if let Some(id) = r["result"]["entry"]["id"].as_str() {
-                    gen.ids.push(id.to_string());
-                }
-                answered += 1;
             }
-        }
+        });
+        written.unwrap();
     }
     answered
 }
@@ -412,8 +418,9 @@ async fn the_protocol_holds_under_fuzzing() {
     }
     let mut answered = 0;
     for f in fuzzers {
-        answered += f
+        answered += tokio::time::timeout(Duration::from_secs(60), f)
             .await
+            .expect("fuzzers end within a minute of their time")
             .unwrap_or_else(|e| panic!("a fuzzer failed (PAD_FUZZ_SEED={seed}): {e}"));
     }
     assert!(
