@@ -1014,14 +1014,15 @@ pub(crate) fn memory_freed() {
 }
 
 /// Gives freed heap memory back to the system, if connections ended since
-/// the last call (so 2,000 closed connections do not keep their ~600 MB).
+/// the last call (so 2,000 closed connections do not keep their ~600 MB),
+/// on a blocking thread: a trim walks every arena.
 fn trim_if_wanted() {
     if TRIM_WANTED.swap(false, std::sync::atomic::Ordering::Relaxed) {
         #[cfg(target_env = "gnu")]
-        // SAFETY: malloc_trim only returns free memory to the system.
-        unsafe {
-            libc::malloc_trim(0);
-        }
+        tokio::task::spawn_blocking(|| {
+            // SAFETY: malloc_trim only returns free memory to the system.
+            unsafe { libc::malloc_trim(0) };
+        });
     }
 }
 

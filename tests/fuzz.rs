@@ -23,40 +23,6 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 const RSS_CEILING: u64 = 512 << 20;
 
-const METHODS: &[&str] = &[
-    "hello",
-    "entry.add",
-    "entry.thread",
-    "ask",
-    "entry.get",
-    "entry.update",
-    "entry.delete",
-    "entry.list",
-    "search",
-    "tags.list",
-    "pad.list",
-    "pad.configure",
-    "pad.touch",
-    "pad.clear",
-    "pad.export",
-    "plan.order",
-    "task.claim",
-    "task.heartbeat",
-    "task.complete",
-    "task.fail",
-    "entry.share",
-    "report",
-    "subscribe",
-    "unsubscribe",
-    "stats",
-    "reindex",
-    "inbox",
-    "token.create",
-    "token.list",
-    "token.revoke",
-    "no.such.method",
-];
-
 const FIELDS: &[&str] = &[
     "pad",
     "content",
@@ -217,7 +183,13 @@ impl Gen {
     }
 
     fn request(&mut self, id: u64) -> Value {
-        let method = *self.pick(METHODS);
+        // Every method the engine answers, and one it does not.
+        let methods = scratchpad::protocol::METHODS;
+        let method = if self.rng.usize(..=methods.len()) == methods.len() {
+            "no.such.method"
+        } else {
+            *self.pick(methods)
+        };
         let mut params = self.params(0);
         // Waits are bounded by their ranges, but a fuzz run should not sit
         // in them.

@@ -91,22 +91,7 @@ async fn clients_exporting_at_once_take_turns_and_point_reads_stay_prompt() {
     let (home, socket) = (dir.path().join("data"), dir.path().join("run/pad.sock"));
     let engine = common::spawn_engine(&home, &socket).await;
     let mut c = Client::connect(&socket).await.unwrap();
-    let mut batch = Vec::new();
-    for i in 0..10_000 {
-        batch.push(json!({"jsonrpc": "2.0", "id": i, "method": "entry.add",
-            "params": {"pad": "wide", "content": format!("entry {i} {}", "x".repeat(2000))}}));
-        if batch.len() == 100 {
-            let mut line = serde_json::to_vec(&std::mem::take(&mut batch)).unwrap();
-            line.push(b'\n');
-            c.send_raw(&line).await.unwrap();
-            let answers = c.read_message().await.unwrap();
-            assert!(answers
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|a| a.get("result").is_some()));
-        }
-    }
+    fill(&mut c, "wide", 5000).await;
     let probe = common::add(&mut c, "probe", "small").await["id"]
         .as_str()
         .unwrap()
@@ -131,18 +116,11 @@ async fn clients_exporting_at_once_take_turns_and_point_reads_stay_prompt() {
             line.len()
         }));
     }
-    let mut lat = Vec::new();
-    while !exporters.iter().all(|e| e.is_finished()) {
-        let t = Instant::now();
-        ok(&mut c, "entry.get", json!({"id": probe})).await;
-        lat.push(t.elapsed());
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let lat = probe_while(&mut c, &probe, &exporters).await;
     for e in exporters {
         assert!(e.await.unwrap() > 20_000_000);
     }
     let grew = peak_rss(engine.child.id()) - peak_before;
-    lat.sort();
     let p99 = lat[(lat.len() * 99 / 100).min(lat.len() - 1)];
     eprintln!(
         "8 exports of a 20 MB pad at once: engine peak memory +{} MiB; entry.get p50 {:?}, p99 {p99:?} ({} probes)",
@@ -250,13 +228,7 @@ async fn large_batches_stay_within_the_memory_bound_and_do_not_stall_others() {
             most
         }));
     }
-    let mut lat = Vec::new();
-    while !attackers.iter().all(|a| a.is_finished()) {
-        let t = Instant::now();
-        ok(&mut c, "entry.get", json!({"id": probe})).await;
-        lat.push(t.elapsed());
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let lat = probe_while(&mut c, &probe, &attackers).await;
     for a in attackers {
         let most = a.await.unwrap();
         assert!(
@@ -265,7 +237,6 @@ async fn large_batches_stay_within_the_memory_bound_and_do_not_stall_others() {
         );
     }
     let grew = peak_rss(engine.child.id()) - peak_before;
-    lat.sort();
     let p99 = lat[(lat.len() * 99 / 100).min(lat.len() - 1)];
     eprintln!(
         "4 clients × 5 batches of 100 entry.list (16 MiB answers): engine peak memory +{} MiB; entry.get p50 {:?}, p99 {p99:?} ({} probes)",
@@ -500,4 +471,22 @@ fn rss() -> u64 {
         .parse::<u64>()
         .unwrap()
         * 1024
+}
+
+/// Another client's `entry.get` of `probe`, every 5 ms until `tasks` are
+/// all done: its latencies, sorted.
+async fn probe_while<T>(
+    c: &mut Client,
+    probe: &str,
+    tasks: &[tokio::task::JoinHandle<T>],
+) -> Vec<Duration> {
+    let mut lat = Vec::new();
+    while !tasks.iter().all(|t| t.is_finished()) {
+        let t = Instant::now();
+        ok(c, "entry.get", json!({"id": probe})).await;
+        lat.push(t.elapsed());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    lat.sort();
+    lat
 }
