@@ -11,6 +11,7 @@ mod ask;
 mod http;
 mod schema;
 mod sse;
+mod text;
 mod work;
 
 pub use http::{http_bind_allowed, http_token, serve_http, TOKEN_FILE};
@@ -30,6 +31,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::client::{Client, ClientError};
+use text::{fail, inbox_line, line, not_embedded, ok};
 
 /// Where the engine is and who is writing.
 #[derive(Clone, Debug)]
@@ -276,113 +278,6 @@ fn describe(e: ClientError) -> String {
         ClientError::Rpc(r) => schema::in_tool_terms(&r.message),
         other => other.to_string(),
     }
-}
-
-/// "Inbox: …" when others wrote something for this author since its last
-/// call; `None` when there is nothing new.
-fn inbox_line(r: &Value) -> Option<String> {
-    let list = |key: &str| r[key].as_array().cloned().unwrap_or_default();
-    let (eyes, replies, reminders) = (list("needs_eyes"), list("replies"), list("reminders"));
-    if eyes.is_empty() && replies.is_empty() && reminders.is_empty() {
-        return None;
-    }
-    let brief = |e: &Value| {
-        let content = e["content"].as_str().unwrap_or("");
-        let short: String = content.chars().take(60).collect();
-        let more = if content.chars().count() > 60 {
-            "…"
-        } else {
-            ""
-        };
-        format!(
-            "[{}] {}: {short}{more}",
-            e["id"].as_str().unwrap_or(""),
-            e["author"].as_str().unwrap_or("")
-        )
-    };
-    let mut parts = Vec::new();
-    if !eyes.is_empty() {
-        let shown: Vec<String> = eyes.iter().take(5).map(brief).collect();
-        parts.push(format!(
-            "{} new needs_eyes: {}",
-            eyes.len(),
-            shown.join("; ")
-        ));
-    }
-    if !replies.is_empty() {
-        let shown: Vec<String> = replies.iter().take(5).map(brief).collect();
-        let noun = if replies.len() == 1 {
-            "reply"
-        } else {
-            "replies"
-        };
-        parts.push(format!(
-            "{} {noun} to your notes: {}",
-            replies.len(),
-            shown.join("; ")
-        ));
-    }
-    if !reminders.is_empty() {
-        let shown: Vec<String> = reminders.iter().take(5).map(brief).collect();
-        parts.push(format!(
-            "{} reminder(s) due: {}",
-            reminders.len(),
-            shown.join("; ")
-        ));
-    }
-    Some(format!("Inbox: {}.", parts.join(" | ")))
-}
-
-fn ok(text: String) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(text)])
-}
-
-fn fail(text: String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text)])
-}
-
-/// The search result's word on notes meaning search could not see yet.
-fn not_embedded(r: &Value) -> String {
-    match r["not_embedded"].as_u64().unwrap_or(0) {
-        0 => String::new(),
-        n => format!(
-            "\n\n({n} note(s) written moments ago are not yet searchable by meaning: the engine is embedding a burst of writes. Words find them now (mode \"text\"); meaning in a moment.)"
-        ),
-    }
-}
-
-fn line(e: &Value) -> String {
-    let tags: Vec<String> = e["tags"]
-        .as_array()
-        .map(|t| {
-            t.iter()
-                .filter_map(Value::as_str)
-                .map(|t| format!("#{t}"))
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut head = format!(
-        "[{}] {} by {} in {}",
-        e["id"].as_str().unwrap_or(""),
-        e["kind"].as_str().unwrap_or("note"),
-        e["author"].as_str().unwrap_or(""),
-        e["pad"].as_str().unwrap_or("")
-    );
-    if let Some(s) = e["status"].as_str() {
-        head.push_str(&format!(" ({s})"));
-    }
-    if let Some(parent) = e["reply_to"].as_str() {
-        head.push_str(&format!(", reply to [{parent}]"));
-    }
-    match e["replies"].as_i64() {
-        Some(1) => head.push_str(", 1 reply"),
-        Some(n) if n > 1 => head.push_str(&format!(", {n} replies")),
-        _ => {}
-    }
-    if !tags.is_empty() {
-        head.push_str(&format!(" {}", tags.join(" ")));
-    }
-    format!("{head}\n{}", e["content"].as_str().unwrap_or(""))
 }
 
 #[tool_router]

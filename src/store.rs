@@ -29,6 +29,7 @@
 mod activity;
 mod derived;
 pub(crate) mod entries;
+mod filter;
 mod journal;
 mod migrate;
 mod pads;
@@ -49,7 +50,8 @@ use rusqlite::{Connection, OpenFlags};
 use crate::error::{Error, Result};
 
 pub use activity::PadRow;
-pub use entries::{Added, EntryFilter, NewEntry, Page, Patch};
+pub use entries::{Added, NewEntry, Page, Patch};
+pub use filter::EntryFilter;
 pub(crate) use pads::no_pad;
 pub use pads::{Counts, Inbox, PadSweep};
 pub use tasks::{Finish, ReportRow, DEFAULT_LEASE_MS};

@@ -1,0 +1,158 @@
+//! Pads: listing, configuring, touching, clearing, exporting; and tags.
+
+use super::{export, pad_scoped, Engine};
+use crate::access::Grant;
+use crate::error::{Error, Result};
+use crate::events::EventType;
+use crate::model::{self, Entry, Pad};
+use crate::protocol::*;
+
+impl Engine {
+    pub async fn tags(&self, p: TagsParams, grant: Option<&Grant>) -> Result<TagsResult> {
+        let filter = pad_scoped(p.pad.as_deref(), grant)?;
+        let tags = self.scan(move |e| e.store().tags(&filter)).await?;
+        Ok(TagsResult {
+            tags: tags
+                .into_iter()
+                .map(|(tag, count)| TagCount { tag, count })
+                .collect(),
+        })
+    }
+
+    pub async fn pads(&self, p: PadListParams, grant: Option<&Grant>) -> Result<Vec<Pad>> {
+        let mut pads = self.store().pads(p.include_archived)?;
+        if let Some(g) = grant {
+            pads.retain(|pad| g.covers(&pad.name));
+        }
+        Ok(pads)
+    }
+
+    pub async fn configure(&self, p: ConfigureParams) -> Result<Pad> {
+        let name = model::pad_name("name", &p.name)?;
+        if let Some(Some(ttl)) = p.ttl_seconds {
+            if !(1..=model::MAX_FUTURE_SECONDS).contains(&ttl) {
+                return Err(Error::over_limit(
+                    "ttl_seconds",
+                    format!("ttl_seconds is {ttl}; give 1 to {} seconds (7200 = 2 hours; the most is ten years), or null to never expire.", model::MAX_FUTURE_SECONDS),
+                    model::MAX_FUTURE_SECONDS,
+                    ttl,
+                ));
+            }
+        }
+        if let Some(Some(max)) = p.max_entries {
+            if !(1..=model::MAX_WINDOW_ENTRIES).contains(&max) {
+                return Err(Error::over_limit(
+                    "max_entries",
+                    format!(
+                        "max_entries is {max}; give 1 to {}, or null for no limit.",
+                        model::MAX_WINDOW_ENTRIES
+                    ),
+                    model::MAX_WINDOW_ENTRIES,
+                    max,
+                ));
+            }
+        }
+        let pad = self
+            .store()
+            .configure(&name, p.ttl_seconds, p.max_entries, self.now())?;
+        let mut windows = self.0.windows.lock().unwrap_or_else(|p| p.into_inner());
+        match pad.max_entries {
+            Some(m) => windows.insert(name, m),
+            None => windows.remove(&name),
+        };
+        Ok(pad)
+    }
+
+    pub async fn touch(&self, p: PadNameParams) -> Result<Pad> {
+        let name = model::pad_name("name", &p.name)?;
+        self.store().touch(&name, self.now())
+    }
+
+    pub async fn clear(&self, p: ClearParams) -> Result<usize> {
+        let name = model::pad_name("name", &p.name)?;
+        let n = {
+            let name = name.clone();
+            self.blocking(move |e| e.store().clear(&name, p.keep_pinned))
+                .await?
+        };
+        self.0.bus.publish(EventType::Deleted, &name, None);
+        Ok(n)
+    }
+
+    pub async fn export(&self, p: ExportParams) -> Result<ExportResult> {
+        let name = model::pad_name("name", &p.name)?;
+        match (p.format, p.budget) {
+            (ExportFormat::Json, Some(_)) => {
+                return Err(Error::invalid(
+                    "budget",
+                    "a budget applies to markdown exports only; drop 'budget' or use format 'markdown'.",
+                ))
+            }
+            (_, Some(b)) if !(export::MIN_BUDGET..=model::MAX_BUDGET).contains(&b) => {
+                return Err(Error::over_limit(
+                    "budget",
+                    format!(
+                        "budget is {b} characters; give {} to {} (at least room for the header and the note on what was left out), or leave it out for the whole pad.",
+                        export::MIN_BUDGET,
+                        model::MAX_BUDGET
+                    ),
+                    export::MIN_BUDGET,
+                    b,
+                ))
+            }
+            _ => {}
+        }
+        let max_bytes = self.0.config.max_export_bytes;
+        self.scan(move |e| {
+            let pad = e
+                .store()
+                .pad(&name)?
+                .ok_or_else(|| crate::store::no_pad(&name))?;
+            let (entries, unloaded, bytes) = e.store().pad_entries(&name, max_bytes)?;
+            if unloaded > 0 && p.budget.is_none() {
+                return Err(Error::TooLarge {
+                    field: Some("name".into()),
+                    message: format!(
+                        "pad '{name}' holds {} MiB of text, more than one export may answer ({} MiB). Give a 'budget' (markdown: pinned and important entries first, then the newest that fit), or page through it with entry.list (limit 1000, next_cursor).",
+                        bytes >> 20,
+                        max_bytes >> 20
+                    ),
+                    limit: max_bytes as u64,
+                    got: bytes as u64,
+                });
+            }
+            Ok(match p.format {
+                ExportFormat::Json => ExportResult {
+                    // Straight from the entries, not through a `Value` tree
+                    // (which costs several times the text).
+                    text: serde_json::to_string_pretty(&JsonExport {
+                        pad: &pad,
+                        entries: &entries,
+                    })
+                    .expect("json serializes"),
+                    entries: entries.len(),
+                    left_out: 0,
+                },
+                ExportFormat::Markdown => {
+                    let md = export::markdown(&pad, &entries, p.budget, unloaded);
+                    ExportResult {
+                        text: md.text,
+                        entries: md.included,
+                        left_out: md.left_out,
+                    }
+                }
+            })
+        })
+        .await
+    }
+}
+
+#[derive(serde::Serialize)]
+struct JsonExport<'a> {
+    pad: &'a crate::model::Pad,
+    entries: &'a [Entry],
+}
+
+/// The most entry text (bytes, with some room for each entry's fields) an
+/// export loads at once: a pad holding more is exported only with a budget.
+pub const MAX_EXPORT_BYTES: usize = 32 << 20;

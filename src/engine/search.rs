@@ -1,0 +1,217 @@
+//! `search`: text, meaning, or both fused by rank.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use super::{limit, scoped, Engine};
+use crate::access::Grant;
+use crate::error::{Error, Result};
+use crate::model::{self, Entry};
+use crate::protocol::*;
+use crate::semantic::{self, Semantic};
+use crate::store::EntryFilter;
+
+impl Engine {
+    pub async fn search(&self, p: SearchParams, grant: Option<&Grant>) -> Result<SearchResult> {
+        let started = Instant::now();
+        let result = self.search_inner(p, grant).await;
+        if let (Some(m), Ok(r)) = (self.metrics(), &result) {
+            m.search(r.mode, started.elapsed());
+        }
+        result
+    }
+
+    async fn search_inner(&self, p: SearchParams, grant: Option<&Grant>) -> Result<SearchResult> {
+        let query = p.query.trim();
+        if query.is_empty() {
+            return Err(Error::invalid(
+                "query",
+                "query is empty; give words to look for, e.g. 'docker login'.",
+            ));
+        }
+        let qlen = query.chars().count();
+        if qlen > 1000 {
+            return Err(Error::over_limit(
+                "query",
+                format!(
+                    "query is {qlen} characters; the limit is 1000. Search for the key phrase."
+                ),
+                1000,
+                qlen,
+            ));
+        }
+        let limit = limit("limit", p.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
+        let filter = EntryFilter {
+            pad: p
+                .pad
+                .as_deref()
+                .map(|n| model::pad_name("pad", n))
+                .transpose()?,
+            tags: model::tags("tags", &p.tags)?,
+            author: p
+                .author
+                .as_deref()
+                .map(|a| model::author("author", a))
+                .transpose()?,
+            kind: p.kind,
+            category: p.category,
+            min_confidence: p.min_confidence.map(model::confidence).transpose()?,
+            ..EntryFilter::default()
+        };
+        let filter = scoped(filter, grant)?;
+        let ready = self.semantic().filter(|s| s.is_ready());
+        let mode = match (p.mode, ready) {
+            (SearchMode::Text, _) | (SearchMode::Hybrid, None) => SearchMode::Text,
+            (SearchMode::Semantic, None) => {
+                return Err(match self.semantic().and_then(Semantic::not_ready) {
+                    Some(why) => why,
+                    None => Error::Unavailable(
+                        "semantic search is off in this engine (started without a model); use mode 'text', or restart `pad serve` without --no-semantic.".into(),
+                    ),
+                })
+            }
+            (mode, Some(_)) => mode,
+        };
+        // Hybrid fuses more than it shows, so each side can lift the other.
+        let k = if mode == SearchMode::Hybrid {
+            fused_depth(limit)
+        } else {
+            limit
+        };
+        // The meaning side (query embedding on the worker, then the index)
+        // runs as its own task, alongside the text side.
+        let meaning = match mode {
+            SearchMode::Text => None,
+            _ => {
+                let (query, filter, this) = (query.to_string(), filter.clone(), self.clone());
+                Some(tokio::spawn(async move {
+                    this.nearest_entries(&query, filter, k).await
+                }))
+            }
+        };
+        let text_hits = match mode {
+            SearchMode::Semantic => Vec::new(),
+            _ => {
+                let (query, filter) = (query.to_string(), filter.clone());
+                // Substrings (the slowest tier) only for one-word queries in
+                // hybrid, such as an identifier fragment; longer queries are
+                // what meaning search is for.
+                let substrings =
+                    mode != SearchMode::Hybrid || query.split_whitespace().count() == 1;
+                self.scan(move |e| e.store().search_text(&query, &filter, k, substrings))
+                    .await?
+            }
+        };
+        let Some(meaning) = meaning else {
+            return Ok(SearchResult {
+                hits: text_hits
+                    .into_iter()
+                    .map(|(entry, score)| SearchHit {
+                        entry,
+                        score,
+                        found_by: vec!["text".into()],
+                    })
+                    .collect(),
+                mode: SearchMode::Text,
+                not_embedded: 0,
+            });
+        };
+        let (near, not_embedded) = meaning
+            .await
+            .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))??;
+        if mode == SearchMode::Semantic {
+            return Ok(SearchResult {
+                hits: near
+                    .into_iter()
+                    .map(|(entry, score)| SearchHit {
+                        entry,
+                        score,
+                        found_by: vec!["semantic".into()],
+                    })
+                    .collect(),
+                mode,
+                not_embedded,
+            });
+        }
+        // Hybrid: weak meaning matches are noise next to word matches.
+        let near: Vec<(Entry, f64)> = near
+            .into_iter()
+            .filter(|(_, score)| *score >= HYBRID_MIN_SIMILARITY)
+            .collect();
+        let ids =
+            |hits: &[(Entry, f64)]| hits.iter().map(|(e, _)| e.id.clone()).collect::<Vec<_>>();
+        let text_ids = ids(&text_hits);
+        let near_ids = ids(&near);
+        let mut by_id: HashMap<String, Entry> = text_hits
+            .into_iter()
+            .chain(near)
+            .map(|(e, _)| (e.id.clone(), e))
+            .collect();
+        let refs = [
+            text_ids.iter().map(String::as_str).collect::<Vec<_>>(),
+            near_ids.iter().map(String::as_str).collect::<Vec<_>>(),
+        ];
+        let hits = semantic::fuse(&refs)
+            .into_iter()
+            .take(limit as usize)
+            .filter_map(|(id, score, lists)| {
+                Some(SearchHit {
+                    entry: by_id.remove(id)?,
+                    score,
+                    found_by: lists
+                        .iter()
+                        .map(|l| if *l == 0 { "text" } else { "semantic" }.to_string())
+                        .collect(),
+                })
+            })
+            .collect();
+        Ok(SearchResult {
+            hits,
+            mode,
+            not_embedded,
+        })
+    }
+
+    /// The `k` live entries nearest in meaning to `query` that pass `filter`,
+    /// with their cosine similarity, after waiting (briefly) for every
+    /// acknowledged write to be embedded; also how many were not (a flood).
+    async fn nearest_entries(
+        &self,
+        query: &str,
+        filter: EntryFilter,
+        k: u32,
+    ) -> Result<(Vec<(Entry, f64)>, u64)> {
+        let semantic = self
+            .semantic()
+            .expect("called only when semantic search is ready");
+        let (vector, not_embedded) =
+            tokio::try_join!(semantic.query_vector(query), semantic.settle(&self.0.store))?;
+        let near = self
+            .scan(move |e| {
+                let s = e.semantic().expect("configured");
+                let near = s.nearest(e.store(), &vector, &filter, k as usize)?;
+                let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
+                let entries = e.store().entries_by_id(&ids)?;
+                Ok(near
+                    .into_iter()
+                    .zip(entries)
+                    .filter_map(|((_, score), entry)| Some((entry?, score as f64)))
+                    .collect())
+            })
+            .await?;
+        Ok((near, not_embedded))
+    }
+}
+
+/// Hybrid search fuses this many hits from each side, so a hit low on one
+/// list but present on both can still rise into the page.
+fn fused_depth(limit: u32) -> u32 {
+    (limit * 2).clamp(20, MAX_SEARCH_LIMIT)
+}
+
+/// In hybrid search, meaning matches below this cosine similarity are left
+/// out, as they only push word matches down: all-MiniLM-L6-v2 puts clearly
+/// unrelated sentences near 0–0.1, while paraphrases in our retrieval test
+/// score 0.20–0.62 ("tests are flaky" / "the integration suite fails randomly
+/// about one run in five" is 0.20).
+const HYBRID_MIN_SIMILARITY: f64 = 0.15;

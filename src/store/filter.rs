@@ -1,0 +1,105 @@
+//! What `entry.list`, `search`, tags and reports filter by, as SQL and as a
+//! check of an entry still in the journal.
+
+use rusqlite::types::Value as Sql;
+
+use super::NewEntry;
+use crate::model::{Category, Kind, Status};
+/// Filters shared by `entry.list` and `search`.
+#[derive(Debug, Default, Clone)]
+pub struct EntryFilter {
+    pub pad: Option<String>,
+    pub tags: Vec<String>,
+    pub author: Option<String>,
+    pub kind: Option<Kind>,
+    pub status: Option<Status>,
+    pub since: Option<i64>,
+    pub category: Option<Category>,
+    pub min_confidence: Option<f64>,
+    /// The pads a scoped token may read (names and `prefix*` patterns);
+    /// `None`: every pad.
+    pub scope: Option<Vec<String>>,
+}
+
+impl EntryFilter {
+    /// Whether the filter names no condition of its own (it still hides
+    /// archived pads).
+    pub fn is_unfiltered(&self) -> bool {
+        self.pad.is_none()
+            && self.tags.is_empty()
+            && self.author.is_none()
+            && self.kind.is_none()
+            && self.status.is_none()
+            && self.since.is_none()
+            && self.category.is_none()
+            && self.min_confidence.is_none()
+            && self.scope.is_none()
+    }
+
+    /// Appends ` AND …` clauses for this filter; `e` is entries, `p` its pad.
+    pub(crate) fn push_sql(&self, sql: &mut String, args: &mut Vec<Sql>) {
+        sql.push_str(" AND p.archived_at IS NULL");
+        let mut clause = |text: &str, v: Sql| {
+            sql.push_str(text);
+            args.push(v);
+        };
+        if let Some(pad) = &self.pad {
+            clause(" AND e.pad = ?", Sql::Text(pad.clone()));
+        }
+        if let Some(a) = &self.author {
+            clause(" AND e.author = ?", Sql::Text(a.clone()));
+        }
+        if let Some(k) = self.kind {
+            clause(" AND e.kind = ?", Sql::Text(k.as_str().into()));
+        }
+        if let Some(s) = self.status {
+            clause(" AND e.status = ?", Sql::Text(s.as_str().into()));
+        }
+        if let Some(t) = self.since {
+            clause(" AND e.created_at >= ?", Sql::Integer(t));
+        }
+        if let Some(c) = self.category {
+            clause(" AND e.category = ?", Sql::Text(c.as_str().into()));
+        }
+        if let Some(c) = self.min_confidence {
+            clause(" AND e.confidence >= ?", Sql::Real(c));
+        }
+        if let Some(scope) = &self.scope {
+            sql.push_str(" AND (0");
+            for pattern in scope {
+                // Pad names hold no GLOB metacharacters, so only the `*` of a
+                // pattern is one.
+                sql.push_str(" OR e.pad GLOB ?");
+                args.push(Sql::Text(pattern.clone()));
+            }
+            sql.push(')');
+        }
+        for tag in &self.tags {
+            sql.push_str(" AND e.seq IN (SELECT seq FROM entry_tags WHERE tag = ?)");
+            args.push(Sql::Text(tag.clone()));
+        }
+    }
+}
+
+impl EntryFilter {
+    /// `push_sql`'s conditions, for an entry still only in the journal.
+    pub(crate) fn admits(&self, e: &NewEntry, archived: &dyn Fn(&str) -> bool) -> bool {
+        let is = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
+        !archived(&e.pad)
+            && is(&self.pad, &e.pad)
+            && is(&self.author, &e.author)
+            && self.kind.is_none_or(|k| k == e.kind)
+            && self.status.is_none_or(|s| Some(s) == e.status)
+            && self.since.is_none_or(|t| e.now >= t)
+            && self.category.is_none_or(|c| Some(c) == e.category)
+            && self
+                .min_confidence
+                .is_none_or(|c| e.confidence.is_some_and(|have| have >= c))
+            && self.scope.as_ref().is_none_or(|scope| {
+                scope
+                    .iter()
+                    .any(|p| crate::access::pattern_matches(p, &e.pad))
+            })
+            && self.tags.iter().all(|t| e.tags.contains(t))
+    }
+}
