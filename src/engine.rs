@@ -7,12 +7,64 @@
 //! events after the write is committed — so a subscriber never hears of a
 //! change that did not happen.
 
+/// Calls the store the engine has: SQLite's inline, PostgreSQL's awaited.
+/// Both stores offer the same operations under the same names (SQLite's
+/// synchronous, PostgreSQL's async): this is the one place that chooses.
+macro_rules! store {
+    ($engine:expr, $s:ident => $body:expr) => {
+        match $engine.backend() {
+            $crate::engine::Backend::Sqlite($s) => $body,
+            $crate::engine::Backend::Postgres($s) => $body.await,
+        }
+    };
+}
+
+/// A client's scan (`Engine::scan`) on the store the engine has: SQLite's
+/// on a blocking thread, PostgreSQL's awaited; in turn either way.
+macro_rules! scan {
+    ($engine:expr, $s:ident => $body:expr) => {
+        match $engine.backend() {
+            $crate::engine::Backend::Sqlite(_) => {
+                $engine
+                    .scan(move |e| {
+                        let $s = e.store();
+                        $body
+                    })
+                    .await
+            }
+            $crate::engine::Backend::Postgres($s) => {
+                let _turn = $engine.turn().await?;
+                $body.await
+            }
+        }
+    };
+}
+
+/// Background work on the store the engine has (SQLite's off the runtime's
+/// threads).
+macro_rules! background {
+    ($engine:expr, $s:ident => $body:expr) => {
+        match $engine.backend() {
+            $crate::engine::Backend::Sqlite(_) => {
+                $engine
+                    .blocking(move |e| {
+                        let $s = e.store();
+                        $body
+                    })
+                    .await
+            }
+            $crate::engine::Backend::Postgres($s) => $body.await,
+        }
+    };
+}
+
 mod activity;
 mod background;
 mod export;
 pub mod lock;
 mod pads;
 mod search;
+mod team;
 mod threads;
 mod tokens;
 mod work;
@@ -34,14 +86,26 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::events::{Bus, EventType, Filter, Subscription};
 use crate::model::{self, Entry};
+use crate::pg::PgStore;
 use crate::protocol::*;
 use crate::semantic::{ModelSource, Semantic, SemanticConfig};
 use crate::store::{Durability, EntryFilter, NewEntry, Patch, Store};
+
+/// Where an engine keeps its entries.
+pub enum Backend {
+    /// SQLite files in the data directory: one machine (the default).
+    Sqlite(Arc<Store>),
+    /// A PostgreSQL database shared by the engines of a team.
+    Postgres(PgStore),
+}
 
 /// How an engine is set up. `Config::new(dir)` gives the defaults of DESIGN.md.
 #[derive(Clone, Debug)]
 pub struct Config {
     pub data_dir: PathBuf,
+    /// A PostgreSQL URL: keep everything there, shared with the other
+    /// engines of a team (`None`: SQLite files in `data_dir`).
+    pub database: Option<String>,
     pub durability: Durability,
     pub max_content_chars: usize,
     /// Idle time after which pads that agents create expire (`None`: never).
@@ -79,6 +143,7 @@ impl Config {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Config {
             data_dir: data_dir.into(),
+            database: None,
             durability: Durability::Normal,
             max_content_chars: model::DEFAULT_MAX_CONTENT_CHARS,
             default_ttl_seconds: Some(2 * 3600),
@@ -103,7 +168,7 @@ pub struct Engine(Arc<Inner>);
 
 struct Inner {
     config: Config,
-    store: Arc<Store>,
+    backend: Backend,
     /// Dropped before `_lock` (fields drop in order): dropping it stops the
     /// embedding worker, which saves the index while the data dir is still ours.
     semantic: Option<Semantic>,
@@ -158,25 +223,46 @@ impl Engine {
                 ))
             },
         )?;
-        let store = Store::open(
-            &config.data_dir,
-            config.durability,
-            config.default_ttl_seconds,
-            config.wal_restart_pages,
-            config.clock.now_ms(),
-            config.semantic.is_some(),
-        )?;
-        let store = Arc::new(store);
-        store.start_applier();
-        let windows = store.windows()?.into_iter().collect();
-        let grants = tokens::load_grants(store.tokens()?);
+        let (backend, semantic) = match &config.database {
+            None => {
+                let store = Store::open(
+                    &config.data_dir,
+                    config.durability,
+                    config.default_ttl_seconds,
+                    config.wal_restart_pages,
+                    config.clock.now_ms(),
+                    config.semantic.is_some(),
+                )?;
+                let store = Arc::new(store);
+                store.start_applier();
+                let semantic = config
+                    .semantic
+                    .clone()
+                    .map(|c| Semantic::start(c, store.clone(), config.data_dir.clone()));
+                (Backend::Sqlite(store), semantic)
+            }
+            Some(url) => {
+                let store = PgStore::open(url, config.default_ttl_seconds).await?;
+                tracing::info!("keeping everything in PostgreSQL at {}", store.describe());
+                if config.semantic.is_some() {
+                    tracing::warn!(
+                        "meaning search does not run on the PostgreSQL store yet: text search only"
+                    );
+                }
+                (Backend::Postgres(store), None)
+            }
+        };
+        let windows = match &backend {
+            Backend::Sqlite(s) => s.windows()?.into_iter().collect(),
+            Backend::Postgres(_) => HashMap::new(),
+        };
+        let grants = tokens::load_grants(match &backend {
+            Backend::Sqlite(s) => s.tokens()?,
+            Backend::Postgres(s) => s.tokens().await?,
+        });
         let owner_hash = crate::access::hash(&crate::access::owner_token(&config.data_dir)?);
-        let semantic = config
-            .semantic
-            .clone()
-            .map(|c| Semantic::start(c, store.clone(), config.data_dir.clone()));
-        Ok(Engine(Arc::new(Inner {
-            store,
+        let engine = Engine(Arc::new(Inner {
+            backend,
             semantic,
             bus: Bus::default(),
             waiters: threads::Waiters::default(),
@@ -195,7 +281,11 @@ impl Engine {
             stop: watch::channel(false).0,
             config,
             _lock: dir_lock,
-        })))
+        }));
+        if let Backend::Postgres(store) = engine.backend() {
+            engine.relay_events(store.clone()).await;
+        }
+        Ok(engine)
     }
 
     pub fn config(&self) -> &Config {
@@ -206,8 +296,27 @@ impl Engine {
         &self.0.config.clock
     }
 
-    pub fn store(&self) -> &Store {
-        &self.0.store
+    /// The SQLite store. Only for what exists on SQLite alone (tests,
+    /// benchmarks, and the SQLite arm of `store!`): panics on PostgreSQL.
+    pub fn store(&self) -> &Arc<Store> {
+        match &self.0.backend {
+            Backend::Sqlite(s) => s,
+            Backend::Postgres(_) => panic!("the engine keeps its entries in PostgreSQL"),
+        }
+    }
+
+    /// The SQLite store, or a refusal naming `what` on PostgreSQL.
+    pub(crate) fn sqlite(&self, what: &str) -> Result<&Store> {
+        match &self.0.backend {
+            Backend::Sqlite(s) => Ok(s),
+            Backend::Postgres(_) => Err(Error::Unavailable(format!(
+                "{what} is not available yet when the engine keeps its entries in PostgreSQL (pad serve --database); it works with the default SQLite store"
+            ))),
+        }
+    }
+
+    pub fn backend(&self) -> &Backend {
+        &self.0.backend
     }
 
     /// Semantic search, when configured (it may still be loading, or unavailable).
@@ -228,13 +337,17 @@ impl Engine {
         &self,
         f: impl FnOnce(&Engine) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        let _turn = self
-            .0
+        let _turn = self.turn().await?;
+        self.blocking(f).await
+    }
+
+    /// A turn for a scan: held until dropped.
+    pub(crate) async fn turn(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {
+        self.0
             .scans
             .acquire()
             .await
-            .map_err(|_| Error::Unavailable("the engine is stopping".into()))?;
-        self.blocking(f).await
+            .map_err(|_| Error::Unavailable("the engine is stopping".into()))
     }
 
     /// Runs a scan (search, export, sweep, indexing) on a blocking thread so it
@@ -406,7 +519,7 @@ impl Engine {
     /// Inserts a validated entry (applying its pad's window) and tells subscribers.
     async fn insert(&self, entry: NewEntry) -> Result<Entry> {
         let window = self.window(&entry.pad);
-        let added = self.store().add(entry, window)?;
+        let added = store!(self, s => s.add(entry, window))?;
         let entry = added.entry;
         if let Some(m) = self.metrics() {
             m.entry_written(entry.kind);
@@ -437,7 +550,7 @@ impl Engine {
     }
 
     pub async fn get(&self, id: &str) -> Result<Entry> {
-        self.store().get(id)
+        store!(self, s => s.get(id))
     }
 
     pub async fn update(&self, p: UpdateParams) -> Result<Entry> {
@@ -478,9 +591,8 @@ impl Engine {
                 .map(|m| m.as_ref().map(meta_text).transpose())
                 .transpose()?,
         };
-        let (before, after) = self
-            .store()
-            .update(&p.id, patch, p.if_version, self.now())?;
+        let now = self.now();
+        let (before, after) = store!(self, s => s.update(&p.id, patch, p.if_version, now))?;
         self.0
             .bus
             .entry_changed(EventType::Updated, Some(&before), &after);
@@ -488,7 +600,7 @@ impl Engine {
     }
 
     pub async fn delete(&self, p: DeleteParams) -> Result<Entry> {
-        let gone = self.store().delete(&p.id, p.if_version)?;
+        let gone = store!(self, s => s.delete(&p.id, p.if_version))?;
         self.0
             .bus
             .publish(EventType::Deleted, &gone.pad, Some(gone.clone()));
@@ -537,10 +649,9 @@ impl Engine {
         // scan: off the runtime's threads and in turn, so it cannot hold up
         // the point reads of other clients.
         let page = if limit <= INLINE_LIST_LIMIT {
-            self.store().list(&filter, limit, cursor)?
+            store!(self, s => s.list(&filter, limit, cursor))?
         } else {
-            self.scan(move |e| e.store().list(&filter, limit, cursor))
-                .await?
+            scan!(self, s => s.list(&filter, limit, cursor))?
         };
         Ok(ListResult {
             entries: page.entries,
@@ -570,7 +681,7 @@ impl Engine {
             "whose inbox? Give author, or say hello with an author first.",
         )?;
         let who = author.clone();
-        let mut inbox = self.scan(move |e| e.store().inbox(&who, p.peek)).await?;
+        let mut inbox = scan!(self, s => s.inbox(&who, p.peek))?;
         if let Some(g) = grant {
             for list in [
                 &mut inbox.needs_eyes,
@@ -596,6 +707,7 @@ impl Engine {
             ));
         };
         s.reindex().await?;
+        // Semantic search runs on the SQLite store only (so far).
         let queued = self.blocking(|e| e.store().embed_queue()).await?;
         Ok(ReindexResult { queued })
     }

@@ -17,7 +17,7 @@ use crate::model::{Entry, Kind, NEEDS_EYES};
 /// How many events a subscriber may fall behind before it lags.
 pub const RING: usize = 4096;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum EventType {
@@ -41,6 +41,8 @@ pub struct Bus {
     next_id: AtomicU64,
     /// Events subscribers missed by lagging, in all.
     lagged: Arc<AtomicU64>,
+    /// Where events also go, for the other engines of a team (`pg::Relay`).
+    outbox: std::sync::OnceLock<crate::pg::Relay>,
 }
 
 impl Default for Bus {
@@ -49,26 +51,41 @@ impl Default for Bus {
             tx: broadcast::channel(RING).0,
             next_id: AtomicU64::new(1),
             lagged: Arc::new(AtomicU64::new(0)),
+            outbox: std::sync::OnceLock::new(),
         }
     }
 }
 
 impl Bus {
     pub fn publish(&self, kind: EventType, pad: &str, entry: Option<Entry>) {
-        if self.tx.receiver_count() == 0 {
+        if self.tx.receiver_count() == 0 && self.outbox.get().is_none() {
             return;
         }
-        let _ = self.tx.send(Arc::new(Event {
+        let event = Arc::new(Event {
             kind,
             pad: pad.to_owned(),
             entry,
-        }));
+        });
+        if let Some(relay) = self.outbox.get() {
+            relay.send(event.clone());
+        }
+        let _ = self.tx.send(event);
+    }
+
+    /// Publishes an event another engine of the team sent (not sent back).
+    pub fn publish_remote(&self, event: Event) {
+        let _ = self.tx.send(Arc::new(event));
+    }
+
+    /// Sends every event published from now on to the other engines too.
+    pub fn relay_to(&self, relay: crate::pg::Relay) {
+        let _ = self.outbox.set(relay);
     }
 
     /// Publishes `created` (or `updated`) and, when the entry newly carries the
     /// `needs_eyes` tag, a `needs_eyes` event too.
     pub fn entry_changed(&self, kind: EventType, before: Option<&Entry>, after: &Entry) {
-        if self.tx.receiver_count() == 0 {
+        if self.tx.receiver_count() == 0 && self.outbox.get().is_none() {
             return;
         }
         let newly_needs_eyes =

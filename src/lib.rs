@@ -19,6 +19,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod model;
 pub mod paths;
+pub mod pg;
 pub mod protocol;
 pub mod rpc;
 pub mod semantic;

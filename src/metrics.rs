@@ -335,7 +335,7 @@ struct Snapshot {
 
 impl Snapshot {
     fn read(engine: &Engine, now: i64) -> Result<Snapshot> {
-        let store = engine.store();
+        let store = engine.sqlite("the metrics of what is stored")?;
         // Before anything reads the store: reading applies the journal.
         let journal_queue = store.journal_queue();
         let counts = store.counts()?;

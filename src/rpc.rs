@@ -98,9 +98,9 @@ pub async fn dispatch(
     // Checks an entry's pad before acting on it by id.
     // To a token, an entry outside its grant does not exist: the error names
     // no foreign pad (and an ambiguous prefix lists no ids to anyone).
-    let entry_pad = |id: &str, write: bool| -> Result<()> {
+    let entry_pad = async |id: &str, write: bool| -> Result<()> {
         if let Some(g) = g {
-            let pad = engine.store().get(id)?.pad;
+            let pad = engine.get(id).await?.pad;
             if !g.covers(&pad) {
                 return Err(crate::store::entries::no_entry(
                     "id",
@@ -134,19 +134,23 @@ pub async fn dispatch(
             }
             pad_check(&p.pad, "pad", true)?;
             if let Some(parent) = &p.reply_to {
-                entry_pad(parent, false).map_err(|e| e.for_field("reply_to"))?;
+                entry_pad(parent, false)
+                    .await
+                    .map_err(|e| e.for_field("reply_to"))?;
             }
             // A token's task may wait only on tasks it can read (else it
             // could watch a foreign task turn ready in plan.order).
             for dep in &p.depends_on {
-                entry_pad(dep, false).map_err(|e| e.for_field("depends_on"))?;
+                entry_pad(dep, false)
+                    .await
+                    .map_err(|e| e.for_field("depends_on"))?;
             }
             let entry = engine.add(p, session.author.as_deref()).await?;
             reply(EntryResult { entry })
         }
         "entry.thread" => {
             let p: IdParams = parse(method, params)?;
-            entry_pad(&p.id, false)?;
+            entry_pad(&p.id, false).await?;
             reply(engine.thread(p, g).await?)
         }
         "ask" => {
@@ -159,16 +163,18 @@ pub async fn dispatch(
         }
         "entry.get" => {
             let p: IdParams = parse(method, params)?;
-            entry_pad(&p.id, false)?;
+            entry_pad(&p.id, false).await?;
             reply(EntryResult {
                 entry: engine.get(&p.id).await?,
             })
         }
         "entry.update" => {
             let p: UpdateParams = parse(method, params)?;
-            entry_pad(&p.id, true)?;
+            entry_pad(&p.id, true).await?;
             for dep in p.depends_on.iter().flatten() {
-                entry_pad(dep, false).map_err(|e| e.for_field("depends_on"))?;
+                entry_pad(dep, false)
+                    .await
+                    .map_err(|e| e.for_field("depends_on"))?;
             }
             reply(EntryResult {
                 entry: engine.update(p).await?,
@@ -176,7 +182,7 @@ pub async fn dispatch(
         }
         "entry.delete" => {
             let p: DeleteParams = parse(method, params)?;
-            entry_pad(&p.id, true)?;
+            entry_pad(&p.id, true).await?;
             let gone = engine.delete(p).await?;
             reply(DeleteResult {
                 deleted: true,
@@ -227,28 +233,28 @@ pub async fn dispatch(
         }
         "task.heartbeat" => {
             let p: HeartbeatParams = parse(method, params)?;
-            entry_pad(&p.id, true)?;
+            entry_pad(&p.id, true).await?;
             reply(EntryResult {
                 entry: engine.heartbeat(p).await?,
             })
         }
         "task.complete" => {
             let p: CompleteParams = parse(method, params)?;
-            entry_pad(&p.id, true)?;
+            entry_pad(&p.id, true).await?;
             reply(EntryResult {
                 entry: engine.complete(p).await?,
             })
         }
         "task.fail" => {
             let p: FailParams = parse(method, params)?;
-            entry_pad(&p.id, true)?;
+            entry_pad(&p.id, true).await?;
             reply(EntryResult {
                 entry: engine.fail(p).await?,
             })
         }
         "entry.share" => {
             let mut p: ShareParams = parse(method, params)?;
-            entry_pad(&p.id, false)?;
+            entry_pad(&p.id, false).await?;
             if let Some(name) = token_name(&access) {
                 p.author = Some(name.to_owned());
             }

@@ -76,6 +76,12 @@ pub struct ServeArgs {
     /// create`); the owner's CLI uses <data dir>/owner.token by itself.
     #[arg(long, env = "PAD_REQUIRE_TOKENS", value_parser = clap::builder::FalseyValueParser::new())]
     require_tokens: bool,
+    /// Keep everything in this PostgreSQL database, shared with the engines
+    /// of a team on other machines (docs/teams.md), e.g.
+    /// postgres://pad@db-host/pad?sslmode=verify-full. Default: SQLite files
+    /// in the data directory.
+    #[arg(long, env = "PAD_DATABASE_URL", hide_env_values = true)]
+    database: Option<String>,
     /// Text search only: never load the embedding model.
     #[arg(long, env = "PAD_NO_SEMANTIC", value_parser = clap::builder::FalseyValueParser::new())]
     no_semantic: bool,
@@ -109,6 +115,7 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     let bound = server::bind(&socket)?;
     let mut config = Config::new(paths::data_dir());
     config.durability = args.durability;
+    config.database = args.database;
     config.max_content_chars = args.max_content;
     if args.default_ttl > crate::model::MAX_FUTURE_SECONDS {
         anyhow::bail!(
@@ -124,7 +131,7 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     if let Some(addr) = args.metrics {
         crate::metrics::check_address(addr, args.metrics_allow_remote)?;
     }
-    config.semantic = (!args.no_semantic).then(|| {
+    config.semantic = (!args.no_semantic && config.database.is_none()).then(|| {
         let mut s = SemanticConfig::new(match args.model_dir {
             Some(dir) => ModelSource::Dir(dir),
             None => ModelSource::Download,

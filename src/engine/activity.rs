@@ -63,7 +63,7 @@ impl Engine {
     pub async fn stats(&self, p: StatsParams, grant: Option<&Grant>) -> Result<StatsResult> {
         let now = self.now();
         // Before anything reads the store: reading applies the journal.
-        let journal_queue = self.store().journal_queue();
+        let journal_queue = self.sqlite("stats")?.journal_queue();
         let grant = grant.cloned();
         let (counts, index_queue, embed_queue, activity) = self
             .scan(move |e| {

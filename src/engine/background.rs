@@ -38,7 +38,8 @@ impl Engine {
                 tokio::select! {
                     _ = stop.changed() => break,
                     _ = index_tick.tick() => {
-                        let epoch = engine.store().write_epoch();
+                        let Ok(store) = engine.sqlite("") else { continue };
+                        let epoch = store.write_epoch();
                         if indexed_epoch == Some(epoch) {
                             continue;
                         }
@@ -49,7 +50,8 @@ impl Engine {
                     }
                     _ = checkpoint_tick.tick() => {
                         trim_if_wanted();
-                        let epoch = engine.store().write_epoch();
+                        let Ok(store) = engine.sqlite("") else { continue };
+                        let epoch = store.write_epoch();
                         if checkpointed_epoch == Some(epoch) {
                             continue;
                         }
@@ -74,7 +76,11 @@ impl Engine {
     }
 
     /// Brings the text index up to date and drops deleted entries from it.
+    /// (PostgreSQL indexes as it writes: nothing to do there.)
     pub async fn index_now(&self) -> Result<()> {
+        if self.sqlite("").is_err() {
+            return Ok(());
+        }
         self.blocking(|e| e.store().catch_up_text()).await
     }
 
@@ -82,9 +88,7 @@ impl Engine {
     pub async fn sweep(&self) -> Result<PadSweep> {
         let retention = self.0.config.retention.as_millis() as i64;
         let now = self.now();
-        let done = self
-            .blocking(move |e| e.store().sweep(now, retention))
-            .await?;
+        let done = background!(self, s => s.sweep(now, retention))?;
         if let Some(m) = self.metrics() {
             m.swept(done.archived.len(), done.purged_pads, done.purged_entries);
         }
@@ -92,7 +96,7 @@ impl Engine {
             tracing::info!("pad '{pad}' expired and was archived");
             self.0.bus.publish(EventType::PadExpired, pad, None);
         }
-        if done.purged_entries > 0 || done.purged_pads > 0 {
+        if (done.purged_entries > 0 || done.purged_pads > 0) && self.sqlite("").is_ok() {
             tracing::info!(
                 "purged {} entries and {} pads archived past retention",
                 done.purged_entries,
@@ -119,12 +123,17 @@ impl Engine {
         if let Err(e) = self.index_now().await {
             tracing::warn!("final text indexing failed: {e}");
         }
-        let _ = self
-            .blocking(|e| {
-                e.store().checkpoint();
-                Ok(())
-            })
-            .await;
+        match self.backend() {
+            super::Backend::Sqlite(_) => {
+                let _ = self
+                    .blocking(|e| {
+                        e.store().checkpoint();
+                        Ok(())
+                    })
+                    .await;
+            }
+            super::Backend::Postgres(s) => s.close().await,
+        }
     }
 }
 

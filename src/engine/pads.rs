@@ -10,7 +10,7 @@ use crate::protocol::*;
 impl Engine {
     pub async fn tags(&self, p: TagsParams, grant: Option<&Grant>) -> Result<TagsResult> {
         let filter = pad_scoped(p.pad.as_deref(), grant)?;
-        let tags = self.scan(move |e| e.store().tags(&filter)).await?;
+        let tags = scan!(self, s => s.tags(&filter))?;
         Ok(TagsResult {
             tags: tags
                 .into_iter()
@@ -20,7 +20,7 @@ impl Engine {
     }
 
     pub async fn pads(&self, p: PadListParams, grant: Option<&Grant>) -> Result<Vec<Pad>> {
-        let mut pads = self.store().pads(p.include_archived)?;
+        let mut pads = store!(self, s => s.pads(p.include_archived))?;
         if let Some(g) = grant {
             pads.retain(|pad| g.covers(&pad.name));
         }
@@ -52,9 +52,8 @@ impl Engine {
                 ));
             }
         }
-        let pad = self
-            .store()
-            .configure(&name, p.ttl_seconds, p.max_entries, self.now())?;
+        let now = self.now();
+        let pad = store!(self, s => s.configure(&name, p.ttl_seconds, p.max_entries, now))?;
         let mut windows = self.0.windows.lock().unwrap_or_else(|p| p.into_inner());
         match pad.max_entries {
             Some(m) => windows.insert(name, m),
@@ -65,15 +64,15 @@ impl Engine {
 
     pub async fn touch(&self, p: PadNameParams) -> Result<Pad> {
         let name = model::pad_name("name", &p.name)?;
-        self.store().touch(&name, self.now())
+        let now = self.now();
+        store!(self, s => s.touch(&name, now))
     }
 
     pub async fn clear(&self, p: ClearParams) -> Result<usize> {
         let name = model::pad_name("name", &p.name)?;
         let n = {
             let name = name.clone();
-            self.blocking(move |e| e.store().clear(&name, p.keep_pinned))
-                .await?
+            background!(self, s => s.clear(&name, p.keep_pinned))?
         };
         self.0.bus.publish(EventType::Deleted, &name, None);
         Ok(n)
@@ -103,12 +102,12 @@ impl Engine {
             _ => {}
         }
         let max_bytes = self.0.config.max_export_bytes;
-        self.scan(move |e| {
-            let pad = e
-                .store()
-                .pad(&name)?
-                .ok_or_else(|| crate::store::no_pad(&name))?;
-            let (entries, unloaded, bytes) = e.store().pad_entries(&name, max_bytes)?;
+        let loaded = {
+            let name = name.clone();
+            scan!(self, s => s.pad_with_entries(&name, max_bytes))?
+        };
+        let (pad, (entries, unloaded, bytes)) = loaded;
+        let render = move || {
             if unloaded > 0 && p.budget.is_none() {
                 return Err(Error::TooLarge {
                     field: Some("name".into()),
@@ -142,8 +141,11 @@ impl Engine {
                     }
                 }
             })
-        })
-        .await
+        };
+        // Rendering a large pad is work too: off the runtime's threads.
+        tokio::task::spawn_blocking(render)
+            .await
+            .map_err(|e| Error::Internal(format!("export failed: {e}")))?
     }
 }
 

@@ -98,8 +98,7 @@ impl Engine {
                 // what meaning search is for.
                 let substrings =
                     mode != SearchMode::Hybrid || query.split_whitespace().count() == 1;
-                self.scan(move |e| e.store().search_text(&query, &filter, k, substrings))
-                    .await?
+                scan!(self, s => s.search_text(&query, &filter, k, substrings))?
             }
         };
         let Some(meaning) = meaning else {
@@ -185,7 +184,7 @@ impl Engine {
             .semantic()
             .expect("called only when semantic search is ready");
         let (vector, not_embedded) =
-            tokio::try_join!(semantic.query_vector(query), semantic.settle(&self.0.store))?;
+            tokio::try_join!(semantic.query_vector(query), semantic.settle(self.store()))?;
         let near = self
             .scan(move |e| {
                 let s = e.semantic().expect("configured");

@@ -45,6 +45,11 @@ impl Waiters {
         }
     }
 
+    /// Whether an `ask` here waits for `question`'s answer.
+    pub(super) fn is_waiting(&self, question: &str) -> bool {
+        self.lock().contains_key(question)
+    }
+
     /// Forgets waiters that gave up (timed out, or their client went away).
     fn forget_gone(&self, question: &str) {
         let mut map = self.lock();
@@ -82,9 +87,8 @@ impl Engine {
     /// An entry and its replies, oldest first; replies on pads a token may
     /// not read are left out.
     pub async fn thread(&self, p: IdParams, grant: Option<&Grant>) -> Result<ThreadResult> {
-        let (entry, mut replies) = self
-            .scan(move |e| e.store().thread(&p.id, MAX_THREAD_REPLIES))
-            .await?;
+        let id = p.id;
+        let (entry, mut replies) = scan!(self, s => s.thread(&id, MAX_THREAD_REPLIES))?;
         if let Some(g) = grant {
             replies.retain(|r| g.covers(&r.pad));
         }
@@ -137,8 +141,8 @@ impl Engine {
             question: &question.id,
         };
         // An answer committed before the waiter was registered woke nobody.
-        if let Some(answer) = self.store().get(&question.id)?.answer {
-            return Ok(Some(self.store().get(&answer)?));
+        if let Some(answer) = store!(self, s => s.get(&question.id))?.answer {
+            return Ok(Some(store!(self, s => s.get(&answer))?));
         }
         if wait.is_zero() {
             return Ok(None);

@@ -90,7 +90,7 @@ impl Engine {
             hash: access::hash(&secret),
             ..row
         };
-        self.store().add_token(&row)?;
+        store!(self, s => s.add_token(&row))?;
         self.0
             .grants
             .write()
@@ -105,14 +105,17 @@ impl Engine {
 
     pub async fn token_list(&self) -> Result<TokenListResult> {
         Ok(TokenListResult {
-            tokens: self.store().tokens()?.iter().map(info).collect(),
+            tokens: store!(self, s => s.tokens())?.iter().map(info).collect(),
         })
     }
 
     pub async fn token_revoke(&self, p: TokenRevokeParams) -> Result<TokenRevokeResult> {
         let name = access::token_name(&p.name)?;
-        if !self.store().revoke_token(&name)? {
-            let names: Vec<String> = self.store().tokens()?.into_iter().map(|t| t.name).collect();
+        if !store!(self, s => s.revoke_token(&name))? {
+            let names: Vec<String> = store!(self, s => s.tokens())?
+                .into_iter()
+                .map(|t| t.name)
+                .collect();
             return Err(Error::NotFound {
                 field: "name",
                 message: format!(

@@ -27,7 +27,7 @@ impl Engine {
         let pad = model::pad_name("pad", &p.pad)?;
         let now = self.now();
         let name = pad.clone();
-        let rows = self.scan(move |e| e.store().plan_entries(&name)).await?;
+        let rows = scan!(self, s => s.plan_entries(&name))?;
         Ok(plan(pad, rows, now))
     }
 
@@ -41,7 +41,7 @@ impl Engine {
         )?;
         let now = self.now();
         let lease = lease_ms(p.lease_seconds)?;
-        let Some((before, after)) = self.store().claim(&pad, &agent, lease, now)? else {
+        let Some((before, after)) = store!(self, s => s.claim(&pad, &agent, lease, now))? else {
             let plan = self.plan_order(PlanParams { pad }).await?;
             return Ok(ClaimResult {
                 entry: None,
@@ -61,9 +61,9 @@ impl Engine {
         let agent = holder(p.agent.as_deref())?;
         let resume = self.resume(p.resume)?;
         let lease = p.lease_seconds.map(|s| lease_ms(Some(s))).transpose()?;
+        let now = self.now();
         let (before, after) =
-            self.store()
-                .heartbeat(&p.id, agent.as_deref(), resume, lease, self.now())?;
+            store!(self, s => s.heartbeat(&p.id, agent.as_deref(), resume, lease, now))?;
         self.0
             .bus
             .entry_changed(EventType::Updated, Some(&before), &after);
@@ -98,7 +98,8 @@ impl Engine {
     }
 
     async fn finish(&self, id: &str, agent: Option<String>, how: Finish) -> Result<Entry> {
-        let (before, after) = self.store().finish(id, agent.as_deref(), how, self.now())?;
+        let now = self.now();
+        let (before, after) = store!(self, s => s.finish(id, agent.as_deref(), how, now))?;
         self.0
             .bus
             .entry_changed(EventType::Updated, Some(&before), &after);
@@ -113,9 +114,7 @@ impl Engine {
     /// Puts tasks whose holder's lease ran out back in the queue; returns how many.
     pub async fn release_leases(&self) -> Result<usize> {
         let now = self.now();
-        let released = self
-            .blocking(move |e| e.store().release_expired(now))
-            .await?;
+        let released = background!(self, s => s.release_expired(now))?;
         for (before, after) in &released {
             tracing::info!(
                 "lease on task {} ({}) ran out; it is back in the queue",
@@ -133,12 +132,19 @@ impl Engine {
     /// restart that spanned the due time); returns how many.
     pub async fn deliver_reminders(&self) -> Result<usize> {
         let now = self.now();
-        let due = self
-            .blocking(move |e| match e.store().next_reminder()? {
-                Some(at) if at <= now => e.store().take_due_reminders(now),
-                _ => Ok(Vec::new()),
-            })
-            .await?;
+        let due = match self.backend() {
+            super::Backend::Sqlite(_) => {
+                self.blocking(move |e| match e.store().next_reminder()? {
+                    Some(at) if at <= now => e.store().take_due_reminders(now),
+                    _ => Ok(Vec::new()),
+                })
+                .await?
+            }
+            super::Backend::Postgres(s) => match s.next_reminder().await? {
+                Some(at) if at <= now => s.take_due_reminders(now).await?,
+                _ => Vec::new(),
+            },
+        };
         for entry in &due {
             tracing::info!("reminder due on {} for {}", entry.id, entry.author);
             self.0
@@ -236,7 +242,7 @@ impl Engine {
     pub async fn report(&self, p: ReportParams, grant: Option<&Grant>) -> Result<ReportResult> {
         let filter = pad_scoped(p.pad.as_deref(), grant)?;
         let pad = filter.pad.clone();
-        let rows = self.scan(move |e| e.store().report_rows(&filter)).await?;
+        let rows = scan!(self, s => s.report_rows(&filter))?;
         Ok(report(pad, rows))
     }
 }

@@ -54,6 +54,49 @@ pub struct Patch {
     pub meta: Option<Option<String>>,
 }
 
+impl Patch {
+    /// The entry as this patch leaves it (`depends_on` is resolved by the
+    /// caller, which sets it): version and `updated_at` move on.
+    pub(crate) fn apply(self, after: &mut Entry, now: i64) {
+        let patch = self;
+        if let Some(c) = patch.content {
+            after.content = c;
+        }
+        if let Some(t) = patch.tags {
+            after.tags = t;
+        }
+        if let Some(k) = patch.kind {
+            after.kind = k;
+        }
+        if let Some(s) = patch.status {
+            after.status = s;
+        }
+        if let Some(a) = patch.assignee {
+            after.assignee = a;
+        }
+        if let Some(r) = patch.resume {
+            after.resume = r;
+        }
+        if let Some(c) = patch.category {
+            after.category = c;
+        }
+        if let Some(c) = patch.confidence {
+            after.confidence = c;
+        }
+        if let Some(p) = patch.pinned {
+            after.pinned = p;
+        }
+        if let Some(r) = patch.remind_at {
+            after.remind_at = r.map(fmt_time);
+        }
+        if let Some(m) = &patch.meta {
+            after.meta = m.as_deref().and_then(|m| serde_json::from_str(m).ok());
+        }
+        after.version += 1;
+        after.updated_at = fmt_time(now);
+    }
+}
+
 pub struct Page {
     pub entries: Vec<Entry>,
     pub next_cursor: Option<String>,
@@ -231,7 +274,7 @@ fn insert_rows<'a>(
 }
 
 /// The entry as stored, new: what `entry.add` answers.
-fn new_entry(seq: i64, e: NewEntry) -> Entry {
+pub(crate) fn new_entry(seq: i64, e: NewEntry) -> Entry {
     Entry {
         id: id::encode(seq),
         pad: e.pad,
@@ -265,8 +308,8 @@ fn new_entry(seq: i64, e: NewEntry) -> Entry {
 /// is the first by someone other than the parent's author. An answered
 /// question no longer needs the person's eyes: it loses `needs_eyes`.
 /// Returns the parent before and after.
-fn note_reply(conn: &Connection, parent: i64, reply: i64, e: &NewEntry) -> Result<(Entry, Entry)> {
-    let before = load(conn, parent)?.entry;
+/// The parent as a new reply leaves it (see `note_reply`).
+pub(crate) fn replied(before: &Entry, reply: i64, e: &NewEntry) -> Entry {
     let mut after = before.clone();
     after.replies += 1;
     let answers = before.answer.is_none() && before.author != e.author;
@@ -278,6 +321,12 @@ fn note_reply(conn: &Connection, parent: i64, reply: i64, e: &NewEntry) -> Resul
             after.updated_at = fmt_time(e.now);
         }
     }
+    after
+}
+
+fn note_reply(conn: &Connection, parent: i64, reply: i64, e: &NewEntry) -> Result<(Entry, Entry)> {
+    let before = load(conn, parent)?.entry;
+    let after = replied(&before, reply, e);
     conn.prepare_cached(
         "UPDATE entries SET replies = replies + 1, answer = ?2, tags = ?3, version = ?4, \
          updated_at = max(updated_at, ?5) WHERE seq = ?1",
@@ -296,7 +345,7 @@ fn note_reply(conn: &Connection, parent: i64, reply: i64, e: &NewEntry) -> Resul
     Ok((before, after))
 }
 
-fn json_list(items: &[String]) -> String {
+pub(crate) fn json_list(items: &[String]) -> String {
     serde_json::to_string(items).expect("strings serialize")
 }
 
@@ -462,43 +511,8 @@ impl Store {
             }
             after.depends_on = resolved;
         }
-        if let Some(c) = patch.content {
-            after.content = c;
-        }
-        if let Some(t) = patch.tags {
-            after.tags = t;
-        }
-        if let Some(k) = patch.kind {
-            after.kind = k;
-        }
-        if let Some(s) = patch.status {
-            after.status = s;
-        }
-        if let Some(a) = patch.assignee {
-            after.assignee = a;
-        }
-        if let Some(r) = patch.resume {
-            after.resume = r;
-        }
-        if let Some(c) = patch.category {
-            after.category = c;
-        }
-        if let Some(c) = patch.confidence {
-            after.confidence = c;
-        }
-        if let Some(p) = patch.pinned {
-            after.pinned = p;
-        }
-        if let Some(r) = patch.remind_at {
-            after.remind_at = r.map(fmt_time);
-        }
-        // Left alone unless the patch sets it: SQL keeps the stored milliseconds.
         let (remind_set, remind_ms) = (patch.remind_at.is_some(), patch.remind_at.flatten());
-        if let Some(m) = &patch.meta {
-            after.meta = m.as_deref().and_then(|m| serde_json::from_str(m).ok());
-        }
-        after.version = before.version + 1;
-        after.updated_at = fmt_time(now);
+        patch.apply(&mut after, now);
         let meta_text = after
             .meta
             .as_ref()
@@ -611,7 +625,7 @@ impl Store {
     }
 }
 
-fn check_version(id: &str, actual: i64, expected: Option<i64>) -> Result<()> {
+pub(crate) fn check_version(id: &str, actual: i64, expected: Option<i64>) -> Result<()> {
     match expected {
         Some(v) if v != actual => Err(Error::Conflict {
             message: format!(
@@ -667,7 +681,7 @@ pub(crate) fn resolve(
     }
 }
 
-fn ambiguous(field: &'static str, id: &str) -> Error {
+pub(crate) fn ambiguous(field: &'static str, id: &str) -> Error {
     Error::invalid(
         field,
         format!(

@@ -135,6 +135,12 @@ impl Store {
         Ok(n)
     }
 
+    /// A pad and its entries (`pad_entries`), for an export.
+    pub fn pad_with_entries(&self, name: &str, max_bytes: usize) -> Result<(Pad, PadEntries)> {
+        let pad = self.pad(name)?.ok_or_else(|| no_pad(name))?;
+        Ok((pad, self.pad_entries(name, max_bytes)?))
+    }
+
     /// Every entry of a pad, oldest first (archived pads included: it is asked for by name).
     /// A pad's entries, oldest first, as long as their text stays within
     /// `max_bytes`: past it, the pinned and `important` ones and then the
@@ -232,6 +238,10 @@ impl Store {
         })
     }
 }
+
+/// A pad's entries as an export loads them: the entries, how many were
+/// left out, and the bytes of all (`Store::pad_entries`).
+pub type PadEntries = (Vec<Entry>, usize, usize);
 
 pub(crate) fn no_pad(name: &str) -> Error {
     Error::NotFound {

@@ -373,11 +373,11 @@ fn task(conn: &Connection, journal: &Journal, id: &str) -> Result<(i64, String, 
     Ok((seq, full_id, entry))
 }
 
-fn status_name(e: &Entry) -> &'static str {
+pub(crate) fn status_name(e: &Entry) -> &'static str {
     e.status.map(Status::as_str).unwrap_or("without a status")
 }
 
-fn is_task(e: &Entry) -> Result<()> {
+pub(crate) fn is_task(e: &Entry) -> Result<()> {
     if e.kind != Kind::Task {
         return Err(Error::invalid(
             "id",
@@ -390,7 +390,7 @@ fn is_task(e: &Entry) -> Result<()> {
     Ok(())
 }
 
-fn check_holder(e: &Entry, agent: Option<&str>) -> Result<()> {
+pub(crate) fn check_holder(e: &Entry, agent: Option<&str>) -> Result<()> {
     match (agent, e.assignee.as_deref()) {
         (Some(a), Some(holder)) if a != holder => Err(Error::Conflict {
             message: format!(

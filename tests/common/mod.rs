@@ -13,6 +13,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 mod model;
+pub mod postgres;
 pub use model::model_dir;
 
 pub struct Harness {

@@ -1,0 +1,68 @@
+//! An engine in a team: what the other engines on the same PostgreSQL
+//! database do reaches this one's subscribers, `ask` waiters and grants.
+
+use std::sync::Arc;
+
+use super::{tokens, Engine};
+use crate::events::EventType;
+use crate::pg::{Incoming, PgStore, Relay};
+
+impl Engine {
+    /// Sends what this engine publishes to the other engines, and publishes
+    /// what they send; ends with the engine.
+    pub(super) async fn relay_events(&self, store: PgStore) {
+        let weak = Arc::downgrade(&self.0);
+        let relay = Relay::start(
+            store,
+            move |incoming| {
+                if let Some(inner) = weak.upgrade() {
+                    Engine(inner).received(incoming);
+                }
+            },
+            self.0.stop.subscribe(),
+        )
+        .await;
+        self.0.bus.relay_to(relay);
+    }
+
+    fn received(&self, incoming: Incoming) {
+        match incoming {
+            Incoming::Event(event) => {
+                // An answer written on another engine ends an `ask` here.
+                let answered = match (&event.kind, &event.entry) {
+                    (EventType::Updated, Some(q)) if self.0.waiters.is_waiting(&q.id) => {
+                        q.answer.clone().map(|a| (q.id.clone(), a))
+                    }
+                    _ => None,
+                };
+                if let Some((question, answer)) = answered {
+                    let engine = self.clone();
+                    tokio::spawn(async move {
+                        if let Ok(answer) = engine.get(&answer).await {
+                            engine.0.waiters.answer(&question, &answer);
+                        }
+                    });
+                }
+                self.0.bus.publish_remote(*event);
+            }
+            Incoming::TokensChanged => {
+                let engine = self.clone();
+                tokio::spawn(async move { engine.reload_grants().await });
+            }
+        }
+    }
+
+    /// Reads every token again: another engine created or revoked one.
+    async fn reload_grants(&self) {
+        let super::Backend::Postgres(store) = self.backend() else {
+            return;
+        };
+        match store.tokens().await {
+            Ok(rows) => {
+                *self.0.grants.write().unwrap_or_else(|p| p.into_inner()) =
+                    tokens::load_grants(rows);
+            }
+            Err(e) => tracing::warn!("cannot reload tokens after another engine changed them: {e}"),
+        }
+    }
+}

@@ -1,0 +1,332 @@
+//! The store on PostgreSQL, for teams: every engine of a team keeps its
+//! entries in one shared database (`pad serve --database postgres://…`).
+//!
+//! The same operations as the SQLite store (`src/store/`), with the same
+//! answers and errors, over sqlx with runtime queries. What differs is where
+//! the guarantees come from: an acknowledgement is a PostgreSQL commit (no
+//! journal), claims take rows with `FOR UPDATE SKIP LOCKED` so engines never
+//! hand out one task twice, reminders and leases are marked in the statement
+//! that selects them so only one engine delivers each, and events reach the
+//! other engines through NOTIFY (`pg/relay.rs`).
+
+/// A query's text built from constant pieces and numbered placeholders:
+/// values are always bound, never formatted in.
+macro_rules! sql {
+    ($($t:tt)*) => {
+        sqlx::AssertSqlSafe(format!($($t)*))
+    };
+}
+
+mod entries;
+mod relay;
+mod work;
+
+pub use relay::{Incoming, Relay};
+
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
+use sqlx::{PgPool, Row};
+
+use crate::error::{Error, Result};
+use crate::model::{fmt_time, Category, Entry, Kind, Pad, Status};
+
+/// Columns of `entries` in the order `read_entry` expects them.
+pub(crate) const ENTRY_COLUMNS: &str = "e.seq, e.pad, e.author, e.kind, e.content, e.tags, \
+     e.status, e.assignee, e.resume, e.lease_until, e.category, e.confidence, e.depends_on, \
+     e.remind_at, e.pinned, e.meta, e.created_at, e.updated_at, e.version, e.attempts, e.error, \
+     e.reply_to, e.choices, e.replies, e.answer";
+
+const PAD_COLUMNS: &str = "name, ttl_seconds, max_entries, last_write_at, entries, archived_at";
+
+/// A new id: the write time in its high bits as on SQLite (`src/id.rs`),
+/// and low bits from a sequence every engine shares, so two engines writing
+/// in the same millisecond never collide.
+const NEXT_ID: &str = "((($1::bigint - 1577836800000) << 18) | (nextval('entry_ids') & 262143))";
+
+/// How long a request waits for a database connection before it is told
+/// the database is unreachable: well under every client's timeout.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+
+/// The shared store. Cheap to clone (a pool).
+#[derive(Clone)]
+pub struct PgStore {
+    pool: PgPool,
+    url: String,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("url", &redacted(&self.url))
+            .finish()
+    }
+}
+
+impl PgStore {
+    /// Connects, applies migrations, and sets the default TTL new pads get.
+    pub async fn open(url: &str, default_ttl_seconds: Option<i64>) -> Result<PgStore> {
+        let options: PgConnectOptions = url.parse().map_err(|e| {
+            Error::invalid(
+                "database",
+                format!("'{}' is not a PostgreSQL URL ({e}); give one like postgres://pad@db-host/pad?sslmode=verify-full", redacted(url)),
+            )
+        })?;
+        let pool = PgPoolOptions::new()
+            .max_connections(16)
+            .min_connections(1)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .test_before_acquire(false)
+            .connect_with(options.application_name("scratchpad"))
+            .await
+            .map_err(|e| {
+                Error::Unavailable(format!(
+                    "cannot reach the PostgreSQL database at {} ({e}); check that it runs and the URL, user and password are right",
+                    redacted(url)
+                ))
+            })?;
+        MIGRATOR.run(&pool).await.map_err(|e| {
+            Error::Internal(format!(
+                "cannot bring the PostgreSQL schema up to date ({e}); the role needs CREATE on the database (and pg_trgm must be installable)"
+            ))
+        })?;
+        sqlx::query("UPDATE settings SET value = $1 WHERE key = 'default_ttl_seconds'")
+            .bind(default_ttl_seconds.map_or(String::new(), |t| t.to_string()))
+            .execute(&pool)
+            .await?;
+        Ok(PgStore {
+            pool,
+            url: url.to_string(),
+        })
+    }
+
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// The URL to connect with, for the relay's own listening connection.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Where the store is, for `stats` and logs (no password).
+    pub fn describe(&self) -> String {
+        redacted(&self.url)
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// A URL without its password.
+pub fn redacted(url: &str) -> String {
+    match url.parse::<sqlx::postgres::PgConnectOptions>() {
+        Ok(o) => format!(
+            "postgres://{}@{}:{}/{}",
+            o.get_username(),
+            o.get_host(),
+            o.get_port(),
+            o.get_database().unwrap_or("")
+        ),
+        Err(_) => "(an unreadable URL)".into(),
+    }
+}
+
+impl From<sqlx::Error> for Error {
+    fn from(e: sqlx::Error) -> Self {
+        match &e {
+            sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::WorkerCrashed
+            | sqlx::Error::Protocol(_) => Error::Unavailable(format!(
+                "the PostgreSQL database cannot be reached ({e}); the engine reconnects by itself: retry in a few seconds"
+            )),
+            sqlx::Error::Database(d) => match d.code().as_deref() {
+                // Serialization failures and deadlocks: retrying is the fix.
+                Some("40001" | "40P01") => Error::Unavailable(format!(
+                    "the database asked to retry a conflicting write ({e}); retry"
+                )),
+                // Connections and operators (the server shutting down, out of disk,
+                // a read-only replica).
+                Some(c) if c.starts_with("08") || c.starts_with("57") || c.starts_with("53") || c == "25006" => {
+                    Error::Unavailable(format!(
+                        "the PostgreSQL database cannot take this now ({e}); the engine reconnects by itself: retry in a few seconds"
+                    ))
+                }
+                _ => Error::Internal(format!("store: {e}")),
+            },
+            _ => Error::Internal(format!("store: {e}")),
+        }
+    }
+}
+
+/// Reads the `ENTRY_COLUMNS` at the start of `row`, with its seq.
+pub(crate) fn read_entry_seq(row: &PgRow) -> Result<(i64, Entry)> {
+    let text = |i: usize| row.try_get::<Option<String>, _>(i);
+    let seq: i64 = row.try_get(0)?;
+    let kind: String = row.try_get(3)?;
+    let id_of = |i: usize| {
+        row.try_get::<Option<i64>, _>(i)
+            .map(|s| s.map(crate::id::encode))
+    };
+    let entry = Entry {
+        id: crate::id::encode(seq),
+        pad: row.try_get(1)?,
+        author: row.try_get(2)?,
+        kind: Kind::parse(&kind).unwrap_or_default(),
+        content: row.try_get(4)?,
+        tags: row.try_get(5)?,
+        status: text(6)?.as_deref().and_then(Status::parse),
+        assignee: text(7)?,
+        resume: text(8)?,
+        lease_until: row.try_get::<Option<i64>, _>(9)?.map(fmt_time),
+        category: text(10)?.as_deref().and_then(Category::parse),
+        confidence: row.try_get(11)?,
+        depends_on: row.try_get(12)?,
+        remind_at: row.try_get::<Option<i64>, _>(13)?.map(fmt_time),
+        pinned: row.try_get(14)?,
+        meta: text(15)?
+            .as_deref()
+            .and_then(|m| match serde_json::from_str(m) {
+                Ok(serde_json::Value::Object(o)) => Some(o),
+                _ => None,
+            }),
+        created_at: fmt_time(row.try_get(16)?),
+        updated_at: fmt_time(row.try_get(17)?),
+        version: row.try_get(18)?,
+        attempts: row.try_get(19)?,
+        error: text(20)?,
+        reply_to: id_of(21)?,
+        choices: row
+            .try_get::<Option<Vec<String>>, _>(22)?
+            .unwrap_or_default(),
+        replies: row.try_get(23)?,
+        answer: id_of(24)?,
+    };
+    Ok((seq, entry))
+}
+
+pub(crate) fn read_entry(row: &PgRow) -> Result<Entry> {
+    read_entry_seq(row).map(|(_, e)| e)
+}
+
+fn read_pad(row: &PgRow) -> Result<Pad> {
+    let ttl: Option<i64> = row.try_get(1)?;
+    let last_write: i64 = row.try_get(3)?;
+    let archived_at: Option<i64> = row.try_get(5)?;
+    Ok(Pad {
+        name: row.try_get(0)?,
+        ttl_seconds: ttl,
+        max_entries: row.try_get(2)?,
+        last_write_at: fmt_time(last_write),
+        entries: row.try_get(4)?,
+        expires_at: match (archived_at, ttl) {
+            (None, Some(ttl)) => Some(fmt_time(last_write + ttl * 1000)),
+            _ => None,
+        },
+        archived: archived_at.is_some(),
+        archived_at: archived_at.map(fmt_time),
+    })
+}
+
+/// One bound value of a query built at run time.
+#[derive(Debug, Clone)]
+pub(crate) enum Arg {
+    Text(String),
+    Int(i64),
+    Real(f64),
+    Texts(Vec<String>),
+}
+
+/// A query built at run time: its SQL and its values, `$n` numbered as pushed.
+#[derive(Debug, Default)]
+pub(crate) struct Query {
+    pub sql: String,
+    args: Vec<Arg>,
+}
+
+impl Query {
+    pub fn new(sql: impl Into<String>) -> Query {
+        Query {
+            sql: sql.into(),
+            args: Vec::new(),
+        }
+    }
+
+    /// Appends `text` with each `$?` replaced by the next value's number.
+    pub fn push(&mut self, text: &str, v: Arg) -> &mut Self {
+        self.args.push(v);
+        let n = self.args.len();
+        self.sql.push_str(&text.replace("$?", &format!("${n}")));
+        self
+    }
+
+    pub fn raw(&mut self, text: &str) -> &mut Self {
+        self.sql.push_str(text);
+        self
+    }
+
+    pub fn build(&self) -> sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments> {
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(self.sql.as_str()));
+        for a in &self.args {
+            q = match a {
+                Arg::Text(s) => q.bind(s),
+                Arg::Int(i) => q.bind(i),
+                Arg::Real(f) => q.bind(f),
+                Arg::Texts(v) => q.bind(v),
+            };
+        }
+        q
+    }
+
+    /// The conditions of `filter` (`e` is entries, `p` its pad), as
+    /// `EntryFilter::push_sql` writes them for SQLite.
+    pub fn filter(&mut self, filter: &crate::store::EntryFilter) -> &mut Self {
+        self.raw(" AND p.archived_at IS NULL");
+        if let Some(pad) = &filter.pad {
+            self.push(" AND e.pad = $?", Arg::Text(pad.clone()));
+        }
+        if let Some(a) = &filter.author {
+            self.push(" AND e.author = $?", Arg::Text(a.clone()));
+        }
+        if let Some(k) = filter.kind {
+            self.push(" AND e.kind = $?", Arg::Text(k.as_str().into()));
+        }
+        if let Some(s) = filter.status {
+            self.push(" AND e.status = $?", Arg::Text(s.as_str().into()));
+        }
+        if let Some(t) = filter.since {
+            self.push(" AND e.created_at >= $?", Arg::Int(t));
+        }
+        if let Some(c) = filter.category {
+            self.push(" AND e.category = $?", Arg::Text(c.as_str().into()));
+        }
+        if let Some(c) = filter.min_confidence {
+            self.push(" AND e.confidence >= $?", Arg::Real(c));
+        }
+        if let Some(scope) = &filter.scope {
+            // Exact names, and `prefix*` patterns as prefixes.
+            let (prefixes, names): (Vec<&String>, Vec<&String>) =
+                scope.iter().partition(|p| p.ends_with('*'));
+            let names: Vec<String> = names.into_iter().cloned().collect();
+            let prefixes: Vec<String> = prefixes
+                .into_iter()
+                .map(|p| p.trim_end_matches('*').to_string())
+                .collect();
+            self.push(" AND (e.pad = ANY($?)", Arg::Texts(names));
+            self.push(
+                " OR EXISTS (SELECT 1 FROM unnest($?::text[]) AS s(prefix) WHERE starts_with(e.pad, s.prefix)))",
+                Arg::Texts(prefixes),
+            );
+        }
+        if !filter.tags.is_empty() {
+            self.push(" AND e.tags @> $?", Arg::Texts(filter.tags.clone()));
+        }
+        self
+    }
+}

@@ -1,0 +1,495 @@
+//! Entry reads and writes on PostgreSQL, and text search.
+
+use sqlx::postgres::PgRow;
+use sqlx::{PgConnection, Row};
+
+use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS, NEXT_ID};
+use crate::error::{Error, Result};
+use crate::id::{self, ID_LEN};
+use crate::model::{Category, Entry, Status};
+use crate::store::entries::{ambiguous, check_version, new_entry, no_entry, replied};
+use crate::store::{Added, EntryFilter, NewEntry, Page, Patch};
+
+impl PgStore {
+    /// Inserts an entry, committed before it is acknowledged: its pad row
+    /// (created on first write, restored if archived), its parent's reply
+    /// count and answer, and its pad's rolling window, in one transaction.
+    /// The pad's window is read in the same statement that moves its row (a
+    /// window set on another engine applies at once), not taken from the caller.
+    pub async fn add(&self, mut e: NewEntry, _window: Option<i64>) -> Result<Added> {
+        let mut tx = self.pool().begin().await?;
+        let mut depends = Vec::with_capacity(e.depends_on.len());
+        for d in &e.depends_on {
+            depends.push(resolve(&mut tx, "depends_on", d).await?.1);
+        }
+        e.depends_on = depends;
+        let parent = match &e.reply_to {
+            Some(p) => Some(resolve(&mut tx, "reply_to", p).await?),
+            None => None,
+        };
+        e.reply_to = parent.as_ref().map(|p| p.1.clone());
+        let max_entries: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO pads (name, ttl_seconds, created_at, last_write_at, entries) \
+             VALUES ($1, CASE WHEN $1 = 'inbox' THEN NULL ELSE \
+                 (SELECT nullif(value, '')::bigint FROM settings WHERE key = 'default_ttl_seconds') END, \
+                 $2, $2, 1) \
+             ON CONFLICT (name) DO UPDATE SET \
+                 last_write_at = greatest(pads.last_write_at, excluded.last_write_at), \
+                 entries = pads.entries + 1, archived_at = NULL \
+             RETURNING max_entries",
+        )
+        .bind(&e.pad)
+        .bind(e.now)
+        .fetch_one(&mut *tx)
+        .await?;
+        let seq: i64 = sqlx::query_scalar(sql!(
+            "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
+             category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at, \
+             reply_to, choices) \
+             VALUES ({NEXT_ID}, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $1, $1, $16, $17) \
+             RETURNING seq"
+        ))
+        .bind(e.now)
+        .bind(&e.pad)
+        .bind(&e.author)
+        .bind(e.kind.as_str())
+        .bind(&e.content)
+        .bind(&e.tags)
+        .bind(e.status.map(Status::as_str))
+        .bind(&e.assignee)
+        .bind(&e.resume)
+        .bind(e.category.map(Category::as_str))
+        .bind(e.confidence)
+        .bind(&e.depends_on)
+        .bind(e.remind_at)
+        .bind(e.pinned)
+        .bind(&e.meta)
+        .bind(e.reply_to.as_deref().and_then(id::decode))
+        .bind((!e.choices.is_empty()).then_some(&e.choices))
+        .fetch_one(&mut *tx)
+        .await?;
+        let parent = match parent {
+            Some((parent, _)) => {
+                let before = load(&mut tx, parent).await?;
+                let after = replied(&before, seq, &e);
+                sqlx::query(
+                    "UPDATE entries SET replies = replies + 1, answer = $2, tags = $3, version = $4, \
+                     updated_at = greatest(updated_at, $5) WHERE seq = $1",
+                )
+                .bind(parent)
+                .bind(after.answer.as_deref().and_then(id::decode))
+                .bind(&after.tags)
+                .bind(after.version)
+                .bind(if after.version == before.version { 0 } else { e.now })
+                .execute(&mut *tx)
+                .await?;
+                Some((before, after))
+            }
+            None => None,
+        };
+        let rolled = match max_entries {
+            None => Vec::new(),
+            Some(max) => {
+                let rows = sqlx::query(sql!(
+                    "DELETE FROM entries e WHERE e.seq IN (SELECT seq FROM entries \
+                     WHERE pad = $1 AND NOT pinned AND NOT ('important' = ANY(tags)) ORDER BY seq \
+                     LIMIT greatest(0, (SELECT entries FROM pads WHERE name = $1) - $2)) \
+                     RETURNING {ENTRY_COLUMNS}"
+                ))
+                .bind(&e.pad)
+                .bind(max)
+                .fetch_all(&mut *tx)
+                .await?;
+                rows.iter().map(read_entry).collect::<Result<Vec<_>>>()?
+            }
+        };
+        tx.commit().await?;
+        Ok(Added {
+            entry: new_entry(seq, e),
+            rolled,
+            parent,
+        })
+    }
+
+    /// One entry by id or unique id prefix (archived pads included: an id is explicit).
+    pub async fn get(&self, id: &str) -> Result<Entry> {
+        let mut conn = self.pool().acquire().await?;
+        let (seq, _) = resolve(&mut conn, "id", id).await?;
+        load(&mut conn, seq).await
+    }
+
+    /// Entries by seq, in that order; `None` for one gone meanwhile.
+    pub async fn entries_by_id(&self, seqs: &[i64]) -> Result<Vec<Option<Entry>>> {
+        let rows = sqlx::query(sql!(
+            "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ANY($1)"
+        ))
+        .bind(seqs)
+        .fetch_all(self.pool())
+        .await?;
+        let mut found: std::collections::HashMap<i64, Entry> =
+            rows.iter().map(read_entry_seq).collect::<Result<_>>()?;
+        Ok(seqs.iter().map(|s| found.remove(s)).collect())
+    }
+
+    /// An entry and every reply under it, at any depth, oldest first.
+    pub async fn thread(&self, id: &str, limit: usize) -> Result<(Entry, Vec<Entry>)> {
+        let mut conn = self.pool().acquire().await?;
+        let (seq, _) = resolve(&mut conn, "id", id).await?;
+        let root = load(&mut conn, seq).await?;
+        let rows = sqlx::query(sql!(
+            "WITH RECURSIVE thread(seq) AS ( \
+               SELECT seq FROM entries WHERE reply_to = $1 \
+               UNION SELECT r.seq FROM entries r JOIN thread t ON r.reply_to = t.seq) \
+             SELECT {ENTRY_COLUMNS} FROM thread JOIN entries e ON e.seq = thread.seq \
+             ORDER BY e.seq LIMIT $2"
+        ))
+        .bind(seq)
+        .bind(limit as i64)
+        .fetch_all(&mut *conn)
+        .await?;
+        let replies = rows.iter().map(read_entry).collect::<Result<_>>()?;
+        Ok((root, replies))
+    }
+
+    /// Applies `patch`; with `if_version`, only if the entry is still at that
+    /// version — checked on the row locked for the update, so two engines
+    /// racing with the same version get one success and one conflict.
+    pub async fn update(
+        &self,
+        id: &str,
+        patch: Patch,
+        if_version: Option<i64>,
+        now: i64,
+    ) -> Result<(Entry, Entry)> {
+        let mut tx = self.pool().begin().await?;
+        let (seq, full_id) = resolve(&mut tx, "id", id).await?;
+        let before = load_locked(&mut tx, seq).await?;
+        check_version(&full_id, before.version, if_version)?;
+        let mut after = before.clone();
+        if let Some(deps) = &patch.depends_on {
+            let mut resolved = Vec::with_capacity(deps.len());
+            for d in deps {
+                let (_, dep) = resolve(&mut tx, "depends_on", d).await?;
+                if dep == full_id {
+                    return Err(Error::invalid(
+                        "depends_on",
+                        format!(
+                            "entry {full_id} cannot depend on itself; remove it from depends_on."
+                        ),
+                    ));
+                }
+                resolved.push(dep);
+            }
+            if let Some(cycle) = find_cycle(&mut tx, &full_id, &resolved).await? {
+                return Err(Error::invalid(
+                    "depends_on",
+                    format!("depends_on would make a cycle: {cycle}. Remove one of these links."),
+                ));
+            }
+            after.depends_on = resolved;
+        }
+        let (remind_set, remind_ms) = (patch.remind_at.is_some(), patch.remind_at.flatten());
+        patch.apply(&mut after, now);
+        let meta_text = after
+            .meta
+            .as_ref()
+            .map(|m| serde_json::to_string(m).expect("json serializes"));
+        sqlx::query(
+            "UPDATE entries SET content = $1, tags = $2, kind = $3, status = $4, assignee = $5, \
+             resume = $6, category = $7, confidence = $8, pinned = $9, depends_on = $10, \
+             remind_at = CASE WHEN $11 THEN $12 ELSE remind_at END, \
+             reminded_at = CASE WHEN $11 THEN NULL ELSE reminded_at END, \
+             meta = $13, updated_at = $14, version = version + 1 WHERE seq = $15",
+        )
+        .bind(&after.content)
+        .bind(&after.tags)
+        .bind(after.kind.as_str())
+        .bind(after.status.map(Status::as_str))
+        .bind(&after.assignee)
+        .bind(&after.resume)
+        .bind(after.category.map(Category::as_str))
+        .bind(after.confidence)
+        .bind(after.pinned)
+        .bind(&after.depends_on)
+        .bind(remind_set)
+        .bind(remind_ms)
+        .bind(meta_text)
+        .bind(now)
+        .bind(seq)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok((before, after))
+    }
+
+    /// Deletes one entry; with `if_version`, only if it is still at that version.
+    pub async fn delete(&self, id: &str, if_version: Option<i64>) -> Result<Entry> {
+        let mut tx = self.pool().begin().await?;
+        let (seq, full_id) = resolve(&mut tx, "id", id).await?;
+        let gone = load_locked(&mut tx, seq).await?;
+        check_version(&full_id, gone.version, if_version)?;
+        sqlx::query("DELETE FROM entries WHERE seq = $1")
+            .bind(seq)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(gone)
+    }
+
+    /// Entries matching `filter`, newest first, `limit` at a time.
+    pub async fn list(
+        &self,
+        filter: &EntryFilter,
+        limit: u32,
+        cursor: Option<i64>,
+    ) -> Result<Page> {
+        let mut q = Query::new(format!(
+            "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE true"
+        ));
+        q.filter(filter);
+        if let Some(c) = cursor {
+            q.push(" AND e.seq < $?", Arg::Int(c));
+        }
+        q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(limit as i64 + 1));
+        let rows = q.build().fetch_all(self.pool()).await?;
+        let mut rows = rows
+            .iter()
+            .map(read_entry_seq)
+            .collect::<Result<Vec<_>>>()?;
+        let next_cursor = if rows.len() > limit as usize {
+            rows.truncate(limit as usize);
+            rows.last().map(|r| r.0.to_string())
+        } else {
+            None
+        };
+        Ok(Page {
+            entries: rows.into_iter().map(|r| r.1).collect(),
+            next_cursor,
+        })
+    }
+
+    /// Text search in the SQLite store's three tiers (`Store::search_text`):
+    /// whole words, then word beginnings, then substrings anywhere (case
+    /// aside, through the trigram index), each only while the page is short.
+    pub async fn search_text(
+        &self,
+        query: &str,
+        filter: &EntryFilter,
+        limit: u32,
+        substrings: bool,
+    ) -> Result<Vec<(Entry, f64)>> {
+        let words: Vec<String> = query
+            .split(|c: char| c.is_whitespace() || c.is_control())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        let mut hits: Vec<(Entry, f64)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut add = |hits: &mut Vec<(Entry, f64)>, more: Vec<(Entry, f64)>| {
+            for (e, score) in more {
+                if hits.len() < limit as usize && seen.insert(e.id.clone()) {
+                    hits.push((e, score));
+                }
+            }
+        };
+        add(
+            &mut hits,
+            self.word_hits(&words, filter, limit, false).await?,
+        );
+        if hits.len() < limit as usize {
+            add(
+                &mut hits,
+                self.word_hits(&words, filter, limit, true).await?,
+            );
+        }
+        if substrings && hits.len() < limit as usize {
+            add(&mut hits, self.substring_hits(&words, filter, limit).await?);
+        }
+        Ok(hits)
+    }
+
+    async fn word_hits(
+        &self,
+        words: &[String],
+        filter: &EntryFilter,
+        limit: u32,
+        prefix: bool,
+    ) -> Result<Vec<(Entry, f64)>> {
+        // Words as the index holds them: letters and digits; a word with
+        // none can only match as a substring.
+        let terms: Vec<String> = words
+            .iter()
+            .map(|w| {
+                w.chars()
+                    .filter(|c| c.is_alphanumeric())
+                    .collect::<String>()
+            })
+            .collect();
+        if terms.is_empty() || terms.iter().any(String::is_empty) {
+            return Ok(Vec::new());
+        }
+        let tsquery = terms
+            .iter()
+            .map(|t| {
+                let star = if prefix && t.chars().count() >= 3 {
+                    ":*"
+                } else {
+                    ""
+                };
+                format!("'{t}'{star}")
+            })
+            .collect::<Vec<_>>()
+            .join(" & ");
+        // The newest matches that pass the filters, ranked; then recency.
+        let mut q = Query::new(format!(
+            "SELECT {ENTRY_COLUMNS}, ts_rank(e.words, to_tsquery('simple', $1))::float8 AS score \
+             FROM entries e JOIN pads p ON p.name = e.pad \
+             WHERE e.words @@ to_tsquery('simple', $1)"
+        ));
+        q.args_push(Arg::Text(tsquery));
+        q.filter(filter);
+        q.push(
+            " ORDER BY e.seq DESC LIMIT $?",
+            Arg::Int((limit.max(64) * 4) as i64),
+        );
+        let rows = q.build().fetch_all(self.pool()).await?;
+        let mut ranked = rows
+            .iter()
+            .map(|r| Ok((read_entry_seq(r)?, r.try_get::<f64, _>("score")?)))
+            .collect::<Result<Vec<_>>>()?;
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0 .0.cmp(&a.0 .0)));
+        ranked.truncate(limit as usize);
+        Ok(ranked.into_iter().map(|((_, e), s)| (e, s)).collect())
+    }
+
+    async fn substring_hits(
+        &self,
+        words: &[String],
+        filter: &EntryFilter,
+        limit: u32,
+    ) -> Result<Vec<(Entry, f64)>> {
+        let mut q = Query::new(format!(
+            "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE true"
+        ));
+        q.filter(filter);
+        for w in words {
+            // strpos, not LIKE: a query's % and _ are plain characters. The
+            // trigram index serves LIKE, so both are asked.
+            let like = format!(
+                "%{}%",
+                w.replace('\\', "\\\\")
+                    .replace('%', "\\%")
+                    .replace('_', "\\_")
+            );
+            q.push(" AND lower(e.content) LIKE $?", Arg::Text(like));
+        }
+        q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(limit as i64));
+        let rows = q.build().fetch_all(self.pool()).await?;
+        rows.iter()
+            .map(|r| Ok((read_entry(r)?, 0.0)))
+            .collect::<Result<_>>()
+    }
+}
+
+impl Query {
+    /// Adds a value already numbered in the SQL (`$1` written by hand).
+    fn args_push(&mut self, v: Arg) {
+        self.push("", v);
+    }
+}
+
+/// Resolves an id or unique id prefix to `(seq, full id)`.
+pub(crate) async fn resolve(
+    conn: &mut PgConnection,
+    field: &'static str,
+    id: &str,
+) -> Result<(i64, String)> {
+    let id = id.trim().to_lowercase();
+    let Some((lo, hi)) = id::prefix_range(&id) else {
+        return Err(Error::invalid(
+            field,
+            format!("'{id}' is not an entry id; ids are up to {ID_LEN} characters of 0-9 and a-z (without i, l, o, u), e.g. '2k9xe4mr07cb'. A unique prefix is enough."),
+        ));
+    };
+    let seqs: Vec<i64> = sqlx::query_scalar(
+        "SELECT seq FROM entries WHERE seq BETWEEN $1 AND $2 ORDER BY seq LIMIT 2",
+    )
+    .bind(lo)
+    .bind(hi)
+    .fetch_all(&mut *conn)
+    .await?;
+    match seqs.as_slice() {
+        [] => Err(no_entry(field, &id)),
+        [seq] => Ok((*seq, id::encode(*seq))),
+        _ => Err(ambiguous(field, &id)),
+    }
+}
+
+pub(crate) async fn load(conn: &mut PgConnection, seq: i64) -> Result<Entry> {
+    let row = sqlx::query(sql!(
+        "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = $1"
+    ))
+    .bind(seq)
+    .fetch_optional(&mut *conn)
+    .await?;
+    row_or_gone(row, seq)
+}
+
+/// `load`, locking the row until the transaction ends.
+pub(crate) async fn load_locked(conn: &mut PgConnection, seq: i64) -> Result<Entry> {
+    let row = sqlx::query(sql!(
+        "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = $1 FOR UPDATE"
+    ))
+    .bind(seq)
+    .fetch_optional(&mut *conn)
+    .await?;
+    row_or_gone(row, seq)
+}
+
+/// An entry resolved a moment ago may have been deleted by another engine since.
+fn row_or_gone(row: Option<PgRow>, seq: i64) -> Result<Entry> {
+    match row {
+        Some(r) => read_entry(&r),
+        None => Err(no_entry("id", &id::encode(seq))),
+    }
+}
+
+/// If `id` depending on `deps` would close a loop, the loop as "a → b → a".
+async fn find_cycle(conn: &mut PgConnection, id: &str, deps: &[String]) -> Result<Option<String>> {
+    use std::collections::{HashMap, VecDeque};
+    let mut came_from: HashMap<String, String> = HashMap::new();
+    let mut queue: VecDeque<String> = VecDeque::new();
+    for d in deps {
+        if came_from.insert(d.clone(), id.to_string()).is_none() {
+            queue.push_back(d.clone());
+        }
+    }
+    while let Some(cur) = queue.pop_front() {
+        if cur == id {
+            let mut path = vec![id.to_string()];
+            let mut at = came_from[id].clone();
+            while at != id {
+                path.push(at.clone());
+                at = came_from[&at].clone();
+            }
+            path.push(id.to_string());
+            path.reverse();
+            return Ok(Some(path.join(" → ")));
+        }
+        let Some((seq, _)) = id::prefix_range(&cur).filter(|(lo, hi)| lo == hi) else {
+            continue;
+        };
+        let next: Option<Vec<String>> =
+            sqlx::query_scalar("SELECT depends_on FROM entries WHERE seq = $1")
+                .bind(seq)
+                .fetch_optional(&mut *conn)
+                .await?;
+        for n in next.unwrap_or_default() {
+            if !came_from.contains_key(&n) {
+                came_from.insert(n.clone(), cur.clone());
+                queue.push_back(n);
+            }
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,127 @@
+//! A real PostgreSQL for the tests: a cluster of Debian's packaged server,
+//! initialised into a temporary directory and listening on loopback and a
+//! socket in that directory, stopped and removed when dropped.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct Postgres {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    pub port: u16,
+}
+
+impl Postgres {
+    /// Starts a cluster with an empty database `pad`.
+    pub fn start() -> Postgres {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()
+            .and_then(|d| d.filter_map(|e| e.ok()).map(|e| e.path().join("bin")).max())
+            .filter(|b| b.join("initdb").exists())
+            .expect("PostgreSQL's server is not installed (/usr/lib/postgresql/*/bin/initdb): run ./scripts/test, which installs Debian's postgresql package");
+        let dir = tempfile::Builder::new()
+            .prefix("pad-pg-")
+            .tempdir()
+            .expect("temp dir");
+        let as_root = unsafe { libc::geteuid() } == 0;
+        if as_root {
+            // initdb refuses to run as root: the cluster belongs to `postgres`.
+            run(Command::new("chown")
+                .args(["postgres:postgres"])
+                .arg(dir.path()));
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let pg = Postgres { dir, bin, port };
+        let data = pg.data();
+        run(pg
+            .tool("initdb")
+            .args([
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C.UTF-8",
+                "-D",
+            ])
+            .arg(&data));
+        pg.ctl("start");
+        run(pg.tool("psql").args([
+            "-h",
+            &pg.socket_dir().display().to_string(),
+            "-p",
+            &port.to_string(),
+            "-U",
+            "postgres",
+            "-q",
+            "-c",
+            "CREATE DATABASE pad",
+        ]));
+        pg
+    }
+
+    /// The URL engines connect with (loopback, trust authentication).
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/pad", self.port)
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    fn socket_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn tool(&self, name: &str) -> Command {
+        let path = self.bin.join(name);
+        if unsafe { libc::geteuid() } == 0 {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(path);
+            c
+        } else {
+            Command::new(path)
+        }
+    }
+
+    /// `pg_ctl start`, `stop` (fast: connections are cut) or `restart`.
+    pub fn ctl(&self, action: &str) {
+        let options = format!(
+            "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off -c max_connections=200",
+            self.port,
+            self.socket_dir().display()
+        );
+        let log = self.dir.path().join("log");
+        run(self
+            .tool("pg_ctl")
+            .args(["-w", "-m", "fast", "-D"])
+            .arg(self.data())
+            .arg("-l")
+            .arg(log)
+            .args(["-o", &options, action]));
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = self
+            .tool("pg_ctl")
+            .args(["-m", "immediate", "-D"])
+            .arg(self.data())
+            .arg("stop")
+            .output();
+    }
+}
+
+fn run(cmd: &mut Command) {
+    let out = cmd.output().expect("the PostgreSQL tool runs");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
