@@ -102,11 +102,13 @@ impl Engine {
             _ => {}
         }
         let max_bytes = self.0.config.max_export_bytes;
-        let loaded = {
+        // One turn for loading and rendering both: exports at once would
+        // otherwise each hold a whole pad and its text.
+        let _turn = self.turn().await?;
+        let (pad, (entries, unloaded, bytes)) = {
             let name = name.clone();
-            scan!(self, s => s.pad_with_entries(&name, max_bytes))?
+            background!(self, s => s.pad_with_entries(&name, max_bytes))?
         };
-        let (pad, (entries, unloaded, bytes)) = loaded;
         let render = move || {
             if unloaded > 0 && p.budget.is_none() {
                 return Err(Error::TooLarge {
