@@ -7,7 +7,7 @@ use super::{read_entry, read_entry_seq, read_pad, PgStore, Query, ENTRY_COLUMNS,
 use crate::error::{Error, Result};
 use crate::model::{Entry, Kind, Pad, Status};
 use crate::store::pads::{no_pad, PadEntries};
-use crate::store::tasks::{check_holder, is_task, status_name};
+use crate::store::tasks::{is_task, may_finish, may_heartbeat};
 use crate::store::{
     Counts, EntryFilter, Finish, Inbox, PadSweep, ReportRow, TokenRow, DEFAULT_LEASE_MS,
 };
@@ -415,22 +415,7 @@ impl PgStore {
         let (seq, full_id) = resolve(&mut tx, "id", id).await?;
         let before = load_locked(&mut tx, seq).await?;
         is_task(&before)?;
-        if before.status != Some(Status::Doing) {
-            return Err(Error::Conflict {
-                message: format!(
-                    "task {full_id} is {}, not being worked on, so there is no lease to extend{}. Claim it again (task.claim) to work on it.",
-                    status_name(&before),
-                    if before.status == Some(Status::Todo) && before.assignee.is_some() {
-                        " (its lease ran out and it went back to the queue)"
-                    } else {
-                        ""
-                    }
-                ),
-                expected: None,
-                actual: None,
-            });
-        }
-        check_holder(&before, agent)?;
+        may_heartbeat(&full_id, &before, agent)?;
         let after = sqlx::query(sql!(
             "UPDATE entries e SET lease_ms = coalesce($2, lease_ms, $5), \
              lease_until = $4 + coalesce($2, lease_ms, $5), resume = coalesce($3, resume), \
@@ -459,23 +444,7 @@ impl PgStore {
         let (seq, full_id) = resolve(&mut tx, "id", id).await?;
         let before = load_locked(&mut tx, seq).await?;
         is_task(&before)?;
-        if before.status == Some(Status::Done) {
-            return Err(Error::Conflict {
-                message: format!(
-                    "task {full_id} is already done{}; nothing to end. Add a new task for further work.",
-                    before
-                        .assignee
-                        .as_deref()
-                        .map(|a| format!(" (by {a})"))
-                        .unwrap_or_default()
-                ),
-                expected: None,
-                actual: None,
-            });
-        }
-        if before.status == Some(Status::Doing) {
-            check_holder(&before, agent)?;
-        }
+        may_finish(&full_id, &before, agent)?;
         let (status, error, resume) = match how {
             Finish::Done { resume } => (Status::Done, None, resume),
             Finish::Failed {

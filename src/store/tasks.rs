@@ -132,22 +132,7 @@ impl Store {
     ) -> Result<(Entry, Entry)> {
         let w = self.writer();
         let (seq, full_id, before) = task(&w.conn, &self.journal, id)?;
-        if before.status != Some(Status::Doing) {
-            return Err(Error::Conflict {
-                message: format!(
-                    "task {full_id} is {}, not being worked on, so there is no lease to extend{}. Claim it again (task.claim) to work on it.",
-                    status_name(&before),
-                    if before.status == Some(Status::Todo) && before.assignee.is_some() {
-                        " (its lease ran out and it went back to the queue)"
-                    } else {
-                        ""
-                    }
-                ),
-                expected: None,
-                actual: None,
-            });
-        }
-        check_holder(&before, agent)?;
+        may_heartbeat(&full_id, &before, agent)?;
         let after = w
             .conn
             .prepare_cached(&format!(
@@ -173,23 +158,7 @@ impl Store {
     ) -> Result<(Entry, Entry)> {
         let w = self.writer();
         let (seq, full_id, before) = task(&w.conn, &self.journal, id)?;
-        if before.status == Some(Status::Done) {
-            return Err(Error::Conflict {
-                message: format!(
-                    "task {full_id} is already done{}; nothing to end. Add a new task for further work.",
-                    before
-                        .assignee
-                        .as_deref()
-                        .map(|a| format!(" (by {a})"))
-                        .unwrap_or_default()
-                ),
-                expected: None,
-                actual: None,
-            });
-        }
-        if before.status == Some(Status::Doing) {
-            check_holder(&before, agent)?;
-        }
+        may_finish(&full_id, &before, agent)?;
         let sql = format!(
             "UPDATE entries SET status = ?2, error = CASE WHEN ?3 THEN ?4 ELSE error END, \
              resume = coalesce(?5, resume), lease_until = NULL, finished_at = ?6, \
@@ -373,7 +342,49 @@ fn task(conn: &Connection, journal: &Journal, id: &str) -> Result<(i64, String, 
     Ok((seq, full_id, entry))
 }
 
-pub(crate) fn status_name(e: &Entry) -> &'static str {
+/// Whether `agent` may extend its lease on `task` (either store checks this
+/// on the row it holds for the change).
+pub(crate) fn may_heartbeat(full_id: &str, task: &Entry, agent: Option<&str>) -> Result<()> {
+    if task.status != Some(Status::Doing) {
+        return Err(Error::Conflict {
+            message: format!(
+                "task {full_id} is {}, not being worked on, so there is no lease to extend{}. Claim it again (task.claim) to work on it.",
+                status_name(task),
+                if task.status == Some(Status::Todo) && task.assignee.is_some() {
+                    " (its lease ran out and it went back to the queue)"
+                } else {
+                    ""
+                }
+            ),
+            expected: None,
+            actual: None,
+        });
+    }
+    check_holder(task, agent)
+}
+
+/// Whether `agent` may end `task` (done or failed).
+pub(crate) fn may_finish(full_id: &str, task: &Entry, agent: Option<&str>) -> Result<()> {
+    if task.status == Some(Status::Done) {
+        return Err(Error::Conflict {
+            message: format!(
+                "task {full_id} is already done{}; nothing to end. Add a new task for further work.",
+                task.assignee
+                    .as_deref()
+                    .map(|a| format!(" (by {a})"))
+                    .unwrap_or_default()
+            ),
+            expected: None,
+            actual: None,
+        });
+    }
+    if task.status == Some(Status::Doing) {
+        check_holder(task, agent)?;
+    }
+    Ok(())
+}
+
+fn status_name(e: &Entry) -> &'static str {
     e.status.map(Status::as_str).unwrap_or("without a status")
 }
 
@@ -390,7 +401,7 @@ pub(crate) fn is_task(e: &Entry) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn check_holder(e: &Entry, agent: Option<&str>) -> Result<()> {
+fn check_holder(e: &Entry, agent: Option<&str>) -> Result<()> {
     match (agent, e.assignee.as_deref()) {
         (Some(a), Some(holder)) if a != holder => Err(Error::Conflict {
             message: format!(
