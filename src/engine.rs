@@ -86,9 +86,9 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::events::{Bus, EventType, Filter, Subscription};
 use crate::model::{self, Entry};
-use crate::pg::PgStore;
+use crate::pg::{PgStore, PgVectors};
 use crate::protocol::*;
-use crate::semantic::{ModelSource, Semantic, SemanticConfig};
+use crate::semantic::{ModelSource, Semantic, SemanticConfig, SqliteVectors};
 use crate::store::{Durability, EntryFilter, NewEntry, Patch, Store};
 
 /// Where an engine keeps its entries.
@@ -235,21 +235,23 @@ impl Engine {
                 )?;
                 let store = Arc::new(store);
                 store.start_applier();
-                let semantic = config
-                    .semantic
-                    .clone()
-                    .map(|c| Semantic::start(c, store.clone(), config.data_dir.clone()));
+                let semantic = config.semantic.clone().map(|c| {
+                    let source = Arc::new(SqliteVectors(store.clone()));
+                    Semantic::start(c, source, config.data_dir.clone())
+                });
                 (Backend::Sqlite(store), semantic)
             }
             Some(url) => {
                 let store = PgStore::open(url, config.default_ttl_seconds).await?;
                 tracing::info!("keeping everything in PostgreSQL at {}", store.describe());
-                if config.semantic.is_some() {
-                    tracing::warn!(
-                        "meaning search does not run on the PostgreSQL store yet: text search only"
-                    );
-                }
-                (Backend::Postgres(store), None)
+                let semantic = match config.semantic.clone() {
+                    Some(c) => {
+                        let source = Arc::new(PgVectors::new(&store)?);
+                        Some(Semantic::start(c, source, config.data_dir.clone()))
+                    }
+                    None => None,
+                };
+                (Backend::Postgres(store), semantic)
             }
         };
         let windows = match &backend {
@@ -707,8 +709,10 @@ impl Engine {
             ));
         };
         s.reindex().await?;
-        // Semantic search runs on the SQLite store only (so far).
-        let queued = self.blocking(|e| e.store().embed_queue()).await?;
+        let queued = match self.backend() {
+            Backend::Sqlite(_) => self.blocking(|e| e.store().embed_queue()).await?,
+            Backend::Postgres(pg) => pg.embed_backlog().await?.1,
+        };
         Ok(ReindexResult { queued })
     }
 }

@@ -20,10 +20,12 @@ use prometheus::{
     IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
-use crate::engine::Engine;
+use crate::engine::{Backend, Engine};
 use crate::error::{Error, Result};
 use crate::model::Kind;
+use crate::pg::PgStore;
 use crate::protocol::{SearchMode, METHODS};
+use crate::store::{PadRow, Store};
 
 /// Series per metric labelled by pad.
 pub const TOP_PADS: usize = 50;
@@ -298,10 +300,7 @@ impl Metrics {
     /// The exposition text, with stored-state figures read now.
     pub async fn render(&self, engine: &Engine) -> Result<String> {
         let now = engine.clock().now_ms();
-        let e = engine.clone();
-        let snapshot = tokio::task::spawn_blocking(move || Snapshot::read(&e, now))
-            .await
-            .map_err(|err| Error::Internal(format!("metrics scrape failed: {err}")))??;
+        let snapshot = Snapshot::read(engine, now).await?;
         let mut cum = self.scrape.lock().unwrap_or_else(|p| p.into_inner());
         snapshot.apply(self, &mut cum);
         let mut out = Vec::new();
@@ -333,40 +332,101 @@ struct Snapshot {
     uptime: u64,
 }
 
-impl Snapshot {
-    fn read(engine: &Engine, now: i64) -> Result<Snapshot> {
-        let store = engine.sqlite("the metrics of what is stored")?;
+/// What a scrape reads from the store, either one.
+struct Stored {
+    counts: crate::store::Counts,
+    busiest: Vec<PadRow>,
+    stalest: Vec<PadRow>,
+    live_entries: i64,
+    avg_size: f64,
+    tags: Vec<(String, i64)>,
+    recent: Vec<(String, i64)>,
+    journal_queue: i64,
+    index_queue: i64,
+    embed_queue: i64,
+    disk: Vec<(&'static str, u64)>,
+}
+
+impl Stored {
+    fn sqlite(store: &Store, now: i64) -> Result<Stored> {
         // Before anything reads the store: reading applies the journal.
         let journal_queue = store.journal_queue();
-        let counts = store.counts()?;
-        let busiest = store.pads_by(false, TOP_PADS)?;
-        let shown: i64 = busiest.iter().map(|p| p.entries).sum();
         let (live_entries, avg_size) = store.content_size()?;
-        let mut tags = store.tags(&Default::default())?;
+        Ok(Stored {
+            counts: store.counts()?,
+            busiest: store.pads_by(false, TOP_PADS)?,
+            stalest: store.pads_by(true, TOP_PADS)?,
+            live_entries,
+            avg_size,
+            tags: store.tags(&Default::default())?,
+            recent: store.recent_writes_by_pad(now - RECENT.as_millis() as i64, TOP_PADS)?,
+            journal_queue,
+            index_queue: store.index_queue()?,
+            embed_queue: store.embed_queue()?,
+            disk: store.disk_usage(),
+        })
+    }
+
+    async fn postgres(store: &PgStore, now: i64) -> Result<Stored> {
+        let (live_entries, avg_size) = store.content_size().await?;
+        Ok(Stored {
+            counts: store.counts().await?,
+            busiest: store.pads_by(false, TOP_PADS).await?,
+            stalest: store.pads_by(true, TOP_PADS).await?,
+            live_entries,
+            avg_size,
+            tags: store.tags(&Default::default()).await?,
+            recent: store
+                .recent_writes_by_pad(now - RECENT.as_millis() as i64, TOP_PADS)
+                .await?,
+            journal_queue: 0,
+            index_queue: 0,
+            embed_queue: store.embed_backlog().await?.1,
+            disk: vec![("postgresql", store.disk_bytes().await?)],
+        })
+    }
+}
+
+impl Snapshot {
+    async fn read(engine: &Engine, now: i64) -> Result<Snapshot> {
+        let stored = match engine.backend() {
+            Backend::Sqlite(_) => {
+                let e = engine.clone();
+                tokio::task::spawn_blocking(move || Stored::sqlite(e.store(), now))
+                    .await
+                    .map_err(|err| Error::Internal(format!("metrics scrape failed: {err}")))??
+            }
+            Backend::Postgres(pg) => Stored::postgres(pg, now).await?,
+        };
+        let shown: i64 = stored.busiest.iter().map(|p| p.entries).sum();
+        let mut tags = stored.tags;
         if tags.len() > TOP_TAGS {
             let rest: i64 = tags[TOP_TAGS..].iter().map(|t| t.1).sum();
             tags.truncate(TOP_TAGS);
             tags.push((OTHER.to_string(), rest));
         }
-        let stalest = store
-            .pads_by(true, TOP_PADS)?
+        let stalest = stored
+            .stalest
             .into_iter()
             .map(|p| (p.name, ((now - p.last_write_at) / 1000).max(0)))
             .collect();
-        let recent = store.recent_writes_by_pad(now - RECENT.as_millis() as i64, TOP_PADS)?;
         let semantic = engine.semantic().map(|s| s.stats());
         Ok(Snapshot {
-            counts,
-            by_pad: busiest.into_iter().map(|p| (p.name, p.entries)).collect(),
-            other_entries: (live_entries - shown).max(0),
-            avg_size,
+            counts: stored.counts,
+            by_pad: stored
+                .busiest
+                .into_iter()
+                .map(|p| (p.name, p.entries))
+                .collect(),
+            other_entries: (stored.live_entries - shown).max(0),
+            avg_size: stored.avg_size,
             tags,
             stalest,
-            recent,
-            journal_queue,
-            index_queue: store.index_queue()?,
-            embed_queue: store.embed_queue()?,
-            disk: store.disk_usage(),
+            recent: stored.recent,
+            journal_queue: stored.journal_queue,
+            index_queue: stored.index_queue,
+            embed_queue: stored.embed_queue,
+            disk: stored.disk,
             connections: engine.connection_count(),
             subscribers: engine.subscriber_count(),
             lagged: engine.lagged_events(),

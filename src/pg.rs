@@ -17,11 +17,15 @@ macro_rules! sql {
     };
 }
 
+mod activity;
 mod entries;
 mod relay;
+mod vectors;
 mod work;
 
 pub use relay::{Incoming, Relay};
+pub(crate) use vectors::best;
+pub use vectors::PgVectors;
 
 use std::time::Duration;
 
@@ -241,6 +245,7 @@ pub(crate) enum Arg {
     Int(i64),
     Real(f64),
     Texts(Vec<String>),
+    Ints(Vec<i64>),
 }
 
 /// A query built at run time: its SQL and its values, `$n` numbered as pushed.
@@ -279,6 +284,7 @@ impl Query {
                 Arg::Int(i) => q.bind(i),
                 Arg::Real(f) => q.bind(f),
                 Arg::Texts(v) => q.bind(v),
+                Arg::Ints(v) => q.bind(v),
             };
         }
         q

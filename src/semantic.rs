@@ -16,6 +16,8 @@ mod flat;
 mod index;
 mod model;
 pub mod runtime;
+mod shared_db;
+mod source;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -26,6 +28,7 @@ use std::time::{Duration, Instant};
 
 pub use index::{VectorIndex, FILE as INDEX_FILE};
 pub use model::{Model, ModelSource, Precision, MAX_TOKENS};
+pub use source::{Embed, SqliteVectors, VectorSource};
 
 use crate::error::{Error, Result};
 use crate::store::{EntryFilter, Store};
@@ -137,7 +140,11 @@ pub struct SemanticStats {
 
 impl Semantic {
     /// Starts the worker; the model loads in the background.
-    pub fn start(config: SemanticConfig, store: Arc<Store>, data_dir: PathBuf) -> Semantic {
+    pub fn start(
+        config: SemanticConfig,
+        source: Arc<dyn VectorSource>,
+        data_dir: PathBuf,
+    ) -> Semantic {
         let shared = Arc::new(Shared {
             status: RwLock::new(Status::Loading),
             index: RwLock::new(None),
@@ -155,7 +162,7 @@ impl Semantic {
                     lower_priority();
                     Worker {
                         shared,
-                        store,
+                        source,
                         config,
                         data_dir,
                         rx,
@@ -344,7 +351,7 @@ impl Drop for Semantic {
 
 struct Worker {
     shared: Arc<Shared>,
-    store: Arc<Store>,
+    source: Arc<dyn VectorSource>,
     config: SemanticConfig,
     data_dir: PathBuf,
     rx: mpsc::Receiver<Msg>,
@@ -393,13 +400,13 @@ impl Worker {
                     Err(mpsc::TryRecvError::Disconnected) => break 'work,
                 }
             }
-            let epoch = self.store.write_epoch();
-            let more = seen_epoch != Some(epoch)
+            let epoch = self.source.write_epoch();
+            let more = (epoch.is_none() || seen_epoch != epoch)
                 && match self.embed_batch(&mut model) {
                     Ok(more) => {
                         faults.note::<Error>("embedding", Ok(()));
                         if !more {
-                            seen_epoch = Some(epoch);
+                            seen_epoch = epoch;
                         }
                         more
                     }
@@ -466,11 +473,11 @@ impl Worker {
             self.config.threads,
             &self.data_dir,
         )?;
-        let vectors = self.vectors();
-        if vectors.use_model(&model.name).map_err(|e| e.to_string())? {
+        let source = self.source.as_ref();
+        if source.use_model(&model.name).map_err(|e| e.to_string())? {
             tracing::info!("embedding every entry with {}", model.name);
         }
-        let index = VectorIndex::open(&self.data_dir, vectors)?;
+        let index = VectorIndex::open(&self.data_dir, source)?;
         tracing::info!(
             "semantic search ready: {} ({} vectors) in {:.1}s, ONNX Runtime {}",
             model.name,
@@ -486,77 +493,63 @@ impl Worker {
         Ok(model)
     }
 
-    fn vectors(&self) -> &crate::store::VectorStore {
-        self.store
-            .vectors()
-            .expect("the store opens vectors.db when semantic search is on")
-    }
-
     /// Embeds one batch of new or edited entries; `true` if there may be more.
     fn embed_batch(&self, model: &mut Model) -> Result<bool> {
-        let vectors = self.vectors();
-        let work = vectors.next_work(self.config.batch as i64)?;
-        if work.is_empty() {
-            return Ok(false);
-        }
         let started = Instant::now();
-        let texts: Vec<&str> = work
-            .items
-            .iter()
-            .filter_map(|(_, c)| c.as_deref())
-            .collect();
-        let mut computed = if texts.is_empty() {
-            Vec::new()
-        } else {
-            match model.embed(&texts) {
-                Ok(v) => v,
+        let mut embed = |texts: &[&str]| -> Vec<Option<Vec<f32>>> {
+            match model.embed(texts) {
+                Ok(v) => v.into_iter().map(Some).collect(),
                 // One bad text must not stall the queue: embed one by one,
                 // and leave out (with a warning) what still fails.
                 Err(e) => {
                     tracing::warn!("embedding a batch failed ({e}); embedding one by one");
                     texts
                         .iter()
-                        .map(|t| {
-                            model.embed(&[*t]).map(|mut v| v.remove(0)).unwrap_or_else(|e| {
+                        .map(|t| match model.embed(&[*t]) {
+                            Ok(mut v) => Some(v.remove(0)),
+                            Err(e) => {
                                 tracing::warn!("an entry cannot be embedded ({e}); it is left out of semantic search");
-                                Vec::new()
-                            })
+                                None
+                            }
                         })
                         .collect()
                 }
             }
-        }
-        .into_iter();
-        let out: Vec<Option<Vec<f32>>> = work
-            .items
-            .iter()
-            .map(|(_, c)| {
-                c.as_ref()
-                    .and_then(|_| computed.next())
-                    .filter(|v| !v.is_empty())
-            })
-            .collect();
-        let n = texts.len() as u64;
-        vectors.commit(work, out)?;
+        };
+        let Some(n) = self.source.embed_next(self.config.batch, &mut embed)? else {
+            return Ok(false);
+        };
         let mut e = lock(&self.shared.embedded);
-        e.0 += n;
+        e.0 += n as u64;
         e.1 += started.elapsed();
         Ok(true)
     }
 
-    /// Applies new rows of `vectors.db` to the index.
+    /// Applies new rows of the stored vectors to the index; rebuilds it when
+    /// they were cleared (`reindex`, here or on another engine).
     fn apply(&self) -> std::result::Result<(), String> {
-        let vectors = self.vectors();
-        let behind = read(&self.shared.index)
+        let source = self.source.as_ref();
+        let (generation, last_n) = (source.generation(), source.last_n());
+        let (generation, last_n) = (
+            generation.map_err(|e| e.to_string())?,
+            last_n.map_err(|e| e.to_string())?,
+        );
+        let (cleared, behind) = read(&self.shared.index)
             .as_ref()
-            .is_some_and(|i| vectors.last_n().is_ok_and(|n| n > i.applied()));
-        if behind {
+            .map_or((false, false), |i| {
+                (i.generation() != generation, last_n > i.applied())
+            });
+        if cleared {
+            let fresh = VectorIndex::rebuild(source)?;
+            *write(&self.shared.index) = Some(fresh);
+            lock(&self.shared.cache).clear();
+        } else if behind {
             if let Some(index) = write(&self.shared.index).as_mut() {
-                index.catch_up(vectors)?;
+                index.catch_up(source)?;
             }
         }
-        // Only this thread commits vectors, so what is committed is applied.
-        let marks = (vectors.watermark(), vectors.change_watermark());
+        let applied = read(&self.shared.index).as_ref().map_or(0, |i| i.applied());
+        let marks = source.marks(applied);
         self.shared.indexed.send_if_modified(|at| {
             let moved = *at != marks;
             *at = marks;
@@ -575,7 +568,7 @@ impl Worker {
             Ok(()) => {
                 let upto = index.applied();
                 drop(guard);
-                if let Err(e) = self.vectors().prune_tombstones(upto) {
+                if let Err(e) = self.source.prune_tombstones(upto) {
                     tracing::warn!("pruning vector tombstones failed: {e}");
                 }
             }
@@ -584,9 +577,9 @@ impl Worker {
     }
 
     fn reindex(&self) -> Result<()> {
-        let vectors = self.vectors();
-        vectors.clear()?;
-        let fresh = VectorIndex::rebuild(vectors).map_err(Error::Internal)?;
+        let source = self.source.as_ref();
+        source.clear()?;
+        let fresh = VectorIndex::rebuild(source).map_err(Error::Internal)?;
         *write(&self.shared.index) = Some(fresh);
         lock(&self.shared.cache).clear();
         tracing::info!("re-embedding every entry");

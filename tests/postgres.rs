@@ -288,3 +288,247 @@ async fn a_database_that_goes_away_is_unavailable_then_back_by_itself() {
         "before and after are stored; the refused write is not"
     );
 }
+
+/// An engine on the shared database with meaning search on the test model;
+/// `exact_max` small so filtered searches go through the index as they
+/// would on a large store.
+async fn semantic_engine(pg: &Postgres) -> Harness {
+    let url = pg.url();
+    Harness::with(move |c| {
+        c.database = Some(url);
+        let mut s = common::semantic_config(scratchpad::semantic::Precision::Int8);
+        s.exact_max = 3;
+        c.semantic = Some(s);
+    })
+    .await
+}
+
+async fn best_by_meaning(c: &mut scratchpad::client::Client, query: &str, params: Value) -> Value {
+    let mut p = json!({"query": query, "mode": "semantic", "limit": 3});
+    p.as_object_mut()
+        .unwrap()
+        .extend(params.as_object().unwrap().clone());
+    let r = ok(c, "search", p).await;
+    r["hits"][0]["entry"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn meaning_search_follows_every_engine_and_embeds_each_entry_once() {
+    let pg = Postgres::start();
+    let (a, b) = (semantic_engine(&pg).await, semantic_engine(&pg).await);
+    let (mut ca, mut cb) = (a.client().await, b.client().await);
+    let notes = [
+        ("ops", "the nightly database backup did not finish"),
+        ("ops", "disk on the build server is almost full"),
+        ("ops", "TLS certificate for the API expires next week"),
+        ("dev", "flaky integration test in the payments suite"),
+        (
+            "dev",
+            "refactor the login form to use the new design system",
+        ),
+        (
+            "dev",
+            "memory leak in the websocket handler after reconnects",
+        ),
+        ("notes", "lunch order: two pizzas and a salad"),
+        ("notes", "the team offsite is in March"),
+    ];
+    for (i, (pad, text)) in notes.iter().enumerate() {
+        let c = if i % 2 == 0 { &mut ca } else { &mut cb };
+        ok(c, "entry.add", json!({"pad": pad, "content": text})).await;
+    }
+    let (sa, sb) = (
+        common::embedded_all(&mut ca).await,
+        common::embedded_all(&mut cb).await,
+    );
+    // Each entry embedded by one engine: the two engines' counts add up.
+    let embedded = |s: &Value| s["semantic"]["embedded"].as_u64().unwrap();
+    assert_eq!(
+        embedded(&sa) + embedded(&sb),
+        notes.len() as u64,
+        "{sa} {sb}"
+    );
+    assert_eq!(sb["semantic"]["vectors"], notes.len());
+    // Read-your-writes by meaning across engines: written on A, found on B
+    // by other words at once.
+    let written = ok(
+        &mut ca,
+        "entry.add",
+        json!({"pad": "ops", "content": "docker push is rejected: the registry refuses our credentials"}),
+    )
+    .await;
+    let hit = best_by_meaning(&mut cb, "cannot authenticate to the registry", json!({})).await;
+    assert_eq!(hit["id"], written["entry"]["id"]);
+    // Filtered: through the index (exact_max 3), only the pad asked for.
+    let hit = best_by_meaning(
+        &mut ca,
+        "running out of storage space",
+        json!({"pad": "ops"}),
+    )
+    .await;
+    assert_eq!(hit["content"], "disk on the build server is almost full");
+    let r = ok(
+        &mut cb,
+        "search",
+        json!({"query": "a bug in the tests", "mode": "semantic", "pad": "notes", "limit": 5}),
+    )
+    .await;
+    assert!(
+        r["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["entry"]["pad"] == "notes"),
+        "{r}"
+    );
+    // An edit on B is searched by its new meaning on A; a deletion on A
+    // leaves B's results.
+    let lunch = best_by_meaning(&mut cb, "what are we eating", json!({})).await;
+    ok(
+        &mut cb,
+        "entry.update",
+        json!({"id": lunch["id"], "content": "the VPN drops every few minutes on the office wifi"}),
+    )
+    .await;
+    let hit = best_by_meaning(&mut ca, "network connection keeps disconnecting", json!({})).await;
+    assert_eq!(hit["id"], lunch["id"]);
+    ok(&mut ca, "entry.delete", json!({"id": lunch["id"]})).await;
+    let hit = best_by_meaning(&mut cb, "network connection keeps disconnecting", json!({})).await;
+    assert_ne!(hit["id"], lunch["id"], "a deleted entry is not found");
+    // Hybrid fuses both sides on PostgreSQL too.
+    let r = ok(
+        &mut cb,
+        "search",
+        json!({"query": "certificate expiry", "mode": "hybrid"}),
+    )
+    .await;
+    assert_eq!(r["mode"], "hybrid");
+    assert!(r["hits"][0]["entry"]["content"]
+        .as_str()
+        .unwrap()
+        .contains("TLS certificate"));
+    // Reindex on A: B sees the new generation, rebuilds, and still finds.
+    ok(&mut ca, "reindex", json!({})).await;
+    common::embedded_all(&mut cb).await;
+    let hit = best_by_meaning(&mut cb, "the backup job failed last night", json!({})).await;
+    assert_eq!(hit["content"], "the nightly database backup did not finish");
+    // Stats and the activity view on PostgreSQL.
+    let s = ok(&mut ca, "stats", json!({"activity": true})).await;
+    assert_eq!(s["entries"], notes.len());
+    assert!(s["db_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(s["activity"]["entries_last_hour"], notes.len());
+    assert_eq!(s["activity"]["busiest_pads"][0]["name"], "ops");
+}
+
+/// Writers that keep adding until told to stop; each returns the ids it
+/// had acknowledged and the error codes it got.
+fn writers(
+    socket: &std::path::Path,
+    n: usize,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Vec<tokio::task::JoinHandle<(Vec<String>, Vec<i64>)>> {
+    (0..n)
+        .map(|w| {
+            let (socket, stop) = (socket.to_owned(), stop.clone());
+            tokio::spawn(async move {
+                let (mut acked, mut codes) = (Vec::new(), Vec::new());
+                let Ok(mut c) = scratchpad::client::Client::connect(&socket).await else {
+                    return (acked, codes);
+                };
+                let mut i = 0;
+                while !*stop.borrow() {
+                    i += 1;
+                    let call = c.call(
+                        "entry.add",
+                        json!({"pad": "load", "content": format!("writer {w} note {i}")}),
+                    );
+                    match tokio::time::timeout(Duration::from_secs(10), call).await {
+                        Err(_) => panic!("a write hung past a client's timeout"),
+                        Ok(Ok(r)) => acked.push(r["entry"]["id"].as_str().unwrap().to_string()),
+                        Ok(Err(scratchpad::client::ClientError::Rpc(e))) => {
+                            codes.push(e.code);
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                        // The engine itself is gone (killed): stop here.
+                        Ok(Err(_)) => break,
+                    }
+                }
+                (acked, codes)
+            })
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_engine_killed_mid_stream_loses_no_acknowledged_write() {
+    let pg = Postgres::start();
+    let b = engine(&pg).await;
+    let home = tempfile::tempdir().unwrap();
+    let socket = home.path().join("pad.sock");
+    let mut cmd = common::pad(home.path(), &socket);
+    cmd.env("PAD_DATABASE_URL", pg.url());
+    let a = common::spawn(cmd, &socket).await;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let tasks = writers(&socket, 8, stopped);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    common::signal(&a.child, libc::SIGKILL);
+    let mut acked = HashSet::new();
+    for t in tasks {
+        acked.extend(t.await.unwrap().0);
+    }
+    let _ = stop.send(true);
+    assert!(
+        acked.len() > 100,
+        "the writers were writing: {}",
+        acked.len()
+    );
+    let mut c = b.client().await;
+    let stored = common::all_ids(&mut c, "load").await;
+    let missing: Vec<_> = acked.difference(&stored).collect();
+    assert!(
+        missing.is_empty(),
+        "acknowledged on A, missing: {missing:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_restarted_under_load_answers_unavailable_then_resumes() {
+    let pg = Postgres::start();
+    let a = engine(&pg).await;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let tasks = writers(&a.socket, 8, stopped);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    pg.ctl("stop");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    pg.ctl("start");
+    // Service resumes by itself: a fresh write succeeds within 20 s.
+    let mut c = a.client().await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while c
+        .call("entry.add", json!({"pad": "load", "content": "after"}))
+        .await
+        .is_err()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the engine did not reconnect"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let _ = stop.send(true);
+    let (mut acked, mut codes) = (HashSet::new(), Vec::new());
+    for t in tasks {
+        let (a, c) = t.await.unwrap();
+        acked.extend(a);
+        codes.extend(c);
+    }
+    assert!(!codes.is_empty(), "writes during the outage were refused");
+    assert!(
+        codes.iter().all(|c| *c == -32005),
+        "every refusal is -32005 (unavailable): {codes:?}"
+    );
+    let stored = common::all_ids(&mut c, "load").await;
+    let missing: Vec<_> = acked.difference(&stored).collect();
+    assert!(missing.is_empty(), "acknowledged, missing: {missing:?}");
+}

@@ -3,27 +3,38 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{scoped, Engine};
+use super::{scoped, Backend, Engine};
 use crate::access::Grant;
 use crate::error::Result;
-use crate::model::fmt_time;
+use crate::model::{fmt_time, Pad};
+use crate::pg::PgStore;
 use crate::protocol::{Activity, PadActivity, SemanticInfo, StatsParams, StatsResult, TagCount};
 use crate::semantic;
-use crate::store::{Durability, EntryFilter, PadRow};
+use crate::store::{Counts, Durability, EntryFilter, PadRow};
 
-impl Engine {
+/// What the activity view is made of, read from either store.
+struct ActivityRows {
+    per_minute: Vec<u64>,
+    top_tags: Vec<(String, i64)>,
+    busiest: Vec<PadRow>,
+    stalest: Vec<PadRow>,
+    avg_entry_bytes: f64,
+}
+
+/// A token sees only its pads in the lists: look past the top 5 for them.
+fn depth(grant: Option<&Grant>) -> usize {
+    if grant.is_some() {
+        10_000
+    } else {
+        5
+    }
+}
+
+impl ActivityRows {
     /// Write rate over the last hour, top tags, busiest and stalest pads.
-    /// Runs on a blocking thread (it reads the last hour's rows).
     /// To a token, only its pads: their tags and their places in the lists.
-    pub(super) fn activity(&self, now: i64, grant: Option<&Grant>) -> Result<Activity> {
-        let store = self.store();
-        let entries_per_minute =
-            store.writes_per_minute(now, 60, |pad| grant.is_none_or(|g| g.covers(pad)))?;
-        let mut top_tags = store.tags(&scoped(Default::default(), grant)?)?;
-        top_tags.truncate(10);
+    fn into_activity(self, now: i64, grant: Option<&Grant>) -> Activity {
         let covered = |p: &PadRow| grant.is_none_or(|g| g.covers(&p.name));
-        // A token's pads may be anywhere in the order: look past the top 5.
-        let depth = if grant.is_some() { 10_000 } else { 5 };
         let pad = |p: PadRow| PadActivity {
             idle_seconds: ((now - p.last_write_at) / 1000).max(0),
             expires_at: p
@@ -33,28 +44,121 @@ impl Engine {
             name: p.name,
             entries: p.entries,
         };
-        Ok(Activity {
-            entries_last_hour: entries_per_minute.iter().sum(),
-            entries_per_minute,
+        let mut top_tags = self.top_tags;
+        top_tags.truncate(10);
+        Activity {
+            entries_last_hour: self.per_minute.iter().sum(),
+            entries_per_minute: self.per_minute,
             top_tags: top_tags
                 .into_iter()
                 .map(|(tag, count)| TagCount { tag, count })
                 .collect(),
-            busiest_pads: store
-                .pads_by(false, depth)?
+            busiest_pads: self
+                .busiest
                 .into_iter()
                 .filter(covered)
                 .take(5)
                 .map(pad)
                 .collect(),
-            stalest_pads: store
-                .pads_by(true, depth)?
+            stalest_pads: self
+                .stalest
                 .into_iter()
                 .filter(covered)
                 .take(5)
                 .map(pad)
                 .collect(),
-            avg_entry_bytes: (store.content_size()?.1 * 10.0).round() / 10.0,
+            avg_entry_bytes: (self.avg_entry_bytes * 10.0).round() / 10.0,
+        }
+    }
+}
+
+/// The counts as a token sees them: its pads alone.
+fn scope_counts(counts: &mut Counts, pads: Vec<Pad>, grant: &Grant, tags: usize) {
+    let pads: Vec<_> = pads.into_iter().filter(|p| grant.covers(&p.name)).collect();
+    counts.entries = pads.iter().map(|p| p.entries).sum();
+    counts.live_pads = pads.iter().filter(|p| !p.archived).count() as i64;
+    counts.archived_pads = pads.iter().filter(|p| p.archived).count() as i64;
+    counts.tags = tags as i64;
+}
+
+/// What `stats` reads from the store.
+struct Figures {
+    counts: Counts,
+    activity: Option<Activity>,
+    journal_queue: i64,
+    index_queue: i64,
+    embed_queue: i64,
+    db_bytes: u64,
+}
+
+impl Engine {
+    fn figures_sqlite(&self, now: i64, activity: bool, grant: Option<&Grant>) -> Result<Figures> {
+        let s = self.store();
+        let keep = |pad: &str| grant.is_none_or(|g| g.covers(pad));
+        let activity = activity
+            .then(|| -> Result<Activity> {
+                Ok(ActivityRows {
+                    per_minute: s.writes_per_minute(now, 60, keep)?,
+                    top_tags: s.tags(&scoped(Default::default(), grant)?)?,
+                    busiest: s.pads_by(false, depth(grant))?,
+                    stalest: s.pads_by(true, depth(grant))?,
+                    avg_entry_bytes: s.content_size()?.1,
+                }
+                .into_activity(now, grant))
+            })
+            .transpose()?;
+        let mut counts = s.counts()?;
+        if let Some(g) = grant {
+            let tags = s.tags(&scoped(EntryFilter::default(), Some(g))?)?.len();
+            scope_counts(&mut counts, s.pads(true)?, g, tags);
+        }
+        Ok(Figures {
+            counts,
+            activity,
+            journal_queue: 0,
+            index_queue: s.index_queue()?,
+            embed_queue: s.embed_queue()?,
+            db_bytes: s.disk_bytes(),
+        })
+    }
+
+    async fn figures_pg(
+        &self,
+        s: &PgStore,
+        now: i64,
+        activity: bool,
+        grant: Option<&Grant>,
+    ) -> Result<Figures> {
+        let keep = |pad: &str| grant.is_none_or(|g| g.covers(pad));
+        let activity = if activity {
+            Some(
+                ActivityRows {
+                    per_minute: s.writes_per_minute(now, 60, keep).await?,
+                    top_tags: s.tags(&scoped(Default::default(), grant)?).await?,
+                    busiest: s.pads_by(false, depth(grant)).await?,
+                    stalest: s.pads_by(true, depth(grant)).await?,
+                    avg_entry_bytes: s.content_size().await?.1,
+                }
+                .into_activity(now, grant),
+            )
+        } else {
+            None
+        };
+        let mut counts = s.counts().await?;
+        if let Some(g) = grant {
+            let tags = s
+                .tags(&scoped(EntryFilter::default(), Some(g))?)
+                .await?
+                .len();
+            scope_counts(&mut counts, s.pads(true).await?, g, tags);
+        }
+        Ok(Figures {
+            counts,
+            activity,
+            journal_queue: 0,
+            index_queue: 0,
+            embed_queue: s.embed_backlog().await?.1,
+            db_bytes: s.disk_bytes().await?,
         })
     }
 
@@ -62,54 +166,44 @@ impl Engine {
     /// pads it may read: no other pad's name, tag or size shows.
     pub async fn stats(&self, p: StatsParams, grant: Option<&Grant>) -> Result<StatsResult> {
         let now = self.now();
-        // Before anything reads the store: reading applies the journal.
-        let journal_queue = self.sqlite("stats")?.journal_queue();
-        let grant = grant.cloned();
-        let (counts, index_queue, embed_queue, activity) = self
-            .scan(move |e| {
-                let s = e.store();
-                let activity = p
-                    .activity
-                    .then(|| e.activity(now, grant.as_ref()))
-                    .transpose()?;
-                let mut counts = s.counts()?;
-                if let Some(g) = &grant {
-                    let pads: Vec<_> = s
-                        .pads(true)?
-                        .into_iter()
-                        .filter(|p| g.covers(&p.name))
-                        .collect();
-                    counts.entries = pads.iter().map(|p| p.entries).sum();
-                    counts.live_pads = pads.iter().filter(|p| !p.archived).count() as i64;
-                    counts.archived_pads = pads.iter().filter(|p| p.archived).count() as i64;
-                    counts.tags = s.tags(&scoped(EntryFilter::default(), Some(g))?)?.len() as i64;
-                }
-                Ok((counts, s.index_queue()?, s.embed_queue()?, activity))
-            })
-            .await?;
-        let store = self.store();
+        let f = match self.backend() {
+            Backend::Sqlite(s) => {
+                // Before anything reads the store: reading applies the journal.
+                let journal_queue = s.journal_queue();
+                let grant = grant.cloned();
+                let mut f = self
+                    .scan(move |e| e.figures_sqlite(now, p.activity, grant.as_ref()))
+                    .await?;
+                f.journal_queue = journal_queue;
+                f
+            }
+            Backend::Postgres(s) => {
+                let _turn = self.turn().await?;
+                self.figures_pg(s, now, p.activity, grant).await?
+            }
+        };
         Ok(StatsResult {
             version: env!("CARGO_PKG_VERSION").into(),
             pid: std::process::id(),
             uptime_seconds: self.0.started.elapsed().as_secs(),
-            entries: counts.entries,
-            pads: counts.live_pads,
-            archived_pads: counts.archived_pads,
-            tags: counts.tags,
-            db_bytes: store.disk_bytes(),
+            entries: f.counts.entries,
+            pads: f.counts.live_pads,
+            archived_pads: f.counts.archived_pads,
+            tags: f.counts.tags,
+            db_bytes: f.db_bytes,
             connections: self.0.connections.load(Ordering::Relaxed),
             subscribers: self.0.bus.subscribers(),
             waiting_asks: self.waiting_asks() as u64,
-            journal_queue,
-            index_queue,
-            embed_queue,
+            journal_queue: f.journal_queue,
+            index_queue: f.index_queue,
+            embed_queue: f.embed_queue,
             semantic: self.semantic_info(),
             data_dir: self.0.config.data_dir.display().to_string(),
             durability: match self.0.config.durability {
                 Durability::Normal => "normal".into(),
                 Durability::Full => "full".into(),
             },
-            activity,
+            activity: f.activity,
             metrics: self.0.metrics_address.get().cloned(),
         })
     }

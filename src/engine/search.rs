@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use super::{limit, scoped, Engine};
+use super::{limit, scoped, Backend, Engine};
 use crate::access::Grant;
 use crate::error::{Error, Result};
 use crate::model::{self, Entry};
@@ -183,6 +183,19 @@ impl Engine {
         let semantic = self
             .semantic()
             .expect("called only when semantic search is ready");
+        if let Backend::Postgres(pg) = self.backend() {
+            let (vector, not_embedded) =
+                tokio::try_join!(semantic.query_vector(query), semantic.settle_pg(pg))?;
+            let near = semantic.nearest_pg(pg, vector, &filter, k as usize).await?;
+            let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
+            let entries = pg.entries_by_id(&ids).await?;
+            let near = near
+                .into_iter()
+                .zip(entries)
+                .filter_map(|((_, score), entry)| Some((entry?, score as f64)))
+                .collect();
+            return Ok((near, not_embedded));
+        }
         let (vector, not_embedded) =
             tokio::try_join!(semantic.query_vector(query), semantic.settle(self.store()))?;
         let near = self

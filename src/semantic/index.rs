@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::flat::{Flat, DIMENSIONS};
-use crate::store::vectors::VectorStore;
+use super::VectorSource;
 
 pub const FILE: &str = "vectors.index";
 /// The file the HNSW index of earlier versions was saved in: removed.
@@ -47,12 +47,13 @@ pub struct VectorIndex {
 impl VectorIndex {
     /// The saved index if it is sound and from the table's generation, else
     /// a rebuild from the table; brought up to date either way.
-    pub fn open(dir: &Path, vectors: &VectorStore) -> Result<VectorIndex, String> {
+    pub fn open(dir: &Path, vectors: &dyn VectorSource) -> Result<VectorIndex, String> {
         let generation = vectors.generation().map_err(|e| e.to_string())?;
         let last_n = vectors.last_n().map_err(|e| e.to_string())?;
+        let floor = vectors.floor().map_err(|e| e.to_string())?;
         let _ = std::fs::remove_file(dir.join(OLD_FILE));
         let path = dir.join(FILE);
-        let mut index = match load(&path, &generation, last_n) {
+        let mut index = match load(&path, &generation, last_n, floor) {
             Ok(Some(index)) => index,
             Ok(None) => VectorIndex::rebuild(vectors)?,
             Err(why) => {
@@ -68,7 +69,7 @@ impl VectorIndex {
     }
 
     /// A fresh index holding every live vector of the table.
-    pub fn rebuild(vectors: &VectorStore) -> Result<VectorIndex, String> {
+    pub fn rebuild(vectors: &dyn VectorSource) -> Result<VectorIndex, String> {
         let generation = vectors.generation().map_err(|e| e.to_string())?;
         // Everything up to the current `n` is about to be read; rows written
         // meanwhile (only the worker writes, and it is the caller) come after.
@@ -101,7 +102,7 @@ impl VectorIndex {
     }
 
     /// Applies every row of the table written after `applied`; returns how many.
-    pub fn catch_up(&mut self, vectors: &VectorStore) -> Result<usize, String> {
+    pub fn catch_up(&mut self, vectors: &dyn VectorSource) -> Result<usize, String> {
         let mut done = 0;
         loop {
             let rows = vectors
@@ -126,6 +127,11 @@ impl VectorIndex {
 
     pub fn applied(&self) -> i64 {
         self.applied
+    }
+
+    /// The contents of the stored vectors it was built from.
+    pub fn generation(&self) -> &str {
+        &self.generation
     }
 
     pub fn unsaved(&self) -> bool {
@@ -297,7 +303,12 @@ fn header(applied: i64, payload: &[u8], generation: &str) -> Vec<u8> {
 }
 
 /// `Ok(None)`: no saved file. `Err`: a file that must not be used, and why.
-fn load(path: &Path, generation: &str, last_n: i64) -> Result<Option<VectorIndex>, String> {
+fn load(
+    path: &Path,
+    generation: &str,
+    last_n: i64,
+    floor: i64,
+) -> Result<Option<VectorIndex>, String> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -322,6 +333,9 @@ fn load(path: &Path, generation: &str, last_n: i64) -> Result<Option<VectorIndex
     }
     if applied > last_n {
         return Err("ahead of the vector store (its last writes were lost)".into());
+    }
+    if applied < floor {
+        return Err("too old to catch up (deletions it lacks were pruned)".into());
     }
     let flat = deserialise(payload).ok_or("its rows do not fit together")?;
     Ok(Some(VectorIndex {

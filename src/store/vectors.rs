@@ -539,7 +539,7 @@ impl Store {
 
 /// The dot product of `query` with a stored vector (little-endian f32s);
 /// both are unit length, so this is their cosine similarity.
-fn dot(query: &[f32], blob: &[u8]) -> f32 {
+pub(crate) fn dot(query: &[f32], blob: &[u8]) -> f32 {
     query
         .iter()
         .zip(blob.chunks_exact(4))

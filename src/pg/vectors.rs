@@ -1,0 +1,389 @@
+//! Meaning search on PostgreSQL: the vectors live in the shared database,
+//! each engine's in-memory index follows them (`semantic::VectorSource`),
+//! and each entry is embedded once across engines.
+//!
+//! A trigger queues every new, edited and deleted entry in `embed_queue`
+//! (migrations/postgres/…_vectors.sql). An engine's embedding worker takes a
+//! batch with `FOR UPDATE SKIP LOCKED` (no other engine takes the same rows),
+//! embeds the entries' current text, and in one transaction writes the
+//! vectors (or tombstones), each with the next `n`, and deletes the queue
+//! rows. Writers draw `n` only after taking an advisory lock held to their
+//! commit, so rows become visible in `n` order and an index that has applied
+//! everything up to `n` catches up by reading `n > applied`. A vector made
+//! from an older version of an entry never overwrites a newer one.
+
+use std::collections::HashSet;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{PgPool, Row};
+
+use super::{PgStore, Query};
+use crate::error::{Error, Result};
+use crate::semantic::{Embed, VectorSource};
+use crate::store::vectors::{dot, from_blob, to_blob, VectorRow};
+use crate::store::EntryFilter;
+
+/// The advisory lock vector writers hold from drawing `n` to their commit.
+const WRITE_LOCK: i64 = 0x7061_645f_7665_6373; // "pad_vecs"
+/// Tombstones are kept this long, so engines that are down a while still
+/// see the deletions when they come back; an index saved before the last
+/// pruned one is rebuilt (`floor`).
+const KEEP_TOMBSTONES: &str = "1 day";
+
+/// The store's vectors as the embedding worker (a thread of its own) sees
+/// them: it has its own small runtime and its own two connections, so its
+/// batches (a transaction held while embedding) never take the engine's,
+/// and the engine's runtime can shut down around it.
+pub struct PgVectors {
+    pool: PgPool,
+    rt: tokio::runtime::Runtime,
+}
+
+impl PgVectors {
+    pub fn new(store: &PgStore) -> Result<PgVectors> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Internal(format!("cannot start the embedding runtime: {e}")))?;
+        let options: PgConnectOptions = store
+            .url()
+            .parse()
+            .map_err(|e| Error::Internal(format!("database URL: {e}")))?;
+        let pool = {
+            let _in = rt.enter();
+            PgPoolOptions::new()
+                .max_connections(2)
+                .acquire_timeout(super::ACQUIRE_TIMEOUT)
+                .connect_lazy_with(options.application_name("scratchpad-embed"))
+        };
+        Ok(PgVectors { pool, rt })
+    }
+
+    fn run<T>(&self, f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+        self.rt.block_on(f)
+    }
+
+    fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    async fn state(&self, key: &str) -> Result<String> {
+        let v: Option<String> = sqlx::query_scalar("SELECT value FROM vector_state WHERE key = $1")
+            .bind(key)
+            .fetch_optional(self.pool())
+            .await?;
+        Ok(v.unwrap_or_default())
+    }
+
+    async fn reset(&self, model: Option<&str>) -> Result<()> {
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(WRITE_LOCK)
+            .execute(&mut *tx)
+            .await?;
+        for statement in [
+            "DELETE FROM vectors",
+            "DELETE FROM embed_queue",
+            "INSERT INTO embed_queue (seq) SELECT seq FROM entries ORDER BY seq",
+            "UPDATE vector_state SET value = md5(random()::text || clock_timestamp()::text) \
+             WHERE key = 'generation'",
+            "UPDATE vector_state SET value = '0' WHERE key = 'floor'",
+        ] {
+            sqlx::query(statement).execute(&mut *tx).await?;
+        }
+        if let Some(m) = model {
+            sqlx::query("UPDATE vector_state SET value = $1 WHERE key = 'model'")
+                .bind(m)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+impl VectorSource for PgVectors {
+    fn use_model(&self, model: &str) -> Result<bool> {
+        self.run(async {
+            if self.state("model").await? == model {
+                return Ok(false);
+            }
+            self.reset(Some(model)).await?;
+            Ok(true)
+        })
+    }
+
+    fn clear(&self) -> Result<()> {
+        self.run(self.reset(None))
+    }
+
+    fn generation(&self) -> Result<String> {
+        self.run(self.state("generation"))
+    }
+
+    fn last_n(&self) -> Result<i64> {
+        self.run(async {
+            Ok(
+                sqlx::query_scalar("SELECT coalesce(max(n), 0)::bigint FROM vectors")
+                    .fetch_one(self.pool())
+                    .await?,
+            )
+        })
+    }
+
+    fn floor(&self) -> Result<i64> {
+        self.run(async { Ok(self.state("floor").await?.parse().unwrap_or(0)) })
+    }
+
+    fn since(&self, n: i64, limit: i64) -> Result<Vec<VectorRow>> {
+        self.run(async {
+            let rows =
+                sqlx::query("SELECT seq, n, vec FROM vectors WHERE n > $1 ORDER BY n LIMIT $2")
+                    .bind(n)
+                    .bind(limit)
+                    .fetch_all(self.pool())
+                    .await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(VectorRow {
+                        seq: r.try_get(0)?,
+                        n: r.try_get(1)?,
+                        vec: r.try_get::<Option<Vec<u8>>, _>(2)?.map(|b| from_blob(&b)),
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn live_after(&self, after: i64, limit: i64) -> Result<Vec<(i64, Vec<f32>)>> {
+        self.run(async {
+            let rows = sqlx::query(
+                "SELECT seq, vec FROM vectors WHERE seq > $1 AND vec IS NOT NULL ORDER BY seq LIMIT $2",
+            )
+            .bind(after)
+            .bind(limit)
+            .fetch_all(self.pool())
+            .await?;
+            rows.iter()
+                .map(|r| Ok((r.try_get(0)?, from_blob(&r.try_get::<Vec<u8>, _>(1)?))))
+                .collect()
+        })
+    }
+
+    fn count(&self) -> Result<i64> {
+        self.run(async {
+            Ok(
+                sqlx::query_scalar("SELECT count(*) FROM vectors WHERE vec IS NOT NULL")
+                    .fetch_one(self.pool())
+                    .await?,
+            )
+        })
+    }
+
+    /// Other engines may not have applied what this one has, so tombstones
+    /// go by age, not by this engine's index; the newest row always stays,
+    /// so `last_n` never goes back.
+    fn prune_tombstones(&self, _upto_n: i64) -> Result<usize> {
+        self.run(async {
+            let pruned: Option<i64> = sqlx::query_scalar(sql!(
+                "WITH gone AS (DELETE FROM vectors WHERE vec IS NULL \
+                   AND buried_at < now() - interval '{KEEP_TOMBSTONES}' \
+                   AND n < (SELECT max(n) FROM vectors) RETURNING n), \
+                 top AS (SELECT max(n) AS n FROM gone), \
+                 moved AS (UPDATE vector_state SET value = greatest(value::bigint, top.n)::text \
+                   FROM top WHERE key = 'floor' AND top.n IS NOT NULL) \
+                 SELECT count(*)::bigint FROM gone"
+            ))
+            .fetch_one(self.pool())
+            .await?;
+            Ok(pruned.unwrap_or(0) as usize)
+        })
+    }
+
+    fn embed_next(&self, limit: usize, embed: &mut Embed<'_>) -> Result<Option<usize>> {
+        self.run(async {
+            let mut tx = self.pool().begin().await?;
+            let taken: Vec<(i64, i64)> = sqlx::query_as(
+                "SELECT id, seq FROM embed_queue ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
+            )
+            .bind(limit as i64)
+            .fetch_all(&mut *tx)
+            .await?;
+            if taken.is_empty() {
+                return Ok(None);
+            }
+            let ids: Vec<i64> = taken.iter().map(|(id, _)| *id).collect();
+            let mut seqs: Vec<i64> = taken.iter().map(|(_, s)| *s).collect();
+            seqs.sort_unstable();
+            seqs.dedup();
+            let live: Vec<(i64, i64, String)> =
+                sqlx::query_as("SELECT seq, version, content FROM entries WHERE seq = ANY($1)")
+                    .bind(&seqs)
+                    .fetch_all(&mut *tx)
+                    .await?;
+            let texts: Vec<&str> = live.iter().map(|(_, _, c)| c.as_str()).collect();
+            let vectors = if texts.is_empty() {
+                Vec::new()
+            } else {
+                embed(&texts)
+            };
+            let (mut kept, mut versions, mut blobs) = (Vec::new(), Vec::new(), Vec::new());
+            for ((seq, version, _), v) in live.iter().zip(vectors) {
+                if let Some(v) = v {
+                    kept.push(*seq);
+                    versions.push(*version);
+                    blobs.push(to_blob(&v));
+                }
+            }
+            let found: HashSet<i64> = live.iter().map(|(s, _, _)| *s).collect();
+            let gone: Vec<i64> = seqs.into_iter().filter(|s| !found.contains(s)).collect();
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(WRITE_LOCK)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(
+                "INSERT INTO vectors (seq, version, n, vec) \
+                 SELECT s, v, nextval('vectors_n'), b \
+                   FROM unnest($1::bigint[], $2::bigint[], $3::bytea[]) AS u(s, v, b) ORDER BY s \
+                 ON CONFLICT (seq) DO UPDATE SET version = excluded.version, n = excluded.n, \
+                   vec = excluded.vec, buried_at = NULL \
+                 WHERE vectors.version < excluded.version",
+            )
+            .bind(&kept)
+            .bind(&versions)
+            .bind(&blobs)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "INSERT INTO vectors (seq, version, n, vec, buried_at) \
+                 SELECT s, 9223372036854775807, nextval('vectors_n'), NULL, now() \
+                   FROM unnest($1::bigint[]) AS u(s) ORDER BY s \
+                 ON CONFLICT (seq) DO UPDATE SET version = excluded.version, n = excluded.n, \
+                   vec = NULL, buried_at = excluded.buried_at \
+                 WHERE vectors.version < excluded.version",
+            )
+            .bind(&gone)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query("DELETE FROM embed_queue WHERE id = ANY($1)")
+                .bind(&ids)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(Some(texts.len()))
+        })
+    }
+
+    fn write_epoch(&self) -> Option<u64> {
+        None
+    }
+
+    fn marks(&self, applied: i64) -> (i64, i64) {
+        (applied, 0)
+    }
+}
+
+/// What meaning search reads from the shared database.
+impl PgStore {
+    /// Entries waiting to be embedded: the newest queue row and how many.
+    pub async fn embed_backlog(&self) -> Result<(Option<i64>, i64)> {
+        Ok(sqlx::query_as("SELECT max(id), count(*) FROM embed_queue")
+            .fetch_one(self.pool())
+            .await?)
+    }
+
+    /// Queue rows up to `upto` not yet embedded (by any engine).
+    pub async fn embed_left(&self, upto: i64) -> Result<i64> {
+        Ok(
+            sqlx::query_scalar("SELECT count(*) FROM embed_queue WHERE id <= $1")
+                .bind(upto)
+                .fetch_one(self.pool())
+                .await?,
+        )
+    }
+
+    /// The highest `n` of a visible vector row.
+    pub async fn vectors_last_n(&self) -> Result<i64> {
+        Ok(
+            sqlx::query_scalar("SELECT coalesce(max(n), 0)::bigint FROM vectors")
+                .fetch_one(self.pool())
+                .await?,
+        )
+    }
+
+    /// How many live entries pass `filter`, counting no further than `cap`.
+    pub async fn count_matching(&self, filter: &EntryFilter, cap: usize) -> Result<usize> {
+        let mut q = Query::new(
+            "SELECT count(*) FROM (SELECT 1 FROM entries e JOIN pads p ON p.name = e.pad WHERE true",
+        );
+        q.filter(filter);
+        q.push(" LIMIT $?) AS m", super::Arg::Int(cap as i64));
+        let n: i64 = q.build().fetch_one(self.pool()).await?.try_get(0)?;
+        Ok(n as usize)
+    }
+
+    /// Whether any pad is archived (its entries must then be filtered out).
+    pub async fn any_archived(&self) -> Result<bool> {
+        Ok(
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pads WHERE archived_at IS NOT NULL)")
+                .fetch_one(self.pool())
+                .await?,
+        )
+    }
+
+    /// The exact `k` nearest entries passing `filter` (a selective one), by
+    /// cosine similarity on their stored vectors.
+    pub async fn nearest_exact(
+        &self,
+        query: &[f32],
+        filter: &EntryFilter,
+        k: usize,
+    ) -> Result<Vec<(i64, f32)>> {
+        let mut q = Query::new(
+            "SELECT v.seq, v.vec FROM vectors v JOIN entries e ON e.seq = v.seq \
+             JOIN pads p ON p.name = e.pad WHERE v.vec IS NOT NULL",
+        );
+        q.filter(filter);
+        let rows = q.build().fetch_all(self.pool()).await?;
+        let mut scored = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let blob: &[u8] = r.try_get(1)?;
+            scored.push((r.try_get::<i64, _>(0)?, dot(query, blob)));
+        }
+        Ok(best(scored, k))
+    }
+
+    /// Cosine similarity of `query` to the stored vectors of these entries
+    /// (those without a vector are skipped).
+    pub async fn similarities(&self, query: &[f32], seqs: &[i64]) -> Result<Vec<(i64, f32)>> {
+        let rows =
+            sqlx::query("SELECT seq, vec FROM vectors WHERE seq = ANY($1) AND vec IS NOT NULL")
+                .bind(seqs)
+                .fetch_all(self.pool())
+                .await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let blob: &[u8] = r.try_get(1)?;
+            out.push((r.try_get::<i64, _>(0)?, dot(query, blob)));
+        }
+        Ok(out)
+    }
+
+    /// Which of these entries exist, live, and pass `filter`.
+    pub async fn passing(&self, filter: &EntryFilter, seqs: &[i64]) -> Result<HashSet<i64>> {
+        let mut q = Query::new(
+            "SELECT e.seq FROM entries e JOIN pads p ON p.name = e.pad WHERE e.seq = ANY(",
+        );
+        q.push("$?::bigint[])", super::Arg::Ints(seqs.to_vec()));
+        q.filter(filter);
+        let rows = q.build().fetch_all(self.pool()).await?;
+        rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+    }
+}
+
+/// The `k` best, best first; among equal scores the newest, as everywhere.
+pub(crate) fn best(mut scored: Vec<(i64, f32)>, k: usize) -> Vec<(i64, f32)> {
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    scored.truncate(k);
+    scored
+}
