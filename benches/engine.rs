@@ -18,77 +18,9 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{row, stats, timed, which, Engine};
+use common::{row, sentence, stats, timed, which, Engine, WORDS};
 use scratchpad::client::Client;
 use serde_json::{json, Value};
-
-const WORDS: &[&str] = &[
-    "login",
-    "docker",
-    "registry",
-    "token",
-    "deploy",
-    "migration",
-    "schema",
-    "retry",
-    "timeout",
-    "cache",
-    "index",
-    "agent",
-    "planner",
-    "result",
-    "insight",
-    "error",
-    "latency",
-    "queue",
-    "socket",
-    "build",
-    "release",
-    "branch",
-    "commit",
-    "review",
-    "config",
-    "secret",
-    "network",
-    "kernel",
-    "memory",
-    "thread",
-    "embedding",
-    "vector",
-    "search",
-    "prompt",
-    "model",
-    "context",
-    "budget",
-    "invoice",
-    "customer",
-    "report",
-    "dashboard",
-    "metric",
-    "alert",
-    "backup",
-    "restore",
-    "upgrade",
-    "version",
-    "python",
-    "rust",
-    "test",
-    "flaky",
-    "green",
-    "red",
-    "blocked",
-    "done",
-];
-
-fn sentence(rng: &mut fastrand::Rng) -> String {
-    let n = rng.usize(8..30);
-    let mut s: Vec<String> = (0..n)
-        .map(|_| WORDS[rng.usize(..WORDS.len())].to_string())
-        .collect();
-    // A rare token per entry, so some searches are selective.
-    s.push(format!("ticket-{}", rng.u32(..1_000_000)));
-    s.join(" ")
-}
 
 /// Waits until the engine's background work has caught up — the journal
 /// applied, the text index current — so the next row measures its own

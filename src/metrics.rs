@@ -367,7 +367,7 @@ impl Stored {
         })
     }
 
-    async fn postgres(store: &PgStore, now: i64) -> Result<Stored> {
+    async fn postgres(store: &PgStore, now: i64, semantic: bool) -> Result<Stored> {
         let (live_entries, avg_size) = store.content_size().await?;
         Ok(Stored {
             counts: store.counts().await?,
@@ -381,7 +381,11 @@ impl Stored {
                 .await?,
             journal_queue: 0,
             index_queue: 0,
-            embed_queue: store.embed_backlog().await?.1,
+            embed_queue: if semantic {
+                store.embed_backlog().await?.1
+            } else {
+                0
+            },
             disk: vec![("postgresql", store.disk_bytes().await?)],
         })
     }
@@ -396,7 +400,7 @@ impl Snapshot {
                     .await
                     .map_err(|err| Error::Internal(format!("metrics scrape failed: {err}")))??
             }
-            Backend::Postgres(pg) => Stored::postgres(pg, now).await?,
+            Backend::Postgres(pg) => Stored::postgres(pg, now, engine.semantic().is_some()).await?,
         };
         let shown: i64 = stored.busiest.iter().map(|p| p.entries).sum();
         let mut tags = stored.tags;

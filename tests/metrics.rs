@@ -205,7 +205,12 @@ async fn counters_and_gauges_match_a_known_workload() {
     // Applied within a millisecond or by the next read: at most what was written.
     assert!((0.0..=3.0).contains(&get("scratchpad_journal_queue")));
     assert_eq!(get("scratchpad_pad_recent_writes{pad=\"a\"}"), 3.0);
-    assert!(get("scratchpad_disk_bytes{file=\"pad.db\"}") > 0.0);
+    let file = if common::postgres::wanted() {
+        "postgresql"
+    } else {
+        "pad.db"
+    };
+    assert!(get(&format!("scratchpad_disk_bytes{{file=\"{file}\"}}")) > 0.0);
     assert_eq!(get("scratchpad_lagged_events_total"), 0.0);
     // Histograms are cumulative and end at +Inf.
     assert_eq!(

@@ -465,9 +465,13 @@ async fn an_engine_killed_mid_stream_loses_no_acknowledged_write() {
     let b = engine(&pg).await;
     let home = tempfile::tempdir().unwrap();
     let socket = home.path().join("pad.sock");
-    let mut cmd = common::pad(home.path(), &socket);
+    let mut cmd = common::pad_semantic(home.path(), &socket);
     cmd.env("PAD_DATABASE_URL", pg.url());
     let a = common::spawn(cmd, &socket).await;
+    // `pad serve --database` runs meaning search too.
+    let mut probe = scratchpad::client::Client::connect(&socket).await.unwrap();
+    let s = ok(&mut probe, "stats", json!({})).await;
+    assert_ne!(s["semantic"]["status"], "off", "{s}");
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let tasks = writers(&socket, 8, stopped);
     tokio::time::sleep(Duration::from_millis(1500)).await;

@@ -407,23 +407,8 @@ async fn filtered_semantic_search_equals_brute_force() {
     }
     embedded_all(&mut c).await;
 
-    // The stored vectors, read straight from vectors.db.
-    let db = rusqlite::Connection::open(h.dir.path().join("data/vectors.db")).unwrap();
-    let vectors: Vec<(String, Vec<f32>)> = db
-        .prepare("SELECT seq, vec FROM vectors WHERE vec IS NOT NULL")
-        .unwrap()
-        .query_map([], |r| {
-            let blob: Vec<u8> = r.get(1)?;
-            Ok((
-                scratchpad::id::encode(r.get(0)?),
-                blob.chunks_exact(4)
-                    .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-                    .collect(),
-            ))
-        })
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    // The stored vectors, read straight from the store.
+    let vectors = stored_vectors(h.dir.path()).await;
     assert_eq!(vectors.len(), 800);
 
     let semantic = h.engine.semantic().unwrap();
@@ -919,13 +904,26 @@ async fn reindex_and_a_model_change_embed_everything_again() {
     // Vectors another model made (as after an upgrade of the model files)
     // are not mixed with new ones: everything is embedded again.
     let dir = h.stop().await;
-    rusqlite::Connection::open(dir.path().join("data/vectors.db"))
-        .unwrap()
-        .execute(
-            "UPDATE state SET value = 'all-MiniLM-L12-v2/int8' WHERE key = 'model'",
-            [],
-        )
-        .unwrap();
+    match std::fs::read_to_string(dir.path().join("database-url")) {
+        Ok(url) => {
+            let pool = sqlx::PgPool::connect(&url).await.unwrap();
+            sqlx::query(
+                "UPDATE vector_state SET value = 'all-MiniLM-L12-v2/int8' WHERE key = 'model'",
+            )
+            .execute(&pool)
+            .await
+            .unwrap();
+        }
+        Err(_) => {
+            rusqlite::Connection::open(dir.path().join("data/vectors.db"))
+                .unwrap()
+                .execute(
+                    "UPDATE state SET value = 'all-MiniLM-L12-v2/int8' WHERE key = 'model'",
+                    [],
+                )
+                .unwrap();
+        }
+    }
     let h = Harness::in_dir(dir, |c| c.semantic = Some(semantic_config(Precision::Int8))).await;
     let mut c = h.client().await;
     let s = embedded_all(&mut c).await;
@@ -996,4 +994,38 @@ async fn cli_searches_by_mode_and_reindexes() {
     signal(&engine.child, libc::SIGTERM);
     assert!(engine.child.wait().unwrap().success());
     assert!(home.join(scratchpad::semantic::INDEX_FILE).exists());
+}
+
+/// Every live stored vector, by entry id: from `vectors.db`, or from the
+/// shared database when the suite runs on PostgreSQL.
+async fn stored_vectors(dir: &std::path::Path) -> Vec<(String, Vec<f32>)> {
+    let floats = |blob: &[u8]| -> Vec<f32> {
+        blob.chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect()
+    };
+    let rows: Vec<(i64, Vec<u8>)> = match std::fs::read_to_string(dir.join("database-url")) {
+        Ok(url) => {
+            let pool = sqlx::PgPool::connect(&url).await.unwrap();
+            sqlx::query_as("SELECT seq, vec FROM vectors WHERE vec IS NOT NULL")
+                .fetch_all(&pool)
+                .await
+                .unwrap()
+        }
+        Err(_) => {
+            let db = rusqlite::Connection::open(dir.join("data/vectors.db")).unwrap();
+            let mut stmt = db
+                .prepare("SELECT seq, vec FROM vectors WHERE vec IS NOT NULL")
+                .unwrap();
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            rows
+        }
+    };
+    rows.into_iter()
+        .map(|(seq, blob)| (scratchpad::id::encode(seq), floats(&blob)))
+        .collect()
 }

@@ -332,7 +332,19 @@ async fn read_only_tokens_cannot_write_and_revoked_tokens_stop_at_once() {
     // Only hashes are stored.
     drop((r, w, again, owner));
     let dir = h.stop().await;
-    let db = rusqlite_dump(&dir.path().join("data/pad.db"));
+    let db = match std::fs::read_to_string(dir.path().join("database-url")) {
+        // On PostgreSQL: every stored token row, as text.
+        Ok(url) => {
+            let pool = sqlx::PgPool::connect(&url).await.unwrap();
+            let rows: Vec<(String,)> = sqlx::query_as("SELECT t::text FROM tokens t")
+                .fetch_all(&pool)
+                .await
+                .unwrap();
+            assert!(!rows.is_empty());
+            rows.into_iter().map(|r| r.0).collect::<Vec<_>>().join("\n")
+        }
+        Err(_) => rusqlite_dump(&dir.path().join("data/pad.db")),
+    };
     assert!(
         !db.contains(&ro) && !db.contains(&rw[5..]),
         "a secret was stored"

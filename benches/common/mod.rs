@@ -133,3 +133,72 @@ pub fn two_thread_runtime() -> tokio::runtime::Runtime {
         .build()
         .unwrap()
 }
+
+pub const WORDS: &[&str] = &[
+    "login",
+    "docker",
+    "registry",
+    "token",
+    "deploy",
+    "migration",
+    "schema",
+    "retry",
+    "timeout",
+    "cache",
+    "index",
+    "agent",
+    "planner",
+    "result",
+    "insight",
+    "error",
+    "latency",
+    "queue",
+    "socket",
+    "build",
+    "release",
+    "branch",
+    "commit",
+    "review",
+    "config",
+    "secret",
+    "network",
+    "kernel",
+    "memory",
+    "thread",
+    "embedding",
+    "vector",
+    "search",
+    "prompt",
+    "model",
+    "context",
+    "budget",
+    "invoice",
+    "customer",
+    "report",
+    "dashboard",
+    "metric",
+    "alert",
+    "backup",
+    "restore",
+    "upgrade",
+    "version",
+    "python",
+    "rust",
+    "test",
+    "flaky",
+    "green",
+    "red",
+    "blocked",
+    "done",
+];
+
+/// A note of 8–30 common words and a rare ticket number.
+pub fn sentence(rng: &mut fastrand::Rng) -> String {
+    let n = rng.usize(8..30);
+    let mut s: Vec<String> = (0..n)
+        .map(|_| WORDS[rng.usize(..WORDS.len())].to_string())
+        .collect();
+    // A rare token per entry, so some searches are selective.
+    s.push(format!("ticket-{}", rng.u32(..1_000_000)));
+    s.join(" ")
+}

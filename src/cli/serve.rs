@@ -131,7 +131,7 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     if let Some(addr) = args.metrics {
         crate::metrics::check_address(addr, args.metrics_allow_remote)?;
     }
-    config.semantic = (!args.no_semantic && config.database.is_none()).then(|| {
+    config.semantic = (!args.no_semantic).then(|| {
         let mut s = SemanticConfig::new(match args.model_dir {
             Some(dir) => ModelSource::Dir(dir),
             None => ModelSource::Download,

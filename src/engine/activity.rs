@@ -157,7 +157,12 @@ impl Engine {
             activity,
             journal_queue: 0,
             index_queue: 0,
-            embed_queue: s.embed_backlog().await?.1,
+            // The queue is the team's; without meaning search here, none of
+            // it is this engine's to report (as on SQLite).
+            embed_queue: match self.semantic() {
+                Some(_) => s.embed_backlog().await?.1,
+                None => 0,
+            },
             db_bytes: s.disk_bytes().await?,
         })
     }

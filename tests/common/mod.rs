@@ -39,6 +39,16 @@ impl Harness {
         let mut config = Config::new(dir.path().join("data"));
         // Tests that exercise semantic search turn it on (`semantic_config`).
         config.semantic = None;
+        if postgres::wanted() {
+            // The same database when the harness restarts on this directory.
+            let marker = dir.path().join("database-url");
+            let url = std::fs::read_to_string(&marker).unwrap_or_else(|_| {
+                let url = postgres::shared_database();
+                std::fs::write(&marker, &url).expect("remember the test database");
+                url
+            });
+            config.database = Some(url);
+        }
         tweak(&mut config);
         let engine = Engine::open(config).await.expect("engine opens");
         let bound = server::bind(&socket).expect("socket binds");
@@ -112,6 +122,18 @@ impl Harness {
         let dir = self.stop().await;
         Harness::in_dir(dir, tweak).await
     }
+}
+
+/// Skips the rest of a test that checks what only the SQLite store has
+/// (its journal, files, checkpoints) when the suite runs on PostgreSQL.
+#[macro_export]
+macro_rules! sqlite_only {
+    () => {
+        if common::postgres::wanted() {
+            eprintln!("SQLite store only: skipped on PostgreSQL");
+            return;
+        }
+    };
 }
 
 /// Semantic search with the test model.

@@ -9,11 +9,23 @@ pub struct Postgres {
     dir: tempfile::TempDir,
     bin: PathBuf,
     pub port: u16,
+    /// PostgreSQL's own durability (`fsync` on): for benchmarks. Tests run
+    /// with `fsync=off`.
+    durable: bool,
 }
 
 impl Postgres {
     /// Starts a cluster with an empty database `pad`.
     pub fn start() -> Postgres {
+        Postgres::start_with(false)
+    }
+
+    /// The same with PostgreSQL's default durability.
+    pub fn start_durable() -> Postgres {
+        Postgres::start_with(true)
+    }
+
+    fn start_with(durable: bool) -> Postgres {
         let bin = std::fs::read_dir("/usr/lib/postgresql")
             .ok()
             .and_then(|d| d.filter_map(|e| e.ok()).map(|e| e.path().join("bin")).max())
@@ -34,7 +46,12 @@ impl Postgres {
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
-        let pg = Postgres { dir, bin, port };
+        let pg = Postgres {
+            dir,
+            bin,
+            port,
+            durable,
+        };
         let data = pg.data();
         run(pg
             .tool("initdb")
@@ -65,7 +82,32 @@ impl Postgres {
 
     /// The URL engines connect with (loopback, trust authentication).
     pub fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/pad", self.port)
+        self.url_of("pad")
+    }
+
+    pub fn url_of(&self, database: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
+    }
+
+    /// A new empty database on this cluster; its URL.
+    pub fn new_database(&self) -> String {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let name = format!(
+            "t{}",
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        run(self.tool("psql").args([
+            "-h",
+            &self.socket_dir().display().to_string(),
+            "-p",
+            &self.port.to_string(),
+            "-U",
+            "postgres",
+            "-q",
+            "-c",
+            &format!("CREATE DATABASE {name}"),
+        ]));
+        self.url_of(&name)
     }
 
     fn data(&self) -> PathBuf {
@@ -90,9 +132,10 @@ impl Postgres {
     /// `pg_ctl start`, `stop` (fast: connections are cut) or `restart`.
     pub fn ctl(&self, action: &str) {
         let options = format!(
-            "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off -c max_connections=200",
+            "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync={} -c max_connections=200",
             self.port,
-            self.socket_dir().display()
+            self.socket_dir().display(),
+            if self.durable { "on" } else { "off" }
         );
         let log = self.dir.path().join("log");
         run(self
@@ -124,4 +167,30 @@ fn run(cmd: &mut Command) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// `PAD_TEST_BACKEND=postgres`: the integration suites run their engines on
+/// PostgreSQL (`scripts/test` runs them once on each store).
+pub fn wanted() -> bool {
+    std::env::var("PAD_TEST_BACKEND").is_ok_and(|b| b == "postgres")
+}
+
+/// One cluster for the whole test process, each engine on a database of
+/// its own; stopped and removed when the process exits.
+static SHARED: std::sync::Mutex<Option<Postgres>> = std::sync::Mutex::new(None);
+
+extern "C" fn stop_shared() {
+    let taken = SHARED.lock().map(|mut s| s.take()).unwrap_or(None);
+    drop(taken);
+}
+
+/// A fresh database on the process's cluster (started on first use).
+pub fn shared_database() -> String {
+    let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+    if shared.is_none() {
+        *shared = Some(Postgres::start());
+        // SAFETY: registers a plain function to run at exit.
+        unsafe { libc::atexit(stop_shared) };
+    }
+    shared.as_ref().expect("started").new_database()
 }
