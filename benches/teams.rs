@@ -103,12 +103,16 @@ async fn run() {
             "write p99, 1 client", s.p99, p.p99
         );
         let per = if quick { 200 } else { 1_000 };
-        let ws = writes_per_second(&[&sq.socket], 16, per).await;
-        let wp = writes_per_second(&[&a.socket, &b.socket], 16, per).await;
-        println!(
-            "{:<44} {:>12.0} {:>12.0}",
-            "writes/s, 16 clients (PG: 8 on each engine)", ws, wp
-        );
+        for (name, pads) in [("one pad", 1), ("a pad each", 16)] {
+            let ws = writes_per_second(&[&sq.socket], 16, per, pads).await;
+            let wp = writes_per_second(&[&a.socket, &b.socket], 16, per, pads).await;
+            println!(
+                "{:<44} {:>12.0} {:>12.0}",
+                format!("writes/s, 16 clients, {name}"),
+                ws,
+                wp
+            );
+        }
         let es = event_latency(&sq.socket, &sq.socket).await;
         let ep = event_latency(&a.socket, &b.socket).await;
         println!(
@@ -118,21 +122,26 @@ async fn run() {
         println!("{:<44} {:>9.0} µs {:>9.0} µs", "event p99", es.p99, ep.p99);
     }
 
-    // Search at `big` entries: fill with meaning search on (so the stores
-    // record the model), stop, write the vectors, start again.
-    {
-        let sq = start(sq_dir.path(), None, true).await;
-        let a = start(a_dir.path(), Some(&url), true).await;
-        let rng = fastrand::Rng::with_seed(7);
+    // Search at `big` entries. Meaning search on once, so each store
+    // records the model; the fill without it (nothing embeds meanwhile);
+    // then the vectors; then meaning search on again.
+    // Fresh stores, so the search rows see `big` entries and no more.
+    let (sq_dir, a_dir) = (tempdir(), tempdir());
+    let url = pg.new_database();
+    for semantic in [true, false] {
+        let sq = start(sq_dir.path(), None, semantic).await;
+        let a = start(a_dir.path(), Some(&url), semantic).await;
         let (mut cs, mut ca) = (sq.client().await, a.client().await);
-        ready(&mut cs).await;
-        ready(&mut ca).await;
+        if semantic {
+            ready(&mut cs).await;
+            ready(&mut ca).await;
+            continue;
+        }
+        let rng = fastrand::Rng::with_seed(7);
         for c in [&mut cs, &mut ca] {
             let mut r = rng.clone();
             common::fill_with(c, "big", big, || sentence(&mut r)).await;
         }
-        drop((cs, ca));
-        drop((sq, a));
     }
     let seeded = {
         let dir = sq_dir.path().join("data");
@@ -236,9 +245,10 @@ async fn ready(c: &mut Client) -> u64 {
     }
 }
 
-/// Writes per second with `clients` clients spread over `sockets`, each
-/// writing `per` entries one at a time.
-async fn writes_per_second(sockets: &[&Path], clients: usize, per: usize) -> f64 {
+/// Writes per second with `clients` clients spread over `sockets` (PG: 8
+/// on each engine), each writing `per` entries one at a time into one of
+/// `pads` pads.
+async fn writes_per_second(sockets: &[&Path], clients: usize, per: usize, pads: usize) -> f64 {
     let started = Instant::now();
     let mut tasks = Vec::new();
     for i in 0..clients {
@@ -248,7 +258,7 @@ async fn writes_per_second(sockets: &[&Path], clients: usize, per: usize) -> f64
             for j in 0..per {
                 c.call(
                     "entry.add",
-                    json!({"pad": "w16", "content": format!("client {i} note {j}")}),
+                    json!({"pad": format!("w16-{}", i % pads), "content": format!("client {i} note {j}")}),
                 )
                 .await
                 .unwrap();

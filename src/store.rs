@@ -27,6 +27,7 @@
 //!   indexers learn of them whatever path made them.
 
 mod activity;
+pub(crate) mod cycle;
 mod derived;
 pub(crate) mod entries;
 mod filter;
@@ -49,6 +50,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
 
+pub(crate) use activity::by_minute;
 pub use activity::PadRow;
 pub use entries::{Added, NewEntry, Page, Patch};
 pub use filter::EntryFilter;

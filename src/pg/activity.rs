@@ -25,15 +25,11 @@ impl PgStore {
         .bind(now)
         .fetch_all(self.pool())
         .await?;
-        let mut out = vec![0u64; minutes];
-        for r in &rows {
-            let (m, pad, n): (i64, String, i64) = (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
-            let m = (m as usize).min(minutes.saturating_sub(1));
-            if let Some(slot) = out.get_mut(m).filter(|_| keep(&pad)) {
-                *slot += n as u64;
-            }
-        }
-        Ok(out)
+        let rows = rows
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(crate::store::by_minute(rows, minutes, keep))
     }
 
     /// Live pads, most entries first or least recently written first.

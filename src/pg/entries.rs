@@ -7,6 +7,7 @@ use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS, NEXT
 use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
 use crate::model::{Category, Entry, Status};
+use crate::store::cycle::{CycleSearch, Step};
 use crate::store::entries::{ambiguous, check_version, new_entry, no_entry, replied};
 use crate::store::{Added, EntryFilter, NewEntry, Page, Patch};
 
@@ -28,20 +29,6 @@ impl PgStore {
             None => None,
         };
         e.reply_to = parent.as_ref().map(|p| p.1.clone());
-        let max_entries: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO pads (name, ttl_seconds, created_at, last_write_at, entries) \
-             VALUES ($1, CASE WHEN $1 = 'inbox' THEN NULL ELSE \
-                 (SELECT nullif(value, '')::bigint FROM settings WHERE key = 'default_ttl_seconds') END, \
-                 $2, $2, 1) \
-             ON CONFLICT (name) DO UPDATE SET \
-                 last_write_at = greatest(pads.last_write_at, excluded.last_write_at), \
-                 entries = pads.entries + 1, archived_at = NULL \
-             RETURNING max_entries",
-        )
-        .bind(&e.pad)
-        .bind(e.now)
-        .fetch_one(&mut *tx)
-        .await?;
         let seq: i64 = sqlx::query_scalar(sql!(
             "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
              category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at, \
@@ -87,6 +74,22 @@ impl PgStore {
             }
             None => None,
         };
+        // The pad's row last: every writer of the pad waits for its lock,
+        // which is then held only through the commit.
+        let max_entries: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO pads (name, ttl_seconds, created_at, last_write_at, entries) \
+             VALUES ($1, CASE WHEN $1 = 'inbox' THEN NULL ELSE \
+                 (SELECT nullif(value, '')::bigint FROM settings WHERE key = 'default_ttl_seconds') END, \
+                 $2, $2, 1) \
+             ON CONFLICT (name) DO UPDATE SET \
+                 last_write_at = greatest(pads.last_write_at, excluded.last_write_at), \
+                 entries = pads.entries + 1, archived_at = NULL \
+             RETURNING max_entries",
+        )
+        .bind(&e.pad)
+        .bind(e.now)
+        .fetch_one(&mut *tx)
+        .await?;
         let rolled = match max_entries {
             None => Vec::new(),
             Some(max) => {
@@ -456,38 +459,17 @@ fn row_or_gone(row: Option<PgRow>, seq: i64) -> Result<Entry> {
 
 /// If `id` depending on `deps` would close a loop, the loop as "a → b → a".
 async fn find_cycle(conn: &mut PgConnection, id: &str, deps: &[String]) -> Result<Option<String>> {
-    use std::collections::{HashMap, VecDeque};
-    let mut came_from: HashMap<String, String> = HashMap::new();
-    let mut queue: VecDeque<String> = VecDeque::new();
-    for d in deps {
-        if came_from.insert(d.clone(), id.to_string()).is_none() {
-            queue.push_back(d.clone());
-        }
-    }
-    while let Some(cur) = queue.pop_front() {
-        if cur == id {
-            let mut path = vec![id.to_string()];
-            let mut at = came_from[id].clone();
-            while at != id {
-                path.push(at.clone());
-                at = came_from[&at].clone();
-            }
-            path.push(id.to_string());
-            path.reverse();
-            return Ok(Some(path.join(" → ")));
-        }
-        let Some((seq, _)) = id::prefix_range(&cur).filter(|(lo, hi)| lo == hi) else {
-            continue;
-        };
-        let next: Option<Vec<String>> =
-            sqlx::query_scalar("SELECT depends_on FROM entries WHERE seq = $1")
-                .bind(seq)
-                .fetch_optional(&mut *conn)
-                .await?;
-        for n in next.unwrap_or_default() {
-            if !came_from.contains_key(&n) {
-                came_from.insert(n.clone(), cur.clone());
-                queue.push_back(n);
+    let mut walk = CycleSearch::new(id, deps);
+    while let Some(step) = walk.step() {
+        match step {
+            Step::Loop(path) => return Ok(Some(path)),
+            Step::Read(cur, seq) => {
+                let next: Option<Vec<String>> =
+                    sqlx::query_scalar("SELECT depends_on FROM entries WHERE seq = $1")
+                        .bind(seq)
+                        .fetch_optional(&mut *conn)
+                        .await?;
+                walk.reached(&cur, next.unwrap_or_default());
             }
         }
     }

@@ -32,28 +32,16 @@ impl Store {
     ) -> Result<Vec<u64>> {
         let start = now - minutes as i64 * 60_000;
         let conn = self.reader()?;
-        let mut out = vec![0u64; minutes];
         let mut stmt = conn.prepare_cached(
             "SELECT (created_at - ?1) / 60000 AS m, pad, count(*) FROM entries \
              WHERE seq >= ?2 AND created_at >= ?1 AND created_at <= ?3 GROUP BY m, pad",
         )?;
-        let rows = stmt.query_map(params![start, id::first_at(start), now], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, i64>(2)?,
-            ))
-        })?;
-        for row in rows {
-            let (m, pad, n) = row?;
-            // An entry written in the current millisecond lands one past the
-            // last minute: it belongs to the last.
-            let m = (m as usize).min(minutes.saturating_sub(1));
-            if let Some(slot) = out.get_mut(m).filter(|_| keep(&pad)) {
-                *slot += n as u64;
-            }
-        }
-        Ok(out)
+        let rows = stmt
+            .query_map(params![start, id::first_at(start), now], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(by_minute(rows, minutes, keep))
     }
 
     /// Live pads, the `limit` with the most entries or (`stalest`) the
@@ -127,4 +115,23 @@ impl Store {
         }
         out
     }
+}
+
+/// Counts per (minute, pad) summed per minute over the pads `keep` accepts,
+/// oldest minute first.
+pub(crate) fn by_minute(
+    rows: Vec<(i64, String, i64)>,
+    minutes: usize,
+    keep: impl Fn(&str) -> bool,
+) -> Vec<u64> {
+    let mut out = vec![0u64; minutes];
+    for (m, pad, n) in rows {
+        // An entry written in the current millisecond lands one past the
+        // last minute: it belongs to the last.
+        let m = (m as usize).min(minutes.saturating_sub(1));
+        if let Some(slot) = out.get_mut(m).filter(|_| keep(&pad)) {
+            *slot += n as u64;
+        }
+    }
+    out
 }

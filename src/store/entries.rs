@@ -3,6 +3,7 @@
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
+use super::cycle::{CycleSearch, Step};
 use super::journal::{Journal, Pending, Record};
 use super::rows::{read_entry, returning_columns, EntryRow, ENTRY_COLUMNS};
 use super::{EntryFilter, Store, Writer};
@@ -701,37 +702,15 @@ pub(crate) fn load(conn: &Connection, seq: i64) -> Result<EntryRow> {
 
 /// If `id` depending on `deps` would close a loop, the loop as "a → b → a".
 fn find_cycle(conn: &Connection, id: &str, deps: &[String]) -> Result<Option<String>> {
-    use std::collections::{HashMap, VecDeque};
-    // Breadth-first over depends_on links, remembering how each id was reached.
-    let mut came_from: HashMap<String, String> = HashMap::new();
-    let mut queue: VecDeque<String> = VecDeque::new();
-    for d in deps {
-        if came_from.insert(d.clone(), id.to_string()).is_none() {
-            queue.push_back(d.clone());
-        }
-    }
     let mut stmt = conn.prepare_cached("SELECT depends_on FROM entries WHERE seq = ?")?;
-    while let Some(cur) = queue.pop_front() {
-        if cur == id {
-            let mut path = vec![id.to_string()];
-            let mut at = came_from[id].clone();
-            while at != id {
-                path.push(at.clone());
-                at = came_from[&at].clone();
-            }
-            path.push(id.to_string());
-            path.reverse();
-            return Ok(Some(path.join(" → ")));
-        }
-        let Some((seq, _)) = id::prefix_range(&cur).filter(|(lo, hi)| lo == hi) else {
-            continue;
-        };
-        let next: Option<String> = stmt.query_row([seq], |r| r.get(0)).optional()?;
-        for n in serde_json::from_str::<Vec<String>>(&next.unwrap_or_default()).unwrap_or_default()
-        {
-            if !came_from.contains_key(&n) {
-                came_from.insert(n.clone(), cur.clone());
-                queue.push_back(n);
+    let mut walk = CycleSearch::new(id, deps);
+    while let Some(step) = walk.step() {
+        match step {
+            Step::Loop(path) => return Ok(Some(path)),
+            Step::Read(cur, seq) => {
+                let next: Option<String> = stmt.query_row([seq], |r| r.get(0)).optional()?;
+                let next = serde_json::from_str(&next.unwrap_or_default()).unwrap_or_default();
+                walk.reached(&cur, next);
             }
         }
     }
