@@ -418,6 +418,28 @@ async fn meaning_search_follows_every_engine_and_embeds_each_entry_once() {
     assert!(s["db_bytes"].as_u64().unwrap() > 0);
     assert_eq!(s["activity"]["entries_last_hour"], notes.len());
     assert_eq!(s["activity"]["busiest_pads"][0]["name"], "ops");
+    // Tombstones older than a day go, and the floor rises past them (an
+    // index saved before it is rebuilt).
+    let pool = sqlx::PgPool::connect(&pg.url()).await.unwrap();
+    let buried: i64 = sqlx::query_scalar(
+        "UPDATE vectors SET vec = NULL, version = 9223372036854775807, \
+         buried_at = now() - interval '2 days' \
+         WHERE seq = (SELECT min(seq) FROM vectors) RETURNING n",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    let store = scratchpad::pg::PgStore::open(&pg.url(), None)
+        .await
+        .unwrap();
+    let pruned = tokio::task::spawn_blocking(move || {
+        use scratchpad::semantic::VectorSource;
+        let v = scratchpad::pg::PgVectors::new(&store).unwrap();
+        (v.prune_tombstones(0).unwrap(), v.floor().unwrap())
+    })
+    .await
+    .unwrap();
+    assert_eq!(pruned, (1, buried));
 }
 
 /// Writers that keep adding until told to stop; each returns the ids it

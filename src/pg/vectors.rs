@@ -77,13 +77,18 @@ impl PgVectors {
 
     async fn reset(&self, model: Option<&str>) -> Result<()> {
         let mut tx = self.pool().begin().await?;
+        // The queue first: a batch another engine holds is waited for
+        // before the write lock is taken, as that engine takes them in this
+        // order too (the other order could deadlock).
+        sqlx::query("DELETE FROM embed_queue")
+            .execute(&mut *tx)
+            .await?;
         sqlx::query("SELECT pg_advisory_xact_lock($1)")
             .bind(WRITE_LOCK)
             .execute(&mut *tx)
             .await?;
         for statement in [
             "DELETE FROM vectors",
-            "DELETE FROM embed_queue",
             "INSERT INTO embed_queue (seq) SELECT seq FROM entries ORDER BY seq",
             "UPDATE vector_state SET value = md5(random()::text || clock_timestamp()::text) \
              WHERE key = 'generation'",
