@@ -9,6 +9,7 @@ use crate::id::{self, ID_LEN};
 use crate::model::{Category, Entry, Status};
 use crate::store::cycle::{CycleSearch, Step};
 use crate::store::entries::{ambiguous, check_version, new_entry, no_entry, replied};
+use crate::store::text::{query_words, TierHits};
 use crate::store::{Added, EntryFilter, NewEntry, Page, Patch};
 
 impl PgStore {
@@ -281,34 +282,19 @@ impl PgStore {
         limit: u32,
         substrings: bool,
     ) -> Result<Vec<(Entry, f64)>> {
-        let words: Vec<String> = query
-            .split(|c: char| c.is_whitespace() || c.is_control())
-            .filter(|w| !w.is_empty())
+        let words: Vec<String> = query_words(query)
+            .into_iter()
             .map(str::to_lowercase)
             .collect();
-        let mut hits: Vec<(Entry, f64)> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        let mut add = |hits: &mut Vec<(Entry, f64)>, more: Vec<(Entry, f64)>| {
-            for (e, score) in more {
-                if hits.len() < limit as usize && seen.insert(e.id.clone()) {
-                    hits.push((e, score));
-                }
-            }
-        };
-        add(
-            &mut hits,
-            self.word_hits(&words, filter, limit, false).await?,
-        );
-        if hits.len() < limit as usize {
-            add(
-                &mut hits,
-                self.word_hits(&words, filter, limit, true).await?,
-            );
+        let mut hits = TierHits::new(limit);
+        hits.add(self.word_hits(&words, filter, limit, false).await?);
+        if !hits.full() {
+            hits.add(self.word_hits(&words, filter, limit, true).await?);
         }
-        if substrings && hits.len() < limit as usize {
-            add(&mut hits, self.substring_hits(&words, filter, limit).await?);
+        if substrings && !hits.full() {
+            hits.add(self.substring_hits(&words, filter, limit).await?);
         }
-        Ok(hits)
+        Ok(hits.into_vec())
     }
 
     async fn word_hits(

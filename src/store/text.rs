@@ -276,30 +276,61 @@ impl Store {
         substrings: bool,
     ) -> Result<Vec<(Entry, f64)>> {
         self.catch_up_text()?;
-        // Control characters (a NUL, say) separate words like spaces: FTS5
-        // cannot take them inside a quoted term.
-        let words: Vec<&str> = query
-            .split(|c: char| c.is_whitespace() || c.is_control())
-            .filter(|w| !w.is_empty())
-            .collect();
+        let words = query_words(query);
         let conn = self.reader()?;
-        let mut hits: Vec<(Entry, f64)> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        let mut add = |hits: &mut Vec<(Entry, f64)>, more: Vec<(Entry, f64)>| {
-            for (e, score) in more {
-                if hits.len() < limit as usize && seen.insert(e.id.clone()) {
-                    hits.push((e, score));
-                }
+        let mut hits = TierHits::new(limit);
+        hits.add(word_hits(&conn, &words, filter, limit, false)?);
+        if !hits.full() {
+            hits.add(word_hits(&conn, &words, filter, limit, true)?);
+        }
+        if substrings && !hits.full() {
+            hits.add(substring_hits(&conn, &words, filter, limit)?);
+        }
+        Ok(hits.into_vec())
+    }
+}
+
+/// A query's words. Control characters (a NUL, say) separate words like
+/// spaces: FTS5 cannot take them inside a quoted term.
+pub(crate) fn query_words(query: &str) -> Vec<&str> {
+    query
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Text search's page, filled tier by tier (words, then word beginnings,
+/// then substrings), each hit once, in the order the tiers found them.
+pub(crate) struct TierHits {
+    hits: Vec<(Entry, f64)>,
+    seen: std::collections::HashSet<String>,
+    limit: usize,
+}
+
+impl TierHits {
+    pub fn new(limit: u32) -> TierHits {
+        TierHits {
+            hits: Vec::new(),
+            seen: Default::default(),
+            limit: limit as usize,
+        }
+    }
+
+    pub fn add(&mut self, more: Vec<(Entry, f64)>) {
+        for (e, score) in more {
+            if self.hits.len() < self.limit && self.seen.insert(e.id.clone()) {
+                self.hits.push((e, score));
             }
-        };
-        add(&mut hits, word_hits(&conn, &words, filter, limit, false)?);
-        if hits.len() < limit as usize {
-            add(&mut hits, word_hits(&conn, &words, filter, limit, true)?);
         }
-        if substrings && hits.len() < limit as usize {
-            add(&mut hits, substring_hits(&conn, &words, filter, limit)?);
-        }
-        Ok(hits)
+    }
+
+    /// The page is full: later tiers need not run.
+    pub fn full(&self) -> bool {
+        self.hits.len() >= self.limit
+    }
+
+    pub fn into_vec(self) -> Vec<(Entry, f64)> {
+        self.hits
     }
 }
 
