@@ -14,6 +14,7 @@
 
 use std::collections::HashSet;
 
+use futures_util::TryStreamExt;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Row};
 
@@ -349,13 +350,19 @@ impl PgStore {
              JOIN pads p ON p.name = e.pad WHERE v.vec IS NOT NULL",
         );
         q.filter(filter);
-        let rows = q.build().fetch_all(self.pool()).await?;
-        let mut scored = Vec::with_capacity(rows.len());
-        for r in &rows {
+        // Streamed and scored row by row, keeping the best `k`: an
+        // unfiltered search while the index is still being built reads
+        // every vector, and must not hold them all.
+        let mut rows = q.build().fetch(self.pool());
+        let mut top: Vec<(i64, f32)> = Vec::with_capacity(2 * k + 1);
+        while let Some(r) = rows.try_next().await? {
             let blob: &[u8] = r.try_get(1)?;
-            scored.push((r.try_get::<i64, _>(0)?, dot(query, blob)));
+            top.push((r.try_get::<i64, _>(0)?, dot(query, blob)));
+            if top.len() > 2 * k {
+                top = best(top, k);
+            }
         }
-        Ok(best(scored, k))
+        Ok(best(top, k))
     }
 
     /// Cosine similarity of `query` to the stored vectors of these entries

@@ -67,9 +67,14 @@ impl Semantic {
         let kept = loop {
             let (shared, q) = (self.shared.clone(), query.clone());
             let found = tokio::task::spawn_blocking(move || {
-                read(&shared.index)
-                    .as_ref()
-                    .map(|i| (i.candidates(&q, asked, None), i.len()))
+                read(&shared.index).as_ref().map(|i| {
+                    let found = if check {
+                        i.candidates_to_filter(&q, asked)
+                    } else {
+                        i.candidates(&q, asked, None)
+                    };
+                    (found, i.len())
+                })
             })
             .await
             .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))?;
