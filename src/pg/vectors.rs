@@ -76,8 +76,21 @@ impl PgVectors {
         Ok(v.unwrap_or_default())
     }
 
-    async fn reset(&self, model: Option<&str>) -> Result<()> {
+    /// Forgets every vector and queues every entry again; with `model`,
+    /// only if the vectors are not already that model's (checked on the
+    /// locked row, so engines starting together reset once, not each).
+    /// Returns whether it did.
+    async fn reset(&self, model: Option<&str>) -> Result<bool> {
         let mut tx = self.pool().begin().await?;
+        if let Some(m) = model {
+            let stored: String =
+                sqlx::query_scalar("SELECT value FROM vector_state WHERE key = 'model' FOR UPDATE")
+                    .fetch_one(&mut *tx)
+                    .await?;
+            if stored == m {
+                return Ok(false);
+            }
+        }
         // The queue first: a batch another engine holds is waited for
         // before the write lock is taken, as that engine takes them in this
         // order too (the other order could deadlock).
@@ -104,7 +117,7 @@ impl PgVectors {
                 .await?;
         }
         tx.commit().await?;
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -114,13 +127,12 @@ impl VectorSource for PgVectors {
             if self.state("model").await? == model {
                 return Ok(false);
             }
-            self.reset(Some(model)).await?;
-            Ok(true)
+            self.reset(Some(model)).await
         })
     }
 
     fn clear(&self) -> Result<()> {
-        self.run(self.reset(None))
+        self.run(self.reset(None)).map(|_| ())
     }
 
     fn generation(&self) -> Result<String> {
