@@ -124,18 +124,6 @@ impl Harness {
     }
 }
 
-/// Skips the rest of a test that checks what only the SQLite store has
-/// (its journal, files, checkpoints) when the suite runs on PostgreSQL.
-#[macro_export]
-macro_rules! sqlite_only {
-    () => {
-        if common::postgres::wanted() {
-            eprintln!("SQLite store only: skipped on PostgreSQL");
-            return;
-        }
-    };
-}
-
 /// Semantic search with the test model.
 pub fn semantic_config(precision: Precision) -> SemanticConfig {
     let mut c = SemanticConfig::new(ModelSource::Dir(model_dir()));
