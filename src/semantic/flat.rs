@@ -124,18 +124,6 @@ impl Flat {
         self.keys[row]
     }
 
-    /// A fingerprint of a row's contents: copies of one note (identical
-    /// vectors) share it.
-    pub fn fingerprint(&self, row: usize) -> u64 {
-        let bytes = &self.rows[row * DIMENSIONS..(row + 1) * DIMENSIONS];
-        let mut h = self.scales[row].to_bits() as u64 ^ 0x9e37_79b9_7f4a_7c15;
-        for chunk in bytes.chunks_exact(8) {
-            let word = u64::from_le_bytes(std::array::from_fn(|i| chunk[i] as u8));
-            h = (h ^ word).wrapping_mul(0x0100_0000_01b3).rotate_left(31);
-        }
-        h
-    }
-
     /// Every (key, row) pair, for saving.
     pub fn parts(&self) -> (&[i64], &[f32], &[i8]) {
         (&self.keys, &self.scales, &self.rows)

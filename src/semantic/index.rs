@@ -249,7 +249,7 @@ impl VectorIndex {
                     // Copies of one note (ties, newest first) past `want`
                     // can never rank: leave them out, so they do not crowd
                     // distinct near-ties out of rescoring.
-                    let count = seen.entry(self.flat.fingerprint(row as usize)).or_insert(0);
+                    let count = seen.entry(self.fingerprint(row as usize)).or_insert(0);
                     if *count >= copies {
                         continue;
                     }
@@ -265,6 +265,21 @@ impl VectorIndex {
             window = covered * 4;
         }
         out
+    }
+
+    /// A fingerprint of a row's contents (its i8 values and scale): copies
+    /// of one note, identical vectors, share it.
+    fn fingerprint(&self, row: usize) -> u64 {
+        let (_, scales, rows) = self.flat.parts();
+        let mut bytes = [0u8; DIMENSIONS + 4];
+        for (b, v) in bytes
+            .iter_mut()
+            .zip(&rows[row * DIMENSIONS..(row + 1) * DIMENSIONS])
+        {
+            *b = *v as u8;
+        }
+        bytes[DIMENSIONS..].copy_from_slice(&scales[row].to_le_bytes());
+        checksum(&bytes)
     }
 
     /// Writes the index (with its header) to `dir/vectors.index`, replacing
