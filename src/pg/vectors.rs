@@ -303,11 +303,25 @@ impl VectorSource for PgVectors {
 
 /// What meaning search reads from the shared database.
 impl PgStore {
-    /// Entries waiting to be embedded: the newest queue row and how many.
-    pub async fn embed_backlog(&self) -> Result<(Option<i64>, i64)> {
-        Ok(sqlx::query_as("SELECT max(id), count(*) FROM embed_queue")
-            .fetch_one(self.pool())
-            .await?)
+    /// Entries waiting to be embedded: the newest queue row and how many;
+    /// and the highest `n` of a visible vector row (one round trip).
+    pub async fn embed_backlog(&self) -> Result<(Option<i64>, i64, i64)> {
+        Ok(sqlx::query_as(
+            "SELECT max(id), count(*), \
+                    (SELECT coalesce(max(n), 0)::bigint FROM vectors) FROM embed_queue",
+        )
+        .fetch_one(self.pool())
+        .await?)
+    }
+
+    /// Entries in live pads (from the pads' counters: no scan).
+    pub async fn live_entries(&self) -> Result<usize> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT coalesce(sum(entries), 0)::bigint FROM pads WHERE archived_at IS NULL",
+        )
+        .fetch_one(self.pool())
+        .await?;
+        Ok(n as usize)
     }
 
     /// Queue rows up to `upto` not yet embedded (by any engine).

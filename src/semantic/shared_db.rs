@@ -17,7 +17,7 @@ impl Semantic {
     /// Returns how many were not embedded yet.
     pub async fn settle_pg(&self, pg: &PgStore) -> Result<u64> {
         let deadline = tokio::time::Instant::now() + SETTLE_TIMEOUT;
-        let (upto, backlog) = pg.embed_backlog().await?;
+        let (upto, backlog, mut n) = pg.embed_backlog().await?;
         if let Some(upto) = upto {
             self.send(Msg::Wake)?;
             if backlog > SETTLE_MAX_BACKLOG {
@@ -33,8 +33,9 @@ impl Semantic {
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
+            // Embedded meanwhile: by vectors written after the first read.
+            n = pg.vectors_last_n().await?;
         }
-        let n = pg.vectors_last_n().await?;
         let mut indexed = self.shared.indexed.subscribe();
         if indexed.borrow().0 < n {
             self.send(Msg::Wake)?;
@@ -55,9 +56,13 @@ impl Semantic {
         filter: &EntryFilter,
         k: usize,
     ) -> Result<Vec<(i64, f32)>> {
-        let matching = pg
-            .count_matching(filter, self.exact_max.saturating_add(1))
-            .await?;
+        // Unfiltered: the pads' counters, as on SQLite (no scan).
+        let matching = if filter.is_unfiltered() {
+            pg.live_entries().await?
+        } else {
+            pg.count_matching(filter, self.exact_max.saturating_add(1))
+                .await?
+        };
         if matching <= self.exact_max {
             return pg.nearest_exact(&query, filter, k).await;
         }
