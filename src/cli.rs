@@ -140,6 +140,9 @@ enum Command {
     Reply(threads::ReplyArgs),
     /// An entry and every reply under it.
     Thread { id: String },
+    /// What is new for an author: needs_eyes notes by others, replies to its
+    /// entries (a late answer to `pad ask` too), reminders come due.
+    Inbox(threads::InboxArgs),
 }
 
 #[derive(Args, Debug)]
@@ -318,18 +321,28 @@ pub fn main() -> ExitCode {
                     Some(ClientError::Rpc(r)) => {
                         json!({"code": r.code, "message": r.message, "data": r.data})
                     }
-                    _ => json!({"message": format!("{e:#}")}),
+                    _ => json!({"message": chain(&e)}),
                 };
                 eprintln!("{}", json!({ "error": err }));
             } else {
-                eprintln!(
-                    "pad: {}",
-                    crate::error::reword(&format!("{e:#}"), CLI_TERMS)
-                );
+                eprintln!("pad: {}", crate::error::reword(&chain(&e), CLI_TERMS));
             }
             ExitCode::from(exit)
         }
     }
+}
+
+/// An error and its causes, "outer: inner", leaving out a cause whose text
+/// the message already says (a `ClientError::Io` shows its source).
+pub(crate) fn chain(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text = format!("{text}: {cause}");
+        }
+    }
+    text
 }
 
 fn mcp_main(args: McpArgs, socket: Option<PathBuf>, autostart: bool) -> ExitCode {
@@ -347,7 +360,7 @@ fn mcp_main(args: McpArgs, socket: Option<PathBuf>, autostart: bool) -> ExitCode
     match rt.block_on(crate::mcp::serve(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("pad mcp: {e:#}");
+            eprintln!("pad mcp: {}", chain(&e));
             ExitCode::from(1)
         }
     }
@@ -640,6 +653,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Ask(a) => threads::ask(a, &mut c, &out).await?,
         Command::Reply(a) => threads::reply(a, &mut c, &out).await?,
         Command::Thread { id } => threads::thread(id, &mut c, &out).await?,
+        Command::Inbox(a) => threads::inbox(a, &mut c, &out).await?,
     }
     Ok(())
 }

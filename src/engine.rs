@@ -555,6 +555,16 @@ impl Engine {
         store!(self, s => s.get(id))
     }
 
+    /// Up to two (full id, pad) of entries whose id starts with `id`, among
+    /// pads `visible` accepts: a scoped caller's prefix resolution.
+    pub async fn visible_matches(
+        &self,
+        id: &str,
+        visible: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<Vec<(String, String)>> {
+        store!(self, s => s.visible_matches(id, visible))
+    }
+
     pub async fn update(&self, p: UpdateParams) -> Result<Entry> {
         let max = self.0.config.max_content_chars;
         if let Some(c) = &p.content {

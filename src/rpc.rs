@@ -95,25 +95,31 @@ pub async fn dispatch(
     let access = session.access(engine)?;
     let grant = engine.grant(&access)?;
     let g = grant.as_deref();
-    // Checks an entry's pad before acting on it by id.
-    // To a token, an entry outside its grant does not exist: the error names
-    // no foreign pad (and an ambiguous prefix lists no ids to anyone).
-    let entry_pad = async |id: &str, write: bool| -> Result<()> {
-        if let Some(g) = g {
-            let pad = engine.get(id).await?.pad;
-            if !g.covers(&pad) {
-                return Err(crate::store::entries::no_entry(
-                    "id",
-                    &id.trim().to_lowercase(),
-                ));
+    // Checks an entry's pad before acting on it by id, and gives the id to
+    // act on. To a token, an entry outside its grant does not exist: its
+    // prefix resolves among the entries it may read only (a foreign entry
+    // neither matches nor makes a prefix ambiguous), the error names no
+    // foreign pad, and the call goes on with the full id it resolved to.
+    let entry_pad = async |id: &str, write: bool| -> Result<String> {
+        let Some(g) = g else {
+            return Ok(id.to_owned());
+        };
+        let covers = |pad: &str| g.covers(pad);
+        match engine.visible_matches(id, &covers).await?.as_slice() {
+            [] => Err(crate::store::entries::no_entry(
+                "id",
+                &id.trim().to_lowercase(),
+            )),
+            [(full, pad)] => {
+                if write {
+                    g.check_write(pad)?;
+                } else {
+                    g.check_read(pad)?;
+                }
+                Ok(full.clone())
             }
-            if write {
-                g.check_write(&pad)?;
-            } else {
-                g.check_read(&pad)?;
-            }
+            _ => Err(crate::store::entries::ambiguous("id", id)),
         }
-        Ok(())
     };
     let pad_check = |raw: &str, field: &str, write: bool| -> Result<()> {
         if let Some(g) = g {
@@ -133,15 +139,15 @@ pub async fn dispatch(
                 p.author = Some(name.to_owned());
             }
             pad_check(&p.pad, "pad", true)?;
-            if let Some(parent) = &p.reply_to {
-                entry_pad(parent, false)
+            if let Some(parent) = &mut p.reply_to {
+                *parent = entry_pad(parent.as_str(), false)
                     .await
                     .map_err(|e| e.for_field("reply_to"))?;
             }
             // A token's task may wait only on tasks it can read (else it
             // could watch a foreign task turn ready in plan.order).
-            for dep in &p.depends_on {
-                entry_pad(dep, false)
+            for dep in &mut p.depends_on {
+                *dep = entry_pad(dep.as_str(), false)
                     .await
                     .map_err(|e| e.for_field("depends_on"))?;
             }
@@ -149,8 +155,8 @@ pub async fn dispatch(
             reply(EntryResult { entry })
         }
         "entry.thread" => {
-            let p: IdParams = parse(method, params)?;
-            entry_pad(&p.id, false).await?;
+            let mut p: IdParams = parse(method, params)?;
+            p.id = entry_pad(&p.id, false).await?;
             reply(engine.thread(p, g).await?)
         }
         "ask" => {
@@ -162,17 +168,17 @@ pub async fn dispatch(
             reply(engine.ask(p, session.author.as_deref()).await?)
         }
         "entry.get" => {
-            let p: IdParams = parse(method, params)?;
-            entry_pad(&p.id, false).await?;
+            let mut p: IdParams = parse(method, params)?;
+            p.id = entry_pad(&p.id, false).await?;
             reply(EntryResult {
                 entry: engine.get(&p.id).await?,
             })
         }
         "entry.update" => {
-            let p: UpdateParams = parse(method, params)?;
-            entry_pad(&p.id, true).await?;
-            for dep in p.depends_on.iter().flatten() {
-                entry_pad(dep, false)
+            let mut p: UpdateParams = parse(method, params)?;
+            p.id = entry_pad(&p.id, true).await?;
+            for dep in p.depends_on.iter_mut().flatten() {
+                *dep = entry_pad(dep.as_str(), false)
                     .await
                     .map_err(|e| e.for_field("depends_on"))?;
             }
@@ -181,8 +187,8 @@ pub async fn dispatch(
             })
         }
         "entry.delete" => {
-            let p: DeleteParams = parse(method, params)?;
-            entry_pad(&p.id, true).await?;
+            let mut p: DeleteParams = parse(method, params)?;
+            p.id = entry_pad(&p.id, true).await?;
             let gone = engine.delete(p).await?;
             reply(DeleteResult {
                 deleted: true,
@@ -232,29 +238,29 @@ pub async fn dispatch(
             reply(engine.claim(p, session.author.as_deref()).await?)
         }
         "task.heartbeat" => {
-            let p: HeartbeatParams = parse(method, params)?;
-            entry_pad(&p.id, true).await?;
+            let mut p: HeartbeatParams = parse(method, params)?;
+            p.id = entry_pad(&p.id, true).await?;
             reply(EntryResult {
                 entry: engine.heartbeat(p).await?,
             })
         }
         "task.complete" => {
-            let p: CompleteParams = parse(method, params)?;
-            entry_pad(&p.id, true).await?;
+            let mut p: CompleteParams = parse(method, params)?;
+            p.id = entry_pad(&p.id, true).await?;
             reply(EntryResult {
                 entry: engine.complete(p).await?,
             })
         }
         "task.fail" => {
-            let p: FailParams = parse(method, params)?;
-            entry_pad(&p.id, true).await?;
+            let mut p: FailParams = parse(method, params)?;
+            p.id = entry_pad(&p.id, true).await?;
             reply(EntryResult {
                 entry: engine.fail(p).await?,
             })
         }
         "entry.share" => {
             let mut p: ShareParams = parse(method, params)?;
-            entry_pad(&p.id, false).await?;
+            p.id = entry_pad(&p.id, false).await?;
             if let Some(name) = token_name(&access) {
                 p.author = Some(name.to_owned());
             }

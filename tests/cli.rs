@@ -197,7 +197,12 @@ async fn tags_pads_configure_clear_export_stats() {
 
     let stats = json_out(&run(&h, &["--json", "stats"]).await);
     assert_eq!(stats["entries"], 1);
-    assert!(stdout(&run(&h, &["stats"]).await).contains("entries      1"));
+    let human = stdout(&run(&h, &["stats"]).await);
+    assert!(human.contains("entries      1"), "{human}");
+    assert!(
+        !human.contains(" 1 entries") && !human.contains(" 1 pads"),
+        "{human}"
+    );
 }
 
 #[tokio::test]
@@ -246,7 +251,12 @@ async fn errors_have_meaningful_exit_codes() {
         .await
         .unwrap();
     assert_eq!(nowhere.status.code(), Some(7), "engine unavailable");
-    assert!(String::from_utf8_lossy(&nowhere.stderr).contains("no engine is running"));
+    let said = String::from_utf8_lossy(&nowhere.stderr);
+    assert_eq!(
+        said.matches("no engine is running").count(),
+        1,
+        "the reason once: {said}"
+    );
 }
 
 #[tokio::test]
@@ -555,6 +565,46 @@ async fn ask_reply_and_thread() {
     );
     let o = run(&h, &["reply", "zzzzzzzzzzzz", "hello?"]).await;
     assert_eq!(o.status.code(), Some(3));
+    h.stop().await;
+}
+
+/// Issue 28: `pad ask` gives up (exit 8), the person answers later, and the
+/// asker — which never read its inbox — finds the answer with `pad inbox`.
+#[tokio::test]
+async fn a_late_answer_to_pad_ask_reaches_pad_inbox() {
+    let h = Harness::start().await;
+    let o = pad(&h)
+        .args(["ask", "Ship it?", "--wait", "1", "-p", "ops"])
+        .env("PAD_AUTHOR", "agent-late")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(o.status.code(), Some(8));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("pad inbox --author agent-late"), "{err}");
+    let q = json_out(&run(&h, &["--json", "ls", "-p", "ops"]).await)["entries"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let o = run(&h, &["reply", &q, "not today"]).await;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = pad(&h)
+        .args(["inbox"])
+        .env("PAD_AUTHOR", "agent-late")
+        .output()
+        .await
+        .unwrap();
+    let text = stdout(&o);
+    assert!(
+        text.contains("replies (1)") && text.contains("not today"),
+        "{text}"
+    );
+    let o = run(&h, &["inbox", "--author", "agent-late"]).await;
+    assert!(
+        stdout(&o).contains("nothing new for agent-late"),
+        "{}",
+        stdout(&o)
+    );
     h.stop().await;
 }
 

@@ -106,6 +106,69 @@ async fn ask_returns_the_persons_answer_as_soon_as_it_is_committed() {
     h.stop().await;
 }
 
+/// Issue 28: an agent that never read its inbox asks, gives up waiting, and
+/// the person answers later — the answer is in the agent's first inbox read.
+/// Its inbox starts just before its first write, so needs_eyes notes from
+/// others since then are there too; an author that has written nothing
+/// starts empty.
+#[tokio::test]
+async fn a_late_answer_reaches_an_asker_that_never_read_its_inbox() {
+    let h = Harness::start().await;
+    let mut person = as_author(&h, "user").await;
+    ok(
+        &mut person,
+        "entry.add",
+        json!({"pad": "inbox", "content": "before the agent came", "tags": ["needs_eyes"]}),
+    )
+    .await;
+    let mut agent = as_author(&h, "agent-late").await;
+    let r = ok(
+        &mut agent,
+        "ask",
+        json!({"content": "drop the staging DB?", "choices": ["approve", "deny"], "wait_seconds": 1}),
+    )
+    .await;
+    assert!(r["answer"].is_null(), "{r}");
+    let qid = r["question"]["id"].as_str().unwrap().to_string();
+    let flagged = ok(
+        &mut person,
+        "entry.add",
+        json!({"pad": "inbox", "content": "look at this", "tags": ["needs_eyes"]}),
+    )
+    .await["entry"]["id"]
+        .clone();
+    let answer = ok(
+        &mut person,
+        "entry.add",
+        json!({"pad": "inbox", "content": "deny", "reply_to": qid}),
+    )
+    .await["entry"]["id"]
+        .clone();
+    let peeked = ok(&mut agent, "inbox", json!({"peek": true})).await;
+    assert_eq!(ids(&peeked["replies"]), vec![answer.as_str().unwrap()]);
+    let inbox = ok(&mut agent, "inbox", json!({})).await;
+    assert_eq!(
+        ids(&inbox["replies"]),
+        vec![answer.as_str().unwrap()],
+        "{inbox}"
+    );
+    assert_eq!(
+        ids(&inbox["needs_eyes"]),
+        vec![flagged.as_str().unwrap()],
+        "needs_eyes since the agent's first write, not before: {inbox}"
+    );
+    let again = ok(&mut agent, "inbox", json!({})).await;
+    assert!(again["replies"].as_array().unwrap().is_empty(), "{again}");
+    // An author that wrote nothing starts empty.
+    let fresh = ok(&mut person, "inbox", json!({"author": "agent-new"})).await;
+    assert!(
+        fresh["replies"].as_array().unwrap().is_empty()
+            && fresh["needs_eyes"].as_array().unwrap().is_empty(),
+        "{fresh}"
+    );
+    h.stop().await;
+}
+
 #[tokio::test]
 async fn an_unanswered_ask_returns_null_and_the_later_answer_reaches_the_inbox_once() {
     let h = Harness::start().await;

@@ -236,6 +236,88 @@ async fn a_scoped_token_reads_and_writes_only_its_pads() {
     assert!(seen.iter().all(|p| p != "personal"), "{seen:?}");
 }
 
+fn common_prefix(a: &str, b: &str) -> String {
+    a.chars()
+        .zip(b.chars())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x)
+        .collect()
+}
+
+/// Issue 28: to a scoped token, an id prefix resolves among the entries it
+/// may read. A prefix only foreign entries share answers exactly as a prefix
+/// nothing has (no "matches several" telling that they exist), and a prefix
+/// a readable entry shares with foreign ones names the readable one.
+#[tokio::test]
+async fn a_prefix_tells_a_token_nothing_about_entries_it_cannot_read() {
+    let h = Harness::start().await;
+    let mut owner = h.client().await;
+    let secret = create(&mut owner, "reader", &["proj-*"], true).await;
+    let mut x = with_token(&h, &secret, "reader").await;
+    let id = |v: Value| v["id"].as_str().unwrap().to_string();
+
+    // A readable entry between two foreign ones.
+    let (before, mine, after) = loop {
+        let a = id(add(&mut owner, "other", "foreign a").await);
+        let m = id(add(&mut owner, "proj-a", "readable").await);
+        let b = id(add(&mut owner, "other", "foreign b").await);
+        if common_prefix(&a, &b).len() >= 6 {
+            break (a, m, b);
+        }
+    };
+    let shared = common_prefix(&before, &after);
+    let (msg, _) = err(
+        &mut owner,
+        "entry.get",
+        json!({"id": shared}),
+        code::INVALID_PARAMS,
+    )
+    .await;
+    assert!(msg.contains("matches several"), "{msg}");
+    let got = ok(&mut x, "entry.get", json!({"id": shared})).await;
+    assert_eq!(got["entry"]["id"], mine.as_str(), "the one it may read");
+
+    // Two foreign entries alone under a prefix.
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let foreign = loop {
+        let a = id(add(&mut owner, "other", "foreign c").await);
+        let b = id(add(&mut owner, "other", "foreign d").await);
+        let p = common_prefix(&a, &b);
+        if p.len() >= 6 && !mine.starts_with(&p) {
+            break p;
+        }
+    };
+    let unused = "z".repeat(foreign.len());
+    for (method, params) in [
+        ("entry.get", json!({})),
+        ("entry.thread", json!({})),
+        ("entry.update", json!({"content": "x"})),
+        ("entry.delete", json!({})),
+    ] {
+        let call = |prefix: &str| {
+            let mut p = params.clone();
+            p["id"] = json!(prefix);
+            p
+        };
+        let (a, _) = err(&mut x, method, call(&foreign), code::NOT_FOUND).await;
+        let (b, _) = err(&mut x, method, call(&unused), code::NOT_FOUND).await;
+        assert_eq!(
+            a.replace(&foreign, "P"),
+            b.replace(&unused, "P"),
+            "{method}"
+        );
+    }
+    let (a, _) = err(
+        &mut x,
+        "entry.share",
+        json!({"id": foreign, "to": ["proj-b"]}),
+        code::NOT_FOUND,
+    )
+    .await;
+    assert!(a.starts_with("no entry with id"), "{a}");
+    h.stop().await;
+}
+
 #[tokio::test]
 async fn read_only_tokens_cannot_write_and_revoked_tokens_stop_at_once() {
     let h = Harness::start().await;

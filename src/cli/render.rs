@@ -106,6 +106,30 @@ pub fn entry_list(r: &Value) {
     }
 }
 
+/// An author's inbox: what others flagged, replies, reminders come due.
+pub fn inbox(r: &Value) {
+    let mut empty = true;
+    for (label, key) in [
+        ("needs your eyes", "needs_eyes"),
+        ("replies", "replies"),
+        ("reminders", "reminders"),
+    ] {
+        let entries = r[key].as_array().cloned().unwrap_or_default();
+        if entries.is_empty() {
+            continue;
+        }
+        empty = false;
+        println!("{label} ({})", entries.len());
+        for e in &entries {
+            println!("{}", header(e));
+            println!("    {}", preview(s(&e["content"])));
+        }
+    }
+    if empty {
+        println!("nothing new for {}", s(&r["author"]));
+    }
+}
+
 pub fn entry_full(e: &Value) {
     println!("{}", header(e));
     println!(
@@ -303,8 +327,8 @@ pub fn stats(r: &Value) {
         .map(|v| v.iter().filter_map(Value::as_u64).collect())
         .unwrap_or_default();
     println!(
-        "\nlast hour    {} entries  {}  (a minute per mark, oldest left)",
-        a["entries_last_hour"],
+        "\nlast hour    {}  {}  (a minute per mark, oldest left)",
+        count(&a["entries_last_hour"], "entry", "entries"),
         sparkline(&per_minute)
     );
     println!(

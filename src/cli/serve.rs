@@ -102,7 +102,7 @@ pub fn main(args: ServeArgs, socket: Option<PathBuf>) -> ExitCode {
     match rt.block_on(run(args, socket.unwrap_or_else(paths::socket_path))) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("pad serve: {e:#}");
+            eprintln!("pad serve: {}", super::chain(&e));
             ExitCode::from(7)
         }
     }

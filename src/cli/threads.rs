@@ -1,5 +1,5 @@
-//! `pad ask`, `pad reply` and `pad thread`: the conversation between the
-//! person and the agents, at the terminal.
+//! `pad ask`, `pad reply`, `pad thread` and `pad inbox`: the conversation
+//! between the person and the agents, at the terminal.
 
 use clap::Args;
 use serde_json::json;
@@ -9,7 +9,7 @@ use crate::client::Client;
 
 /// `pad ask` ran out of time before anyone answered (exit code 8).
 #[derive(Debug, thiserror::Error)]
-#[error("no answer yet after {waited} s; the question is {id}: a later answer reaches {author}'s inbox (`pad thread {id}` shows it)")]
+#[error("no answer yet after {waited} s; the question is {id}: a later answer reaches {author}'s inbox (`pad inbox --author {author}` or `pad thread {id}` shows it)")]
 pub struct Unanswered {
     waited: f64,
     id: String,
@@ -99,6 +99,24 @@ pub async fn reply(a: ReplyArgs, c: &mut Client, out: Out<'_>) -> anyhow::Result
     out(&r, &|r| {
         println!("{}", r["entry"]["id"].as_str().unwrap_or(""))
     });
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+pub struct InboxArgs {
+    /// Whose inbox.
+    #[arg(long, env = "PAD_AUTHOR", default_value = "user")]
+    author: String,
+    /// Show without moving the author's cursor past what is shown.
+    #[arg(long)]
+    peek: bool,
+}
+
+pub async fn inbox(a: InboxArgs, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
+    let r = c
+        .call("inbox", json!({"author": a.author, "peek": a.peek}))
+        .await?;
+    out(&r, &|r| render::inbox(r));
     Ok(())
 }
 

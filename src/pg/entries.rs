@@ -5,10 +5,10 @@ use sqlx::{PgConnection, Row};
 
 use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS, NEXT_ID};
 use crate::error::{Error, Result};
-use crate::id::{self, ID_LEN};
+use crate::id;
 use crate::model::{Category, Entry, Status};
 use crate::store::cycle::{CycleSearch, Step};
-use crate::store::entries::{ambiguous, check_version, new_entry, no_entry, replied};
+use crate::store::entries::{ambiguous, check_version, new_entry, no_entry, prefix_range, replied};
 use crate::store::text::{query_words, TierHits};
 use crate::store::{Added, EntryFilter, NewEntry, Page, Patch};
 
@@ -120,6 +120,34 @@ impl PgStore {
         let mut conn = self.pool().acquire().await?;
         let (seq, _) = resolve(&mut conn, "id", id).await?;
         load(&mut conn, seq).await
+    }
+
+    /// Up to two entries whose id starts with `id` in pads `visible`
+    /// accepts (`Store::visible_matches`).
+    pub async fn visible_matches(
+        &self,
+        id: &str,
+        visible: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<Vec<(String, String)>> {
+        use futures_util::TryStreamExt;
+        let id = id.trim().to_lowercase();
+        let (lo, hi) = prefix_range("id", &id)?;
+        let mut rows = sqlx::query_as::<_, (i64, String)>(
+            "SELECT seq, pad FROM entries WHERE seq BETWEEN $1 AND $2 ORDER BY seq",
+        )
+        .bind(lo)
+        .bind(hi)
+        .fetch(self.pool());
+        let mut found = Vec::new();
+        while let Some((seq, pad)) = rows.try_next().await? {
+            if visible(&pad) {
+                found.push((id::encode(seq), pad));
+                if found.len() == 2 {
+                    break;
+                }
+            }
+        }
+        Ok(found)
     }
 
     /// Entries by seq, in that order; `None` for one gone meanwhile.
@@ -394,12 +422,7 @@ pub(crate) async fn resolve(
     id: &str,
 ) -> Result<(i64, String)> {
     let id = id.trim().to_lowercase();
-    let Some((lo, hi)) = id::prefix_range(&id) else {
-        return Err(Error::invalid(
-            field,
-            format!("'{id}' is not an entry id; ids are up to {ID_LEN} characters of 0-9 and a-z (without i, l, o, u), e.g. '2k9xe4mr07cb'. A unique prefix is enough."),
-        ));
-    };
+    let (lo, hi) = prefix_range(field, &id)?;
     let seqs: Vec<i64> = sqlx::query_scalar(
         "SELECT seq FROM entries WHERE seq BETWEEN $1 AND $2 ORDER BY seq LIMIT 2",
     )

@@ -231,7 +231,18 @@ impl PgStore {
                 .bind(author)
                 .fetch_optional(pool)
                 .await?;
-        let cursor = cursors.map(|c| c.0);
+        // No cursor yet: just before the author's first entry (`Store::inbox`).
+        let cursor = match cursors {
+            Some(c) => Some(c.0),
+            None => {
+                sqlx::query_scalar::<_, Option<i64>>(
+                    "SELECT min(seq) - 1 FROM entries WHERE author = $1",
+                )
+                .bind(author)
+                .fetch_one(pool)
+                .await?
+            }
+        };
         let reminded_cursor = cursors.map_or(0, |c| c.1);
         let rows = sqlx::query(sql!(
             "SELECT {ENTRY_COLUMNS}, e.reminded_at FROM entries e JOIN pads p ON p.name = e.pad \
@@ -278,7 +289,7 @@ impl PgStore {
             .await?;
             inbox.replies = rows.iter().map(read_entry).collect::<Result<_>>()?;
         }
-        if !peek && (cursor != Some(newest) || reminded != reminded_cursor) {
+        if !peek && (cursors.map(|c| c.0) != Some(newest) || reminded != reminded_cursor) {
             sqlx::query(
                 "INSERT INTO inbox_cursors (author, seq, reminded) VALUES ($1, $2, $3) \
                  ON CONFLICT (author) DO UPDATE SET seq = greatest(inbox_cursors.seq, excluded.seq), \

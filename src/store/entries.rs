@@ -651,6 +651,52 @@ pub fn no_entry(field: &'static str, id: &str) -> Error {
 /// Resolves an id or unique id prefix to `(seq, full id)`. An id still only
 /// in the journal — acknowledged, but the database refuses writes (a full
 /// disk) — is `-32005`, never "no entry": it exists, and will be stored.
+/// The seq range an id or id prefix names, or the error saying what an id is.
+pub(crate) fn prefix_range(field: &'static str, id: &str) -> Result<(i64, i64)> {
+    id::prefix_range(id).ok_or_else(|| {
+        Error::invalid(
+            field,
+            format!("'{id}' is not an entry id; ids are up to {ID_LEN} characters of 0-9 and a-z (without i, l, o, u), e.g. '2k9xe4mr07cb'. A unique prefix is enough."),
+        )
+    })
+}
+
+impl Store {
+    /// Up to two entries whose id starts with `id` among those in pads
+    /// `visible` accepts (the journal's too): how a scoped caller's prefix
+    /// resolves, so entries it may not read neither match nor make its
+    /// prefix ambiguous.
+    pub fn visible_matches(
+        &self,
+        id: &str,
+        visible: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<Vec<(String, String)>> {
+        let id = id.trim().to_lowercase();
+        let (lo, hi) = prefix_range("id", &id)?;
+        let conn = self.reader()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT seq, pad FROM entries WHERE seq BETWEEN ? AND ? ORDER BY seq",
+        )?;
+        let mut rows = stmt.query([lo, hi])?;
+        let mut found = Vec::new();
+        while let Some(r) = rows.next()? {
+            let pad: String = r.get(1)?;
+            if visible(&pad) {
+                found.push((id::encode(r.get(0)?), pad));
+                if found.len() == 2 {
+                    return Ok(found);
+                }
+            }
+        }
+        for (seq, e) in self.journal.find_range(lo, hi, usize::MAX) {
+            if found.len() < 2 && visible(&e.pad) {
+                found.push((id::encode(seq), e.pad));
+            }
+        }
+        Ok(found)
+    }
+}
+
 pub(crate) fn resolve(
     conn: &Connection,
     journal: &Journal,
@@ -658,12 +704,7 @@ pub(crate) fn resolve(
     id: &str,
 ) -> Result<(i64, String)> {
     let id = id.trim().to_lowercase();
-    let Some((lo, hi)) = id::prefix_range(&id) else {
-        return Err(Error::invalid(
-            field,
-            format!("'{id}' is not an entry id; ids are up to {ID_LEN} characters of 0-9 and a-z (without i, l, o, u), e.g. '2k9xe4mr07cb'. A unique prefix is enough."),
-        ));
-    };
+    let (lo, hi) = prefix_range(field, &id)?;
     let seqs: Vec<i64> = conn
         .prepare_cached("SELECT seq FROM entries WHERE seq BETWEEN ? AND ? ORDER BY seq LIMIT 2")?
         .query_map([lo, hi], |r| r.get(0))?

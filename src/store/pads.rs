@@ -261,8 +261,11 @@ pub struct Inbox {
 impl Store {
     /// Entries by others since `author`'s cursor that carry `needs_eyes` or
     /// reply to one of `author`'s entries (`reply_to` is its id); live
-    /// pads only. Moves the cursor past them unless `peek`. An author's first
-    /// read starts its inbox empty, at the newest entry.
+    /// pads only. Moves the cursor past them unless `peek`. An author with
+    /// no cursor yet starts just before its first entry, so the answer to
+    /// its first question (and any reply to what it wrote) reaches it even
+    /// if it never read its inbox before; an author that has written
+    /// nothing starts empty, at the newest entry.
     pub fn inbox(&self, author: &str, peek: bool) -> Result<Inbox> {
         let conn = self.reader()?;
         let newest: i64 = conn.query_row("SELECT coalesce(max(seq), 0) FROM entries", [], |r| {
@@ -275,7 +278,17 @@ impl Store {
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
-        let cursor = cursors.map(|c| c.0);
+        let cursor = match cursors {
+            Some(c) => Some(c.0),
+            None => conn
+                .query_row(
+                    "SELECT min(seq) - 1 FROM entries WHERE author = ?",
+                    [author],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .flatten(),
+        };
         // Reminders are the author's own: even a first read shows them.
         let reminded_cursor = cursors.map_or(0, |c| c.1);
         let reminders: Vec<(Entry, i64)> = conn
@@ -324,7 +337,7 @@ impl Store {
                 .collect::<rusqlite::Result<_>>()?;
         }
         drop(conn);
-        if !peek && (cursor != Some(newest) || reminded != reminded_cursor) {
+        if !peek && (cursors.map(|c| c.0) != Some(newest) || reminded != reminded_cursor) {
             let w = self.writer();
             w.conn.execute(
                 "INSERT INTO inbox_cursors (author, seq, reminded) VALUES (?1, ?2, ?3) \

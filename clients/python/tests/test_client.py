@@ -187,6 +187,19 @@ def test_tasks_plans_reports_and_tokens(engine):
             bot.list("py-elsewhere")
 
 
+def test_a_late_answer_reaches_an_asker_that_never_read_its_inbox(engine):
+    """Issue 28: ask, give up after a second, the person answers later; the
+    asker's first inbox read holds the answer."""
+    with Client(engine.socket, author="agent-py-late") as agent:
+        r = agent.ask("Rotate the keys now?", pad="py-late", choices=["yes", "no"], wait_seconds=1)
+        assert r["answer"] is None
+        with engine.client(author="user") as person:
+            answer = person.reply(r["question"]["id"], "no")
+        inbox = agent.inbox()
+        assert [e["id"] for e in inbox["replies"]] == [answer["id"]], inbox
+        assert agent.inbox()["replies"] == []
+
+
 def test_ask_waits_past_the_socket_timeout_for_the_answer(engine):
     """`ask()` blocks until the person replies, even beyond the client's own
     socket timeout; `reply()` and `thread()` work the conversation."""
