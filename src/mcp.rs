@@ -31,6 +31,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::client::{Client, ClientError};
+use crate::model::count;
 use text::{fail, inbox_line, line, not_embedded, ok};
 
 /// Where the engine is and who is writing.
@@ -442,8 +443,8 @@ impl PadTools {
                     ));
                 }
                 let mut text = format!(
-                    "{} hit(s) ({} search):",
-                    hits.len(),
+                    "{} ({} search):",
+                    count(hits.len() as i64, "hit", "hits"),
                     r["mode"].as_str().unwrap_or("")
                 );
                 for h in &hits {
@@ -481,7 +482,10 @@ impl PadTools {
                 } else {
                     " (more are older; raise limit to see them)"
                 };
-                let mut text = format!("{} note(s) in '{pad}', newest first{more}:", entries.len());
+                let mut text = format!(
+                    "{} in '{pad}', newest first{more}:",
+                    count(entries.len() as i64, "note", "notes")
+                );
                 for e in &entries {
                     text.push_str(&format!("\n\n{}", line(e)));
                 }
@@ -537,8 +541,8 @@ impl PadTools {
                     .map(|t| format!("#{} ({})", t["tag"].as_str().unwrap_or(""), t["count"]))
                     .collect();
                 ok(format!(
-                    "{} tag(s) in '{pad}': {}",
-                    tags.len(),
+                    "{} in '{pad}': {}",
+                    count(tags.len() as i64, "tag", "tags"),
                     list.join(", ")
                 ))
             }
@@ -600,9 +604,9 @@ impl PadTools {
                     .as_array()?
                     .iter()
                     .find(|p| p["name"] == pad.as_str())
-                    .map(|p| p["entries"].clone())
+                    .and_then(|p| p["entries"].as_i64())
             })
-            .map(|n| format!(" The pad now holds {n} note(s)."))
+            .map(|n| format!(" The pad now holds {}.", count(n, "note", "notes")))
             .unwrap_or_default();
         ok(format!(
             "Saved note {} to pad '{}'.{count}",
@@ -693,7 +697,7 @@ mod tests {
         assert_eq!(not_embedded(&json!({"hits": []})), "");
         let text = not_embedded(&json!({"hits": [], "not_embedded": 250}));
         assert!(
-            text.contains("250 note(s)") && text.contains("mode \"text\""),
+            text.contains("250 notes") && text.contains("mode \"text\""),
             "{text}"
         );
     }

@@ -355,6 +355,12 @@ fn suggest(s: &str, ok: impl Fn(char) -> bool) -> String {
     }
 }
 
+/// A count in words that agree with it: "1 note", "2 notes", "0 notes".
+pub fn count(n: impl Into<i64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Formats Unix milliseconds as RFC 3339 UTC with milliseconds.
 pub fn fmt_time(ms: i64) -> String {
     let t = OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)

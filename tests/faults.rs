@@ -253,11 +253,13 @@ async fn a_foreign_write_lock_is_waited_for_two_seconds_at_most() {
         }
         eprintln!("a write under the lock was refused after {took:?}");
         assert!(
-            took < Duration::from_secs(5),
-            "waited {took:?}; the bound is 2 s, plus the queue"
+            took < Duration::from_secs(8),
+            "waited {took:?}; the bound is 2 s, plus the queue (per-request waits took 10-15 s)"
         );
     }
-    assert!(started.elapsed() < Duration::from_secs(6));
+    // Six writes each waiting its own 2 s (as before the shared wait)
+    // would take 12 s or more.
+    assert!(started.elapsed() < Duration::from_secs(9));
     let t = Instant::now();
     let got = ok(&mut c, "entry.get", json!({"id": kept})).await;
     assert_eq!(got["entry"]["content"], json!("stored before the lock"));

@@ -141,9 +141,11 @@ async fn a_flood_is_answered_at_once_with_what_is_not_embedded_yet() {
         left > SETTLE_MAX_BACKLOG as u64 && left <= flood as u64,
         "{left} of {flood} not embedded"
     );
+    // Quiet: tens of ms (the query's embedding). Waiting out the 2 s bound
+    // would take 2 s.
     assert!(
-        waited < Duration::from_secs(1),
-        "a flooded search answers at once ({waited:?})"
+        waited < Duration::from_millis(1500),
+        "a flooded search answers at once, without waiting out its 2 s bound ({waited:?})"
     );
     // Text search sees them all the while; meaning search once embedded.
     let r = ok(

@@ -43,8 +43,7 @@ fn human_secs_up(secs: i64) -> String {
 
 /// "1 entry", "2 entries".
 pub fn count(n: &Value, one: &str, many: &str) -> String {
-    let n = n.as_i64().unwrap_or(0);
-    format!("{n} {}", if n == 1 { one } else { many })
+    crate::model::count(n.as_i64().unwrap_or(0), one, many)
 }
 
 fn header(e: &Value) -> String {

@@ -4,6 +4,8 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 
+use crate::model::count;
+
 /// "Inbox: …" when others wrote something for this author since its last
 /// call; `None` when there is nothing new.
 pub(super) fn inbox_line(r: &Value) -> Option<String> {
@@ -37,22 +39,17 @@ pub(super) fn inbox_line(r: &Value) -> Option<String> {
     }
     if !replies.is_empty() {
         let shown: Vec<String> = replies.iter().take(5).map(brief).collect();
-        let noun = if replies.len() == 1 {
-            "reply"
-        } else {
-            "replies"
-        };
         parts.push(format!(
-            "{} {noun} to your notes: {}",
-            replies.len(),
+            "{} to your notes: {}",
+            count(replies.len() as i64, "reply", "replies"),
             shown.join("; ")
         ));
     }
     if !reminders.is_empty() {
         let shown: Vec<String> = reminders.iter().take(5).map(brief).collect();
         parts.push(format!(
-            "{} reminder(s) due: {}",
-            reminders.len(),
+            "{} due: {}",
+            count(reminders.len() as i64, "reminder", "reminders"),
             shown.join("; ")
         ));
     }
@@ -72,7 +69,9 @@ pub(super) fn not_embedded(r: &Value) -> String {
     match r["not_embedded"].as_u64().unwrap_or(0) {
         0 => String::new(),
         n => format!(
-            "\n\n({n} note(s) written moments ago are not yet searchable by meaning: the engine is embedding a burst of writes. Words find them now (mode \"text\"); meaning in a moment.)"
+            "\n\n({} written moments ago {} not yet searchable by meaning: the engine is embedding a burst of writes. Words find them now (mode \"text\"); meaning in a moment.)",
+            count(n as i64, "note", "notes"),
+            if n == 1 { "is" } else { "are" }
         ),
     }
 }

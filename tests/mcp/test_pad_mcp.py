@@ -79,10 +79,10 @@ def test_every_tool_works_and_writes_with_the_right_author(engine):
     for name, r in out.items():
         assert not r.is_error, (name, text(r))
     added = text(out["add"])
-    assert added.startswith("Saved note ") and "to pad 'research'" in added and "1 note(s)" in added
+    assert added.startswith("Saved note ") and "to pad 'research'" in added and "holds 1 note." in added
     note_id = added.split()[2]
-    assert "2 note(s)" in text(out["scratch"])
-    assert "1 hit(s)" in text(out["search"]) and note_id in text(out["search"])
+    assert "holds 2 notes." in text(out["scratch"])
+    assert "1 hit (" in text(out["search"]) and note_id in text(out["search"])
     assert "elsewhere" in text(out["search_all"])
     assert "login retries 3x" in text(out["list"]) and "quick jot" not in text(out["list"])
     assert "#login (1)" in text(out["tags"]) and "#needs_eyes (1)" in text(out["tags"])

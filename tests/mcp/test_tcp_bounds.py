@@ -74,7 +74,8 @@ def test_idle_tcp_floods_leave_the_owner_served():
             with e.client(author="owner") as c:
                 c.add("still served", "bounds")
                 assert c.stats()["entries"] >= 1
-            assert time.time() - started < 2
+            # Quiet: ~50 ms; a socket starved by the flood would time out.
+            assert time.time() - started < 5
             # A new HTTP client is told, not left hanging.
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5)

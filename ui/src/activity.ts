@@ -2,6 +2,7 @@
 // (with `activity: true`), refreshed while shown.
 
 import { rpc } from "./api";
+import { count } from "./count";
 
 interface PadActivity {
   name: string;
@@ -62,7 +63,7 @@ export function chart(perMinute: number[], width = 600, height = 90): SVGSVGElem
     r.setAttribute("height", String(h));
     r.setAttribute("class", n === 0 ? "bar empty" : "bar");
     const title = document.createElementNS(SVG, "title");
-    title.textContent = `${perMinute.length - i} min ago: ${n} entries`;
+    title.textContent = `${perMinute.length - i} min ago: ${count(n, "entry", "entries")}`;
     r.append(title);
     svg.append(r);
   });
@@ -75,7 +76,7 @@ function padList(title: string, pads: PadActivity[], open: (pad: string) => void
   if (!pads.length) box.append(el("p", "hint", "no pads"));
   for (const p of pads) {
     const b = el("button", "act-pad");
-    b.append(el("span", "pad-name", p.name), el("span", "count", `${p.entries} entries · idle ${idle(p.idle_seconds)}`));
+    b.append(el("span", "pad-name", p.name), el("span", "count", `${count(p.entries, "entry", "entries")} · idle ${idle(p.idle_seconds)}`));
     b.addEventListener("click", () => open(p.name));
     box.append(b);
   }

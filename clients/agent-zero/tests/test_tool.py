@@ -25,7 +25,7 @@ def test_actions_round_trip(tool_module, engine, monkeypatch):
         assert (e["author"], e["pad"], e["kind"], e["tags"]) == ("agent-0", "a0", "insight", ["login"])
 
     found = run(tool_module, engine, monkeypatch, action="search", query="refresh token")
-    assert "1 hit(s)" in found and note_id in found
+    assert "1 hit (" in found and "hit(s)" not in found and note_id in found
     assert note_id in run(tool_module, engine, monkeypatch, action="list", tags=["login"])
     assert "#login (1)" in run(tool_module, engine, monkeypatch, action="tags")
     assert "refresh token is cached" in run(tool_module, engine, monkeypatch, action="read")

@@ -5,6 +5,7 @@
 
 import { rpc, setSettings } from "../api";
 import { renderActivity } from "../activity";
+import { count, searchTitle } from "../count";
 import { $, el, fail, say } from "../dom";
 import { app, currentPad } from "../state";
 import type { Filter, PlanStep } from "../store";
@@ -99,7 +100,7 @@ export function draw(): void {
   const title = $("view-title");
   if (app.view === "feed") {
     app.shown = app.feed.entries;
-    title.textContent = `${currentPad()} · ${app.shown.length}${app.cursor ? "+" : ""} entries`;
+    title.textContent = `${currentPad()} · ${count(app.shown.length, "entry", "entries", !!app.cursor)}`;
   } else if (app.view === "inbox") {
     app.shown = app.feed.inbox;
     title.textContent = `Needs eyes · ${app.shown.length}`;
@@ -148,7 +149,7 @@ function row(e: Entry, i: number): HTMLElement {
   head.append(el("span", "author", e.author));
   if (app.view !== "feed" || e.pad !== currentPad()) head.append(el("span", "pad-chip", e.pad));
   head.append(el("span", "time", ago(e.created_at)));
-  if (e.replies > 0) head.append(el("span", "replies", `${e.replies} ${e.replies === 1 ? "reply" : "replies"}`));
+  if (e.replies > 0) head.append(el("span", "replies", count(e.replies, "reply", "replies")));
   if (e.pinned) head.append(el("span", "pin", "📌"));
   for (const t of e.tags) head.append(el("span", "tag", `#${t}`));
   const body = el("div", "row-body", e.content.replace(/\s+/g, " ").slice(0, 300));
@@ -185,6 +186,9 @@ export async function focusEntry(pad: string, id: string): Promise<void> {
 
 // ----------------------------------------------------------------- views
 
+/** Hits a search view asks for. */
+const SEARCH_LIMIT = 100;
+
 export async function search(q: string): Promise<void> {
   if (!q.trim()) {
     app.view = "feed";
@@ -192,13 +196,13 @@ export async function search(q: string): Promise<void> {
   }
   app.view = "search";
   const f = filter();
-  const p: Record<string, unknown> = { query: q, limit: 100 };
+  const p: Record<string, unknown> = { query: q, limit: SEARCH_LIMIT };
   if (f.tag) p.tags = [f.tag];
   if (f.kind) p.kind = f.kind;
   if (f.author) p.author = f.author;
   const r = await rpc<{ hits: { entry: Entry }[]; mode: string }>("search", p);
   app.shown = r.hits.map((h) => h.entry);
-  $("view-title").textContent = `${app.shown.length} found for “${q}” in every pad (${r.mode})`;
+  $("view-title").textContent = searchTitle(app.shown.length, SEARCH_LIMIT, q, r.mode);
   list.setItems(app.shown);
   app.selected = app.shown[0]?.id ?? null;
   list.refresh();
@@ -254,12 +258,12 @@ export async function showInbox(): Promise<void> {
 export async function clearPad(): Promise<void> {
   const pad = currentPad();
   const n = app.pads.find((p) => p.name === pad)?.entries ?? app.feed.entries.length;
-  if (!(await confirmAction(`Clear pad “${pad}”: delete all ${n} entries, pinned ones too? This cannot be undone.`, "Clear pad"))) {
+  if (!(await confirmAction(`Clear pad “${pad}”: delete ${n === 1 ? "its 1 entry" : `all ${n} entries`}, pinned ones too? This cannot be undone.`, "Clear pad"))) {
     say("nothing deleted");
     return;
   }
   const r = await rpc<{ deleted: number }>("pad.clear", { name: pad });
-  say(`deleted ${r.deleted} entries`);
+  say(`deleted ${count(r.deleted, "entry", "entries")}`);
   await loadFeed();
 }
 

@@ -2,6 +2,7 @@
 // (`entry.thread`). Reloaded when an event touches one of its entries.
 
 import { rpc } from "../api";
+import { count } from "../count";
 import { el } from "../dom";
 import { renderMarkdown } from "../markdown";
 import { ago } from "../time";
@@ -60,7 +61,7 @@ export function renderThread(root: Entry): HTMLElement {
   const box = el("div", "thread");
   const replies = repliesOf(root.id);
   if (!replies || replies.length === 0) return box;
-  box.append(el("div", "thread-title", `${replies.length} ${replies.length === 1 ? "reply" : "replies"}`));
+  box.append(el("div", "thread-title", count(replies.length, "reply", "replies")));
   const depth = depths(root.id, replies);
   for (const r of replies) {
     const item = el("div", "reply");

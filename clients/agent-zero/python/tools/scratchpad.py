@@ -20,6 +20,11 @@ except ImportError:  # the tests load the client from this repository
 ACTIONS = ("add", "ask", "search", "list", "read", "update", "delete", "tags", "inbox")
 
 
+def _count(n, one, many):
+    """"1 note", "2 notes": the count and the word that agrees with it."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def _line(e):
     tags = " ".join(f"#{t}" for t in e.get("tags", []))
     status = f" ({e['status']})" if e.get("status") else ""
@@ -53,14 +58,14 @@ def run_action(client, args, default_pad):
                               limit=int(args.get("limit") or 10))
             if not r["hits"]:
                 return f"No notes match '{args.get('query', '')}'."
-            return f"{len(r['hits'])} hit(s) ({r['mode']} search):\n\n" + "\n\n".join(
+            return f"{_count(len(r['hits']), 'hit', 'hits')} ({r['mode']} search):\n\n" + "\n\n".join(
                 _line(h["entry"]) for h in r["hits"])
         if action == "list":
             page = client.list(pad, tags=args.get("tags") or None, kind=args.get("kind"),
                                limit=int(args.get("limit") or 20))
             if not page["entries"]:
                 return f"Pad '{pad}' has no matching notes."
-            return f"{len(page['entries'])} note(s) in '{pad}', newest first:\n\n" + "\n\n".join(
+            return f"{_count(len(page['entries']), 'note', 'notes')} in '{pad}', newest first:\n\n" + "\n\n".join(
                 _line(e) for e in page["entries"])
         if action == "read":
             return client.export_pad(pad)
