@@ -60,7 +60,7 @@ macro_rules! background {
 
 mod activity;
 mod background;
-mod export;
+pub(crate) mod export;
 pub mod lock;
 mod pads;
 mod search;

@@ -9,6 +9,7 @@
 
 mod ask;
 mod http;
+mod notes;
 mod schema;
 mod sse;
 mod text;
@@ -25,14 +26,16 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt};
+use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 use rmcp::{ErrorData, RoleServer};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::client::{Client, ClientError};
 use crate::model::count;
-use text::{fail, inbox_line, line, not_embedded, ok};
+use notes::{
+    AddNote, DeleteNote, ListNotes, PadOnly, ReadPad, ScratchNote, SearchNotes, UpdateNote,
+};
+use text::{fail, inbox_line, ok};
 
 /// Where the engine is and who is writing.
 #[derive(Clone, Debug)]
@@ -72,106 +75,6 @@ pub struct PadTools {
     caller: Option<Caller>,
     #[allow(dead_code)] // read by the tool_handler macro
     tool_router: ToolRouter<Self>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct AddNote {
-    #[schemars(
-        description = "The note: up to 4,000 characters. One idea, finding, plan or result per note."
-    )]
-    pub content: String,
-    #[schemars(
-        description = "Up to 10 tags, each 1-32 of a-z 0-9 _ -. Add `needs_eyes` to ask the person (or another agent) to look."
-    )]
-    #[serde(default)]
-    pub tags: Vec<String>,
-    #[schemars(description = "note (default), plan, task, result, insight or question.")]
-    pub kind: Option<String>,
-    #[schemars(description = "The pad to write to; defaults to this server's pad.")]
-    pub pad: Option<String>,
-    #[schemars(
-        description = "The id of a note this one answers; its author sees the reply in their inbox."
-    )]
-    pub reply_to: Option<String>,
-    #[schemars(
-        description = "For tasks: ids of the tasks this one waits on; claim_task hands it out only after they are done."
-    )]
-    #[serde(default)]
-    pub depends_on: Vec<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct ScratchNote {
-    #[schemars(description = "The note: up to 4,000 characters.")]
-    pub content: String,
-    #[schemars(description = "The pad to write to; defaults to this server's pad.")]
-    pub pad: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct SearchNotes {
-    #[schemars(
-        description = "What to look for, in words or meaning: 'docker login failures' also finds 'cannot authenticate to the registry'."
-    )]
-    pub query: String,
-    #[schemars(description = "Only notes carrying all of these tags.")]
-    #[serde(default)]
-    pub tags: Vec<String>,
-    #[schemars(
-        description = "The pad to search; defaults to this server's pad. Use \"*\" for every pad."
-    )]
-    pub pad: Option<String>,
-    #[schemars(description = "hybrid (default: words and meaning), text, or semantic.")]
-    pub mode: Option<String>,
-    #[schemars(
-        description = "How many hits, 1-200 (default 10).",
-        range(min = 1, max = 200)
-    )]
-    pub limit: Option<u32>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct ListNotes {
-    #[schemars(description = "The pad to list.")]
-    pub pad: String,
-    #[schemars(description = "Only notes carrying all of these tags.")]
-    #[serde(default)]
-    pub tags: Vec<String>,
-    #[schemars(
-        description = "Only notes of this kind: note, plan, task, result, insight, question."
-    )]
-    pub kind: Option<String>,
-    #[schemars(
-        description = "How many, newest first, 1-1000 (default 20).",
-        range(min = 1, max = 1000)
-    )]
-    pub limit: Option<u32>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct UpdateNote {
-    #[schemars(
-        description = "The note's id (or a unique prefix of it), as add_note or search_notes gave it."
-    )]
-    pub id: String,
-    #[schemars(description = "New content, replacing the old.")]
-    pub content: Option<String>,
-    #[schemars(description = "New tags, replacing the old ones ([] removes all).")]
-    pub tags: Option<Vec<String>>,
-    #[schemars(description = "For tasks: todo, doing, done, failed or blocked.")]
-    pub status: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct DeleteNote {
-    #[schemars(description = "The note's id (or a unique prefix of it).")]
-    pub id: String,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct PadOnly {
-    #[schemars(description = "The pad.")]
-    pub pad: String,
 }
 
 impl PadTools {
@@ -284,7 +187,15 @@ fn describe(e: ClientError) -> String {
 #[tool_router]
 impl PadTools {
     #[tool(
-        description = "Save a note to the shared scratch-pad, where the person and other agents can find it. Use it for findings, plans, results and open questions worth keeping; tag it so it can be found (add the tag needs_eyes when a person should look); set reply_to to answer someone's note. To ask the person and wait for the answer, use ask_person instead. Limits: 4,000 characters, 10 tags. Returns the note's id (for update_note) and the pad's note count. Any tool result may end with an Inbox line: notes flagged needs_eyes by others, and replies to your notes, since your last call."
+        title = "Add a note",
+        description = "Save a note to the shared scratch-pad, where the person and other agents can find it. Use it for findings, plans, results and open questions worth keeping; tag it so it can be found (add the tag needs_eyes when a person should look); set reply_to to answer someone's note. To ask the person and wait for the answer, use ask_person instead. Limits: 4,000 characters, 10 tags. Returns the note's id (for update_note) and the pad's note count. Any tool result may end with an Inbox line: notes flagged needs_eyes by others, and replies to your notes, since your last call.",
+        annotations(
+            title = "Add a note",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn add_note(&self, Parameters(p): Parameters<AddNote>) -> CallToolResult {
         let mut link = self.link();
@@ -293,7 +204,15 @@ impl PadTools {
     }
 
     #[tool(
-        description = "Quickest way to jot something down: content only, no tags, to the default pad. Use add_note when the note deserves tags or a kind. Limit: 4,000 characters. Returns the note's id."
+        title = "Jot a note",
+        description = "Quickest way to jot something down: content only, no tags, to the default pad. Use add_note when the note deserves tags or a kind. Limit: 4,000 characters. Returns the note's id.",
+        annotations(
+            title = "Jot a note",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn scratch_note(&self, Parameters(p): Parameters<ScratchNote>) -> CallToolResult {
         let mut link = self.link();
@@ -302,7 +221,15 @@ impl PadTools {
     }
 
     #[tool(
-        description = "Search the scratch-pad by words and by meaning (hybrid), so paraphrases are found too. Narrow with tags (all must match) or a pad; mode text or semantic picks one side. Returns hits best first with ids, authors and content; use update_note on an id to follow up."
+        title = "Search notes",
+        description = "Search the scratch-pad by words and by meaning (hybrid), so paraphrases are found too. Narrow with tags (all must match) or a pad; mode text or semantic picks one side. Returns hits best first with ids, authors and content; use update_note on an id to follow up.",
+        annotations(
+            title = "Search notes",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn search_notes(&self, Parameters(p): Parameters<SearchNotes>) -> CallToolResult {
         let mut link = self.link();
@@ -311,7 +238,15 @@ impl PadTools {
     }
 
     #[tool(
-        description = "List the newest notes of a pad, optionally only those with all the given tags or of one kind. Returns each note's id, kind, author, tags and content, and whether there are more."
+        title = "List notes",
+        description = "List the newest notes of a pad, optionally only those with all the given tags or of one kind. Returns each note's id, kind, author, tags and content, and whether there are more.",
+        annotations(
+            title = "List notes",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn list_notes(&self, Parameters(p): Parameters<ListNotes>) -> CallToolResult {
         let mut link = self.link();
@@ -320,7 +255,15 @@ impl PadTools {
     }
 
     #[tool(
-        description = "Change a note: new content, new tags (replacing the old) or, for tasks, a status (todo, doing, done, failed, blocked). Give at least one. Returns the note as it now is."
+        title = "Change a note",
+        description = "Change a note: new content, new tags (replacing the old) or, for tasks, a status (todo, doing, done, failed, blocked). Give at least one. Returns the note as it now is.",
+        annotations(
+            title = "Change a note",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn update_note(&self, Parameters(p): Parameters<UpdateNote>) -> CallToolResult {
         let mut link = self.link();
@@ -328,7 +271,17 @@ impl PadTools {
         self.with_inbox(&mut link, result).await
     }
 
-    #[tool(description = "Delete a note by id. It cannot be undone. Returns the deleted id.")]
+    #[tool(
+        title = "Delete a note",
+        description = "Delete a note by id. It cannot be undone. Returns the deleted id.",
+        annotations(
+            title = "Delete a note",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
     async fn delete_note(&self, Parameters(p): Parameters<DeleteNote>) -> CallToolResult {
         let mut link = self.link();
         let result = self.delete_note_body(&mut link, p).await;
@@ -336,7 +289,15 @@ impl PadTools {
     }
 
     #[tool(
-        description = "The tags in use in a pad, most used first, with how many notes carry each. Use them to tag consistently and to filter searches."
+        title = "List tags",
+        description = "The tags in use in a pad, most used first, with how many notes carry each. Use them to tag consistently and to filter searches.",
+        annotations(
+            title = "List tags",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn list_tags(&self, Parameters(p): Parameters<PadOnly>) -> CallToolResult {
         let mut link = self.link();
@@ -345,16 +306,32 @@ impl PadTools {
     }
 
     #[tool(
-        description = "The whole pad as markdown, oldest first, ready to read into context: every note with its kind, author, time, id, tags and status."
+        title = "Read a pad",
+        description = "A pad as markdown, ready to read into context: notes grouped as plan, tasks, working notes, results, insights and questions, newest first within each, with kind, author, time, id, tags and status. Bounded by max_chars (default 12,000 characters, about 3,000 tokens): pinned and important notes and open questions go in first, then the newest; a closing line says how many notes were left out and how to get more.",
+        annotations(
+            title = "Read a pad",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
-    async fn read_pad(&self, Parameters(p): Parameters<PadOnly>) -> CallToolResult {
+    async fn read_pad(&self, Parameters(p): Parameters<ReadPad>) -> CallToolResult {
         let mut link = self.link();
         let result = self.read_pad_body(&mut link, p).await;
         self.with_inbox(&mut link, result).await
     }
 
     #[tool(
-        description = "Take the next task that is ready in a pad's plan (its dependencies done), so that no other agent works on it. Returns the task with its resume note: if another agent started it and stopped, continue from there. Hold it by calling update_task with your progress before the lease runs out; finish with update_task status done (or failed). Returns 'no task is ready' with what is running, blocked and done when there is nothing to take."
+        title = "Claim a task",
+        description = "Take the next task that is ready in a pad's plan (its dependencies done), so that no other agent works on it. Returns the task with its resume note: if another agent started it and stopped, continue from there. Hold it by calling update_task with your progress before the lease runs out; finish with update_task status done (or failed). Returns 'no task is ready' with what is running, blocked and done when there is nothing to take.",
+        annotations(
+            title = "Claim a task",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn claim_task(&self, Parameters(p): Parameters<work::ClaimTask>) -> CallToolResult {
         let mut link = self.link();
@@ -363,7 +340,15 @@ impl PadTools {
     }
 
     #[tool(
-        description = "Report on a task you hold: progress in resume (this also renews your lease), status done when finished, status failed with an error when it cannot be done (retry true puts it back in the queue). Keep resume current: if you stop, the next agent continues from it. Fails if the task was handed to another agent after your lease ran out: then stop working on it."
+        title = "Report on a task",
+        description = "Report on a task you hold: progress in resume (this also renews your lease), status done when finished, status failed with an error when it cannot be done (retry true puts it back in the queue). Keep resume current: if you stop, the next agent continues from it. Fails if the task was handed to another agent after your lease ran out: then stop working on it.",
+        annotations(
+            title = "Report on a task",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn update_task(&self, Parameters(p): Parameters<work::UpdateTask>) -> CallToolResult {
         let mut link = self.link();
@@ -372,7 +357,15 @@ impl PadTools {
     }
 
     #[tool(
-        description = "The plan of a pad: its goal notes and its tasks in dependency order, each ready, running (with who holds it), blocked (and on what), done or failed, with resume notes. Read it before planning, so work already done or under way is not redone."
+        title = "Read the plan",
+        description = "The plan of a pad: its goal notes and its tasks in dependency order, each ready, running (with who holds it), blocked (and on what), done or failed, with resume notes. Read it before planning, so work already done or under way is not redone.",
+        annotations(
+            title = "Read the plan",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn plan(&self, Parameters(p): Parameters<work::PlanOf>) -> CallToolResult {
         let mut link = self.link();
@@ -381,184 +374,42 @@ impl PadTools {
     }
 
     #[tool(
-        description = "Ask the person a question and wait for the answer. Ask before anything destructive or irreversible (deleting data, dropping a database, force-pushing, spending money, sending messages on their behalf) and when you are blocked on a decision only they can make; offer choices such as [\"approve\", \"deny\"]. The person sees a desktop notification and answers with a click. Returns the answer and who gave it, or, if nobody answered within wait_seconds (default 60, at most 110), the question's id: the answer then arrives later in your Inbox line. Do not go ahead until you have the answer."
+        title = "Ask the person",
+        description = "Ask the person a question and wait for the answer. Ask before anything destructive or irreversible (deleting data, dropping a database, force-pushing, spending money, sending messages on their behalf) and when you are blocked on a decision only they can make; offer choices such as [\"approve\", \"deny\"]. The person sees a desktop notification and answers with a click. Returns the answer and who gave it, or, if nobody answered within wait_seconds (default 45, at most 110; progress notifications go to clients that ask for them), the question's id: the answer then arrives later in your Inbox line. Do not go ahead until you have the answer.",
+        annotations(
+            title = "Ask the person",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
-    async fn ask_person(&self, Parameters(p): Parameters<ask::AskPerson>) -> CallToolResult {
+    async fn ask_person(
+        &self,
+        Parameters(p): Parameters<ask::AskPerson>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         let mut link = self.link();
-        let (result, answer) = self.ask_person_body(&mut link, p).await;
+        let (result, answer) = self.ask_person_body(&mut link, p, ctx).await;
         self.with_inbox_except(&mut link, result, answer.as_deref())
             .await
     }
 
     #[tool(
-        description = "Copy a note (an insight, a gotcha, a result) to other pads so the agents working there learn it too. Each copy records where it came from. Returns the new ids."
+        title = "Share a note",
+        description = "Copy a note (an insight, a gotcha, a result) to other pads so the agents working there learn it too. Each copy records where it came from. Returns the new ids.",
+        annotations(
+            title = "Share a note",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn share_note(&self, Parameters(p): Parameters<work::ShareNote>) -> CallToolResult {
         let mut link = self.link();
         let result = self.share_note_body(&mut link, p).await;
         self.with_inbox(&mut link, result).await
-    }
-}
-
-/// The tools' work, before the inbox line is added.
-impl PadTools {
-    async fn add_note_body(&self, link: &mut Link<'_>, p: AddNote) -> CallToolResult {
-        let pad = self.pad(p.pad);
-        let mut params = json!({"pad": pad, "content": p.content, "tags": p.tags});
-        if let Some(k) = p.kind {
-            params["kind"] = json!(k);
-        }
-        if !p.depends_on.is_empty() {
-            params["depends_on"] = json!(p.depends_on);
-        }
-        if let Some(parent) = p.reply_to {
-            params["reply_to"] = json!(parent);
-        }
-        self.saved(link, params).await
-    }
-
-    async fn scratch_note_body(&self, link: &mut Link<'_>, p: ScratchNote) -> CallToolResult {
-        let pad = self.pad(p.pad);
-        self.saved(link, json!({"pad": pad, "content": p.content}))
-            .await
-    }
-
-    async fn search_notes_body(&self, link: &mut Link<'_>, p: SearchNotes) -> CallToolResult {
-        let query = p.query.clone();
-        let mut params = json!({"query": p.query, "tags": p.tags, "limit": p.limit.unwrap_or(10)});
-        match p.pad.as_deref() {
-            Some("*") => {}
-            other => params["pad"] = json!(self.pad(other.map(str::to_string))),
-        }
-        if let Some(m) = p.mode {
-            params["mode"] = json!(m);
-        }
-        match link.call("search", params).await {
-            Ok(r) => {
-                let hits = r["hits"].as_array().cloned().unwrap_or_default();
-                if hits.is_empty() {
-                    return ok(format!(
-                        "No notes match '{query}'. Try other words, drop a tag filter, or search every pad with pad \"*\".{}",
-                        not_embedded(&r)
-                    ));
-                }
-                let mut text = format!(
-                    "{} ({} search):",
-                    count(hits.len() as i64, "hit", "hits"),
-                    r["mode"].as_str().unwrap_or("")
-                );
-                for h in &hits {
-                    let by: Vec<&str> = h["found_by"]
-                        .as_array()
-                        .map(|a| a.iter().filter_map(Value::as_str).collect())
-                        .unwrap_or_default();
-                    text.push_str(&format!(
-                        "\n\n{} [found by {}]",
-                        line(&h["entry"]),
-                        by.join("+")
-                    ));
-                }
-                text.push_str(&not_embedded(&r));
-                ok(text)
-            }
-            Err(e) => fail(e),
-        }
-    }
-
-    async fn list_notes_body(&self, link: &mut Link<'_>, p: ListNotes) -> CallToolResult {
-        let pad = p.pad;
-        let mut params = json!({"pad": pad, "tags": p.tags, "limit": p.limit.unwrap_or(20)});
-        if let Some(k) = p.kind {
-            params["kind"] = json!(k);
-        }
-        match link.call("entry.list", params).await {
-            Ok(r) => {
-                let entries = r["entries"].as_array().cloned().unwrap_or_default();
-                if entries.is_empty() {
-                    return ok(format!("Pad '{pad}' has no matching notes."));
-                }
-                let more = if r["next_cursor"].is_null() {
-                    ""
-                } else {
-                    " (more are older; raise limit to see them)"
-                };
-                let mut text = format!(
-                    "{} in '{pad}', newest first{more}:",
-                    count(entries.len() as i64, "note", "notes")
-                );
-                for e in &entries {
-                    text.push_str(&format!("\n\n{}", line(e)));
-                }
-                ok(text)
-            }
-            Err(e) => fail(e),
-        }
-    }
-
-    async fn update_note_body(&self, link: &mut Link<'_>, p: UpdateNote) -> CallToolResult {
-        let mut params = json!({"id": p.id});
-        if let Some(c) = p.content {
-            params["content"] = json!(c);
-        }
-        if let Some(t) = p.tags {
-            params["tags"] = json!(t);
-        }
-        if let Some(s) = p.status {
-            params["status"] = json!(s);
-        }
-        if params.as_object().is_some_and(|o| o.len() == 1) {
-            return fail(
-                "Nothing to change: give content, tags or status along with the id.".into(),
-            );
-        }
-        match link.call("entry.update", params).await {
-            Ok(r) => ok(format!(
-                "Updated (version {}):\n{}",
-                r["entry"]["version"],
-                line(&r["entry"])
-            )),
-            Err(e) => fail(e),
-        }
-    }
-
-    async fn delete_note_body(&self, link: &mut Link<'_>, p: DeleteNote) -> CallToolResult {
-        match link.call("entry.delete", json!({"id": p.id})).await {
-            Ok(r) => ok(format!("Deleted {}.", r["id"].as_str().unwrap_or(""))),
-            Err(e) => fail(e),
-        }
-    }
-
-    async fn list_tags_body(&self, link: &mut Link<'_>, p: PadOnly) -> CallToolResult {
-        let pad = p.pad;
-        match link.call("tags.list", json!({"pad": pad})).await {
-            Ok(r) => {
-                let tags = r["tags"].as_array().cloned().unwrap_or_default();
-                if tags.is_empty() {
-                    return ok(format!("No tags in pad '{pad}' yet."));
-                }
-                let list: Vec<String> = tags
-                    .iter()
-                    .map(|t| format!("#{} ({})", t["tag"].as_str().unwrap_or(""), t["count"]))
-                    .collect();
-                ok(format!(
-                    "{} in '{pad}': {}",
-                    count(tags.len() as i64, "tag", "tags"),
-                    list.join(", ")
-                ))
-            }
-            Err(e) => fail(e),
-        }
-    }
-
-    async fn read_pad_body(&self, link: &mut Link<'_>, p: PadOnly) -> CallToolResult {
-        let pad = p.pad;
-        match link
-            .call("pad.export", json!({"name": pad, "format": "markdown"}))
-            .await
-        {
-            Ok(r) => ok(r["text"].as_str().unwrap_or("").to_string()),
-            Err(e) => fail(e),
-        }
     }
 }
 
@@ -638,9 +489,10 @@ impl ServerHandler for PadTools {
             ))));
         };
         let mut args = request.arguments.take().unwrap_or_default();
-        if let Err(e) = schema::check(&route.attr, &mut args) {
-            return Ok(CallToolResponse::Complete(fail(e)));
-        }
+        let ignored = match schema::check(&route.attr, &mut args) {
+            Ok(ignored) => schema::ignored_line(&request.name, &ignored),
+            Err(e) => return Ok(CallToolResponse::Complete(fail(e))),
+        };
         request.arguments = Some(args);
         let name = request.name.clone();
         let who = context
@@ -652,7 +504,7 @@ impl ServerHandler for PadTools {
         let call = self
             .tool_router
             .call(ToolCallContext::new(self, request, context));
-        match CALLER.scope(who, call).await {
+        let result = match CALLER.scope(who, call).await {
             // What the schema check could not see (an id that is not a
             // string of the right shape, say): still the tool's words.
             Err(e) if e.code == rmcp::model::ErrorCode::INVALID_PARAMS => {
@@ -662,6 +514,13 @@ impl ServerHandler for PadTools {
                 ))))
             }
             other => other,
+        };
+        match (result, ignored) {
+            (Ok(CallToolResponse::Complete(mut r)), Some(line)) => {
+                r.content.push(ContentBlock::text(line));
+                Ok(CallToolResponse::Complete(r))
+            }
+            (other, _) => other,
         }
     }
 
@@ -690,7 +549,8 @@ pub async fn serve(config: McpConfig) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::text::not_embedded;
+    use serde_json::json;
 
     #[test]
     fn search_results_say_what_meaning_search_could_not_see_yet() {

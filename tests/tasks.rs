@@ -828,7 +828,7 @@ async fn markdown_export_groups_sections_and_keeps_pinned_within_a_budget() {
         "## Tasks",
         "## Working notes",
         "## Insights",
-        "## Open questions",
+        "## Questions",
     ] {
         assert!(text.contains(heading), "{heading} missing");
     }

@@ -4,7 +4,8 @@
 //! Entries are grouped by what they are — goal and plan, tasks, working notes,
 //! results, insights, open questions — newest first within each section. With
 //! a budget (in characters) the text never grows past it: pinned and
-//! `important` entries go in first, then the rest from the newest down, and
+//! `important` entries and open questions go in first, then the rest from
+//! the newest down, and
 //! the text ends by saying what was left out. Replies sit under the entry
 //! they answer (at any depth), in the order written, and go in or out with
 //! it; a reply to an entry on another pad stands on its own and says so.
@@ -24,7 +25,7 @@ const SECTIONS: &[(Kind, &str)] = &[
     (Kind::Note, "Working notes"),
     (Kind::Result, "Results"),
     (Kind::Insight, "Insights"),
-    (Kind::Question, "Open questions"),
+    (Kind::Question, "Questions"),
 ];
 
 pub struct Markdown {
@@ -136,7 +137,7 @@ pub fn markdown(pad: &Pad, entries: &[Entry], budget: Option<usize>, unloaded: u
         let kinds = kinds.join(", ");
         let _ = write!(
             out,
-            "\n---\n_Left out {left_out} {} ({kinds}; the oldest went first) to stay within {} characters; export without a budget for all of them._\n",
+            "\n---\n_Left out {left_out} {} ({kinds}; the oldest went first) to stay within {} characters; a larger budget shows more._\n",
             if left_out == 1 { "entry" } else { "entries" },
             budget.unwrap_or_default()
         );
@@ -148,9 +149,10 @@ pub fn markdown(pad: &Pad, entries: &[Entry], budget: Option<usize>, unloaded: u
     }
 }
 
-/// Pinned and `important` entries are kept first.
+/// Pinned and `important` entries, and questions nobody answered yet, are
+/// kept first.
 fn is_keeper(e: &Entry) -> bool {
-    e.pinned || e.has_tag("important")
+    e.pinned || e.has_tag("important") || (e.kind == Kind::Question && e.answer.is_none())
 }
 
 fn chars(s: &str) -> usize {

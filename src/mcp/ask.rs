@@ -7,12 +7,26 @@
 //! after the wait with the question's id. Each call is self-contained, as
 //! Agent Zero runs every tool call in a fresh `pad mcp` process.
 
-use rmcp::model::CallToolResult;
-use rmcp::schemars;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolResult, ProgressNotificationParam};
+use rmcp::service::RequestContext;
+use rmcp::{schemars, RoleServer};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{fail, ok, Link, PadTools};
+
+/// `ask_person`'s wait when the caller names none: under the 60 s request
+/// time-out of the TypeScript SDK (and the IDEs built on it), with room for
+/// the round trips, so a client that does not reset its clock on progress
+/// still gets the result.
+pub const DEFAULT_WAIT_SECONDS: u64 = 45;
+
+/// How often a waiting `ask_person` reports progress to a client that sent
+/// a progress token (clients that reset their time-out on progress then
+/// wait for as long as the caller asked).
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct AskPerson {
@@ -26,7 +40,7 @@ pub struct AskPerson {
     #[serde(default)]
     pub choices: Vec<String>,
     #[schemars(
-        description = "How long to wait for the answer, in seconds: 0-110 (default 60). If nobody answers in time, the question stays open and the answer reaches you later in the Inbox line."
+        description = "How long to wait for the answer, in seconds: 0-110 (default 45, which every MCP client's clock allows; ask for more only if your client waits longer). If nobody answers in time, the question stays open and the answer reaches you later in the Inbox line."
     )]
     pub wait_seconds: Option<u64>,
     #[schemars(description = "The pad to ask in; defaults to this server's pad.")]
@@ -38,13 +52,37 @@ impl PadTools {
         &self,
         link: &mut Link<'_>,
         p: AskPerson,
+        ctx: RequestContext<RoleServer>,
     ) -> (CallToolResult, Option<String>) {
-        let mut params =
-            json!({"content": p.question, "pad": self.pad(p.pad), "choices": p.choices});
-        if let Some(w) = p.wait_seconds {
-            params["wait_seconds"] = json!(w);
-        }
-        match link.call("ask", params).await {
+        let wait = p.wait_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
+        let params = json!({"content": p.question, "pad": self.pad(p.pad),
+                            "choices": p.choices, "wait_seconds": wait});
+        let ask = link.call("ask", params);
+        let r = match ctx.meta.get_progress_token() {
+            None => ask.await,
+            Some(token) => {
+                tokio::pin!(ask);
+                let started = Instant::now();
+                let mut tick = tokio::time::interval_at(
+                    tokio::time::Instant::now() + PROGRESS_EVERY,
+                    PROGRESS_EVERY,
+                );
+                loop {
+                    tokio::select! {
+                        r = &mut ask => break r,
+                        _ = tick.tick() => {
+                            let waited = started.elapsed().as_secs();
+                            let note = ProgressNotificationParam::new(token.clone(), waited as f64)
+                                .with_total(wait as f64)
+                                .with_message(format!("waiting for the person's answer ({waited} of {wait} s)"));
+                            // A client gone away ends the call anyway.
+                            let _ = ctx.peer.notify_progress(note).await;
+                        }
+                    }
+                }
+            }
+        };
+        match r {
             Ok(r) => answered(&r),
             Err(e) => (fail(e), None),
         }

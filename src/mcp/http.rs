@@ -130,6 +130,16 @@ pub async fn serve_http(
                 let (token, socket, open_sessions) =
                     (token.clone(), socket.clone(), open_sessions.clone());
                 async move {
+                    // Only /mcp is served. Anything else — the OAuth
+                    // discovery paths clients probe after a 401 above all —
+                    // is 404, without asking for a token: we are not an
+                    // OAuth server, and a 401 there starts an OAuth dance.
+                    if req.uri().path() != "/mcp" {
+                        return axum::response::IntoResponse::into_response((
+                            StatusCode::NOT_FOUND,
+                            NOT_HERE,
+                        ));
+                    }
                     let given = crate::access::bearer(
                         req.headers()
                             .get(header::AUTHORIZATION)
@@ -151,7 +161,7 @@ pub async fn serve_http(
                                 );
                                 return axum::response::IntoResponse::into_response((
                                     StatusCode::UNAUTHORIZED,
-                                    [(header::WWW_AUTHENTICATE, "Bearer")],
+                                    [(header::WWW_AUTHENTICATE, challenge(&why))],
                                     why,
                                 ));
                             }
@@ -200,6 +210,26 @@ pub async fn serve_http(
         done.map_err(std::io::Error::other)??;
     }
     Ok(())
+}
+
+/// The body of a 404: what is served here, and how to authenticate.
+const NOT_HERE: &str = "Scratchpad serves MCP at /mcp only. It is not an OAuth server: \
+    authenticate with a static bearer token (`Authorization: Bearer <token>`), \
+    the one in mcp-http.token in the engine's data directory or one from `pad token create --name <agent>`.\n";
+
+/// A 401's `WWW-Authenticate` (RFC 6750): the scheme, and why in words,
+/// for clients that show the header rather than the body.
+fn challenge(why: &str) -> String {
+    let said: String = why
+        .trim_end()
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' => '\'',
+            c if c.is_ascii_graphic() || c == ' ' => c,
+            _ => ' ',
+        })
+        .collect();
+    format!("Bearer realm=\"scratchpad\", error=\"invalid_token\", error_description=\"{said}\"")
 }
 
 /// Checks a bearer that is not the server's token as an engine access token

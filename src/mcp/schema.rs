@@ -55,8 +55,11 @@ fn strict_property(p: &mut Map<String, Value>) {
 }
 
 /// Checks `args` against `tool`'s schema before the call; an error is
-/// worded for the model that made the call.
-pub fn check(tool: &Tool, args: &mut JsonObject) -> Result<(), String> {
+/// worded for the model that made the call. An unknown argument close to a
+/// real one (`tag` for `tags`) is the model's slip and refused; any other is
+/// taken out and returned — clients add their own (Gemini CLI's
+/// `wait_for_previous`), and the call should not fail for it.
+pub fn check(tool: &Tool, args: &mut JsonObject) -> Result<Vec<String>, String> {
     let name = tool.name.as_ref();
     let empty = Map::new();
     let props = match tool.input_schema.get("properties") {
@@ -69,15 +72,21 @@ pub fn check(tool: &Tool, args: &mut JsonObject) -> Result<(), String> {
     } else {
         format!("its arguments are: {}", known.join(", "))
     };
+    let mut ignored = Vec::new();
     for given in args.keys() {
         if !props.contains_key(given) {
-            let hint = closest(given, &known)
-                .map(|c| format!(" Did you mean '{c}'?"))
-                .unwrap_or_default();
-            return Err(format!(
-                "{name} has no argument '{given}'.{hint} Call it again without '{given}'; {listing}."
-            ));
+            match closest(given, &known) {
+                Some(c) => {
+                    return Err(format!(
+                        "{name} has no argument '{given}'. Did you mean '{c}'? Call it again without '{given}'; {listing}."
+                    ))
+                }
+                None => ignored.push(given.clone()),
+            }
         }
+    }
+    for gone in &ignored {
+        args.remove(gone);
     }
     if let Some(Value::Array(required)) = tool.input_schema.get("required") {
         for r in required.iter().filter_map(Value::as_str) {
@@ -94,7 +103,21 @@ pub fn check(tool: &Tool, args: &mut JsonObject) -> Result<(), String> {
     }
     // A null optional argument is the argument left out.
     args.retain(|_, v| !v.is_null());
-    Ok(())
+    Ok(ignored)
+}
+
+/// The one line a result carries about arguments the tool ignored.
+pub fn ignored_line(tool: &str, ignored: &[String]) -> Option<String> {
+    match ignored {
+        [] => None,
+        [one] => Some(format!(
+            "({tool} ignored the argument '{one}': it does not take it.)"
+        )),
+        many => Some(format!(
+            "({tool} ignored the arguments '{}': it does not take them.)",
+            many.join("', '")
+        )),
+    }
 }
 
 fn check_type(tool: &str, arg: &str, schema: &Value, value: &mut Value) -> Result<(), String> {
@@ -251,13 +274,18 @@ mod tests {
             e.contains("its arguments are: content, limit, pad, tags"),
             "{e}"
         );
-        let mut far = json!({"content": "x", "colour": 1})
+        // Not near any argument: a client's own addition, taken out.
+        let mut far = json!({"content": "x", "wait_for_previous": true, "colour": 1})
             .as_object()
             .unwrap()
             .clone();
-        assert!(!check(&add_note(), &mut far)
-            .unwrap_err()
-            .contains("Did you mean"));
+        let ignored = check(&add_note(), &mut far).unwrap();
+        assert_eq!(ignored, vec!["colour", "wait_for_previous"]);
+        assert_eq!(far.keys().collect::<Vec<_>>(), vec!["content"]);
+        assert_eq!(
+            ignored_line("add_note", &ignored).unwrap(),
+            "(add_note ignored the arguments 'colour', 'wait_for_previous': it does not take them.)"
+        );
     }
 
     #[test]

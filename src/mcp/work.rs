@@ -6,7 +6,8 @@ use rmcp::schemars;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{fail, line, ok, Link, PadTools};
+use super::text::{fail, line, ok};
+use super::{Link, PadTools};
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ClaimTask {

@@ -75,12 +75,26 @@ def test_refused_without_the_right_token(http_engine, token):
         urllib.request.urlopen(req, timeout=10)
     assert refused.value.code == 401
     assert "bearer token" in refused.value.read().decode()
+    challenge = refused.value.headers["WWW-Authenticate"]
+    assert challenge.startswith('Bearer realm="scratchpad"') and "mcp-http.token" in challenge, challenge
 
     async def body(s):
         return await s.list_tools()
 
     with pytest.raises(Exception):
         asyncio.run(with_session(http_engine.url, token, body))
+
+
+@pytest.mark.parametrize("path", ["/.well-known/oauth-protected-resource",
+                                  "/.well-known/oauth-protected-resource/mcp",
+                                  "/.well-known/oauth-authorization-server",
+                                  "/.well-known/openid-configuration", "/register"])
+def test_oauth_discovery_finds_nothing_so_clients_do_not_start_oauth(http_engine, path):
+    url = http_engine.url.removesuffix("/mcp") + path
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        urllib.request.urlopen(url, timeout=10)
+    assert missing.value.code == 404
+    assert "not an OAuth server" in missing.value.read().decode()
 
 
 def test_the_wildcard_or_a_public_address_needs_a_second_flag(tmp_path):

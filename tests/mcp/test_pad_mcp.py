@@ -412,6 +412,80 @@ def test_unknown_or_missing_arguments_are_refused_in_the_tools_words(engine):
         assert "entry." not in text(r) and "protocol.md" not in text(r)
 
 
+def test_every_tool_says_what_it_does_to_the_pad(engine):
+    """Codex (and others) decide what needs approval from the annotations:
+    without them a tool counts as destructive and open-world."""
+    async def body(s):
+        return (await s.list_tools()).tools
+
+    _, tools = run(engine, body)
+    reads = {"search_notes", "list_notes", "list_tags", "read_pad", "plan"}
+    for t in tools:
+        a = t.annotations
+        assert a is not None and a.title and t.title, t.name
+        assert a.read_only_hint is (t.name in reads), t.name
+        assert a.destructive_hint is (t.name == "delete_note"), t.name
+        assert a.open_world_hint is False, t.name
+        assert a.idempotent_hint is not None, t.name
+
+
+def test_arguments_a_client_adds_are_ignored_and_said(engine):
+    """Gemini CLI adds `wait_for_previous` to every call; a near miss of a
+    real argument is still the model's slip and refused."""
+    async def body(s):
+        return (
+            await s.call_tool("add_note", {"content": "chained", "wait_for_previous": True}),
+            await s.call_tool("search_notes", {"query": "chained", "wait_for_previous": False}),
+            await s.call_tool("add_note", {"content": "x", "tag": ["a"]}),
+        )
+
+    _, (added, found, slip) = run(engine, body)
+    assert not added.is_error, text(added)
+    assert "(add_note ignored the argument 'wait_for_previous': it does not take it.)" in text(added)
+    assert not found.is_error and "chained" in text(found), text(found)
+    assert slip.is_error and "Did you mean 'tags'?" in text(slip)
+
+
+def test_read_pad_stays_within_its_budget_and_says_what_it_left_out(engine):
+    with engine.client(author="agent-big") as c:
+        c.add("the plan: migrate in three steps", pad="big", kind="plan", pinned=True)
+        q = c.add("open: which region first?", pad="big", kind="question")
+        for i in range(150):
+            c.add(f"note {i:03} " + "details of the migration step " * 50, pad="big")
+
+    async def body(s):
+        return (await s.call_tool("read_pad", {"pad": "big"}),
+                await s.call_tool("read_pad", {"pad": "big", "max_chars": 60000}),
+                await s.call_tool("read_pad", {"pad": "big", "max_chars": 10}))
+
+    _, (small, larger, bad) = run(engine, body)
+    out = text(small)
+    body_text = small.content[0].text
+    assert len(body_text) <= 12000 + 400, len(body_text)
+    assert "the plan: migrate" in out and q["id"] in out, "pinned and open questions first"
+    assert "note 149" in out and "note 000" not in out, "then the newest"
+    assert "left out" in out and "max_chars" in out, out[-400:]
+    assert len(larger.content[0].text) > 40000
+    assert bad.is_error and "max_chars is 10" in text(bad)
+
+
+def test_ask_person_reports_progress_to_a_client_that_asks(engine):
+    """The TypeScript SDK resets its 60 s clock on progress: a waiting
+    ask_person sends some while it waits."""
+    seen = []
+
+    async def progress(p, total, message):
+        seen.append((p, total, message))
+
+    async def body(s):
+        return await s.call_tool("ask_person", {"question": "Proceed?", "wait_seconds": 7},
+                                 progress_callback=progress)
+
+    _, r = run(engine, body, author="agent-progress", pad="mcp-progress")
+    assert not r.is_error and text(r).startswith("No answer yet after 7 s"), text(r)
+    assert seen and seen[0][1] == 7 and "waiting for the person" in seen[0][2], seen
+
+
 def test_the_core_tool_set_is_smaller(engine):
     async def body(s):
         return (await s.list_tools()).tools
