@@ -700,7 +700,13 @@ pub struct ThreadResult {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AskParams {
-    pub content: String,
+    /// The question. Leave it out and give `id` to wait for the answer to a
+    /// question asked before.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// An existing question (an id or unique prefix) to wait on instead of
+    /// asking a new one.
+    pub id: Option<String>,
     /// Where the question goes; default `inbox`, the person's own pad.
     pub pad: Option<String>,
     #[serde(default)]

@@ -164,7 +164,11 @@ pub async fn dispatch(
             if let Some(name) = token_name(&access) {
                 p.author = Some(name.to_owned());
             }
-            pad_check(p.pad.as_deref().unwrap_or(crate::model::INBOX), "pad", true)?;
+            match &mut p.id {
+                // Waiting on a question asked before: reading it suffices.
+                Some(id) => *id = entry_pad(id.as_str(), false).await?,
+                None => pad_check(p.pad.as_deref().unwrap_or(crate::model::INBOX), "pad", true)?,
+            }
             reply(engine.ask(p, session.author.as_deref()).await?)
         }
         "entry.get" => {

@@ -308,8 +308,22 @@ async fn best_by_meaning(c: &mut scratchpad::client::Client, query: &str, params
     p.as_object_mut()
         .unwrap()
         .extend(params.as_object().unwrap().clone());
-    let r = ok(c, "search", p).await;
-    r["hits"][0]["entry"].clone()
+    // Read-your-writes across engines waits at most 2 s for the embedding;
+    // on a busy machine a search may answer first, saying how many writes
+    // it could not see yet (`not_embedded`). Such an answer is not the one
+    // to judge: ask again until the engine says it saw everything.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let r = ok(c, "search", p.clone()).await;
+        if r["not_embedded"].as_u64().unwrap_or(0) == 0 {
+            return r["hits"][0]["entry"].clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still not embedded after 60 s: {r}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -169,6 +169,56 @@ async fn a_late_answer_reaches_an_asker_that_never_read_its_inbox() {
     h.stop().await;
 }
 
+/// `ask` with `id` waits for the answer to a question asked before (how
+/// `pad mcp` waits while it also asks in the agent's client).
+#[tokio::test]
+async fn ask_with_an_id_waits_for_an_earlier_questions_answer() {
+    let h = Harness::start().await;
+    let mut agent = as_author(&h, "agent-id").await;
+    let q = ok(
+        &mut agent,
+        "ask",
+        json!({"content": "ship it?", "choices": ["yes", "no"], "wait_seconds": 0}),
+    )
+    .await["question"]
+        .clone();
+    let qid = q["id"].as_str().unwrap().to_string();
+    let waiter = {
+        let socket = h.socket.clone();
+        let qid = qid.clone();
+        tokio::spawn(async move {
+            let mut c = Client::connect(&socket).await.unwrap();
+            ok(&mut c, "ask", json!({"id": &qid[..8], "wait_seconds": 30})).await
+        })
+    };
+    waiting(&h, 1).await;
+    let mut person = as_author(&h, "user").await;
+    let answer = ok(
+        &mut person,
+        "entry.add",
+        json!({"pad": "inbox", "content": "yes", "reply_to": qid}),
+    )
+    .await["entry"]["id"]
+        .clone();
+    let r = waiter.await.unwrap();
+    assert_eq!(r["answer"]["id"], answer, "{r}");
+    assert_eq!(r["question"]["id"], qid.as_str());
+    // Answered already: at once.
+    let again = ok(&mut agent, "ask", json!({"id": qid, "wait_seconds": 30})).await;
+    assert_eq!(again["answer"]["id"], answer);
+    let (msg, _) = err(
+        &mut agent,
+        "ask",
+        json!({"id": qid, "content": "again?"}),
+        -32602,
+    )
+    .await;
+    assert!(msg.contains("not both"), "{msg}");
+    let (msg, _) = err(&mut agent, "ask", json!({"id": answer}), -32602).await;
+    assert!(msg.contains("not a question"), "{msg}");
+    h.stop().await;
+}
+
 #[tokio::test]
 async fn an_unanswered_ask_returns_null_and_the_later_answer_reaches_the_inbox_once() {
     let h = Harness::start().await;
@@ -285,7 +335,8 @@ async fn a_thousand_waiting_asks_hold_no_thread_each_and_all_get_their_answers()
         let engine = h.engine.clone();
         asks.push(tokio::spawn(async move {
             let p = AskParams {
-                content: format!("question {i}"),
+                content: Some(format!("question {i}")),
+                id: None,
                 pad: Some("many".into()),
                 choices: vec!["yes".into(), "no".into()],
                 wait_seconds: Some(100),

@@ -311,6 +311,9 @@ fn main() {
                 move || engine_config(dir),
                 move |event| {
                     let _ = events.emit("pad-event", event.clone());
+                    if event["type"] == "created" {
+                        notify::withdraw_if_answered(&event);
+                    }
                     if let Some(state) = events.try_state::<AppState>() {
                         let s = state.settings();
                         if s.notifications && notify::wanted(&event, &s.author) {

@@ -2,10 +2,20 @@
 //! person raises a desktop notification (freedesktop, over D-Bus). A
 //! question's buttons are its choices (up to three), which answer it
 //! without opening anything; other entries offer Reply (the quick box in
-//! reply mode); every notification offers Open.
+//! reply mode); every notification offers Open. A question's notification
+//! is withdrawn once someone else answers it anywhere — in the app, the
+//! terminal, or the agent's own MCP client — so the person is never asked
+//! twice.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 
 use serde_json::Value;
 use tauri::{AppHandle, Emitter, Manager};
+
+/// Questions with a notification on screen: entry id → (the daemon's
+/// notification id, who asked).
+static SHOWN: LazyLock<Mutex<HashMap<String, (u32, String)>>> = LazyLock::new(Default::default);
 
 /// Whether an event deserves a notification for `me`.
 pub fn wanted(event: &Value, me: &str) -> bool {
@@ -110,12 +120,60 @@ pub fn show(
             n.action(&key, &label);
         }
         match n.show() {
-            Ok(handle) => handle.wait_for_action(|key| {
-                if let Some(a) = action(&entry, key) {
-                    on_action(&app, &entry, a);
+            Ok(handle) => {
+                let id = entry["id"].as_str().unwrap_or("").to_owned();
+                if entry["kind"] == "question" {
+                    let asker = entry["author"].as_str().unwrap_or("").to_owned();
+                    shown().insert(id.clone(), (handle.id(), asker));
                 }
-            }),
+                handle.wait_for_action(|key| {
+                    if let Some(a) = action(&entry, key) {
+                        on_action(&app, &entry, a);
+                    }
+                });
+                shown().remove(&id);
+            }
             Err(e) => tracing::warn!("cannot show a notification: {e}"),
+        }
+    });
+}
+
+fn shown() -> std::sync::MutexGuard<'static, HashMap<String, (u32, String)>> {
+    SHOWN.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Withdraws a question's notification when `event` is its answer: a new
+/// reply to it by someone other than who asked.
+pub fn withdraw_if_answered(event: &Value) {
+    let e = &event["entry"];
+    let (Some(parent), Some(author)) = (e["reply_to"].as_str(), e["author"].as_str()) else {
+        return;
+    };
+    let id = {
+        let mut shown = shown();
+        match shown.get(parent) {
+            Some((_, asker)) if !asker.eq_ignore_ascii_case(author) => {
+                shown.remove(parent).map(|(id, _)| id)
+            }
+            _ => None,
+        }
+    };
+    let Some(id) = id else { return };
+    std::thread::spawn(move || {
+        let closed = tauri::async_runtime::block_on(async move {
+            let bus = zbus::Connection::session().await?;
+            bus.call_method(
+                Some("org.freedesktop.Notifications"),
+                "/org/freedesktop/Notifications",
+                Some("org.freedesktop.Notifications"),
+                "CloseNotification",
+                &(id,),
+            )
+            .await?;
+            Ok::<_, zbus::Error>(())
+        });
+        if let Err(e) = closed {
+            tracing::warn!("cannot withdraw an answered question's notification: {e}");
         }
     });
 }

@@ -106,11 +106,33 @@ impl Engine {
                 wait,
             ));
         }
-        let question = self
-            .add(
+        let question = match (p.content, p.id) {
+            (None, Some(id)) => {
+                let q = store!(self, s => s.get(&id))?;
+                if q.kind != Kind::Question {
+                    return Err(Error::invalid(
+                        "id",
+                        format!("entry {} is a {}, not a question; give the id of a question to wait for its answer, or 'content' to ask a new one.", q.id, q.kind),
+                    ));
+                }
+                q
+            }
+            (Some(_), Some(_)) => {
+                return Err(Error::invalid(
+                    "id",
+                    "give either 'content' (a new question) or 'id' (wait for the answer to a question asked before), not both.",
+                ))
+            }
+            (None, None) => {
+                return Err(Error::invalid(
+                    "content",
+                    "ask needs 'content', the question (or 'id' of a question asked before, to wait for its answer).",
+                ))
+            }
+            (Some(content), None) => self.add(
                 AddParams {
                     pad: p.pad.unwrap_or_else(|| model::INBOX.to_string()),
-                    content: p.content,
+                    content,
                     author: p.author,
                     kind: Some(Kind::Question),
                     tags: vec![model::NEEDS_EYES.to_string()],
@@ -119,7 +141,8 @@ impl Engine {
                 },
                 default_author,
             )
-            .await?;
+            .await?,
+        };
         let started = Instant::now();
         let answer = self
             .await_answer(&question, Duration::from_secs(wait))

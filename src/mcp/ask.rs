@@ -6,11 +6,23 @@
 //! choices as buttons) and the call returns once the person answers, or
 //! after the wait with the question's id. Each call is self-contained, as
 //! Agent Zero runs every tool call in a fresh `pad mcp` process.
+//!
+//! A client that declared form elicitation (Claude Code, VS Code, Cursor,
+//! Codex) is asked too, where the person is: the first answer wins, and it
+//! lands in the thread as the person's reply whichever way it came (the
+//! desktop's notification then goes); an answer on the desktop withdraws the
+//! client's form (`notifications/cancelled`). While it waits, a client that
+//! sent a progress token gets progress every 5 s, so clocks that reset on
+//! progress (the TypeScript SDK's, when asked to) keep waiting.
 
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolResult, ProgressNotificationParam};
-use rmcp::service::RequestContext;
+use rmcp::model::{
+    CallToolResult, CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams,
+    ElicitationAction, ElicitationSchema, ProgressNotificationParam, ProtocolVersion,
+    ServerRequest,
+};
+use rmcp::service::{ElicitationMode, PeerRequestOptions, RequestContext};
 use rmcp::{schemars, RoleServer};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -55,36 +67,179 @@ impl PadTools {
         ctx: RequestContext<RoleServer>,
     ) -> (CallToolResult, Option<String>) {
         let wait = p.wait_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
-        let params = json!({"content": p.question, "pad": self.pad(p.pad),
-                            "choices": p.choices, "wait_seconds": wait});
-        let ask = link.call("ask", params);
-        let r = match ctx.meta.get_progress_token() {
-            None => ask.await,
-            Some(token) => {
-                tokio::pin!(ask);
-                let started = Instant::now();
-                let mut tick = tokio::time::interval_at(
-                    tokio::time::Instant::now() + PROGRESS_EVERY,
-                    PROGRESS_EVERY,
-                );
-                loop {
-                    tokio::select! {
-                        r = &mut ask => break r,
-                        _ = tick.tick() => {
-                            let waited = started.elapsed().as_secs();
-                            let note = ProgressNotificationParam::new(token.clone(), waited as f64)
-                                .with_total(wait as f64)
-                                .with_message(format!("waiting for the person's answer ({waited} of {wait} s)"));
-                            // A client gone away ends the call anyway.
-                            let _ = ctx.peer.notify_progress(note).await;
-                        }
-                    }
-                }
-            }
+        let pad = self.pad(p.pad);
+        let r = if wait > 0 && self.may_elicit(&ctx) {
+            self.ask_both_ways(link, &ctx, &p.question, &pad, &p.choices, wait)
+                .await
+        } else {
+            let params = json!({"content": p.question, "pad": pad,
+                                "choices": p.choices, "wait_seconds": wait});
+            with_progress(&ctx, wait, link.call("ask", params)).await
         };
         match r {
             Ok(r) => answered(&r),
             Err(e) => (fail(e), None),
+        }
+    }
+
+    /// Whether to ask through the client too: it declared form elicitation,
+    /// speaks a protocol before 2026-07-28 (which carries it as a request to
+    /// the client; that version forbids those), and the call speaks for the
+    /// server's own author — an access token's caller writes only under its
+    /// own name, so an answer given in its client could not be the person's.
+    fn may_elicit(&self, ctx: &RequestContext<RoleServer>) -> bool {
+        let modern = ctx
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        super::caller().is_none()
+            && !modern
+            && ctx
+                .peer
+                .supported_elicitation_modes()
+                .contains(&ElicitationMode::Form)
+    }
+
+    /// Asks on the desktop (the question, its notification) and in the
+    /// client (an elicitation form) at once; the first answer wins. One
+    /// given in the client is written as the person's reply, so the thread
+    /// holds it whichever way it came and the desktop's notification goes;
+    /// one given on the desktop withdraws the client's form.
+    async fn ask_both_ways(
+        &self,
+        link: &mut Link<'_>,
+        ctx: &RequestContext<RoleServer>,
+        question: &str,
+        pad: &str,
+        choices: &[String],
+        wait: u64,
+    ) -> Result<Value, String> {
+        let asked = link
+            .call(
+                "ask",
+                json!({"content": question, "pad": pad, "choices": choices, "wait_seconds": 0}),
+            )
+            .await?;
+        let qid = asked["question"]["id"].as_str().unwrap_or("").to_string();
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(
+            ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: format!("{question}\n(The agent is waiting for your answer; you can also answer in Scratchpad.)"),
+                requested_schema: form(choices),
+            },
+        ));
+        let prompt = ctx
+            .peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await;
+        let wait_answer = with_progress(
+            ctx,
+            wait,
+            link.call("ask", json!({"id": qid, "wait_seconds": wait})),
+        );
+        let Ok(prompt) = prompt else {
+            return wait_answer.await;
+        };
+        let prompt_id = prompt.id.clone();
+        let in_client = prompt.await_response();
+        tokio::pin!(wait_answer, in_client);
+        let mut open = true;
+        loop {
+            tokio::select! {
+                r = &mut wait_answer => {
+                    if open {
+                        let withdrawn = CancelledNotificationParam::new(
+                            Some(prompt_id),
+                            Some("answered elsewhere, or the wait ran out".into()),
+                        );
+                        let _ = ctx.peer.notify_cancelled(withdrawn).await;
+                    }
+                    break r;
+                }
+                given = &mut in_client, if open => {
+                    open = false;
+                    // Declined, dismissed or failed: the desktop may still answer.
+                    if let Some(text) = given.ok().and_then(|g| form_answer(&g)) {
+                        let reply = json!({"pad": pad, "content": text, "reply_to": qid,
+                                           "author": PERSON});
+                        if let Err(e) = self.link().call("entry.add", reply).await {
+                            tracing::warn!("ask_person: the answer given in the client could not be stored: {e}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Who answers in the client: the person, as the desktop app and `pad reply`
+/// name them by default.
+const PERSON: &str = "user";
+
+/// The form a client shows: the choices (when there are any) and a free answer.
+fn form(choices: &[String]) -> ElicitationSchema {
+    let mut props = serde_json::Map::new();
+    if !choices.is_empty() {
+        props.insert(
+            "choice".into(),
+            json!({"type": "string", "title": "Answer", "enum": choices}),
+        );
+    }
+    props.insert(
+        "answer".into(),
+        json!({"type": "string", "title": if choices.is_empty() { "Answer" } else { "Or in your own words" }}),
+    );
+    let mut schema = serde_json::Map::new();
+    schema.insert("type".into(), json!("object"));
+    schema.insert("properties".into(), Value::Object(props));
+    ElicitationSchema::from_json_schema(schema)
+        .expect("a form of string properties is a valid elicitation schema")
+}
+
+/// The text of an accepted form: the free answer, else the choice.
+fn form_answer(result: &ClientResult) -> Option<String> {
+    let ClientResult::ElicitResult(r) = result else {
+        return None;
+    };
+    if r.action != ElicitationAction::Accept {
+        return None;
+    }
+    let content = r.content.as_ref()?;
+    ["answer", "choice"]
+        .iter()
+        .filter_map(|k| content[k].as_str())
+        .map(str::trim)
+        .find(|t| !t.is_empty())
+        .map(str::to_string)
+}
+
+/// Awaits `call`, sending progress notifications every `PROGRESS_EVERY` to a
+/// client that sent a progress token.
+async fn with_progress<F>(
+    ctx: &RequestContext<RoleServer>,
+    wait: u64,
+    call: F,
+) -> Result<Value, String>
+where
+    F: std::future::Future<Output = Result<Value, String>>,
+{
+    let Some(token) = ctx.meta.get_progress_token() else {
+        return call.await;
+    };
+    tokio::pin!(call);
+    let started = Instant::now();
+    let mut tick =
+        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+    loop {
+        tokio::select! {
+            r = &mut call => break r,
+            _ = tick.tick() => {
+                let waited = started.elapsed().as_secs();
+                let note = ProgressNotificationParam::new(token.clone(), waited as f64)
+                    .with_total(wait as f64)
+                    .with_message(format!("waiting for the person's answer ({waited} of {wait} s)"));
+                // A client gone away ends the call anyway.
+                let _ = ctx.peer.notify_progress(note).await;
+            }
         }
     }
 }

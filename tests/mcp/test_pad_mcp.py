@@ -6,7 +6,7 @@ import os
 import signal
 import time
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 import scratchpad
@@ -484,6 +484,81 @@ def test_ask_person_reports_progress_to_a_client_that_asks(engine):
     _, r = run(engine, body, author="agent-progress", pad="mcp-progress")
     assert not r.is_error and text(r).startswith("No answer yet after 7 s"), text(r)
     assert seen and seen[0][1] == 7 and "waiting for the person" in seen[0][2], seen
+
+
+async def session_with_elicitation(engine, body, on_elicit, **kw):
+    async with stdio_client(params(engine, **kw)) as (read, write):  # noqa: SIM117
+        async with ClientSession(read, write, elicitation_callback=on_elicit) as session:
+            await session.initialize()
+            return await body(session)
+
+
+def test_ask_person_asks_in_a_client_with_elicitation_and_the_answer_joins_the_thread(engine):
+    """The person answers in the agent's own client (a form with the
+    choices): the tool returns it, and it is the person's reply in the
+    question's thread, so the desktop sees the question answered."""
+    asked = {}
+
+    async def on_elicit(ctx, p):
+        asked["message"], asked["schema"] = p.message, p.requested_schema
+        return types.ElicitResult(action="accept", content={"choice": "deny"})
+
+    async def body(s):
+        return await s.call_tool("ask_person", {"question": "Force-push main?", "choices": ["approve", "deny"],
+                                                "wait_seconds": 30})
+
+    r = asyncio.run(session_with_elicitation(engine, body, on_elicit, author="agent-elicit", pad="mcp-elicit"))
+    assert not r.is_error and text(r).startswith("Answer from user: deny"), text(r)
+    assert "Force-push main?" in asked["message"]
+    assert asked["schema"]["properties"]["choice"]["enum"] == ["approve", "deny"]
+    with engine.client() as c:
+        q = c.list("mcp-elicit", kind="question")["entries"][0]
+        thread = c.thread(q["id"])
+        assert [(e["author"], e["content"]) for e in thread["replies"]] == [("user", "deny")]
+        assert thread["entry"]["answer"] == thread["replies"][0]["id"]
+
+
+def test_an_answer_on_the_desktop_withdraws_the_clients_form(engine):
+    """Answered elsewhere first: the client's form is cancelled
+    (notifications/cancelled), and the tool returns the desktop's answer."""
+    form = {}
+
+    async def on_elicit(ctx, p):
+        form["shown"] = True
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            form["withdrawn"] = True
+            raise
+        return types.ElicitResult(action="accept", content={"answer": "too late"})
+
+    def person_answers():
+        with engine.client(author="user") as person:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                open_ = person.list("mcp-elicit2", kind="question")["entries"]
+                if open_ and form.get("shown"):
+                    person.reply(open_[0]["id"], "approve")
+                    return
+                time.sleep(0.05)
+
+    async def body(s):
+        helper = asyncio.get_running_loop().run_in_executor(None, person_answers)
+        r = await s.call_tool("ask_person", {"question": "Rotate the keys?", "choices": ["approve", "deny"],
+                                             "wait_seconds": 30})
+        await helper
+        for _ in range(100):
+            if form.get("withdrawn"):
+                break
+            await asyncio.sleep(0.05)
+        return r
+
+    r = asyncio.run(session_with_elicitation(engine, body, on_elicit, author="agent-elicit2", pad="mcp-elicit2"))
+    assert text(r).startswith("Answer from user: approve"), text(r)
+    assert form.get("withdrawn"), form
+    with engine.client() as c:
+        q = c.list("mcp-elicit2", kind="question")["entries"][0]
+        assert [e["content"] for e in c.thread(q["id"])["replies"]] == ["approve"]
 
 
 def test_the_core_tool_set_is_smaller(engine):

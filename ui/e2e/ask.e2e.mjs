@@ -74,6 +74,43 @@ test("an agent asks through pad mcp; approve on the notification answers it; the
   assert.ok(!inbox.entries.some((e) => e.kind === "question"), "the answered question left needs-eyes");
 });
 
+test("an answer given in the agent's client reaches the thread and withdraws the notification", async () => {
+  execFileSync("dunstctl", ["close-all"]);
+  let form;
+  const asked = mcpCall("ask_person", { question: "Merge the release branch now?", choices: ["approve", "deny"], wait_seconds: 60 }, "agent-form", {
+    elicit: async (params) => {
+      form = params;
+      await waitFor("the question's notification", () => notificationsShown() > 0);
+      return { action: "accept", content: { choice: "deny" } };
+    },
+  });
+  asked.catch(() => undefined);
+  const text = await asked;
+  assert.match(text, /^Answer from user: deny/);
+  assert.match(form.message, /Merge the release branch now\?/);
+  // Withdrawn takes milliseconds; dunst would drop it by itself only after
+  // its 10 s default timeout.
+  await waitFor("the notification withdrawn", () => notificationsShown() === 0, 3000);
+  const q = (await call("entry.list", { pad: "inbox", kind: "question", author: "agent-form" })).entries[0];
+  const thread = await call("entry.thread", { id: q.id });
+  assert.deepEqual(thread.replies.map((r) => [r.author, r.content]), [["user", "deny"]]);
+});
+
+test("an answer given on the desktop ends the client's form", async () => {
+  execFileSync("dunstctl", ["close-all"]);
+  let withdrawn = null;
+  const asked = mcpCall("ask_person", { question: "Restart the staging cluster?", choices: ["approve", "deny"], wait_seconds: 60 }, "agent-form2", {
+    elicit: () => new Promise(() => undefined),
+    cancelled: (id) => { withdrawn = id; },
+  });
+  asked.catch(() => undefined);
+  await waitFor("the question's notification", () => notificationsShown() > 0);
+  clickNotificationButton("approve");
+  const text = await asked;
+  assert.match(text, /^Answer from user: approve/);
+  await waitFor("the client's form withdrawn", () => withdrawn !== null);
+});
+
 test("the person replies from the detail view's Reply box (r focuses it)", async () => {
   const note = (await call("entry.add", { pad: "inbox", author: "agent-2", content: "migration plan ready for review", tags: ["needs_eyes"] })).entry;
   await waitFor("the note in the feed", () => rowWith("migration plan ready"));

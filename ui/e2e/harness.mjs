@@ -141,8 +141,13 @@ export function quickVisible() {
 
 /** One tool call through a fresh `pad mcp`, as Agent Zero makes it: a new
  *  process and session per call (initialize, initialized, tools/call over
- *  stdio). Resolves with the result's text; rejects on a tool error. */
-export function mcpCall(tool, args, author = "agent-zero") {
+ *  stdio). Resolves with the result's text; rejects on a tool error.
+ *  `client.elicit(params)`, when given, makes it a client with form
+ *  elicitation (as Claude Code, VS Code and Cursor are): it answers the
+ *  server's `elicitation/create` with what the promise resolves to (a
+ *  promise that never resolves leaves the form open), and
+ *  `client.cancelled(requestId)` hears a withdrawn form. */
+export function mcpCall(tool, args, author = "agent-zero", client = {}) {
   const pad = path.join(path.dirname(APP), "pad");
   const child = spawn(pad, ["mcp"], {
     env: { ...env, PAD_AUTHOR: author, PAD_NO_AUTOSTART: "1" },
@@ -156,7 +161,11 @@ export function mcpCall(tool, args, author = "agent-zero") {
       for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
         const msg = JSON.parse(buf.slice(0, nl));
         buf = buf.slice(nl + 1);
-        if (msg.id === 1) {
+        if (msg.method === "elicitation/create" && client.elicit) {
+          client.elicit(msg.params).then((result) => send({ id: msg.id, result }));
+        } else if (msg.method === "notifications/cancelled") {
+          client.cancelled?.(msg.params.requestId);
+        } else if (msg.id === 1) {
           send({ method: "notifications/initialized" });
           send({ id: 2, method: "tools/call", params: { name: tool, arguments: args } });
         } else if (msg.id === 2) {
@@ -168,7 +177,8 @@ export function mcpCall(tool, args, author = "agent-zero") {
     });
     child.on("error", reject);
     child.on("exit", (code) => reject(new Error(`pad mcp exited (${code}) before answering`)));
-    send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "e2e", version: "1" } } });
+    const capabilities = client.elicit ? { elicitation: { form: {} } } : {};
+    send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities, clientInfo: { name: "e2e", version: "1" } } });
   });
 }
 
