@@ -19,7 +19,7 @@ pub use http::{http_bind_allowed, http_token, serve_http, TOKEN_FILE};
 
 use std::path::PathBuf;
 
-use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::handler::server::tool::{InputResponses, RequestState, ToolCallContext};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -388,11 +388,23 @@ impl PadTools {
         &self,
         Parameters(p): Parameters<ask::AskPerson>,
         ctx: RequestContext<RoleServer>,
-    ) -> CallToolResult {
+        RequestState(state): RequestState,
+        InputResponses(responses): InputResponses,
+    ) -> CallToolResponse {
         let mut link = self.link();
-        let (result, answer) = self.ask_person_body(&mut link, p, ctx).await;
-        self.with_inbox_except(&mut link, result, answer.as_deref())
+        let (result, answer) = match self
+            .ask_person_body(&mut link, p, ctx, state, responses)
             .await
+        {
+            ask::Asked::Done(result, answer) => (result, answer),
+            // A round trip through the client (protocol 2026-07-28): the
+            // inbox line comes with the final result.
+            ask::Asked::InClient(input) => return CallToolResponse::InputRequired(input),
+        };
+        CallToolResponse::Complete(
+            self.with_inbox_except(&mut link, result, answer.as_deref())
+                .await,
+        )
     }
 
     #[tool(

@@ -11,7 +11,9 @@
 //! Codex) is asked too, where the person is: the first answer wins, and it
 //! lands in the thread as the person's reply whichever way it came (the
 //! desktop's notification then goes); an answer on the desktop withdraws the
-//! client's form (`notifications/cancelled`). While it waits, a client that
+//! client's form (`notifications/cancelled`). On protocol 2026-07-28 the
+//! form is an input-required round trip instead (`ask_in_round_trips`).
+//! While it waits, a client that
 //! sent a progress token gets progress every 5 s, so clocks that reset on
 //! progress (the TypeScript SDK's, when asked to) keep waiting.
 
@@ -19,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolResult, CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams,
-    ElicitationAction, ElicitationSchema, ProgressNotificationParam, ProtocolVersion,
-    ServerRequest,
+    ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequiredResult,
+    InputResponses, ProgressNotificationParam, ProtocolVersion, ServerRequest,
 };
 use rmcp::service::{ElicitationMode, PeerRequestOptions, RequestContext};
 use rmcp::{schemars, RoleServer};
@@ -59,15 +61,39 @@ pub struct AskPerson {
     pub pad: Option<String>,
 }
 
+/// What `ask_person` comes back with: its result (and the answer's id, so
+/// the inbox line does not repeat it), or, on protocol 2026-07-28, a form
+/// for the client to show before it calls again.
+pub(super) enum Asked {
+    Done(CallToolResult, Option<String>),
+    InClient(InputRequiredResult),
+}
+
+/// The key of the form in an input-required round trip.
+const FORM: &str = "answer";
+
 impl PadTools {
     pub(super) async fn ask_person_body(
         &self,
         link: &mut Link<'_>,
         p: AskPerson,
         ctx: RequestContext<RoleServer>,
-    ) -> (CallToolResult, Option<String>) {
+        state: Option<String>,
+        responses: Option<InputResponses>,
+    ) -> Asked {
         let wait = p.wait_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
         let pad = self.pad(p.pad);
+        if wait > 0 && self.may_elicit_in_round_trips(&ctx) {
+            let asking = Asking {
+                question: p.question,
+                pad: &pad,
+                choices: p.choices,
+                wait,
+            };
+            return self
+                .ask_in_round_trips(link, &ctx, asking, state, responses)
+                .await;
+        }
         let r = if wait > 0 && self.may_elicit(&ctx) {
             self.ask_both_ways(link, &ctx, &p.question, &pad, &p.choices, wait)
                 .await
@@ -80,6 +106,93 @@ impl PadTools {
             Ok(r) => answered(&r),
             Err(e) => (fail(e), None),
         }
+        .into()
+    }
+
+    /// Protocol 2026-07-28 forbids requests to the client; a form goes back
+    /// as an input-required result instead, and the client calls again with
+    /// the person's response. Same conditions as `may_elicit` otherwise.
+    fn may_elicit_in_round_trips(&self, ctx: &RequestContext<RoleServer>) -> bool {
+        let modern = ctx
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let form = ctx
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        super::caller().is_none() && modern && form
+    }
+
+    /// The first call writes the question (the desktop asks at once) and
+    /// returns the form, with the question's id as the state; the call
+    /// again with the person's response writes an accepted answer as their
+    /// reply, then waits on the desktop as any ask does — so an answer given
+    /// there meanwhile wins, and a declined form leaves the desktop asking.
+    async fn ask_in_round_trips(
+        &self,
+        link: &mut Link<'_>,
+        ctx: &RequestContext<RoleServer>,
+        a: Asking<'_>,
+        state: Option<String>,
+        responses: Option<InputResponses>,
+    ) -> Asked {
+        let Some(qid) = state else {
+            let asked = link
+                .call(
+                    "ask",
+                    json!({"content": a.question, "pad": a.pad, "choices": a.choices, "wait_seconds": 0}),
+                )
+                .await;
+            let qid = match asked {
+                Ok(r) => r["question"]["id"].as_str().unwrap_or("").to_string(),
+                Err(e) => return Asked::Done(fail(e), None),
+            };
+            let form = InputRequest::Elicitation(ElicitRequest::new(
+                ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: form_message(&a.question),
+                    requested_schema: form(&a.choices),
+                },
+            ));
+            return Asked::InClient(InputRequiredResult::new(
+                Some([(FORM.to_string(), form)].into()),
+                Some(qid),
+            ));
+        };
+        // The state comes back from the client: only a question this
+        // server's author asked may be answered through it.
+        let asked = match link.call("entry.get", json!({"id": qid})).await {
+            Ok(r) => r["entry"].clone(),
+            Err(e) => return Asked::Done(fail(e), None),
+        };
+        if asked["kind"] != "question" || asked["author"] != self.author().as_str() {
+            return Asked::Done(
+                fail(format!("ask_person: the request state names {qid}, which is not a question this agent asked; call ask_person again without it.")),
+                None,
+            );
+        }
+        let given = responses
+            .and_then(|mut r| r.remove(FORM))
+            .and_then(|v| serde_json::from_value::<ElicitResult>(v).ok())
+            .and_then(|r| form_answer(&ClientResult::ElicitResult(r)));
+        if let (Some(text), true) = (given, asked["answer"].is_null()) {
+            let reply =
+                json!({"pad": asked["pad"], "content": text, "reply_to": qid, "author": PERSON});
+            if let Err(e) = link.call("entry.add", reply).await {
+                return Asked::Done(fail(e), None);
+            }
+        }
+        let r = with_progress(
+            ctx,
+            a.wait,
+            link.call("ask", json!({"id": qid, "wait_seconds": a.wait})),
+        )
+        .await;
+        match r {
+            Ok(r) => answered(&r),
+            Err(e) => (fail(e), None),
+        }
+        .into()
     }
 
     /// Whether to ask through the client too: it declared form elicitation,
@@ -123,7 +236,7 @@ impl PadTools {
         let request = ServerRequest::ElicitRequest(ElicitRequest::new(
             ElicitRequestParams::FormElicitationParams {
                 meta: None,
-                message: format!("{question}\n(The agent is waiting for your answer; you can also answer in Scratchpad.)"),
+                message: form_message(question),
                 requested_schema: form(choices),
             },
         ));
@@ -169,6 +282,26 @@ impl PadTools {
             }
         }
     }
+}
+
+/// A question on its way to the person.
+struct Asking<'a> {
+    question: String,
+    pad: &'a str,
+    choices: Vec<String>,
+    wait: u64,
+}
+
+impl From<(CallToolResult, Option<String>)> for Asked {
+    fn from((result, answer): (CallToolResult, Option<String>)) -> Self {
+        Asked::Done(result, answer)
+    }
+}
+
+fn form_message(question: &str) -> String {
+    format!(
+        "{question}\n(The agent is waiting for your answer; you can also answer in Scratchpad.)"
+    )
 }
 
 /// Who answers in the client: the person, as the desktop app and `pad reply`

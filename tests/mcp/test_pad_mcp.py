@@ -561,6 +561,41 @@ def test_an_answer_on_the_desktop_withdraws_the_clients_form(engine):
         assert [e["content"] for e in c.thread(q["id"])["replies"]] == ["approve"]
 
 
+def test_on_protocol_2026_07_28_the_form_is_an_input_required_round_trip(engine):
+    """That version forbids requests to the client: the first call returns
+    the form (the question already on the desktop), the client calls again
+    with the person's response, and the answer lands in the thread. A
+    forged state naming someone else's question is refused."""
+    async def on_elicit(ctx, p):  # declares the capability; the round trip carries the form
+        raise AssertionError("no elicitation request on 2026-07-28")
+
+    args = {"question": "Deploy on Friday?", "choices": ["yes", "no"], "wait_seconds": 20}
+
+    async def body(s):
+        await s.discover()
+        first = await s.call_tool("ask_person", args, allow_input_required=True)
+        second = await s.call_tool(
+            "ask_person", args, allow_input_required=True, request_state=first.request_state,
+            input_responses={"answer": types.ElicitResult(action="accept", content={"answer": "not on a Friday"})})
+        with engine.client(author="someone-else") as other:
+            foreign = other.ask("not yours", pad="mcp-modern", wait_seconds=0)["question"]["id"]
+        forged = await s.call_tool("ask_person", args, allow_input_required=True, request_state=foreign,
+                                   input_responses={"answer": types.ElicitResult(action="accept",
+                                                                                 content={"choice": "yes"})})
+        return first, second, forged
+
+    first, second, forged = asyncio.run(
+        session_with_elicitation(engine, body, on_elicit, author="agent-modern", pad="mcp-modern"))
+    assert isinstance(first, types.InputRequiredResult), first
+    form = first.input_requests["answer"].params
+    assert "Deploy on Friday?" in form.message and form.requested_schema["properties"]["choice"]["enum"] == ["yes", "no"]
+    assert not second.is_error and text(second).startswith("Answer from user: not on a Friday"), text(second)
+    assert forged.is_error and "not a question this agent asked" in text(forged), text(forged)
+    with engine.client() as c:
+        thread = c.thread(first.request_state)
+        assert [(e["author"], e["content"]) for e in thread["replies"]] == [("user", "not on a Friday")]
+
+
 def test_the_core_tool_set_is_smaller(engine):
     async def body(s):
         return (await s.list_tools()).tools
