@@ -126,14 +126,18 @@ def test_gemini_cli_with_a_wrong_token_shows_the_server_disconnected(engine, cli
 
 # --- Claude Code ---------------------------------------------------------------
 
-def test_claude_code_reads_a_150_note_pad_within_the_budget(engine, cli, standin):
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_claude_code_reads_a_150_note_pad_within_the_budget(engine, cli, standin, transport):
+    pad = f"long-{transport}"
     with engine.client(author="agent-big") as c:
-        c.add("the plan: migrate the billing tables in three steps", pad="long", kind="plan", pinned=True)
+        c.add("the plan: migrate the billing tables in three steps", pad=pad, kind="plan", pinned=True)
         for i in range(150):
-            c.add(f"note {i:03}: " + "what the migration step found and what is left to do. " * 28, pad="long")
-    s = standin([{"tool": "read_pad", "args": {"pad": "long"}}, {"text": "Read it."}])
-    cli.write("mcp.json", json.dumps({"mcpServers": {"pad": {
-        "command": pad_binary(), "args": ["mcp"], "env": pad_env(engine, "claude", "long")}}}))
+            c.add(f"note {i:03}: " + "what the migration step found and what is left to do. " * 28, pad=pad)
+    s = standin([{"tool": "read_pad", "args": {"pad": pad}}, {"text": "Read it."}])
+    server = ({"command": pad_binary(), "args": ["mcp"], "env": pad_env(engine, "claude", pad)}
+              if transport == "stdio" else
+              {"type": "http", "url": engine.url, "headers": {"Authorization": f"Bearer {engine.token}"}})
+    cli.write("mcp.json", json.dumps({"mcpServers": {"pad": server}}))
     r = cli.run(["claude", "-p", "read the pad", "--mcp-config", str(cli.home / "mcp.json"),
                  "--allowedTools", "mcp__pad"],
                 env={"ANTHROPIC_API_KEY": "x", "ANTHROPIC_BASE_URL": s.url, "ENABLE_TOOL_SEARCH": "false"})
@@ -158,10 +162,14 @@ def test_claude_code_shows_why_a_wrong_token_is_refused(engine, cli):
 
 # --- MCP Inspector (TypeScript SDK) ----------------------------------------------
 
-def test_inspector_ask_person_with_the_default_wait_returns_before_the_sdk_times_out(engine, cli):
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_inspector_ask_person_with_the_default_wait_returns_before_the_sdk_times_out(engine, cli, transport):
+    server = (["-e", f"PAD_SOCKET={engine.socket}", "-e", "PAD_PAD=inspector", "-e", "PAD_AUTHOR=inspector",
+               pad_binary(), "mcp"]
+              if transport == "stdio" else
+              [engine.url, "--transport", "http", "--header", f"Authorization: Bearer {engine.token}"])
     started = time.monotonic()
-    r = cli.run(["mcp-inspector", "--cli", "-e", f"PAD_SOCKET={engine.socket}", "-e", "PAD_PAD=inspector",
-                 "-e", "PAD_AUTHOR=inspector", pad_binary(), "mcp", "--method", "tools/call",
+    r = cli.run(["mcp-inspector", "--cli", *server, "--method", "tools/call",
                  "--tool-name", "ask_person", "--tool-arg", "question=Rotate the staging keys now?"],
                 timeout=100)
     took = time.monotonic() - started
