@@ -10,8 +10,9 @@
 //! - 8 clients exporting the 20 MB pad at once (they take turns, two at a
 //!   time).
 //!
-//! Prints the neighbour's p50/p99 and the engine's peak memory growth, and
-//! the same reads with nothing else running as the anchor.
+//! Prints the neighbour's p50/p99 and how far the engine's resident memory
+//! rose (sampled with each read), and the same reads with nothing else
+//! running as the anchor.
 
 mod common;
 
@@ -31,13 +32,7 @@ async fn run() {
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::start(dir.path(), &["--no-semantic"]).await;
     let mut c = engine.client().await;
-    let body = "lorem ipsum dolor sit amet ".repeat(147);
-    let mut i = 0;
-    common::fill_with(&mut c, "wide", 5000, || {
-        i += 1;
-        format!("{i:05} {body}")
-    })
-    .await;
+    fill(&mut c, "wide", 5000).await;
     let probe = c
         .call("entry.add", json!({"pad": "probe", "content": "small"}))
         .await
@@ -49,7 +44,7 @@ async fn run() {
     let quiet = probe_for(&mut c, &probe, Duration::from_secs(3)).await;
     report("nothing else running (anchor)", quiet, 0.0);
 
-    let before = peak_mib(&engine);
+    let before = engine.rss_mib();
     let line = serde_json::to_vec(
         &(0..100)
             .map(|i| {
@@ -69,14 +64,14 @@ async fn run() {
             })
         })
         .collect();
-    let lat = probe_while(&mut c, &probe, &attackers).await;
+    let (lat, most) = probe_while(&mut c, &probe, &attackers, &engine).await;
     report(
         "4 clients × 5 batches of 100 entry.list",
         lat,
-        peak_mib(&engine) - before,
+        most - before,
     );
 
-    let before = peak_mib(&engine);
+    let before = engine.rss_mib();
     let export = br#"{"jsonrpc":"2.0","id":1,"method":"pad.export","params":{"name":"wide","format":"json"}}"#;
     let exporters: Vec<_> = (0..8)
         .map(|_| {
@@ -86,19 +81,37 @@ async fn run() {
             })
         })
         .collect();
-    let lat = probe_while(&mut c, &probe, &exporters).await;
+    let (lat, most) = probe_while(&mut c, &probe, &exporters, &engine).await;
     report(
         "8 clients exporting a 20 MB pad at once",
         lat,
-        peak_mib(&engine) - before,
+        most - before,
     );
+}
+
+/// `n` notes of 4,000 characters, a batch of 100 a line (pipelining this
+/// much unread would fill both socket buffers).
+async fn fill(c: &mut Client, pad: &str, n: usize) {
+    let body = "lorem ipsum dolor sit amet ".repeat(147);
+    for start in (0..n).step_by(100) {
+        let batch: Vec<_> = (start..(start + 100).min(n))
+            .map(|i| {
+                json!({"jsonrpc": "2.0", "id": i, "method": "entry.add",
+                       "params": {"pad": pad, "content": format!("{i:05} {body}")}})
+            })
+            .collect();
+        let mut line = serde_json::to_vec(&batch).unwrap();
+        line.push(b'\n');
+        c.send_raw(&line).await.unwrap();
+        c.read_message().await.unwrap();
+    }
 }
 
 fn report(what: &str, lat: Vec<f64>, grew_mib: f64) {
     let n = lat.len();
     let s = stats(lat);
     println!(
-        "{what:<42} neighbour entry.get p50 {:>8.2} ms  p99 {:>8.2} ms  ({n} reads)  engine peak +{grew_mib:.0} MiB",
+        "{what:<42} neighbour entry.get p50 {:>8.2} ms  p99 {:>8.2} ms  ({n} reads)  engine RSS +{grew_mib:.0} MiB at most",
         s.p50 / 1000.0,
         s.p99 / 1000.0,
     );
@@ -114,13 +127,21 @@ async fn probe_for(c: &mut Client, id: &str, d: Duration) -> Vec<f64> {
     lat
 }
 
-async fn probe_while(c: &mut Client, id: &str, tasks: &[tokio::task::JoinHandle<()>]) -> Vec<f64> {
-    let mut lat = Vec::new();
+/// The neighbour's latencies while `tasks` run, and the engine's largest
+/// resident memory seen meanwhile (MiB).
+async fn probe_while(
+    c: &mut Client,
+    id: &str,
+    tasks: &[tokio::task::JoinHandle<()>],
+    engine: &Engine,
+) -> (Vec<f64>, f64) {
+    let (mut lat, mut most) = (Vec::new(), 0f64);
     while !tasks.iter().all(|t| t.is_finished()) {
         lat.push(common::timed(c, "entry.get", json!({ "id": id })).await);
+        most = most.max(engine.rss_mib());
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    lat
+    (lat, most)
 }
 
 /// One request line's answer, read and dropped.
@@ -132,16 +153,4 @@ async fn raw_answer(socket: &Path, line: &[u8]) {
     let mut answer = Vec::new();
     r.read_until(b'\n', &mut answer).await.unwrap();
     assert!(answer.starts_with(b"{") || answer.starts_with(b"["));
-}
-
-/// The engine's peak resident memory so far, MiB.
-fn peak_mib(engine: &Engine) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", engine.child.id())).unwrap();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse::<f64>().ok())
-        .unwrap_or(0.0)
-        / 1024.0
 }

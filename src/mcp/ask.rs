@@ -102,20 +102,14 @@ impl PadTools {
                                 "choices": p.choices, "wait_seconds": wait});
             with_progress(&ctx, wait, link.call("ask", params)).await
         };
-        match r {
-            Ok(r) => answered(&r),
-            Err(e) => (fail(e), None),
-        }
-        .into()
+        done(r)
     }
 
     /// Protocol 2026-07-28 forbids requests to the client; a form goes back
     /// as an input-required result instead, and the client calls again with
     /// the person's response. Same conditions as `may_elicit` otherwise.
     fn may_elicit_in_round_trips(&self, ctx: &RequestContext<RoleServer>) -> bool {
-        let modern = ctx
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let modern = speaks_2026_07_28(ctx);
         let form = ctx
             .client_capabilities()
             .and_then(|c| c.elicitation)
@@ -188,11 +182,7 @@ impl PadTools {
             link.call("ask", json!({"id": qid, "wait_seconds": a.wait})),
         )
         .await;
-        match r {
-            Ok(r) => answered(&r),
-            Err(e) => (fail(e), None),
-        }
-        .into()
+        done(r)
     }
 
     /// Whether to ask through the client too: it declared form elicitation,
@@ -201,9 +191,7 @@ impl PadTools {
     /// server's own author — an access token's caller writes only under its
     /// own name, so an answer given in its client could not be the person's.
     fn may_elicit(&self, ctx: &RequestContext<RoleServer>) -> bool {
-        let modern = ctx
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let modern = speaks_2026_07_28(ctx);
         super::caller().is_none()
             && !modern
             && ctx
@@ -292,10 +280,21 @@ struct Asking<'a> {
     wait: u64,
 }
 
-impl From<(CallToolResult, Option<String>)> for Asked {
-    fn from((result, answer): (CallToolResult, Option<String>)) -> Self {
-        Asked::Done(result, answer)
+/// The tool's result for an `ask` call's outcome.
+fn done(r: Result<Value, String>) -> Asked {
+    match r {
+        Ok(r) => {
+            let (result, answer) = answered(&r);
+            Asked::Done(result, answer)
+        }
+        Err(e) => Asked::Done(fail(e), None),
     }
+}
+
+/// Protocol 2026-07-28 or later: no requests to the client.
+fn speaks_2026_07_28(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
 fn form_message(question: &str) -> String {
