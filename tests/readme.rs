@@ -73,6 +73,10 @@ fn shapes() -> Vec<(&'static str, Regex)> {
         ("pad reindex", r"\d+ entr".into()),
         ("pad reply", format!(r"^{id}\n$")),
         ("pad thread", r"(?s)About to drop the staging DB.*approve".into()),
+        (
+            "PAD_AUTHOR=deploy-bot pad inbox",
+            r"(?s)^replies \(1\)\n[0-9a-z]{12}  note +user .*\n +approve\n$".into(),
+        ),
         ("pad plan", r"(?s)ready.*inventory the endpoints.*blocked.*port the handlers".into()),
         ("pad task claim -p port --agent worker-1 --lease", r"inventory the endpoints".into()),
         ("pad task heartbeat", String::new()),
@@ -219,6 +223,21 @@ async fn the_readme_cli_examples_work_as_written() {
             assert!(id.is_match(&value), "{line}: {value}");
             sh.vars.insert(var.to_string(), value);
             continue;
+        }
+        if line.starts_with("pad search") {
+            // A person types the search seconds after the note; a search
+            // answers within 2 s whatever the embedding backlog, and on a
+            // busy machine that can be before the note is embedded.
+            let deadline = Instant::now() + Duration::from_secs(120);
+            loop {
+                let stats: serde_json::Value =
+                    serde_json::from_str(&sh.run("pad stats --json")).unwrap();
+                if stats["embed_queue"] == 0 {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "never embedded: {stats}");
+                std::thread::sleep(Duration::from_millis(100));
+            }
         }
         let out = sh.run(&line);
         if let Some((_, shape)) = shapes.iter().find(|(p, _)| line.starts_with(p)) {
