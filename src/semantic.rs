@@ -14,6 +14,7 @@
 
 mod flat;
 mod index;
+mod lane;
 mod model;
 pub mod runtime;
 mod shared_db;
@@ -159,13 +160,13 @@ impl Semantic {
             std::thread::Builder::new()
                 .name("pad-embed".into())
                 .spawn(move || {
-                    lower_priority();
                     Worker {
                         shared,
                         source,
                         config,
                         data_dir,
                         rx,
+                        lane: lane::Lane::default(),
                     }
                     .run()
                 })
@@ -355,6 +356,8 @@ struct Worker {
     config: SemanticConfig,
     data_dir: PathBuf,
     rx: mpsc::Receiver<Msg>,
+    /// Where batches run (`lane.rs`): queries run here, at normal priority.
+    lane: lane::Lane,
 }
 
 impl Worker {
@@ -496,8 +499,9 @@ impl Worker {
     /// Embeds one batch of new or edited entries; `true` if there may be more.
     fn embed_batch(&self, model: &mut Model) -> Result<bool> {
         let started = Instant::now();
+        let lane = &self.lane;
         let mut embed = |texts: &[&str]| -> Vec<Option<Vec<f32>>> {
-            match model.embed(texts) {
+            match lane.run(|| model.embed(texts)) {
                 Ok(v) => v.into_iter().map(Some).collect(),
                 // One bad text must not stall the queue: embed one by one,
                 // and leave out (with a warning) what still fails.
@@ -584,24 +588,6 @@ impl Worker {
         lock(&self.shared.cache).clear();
         tracing::info!("re-embedding every entry");
         Ok(())
-    }
-}
-
-/// Puts the calling thread (and the ONNX Runtime threads it creates, which
-/// inherit it) in Linux's SCHED_IDLE class: it runs only on CPU time nothing
-/// else wants. Embedding is background work, and on a small machine it would
-/// otherwise share a core with writes and stretch their tail latency
-/// (measured: write p99 400 µs with a backlog draining under SCHED_IDLE, 2.2
-/// ms at nice 19). The price: under a sustained write storm the backlog, and
-/// a search's fresh query embedding, wait for the CPU to free up.
-fn lower_priority() {
-    // SAFETY: a plain syscall about the calling thread.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::pid_t;
-        let param = libc::sched_param { sched_priority: 0 };
-        if libc::sched_setscheduler(tid, libc::SCHED_IDLE, &param) != 0 {
-            tracing::debug!("could not move the embedding thread to SCHED_IDLE");
-        }
     }
 }
 
