@@ -24,7 +24,7 @@ use rmcp::model::{
     ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequiredResult,
     InputResponses, ProgressNotificationParam, ProtocolVersion, ServerRequest,
 };
-use rmcp::service::{ElicitationMode, PeerRequestOptions, RequestContext};
+use rmcp::service::{PeerRequestOptions, RequestContext};
 use rmcp::{schemars, RoleServer};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -81,40 +81,24 @@ impl PadTools {
         state: Option<String>,
         responses: Option<InputResponses>,
     ) -> Asked {
-        let wait = p.wait_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
-        let pad = self.pad(p.pad);
-        if wait > 0 && self.may_elicit_in_round_trips(&ctx) {
-            let asking = Asking {
-                question: p.question,
-                pad: &pad,
-                choices: p.choices,
-                wait,
-            };
-            return self
-                .ask_in_round_trips(link, &ctx, asking, state, responses)
-                .await;
-        }
-        let r = if wait > 0 && self.may_elicit(&ctx) {
-            self.ask_both_ways(link, &ctx, &p.question, &pad, &p.choices, wait)
-                .await
-        } else {
-            let params = json!({"content": p.question, "pad": pad,
-                                "choices": p.choices, "wait_seconds": wait});
-            with_progress(&ctx, wait, link.call("ask", params)).await
+        let a = Asking {
+            question: p.question,
+            pad: self.pad(p.pad),
+            choices: p.choices,
+            wait: p.wait_seconds.unwrap_or(DEFAULT_WAIT_SECONDS),
         };
-        done(r)
-    }
-
-    /// Protocol 2026-07-28 forbids requests to the client; a form goes back
-    /// as an input-required result instead, and the client calls again with
-    /// the person's response. Same conditions as `may_elicit` otherwise.
-    fn may_elicit_in_round_trips(&self, ctx: &RequestContext<RoleServer>) -> bool {
-        let modern = speaks_2026_07_28(ctx);
-        let form = ctx
-            .client_capabilities()
-            .and_then(|c| c.elicitation)
-            .is_some_and(|e| e.form.is_some() || e.url.is_none());
-        super::caller().is_none() && modern && form
+        match (a.wait > 0).then(|| elicitation(&ctx)).flatten() {
+            Some(Elicitation::RoundTrip) => {
+                self.ask_in_round_trips(link, &ctx, a, state, responses)
+                    .await
+            }
+            Some(Elicitation::Request) => done(self.ask_both_ways(link, &ctx, a).await),
+            None => {
+                let params = json!({"content": a.question, "pad": a.pad,
+                                    "choices": a.choices, "wait_seconds": a.wait});
+                done(with_progress(&ctx, a.wait, link.call("ask", params)).await)
+            }
+        }
     }
 
     /// The first call writes the question (the desktop asks at once) and
@@ -126,19 +110,13 @@ impl PadTools {
         &self,
         link: &mut Link<'_>,
         ctx: &RequestContext<RoleServer>,
-        a: Asking<'_>,
+        a: Asking,
         state: Option<String>,
         responses: Option<InputResponses>,
     ) -> Asked {
         let Some(qid) = state else {
-            let asked = link
-                .call(
-                    "ask",
-                    json!({"content": a.question, "pad": a.pad, "choices": a.choices, "wait_seconds": 0}),
-                )
-                .await;
-            let qid = match asked {
-                Ok(r) => r["question"]["id"].as_str().unwrap_or("").to_string(),
+            let qid = match write_question(link, &a).await {
+                Ok(qid) => qid,
                 Err(e) => return Asked::Done(fail(e), None),
             };
             let form = InputRequest::Elicitation(ElicitRequest::new(
@@ -185,21 +163,6 @@ impl PadTools {
         done(r)
     }
 
-    /// Whether to ask through the client too: it declared form elicitation,
-    /// speaks a protocol before 2026-07-28 (which carries it as a request to
-    /// the client; that version forbids those), and the call speaks for the
-    /// server's own author — an access token's caller writes only under its
-    /// own name, so an answer given in its client could not be the person's.
-    fn may_elicit(&self, ctx: &RequestContext<RoleServer>) -> bool {
-        let modern = speaks_2026_07_28(ctx);
-        super::caller().is_none()
-            && !modern
-            && ctx
-                .peer
-                .supported_elicitation_modes()
-                .contains(&ElicitationMode::Form)
-    }
-
     /// Asks on the desktop (the question, its notification) and in the
     /// client (an elicitation form) at once; the first answer wins. One
     /// given in the client is written as the person's reply, so the thread
@@ -209,18 +172,10 @@ impl PadTools {
         &self,
         link: &mut Link<'_>,
         ctx: &RequestContext<RoleServer>,
-        question: &str,
-        pad: &str,
-        choices: &[String],
-        wait: u64,
+        a: Asking,
     ) -> Result<Value, String> {
-        let asked = link
-            .call(
-                "ask",
-                json!({"content": question, "pad": pad, "choices": choices, "wait_seconds": 0}),
-            )
-            .await?;
-        let qid = asked["question"]["id"].as_str().unwrap_or("").to_string();
+        let qid = write_question(link, &a).await?;
+        let (question, pad, choices, wait) = (&a.question, a.pad.as_str(), &a.choices, a.wait);
         let request = ServerRequest::ElicitRequest(ElicitRequest::new(
             ElicitRequestParams::FormElicitationParams {
                 meta: None,
@@ -273,11 +228,51 @@ impl PadTools {
 }
 
 /// A question on its way to the person.
-struct Asking<'a> {
+struct Asking {
     question: String,
-    pad: &'a str,
+    pad: String,
     choices: Vec<String>,
     wait: u64,
+}
+
+/// How a client is asked too, besides the desktop.
+enum Elicitation {
+    /// A request to the client (protocols before 2026-07-28).
+    Request,
+    /// An input-required result the client answers by calling again
+    /// (2026-07-28, which forbids requests to the client).
+    RoundTrip,
+}
+
+/// Whether and how to ask through the client too: it declared form
+/// elicitation (an empty declaration, from before forms and URLs were told
+/// apart, is a form), and the call speaks for the server's own author — an
+/// access token's caller writes only under its own name, so an answer given
+/// in its client could not be the person's.
+fn elicitation(ctx: &RequestContext<RoleServer>) -> Option<Elicitation> {
+    let form = ctx
+        .client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none());
+    (form && super::caller().is_none()).then(|| {
+        if speaks_2026_07_28(ctx) {
+            Elicitation::RoundTrip
+        } else {
+            Elicitation::Request
+        }
+    })
+}
+
+/// Writes the question (tagged needs_eyes: the desktop asks at once)
+/// without waiting; its id.
+async fn write_question(link: &mut Link<'_>, a: &Asking) -> Result<String, String> {
+    let asked = link
+        .call(
+            "ask",
+            json!({"content": a.question, "pad": a.pad, "choices": a.choices, "wait_seconds": 0}),
+        )
+        .await?;
+    Ok(asked["question"]["id"].as_str().unwrap_or("").to_string())
 }
 
 /// The tool's result for an `ask` call's outcome.
