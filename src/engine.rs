@@ -61,6 +61,7 @@ macro_rules! background {
 mod activity;
 mod background;
 pub(crate) mod export;
+mod fusion;
 pub mod lock;
 mod pads;
 mod search;

@@ -20,6 +20,7 @@ macro_rules! sql {
 mod activity;
 mod entries;
 mod relay;
+mod search;
 mod vectors;
 mod work;
 
@@ -244,6 +245,7 @@ pub(crate) enum Arg {
     Text(String),
     Int(i64),
     Real(f64),
+    Reals(Vec<f64>),
     Texts(Vec<String>),
     Ints(Vec<i64>),
 }
@@ -283,6 +285,7 @@ impl Query {
                 Arg::Text(s) => q.bind(s),
                 Arg::Int(i) => q.bind(i),
                 Arg::Real(f) => q.bind(f),
+                Arg::Reals(v) => q.bind(v),
                 Arg::Texts(v) => q.bind(v),
                 Arg::Ints(v) => q.bind(v),
             };

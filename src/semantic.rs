@@ -637,49 +637,9 @@ fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     l.write().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Reciprocal-rank fusion: each list adds `1 / (RRF_K + rank)` (rank from 1)
-/// to an item's score, so an item near the top of either list rises and one
-/// near the top of both rises most. Returns items best first with their
-/// fused score and which lists (by index) had them.
-pub fn fuse<T: Copy + Eq + std::hash::Hash>(lists: &[Vec<T>]) -> Vec<(T, f64, Vec<usize>)> {
-    const RRF_K: f64 = 60.0;
-    let mut fused: Vec<(T, f64, Vec<usize>)> = Vec::new();
-    let mut at: HashMap<T, usize> = HashMap::new();
-    for (which, list) in lists.iter().enumerate() {
-        for (rank, item) in list.iter().enumerate() {
-            let add = 1.0 / (RRF_K + rank as f64 + 1.0);
-            match at.get(item) {
-                Some(&i) => {
-                    fused[i].1 += add;
-                    fused[i].2.push(which);
-                }
-                None => {
-                    at.insert(*item, fused.len());
-                    fused.push((*item, add, vec![which]));
-                }
-            }
-        }
-    }
-    // Stable: equal scores keep first-seen order (the first list's ranking).
-    fused.sort_by(|a, b| b.1.total_cmp(&a.1));
-    fused
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fusion_lifts_items_found_by_both() {
-        let text = vec![1, 2, 3];
-        let meaning = vec![4, 3, 5];
-        let fused = fuse(&[text, meaning]);
-        assert_eq!(fused[0].0, 3, "in both lists beats first of one");
-        assert_eq!(fused[0].2, vec![0, 1]);
-        assert_eq!(fused[1].0, 1, "ties keep the first list's order");
-        assert_eq!(fused[2].0, 4);
-        assert_eq!(fused.len(), 5);
-    }
 
     #[test]
     fn query_cache_evicts_least_recently_used() {

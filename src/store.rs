@@ -36,6 +36,7 @@ mod migrate;
 pub(crate) mod pads;
 mod rows;
 pub(crate) mod tasks;
+pub(crate) mod terms;
 pub mod text;
 mod tokens;
 pub mod vectors;

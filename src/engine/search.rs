@@ -1,14 +1,13 @@
 //! `search`: text, meaning, or both fused by rank.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
-use super::{limit, scoped, Backend, Engine};
+use super::{fusion, limit, scoped, Backend, Engine};
 use crate::access::Grant;
 use crate::error::{Error, Result};
 use crate::model::{self, Entry};
 use crate::protocol::*;
-use crate::semantic::{self, Semantic};
+use crate::semantic::Semantic;
 use crate::store::EntryFilter;
 
 impl Engine {
@@ -133,35 +132,26 @@ impl Engine {
             });
         }
         // Hybrid: weak meaning matches are noise next to word matches.
+        let keyed = |hits: Vec<(Entry, f64)>| -> Vec<(String, Entry, f64)> {
+            hits.into_iter()
+                .map(|(e, s)| (e.id.clone(), e, s))
+                .collect()
+        };
         let near: Vec<(Entry, f64)> = near
             .into_iter()
             .filter(|(_, score)| *score >= HYBRID_MIN_SIMILARITY)
             .collect();
-        let ids =
-            |hits: &[(Entry, f64)]| hits.iter().map(|(e, _)| e.id.clone()).collect::<Vec<_>>();
-        let text_ids = ids(&text_hits);
-        let near_ids = ids(&near);
-        let mut by_id: HashMap<String, Entry> = text_hits
-            .into_iter()
-            .chain(near)
-            .map(|(e, _)| (e.id.clone(), e))
-            .collect();
-        let refs = [
-            text_ids.iter().map(String::as_str).collect::<Vec<_>>(),
-            near_ids.iter().map(String::as_str).collect::<Vec<_>>(),
-        ];
-        let hits = semantic::fuse(&refs)
+        let hits = fusion::fuse(keyed(text_hits), keyed(near))
             .into_iter()
             .take(limit as usize)
-            .filter_map(|(id, score, lists)| {
-                Some(SearchHit {
-                    entry: by_id.remove(id)?,
-                    score,
-                    found_by: lists
-                        .iter()
-                        .map(|l| if *l == 0 { "text" } else { "semantic" }.to_string())
-                        .collect(),
-                })
+            .map(|f| SearchHit {
+                entry: f.item,
+                score: f.score,
+                found_by: [(f.by_words, "text"), (f.by_meaning, "semantic")]
+                    .into_iter()
+                    .filter(|(by, _)| *by)
+                    .map(|(_, name)| name.to_string())
+                    .collect(),
             })
             .collect();
         Ok(SearchResult {

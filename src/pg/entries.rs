@@ -1,7 +1,7 @@
 //! Entry reads and writes on PostgreSQL, and text search.
 
 use sqlx::postgres::PgRow;
-use sqlx::{PgConnection, Row};
+use sqlx::PgConnection;
 
 use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS, NEXT_ID};
 use crate::error::{Error, Result};
@@ -9,7 +9,6 @@ use crate::id;
 use crate::model::{Category, Entry, Status};
 use crate::store::cycle::{CycleSearch, Step};
 use crate::store::entries::{ambiguous, check_version, new_entry, no_entry, prefix_range, replied};
-use crate::store::text::{query_words, TierHits};
 use crate::store::{Added, EntryFilter, NewEntry, Page, Patch};
 
 impl PgStore {
@@ -298,120 +297,6 @@ impl PgStore {
             entries: rows.into_iter().map(|r| r.1).collect(),
             next_cursor,
         })
-    }
-
-    /// Text search in the SQLite store's three tiers (`Store::search_text`):
-    /// whole words, then word beginnings, then substrings anywhere (case
-    /// aside, through the trigram index), each only while the page is short.
-    pub async fn search_text(
-        &self,
-        query: &str,
-        filter: &EntryFilter,
-        limit: u32,
-        substrings: bool,
-    ) -> Result<Vec<(Entry, f64)>> {
-        let words: Vec<String> = query_words(query)
-            .into_iter()
-            .map(str::to_lowercase)
-            .collect();
-        let mut hits = TierHits::new(limit);
-        hits.add(self.word_hits(&words, filter, limit, false).await?);
-        if !hits.full() {
-            hits.add(self.word_hits(&words, filter, limit, true).await?);
-        }
-        if substrings && !hits.full() {
-            hits.add(self.substring_hits(&words, filter, limit).await?);
-        }
-        Ok(hits.into_vec())
-    }
-
-    async fn word_hits(
-        &self,
-        words: &[String],
-        filter: &EntryFilter,
-        limit: u32,
-        prefix: bool,
-    ) -> Result<Vec<(Entry, f64)>> {
-        // Words as the index holds them: letters and digits; a word with
-        // none can only match as a substring.
-        let terms: Vec<String> = words
-            .iter()
-            .map(|w| {
-                w.chars()
-                    .filter(|c| c.is_alphanumeric())
-                    .collect::<String>()
-            })
-            .collect();
-        if terms.is_empty() || terms.iter().any(String::is_empty) {
-            return Ok(Vec::new());
-        }
-        let tsquery = terms
-            .iter()
-            .map(|t| {
-                let star = if prefix && t.chars().count() >= 3 {
-                    ":*"
-                } else {
-                    ""
-                };
-                format!("'{t}'{star}")
-            })
-            .collect::<Vec<_>>()
-            .join(" & ");
-        // The newest matches that pass the filters, ranked; then recency.
-        let mut q = Query::new(format!(
-            "SELECT {ENTRY_COLUMNS}, ts_rank(e.words, to_tsquery('simple', $1))::float8 AS score \
-             FROM entries e JOIN pads p ON p.name = e.pad \
-             WHERE e.words @@ to_tsquery('simple', $1)"
-        ));
-        q.args_push(Arg::Text(tsquery));
-        q.filter(filter);
-        q.push(
-            " ORDER BY e.seq DESC LIMIT $?",
-            Arg::Int((limit.max(64) * 4) as i64),
-        );
-        let rows = q.build().fetch_all(self.pool()).await?;
-        let mut ranked = rows
-            .iter()
-            .map(|r| Ok((read_entry_seq(r)?, r.try_get::<f64, _>("score")?)))
-            .collect::<Result<Vec<_>>>()?;
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0 .0.cmp(&a.0 .0)));
-        ranked.truncate(limit as usize);
-        Ok(ranked.into_iter().map(|((_, e), s)| (e, s)).collect())
-    }
-
-    async fn substring_hits(
-        &self,
-        words: &[String],
-        filter: &EntryFilter,
-        limit: u32,
-    ) -> Result<Vec<(Entry, f64)>> {
-        let mut q = Query::new(format!(
-            "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE true"
-        ));
-        q.filter(filter);
-        for w in words {
-            // strpos, not LIKE: a query's % and _ are plain characters. The
-            // trigram index serves LIKE, so both are asked.
-            let like = format!(
-                "%{}%",
-                w.replace('\\', "\\\\")
-                    .replace('%', "\\%")
-                    .replace('_', "\\_")
-            );
-            q.push(" AND lower(e.content) LIKE $?", Arg::Text(like));
-        }
-        q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(limit as i64));
-        let rows = q.build().fetch_all(self.pool()).await?;
-        rows.iter()
-            .map(|r| Ok((read_entry(r)?, 0.0)))
-            .collect::<Result<_>>()
-    }
-}
-
-impl Query {
-    /// Adds a value already numbered in the SQL (`$1` written by hand).
-    fn args_push(&mut self, v: Arg) {
-        self.push("", v);
     }
 }
 

@@ -22,20 +22,30 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
 use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
 use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
-use super::{lock, EntryFilter, Store};
+use super::{lock, terms, EntryFilter, Store};
 use crate::error::{Error, Result};
 use crate::model::Entry;
 
-/// The two indexes: words (fast, ranked, word-prefix matches) and trigrams
-/// (any substring of three or more characters).
-const TABLES: [&str; 2] = ["entries_words", "entries_fts"];
+/// The two indexes, with their columns and what fills them from an entry
+/// `e`: words (ranked, word-prefix matches; `meta` holds one token per pad
+/// and per author, so a filter by either narrows the index's own work) and
+/// trigrams (any substring of three or more characters).
+const TABLES: [(&str, &str, &str); 2] = [
+    (
+        "entries_words",
+        "content, meta",
+        "content, 'p' || hex(pad) || ' a' || hex(author)",
+    ),
+    ("entries_fts", "content", "content"),
+];
 
 /// Changes indexed per transaction: bounds how long one batch holds `search.db`.
 const BATCH: i64 = 2000;
 /// Segments FTS5 merges at once (its default is 4).
 const AUTOMERGE: i64 = 16;
-/// 4: the trigram index keeps no positions (`detail = none`).
-const SCHEMA_VERSION: i64 = 4;
+/// 4: the trigram index keeps no positions (`detail = none`); 5: the word
+/// index's `meta` column and its vocabulary.
+const SCHEMA_VERSION: i64 = 5;
 
 pub struct TextIndex {
     conn: Mutex<Connection>,
@@ -140,11 +150,11 @@ impl TextIndex {
         let tx = conn.transaction()?;
         let (seq_upto, seq_more) = next_batch(&tx, "seq", "store.entries", seq_from)?;
         if seq_more > 0 {
-            for table in TABLES {
+            for (table, columns, values) in TABLES {
                 tx.execute(
                     &format!(
-                        "INSERT INTO {table} (rowid, content) \
-                         SELECT seq, content FROM store.entries WHERE seq > ?1 AND seq <= ?2"
+                        "INSERT INTO {table} (rowid, {columns}) \
+                         SELECT seq, {values} FROM store.entries WHERE seq > ?1 AND seq <= ?2"
                     ),
                     params![seq_from, seq_upto],
                 )?;
@@ -158,14 +168,14 @@ impl TextIndex {
             if n > 0 {
                 change_upto = upto;
                 let changed = "SELECT seq FROM store.changes WHERE n > ?1 AND n <= ?2";
-                for table in TABLES {
+                for (table, columns, values) in TABLES {
                     tx.execute(
                         &format!("DELETE FROM {table} WHERE rowid IN ({changed})"),
                         params![change_from, change_upto],
                     )?;
                     tx.execute(
                         &format!(
-                            "INSERT INTO {table} (rowid, content) SELECT seq, content \
+                            "INSERT INTO {table} (rowid, {columns}) SELECT seq, {values} \
                              FROM store.entries WHERE seq IN ({changed}) AND seq <= ?3"
                         ),
                         params![change_from, change_upto, seq_upto],
@@ -217,8 +227,12 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
              content, tokenize = 'trigram', detail = 'none', content = '',
              contentless_delete = 1);
          CREATE VIRTUAL TABLE IF NOT EXISTS entries_words USING fts5(
-             content, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3',
+             content, meta, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3',
              content = '', contentless_delete = 1);
+         -- How many entries hold each word (per column): what a question's
+         -- words are weighed and budgeted by.
+         CREATE VIRTUAL TABLE IF NOT EXISTS entries_words_terms
+             USING fts5vocab(entries_words, col);
          INSERT OR IGNORE INTO state (key, value)
              VALUES ('seq', 0), ('change', 0), ('schema', {SCHEMA_VERSION});
          -- Merge segments 16 at a time, not 4: indexing costs ~30% less CPU
@@ -253,21 +267,23 @@ const MIN_CANDIDATES: u32 = 200;
 const CANDIDATES_PER_HIT: u32 = 10;
 
 impl Store {
-    /// Case-insensitive text search over live entries; every word of the
-    /// query must match. Three tiers, each consulted only while the ones
-    /// before found fewer hits than asked, and ranked after them:
+    /// Case-insensitive text search over live entries, accents aside.
     ///
-    /// 1. whole words ("login" finds "Login failed");
-    /// 2. word beginnings ("dock" finds "Docker"; prefix queries cost more,
-    ///    as FTS5 merges every matching term);
+    /// A keyword query (`terms::is_keywords`) runs up to four tiers, each
+    /// only while the ones before found fewer hits than asked, and ranked
+    /// after them:
+    ///
+    /// 1. every word whole ("login" finds "Login failed");
+    /// 2. every word's beginning ("dock" finds "Docker"; prefix queries cost
+    ///    more, as FTS5 merges every matching term);
     /// 3. substrings anywhere ("ocker" finds "Docker"), through the trigram
-    ///    index, newest first; words under three characters use LIKE.
+    ///    index, newest first; words under three characters use LIKE;
+    /// 4. any of the words, by BM25.
     ///
-    /// In tiers 1 and 2 the newest matches that pass the filters (a bounded
-    /// number, see `MIN_CANDIDATES`) are ranked by BM25, then recency; accents
-    /// are ignored. `substrings: false` skips tier 3 (hybrid search does, for
-    /// queries of several words: meaning search covers them, and tier 3 is
-    /// the slowest).
+    /// A question runs tier 4 alone over its uncommon words, so the notes
+    /// sharing its rarest words come first. `substrings: false` skips tier
+    /// 3 (hybrid search does for queries of several words: meaning search
+    /// covers them, and tier 3 is the slowest).
     pub fn search_text(
         &self,
         query: &str,
@@ -276,15 +292,25 @@ impl Store {
         substrings: bool,
     ) -> Result<Vec<(Entry, f64)>> {
         self.catch_up_text()?;
-        let words = query_words(query);
         let conn = self.reader()?;
         let mut hits = TierHits::new(limit);
-        hits.add(word_hits(&conn, &words, filter, limit, false)?);
-        if !hits.full() {
-            hits.add(word_hits(&conn, &words, filter, limit, true)?);
+        if terms::is_keywords(query) {
+            let words = query_words(query);
+            hits.add(word_hits(&conn, &words, filter, limit, false)?);
+            if !hits.full() {
+                hits.add(word_hits(&conn, &words, filter, limit, true)?);
+            }
+            if substrings && !hits.full() {
+                hits.add(substring_hits(&conn, &words, filter, limit)?);
+            }
         }
-        if substrings && !hits.full() {
-            hits.add(substring_hits(&conn, &words, filter, limit)?);
+        if !hits.full() {
+            hits.add(ranked_hits(
+                &conn,
+                &terms::question_words(query),
+                filter,
+                limit,
+            )?);
         }
         Ok(hits.into_vec())
     }
@@ -359,11 +385,14 @@ fn word_hits(
         })
         .collect::<Vec<_>>()
         .join(" ");
-    let mut args = vec![Sql::Text(fts_query)];
+    let mut args = vec![Sql::Text(format!(
+        "content : ({fts_query}){}",
+        narrowing(filter)
+    ))];
     // Rank on (id, score) alone; only the winners are read in full.
     let mut sql = String::from(
-        "SELECT e.seq, -entries_words.rank FROM fts.entries_words \
-         JOIN entries e ON e.seq = entries_words.rowid JOIN pads p ON p.name = e.pad \
+        "SELECT e.seq, -bm25(entries_words, 1.0, 0.0) FROM fts.entries_words \
+         CROSS JOIN entries e ON e.seq = entries_words.rowid JOIN pads p ON p.name = e.pad \
          WHERE entries_words MATCH ?",
     );
     filter.push_sql(&mut sql, &mut args);
@@ -377,6 +406,111 @@ fn word_hits(
         .collect::<rusqlite::Result<_>>()?;
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
     ranked.truncate(limit as usize);
+    load_ranked(conn, ranked)
+}
+
+/// Tier 4: entries holding any of `words`, ranked by BM25 over every match
+/// when the words' postings fit `terms::POSTINGS_BUDGET` (the most common
+/// words left out until they do), else over the newest matches of the
+/// rarest word. A pad or author filter narrows inside the index.
+fn ranked_hits(
+    conn: &Connection,
+    words: &[String],
+    filter: &EntryFilter,
+    limit: u32,
+) -> Result<Vec<(Entry, f64)>> {
+    if words.is_empty() {
+        return Ok(Vec::new());
+    }
+    // At most the pad's entries can match inside a pad.
+    let cap: Option<i64> = match &filter.pad {
+        Some(pad) => conn
+            .prepare_cached("SELECT entries FROM pads WHERE name = ?")?
+            .query_row([pad], |r| r.get(0))
+            .optional()?,
+        None => None,
+    };
+    let mut df_of = conn.prepare_cached(
+        "SELECT doc FROM fts.entries_words_terms WHERE term = ? AND col = 'content'",
+    )?;
+    let mut counted = Vec::with_capacity(words.len());
+    for w in words {
+        let df: i64 = df_of.query_row([w], |r| r.get(0)).optional()?.unwrap_or(0);
+        if df > 0 {
+            counted.push((w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64));
+        }
+    }
+    if counted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut kept = terms::within_budget(&counted, terms::POSTINGS_BUDGET);
+    let newest_only = kept.is_empty();
+    if newest_only {
+        let rarest = counted.iter().min_by_key(|(_, df)| *df).expect("not empty");
+        kept.push(rarest.0.clone());
+    }
+    let any = kept
+        .iter()
+        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    let mut args = vec![Sql::Text(format!("content : ({any}){}", narrowing(filter)))];
+    let mut sql = String::from(
+        "SELECT e.seq, -bm25(entries_words, 1.0, 0.0) FROM fts.entries_words \
+         CROSS JOIN entries e ON e.seq = entries_words.rowid JOIN pads p ON p.name = e.pad \
+         WHERE entries_words MATCH ?",
+    );
+    filter.push_sql(&mut sql, &mut args);
+    if newest_only {
+        sql.push_str(" ORDER BY entries_words.rowid DESC LIMIT ?");
+        args.push(Sql::Integer(
+            MIN_CANDIDATES.max(limit * CANDIDATES_PER_HIT) as i64
+        ));
+    } else {
+        sql.push_str(" ORDER BY 2 DESC, e.seq DESC LIMIT ?");
+        args.push(Sql::Integer(limit as i64));
+    }
+    let mut ranked: Vec<(i64, f64)> = conn
+        .prepare_cached(&sql)?
+        .query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    ranked.truncate(limit as usize);
+    load_ranked(conn, ranked)
+}
+
+/// The `meta` column's terms for a filter's pad, author and token scope,
+/// as ` AND …` for a word index query: FTS5 then walks only the matching
+/// entries' postings. `push_sql` still checks each exactly.
+fn narrowing(filter: &EntryFilter) -> String {
+    let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    let mut q = String::new();
+    if let Some(pad) = &filter.pad {
+        q.push_str(&format!(" AND meta : p{}", hex(pad)));
+    }
+    if let Some(author) = &filter.author {
+        q.push_str(&format!(" AND meta : a{}", hex(author)));
+    }
+    if let Some(scope) = &filter.scope {
+        if scope.is_empty() {
+            return q;
+        }
+        let any: Vec<String> = scope
+            .iter()
+            .map(|p| match p.strip_suffix('*') {
+                // An empty prefix: any pad at all.
+                Some("") => "p*".to_string(),
+                Some(prefix) => format!("p{}*", hex(prefix)),
+                None => format!("p{}", hex(p)),
+            })
+            .collect();
+        q.push_str(&format!(" AND meta : ({})", any.join(" OR ")));
+    }
+    q
+}
+
+/// The entries of ranked `(seq, score)` pairs, in their order.
+fn load_ranked(conn: &Connection, ranked: Vec<(i64, f64)>) -> Result<Vec<(Entry, f64)>> {
     let mut load = conn.prepare_cached(&format!(
         "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
     ))?;

@@ -1,0 +1,491 @@
+//! `cargo bench --bench locomo`: does search find what answers a question?
+//!
+//! LoCoMo (snap-research/locomo, `data/locomo10.zip`): long multi-session
+//! conversations, each question labelled with the dialog turns that answer
+//! it. Each conversation goes into a pad of its own, one note per turn
+//! (author: the speaker; an image's caption kept as "(image: …)"), written
+//! to the release `pad serve` with meaning search on. Every question of
+//! categories 1–4 is then asked in each mode (text, semantic, hybrid), with
+//! its conversation's pad as the filter, and in the same run two plain
+//! baselines rank the same turns: BM25 (Okapi, k1 1.5, b 0.75, lowercase
+//! words, as rank_bm25 does) and exact cosine over the same model's
+//! vectors, and their reciprocal rank fusion.
+//!
+//! Printed: evidence recall@5/10/25 (the share of a question's answering
+//! turns found in the top k, averaged over questions) and MRR (of the first
+//! answering turn), per ranking; search latency p50/p99 per mode, with and
+//! without the pad filter (the query's embedding included; a query's
+//! embedding alone is timed separately).
+//!
+//! `BENCH_LOCOMO` names the data: the zip unpacked (a folder of per-
+//! conversation files such as `26.json`, as `data/locomo10.zip` holds them)
+//! or `locomo10.json` (a list of conversations). `BENCH_CONVS` picks the
+//! conversations (default `26,30,41,42,43`: develop on these five only; the
+//! other five are held out for measuring).
+
+mod common;
+#[path = "../tests/common/model.rs"]
+mod model;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{stats, Engine};
+use scratchpad::client::Client;
+use scratchpad::semantic::{runtime, Model, ModelSource, Precision};
+use serde_json::{json, Value};
+
+const KS: [usize; 3] = [5, 10, 25];
+const DEPTH: usize = 25;
+
+struct Conversation {
+    id: String,
+    /// (turn id, speaker, text)
+    turns: Vec<(String, String, String)>,
+    /// (question, answering turn ids)
+    questions: Vec<(String, HashSet<String>)>,
+}
+
+fn load(path: &Path, wanted: &[String]) -> Vec<Conversation> {
+    let mut raw: Vec<(String, Value)> = Vec::new();
+    if path.is_dir() {
+        for id in wanted {
+            let file = path.join(format!("{id}.json"));
+            let text = std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            raw.push((id.clone(), serde_json::from_str(&text).unwrap()));
+        }
+    } else {
+        let all: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for c in all.as_array().expect("a list of conversations") {
+            let id = c["sample_id"]
+                .as_str()
+                .unwrap_or("")
+                .trim_start_matches("conv-");
+            if wanted.iter().any(|w| w == id) {
+                let mut sessions = c["conversation"].clone();
+                sessions["qa"] = c["qa"].clone();
+                raw.push((id.to_string(), sessions));
+            }
+        }
+    }
+    raw.into_iter()
+        .map(|(id, c)| {
+            let mut turns = Vec::new();
+            for n in 1.. {
+                let Some(session) = c.get(format!("session_{n}")) else {
+                    break;
+                };
+                for t in session.as_array().unwrap() {
+                    let mut text = t["text"].as_str().unwrap_or("").to_string();
+                    if let Some(caption) = t.get("blip_caption").and_then(Value::as_str) {
+                        text.push_str(&format!(" (image: {caption})"));
+                    }
+                    turns.push((
+                        t["dia_id"].as_str().unwrap().to_string(),
+                        t["speaker"].as_str().unwrap().to_string(),
+                        text,
+                    ));
+                }
+            }
+            let questions = c["qa"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|q| (1..=4).contains(&q["category"].as_i64().unwrap_or(0)))
+                .filter_map(|q| {
+                    let evidence: HashSet<String> = q["evidence"]
+                        .as_array()?
+                        .iter()
+                        .filter_map(|e| e.as_str().map(|s| s.trim().to_string()))
+                        .collect();
+                    (!evidence.is_empty())
+                        .then(|| (q["question"].as_str().unwrap().to_string(), evidence))
+                })
+                .collect();
+            Conversation {
+                id,
+                turns,
+                questions,
+            }
+        })
+        .collect()
+}
+
+/// Recall@k for each of `KS` and the reciprocal rank, for one ranking.
+#[derive(Default, Clone)]
+struct Score {
+    recall: [f64; 3],
+    rr: f64,
+    n: usize,
+}
+
+impl Score {
+    fn add(&mut self, ranked: &[String], evidence: &HashSet<String>) {
+        for (i, k) in KS.iter().enumerate() {
+            let found = ranked
+                .iter()
+                .take(*k)
+                .filter(|t| evidence.contains(*t))
+                .count();
+            self.recall[i] += found as f64 / evidence.len() as f64;
+        }
+        if let Some(at) = ranked.iter().position(|t| evidence.contains(t)) {
+            self.rr += 1.0 / (at + 1) as f64;
+        }
+        self.n += 1;
+    }
+
+    fn row(&self, name: &str) {
+        let n = self.n.max(1) as f64;
+        println!(
+            "{name:<44} {:>6.1} {:>6.1} {:>6.1} {:>7.3}",
+            100.0 * self.recall[0] / n,
+            100.0 * self.recall[1] / n,
+            100.0 * self.recall[2] / n,
+            self.rr / n
+        );
+    }
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// BM25 Okapi over one conversation, as rank_bm25 computes it.
+struct Bm25 {
+    docs: Vec<HashMap<String, f64>>,
+    lengths: Vec<f64>,
+    avgdl: f64,
+    idf: HashMap<String, f64>,
+}
+
+impl Bm25 {
+    fn new(texts: &[&str]) -> Bm25 {
+        let mut df: HashMap<String, f64> = HashMap::new();
+        let mut docs = Vec::new();
+        let mut lengths = Vec::new();
+        for t in texts {
+            let ws = words(t);
+            lengths.push(ws.len() as f64);
+            let mut tf: HashMap<String, f64> = HashMap::new();
+            for w in ws {
+                *tf.entry(w).or_default() += 1.0;
+            }
+            for w in tf.keys() {
+                *df.entry(w.clone()).or_default() += 1.0;
+            }
+            docs.push(tf);
+        }
+        let n = texts.len() as f64;
+        let mut idf: HashMap<String, f64> = df
+            .iter()
+            .map(|(w, d)| (w.clone(), ((n - d + 0.5) / (d + 0.5)).ln()))
+            .collect();
+        let floor = 0.25 * idf.values().sum::<f64>() / idf.len().max(1) as f64;
+        for v in idf.values_mut() {
+            if *v < 0.0 {
+                *v = floor;
+            }
+        }
+        let avgdl = lengths.iter().sum::<f64>() / n;
+        Bm25 {
+            docs,
+            lengths,
+            avgdl,
+            idf,
+        }
+    }
+
+    fn rank(&self, query: &str) -> Vec<(usize, f64)> {
+        let (k1, b) = (1.5, 0.75);
+        let q = words(query);
+        let mut scored: Vec<(usize, f64)> = self
+            .docs
+            .iter()
+            .enumerate()
+            .map(|(i, tf)| {
+                let s = q
+                    .iter()
+                    .filter_map(|w| {
+                        let f = *tf.get(w)?;
+                        Some(
+                            self.idf[w] * f * (k1 + 1.0)
+                                / (f + k1 * (1.0 - b + b * self.lengths[i] / self.avgdl)),
+                        )
+                    })
+                    .sum::<f64>();
+                (i, s)
+            })
+            .filter(|(_, s)| *s > 0.0)
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored.truncate(2 * DEPTH);
+        scored
+    }
+}
+
+fn exact(vectors: &[Vec<f32>], query: &[f32]) -> Vec<(usize, f64)> {
+    let mut scored: Vec<(usize, f64)> = vectors
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            (
+                i,
+                v.iter().zip(query).map(|(a, b)| a * b).sum::<f32>() as f64,
+            )
+        })
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    scored.truncate(2 * DEPTH);
+    scored
+}
+
+/// A convex combination of the two lists' scores, each divided by its
+/// list's best (BM25) or taken as it is (cosine), as in Bruch et al.'s
+/// "theoretical min-max" normalisation; `w` is the words' weight.
+fn convex(words: &[(usize, f64)], vectors: &[(usize, f64)], w: f64, minmax: bool) -> Vec<usize> {
+    let norm = |l: &[(usize, f64)], theory_min: f64| -> HashMap<usize, f64> {
+        let max = l.iter().map(|x| x.1).fold(f64::MIN, f64::max);
+        let min = if minmax {
+            l.iter().map(|x| x.1).fold(f64::MAX, f64::min)
+        } else {
+            theory_min
+        };
+        l.iter()
+            .map(|(i, s)| (*i, (s - min) / (max - min).max(1e-9)))
+            .collect()
+    };
+    let (a, b) = (norm(words, 0.0), norm(vectors, 0.0));
+    let mut all: Vec<usize> = a.keys().chain(b.keys()).copied().collect();
+    all.sort();
+    all.dedup();
+    let mut scored: Vec<(usize, f64)> = all
+        .into_iter()
+        .map(|i| {
+            let s = w * a.get(&i).copied().unwrap_or(0.0)
+                + (1.0 - w) * b.get(&i).copied().unwrap_or(0.0);
+            (i, s)
+        })
+        .collect();
+    scored.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+    scored.into_iter().map(|(i, _)| i).take(DEPTH).collect()
+}
+
+fn top(l: &[(usize, f64)]) -> Vec<usize> {
+    l.iter().map(|x| x.0).take(DEPTH).collect()
+}
+
+fn normalized(v: Vec<f32>) -> Vec<f32> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    v.into_iter().map(|x| x / norm).collect()
+}
+
+fn rrf(lists: &[Vec<usize>]) -> Vec<usize> {
+    let mut score: HashMap<usize, f64> = HashMap::new();
+    for list in lists {
+        for (rank, i) in list.iter().enumerate() {
+            *score.entry(*i).or_default() += 1.0 / (60.0 + rank as f64 + 1.0);
+        }
+    }
+    let mut fused: Vec<(usize, f64)> = score.into_iter().collect();
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    fused.into_iter().map(|(i, _)| i).take(DEPTH).collect()
+}
+
+async fn embedded(c: &mut Client) {
+    loop {
+        let s = c.call("stats", json!({})).await.unwrap();
+        if s["semantic"]["status"] == "ready" && s["embed_queue"] == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn run() {
+    let data = PathBuf::from(std::env::var_os("BENCH_LOCOMO").expect(
+        "set BENCH_LOCOMO to LoCoMo's data: `git clone https://github.com/snap-research/locomo` \
+         and unzip data/locomo10.zip, then point it at the folder of NN.json files",
+    ));
+    let convs: Vec<String> = std::env::var("BENCH_CONVS")
+        .unwrap_or_else(|_| "26,30,41,42,43".into())
+        .split(',')
+        .map(|s| s.trim().trim_start_matches("conv-").to_string())
+        .collect();
+    let conversations = load(&data, &convs);
+    let model_dir = model::model_dir();
+    std::env::set_var("PAD_MODEL_DIR", &model_dir);
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::start(dir.path(), &[]).await;
+    let mut c = engine.client().await;
+
+    // The turns, as notes.
+    let started = Instant::now();
+    let mut ids: HashMap<String, String> = HashMap::new(); // entry id -> "conv/turn"
+    let total: usize = conversations.iter().map(|c| c.turns.len()).sum();
+    for conv in &conversations {
+        for (turn, speaker, text) in &conv.turns {
+            let r = c
+                .call(
+                    "entry.add",
+                    json!({"pad": format!("locomo-{}", conv.id), "content": text,
+                           "author": speaker.to_lowercase()}),
+                )
+                .await
+                .unwrap();
+            ids.insert(
+                r["entry"]["id"].as_str().unwrap().to_string(),
+                format!("{}/{turn}", conv.id),
+            );
+        }
+    }
+    let written = started.elapsed();
+    embedded(&mut c).await;
+    let embedding = started.elapsed() - written;
+    println!(
+        "{total} turns of {} conversations written in {:.1} s, embedded in {:.1} s ({:.1} turns/s)",
+        conversations.len(),
+        written.as_secs_f64(),
+        embedding.as_secs_f64(),
+        total as f64 / embedding.as_secs_f64()
+    );
+
+    // The baselines' vectors: the same model, exact f32 cosine.
+    runtime::init(dir.path()).expect("ONNX Runtime loads");
+    let mut model = Model::load(&ModelSource::Dir(model_dir), Precision::Int8, 1, dir.path())
+        .expect("the model loads");
+
+    let modes = ["text", "semantic", "hybrid"];
+    let mut scores: HashMap<&str, Score> = HashMap::new();
+    let mut latency: HashMap<String, Vec<f64>> = HashMap::new();
+    let mut embed_us = Vec::new();
+    for conv in &conversations {
+        let texts: Vec<&str> = conv.turns.iter().map(|t| t.2.as_str()).collect();
+        let bm25 = Bm25::new(&texts);
+        let vectors: Vec<Vec<f32>> = texts
+            .chunks(32)
+            .flat_map(|chunk| model.embed(chunk).unwrap())
+            .map(normalized)
+            .collect();
+        let turn_of = |i: usize| format!("{}/{}", conv.id, conv.turns[i].0);
+        for (question, evidence) in &conv.questions {
+            let evidence: HashSet<String> = evidence
+                .iter()
+                .map(|t| format!("{}/{t}", conv.id))
+                .collect();
+            let by_words = bm25.rank(question);
+            let t = Instant::now();
+            let qv = normalized(model.embed(&[question.as_str()]).unwrap().remove(0));
+            embed_us.push(t.elapsed().as_secs_f64() * 1e6);
+            let by_vector = exact(&vectors, &qv);
+            let fused = rrf(&[top(&by_words), top(&by_vector)]);
+            let variants = [
+                (
+                    "convex 0.5, min-max",
+                    convex(&by_words, &by_vector, 0.5, true),
+                ),
+                (
+                    "convex 0.5, theoretical min",
+                    convex(&by_words, &by_vector, 0.5, false),
+                ),
+                (
+                    "convex 0.7, theoretical min",
+                    convex(&by_words, &by_vector, 0.7, false),
+                ),
+                (
+                    "convex 0.7, min-max",
+                    convex(&by_words, &by_vector, 0.7, true),
+                ),
+            ];
+            for (name, list) in variants.iter() {
+                let ranked: Vec<String> = list.iter().map(|i| turn_of(*i)).collect();
+                scores.entry(name).or_default().add(&ranked, &evidence);
+            }
+            for (name, list) in [
+                ("BM25 (baseline)", &top(&by_words)),
+                ("exact cosine, same model (baseline)", &top(&by_vector)),
+                ("RRF of BM25 and exact cosine (baseline)", &fused),
+            ] {
+                let ranked: Vec<String> = list.iter().map(|i| turn_of(*i)).collect();
+                scores.entry(name).or_default().add(&ranked, &evidence);
+            }
+            for mode in modes {
+                for filtered in [true, false] {
+                    let mut params = json!({"query": question, "mode": mode, "limit": DEPTH});
+                    if filtered {
+                        params["pad"] = json!(format!("locomo-{}", conv.id));
+                    }
+                    let t = Instant::now();
+                    let r = c.call("search", params).await.unwrap();
+                    let us = t.elapsed().as_secs_f64() * 1e6;
+                    let key = format!("{mode}{}", if filtered { ", pad filter" } else { "" });
+                    latency.entry(key).or_default().push(us);
+                    if filtered {
+                        let ranked: Vec<String> = r["hits"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .filter_map(|h| ids.get(h["entry"]["id"].as_str().unwrap()).cloned())
+                            .collect();
+                        scores.entry(mode).or_default().add(&ranked, &evidence);
+                    }
+                }
+            }
+        }
+    }
+    let questions = scores["text"].n;
+    println!(
+        "\n{questions} questions (categories 1-4), conversations {}",
+        convs.join(", ")
+    );
+    println!(
+        "{:<44} {:>6} {:>6} {:>6} {:>7}",
+        "ranking", "R@5", "R@10", "R@25", "MRR"
+    );
+    for name in [
+        "BM25 (baseline)",
+        "exact cosine, same model (baseline)",
+        "RRF of BM25 and exact cosine (baseline)",
+    ] {
+        scores[name].row(name);
+    }
+    for name in [
+        "convex 0.5, min-max",
+        "convex 0.5, theoretical min",
+        "convex 0.7, theoretical min",
+        "convex 0.7, min-max",
+    ] {
+        scores[name].row(name);
+    }
+    for mode in modes {
+        scores[mode].row(&format!("ours, {mode}"));
+    }
+    println!("\nsearch latency, {total} entries (the query's embedding included):");
+    let mut keys: Vec<&String> = latency.keys().collect();
+    keys.sort();
+    for key in keys {
+        let s = stats(latency[key].clone());
+        println!(
+            "{key:<30} p50 {:>8.2} ms   p99 {:>8.2} ms",
+            s.p50 / 1e3,
+            s.p99 / 1e3
+        );
+    }
+    let s = stats(embed_us);
+    println!(
+        "{:<30} p50 {:>8.2} ms   p99 {:>8.2} ms",
+        "a query's embedding alone",
+        s.p50 / 1e3,
+        s.p99 / 1e3
+    );
+    drop(engine);
+}
+
+fn main() {
+    common::two_thread_runtime().block_on(run());
+}

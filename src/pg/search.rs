@@ -1,0 +1,233 @@
+//! Text search on PostgreSQL: the SQLite store's tiers (`Store::search_text`)
+//! over the `words` tsvector and the trigram index, with BM25 computed in
+//! SQL the way FTS5's `bm25()` computes it, so both stores rank alike.
+
+use sqlx::Row;
+
+use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
+use crate::error::Result;
+use crate::model::Entry;
+use crate::store::terms::{self, B, K1};
+use crate::store::text::{query_words, TierHits};
+use crate::store::EntryFilter;
+
+/// How many of the newest matches are ranked when a word is too common to
+/// rank every match of (as on SQLite).
+const NEWEST_CANDIDATES: u32 = 200;
+
+impl PgStore {
+    pub async fn search_text(
+        &self,
+        query: &str,
+        filter: &EntryFilter,
+        limit: u32,
+        substrings: bool,
+    ) -> Result<Vec<(Entry, f64)>> {
+        let mut hits = TierHits::new(limit);
+        if terms::is_keywords(query) {
+            let words: Vec<String> = query_words(query)
+                .into_iter()
+                .map(str::to_lowercase)
+                .collect();
+            hits.add(self.word_hits(&words, filter, limit, false).await?);
+            if !hits.full() {
+                hits.add(self.word_hits(&words, filter, limit, true).await?);
+            }
+            if substrings && !hits.full() {
+                hits.add(self.substring_hits(&words, filter, limit).await?);
+            }
+        }
+        if !hits.full() {
+            let words = terms::question_words(query);
+            hits.add(self.ranked_hits(&words, filter, limit).await?);
+        }
+        Ok(hits.into_vec())
+    }
+
+    async fn word_hits(
+        &self,
+        words: &[String],
+        filter: &EntryFilter,
+        limit: u32,
+        prefix: bool,
+    ) -> Result<Vec<(Entry, f64)>> {
+        // Words as the index holds them: letters and digits; a word with
+        // none can only match as a substring.
+        let terms: Vec<String> = words
+            .iter()
+            .map(|w| {
+                w.chars()
+                    .filter(|c| c.is_alphanumeric())
+                    .collect::<String>()
+            })
+            .collect();
+        if terms.is_empty() || terms.iter().any(String::is_empty) {
+            return Ok(Vec::new());
+        }
+        let tsquery = terms
+            .iter()
+            .map(|t| {
+                let star = if prefix && t.chars().count() >= 3 {
+                    ":*"
+                } else {
+                    ""
+                };
+                format!("'{t}'{star}")
+            })
+            .collect::<Vec<_>>()
+            .join(" & ");
+        // The newest matches that pass the filters, ranked; then recency.
+        let mut q = Query::new(format!(
+            "SELECT {ENTRY_COLUMNS}, ts_rank(e.words, to_tsquery('simple', $1))::float8 AS score \
+             FROM entries e JOIN pads p ON p.name = e.pad \
+             WHERE e.words @@ to_tsquery('simple', $1)"
+        ));
+        q.push("", Arg::Text(tsquery));
+        q.filter(filter);
+        q.push(
+            " ORDER BY e.seq DESC LIMIT $?",
+            Arg::Int((limit.max(64) * 4) as i64),
+        );
+        let rows = q.build().fetch_all(self.pool()).await?;
+        let mut ranked = rows
+            .iter()
+            .map(|r| Ok((read_entry_seq(r)?, r.try_get::<f64, _>("score")?)))
+            .collect::<Result<Vec<_>>>()?;
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0 .0.cmp(&a.0 .0)));
+        ranked.truncate(limit as usize);
+        Ok(ranked.into_iter().map(|((_, e), s)| (e, s)).collect())
+    }
+
+    /// Entries holding any of `words`, ranked by BM25 as on SQLite: every
+    /// match while the words' postings fit the budget (the most common left
+    /// out until they do), else the newest matches of the rarest word.
+    async fn ranked_hits(
+        &self,
+        words: &[String],
+        filter: &EntryFilter,
+        limit: u32,
+    ) -> Result<Vec<(Entry, f64)>> {
+        if words.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Each word's entries, counted up to just past the budget; the
+        // store's size and mean length (in words, over its newest entries)
+        // for BM25; and, with a pad filter, the pad's size.
+        let row = sqlx::query(
+            "SELECT \
+               (SELECT array_agg((SELECT count(*) FROM (SELECT 1 FROM entries \
+                   WHERE words @@ to_tsquery('simple', quote_literal(w)) LIMIT $2) s) ORDER BY i) \
+                FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i)) AS dfs, \
+               (SELECT coalesce(sum(entries), 0) FROM pads)::float8 AS n, \
+               (SELECT coalesce(avg(length), 1) FROM (SELECT (SELECT sum(cardinality(t.positions)) \
+                   FROM unnest(words) t)::float8 AS length FROM entries ORDER BY seq DESC LIMIT 500) s)::float8 AS avgdl, \
+               (SELECT entries FROM pads WHERE name = $3) AS cap",
+        )
+        .bind(words)
+        .bind((terms::POSTINGS_BUDGET + 1) as i64)
+        .bind(filter.pad.as_deref())
+        .fetch_one(self.pool())
+        .await?;
+        let dfs: Vec<i64> = row.try_get("dfs")?;
+        let (n, avgdl): (f64, f64) = (row.try_get("n")?, row.try_get("avgdl")?);
+        let cap: Option<i64> = row.try_get("cap")?;
+        let counted: Vec<(String, u64)> = words
+            .iter()
+            .zip(dfs)
+            .filter(|(_, df)| *df > 0)
+            .map(|(w, df)| (w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64))
+            .collect();
+        if counted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut kept = terms::within_budget(&counted, terms::POSTINGS_BUDGET);
+        let newest_only = kept.is_empty();
+        if newest_only {
+            let rarest = counted.iter().min_by_key(|(_, df)| *df).expect("not empty");
+            kept.push(rarest.0.clone());
+        }
+        let idfs: Vec<f64> = kept
+            .iter()
+            .map(|w| {
+                let df = counted.iter().find(|(c, _)| c == w).map_or(0, |c| c.1);
+                terms::idf(n, df as f64)
+            })
+            .collect();
+        let tsquery = kept
+            .iter()
+            .map(|w| format!("'{w}'"))
+            .collect::<Vec<_>>()
+            .join(" | ");
+        let mut q = Query::new("");
+        q.push("", Arg::Texts(kept));
+        q.push("", Arg::Reals(idfs));
+        q.push(
+            &format!(
+                "SELECT c.seq, sum(w.idf * cardinality(t.positions) * {k1p} \
+                     / (cardinality(t.positions) + {K1} * ({one_b} + {B} * c.dl / {avgdl}))) AS score \
+                 FROM (SELECT e.seq, e.words, \
+                     (SELECT sum(cardinality(t.positions)) FROM unnest(e.words) t)::float8 AS dl \
+                   FROM entries e JOIN pads p ON p.name = e.pad \
+                   WHERE e.words @@ to_tsquery('simple', $?)",
+                k1p = K1 + 1.0,
+                one_b = 1.0 - B,
+                avgdl = avgdl.max(1.0),
+            ),
+            Arg::Text(tsquery),
+        );
+        q.filter(filter);
+        if newest_only {
+            q.push(
+                " ORDER BY e.seq DESC LIMIT $?",
+                Arg::Int(NEWEST_CANDIDATES.max(limit * 10) as i64),
+            );
+        }
+        q.raw(&format!(
+            ") c CROSS JOIN LATERAL unnest(c.words) t \
+             JOIN unnest($1::text[], $2::float8[]) AS w(term, idf) ON w.term = t.lexeme \
+             GROUP BY c.seq ORDER BY score DESC, c.seq DESC LIMIT {limit}"
+        ));
+        let ranked: Vec<(i64, f64)> = q
+            .build()
+            .fetch_all(self.pool())
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get("seq")?, r.try_get("score")?)))
+            .collect::<Result<_>>()?;
+        let seqs: Vec<i64> = ranked.iter().map(|r| r.0).collect();
+        let entries = self.entries_by_id(&seqs).await?;
+        Ok(ranked
+            .into_iter()
+            .zip(entries)
+            .filter_map(|((_, score), e)| Some((e?, score)))
+            .collect())
+    }
+
+    async fn substring_hits(
+        &self,
+        words: &[String],
+        filter: &EntryFilter,
+        limit: u32,
+    ) -> Result<Vec<(Entry, f64)>> {
+        let mut q = Query::new(format!(
+            "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE true"
+        ));
+        q.filter(filter);
+        for w in words {
+            // The trigram index serves LIKE; a query's % and _ are escaped
+            // to plain characters.
+            let like = format!(
+                "%{}%",
+                w.replace('\\', "\\\\")
+                    .replace('%', "\\%")
+                    .replace('_', "\\_")
+            );
+            q.push(" AND lower(e.content) LIKE $?", Arg::Text(like));
+        }
+        q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(limit as i64));
+        let rows = q.build().fetch_all(self.pool()).await?;
+        rows.iter()
+            .map(|r| Ok((read_entry(r)?, 0.0)))
+            .collect::<Result<_>>()
+    }
+}

@@ -1,0 +1,146 @@
+//! What a text query asks for, decided once for both stores: its words as
+//! the word indexes hold them, whether it reads as keywords or as a
+//! question, and which of its words are worth ranking by.
+//!
+//! A keyword query ("docker login", "dock") keeps every word required and
+//! falls back to word beginnings and substrings; a question ("when did we
+//! move the staging DB?") matches any of its words that are not common,
+//! ranked by BM25, so the notes sharing its rarest words come first.
+
+/// Queries of up to this many words are keywords; longer ones are questions.
+const KEYWORD_WORDS: usize = 3;
+
+/// How many postings the ranked tier may score: a word whose matches would
+/// push the total past this is too common to rank by (its weight in BM25 is
+/// near nothing anyway), and is left out, most common first. ~25k postings
+/// rank in ~10 ms on the 2-core machine (docs/benchmarks.md).
+pub const POSTINGS_BUDGET: u64 = 25_000;
+
+/// BM25's parameters, as FTS5's `bm25()` has them, so both stores rank alike.
+pub const K1: f64 = 1.2;
+pub const B: f64 = 0.75;
+
+/// A query's words, as the word indexes tokenize text: runs of letters and
+/// digits, lower-cased, each once, in the query's order.
+pub fn index_words(query: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for w in query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let w = w.to_lowercase();
+        if !words.contains(&w) {
+            words.push(w);
+        }
+    }
+    words
+}
+
+/// Whether a query reads as keywords (every word required, word beginnings
+/// and substrings tried) rather than a question: one word, or a few with
+/// no function word among them.
+pub fn is_keywords(query: &str) -> bool {
+    let words: Vec<&str> = query.split_whitespace().collect();
+    words.len() <= 1
+        || (words.len() <= KEYWORD_WORDS && !words.iter().any(|w| is_stopword(&w.to_lowercase())))
+}
+
+/// The words of a question to look for: its words less the common ones
+/// (all of them when nothing else is left, as in "what is it").
+pub fn question_words(query: &str) -> Vec<String> {
+    let words = index_words(query);
+    let kept: Vec<String> = words.iter().filter(|w| !is_stopword(w)).cloned().collect();
+    if kept.is_empty() {
+        words
+    } else {
+        kept
+    }
+}
+
+/// Of `words` with how many entries hold each (`df`), those to rank by: the
+/// rarest first while their postings fit `budget`; none when even the
+/// rarest does not (the caller then ranks the newest matches instead).
+pub fn within_budget(words: &[(String, u64)], budget: u64) -> Vec<String> {
+    let mut by_rarity: Vec<&(String, u64)> = words.iter().collect();
+    by_rarity.sort_by_key(|(_, df)| *df);
+    let mut total = 0u64;
+    let mut kept = Vec::new();
+    for (w, df) in by_rarity {
+        if total + df > budget {
+            break;
+        }
+        total += df;
+        kept.push(w.clone());
+    }
+    kept
+}
+
+/// BM25's weight of a word held by `df` of `n` entries, as FTS5 computes it
+/// (a word in over half the entries counts for almost nothing, not less).
+pub fn idf(n: f64, df: f64) -> f64 {
+    let idf = ((n - df + 0.5) / (df + 0.5)).ln();
+    if idf <= 0.0 {
+        1e-6
+    } else {
+        idf
+    }
+}
+
+/// Function words of English and of the other languages people here write
+/// in most (German, French, Spanish): they match nearly every note, so a
+/// question's ranking ignores them. Rare words carry the meaning.
+fn is_stopword(w: &str) -> bool {
+    STOPWORDS.binary_search(&w).is_ok()
+}
+
+/// Sorted, for the binary search.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "al", "all", "also", "am", "an", "and", "any", "are", "as", "at", "au", "aux",
+    "be", "been", "being", "but", "by", "can", "could", "dans", "das", "de", "del", "dem", "den",
+    "der", "des", "did", "die", "do", "does", "du", "ein", "eine", "einen", "el", "en", "es",
+    "est", "et", "for", "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "il",
+    "im", "in", "into", "is", "ist", "it", "its", "la", "las", "le", "les", "los", "me", "mit",
+    "my", "of", "on", "or", "ou", "our", "para", "por", "que", "she", "should", "so", "some",
+    "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those",
+    "to", "un", "una", "und", "une", "uno", "us", "von", "was", "we", "were", "what", "when",
+    "where", "which", "while", "who", "whom", "why", "will", "with", "would", "y", "you", "your",
+    "zu",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stopword_list_is_sorted() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn a_question_keeps_its_rare_words() {
+        assert_eq!(
+            question_words("When did Caroline go to the support group?"),
+            ["caroline", "go", "support", "group"]
+        );
+        assert_eq!(question_words("what is it"), ["what", "is", "it"]);
+        assert!(is_keywords("docker login"));
+        assert!(
+            is_keywords("on"),
+            "one word is a keyword, even a common one"
+        );
+        assert!(!is_keywords("when is the deploy"));
+        assert!(!is_keywords("staging database migration plan"));
+    }
+
+    #[test]
+    fn the_budget_keeps_the_rarest_words() {
+        let words = [
+            ("go".to_string(), 9000),
+            ("caroline".into(), 300),
+            ("group".into(), 20),
+        ];
+        assert_eq!(within_budget(&words, 10_000), ["group", "caroline", "go"]);
+        assert_eq!(within_budget(&words, 5_000), ["group", "caroline"]);
+        assert!(within_budget(&words, 10).is_empty());
+    }
+}
