@@ -20,7 +20,7 @@ macro_rules! sql {
 mod activity;
 mod entries;
 mod relay;
-mod search;
+pub(crate) mod search;
 mod vectors;
 mod work;
 
@@ -60,6 +60,9 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres")
 pub struct PgStore {
     pool: PgPool,
     url: String,
+    /// What ranking by BM25 needs to know of the whole store, refreshed
+    /// now and then (src/pg/search.rs).
+    word_stats: search::SharedStats,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -104,6 +107,7 @@ impl PgStore {
         Ok(PgStore {
             pool,
             url: url.to_string(),
+            word_stats: Default::default(),
         })
     }
 

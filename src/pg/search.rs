@@ -2,6 +2,10 @@
 //! over the `words` tsvector and the trigram index, with BM25 computed in
 //! SQL the way FTS5's `bm25()` computes it, so both stores rank alike.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
 use sqlx::Row;
 
 use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
@@ -14,6 +18,27 @@ use crate::store::EntryFilter;
 /// How many of the newest matches are ranked when a word is too common to
 /// rank every match of (as on SQLite).
 const NEWEST_CANDIDATES: u32 = 200;
+
+/// At most this many matches are scored by BM25, the newest.
+const MAX_CANDIDATES: u32 = 2_000;
+
+/// How long an engine trusts its `WordStats`.
+const STATS_FOR: Duration = Duration::from_secs(60);
+
+/// The store as BM25 sees it (`PgStore::word_stats`).
+pub(crate) struct WordStats {
+    n: f64,
+    avgdl: f64,
+    /// Words in at least a hundredth of the entries, with their share, from
+    /// PostgreSQL's own statistics of the `words` column (`ANALYZE`).
+    common: HashMap<String, f64>,
+}
+
+pub(crate) type SharedStats = Arc<Mutex<Option<(Instant, Arc<WordStats>)>>>;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 impl PgStore {
     pub async fn search_text(
@@ -110,30 +135,58 @@ impl PgStore {
         if words.is_empty() {
             return Ok(Vec::new());
         }
-        // Each word's entries, counted up to just past the budget; the
-        // store's size and mean length (in words, over its newest entries)
-        // for BM25; and, with a pad filter, the pad's size.
-        let row = sqlx::query(
-            "SELECT \
-               (SELECT array_agg((SELECT count(*) FROM (SELECT 1 FROM entries \
-                   WHERE words @@ to_tsquery('simple', quote_literal(w)) LIMIT $2) s) ORDER BY i) \
-                FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i)) AS dfs, \
-               (SELECT coalesce(sum(entries), 0) FROM pads)::float8 AS n, \
-               (SELECT coalesce(avg(length), 1) FROM (SELECT (SELECT sum(cardinality(t.positions)) \
-                   FROM unnest(words) t)::float8 AS length FROM entries ORDER BY seq DESC LIMIT 500) s)::float8 AS avgdl, \
-               (SELECT entries FROM pads WHERE name = $3) AS cap",
-        )
-        .bind(words)
-        .bind((terms::POSTINGS_BUDGET + 1) as i64)
-        .bind(filter.pad.as_deref())
-        .fetch_one(self.pool())
-        .await?;
-        let dfs: Vec<i64> = row.try_get("dfs")?;
-        let (n, avgdl): (f64, f64) = (row.try_get("n")?, row.try_get("avgdl")?);
-        let cap: Option<i64> = row.try_get("cap")?;
+        let stats = self.word_stats().await?;
+        let cap: Option<i64> = match &filter.pad {
+            Some(pad) => sqlx::query_scalar("SELECT entries FROM pads WHERE name = $1")
+                .bind(pad)
+                .fetch_optional(self.pool())
+                .await?,
+            None => None,
+        };
+        // A word the planner's statistics list as common is weighed by its
+        // share there; any other is rare, and counted (cheaply, for that
+        // reason), up to just past the budget.
+        let mut dfs: Vec<Option<i64>> = words
+            .iter()
+            .map(|w| stats.common.get(w).map(|share| (share * stats.n) as i64))
+            .collect();
+        let rare: Vec<String> = words
+            .iter()
+            .zip(&dfs)
+            .filter(|(_, df)| df.is_none())
+            .map(|(w, _)| w.clone())
+            .collect();
+        if !rare.is_empty() {
+            // One count per word, each with its own bound value: a planned
+            // tsquery is what lets PostgreSQL use the index.
+            let mut sql = String::from("SELECT ARRAY[");
+            for i in 0..rare.len() {
+                if i > 0 {
+                    sql.push_str(", ");
+                }
+                sql.push_str(&format!(
+                    "(SELECT count(*) FROM (SELECT 1 FROM entries \
+                       WHERE words @@ ${}::tsquery LIMIT $1) s)",
+                    i + 2
+                ));
+            }
+            sql.push(']');
+            let mut q = sqlx::query_scalar::<_, Vec<i64>>(sqlx::AssertSqlSafe(sql))
+                .bind((terms::POSTINGS_BUDGET + 1) as i64);
+            for w in &rare {
+                q = q.bind(format!("'{w}'"));
+            }
+            let counts = q.fetch_one(self.pool()).await?;
+            let mut counts = counts.into_iter();
+            for df in dfs.iter_mut().filter(|df| df.is_none()) {
+                *df = counts.next();
+            }
+        }
+        let (n, avgdl) = (stats.n, stats.avgdl);
         let counted: Vec<(String, u64)> = words
             .iter()
             .zip(dfs)
+            .filter_map(|(w, df)| Some((w, df?)))
             .filter(|(_, df)| *df > 0)
             .map(|(w, df)| (w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64))
             .collect();
@@ -176,12 +229,15 @@ impl PgStore {
             Arg::Text(tsquery),
         );
         q.filter(filter);
-        if newest_only {
-            q.push(
-                " ORDER BY e.seq DESC LIMIT $?",
-                Arg::Int(NEWEST_CANDIDATES.max(limit * 10) as i64),
-            );
-        }
+        // Scoring takes every word of each candidate apart, which costs
+        // PostgreSQL ~20 µs a candidate: the newest `MAX_CANDIDATES` are
+        // scored (all of them in a pad of that size or less).
+        let candidates = if newest_only {
+            NEWEST_CANDIDATES.max(limit * 10)
+        } else {
+            MAX_CANDIDATES
+        };
+        q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(candidates as i64));
         q.raw(&format!(
             ") c CROSS JOIN LATERAL unnest(c.words) t \
              JOIN unnest($1::text[], $2::float8[]) AS w(term, idf) ON w.term = t.lexeme \
@@ -201,6 +257,44 @@ impl PgStore {
             .zip(entries)
             .filter_map(|((_, score), e)| Some((e?, score)))
             .collect())
+    }
+
+    /// The store's size, its entries' mean length in words, and its common
+    /// words: read at most once a minute per engine (they move slowly, and
+    /// BM25 barely feels it).
+    async fn word_stats(&self) -> Result<Arc<WordStats>> {
+        if let Some((at, stats)) = &*lock(&self.word_stats) {
+            if at.elapsed() < STATS_FOR {
+                return Ok(stats.clone());
+            }
+        }
+        let row = sqlx::query(
+            "SELECT (SELECT coalesce(sum(entries), 0) FROM pads)::float8 AS n, \
+               (SELECT coalesce(avg(length), 1) FROM (SELECT (SELECT sum(cardinality(t.positions)) \
+                   FROM unnest(words) t)::float8 AS length FROM entries ORDER BY seq DESC LIMIT 500) s)::float8 AS avgdl, \
+               (SELECT most_common_elems::text::text[] FROM pg_stats \
+                 WHERE schemaname = current_schema() AND tablename = 'entries' AND attname = 'words') AS words, \
+               (SELECT most_common_elem_freqs::float8[] FROM pg_stats \
+                 WHERE schemaname = current_schema() AND tablename = 'entries' AND attname = 'words') AS shares",
+        )
+        .fetch_one(self.pool())
+        .await?;
+        let words: Option<Vec<String>> = row.try_get("words")?;
+        let shares: Option<Vec<f64>> = row.try_get("shares")?;
+        let stats = Arc::new(WordStats {
+            n: row.try_get("n")?,
+            avgdl: row.try_get("avgdl")?,
+            // Only words in over a hundredth of the entries: below that the
+            // statistics' sample says little, and a count is cheap.
+            common: words
+                .unwrap_or_default()
+                .into_iter()
+                .zip(shares.unwrap_or_default())
+                .filter(|(_, share)| *share >= 0.01)
+                .collect(),
+        });
+        *lock(&self.word_stats) = Some((Instant::now(), stats.clone()));
+        Ok(stats)
     }
 
     async fn substring_hits(
