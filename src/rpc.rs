@@ -150,8 +150,12 @@ pub async fn dispatch(
                     .await
                     .map_err(|e| e.for_field("depends_on"))?;
             }
+            let looks_like = match p.check_duplicates {
+                true => engine.looks_like(&p.pad, &p.content, g).await?,
+                false => None,
+            };
             let entry = engine.add(p, session.author.as_deref()).await?;
-            reply(EntryResult { entry })
+            reply(EntryResult { entry, looks_like })
         }
         "entry.thread" => {
             let mut p: IdParams = parse(method, params)?;
@@ -173,9 +177,7 @@ pub async fn dispatch(
         "entry.get" => {
             let mut p: IdParams = parse(method, params)?;
             p.id = entry_pad(&p.id, false).await?;
-            reply(EntryResult {
-                entry: engine.get(&p.id).await?,
-            })
+            reply(EntryResult::of(engine.get(&p.id).await?))
         }
         "entry.update" => {
             let mut p: UpdateParams = parse(method, params)?;
@@ -185,9 +187,7 @@ pub async fn dispatch(
                     .await
                     .map_err(|e| e.for_field("depends_on"))?;
             }
-            reply(EntryResult {
-                entry: engine.update(p).await?,
-            })
+            reply(EntryResult::of(engine.update(p).await?))
         }
         "entry.delete" => {
             let mut p: DeleteParams = parse(method, params)?;
@@ -243,23 +243,17 @@ pub async fn dispatch(
         "task.heartbeat" => {
             let mut p: HeartbeatParams = parse(method, params)?;
             p.id = entry_pad(&p.id, true).await?;
-            reply(EntryResult {
-                entry: engine.heartbeat(p).await?,
-            })
+            reply(EntryResult::of(engine.heartbeat(p).await?))
         }
         "task.complete" => {
             let mut p: CompleteParams = parse(method, params)?;
             p.id = entry_pad(&p.id, true).await?;
-            reply(EntryResult {
-                entry: engine.complete(p).await?,
-            })
+            reply(EntryResult::of(engine.complete(p).await?))
         }
         "task.fail" => {
             let mut p: FailParams = parse(method, params)?;
             p.id = entry_pad(&p.id, true).await?;
-            reply(EntryResult {
-                entry: engine.fail(p).await?,
-            })
+            reply(EntryResult::of(engine.fail(p).await?))
         }
         "entry.share" => {
             let mut p: ShareParams = parse(method, params)?;

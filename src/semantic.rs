@@ -28,7 +28,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub use index::{VectorIndex, FILE as INDEX_FILE};
-pub use model::{Model, ModelSource, Precision, MAX_TOKENS};
+pub use model::{Model, ModelKind, ModelSource, Precision, MAX_TOKENS};
 pub use source::{Embed, SqliteVectors, VectorSource};
 
 use crate::error::{Error, Result};
@@ -38,6 +38,8 @@ use crate::store::{EntryFilter, Store};
 #[derive(Clone, Debug)]
 pub struct SemanticConfig {
     pub model: ModelSource,
+    /// Which model (`pad serve --model`): MiniLM unless chosen.
+    pub kind: ModelKind,
     /// `None`: int8 from a model folder (measured as good as fp32 on our
     /// retrieval set, and faster); fp32 when downloading, as fastembed's int8
     /// download is a different quantization we have not measured.
@@ -64,6 +66,7 @@ impl SemanticConfig {
     pub fn new(model: ModelSource) -> Self {
         SemanticConfig {
             model,
+            kind: ModelKind::default(),
             precision: None,
             threads: 1,
             poll_every: Duration::from_millis(100),
@@ -100,7 +103,12 @@ pub enum Status {
 }
 
 enum Msg {
-    Query(String, tokio::sync::oneshot::Sender<Result<Arc<[f32]>>>),
+    /// A text to embed as a query (`true`) or as a stored text.
+    Query(
+        String,
+        bool,
+        tokio::sync::oneshot::Sender<Result<Arc<[f32]>>>,
+    ),
     /// Someone waits for the backlog: look for work now.
     Wake,
     Reindex(tokio::sync::oneshot::Sender<Result<()>>),
@@ -123,6 +131,7 @@ struct Shared {
 pub struct Semantic {
     shared: Arc<Shared>,
     exact_max: usize,
+    kind: ModelKind,
     tx: Mutex<mpsc::Sender<Msg>>,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
@@ -155,6 +164,7 @@ impl Semantic {
         });
         let (tx, rx) = mpsc::channel();
         let exact_max = config.exact_max;
+        let kind = config.kind;
         let worker = {
             let shared = shared.clone();
             std::thread::Builder::new()
@@ -175,6 +185,7 @@ impl Semantic {
         Semantic {
             shared,
             exact_max,
+            kind,
             tx: Mutex::new(tx),
             worker: Mutex::new(Some(worker)),
         }
@@ -201,21 +212,42 @@ impl Semantic {
         self.not_ready().is_none()
     }
 
+    /// The model this engine embeds with.
+    pub fn kind(&self) -> ModelKind {
+        self.kind
+    }
+
     /// The query's embedding: from the cache, else from the worker (which
     /// answers queries before it embeds the next batch of entries).
     pub async fn query_vector(&self, query: &str) -> Result<Arc<[f32]>> {
+        self.vector(query, true).await
+    }
+
+    /// A text's embedding as entries are embedded (e5 gives stored texts
+    /// their own prefix): what a note is compared with its neighbours by.
+    pub async fn text_vector(&self, text: &str) -> Result<Arc<[f32]>> {
+        self.vector(text, false).await
+    }
+
+    async fn vector(&self, text: &str, as_query: bool) -> Result<Arc<[f32]>> {
         if let Some(e) = self.not_ready() {
             return Err(e);
         }
-        if let Some(v) = lock(&self.shared.cache).get(query) {
+        // Stored texts are cached apart from queries (a NUL never ends a query).
+        let key = if as_query {
+            text.to_string()
+        } else {
+            format!("{text}\0")
+        };
+        if let Some(v) = lock(&self.shared.cache).get(&key) {
             return Ok(v);
         }
         let (reply, answer) = tokio::sync::oneshot::channel();
-        self.send(Msg::Query(query.to_string(), reply))?;
+        self.send(Msg::Query(text.to_string(), as_query, reply))?;
         let v = answer
             .await
             .map_err(|_| Error::Unavailable("the embedding worker stopped".into()))??;
-        lock(&self.shared.cache).put(query.to_string(), v.clone());
+        lock(&self.shared.cache).put(key, v.clone());
         Ok(v)
     }
 
@@ -371,7 +403,7 @@ impl Worker {
                 while let Ok(msg) = self.rx.recv() {
                     match msg {
                         Msg::Stop => break,
-                        Msg::Query(_, reply) => {
+                        Msg::Query(_, _, reply) => {
                             let _ = reply.send(Err(Error::Unavailable(
                                 "semantic search is unavailable".into(),
                             )));
@@ -447,11 +479,13 @@ impl Worker {
     fn handle(&self, msg: Msg, model: &mut Model, seen_epoch: &mut Option<u64>) -> bool {
         match msg {
             Msg::Stop => return false,
-            Msg::Query(text, reply) => {
-                let v = model
-                    .embed(&[text.as_str()])
-                    .map(|mut v| Arc::from(v.remove(0)))
-                    .map_err(Error::Internal);
+            Msg::Query(text, as_query, reply) => {
+                let v = if as_query {
+                    model.embed_query(&text)
+                } else {
+                    model.embed(&[text.as_str()]).map(|mut v| v.remove(0))
+                };
+                let v = v.map(Arc::from).map_err(Error::Internal);
                 let _ = reply.send(v);
             }
             Msg::Reindex(reply) => {
@@ -467,7 +501,8 @@ impl Worker {
     fn start(&self) -> std::result::Result<Model, String> {
         let runtime = runtime::init(&self.data_dir)?;
         let started = Instant::now();
-        let model = Model::load(
+        let model = Model::load_kind(
+            self.config.kind,
             &self.config.model,
             self.config.precision.unwrap_or(match self.config.model {
                 ModelSource::Dir(_) => Precision::Int8,

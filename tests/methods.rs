@@ -938,3 +938,83 @@ async fn a_question_finds_the_note_that_shares_its_rare_words() {
     assert!(found(&r).is_empty(), "{r}");
     h.stop().await;
 }
+
+/// `entry.add` with `check_duplicates` stores the note and says which live
+/// note of the pad it repeats; search shows exact copies once.
+#[tokio::test]
+async fn a_repeated_note_is_stored_and_said() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let text = "The nightly backup job failed at 02:00 because the disk was full.";
+    let first = add(&mut c, "ops", text).await;
+    add(&mut c, "ops", "Lunch order for Thursday is pizza.").await;
+    add(
+        &mut c,
+        "elsewhere",
+        "Reset the staging database before the demo.",
+    )
+    .await;
+    let add_checked = |content: &str, pad: &str| json!({"pad": pad, "content": content, "check_duplicates": true});
+
+    let r = ok(&mut c, "entry.add", add_checked(text, "ops")).await;
+    assert_eq!(r["looks_like"]["id"], first["id"], "{r}");
+    assert_eq!(r["looks_like"]["same"], "text");
+    assert_eq!(r["looks_like"]["similarity"], 1.0);
+    let copy = r["entry"]["id"].clone();
+    assert_ne!(copy, first["id"], "stored all the same");
+    ok(&mut c, "entry.get", json!({"id": copy})).await;
+
+    let r = ok(
+        &mut c,
+        "entry.add",
+        add_checked(
+            "The nightly backup job failed at 02:00 because the disk is full.",
+            "ops",
+        ),
+    )
+    .await;
+    assert_eq!(r["looks_like"]["same"], "words", "{r}");
+    assert!(r["looks_like"]["similarity"].as_f64().unwrap() >= 0.8);
+
+    for (content, pad) in [
+        (
+            "The nightly backup job succeeded after we freed space on the disk.",
+            "ops",
+        ),
+        (
+            "Lunch order for Friday is sushi and salad for everyone.",
+            "ops",
+        ),
+        (text, "another-pad"), // another pad's notes are not this pad's duplicates
+    ] {
+        let r = ok(&mut c, "entry.add", add_checked(content, pad)).await;
+        assert!(r.get("looks_like").is_none(), "{content}: {r}");
+    }
+    // Unasked, nothing is said.
+    let r = ok(&mut c, "entry.add", json!({"pad": "ops", "content": text})).await;
+    assert!(r.get("looks_like").is_none(), "{r}");
+    let third = r["entry"]["id"].clone();
+
+    // Search: the copies show once, naming the others.
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "backup disk full", "mode": "text", "pad": "ops"}),
+    )
+    .await;
+    let hits = r["hits"].as_array().unwrap();
+    let same: Vec<&Value> = hits
+        .iter()
+        .filter(|h| h["entry"]["content"] == text)
+        .collect();
+    assert_eq!(same.len(), 1, "{r}");
+    let mut ids: Vec<Value> = same[0]["copies"].as_array().unwrap().clone();
+    ids.push(same[0]["entry"]["id"].clone());
+    for id in [&first["id"], &copy, &third] {
+        assert!(
+            ids.contains(id),
+            "{id} is the hit or one of its copies: {r}"
+        );
+    }
+    h.stop().await;
+}

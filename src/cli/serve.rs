@@ -25,7 +25,13 @@ pub struct ServeArgs {
     /// Days an expired pad stays archived (restorable) before it is deleted.
     #[arg(long, env = "PAD_RETENTION_DAYS", default_value_t = 7)]
     retention_days: u64,
-    /// Folder with the all-MiniLM-L6-v2 ONNX export; without it the model is
+    /// The embedding model: all-MiniLM-L6-v2 (English, fastest) or
+    /// multilingual-e5-small (any language, better at questions, ~3× the
+    /// embedding time). Switching re-embeds every entry in the background.
+    #[arg(long, env = "PAD_MODEL", default_value = "all-MiniLM-L6-v2")]
+    model: crate::semantic::ModelKind,
+    /// Folder with the model's ONNX export and tokenizer files, or a folder
+    /// of model folders named after the models; without it the model is
     /// downloaded once into the data directory.
     #[arg(long, env = "PAD_MODEL_DIR")]
     model_dir: Option<PathBuf>,
@@ -136,6 +142,7 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
             Some(dir) => ModelSource::Dir(dir),
             None => ModelSource::Download,
         });
+        s.kind = args.model;
         s.precision = args.model_precision;
         s.threads = args.embed_threads;
         s

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::{fusion, limit, scoped, Backend, Engine};
+use super::{duplicates, fusion, limit, scoped, Backend, Engine};
 use crate::access::Grant;
 use crate::error::{Error, Result};
 use crate::model::{self, Entry};
@@ -13,7 +13,10 @@ use crate::store::EntryFilter;
 impl Engine {
     pub async fn search(&self, p: SearchParams, grant: Option<&Grant>) -> Result<SearchResult> {
         let started = Instant::now();
-        let result = self.search_inner(p, grant).await;
+        let result = self.search_inner(p, grant).await.map(|mut r| {
+            r.hits = duplicates::collapse_copies(r.hits);
+            r
+        });
         if let (Some(m), Ok(r)) = (self.metrics(), &result) {
             m.search(r.mode, started.elapsed());
         }
@@ -84,7 +87,7 @@ impl Engine {
             _ => {
                 let (query, filter, this) = (query.to_string(), filter.clone(), self.clone());
                 Some(tokio::spawn(async move {
-                    this.nearest_entries(&query, filter, k).await
+                    this.nearest_entries(&query, true, filter, k).await
                 }))
             }
         };
@@ -108,6 +111,7 @@ impl Engine {
                         entry,
                         score,
                         found_by: vec!["text".into()],
+                        copies: Vec::new(),
                     })
                     .collect(),
                 mode: SearchMode::Text,
@@ -125,6 +129,7 @@ impl Engine {
                         entry,
                         score,
                         found_by: vec!["semantic".into()],
+                        copies: Vec::new(),
                     })
                     .collect(),
                 mode,
@@ -152,6 +157,7 @@ impl Engine {
                     .filter(|(by, _)| *by)
                     .map(|(_, name)| name.to_string())
                     .collect(),
+                copies: Vec::new(),
             })
             .collect();
         Ok(SearchResult {
@@ -161,21 +167,28 @@ impl Engine {
         })
     }
 
-    /// The `k` live entries nearest in meaning to `query` that pass `filter`,
+    /// The `k` live entries nearest in meaning to `query` (embedded as a
+    /// query, or as a stored text) that pass `filter`,
     /// with their cosine similarity, after waiting (briefly) for every
     /// acknowledged write to be embedded; also how many were not (a flood).
-    async fn nearest_entries(
+    pub(super) async fn nearest_entries(
         &self,
         query: &str,
+        as_query: bool,
         filter: EntryFilter,
         k: u32,
     ) -> Result<(Vec<(Entry, f64)>, u64)> {
         let semantic = self
             .semantic()
             .expect("called only when semantic search is ready");
+        let vector = async {
+            match as_query {
+                true => semantic.query_vector(query).await,
+                false => semantic.text_vector(query).await,
+            }
+        };
         if let Backend::Postgres(pg) = self.backend() {
-            let (vector, not_embedded) =
-                tokio::try_join!(semantic.query_vector(query), semantic.settle_pg(pg))?;
+            let (vector, not_embedded) = tokio::try_join!(vector, semantic.settle_pg(pg))?;
             let near = semantic.nearest_pg(pg, vector, &filter, k as usize).await?;
             let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
             let entries = pg.entries_by_id(&ids).await?;
@@ -186,8 +199,7 @@ impl Engine {
                 .collect();
             return Ok((near, not_embedded));
         }
-        let (vector, not_embedded) =
-            tokio::try_join!(semantic.query_vector(query), semantic.settle(self.store()))?;
+        let (vector, not_embedded) = tokio::try_join!(vector, semantic.settle(self.store()))?;
         let near = self
             .scan(move |e| {
                 let s = e.semantic().expect("configured");

@@ -19,8 +19,9 @@ use crate::store::EntryFilter;
 /// rank every match of (as on SQLite).
 const NEWEST_CANDIDATES: u32 = 200;
 
-/// At most this many matches are scored by BM25, the newest.
-const MAX_CANDIDATES: u32 = 2_000;
+/// At most this many matches are scored by BM25, the newest: taking each
+/// candidate's words apart costs PostgreSQL ~20 µs.
+const MAX_CANDIDATES: u32 = 500;
 
 /// How long an engine trusts its `WordStats`.
 const STATS_FOR: Duration = Duration::from_secs(60);
@@ -137,10 +138,12 @@ impl PgStore {
         }
         let stats = self.word_stats().await?;
         let cap: Option<i64> = match &filter.pad {
-            Some(pad) => sqlx::query_scalar("SELECT entries FROM pads WHERE name = $1")
-                .bind(pad)
-                .fetch_optional(self.pool())
-                .await?,
+            Some(pad) => {
+                sqlx::query_scalar("SELECT entries FROM pads WHERE name = $1")
+                    .bind(pad)
+                    .fetch_optional(self.pool())
+                    .await?
+            }
             None => None,
         };
         // A word the planner's statistics list as common is weighed by its
@@ -229,9 +232,8 @@ impl PgStore {
             Arg::Text(tsquery),
         );
         q.filter(filter);
-        // Scoring takes every word of each candidate apart, which costs
-        // PostgreSQL ~20 µs a candidate: the newest `MAX_CANDIDATES` are
-        // scored (all of them in a pad of that size or less).
+        // The newest `MAX_CANDIDATES` are scored (every match in a pad of
+        // that size or less).
         let candidates = if newest_only {
             NEWEST_CANDIDATES.max(limit * 10)
         } else {

@@ -1,9 +1,13 @@
-//! The embedding model: all-MiniLM-L6-v2 (384 dimensions) through fastembed.
+//! The embedding models, through fastembed, both 384 dimensions with mean
+//! pooling: all-MiniLM-L6-v2 (English, 6 layers) and multilingual-e5-small
+//! (about 100 languages, 12 layers, 4-bit weights; texts carry the
+//! "query: " / "passage: " prefixes it was trained with).
 //!
 //! With a model folder (`PAD_MODEL_DIR`) the ONNX file and tokenizer are read
-//! from it: `model.onnx` (fp32) or `model_quantized.onnx` (int8), mean pooling,
-//! 256 word pieces at most, as sentence-transformers does. Without one,
-//! fastembed downloads the model once into `<data dir>/models`.
+//! from it — MiniLM's `model.onnx` (fp32) or `model_quantized.onnx` (int8),
+//! e5's `model_q4.onnx` (scripts/model.sh builds it) — or from its
+//! subfolder named after the model. Without one, fastembed downloads the
+//! model once into `<data dir>/models`.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -15,9 +19,61 @@ use fastembed::{
 
 use crate::store::vectors::DIMENSIONS;
 
-/// Word pieces embedded per text (sentence-transformers' limit for this
-/// model): about the first 1,000 characters of an entry count.
+/// Word pieces MiniLM embeds per text (sentence-transformers' limit for it):
+/// about the first 1,000 characters of an entry count.
 pub const MAX_TOKENS: usize = 256;
+
+/// Which model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ModelKind {
+    /// all-MiniLM-L6-v2: English; the fastest.
+    #[default]
+    MiniLm,
+    /// multilingual-e5-small, 4-bit: about 100 languages, and better at
+    /// questions in English too; ~3× the embedding time.
+    E5Small,
+}
+
+impl ModelKind {
+    pub const ALL: [ModelKind; 2] = [ModelKind::MiniLm, ModelKind::E5Small];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::MiniLm => "all-MiniLM-L6-v2",
+            ModelKind::E5Small => "multilingual-e5-small",
+        }
+    }
+
+    /// Word pieces embedded per text.
+    pub fn max_tokens(self) -> usize {
+        match self {
+            ModelKind::MiniLm => MAX_TOKENS,
+            ModelKind::E5Small => 512,
+        }
+    }
+
+    /// What goes before a query and before a stored text.
+    fn prefixes(self) -> (&'static str, &'static str) {
+        match self {
+            ModelKind::MiniLm => ("", ""),
+            ModelKind::E5Small => ("query: ", "passage: "),
+        }
+    }
+}
+
+impl FromStr for ModelKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ModelKind::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                format!(
+                    "model '{s}': use 'all-MiniLM-L6-v2' (English, fastest) or 'multilingual-e5-small' (any language)"
+                )
+            })
+    }
+}
 
 /// Where the model comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,14 +124,27 @@ impl FromStr for Precision {
 /// A loaded model. `embed` needs `&mut self`: one owner (the embedding worker).
 pub struct Model {
     inner: TextEmbedding,
+    kind: ModelKind,
     /// Names the model and weights, so vectors from another model are not mixed in.
     pub name: String,
 }
 
 impl Model {
-    /// Loads the model, to run on `threads` ONNX Runtime threads; ONNX
-    /// Runtime must already be loaded (`runtime::init`).
+    /// Loads all-MiniLM-L6-v2 (`load_kind` loads either model).
     pub fn load(
+        source: &ModelSource,
+        precision: Precision,
+        threads: usize,
+        data_dir: &Path,
+    ) -> Result<Model, String> {
+        Model::load_kind(ModelKind::MiniLm, source, precision, threads, data_dir)
+    }
+
+    /// Loads a model, to run on `threads` ONNX Runtime threads; ONNX
+    /// Runtime must already be loaded (`runtime::init`). e5 has 4-bit
+    /// weights only: `precision` is MiniLM's.
+    pub fn load_kind(
+        kind: ModelKind,
         source: &ModelSource,
         precision: Precision,
         threads: usize,
@@ -84,47 +153,96 @@ impl Model {
         // fastembed panics on some failures deep inside ONNX Runtime; a panic
         // here must not take the engine down with it.
         let loaded = std::panic::catch_unwind(|| match source {
-            ModelSource::Dir(dir) => from_dir(dir, precision, threads),
-            ModelSource::Download => download(precision, threads, data_dir),
+            ModelSource::Dir(dir) => from_dir(kind, dir, precision, threads),
+            ModelSource::Download => download(kind, precision, threads, data_dir),
         })
         .unwrap_or_else(|p| Err(format!("model loading panicked: {}", panic_text(&p))))?;
-        let name = format!("all-MiniLM-L6-v2/{}", precision.as_str());
+        let weights = match (kind, source) {
+            (ModelKind::MiniLm, _) => precision.as_str(),
+            (ModelKind::E5Small, ModelSource::Dir(_)) => "q4",
+            (ModelKind::E5Small, ModelSource::Download) => "fp32",
+        };
         let mut model = Model {
             inner: loaded,
-            name,
+            kind,
+            name: format!("{}/{weights}", kind.name()),
         };
         // Fail now, not on the first entry, if the graph is not what we expect.
         let probe = model.embed(&["probe"])?;
         if probe.first().map(Vec::len) != Some(DIMENSIONS) {
             return Err(format!(
-                "the model gives {}-dimensional vectors; all-MiniLM-L6-v2 (384) is expected",
-                probe.first().map_or(0, Vec::len)
+                "the model gives {}-dimensional vectors; {} ({DIMENSIONS}) is expected",
+                probe.first().map_or(0, Vec::len),
+                kind.name()
             ));
         }
         Ok(model)
     }
 
-    /// L2-normalised 384-dimensional vectors, one per text, in order.
+    pub fn kind(&self) -> ModelKind {
+        self.kind
+    }
+
+    /// L2-normalised 384-dimensional vectors of stored texts, one per
+    /// text, in order.
     pub fn embed<S: AsRef<str> + Send + Sync>(
         &mut self,
         texts: &[S],
     ) -> Result<Vec<Vec<f32>>, String> {
+        let prefix = self.kind.prefixes().1;
+        self.run(texts, prefix)
+    }
+
+    /// The vector of a search query (e5 embeds queries and stored texts
+    /// each with its own prefix).
+    pub fn embed_query(&mut self, query: &str) -> Result<Vec<f32>, String> {
+        let prefix = self.kind.prefixes().0;
+        Ok(self.run(&[query], prefix)?.remove(0))
+    }
+
+    fn run<S: AsRef<str> + Send + Sync>(
+        &mut self,
+        texts: &[S],
+        prefix: &str,
+    ) -> Result<Vec<Vec<f32>>, String> {
         let inner = &mut self.inner;
+        let prefixed: Vec<String>;
+        let texts: Vec<&str> = if prefix.is_empty() {
+            texts.iter().map(AsRef::as_ref).collect()
+        } else {
+            prefixed = texts
+                .iter()
+                .map(|t| format!("{prefix}{}", t.as_ref()))
+                .collect();
+            prefixed.iter().map(String::as_str).collect()
+        };
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            inner.embed(texts, Some(texts.len().max(1)))
+            inner.embed(&texts, Some(texts.len().max(1)))
         }))
         .map_err(|p| format!("embedding panicked: {}", panic_text(&p)))?
         .map_err(|e| format!("embedding failed: {e}"))
     }
 }
 
-fn from_dir(dir: &Path, precision: Precision, threads: usize) -> Result<TextEmbedding, String> {
+fn from_dir(
+    kind: ModelKind,
+    dir: &Path,
+    precision: Precision,
+    threads: usize,
+) -> Result<TextEmbedding, String> {
+    // A folder of model folders holds this one under its name.
+    let sub = dir.join(kind.name());
+    let dir = if sub.is_dir() { sub.as_path() } else { dir };
+    let file = match kind {
+        ModelKind::MiniLm => precision.file(),
+        ModelKind::E5Small => "model_q4.onnx",
+    };
     let read = |name: &str| {
         std::fs::read(dir.join(name)).map_err(|e| {
             format!(
-                "cannot read {} ({e}); PAD_MODEL_DIR must hold the all-MiniLM-L6-v2 ONNX export ({}) and its tokenizer files",
+                "cannot read {} ({e}); PAD_MODEL_DIR must hold the {} ONNX export ({file}) and its tokenizer files, or a folder of that name holding them (`. scripts/setup.sh` puts both models in <target>/models)",
                 dir.join(name).display(),
-                precision.file()
+                kind.name(),
             )
         })
     };
@@ -136,34 +254,36 @@ fn from_dir(dir: &Path, precision: Precision, threads: usize) -> Result<TextEmbe
     };
     // The ONNX graph returns token embeddings; sentence-transformers averages
     // them (fastembed's default for user models, CLS, would be wrong).
-    let model =
-        UserDefinedEmbeddingModel::new(read(precision.file())?, files).with_pooling(Pooling::Mean);
+    let model = UserDefinedEmbeddingModel::new(read(file)?, files).with_pooling(Pooling::Mean);
     let options = InitOptionsUserDefined::new()
-        .with_max_length(MAX_TOKENS)
+        .with_max_length(kind.max_tokens())
         .with_intra_threads(threads.max(1));
     TextEmbedding::try_new_from_user_defined(model, options)
         .map_err(|e| format!("cannot load the model from {}: {e}", dir.display()))
 }
 
 fn download(
+    kind: ModelKind,
     precision: Precision,
     threads: usize,
     data_dir: &Path,
 ) -> Result<TextEmbedding, String> {
     let cache = data_dir.join("models");
-    let which = match precision {
-        Precision::Fp32 => EmbeddingModel::AllMiniLML6V2,
-        Precision::Int8 => EmbeddingModel::AllMiniLML6V2Q,
+    let which = match (kind, precision) {
+        (ModelKind::MiniLm, Precision::Fp32) => EmbeddingModel::AllMiniLML6V2,
+        (ModelKind::MiniLm, Precision::Int8) => EmbeddingModel::AllMiniLML6V2Q,
+        (ModelKind::E5Small, _) => EmbeddingModel::MultilingualE5Small,
     };
     let options = TextInitOptions::new(which)
         .with_cache_dir(cache.clone())
-        .with_max_length(MAX_TOKENS)
+        .with_max_length(kind.max_tokens())
         .with_intra_threads(threads.max(1))
         .with_show_download_progress(false);
     TextEmbedding::try_new(options).map_err(|e| {
         format!(
-            "the embedding model is not in {} and downloading it failed ({e}); connect to the internet once, or set PAD_MODEL_DIR to a folder with the all-MiniLM-L6-v2 ONNX export",
-            cache.display()
+            "the embedding model is not in {} and downloading it failed ({e}); connect to the internet once, or set PAD_MODEL_DIR to a folder with the {} ONNX export",
+            cache.display(),
+            kind.name()
         )
     })
 }

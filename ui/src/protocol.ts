@@ -61,7 +61,11 @@ export type SearchHit = { entry: Entry, score: number,
 /**
  * Which searches found it: `text`, `semantic`, or both.
  */
-found_by: Array<string>, };
+found_by: Array<string>, 
+/**
+ * Other live entries with exactly this text, shown once as this hit.
+ */
+copies?: Array<string>, };
 
 export type SearchResult = { hits: Array<SearchHit>, 
 /**
