@@ -17,7 +17,8 @@
 //! without the pad filter (the query's embedding included; a query's
 //! embedding alone is timed separately).
 //!
-//! `BENCH_MODEL` picks the model (`all-MiniLM-L6-v2`, the default, or
+//! `BENCH_EMBED_THREADS` gives the engine's embedding more threads (default
+//! 1). `BENCH_MODEL` picks the model (`all-MiniLM-L6-v2`, the default, or
 //! `multilingual-e5-small`). `BENCH_LOCOMO` names the data: the zip unpacked (a folder of per-
 //! conversation files such as `26.json`, as `data/locomo10.zip` holds them)
 //! or `locomo10.json` (a list of conversations). `BENCH_CONVS` picks the
@@ -327,6 +328,7 @@ async fn run() {
         ModelKind::MiniLm => model::model_dir(),
         ModelKind::E5Small => model::e5_model_dir(),
     };
+    let threads = std::env::var("BENCH_EMBED_THREADS").unwrap_or_else(|_| "1".into());
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::start(
         dir.path(),
@@ -335,6 +337,8 @@ async fn run() {
             kind.name(),
             "--model-dir",
             model_dir.to_str().unwrap(),
+            "--embed-threads",
+            &threads,
         ],
     )
     .await;
@@ -365,7 +369,7 @@ async fn run() {
     embedded(&mut c).await;
     let embedding = started.elapsed() - written;
     println!(
-        "{total} turns of {} conversations written in {:.1} s, embedded in {:.1} s ({:.1} turns/s)",
+        "{total} turns of {} conversations written in {:.1} s, embedded in {:.1} s ({:.1} turns/s, {threads} thread(s))",
         conversations.len(),
         written.as_secs_f64(),
         embedding.as_secs_f64(),

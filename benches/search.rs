@@ -10,7 +10,8 @@
 //! notes, five authors, a tag on one note in ten, one note in five a task.
 //! Shapes: a question (8–12 words, function words and content words of all
 //! frequencies), a question none of whose words occur, one rare word, two
-//! common words, and a keyword fragment (a word beginning); each alone and
+//! common words, a word beginning and a fragment from inside a word (the
+//! trigram tier); each alone and
 //! with a pad, tag, kind and author filter. `BENCH_QUICK=1`: 10k entries.
 
 mod common;
@@ -164,6 +165,15 @@ fn shapes(rounds: usize) -> Vec<(&'static str, Vec<String>)> {
             "two common words",
             (0..rounds)
                 .map(|_| format!("{} {}", word(rng.usize(0..5)), word(rng.usize(0..5))))
+                .collect(),
+        ),
+        (
+            "mid-word fragment",
+            (0..rounds)
+                .map(|_| {
+                    let w = word(rng.usize(20..400));
+                    w[1..w.len() - 2].to_string()
+                })
                 .collect(),
         ),
         (

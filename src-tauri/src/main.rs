@@ -363,10 +363,18 @@ fn engine_config(data_dir: PathBuf) -> scratchpad::Config {
     let mut config = scratchpad::Config::new(data_dir);
     let no_semantic = std::env::var("PAD_NO_SEMANTIC").is_ok_and(|v| !v.is_empty() && v != "0");
     config.semantic = (!no_semantic).then(|| {
-        SemanticConfig::new(match std::env::var_os("PAD_MODEL_DIR") {
+        let mut s = SemanticConfig::new(match std::env::var_os("PAD_MODEL_DIR") {
             Some(dir) if !dir.is_empty() => ModelSource::Dir(dir.into()),
             _ => ModelSource::Download,
-        })
+        });
+        // The model `pad serve --model` would take from PAD_MODEL.
+        if let Ok(name) = std::env::var("PAD_MODEL") {
+            match name.parse() {
+                Ok(kind) => s.kind = kind,
+                Err(e) => tracing::warn!("PAD_MODEL: {e}; using {}", s.kind.name()),
+            }
+        }
+        s
     });
     config
 }

@@ -38,6 +38,17 @@ impl EntryFilter {
 
     /// Appends ` AND …` clauses for this filter; `e` is entries, `p` its pad.
     pub(crate) fn push_sql(&self, sql: &mut String, args: &mut Vec<Sql>) {
+        self.push_clauses(sql, args, false);
+    }
+
+    /// `push_sql` for a query that visits candidates one by one (a text
+    /// index's matches): a tag is checked on each candidate's own tags
+    /// rather than by listing every entry with the tag first.
+    pub(crate) fn push_sql_per_entry(&self, sql: &mut String, args: &mut Vec<Sql>) {
+        self.push_clauses(sql, args, true);
+    }
+
+    fn push_clauses(&self, sql: &mut String, args: &mut Vec<Sql>, per_entry: bool) {
         sql.push_str(" AND p.archived_at IS NULL");
         let mut clause = |text: &str, v: Sql| {
             sql.push_str(text);
@@ -75,7 +86,11 @@ impl EntryFilter {
             sql.push(')');
         }
         for tag in &self.tags {
-            sql.push_str(" AND e.seq IN (SELECT seq FROM entry_tags WHERE tag = ?)");
+            sql.push_str(if per_entry {
+                " AND EXISTS (SELECT 1 FROM entry_tags t WHERE t.seq = e.seq AND t.tag = ?)"
+            } else {
+                " AND e.seq IN (SELECT seq FROM entry_tags WHERE tag = ?)"
+            });
             args.push(Sql::Text(tag.clone()));
         }
     }

@@ -395,7 +395,7 @@ fn word_hits(
          CROSS JOIN entries e ON e.seq = entries_words.rowid JOIN pads p ON p.name = e.pad \
          WHERE entries_words MATCH ?",
     );
-    filter.push_sql(&mut sql, &mut args);
+    filter.push_sql_per_entry(&mut sql, &mut args);
     sql.push_str(" ORDER BY entries_words.rowid DESC LIMIT ?");
     args.push(Sql::Integer(
         MIN_CANDIDATES.max(limit * CANDIDATES_PER_HIT) as i64
@@ -460,7 +460,7 @@ fn ranked_hits(
          CROSS JOIN entries e ON e.seq = entries_words.rowid JOIN pads p ON p.name = e.pad \
          WHERE entries_words MATCH ?",
     );
-    filter.push_sql(&mut sql, &mut args);
+    filter.push_sql_per_entry(&mut sql, &mut args);
     if newest_only {
         sql.push_str(" ORDER BY entries_words.rowid DESC LIMIT ?");
         args.push(Sql::Integer(
@@ -548,11 +548,11 @@ fn substring_hits(
         args.push(Sql::Text(trigrams.join(" ")));
         format!(
             "SELECT {ENTRY_COLUMNS}, 0.0 FROM fts.entries_fts \
-             JOIN entries e ON e.seq = entries_fts.rowid JOIN pads p ON p.name = e.pad \
+             CROSS JOIN entries e ON e.seq = entries_fts.rowid JOIN pads p ON p.name = e.pad \
              WHERE entries_fts MATCH ?"
         )
     };
-    filter.push_sql(&mut sql, &mut args);
+    filter.push_sql_per_entry(&mut sql, &mut args);
     for w in words {
         sql.push_str(" AND pad_contains(e.content, ?)");
         args.push(Sql::Text(w.to_string()));
