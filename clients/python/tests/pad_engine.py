@@ -24,11 +24,13 @@ def pad_binary() -> str:
 
 
 def model_dir() -> str:
-    """PAD_MODEL_DIR, else the copy scripts/model.sh caches beside the
-    binaries (<target>/models); missing, the test fails at once saying so."""
-    explicit = os.environ.get("PAD_MODEL_DIR")
+    """all-MiniLM-L6-v2's folder: PAD_MODEL_DIR (the model's folder, or the
+    folder of model folders scripts/model.sh fills), else that folder beside
+    the binaries (<target>/models); missing, the test fails at once saying so."""
     target = os.path.dirname(os.path.dirname(os.path.abspath(pad_binary())))
-    found = explicit or os.path.join(target, "models", "all-MiniLM-L6-v2")
+    found = os.environ.get("PAD_MODEL_DIR") or os.path.join(target, "models")
+    if os.path.isdir(os.path.join(found, "all-MiniLM-L6-v2")):
+        found = os.path.join(found, "all-MiniLM-L6-v2")
     if not os.path.isfile(os.path.join(found, "model_quantized.onnx")):
         raise RuntimeError(
             f"the embedding model is not in {found}: run the tests with ./scripts/test, or "
