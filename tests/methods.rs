@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{add, err, ok, Harness};
+use common::{add, err, hit_ids, ok, Harness};
 use scratchpad::error::code;
 use serde_json::{json, Value};
 
@@ -866,14 +866,6 @@ async fn a_question_finds_the_note_that_shares_its_rare_words() {
     // The same words in another pad: a pad filter leaves them out.
     let other = add(&mut c, "elsewhere", "the staging cutover for the database").await;
 
-    let found = |r: &Value| -> Vec<String> {
-        r["hits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["entry"]["id"].as_str().unwrap().to_string())
-            .collect()
-    };
     let q = "When is the cutover of the staging database planned?";
     let r = ok(
         &mut c,
@@ -881,7 +873,7 @@ async fn a_question_finds_the_note_that_shares_its_rare_words() {
         json!({"query": q, "mode": "text", "pad": "ops"}),
     )
     .await;
-    assert_eq!(found(&r)[0], answer["id"].as_str().unwrap(), "{r}");
+    assert_eq!(hit_ids(&r)[0], answer["id"].as_str().unwrap(), "{r}");
     assert_eq!(r["hits"][0]["found_by"], json!(["text"]));
     let scores: Vec<f64> = r["hits"]
         .as_array()
@@ -894,7 +886,7 @@ async fn a_question_finds_the_note_that_shares_its_rare_words() {
         "ranked: {scores:?}"
     );
     assert!(
-        !found(&r).contains(&other["id"].as_str().unwrap().to_string()),
+        !hit_ids(&r).contains(&other["id"].as_str().unwrap().to_string()),
         "the pad filter holds: {r}"
     );
     // Without the filter, both notes with the rare word lead.
@@ -904,7 +896,7 @@ async fn a_question_finds_the_note_that_shares_its_rare_words() {
         json!({"query": q, "mode": "text", "limit": 2}),
     )
     .await;
-    let mut top = found(&r);
+    let mut top = hit_ids(&r);
     top.sort();
     let mut want = vec![
         answer["id"].as_str().unwrap().to_string(),
@@ -919,7 +911,7 @@ async fn a_question_finds_the_note_that_shares_its_rare_words() {
         json!({"query": "what is the database", "mode": "text", "pad": "ops", "limit": 50}),
     )
     .await;
-    assert_eq!(found(&r).len(), 31, "{r}");
+    assert_eq!(hit_ids(&r).len(), 31, "{r}");
     // An author filter narrows inside the index, exactly.
     let r = ok(
         &mut c,
@@ -927,7 +919,7 @@ async fn a_question_finds_the_note_that_shares_its_rare_words() {
         json!({"query": q, "mode": "text", "author": "nobody-here"}),
     )
     .await;
-    assert!(found(&r).is_empty(), "{r}");
+    assert!(hit_ids(&r).is_empty(), "{r}");
     // A question none of whose words occur finds nothing.
     let r = ok(
         &mut c,
@@ -935,7 +927,7 @@ async fn a_question_finds_the_note_that_shares_its_rare_words() {
         json!({"query": "where are the giraffes sleeping?", "mode": "text"}),
     )
     .await;
-    assert!(found(&r).is_empty(), "{r}");
+    assert!(hit_ids(&r).is_empty(), "{r}");
     h.stop().await;
 }
 

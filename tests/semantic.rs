@@ -10,21 +10,6 @@ use common::*;
 use scratchpad::semantic::{runtime, Model, ModelSource, Precision};
 use serde_json::{json, Value};
 
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    dot / (na * nb)
-}
-
-fn floats(v: &Value) -> Vec<f32> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap() as f32)
-        .collect()
-}
-
 /// The model the engine runs (int8 ONNX) against what the original
 /// all-MiniLM-L6-v2 says: tests/data/reference-vectors.json, computed from the
 /// original fp32 weights by scripts/reference_vectors.py.

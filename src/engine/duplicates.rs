@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 
+use super::search::Probe;
 use super::{scoped, Engine};
 use crate::access::Grant;
 use crate::error::Result;
@@ -57,8 +58,7 @@ impl Engine {
         let new_words: HashSet<String> = terms::index_words(content).into_iter().collect();
         // Notes sharing the new one's words, best first: a repeat is among
         // them. The search takes the words as a question (any of them).
-        let query: String = content.chars().take(1000).collect();
-        let (query, f) = (query.clone(), filter.clone());
+        let (query, f): (String, _) = (content.chars().take(1000).collect(), filter.clone());
         let hits = scan!(self, s => s.search_text(&query, &f, 10, false))?;
         let said = |e: &crate::model::Entry, same: &str, similarity: f64| LooksLike {
             id: e.id.clone(),
@@ -88,7 +88,9 @@ impl Engine {
             return Ok(None);
         };
         let threshold = same_meaning(semantic.kind());
-        let (near, _) = self.nearest_entries(content, false, filter, 1).await?;
+        let (near, _) = self
+            .nearest_entries(content, Probe::NewNote, filter, 1)
+            .await?;
         Ok(near
             .first()
             .filter(|(_, cosine)| *cosine >= threshold)

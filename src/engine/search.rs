@@ -87,7 +87,7 @@ impl Engine {
             _ => {
                 let (query, filter, this) = (query.to_string(), filter.clone(), self.clone());
                 Some(tokio::spawn(async move {
-                    this.nearest_entries(&query, true, filter, k).await
+                    this.nearest_entries(&query, Probe::Search, filter, k).await
                 }))
             }
         };
@@ -167,14 +167,14 @@ impl Engine {
         })
     }
 
-    /// The `k` live entries nearest in meaning to `query` (embedded as a
-    /// query, or as a stored text) that pass `filter`,
-    /// with their cosine similarity, after waiting (briefly) for every
-    /// acknowledged write to be embedded; also how many were not (a flood).
+    /// The `k` live entries nearest in meaning to `text` that pass `filter`,
+    /// with their cosine similarity; for a search, after waiting (briefly)
+    /// for every acknowledged write to be embedded, and also how many were
+    /// not (a flood).
     pub(super) async fn nearest_entries(
         &self,
-        query: &str,
-        as_query: bool,
+        text: &str,
+        probe: Probe,
         filter: EntryFilter,
         k: u32,
     ) -> Result<(Vec<(Entry, f64)>, u64)> {
@@ -182,13 +182,19 @@ impl Engine {
             .semantic()
             .expect("called only when semantic search is ready");
         let vector = async {
-            match as_query {
-                true => semantic.query_vector(query).await,
-                false => semantic.text_vector(query).await,
+            match probe {
+                Probe::Search => semantic.query_vector(text).await,
+                Probe::NewNote => semantic.text_vector(text).await,
             }
         };
         if let Backend::Postgres(pg) = self.backend() {
-            let (vector, not_embedded) = tokio::try_join!(vector, semantic.settle_pg(pg))?;
+            let settled = async {
+                match probe {
+                    Probe::Search => semantic.settle_pg(pg).await,
+                    Probe::NewNote => Ok(0),
+                }
+            };
+            let (vector, not_embedded) = tokio::try_join!(vector, settled)?;
             let near = semantic.nearest_pg(pg, vector, &filter, k as usize).await?;
             let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
             let entries = pg.entries_by_id(&ids).await?;
@@ -199,7 +205,13 @@ impl Engine {
                 .collect();
             return Ok((near, not_embedded));
         }
-        let (vector, not_embedded) = tokio::try_join!(vector, semantic.settle(self.store()))?;
+        let settled = async {
+            match probe {
+                Probe::Search => semantic.settle(self.store()).await,
+                Probe::NewNote => Ok(0),
+            }
+        };
+        let (vector, not_embedded) = tokio::try_join!(vector, settled)?;
         let near = self
             .scan(move |e| {
                 let s = e.semantic().expect("configured");
@@ -215,6 +227,18 @@ impl Engine {
             .await?;
         Ok((near, not_embedded))
     }
+}
+
+/// What a meaning lookup is for.
+#[derive(Clone, Copy)]
+pub(super) enum Probe {
+    /// A search: the text embedded as a query, once every acknowledged
+    /// write is embedded (read your writes).
+    Search,
+    /// A note about to be added (`check_duplicates`): embedded as stored
+    /// texts are, against what is embedded now — waiting for the backlog
+    /// would hold up every add behind the writes before it.
+    NewNote,
 }
 
 /// Hybrid search fuses this many hits from each side, so a hit low on one

@@ -385,28 +385,7 @@ fn word_hits(
         })
         .collect::<Vec<_>>()
         .join(" ");
-    let mut args = vec![Sql::Text(format!(
-        "content : ({fts_query}){}",
-        narrowing(filter)
-    ))];
-    // Rank on (id, score) alone; only the winners are read in full.
-    let mut sql = String::from(
-        "SELECT e.seq, -bm25(entries_words, 1.0, 0.0) FROM fts.entries_words \
-         CROSS JOIN entries e ON e.seq = entries_words.rowid JOIN pads p ON p.name = e.pad \
-         WHERE entries_words MATCH ?",
-    );
-    filter.push_sql_per_entry(&mut sql, &mut args);
-    sql.push_str(" ORDER BY entries_words.rowid DESC LIMIT ?");
-    args.push(Sql::Integer(
-        MIN_CANDIDATES.max(limit * CANDIDATES_PER_HIT) as i64
-    ));
-    let mut ranked: Vec<(i64, f64)> = conn
-        .prepare_cached(&sql)?
-        .query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-    ranked.truncate(limit as usize);
-    load_ranked(conn, ranked)
+    bm25_hits(conn, &fts_query, filter, limit, true)
 }
 
 /// Tier 4: entries holding any of `words`, ranked by BM25 over every match
@@ -454,29 +433,53 @@ fn ranked_hits(
         .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
         .collect::<Vec<_>>()
         .join(" OR ");
-    let mut args = vec![Sql::Text(format!("content : ({any}){}", narrowing(filter)))];
+    bm25_hits(conn, &any, filter, limit, newest_only)
+}
+
+/// The entries matching `words` (an FTS5 expression over `content`) that
+/// pass `filter`, best first by BM25, then newest. `newest_only` ranks only
+/// the newest matches (at least `MIN_CANDIDATES`): a common word's every
+/// match would cost tens of milliseconds to rank. Ranking runs on (id,
+/// score) alone; only the winners are read in full.
+fn bm25_hits(
+    conn: &Connection,
+    words: &str,
+    filter: &EntryFilter,
+    limit: u32,
+    newest_only: bool,
+) -> Result<Vec<(Entry, f64)>> {
+    let mut args = vec![Sql::Text(format!(
+        "content : ({words}){}",
+        narrowing(filter)
+    ))];
     let mut sql = String::from(
         "SELECT e.seq, -bm25(entries_words, 1.0, 0.0) FROM fts.entries_words \
          CROSS JOIN entries e ON e.seq = entries_words.rowid JOIN pads p ON p.name = e.pad \
          WHERE entries_words MATCH ?",
     );
     filter.push_sql_per_entry(&mut sql, &mut args);
-    if newest_only {
+    let candidates = if newest_only {
         sql.push_str(" ORDER BY entries_words.rowid DESC LIMIT ?");
-        args.push(Sql::Integer(
-            MIN_CANDIDATES.max(limit * CANDIDATES_PER_HIT) as i64
-        ));
+        MIN_CANDIDATES.max(limit * CANDIDATES_PER_HIT)
     } else {
         sql.push_str(" ORDER BY 2 DESC, e.seq DESC LIMIT ?");
-        args.push(Sql::Integer(limit as i64));
-    }
+        limit
+    };
+    args.push(Sql::Integer(candidates as i64));
     let mut ranked: Vec<(i64, f64)> = conn
         .prepare_cached(&sql)?
         .query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
     ranked.truncate(limit as usize);
-    load_ranked(conn, ranked)
+    let mut load = conn.prepare_cached(&format!(
+        "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
+    ))?;
+    let mut hits = Vec::with_capacity(ranked.len());
+    for (seq, score) in ranked {
+        hits.push((load.query_row([seq], EntryRow::read)?.entry, score));
+    }
+    Ok(hits)
 }
 
 /// The `meta` column's terms for a filter's pad, author and token scope,
@@ -507,18 +510,6 @@ fn narrowing(filter: &EntryFilter) -> String {
         q.push_str(&format!(" AND meta : ({})", any.join(" OR ")));
     }
     q
-}
-
-/// The entries of ranked `(seq, score)` pairs, in their order.
-fn load_ranked(conn: &Connection, ranked: Vec<(i64, f64)>) -> Result<Vec<(Entry, f64)>> {
-    let mut load = conn.prepare_cached(&format!(
-        "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
-    ))?;
-    let mut hits = Vec::with_capacity(ranked.len());
-    for (seq, score) in ranked {
-        hits.push((load.query_row([seq], EntryRow::read)?.entry, score));
-    }
-    Ok(hits)
 }
 
 fn substring_hits(

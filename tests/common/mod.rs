@@ -176,6 +176,23 @@ pub async fn err(c: &mut Client, method: &str, params: Value, code: i64) -> (Str
     }
 }
 
+/// The cosine of two vectors.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    dot / (na * nb)
+}
+
+/// A JSON array of numbers (a vector in a reference file) as floats.
+pub fn floats(v: &Value) -> Vec<f32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
+}
+
 /// The ids of a search's hits, best first.
 pub fn hit_ids(r: &Value) -> Vec<String> {
     r["hits"]
