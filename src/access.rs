@@ -94,6 +94,18 @@ impl Grant {
         Ok(())
     }
 
+    /// Refuses a read-only token before a call that writes (a restore).
+    pub fn check_any_write(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::Forbidden(format!(
+                "token '{}' is read-only: it may read {} but not restore or change entries. Ask the person for a token with write access.",
+                self.name,
+                self.pads.join(", ")
+            )));
+        }
+        Ok(())
+    }
+
     /// "pads proj-*, shared (read and write)".
     pub fn describe(&self) -> String {
         format!(

@@ -5,6 +5,7 @@
 //! 0 ok · 1 other failure · 2 bad input or usage · 3 not found · 4 conflict ·
 //! 5 forbidden · 6 too large · 7 engine unavailable (not running, or busy).
 
+mod history;
 mod render;
 mod serve;
 mod threads;
@@ -125,11 +126,31 @@ enum Command {
         #[arg(long = "to", required = true)]
         to: Vec<String>,
     },
-    /// Per author and task: entries, tasks done and failed, retries, durations, tokens.
+    /// Per author and task: entries, tasks done and failed, retries,
+    /// durations, tokens. With --by, --since or --until: every change
+    /// (created, edited, deleted, restored) in that range instead.
     Report {
         #[arg(short, long)]
         pad: Option<String>,
+        /// Only this author's (or token's) changes.
+        #[arg(long)]
+        by: Option<String>,
+        /// From this time: RFC 3339, or a duration ago (2h, 3d).
+        #[arg(long)]
+        since: Option<String>,
+        /// Up to this time: RFC 3339, or a duration ago.
+        #[arg(long)]
+        until: Option<String>,
     },
+    /// An entry's earlier versions as diffs: who changed what, when.
+    History { id: String },
+    /// Deleted entries that can be restored, newest deletion first.
+    Trash(history::TrashArgs),
+    /// Bring back a deleted entry, an earlier version, or everything one
+    /// delete, clear or edit did (--change).
+    Restore(history::RestoreArgs),
+    /// Erase deleted entries' kept versions for good (owner only).
+    Purge(history::PurgeArgs),
     /// Access tokens for agents: create, list, revoke.
     #[command(subcommand)]
     Token(work::TokenCmd),
@@ -416,8 +437,13 @@ async fn connect(socket: Option<PathBuf>, autostart: bool) -> anyhow::Result<Cli
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let json = cli.json;
     let mut c = connect(cli.socket, !cli.no_autostart).await?;
-    // Who we are: with a token when the engine requires one.
-    c.greet(None, "pad-cli").await?;
+    // Who we are (the author edits and deletions are recorded as made by):
+    // with a token when the engine requires one.
+    let me = std::env::var("PAD_AUTHOR")
+        .ok()
+        .filter(|a| !a.is_empty())
+        .unwrap_or_else(|| "user".to_owned());
+    c.greet(Some(&me), "pad-cli").await?;
     let out = |v: &Value, human: &dyn Fn(&Value)| {
         if json {
             println!("{}", serde_json::to_string_pretty(v).expect("json"));
@@ -539,11 +565,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let mut deleted = Vec::new();
             for id in ids {
                 let r = c.call("entry.delete", json!({ "id": id })).await?;
-                deleted.push(r["id"].clone());
+                deleted.push(json!({"id": r["id"], "change": r["change"]}));
             }
             out(&json!({ "deleted": deleted }), &|r| {
-                for id in r["deleted"].as_array().into_iter().flatten() {
-                    println!("deleted {}", id.as_str().unwrap_or(""));
+                for d in r["deleted"].as_array().into_iter().flatten() {
+                    println!(
+                        "deleted {} (pad restore {} brings it back)",
+                        d["id"].as_str().unwrap_or(""),
+                        d["id"].as_str().unwrap_or("")
+                    );
                 }
             });
         }
@@ -602,7 +632,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     json!({"name": pad, "keep_pinned": keep_pinned}),
                 )
                 .await?;
-            out(&r, &|r| println!("deleted {} entries", r["deleted"]));
+            out(&r, &|r| match &r["change"] {
+                Value::Null => println!("deleted {} entries", r["deleted"]),
+                change => println!(
+                    "deleted {} entries (pad restore --change {change} brings them back)",
+                    r["deleted"]
+                ),
+            });
         }
         Command::Export {
             pad,
@@ -648,7 +684,22 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Plan { pad } => work::plan(pad, &mut c, &out).await?,
         Command::Remind(a) => work::remind(a, &mut c, &out).await?,
         Command::Share { id, to } => work::share(id, to, &mut c, &out).await?,
-        Command::Report { pad } => work::report(pad, &mut c, &out).await?,
+        Command::Report {
+            pad,
+            by: None,
+            since: None,
+            until: None,
+        } => work::report(pad, &mut c, &out).await?,
+        Command::Report {
+            pad,
+            by,
+            since,
+            until,
+        } => history::changes(by, pad, since, until, &mut c, &out).await?,
+        Command::History { id } => history::history(id, &mut c, &out).await?,
+        Command::Trash(a) => history::trash(a, &mut c, &out).await?,
+        Command::Restore(a) => history::restore(a, &mut c, &out).await?,
+        Command::Purge(a) => history::purge(a, &mut c, &out).await?,
         Command::Token(cmd) => work::token(cmd, &mut c, &out).await?,
         Command::Ask(a) => threads::ask(a, &mut c, &out).await?,
         Command::Reply(a) => threads::reply(a, &mut c, &out).await?,

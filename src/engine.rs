@@ -63,6 +63,7 @@ mod background;
 mod duplicates;
 pub(crate) mod export;
 mod fusion;
+mod history;
 pub mod lock;
 mod pads;
 mod search;
@@ -114,6 +115,10 @@ pub struct Config {
     pub default_ttl_seconds: Option<i64>,
     /// How long an archived pad is kept before it is purged.
     pub retention: Duration,
+    /// How long edits' earlier versions and deleted entries are kept.
+    pub history: Duration,
+    /// The most kept versions (oldest dropped first past it).
+    pub history_max: i64,
     /// How often the expiry sweep runs.
     pub sweep_every: Duration,
     /// How often the text indexer looks for new changes.
@@ -150,6 +155,8 @@ impl Config {
             max_content_chars: model::DEFAULT_MAX_CONTENT_CHARS,
             default_ttl_seconds: Some(2 * 3600),
             retention: Duration::from_secs(7 * 24 * 3600),
+            history: Duration::from_secs(30 * 24 * 3600),
+            history_max: 200_000,
             sweep_every: Duration::from_secs(30),
             index_every: Duration::from_millis(100),
             wal_restart_pages: 8192,
@@ -235,6 +242,7 @@ impl Engine {
                     config.clock.now_ms(),
                     config.semantic.is_some(),
                 )?;
+                store.keep_history(!config.history.is_zero());
                 let store = Arc::new(store);
                 store.start_applier();
                 let semantic = config.semantic.clone().map(|c| {
@@ -245,6 +253,7 @@ impl Engine {
             }
             Some(url) => {
                 let store = PgStore::open(url, config.default_ttl_seconds).await?;
+                store.keep_history(!config.history.is_zero());
                 tracing::info!("keeping everything in PostgreSQL at {}", store.describe());
                 let semantic = match config.semantic.clone() {
                     Some(c) => {
@@ -366,6 +375,12 @@ impl Engine {
         tokio::task::spawn_blocking(move || f(&engine))
             .await
             .map_err(|e| Error::Internal(format!("background task failed: {e}")))?
+    }
+
+    /// How many handles to this engine exist: its data directory stays
+    /// locked until the last is dropped (tests wait for theirs to be it).
+    pub fn handles(&self) -> usize {
+        Arc::strong_count(&self.0)
     }
 
     /// The metrics registry, when metrics are on.
@@ -567,7 +582,8 @@ impl Engine {
         store!(self, s => s.visible_matches(id, visible))
     }
 
-    pub async fn update(&self, p: UpdateParams) -> Result<Entry> {
+    /// Applies an edit; `by` is who made it (kept with the replaced version).
+    pub async fn update(&self, p: UpdateParams, by: &str) -> Result<Entry> {
         let max = self.0.config.max_content_chars;
         if let Some(c) = &p.content {
             model::content("content", c, max)?;
@@ -606,19 +622,21 @@ impl Engine {
                 .transpose()?,
         };
         let now = self.now();
-        let (before, after) = store!(self, s => s.update(&p.id, patch, p.if_version, now))?;
+        let (before, after) = store!(self, s => s.update(&p.id, patch, p.if_version, now, by))?;
         self.0
             .bus
             .entry_changed(EventType::Updated, Some(&before), &after);
         Ok(after)
     }
 
-    pub async fn delete(&self, p: DeleteParams) -> Result<Entry> {
-        let gone = store!(self, s => s.delete(&p.id, p.if_version))?;
+    /// Moves an entry to the trash; returns it and the change that did.
+    pub async fn delete(&self, p: DeleteParams, by: &str) -> Result<(Entry, i64)> {
+        let now = self.now();
+        let (gone, change) = store!(self, s => s.delete(&p.id, p.if_version, now, by))?;
         self.0
             .bus
             .publish(EventType::Deleted, &gone.pad, Some(gone.clone()));
-        Ok(gone)
+        Ok((gone, change))
     }
 
     pub async fn list(&self, p: ListParams, grant: Option<&Grant>) -> Result<ListResult> {

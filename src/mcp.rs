@@ -273,7 +273,7 @@ impl PadTools {
 
     #[tool(
         title = "Delete a note",
-        description = "Delete a note by id. It cannot be undone. Returns the deleted id.",
+        description = "Delete a note by id. It goes to the pad's trash, where the person can restore it (for 30 days by default). Returns the deleted id.",
         annotations(
             title = "Delete a note",
             read_only_hint = false,

@@ -19,6 +19,7 @@ macro_rules! sql {
 
 mod activity;
 mod entries;
+mod history;
 mod relay;
 pub(crate) mod search;
 mod vectors;
@@ -63,6 +64,8 @@ pub struct PgStore {
     /// What ranking by BM25 needs to know of the whole store, refreshed
     /// now and then (src/pg/search.rs).
     word_stats: search::SharedStats,
+    /// Whether changes keep what they replace (`keep_history`).
+    keep_history: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -108,6 +111,7 @@ impl PgStore {
             pool,
             url: url.to_string(),
             word_stats: Default::default(),
+            keep_history: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
         })
     }
 
@@ -252,6 +256,7 @@ pub(crate) enum Arg {
     Reals(Vec<f64>),
     Texts(Vec<String>),
     Ints(Vec<i64>),
+    Bool(bool),
 }
 
 /// A query built at run time: its SQL and its values, `$n` numbered as pushed.
@@ -292,6 +297,7 @@ impl Query {
                 Arg::Reals(v) => q.bind(v),
                 Arg::Texts(v) => q.bind(v),
                 Arg::Ints(v) => q.bind(v),
+                Arg::Bool(b) => q.bind(b),
             };
         }
         q
@@ -323,23 +329,27 @@ impl Query {
             self.push(" AND e.confidence >= $?", Arg::Real(c));
         }
         if let Some(scope) = &filter.scope {
-            // Exact names, and `prefix*` patterns as prefixes.
-            let (prefixes, names): (Vec<&String>, Vec<&String>) =
-                scope.iter().partition(|p| p.ends_with('*'));
-            let names: Vec<String> = names.into_iter().cloned().collect();
-            let prefixes: Vec<String> = prefixes
-                .into_iter()
-                .map(|p| p.trim_end_matches('*').to_string())
-                .collect();
-            self.push(" AND (e.pad = ANY($?)", Arg::Texts(names));
-            self.push(
-                " OR EXISTS (SELECT 1 FROM unnest($?::text[]) AS s(prefix) WHERE starts_with(e.pad, s.prefix)))",
-                Arg::Texts(prefixes),
-            );
+            self.scope(scope);
         }
         if !filter.tags.is_empty() {
             self.push(" AND e.tags @> $?", Arg::Texts(filter.tags.clone()));
         }
         self
+    }
+
+    /// ` AND` `e.pad` is one of a token's pads (names and `prefix*` patterns).
+    pub fn scope(&mut self, scope: &[String]) -> &mut Self {
+        let (prefixes, names): (Vec<&String>, Vec<&String>) =
+            scope.iter().partition(|p| p.ends_with('*'));
+        let names: Vec<String> = names.into_iter().cloned().collect();
+        let prefixes: Vec<String> = prefixes
+            .into_iter()
+            .map(|p| p.trim_end_matches('*').to_string())
+            .collect();
+        self.push(" AND (e.pad = ANY($?)", Arg::Texts(names));
+        self.push(
+            " OR EXISTS (SELECT 1 FROM unnest($?::text[]) AS s(prefix) WHERE starts_with(e.pad, s.prefix)))",
+            Arg::Texts(prefixes),
+        )
     }
 }

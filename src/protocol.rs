@@ -10,6 +10,9 @@ use serde_json::{Map, Value};
 
 use crate::model::{Category, Entry, Kind, Pad, Status};
 
+mod history;
+pub use history::*;
+
 pub const PROTOCOL_VERSION: u32 = 1;
 pub const MAX_LINE_BYTES: usize = 1024 * 1024;
 pub const DEFAULT_LIST_LIMIT: u32 = 50;
@@ -24,6 +27,11 @@ pub const METHODS: &[&str] = &[
     "entry.get",
     "entry.update",
     "entry.delete",
+    "entry.history",
+    "entry.trash",
+    "entry.restore",
+    "entry.purge",
+    "entry.changes",
     "entry.list",
     "search",
     "tags.list",
@@ -190,6 +198,9 @@ pub struct LooksLike {
 pub struct DeleteResult {
     pub deleted: bool,
     pub id: String,
+    /// The change that moved it to the trash: `entry.restore {change}` undoes it.
+    #[serde(default)]
+    pub change: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -332,6 +343,10 @@ pub struct ClearParams {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ClearResult {
     pub deleted: usize,
+    /// The change that moved them to the trash: `entry.restore {change}`
+    /// brings them all back.
+    #[serde(default)]
+    pub change: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -66,6 +66,15 @@ fn token_name(access: &Access) -> Option<&str> {
     }
 }
 
+/// Who a change is recorded as made by: the connection's author (a token's
+/// name for a token), else `anonymous`.
+fn actor(session: &Session) -> String {
+    session
+        .author
+        .clone()
+        .unwrap_or_else(|| "anonymous".to_owned())
+}
+
 /// Routes one method call to the engine, after checking that the client may
 /// make it: a token's grant is looked up afresh on every call, so a revoked
 /// token stops at once.
@@ -187,17 +196,33 @@ pub async fn dispatch(
                     .await
                     .map_err(|e| e.for_field("depends_on"))?;
             }
-            reply(EntryResult::of(engine.update(p).await?))
+            reply(EntryResult::of(engine.update(p, &actor(session)).await?))
         }
         "entry.delete" => {
             let mut p: DeleteParams = parse(method, params)?;
             p.id = entry_pad(&p.id, true).await?;
-            let gone = engine.delete(p).await?;
+            let (gone, change) = engine.delete(p, &actor(session)).await?;
             reply(DeleteResult {
                 deleted: true,
                 id: gone.id,
+                change: (change > 0).then_some(change),
             })
         }
+        "entry.history" => reply(engine.history(parse(method, params)?, g).await?),
+        "entry.trash" => reply(engine.trash(parse(method, params)?, g).await?),
+        "entry.restore" => {
+            let p: RestoreParams = parse(method, params)?;
+            if let Some(g) = g {
+                g.check_any_write()?;
+            }
+            reply(engine.restore(p, &actor(session), g).await?)
+        }
+        "entry.purge" => {
+            let p: PurgeParams = parse(method, params)?;
+            engine.owner_only(&access, "purge the history and trash for good")?;
+            reply(engine.purge(p).await?)
+        }
+        "entry.changes" => reply(engine.changes(parse(method, params)?, g).await?),
         "entry.list" => reply(engine.list(parse(method, params)?, g).await?),
         "search" => reply(engine.search(parse(method, params)?, g).await?),
         "tags.list" => reply(engine.tags(parse(method, params)?, g).await?),
@@ -221,8 +246,10 @@ pub async fn dispatch(
         "pad.clear" => {
             let p: ClearParams = parse(method, params)?;
             pad_check(&p.name, "name", true)?;
+            let (deleted, change) = engine.clear(p, &actor(session)).await?;
             reply(ClearResult {
-                deleted: engine.clear(p).await?,
+                deleted,
+                change: (deleted > 0 && change > 0).then_some(change),
             })
         }
         "pad.export" => {

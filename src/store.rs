@@ -31,6 +31,7 @@ pub(crate) mod cycle;
 mod derived;
 pub(crate) mod entries;
 mod filter;
+pub(crate) mod history;
 mod journal;
 mod migrate;
 pub(crate) mod pads;
@@ -55,6 +56,7 @@ pub(crate) use activity::by_minute;
 pub use activity::PadRow;
 pub use entries::{Added, NewEntry, Page, Patch};
 pub use filter::EntryFilter;
+pub use history::{HistoryFilter, Purge, Restore};
 pub use pads::{Counts, Inbox, PadSweep};
 pub use tasks::{Finish, ReportRow, DEFAULT_LEASE_MS};
 pub use text::TextIndex;
@@ -107,6 +109,8 @@ pub struct Store {
     vectors: Option<VectorStore>,
     db_path: PathBuf,
     wal_restart_pages: i64,
+    /// Whether changes keep what they replace (`keep_history`).
+    keep_history: std::sync::atomic::AtomicBool,
 }
 
 /// The one write connection.
@@ -383,6 +387,7 @@ impl Store {
             vectors,
             db_path,
             wal_restart_pages,
+            keep_history: std::sync::atomic::AtomicBool::new(true),
         })
     }
 

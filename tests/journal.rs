@@ -140,7 +140,7 @@ fn a_replay_never_brings_back_a_deleted_entry() {
     let Added { entry: a, .. } = store.add(note("p", "kept"), None).unwrap();
     let Added { entry: b, .. } = store.add(note("p", "deleted"), None).unwrap();
     // The delete applies both first, then removes one.
-    store.delete(&b.id, None).unwrap();
+    store.delete(&b.id, None, 0, "test").unwrap();
     let Added { entry: c, .. } = store.add(note("p", "journaled"), None).unwrap();
     crash(store);
 

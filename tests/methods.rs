@@ -104,7 +104,8 @@ async fn add_get_update_delete_round_trip() {
     assert_eq!(stored["entry"]["remind_at"], "2030-01-02T03:04:05.678Z");
 
     let del = ok(&mut c, "entry.delete", json!({"id": id})).await;
-    assert_eq!(del, json!({"deleted": true, "id": id}));
+    assert_eq!((&del["deleted"], &del["id"]), (&json!(true), &json!(id)));
+    assert!(del["change"].is_i64(), "{del}");
     err(&mut c, "entry.get", json!({"id": id}), code::NOT_FOUND).await;
 }
 

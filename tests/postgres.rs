@@ -572,3 +572,29 @@ async fn postgres_restarted_under_load_answers_unavailable_then_resumes() {
     let missing: Vec<_> = acked.difference(&stored).collect();
     assert!(missing.is_empty(), "acknowledged, missing: {missing:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn what_one_engine_deleted_another_restores_once() {
+    let pg = Postgres::start();
+    let (a, b) = (engine(&pg).await, engine(&pg).await);
+    let (mut ca, mut cb) = (a.client().await, b.client().await);
+    for i in 0..50 {
+        common::add(&mut ca, "team", &format!("finding {i}")).await;
+    }
+    let before = common::all_ids(&mut cb, "team").await;
+    let cleared = ok(&mut ca, "pad.clear", json!({"name": "team"})).await;
+    assert_eq!(cleared["deleted"], 50);
+    // Both engines undo the same clear at once: each entry comes back once.
+    let undo = json!({"change": cleared["change"]});
+    let (ra, rb) = tokio::join!(
+        ok(&mut ca, "entry.restore", undo.clone()),
+        ok(&mut cb, "entry.restore", undo.clone())
+    );
+    let restored = |r: &Value| r["restored"].as_array().unwrap().len();
+    assert_eq!(restored(&ra) + restored(&rb), 50, "{ra} {rb}");
+    assert_eq!(common::all_ids(&mut ca, "team").await, before);
+    let pads = ok(&mut cb, "pad.list", json!({})).await;
+    assert_eq!(pads["pads"][0]["entries"], 50);
+    let trash = ok(&mut cb, "entry.trash", json!({})).await;
+    assert!(trash["entries"].as_array().unwrap().is_empty(), "{trash}");
+}

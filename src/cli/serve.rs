@@ -25,6 +25,14 @@ pub struct ServeArgs {
     /// Days an expired pad stays archived (restorable) before it is deleted.
     #[arg(long, env = "PAD_RETENTION_DAYS", default_value_t = 7)]
     retention_days: u64,
+    /// Days an edit's earlier version, and a deleted entry in the trash, are
+    /// kept (restorable with `pad restore`); 0 keeps nothing.
+    #[arg(long, env = "PAD_HISTORY_DAYS", default_value_t = 30)]
+    history_days: u64,
+    /// The most earlier versions and deleted entries kept; past it the
+    /// oldest go first (docs/operations.md has the sizes).
+    #[arg(long, env = "PAD_HISTORY_MAX", default_value_t = 200_000)]
+    history_max: i64,
     /// The embedding model: all-MiniLM-L6-v2 (English, fastest) or
     /// multilingual-e5-small (any language, better at questions, ~3× the
     /// embedding time). Switching re-embeds every entry in the background.
@@ -132,6 +140,8 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     }
     config.default_ttl_seconds = (args.default_ttl > 0).then_some(args.default_ttl);
     config.retention = Duration::from_secs(args.retention_days * 86400);
+    config.history = Duration::from_secs(args.history_days * 86400);
+    config.history_max = args.history_max.max(0);
     config.require_tokens = args.require_tokens;
     config.metrics = args.metrics.is_some();
     if let Some(addr) = args.metrics {

@@ -89,6 +89,16 @@ impl Engine {
         let retention = self.0.config.retention.as_millis() as i64;
         let now = self.now();
         let done = background!(self, s => s.sweep(now, retention))?;
+        let (cutoff, max) = (
+            now - self.0.config.history.as_millis() as i64,
+            self.0.config.history_max,
+        );
+        let pruned = background!(self, s => s.prune_history(cutoff, max))?;
+        if pruned > 0 {
+            tracing::info!(
+                "dropped {pruned} versions and deleted entries kept past the history's retention"
+            );
+        }
         if let Some(m) = self.metrics() {
             m.swept(done.archived.len(), done.purged_pads, done.purged_entries);
         }

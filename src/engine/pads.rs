@@ -68,14 +68,16 @@ impl Engine {
         store!(self, s => s.touch(&name, now))
     }
 
-    pub async fn clear(&self, p: ClearParams) -> Result<usize> {
+    /// Moves a pad's entries to the trash; returns how many, and the change.
+    pub async fn clear(&self, p: ClearParams, by: &str) -> Result<(usize, i64)> {
         let name = model::pad_name("name", &p.name)?;
-        let n = {
-            let name = name.clone();
-            background!(self, s => s.clear(&name, p.keep_pinned))?
+        let now = self.now();
+        let done = {
+            let (name, by) = (name.clone(), by.to_owned());
+            background!(self, s => s.clear(&name, p.keep_pinned, now, &by))?
         };
         self.0.bus.publish(EventType::Deleted, &name, None);
-        Ok(n)
+        Ok(done)
     }
 
     pub async fn export(&self, p: ExportParams) -> Result<ExportResult> {

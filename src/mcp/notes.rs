@@ -270,7 +270,10 @@ impl PadTools {
         p: DeleteNote,
     ) -> CallToolResult {
         match link.call("entry.delete", json!({"id": p.id})).await {
-            Ok(r) => ok(format!("Deleted {}.", r["id"].as_str().unwrap_or(""))),
+            Ok(r) => ok(format!(
+                "Deleted {} (moved to the trash; the person can restore it).",
+                r["id"].as_str().unwrap_or("")
+            )),
             Err(e) => fail(e),
         }
     }

@@ -3,10 +3,12 @@
 use sqlx::postgres::PgRow;
 use sqlx::PgConnection;
 
+use super::history::{keep, keep_deleting};
 use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS, NEXT_ID};
 use crate::error::{Error, Result};
 use crate::id;
 use crate::model::{Category, Entry, Status};
+use crate::protocol::Action;
 use crate::store::cycle::{CycleSearch, Step};
 use crate::store::entries::{ambiguous, check_version, new_entry, no_entry, prefix_range, replied};
 use crate::store::{Added, EntryFilter, NewEntry, Page, Patch};
@@ -93,17 +95,32 @@ impl PgStore {
         let rolled = match max_entries {
             None => Vec::new(),
             Some(max) => {
-                let rows = sqlx::query(sql!(
-                    "DELETE FROM entries e WHERE e.seq IN (SELECT seq FROM entries \
+                // The oldest past the window, kept in the trash first.
+                let out: Vec<i64> = sqlx::query_scalar(
+                    "SELECT seq FROM entries \
                      WHERE pad = $1 AND NOT pinned AND NOT ('important' = ANY(tags)) ORDER BY seq \
-                     LIMIT greatest(0, (SELECT entries FROM pads WHERE name = $1) - $2)) \
-                     RETURNING {ENTRY_COLUMNS}"
-                ))
+                     LIMIT greatest(0, (SELECT entries FROM pads WHERE name = $1) - $2)",
+                )
                 .bind(&e.pad)
                 .bind(max)
                 .fetch_all(&mut *tx)
                 .await?;
-                rows.iter().map(read_entry).collect::<Result<Vec<_>>>()?
+                if out.is_empty() {
+                    Vec::new()
+                } else {
+                    let which = ("seq = ANY($4)", Arg::Ints(out));
+                    keep_deleting(
+                        &mut tx,
+                        self.keeping(),
+                        Action::Window,
+                        &e.author,
+                        e.now,
+                        which,
+                        true,
+                    )
+                    .await?
+                    .1
+                }
             }
         };
         tx.commit().await?;
@@ -191,6 +208,7 @@ impl PgStore {
         patch: Patch,
         if_version: Option<i64>,
         now: i64,
+        by: &str,
     ) -> Result<(Entry, Entry)> {
         let mut tx = self.pool().begin().await?;
         let (seq, full_id) = resolve(&mut tx, "id", id).await?;
@@ -225,6 +243,16 @@ impl PgStore {
             .meta
             .as_ref()
             .map(|m| serde_json::to_string(m).expect("json serializes"));
+        keep(
+            &mut tx,
+            self.keeping(),
+            Action::Edit,
+            by,
+            now,
+            "seq = $4",
+            Arg::Int(seq),
+        )
+        .await?;
         sqlx::query(
             "UPDATE entries SET content = $1, tags = $2, kind = $3, status = $4, assignee = $5, \
              resume = $6, category = $7, confidence = $8, pinned = $9, depends_on = $10, \
@@ -254,17 +282,31 @@ impl PgStore {
     }
 
     /// Deletes one entry; with `if_version`, only if it is still at that version.
-    pub async fn delete(&self, id: &str, if_version: Option<i64>) -> Result<Entry> {
+    /// Returns the entry and the change that kept it in the trash.
+    pub async fn delete(
+        &self,
+        id: &str,
+        if_version: Option<i64>,
+        now: i64,
+        by: &str,
+    ) -> Result<(Entry, i64)> {
         let mut tx = self.pool().begin().await?;
         let (seq, full_id) = resolve(&mut tx, "id", id).await?;
         let gone = load_locked(&mut tx, seq).await?;
         check_version(&full_id, gone.version, if_version)?;
-        sqlx::query("DELETE FROM entries WHERE seq = $1")
-            .bind(seq)
-            .execute(&mut *tx)
-            .await?;
+        let which = ("seq = $4", Arg::Int(seq));
+        let (change, _, _) = keep_deleting(
+            &mut tx,
+            self.keeping(),
+            Action::Delete,
+            by,
+            now,
+            which,
+            false,
+        )
+        .await?;
         tx.commit().await?;
-        Ok(gone)
+        Ok((gone, change.unwrap_or_default()))
     }
 
     /// Entries matching `filter`, newest first, `limit` at a time.

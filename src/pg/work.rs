@@ -3,9 +3,13 @@
 use sqlx::Row;
 
 use super::entries::{load_locked, resolve};
-use super::{read_entry, read_entry_seq, read_pad, PgStore, Query, ENTRY_COLUMNS, PAD_COLUMNS};
+use super::history::keep_deleting;
+use super::{
+    read_entry, read_entry_seq, read_pad, Arg, PgStore, Query, ENTRY_COLUMNS, PAD_COLUMNS,
+};
 use crate::error::{Error, Result};
 use crate::model::{Entry, Kind, Pad, Status};
+use crate::protocol::Action;
 use crate::store::pads::{no_pad, PadEntries};
 use crate::store::tasks::{is_task, may_finish, may_heartbeat};
 use crate::store::{
@@ -90,7 +94,13 @@ impl PgStore {
         }
     }
 
-    pub async fn clear(&self, name: &str, keep_pinned: bool) -> Result<usize> {
+    pub async fn clear(
+        &self,
+        name: &str,
+        keep_pinned: bool,
+        now: i64,
+        by: &str,
+    ) -> Result<(usize, i64)> {
         let mut tx = self.pool().begin().await?;
         let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM pads WHERE name = $1")
             .bind(name)
@@ -99,17 +109,24 @@ impl PgStore {
         if exists.is_none() {
             return Err(no_pad(name));
         }
-        let n = sqlx::query(if keep_pinned {
-            "DELETE FROM entries WHERE pad = $1 AND NOT pinned"
+        let cond = if keep_pinned {
+            "pad = $4 AND NOT pinned"
         } else {
-            "DELETE FROM entries WHERE pad = $1"
-        })
-        .bind(name)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+            "pad = $4"
+        };
+        let which = (cond, Arg::Text(name.into()));
+        let (change, _, n) = keep_deleting(
+            &mut tx,
+            self.keeping(),
+            Action::Clear,
+            by,
+            now,
+            which,
+            false,
+        )
+        .await?;
         tx.commit().await?;
-        Ok(n as usize)
+        Ok((n, change.unwrap_or_default()))
     }
 
     /// A pad and its entries (`pad_entries`), for an export.
@@ -180,14 +197,19 @@ impl PgStore {
         .fetch_all(&mut *tx)
         .await?;
         let cutoff = now - retention_ms;
-        let purged_entries = sqlx::query(
-            "DELETE FROM entries WHERE NOT pinned AND pad IN \
-             (SELECT name FROM pads WHERE archived_at IS NOT NULL AND archived_at <= $1)",
+        let expired = "NOT pinned AND pad IN \
+             (SELECT name FROM pads WHERE archived_at IS NOT NULL AND archived_at <= $4)";
+        let which = (expired, Arg::Int(cutoff));
+        let (_, _, purged_entries) = keep_deleting(
+            &mut tx,
+            self.keeping(),
+            Action::Expire,
+            "engine",
+            now,
+            which,
+            false,
         )
-        .bind(cutoff)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected() as usize;
+        .await?;
         let purged_pads = sqlx::query(
             "DELETE FROM pads WHERE archived_at IS NOT NULL AND archived_at <= $1 AND entries = 0",
         )

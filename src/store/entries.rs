@@ -4,12 +4,14 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
 use super::cycle::{CycleSearch, Step};
+use super::history;
 use super::journal::{Journal, Pending, Record};
 use super::rows::{read_entry, returning_columns, EntryRow, ENTRY_COLUMNS};
 use super::{EntryFilter, Store, Writer};
 use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
 use crate::model::{fmt_time, Category, Entry, Kind, Status};
+use crate::protocol::Action;
 
 /// A validated entry ready to insert (and, as is, a journal record's body).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -114,7 +116,10 @@ pub struct Added {
     pub parent: Option<(Entry, Entry)>,
 }
 
-fn in_transaction<T>(w: &mut Writer, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
+pub(crate) fn in_transaction<T>(
+    w: &mut Writer,
+    f: impl FnOnce(&mut Writer) -> Result<T>,
+) -> Result<T> {
     w.conn.execute_batch("BEGIN IMMEDIATE")?;
     match f(w) {
         Ok(v) => {
@@ -377,6 +382,7 @@ impl Store {
         // Ids are commit order: whatever was journaled meanwhile goes first.
         let (seq, earlier) = self.journal.next_id(e.now);
         apply(&mut w, &self.journal, earlier);
+        let keeping = self.keeping();
         in_transaction(&mut w, |w| {
             let mut depends = Vec::with_capacity(e.depends_on.len());
             for d in &e.depends_on {
@@ -395,18 +401,42 @@ impl Store {
             };
             let rolled = match max_entries {
                 None => Vec::new(),
-                Some(max) => w
-                    .conn
-                    .prepare_cached(&format!(
-                        "DELETE FROM entries WHERE seq IN (SELECT seq FROM entries \
-                         WHERE pad = ?1 AND pinned = 0 AND NOT EXISTS (SELECT 1 FROM entry_tags t \
-                           WHERE t.seq = entries.seq AND t.tag = 'important') ORDER BY seq \
-                         LIMIT max(0, (SELECT entries FROM pads WHERE name = ?1) - ?2)) \
-                         RETURNING {}",
-                        returning_columns()
-                    ))?
-                    .query_map(params![e.pad, max], read_entry)?
-                    .collect::<rusqlite::Result<Vec<_>>>()?,
+                Some(max) => {
+                    // The oldest past the window, kept in the trash first.
+                    let out: Vec<i64> = w
+                        .conn
+                        .prepare_cached(
+                            "SELECT seq FROM entries WHERE pad = ?1 AND pinned = 0 \
+                             AND NOT EXISTS (SELECT 1 FROM entry_tags t \
+                               WHERE t.seq = entries.seq AND t.tag = 'important') ORDER BY seq \
+                             LIMIT max(0, (SELECT entries FROM pads WHERE name = ?1) - ?2)",
+                        )?
+                        .query_map(params![e.pad, max], |r| r.get(0))?
+                        .collect::<rusqlite::Result<_>>()?;
+                    if out.is_empty() {
+                        Vec::new()
+                    } else {
+                        let out = serde_json::to_string(&out).expect("json serializes");
+                        let cond = "seq IN (SELECT value FROM json_each(?5))";
+                        history::keep(
+                            &w.conn,
+                            keeping,
+                            Action::Window,
+                            &e.author,
+                            e.now,
+                            cond,
+                            &[&out],
+                        )?;
+                        w.conn
+                            .prepare_cached(&format!(
+                                "DELETE FROM entries WHERE seq IN (SELECT value FROM json_each(?)) \
+                                 RETURNING {}",
+                                returning_columns()
+                            ))?
+                            .query_map([&out], read_entry)?
+                            .collect::<rusqlite::Result<Vec<_>>>()?
+                    }
+                }
             };
             Ok(Added {
                 entry: new_entry(seq, e),
@@ -483,8 +513,9 @@ impl Store {
         patch: Patch,
         if_version: Option<i64>,
         now: i64,
+        by: &str,
     ) -> Result<(Entry, Entry)> {
-        let w = self.writer();
+        let mut w = self.writer();
         let (seq, full_id) = resolve(&w.conn, &self.journal, "id", id)?;
         let before = load(&w.conn, seq)?.entry;
         check_version(&full_id, before.version, if_version)?;
@@ -518,8 +549,17 @@ impl Store {
             .meta
             .as_ref()
             .map(|m| serde_json::to_string(m).expect("json serializes"));
-
-        w.conn
+        in_transaction(&mut w, |w| {
+            history::keep(
+                &w.conn,
+                self.keeping(),
+                Action::Edit,
+                by,
+                now,
+                "seq = ?5",
+                &[&seq],
+            )?;
+            w.conn
             .prepare_cached(
                 "UPDATE entries SET content = ?, tags = ?, kind = ?, status = ?, assignee = ?, \
                  resume = ?, category = ?, confidence = ?, pinned = ?, depends_on = ?, \
@@ -544,6 +584,8 @@ impl Store {
                 now,
                 seq
             ])?;
+            Ok(())
+        })?;
         Ok((before, after))
     }
 
@@ -580,15 +622,34 @@ impl Store {
     }
 
     /// Deletes one entry; with `if_version`, only if it is still at that version.
-    pub fn delete(&self, id: &str, if_version: Option<i64>) -> Result<Entry> {
-        let w = self.writer();
+    /// Returns the entry and the change that kept it in the trash.
+    pub fn delete(
+        &self,
+        id: &str,
+        if_version: Option<i64>,
+        now: i64,
+        by: &str,
+    ) -> Result<(Entry, i64)> {
+        let mut w = self.writer();
         let (seq, full_id) = resolve(&w.conn, &self.journal, "id", id)?;
         let gone = load(&w.conn, seq)?.entry;
         check_version(&full_id, gone.version, if_version)?;
-        w.conn
-            .prepare_cached("DELETE FROM entries WHERE seq = ?")?
-            .execute([seq])?;
-        Ok(gone)
+        let change = in_transaction(&mut w, |w| {
+            let change = history::keep(
+                &w.conn,
+                self.keeping(),
+                Action::Delete,
+                by,
+                now,
+                "seq = ?5",
+                &[&seq],
+            )?;
+            w.conn
+                .prepare_cached("DELETE FROM entries WHERE seq = ?")?
+                .execute([seq])?;
+            Ok(change)
+        })?;
+        Ok((gone, change))
     }
 
     /// Entries matching `filter`, newest first, `limit` at a time. The cursor is

@@ -2,10 +2,12 @@
 
 use rusqlite::{params, OptionalExtension};
 
+use super::history;
 use super::rows::{read_entry, read_pad, ENTRY_COLUMNS, PAD_COLUMNS};
 use super::Store;
 use crate::error::{Error, Result};
 use crate::model::{Entry, Pad};
+use crate::protocol::Action;
 
 /// What one expiry sweep did.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -113,8 +115,9 @@ impl Store {
         pad.ok_or_else(|| no_pad(name))
     }
 
-    /// Deletes every entry of a pad (pinned ones too unless `keep_pinned`).
-    pub fn clear(&self, name: &str, keep_pinned: bool) -> Result<usize> {
+    /// Deletes every entry of a pad (pinned ones too unless `keep_pinned`)
+    /// into the trash, as one change; returns how many and the change.
+    pub fn clear(&self, name: &str, keep_pinned: bool, now: i64, by: &str) -> Result<(usize, i64)> {
         let mut w = self.writer();
         let tx = w.conn.transaction()?;
         let exists: Option<i64> = tx
@@ -123,16 +126,18 @@ impl Store {
         if exists.is_none() {
             return Err(no_pad(name));
         }
+        let cond = if keep_pinned {
+            "pad = ?5 AND pinned = 0"
+        } else {
+            "pad = ?5"
+        };
+        let change = history::keep(&tx, self.keeping(), Action::Clear, by, now, cond, &[&name])?;
         let n = tx.execute(
-            if keep_pinned {
-                "DELETE FROM entries WHERE pad = ? AND pinned = 0"
-            } else {
-                "DELETE FROM entries WHERE pad = ?"
-            },
+            &format!("DELETE FROM entries WHERE {}", cond.replace("?5", "?")),
             [name],
         )?;
         tx.commit()?;
-        Ok(n)
+        Ok((n, change))
     }
 
     /// A pad and its entries (`pad_entries`), for an export.
@@ -200,9 +205,19 @@ impl Store {
             .query_map([now], |r| r.get(0))?
             .collect::<rusqlite::Result<Vec<String>>>()?;
         let cutoff = now - retention_ms;
+        let expired = "pinned = 0 AND pad IN \
+             (SELECT name FROM pads WHERE archived_at IS NOT NULL AND archived_at <= ?5)";
+        history::keep(
+            &tx,
+            self.keeping(),
+            Action::Expire,
+            "engine",
+            now,
+            expired,
+            &[&cutoff],
+        )?;
         let purged_entries = tx.execute(
-            "DELETE FROM entries WHERE pinned = 0 AND pad IN \
-             (SELECT name FROM pads WHERE archived_at IS NOT NULL AND archived_at <= ?)",
+            &format!("DELETE FROM entries WHERE {}", expired.replace("?5", "?")),
             [cutoff],
         )?;
         let purged_pads = tx.execute(

@@ -102,6 +102,18 @@ impl Harness {
         if let Some(task) = self.task.take() {
             task.await.expect("server task ends cleanly");
         }
+        // A handle still held elsewhere (a blocking thread finishing, on a
+        // busy machine) keeps the data directory locked: a restart waits
+        // for it to go rather than finding the directory "in use".
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while self.engine.handles() > 1 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} handles to the stopped engine are still held after 10 s",
+                self.engine.handles() - 1
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// Starts an engine on a data directory a stopped harness left behind.

@@ -1,0 +1,301 @@
+//! History, trash and undo: `entry.history`, `entry.trash`,
+//! `entry.restore`, `entry.purge` and `entry.changes` (docs/protocol.md).
+//! The stores keep the versions (`store::history`, `pg::history`); here
+//! are the rules: what a token may see and undo, and reverting an edit.
+
+use super::{limit, Engine};
+use crate::access::Grant;
+use crate::error::{Error, Result};
+use crate::events::EventType;
+use crate::id;
+use crate::model::{self, Entry};
+use crate::protocol::{
+    Action, ChangesParams, ChangesResult, HistoryParams, HistoryResult, PurgeParams, PurgeResult,
+    RestoreParams, RestoreResult, Skipped, TrashParams, TrashResult, UpdateParams, Version,
+};
+use crate::store::{HistoryFilter, Purge, Restore};
+
+const DEFAULT_TRASH_LIMIT: u32 = 50;
+const DEFAULT_CHANGES_LIMIT: u32 = 100;
+const MAX_HISTORY_LIMIT: u32 = 1000;
+
+impl Engine {
+    /// The seq and pad of an entry, live or deleted, whose id starts with
+    /// `id`, among the pads the caller may read.
+    pub async fn kept_id(&self, id: &str, grant: Option<&Grant>) -> Result<(i64, String)> {
+        let visible = |pad: &str| grant.is_none_or(|g| g.covers(pad));
+        match store!(self, s => s.kept_matches(id, &visible))?.as_slice() {
+            [] => Err(Error::NotFound {
+                field: "id",
+                message: format!(
+                    "no entry with id '{}', live or kept in the history; entry.trash lists deleted entries (kept {} days).",
+                    id.trim().to_lowercase(),
+                    self.0.config.history.as_secs() / 86400
+                ),
+            }),
+            [one] => Ok(one.clone()),
+            _ => Err(crate::store::entries::ambiguous("id", id)),
+        }
+    }
+
+    pub async fn history(&self, p: HistoryParams, grant: Option<&Grant>) -> Result<HistoryResult> {
+        let (seq, _) = self.kept_id(&p.id, grant).await?;
+        let (entry, versions) = store!(self, s => s.history(seq))?;
+        Ok(HistoryResult {
+            id: id::encode(seq),
+            entry,
+            versions,
+        })
+    }
+
+    pub async fn trash(&self, p: TrashParams, grant: Option<&Grant>) -> Result<TrashResult> {
+        let limit = limit("limit", p.limit, DEFAULT_TRASH_LIMIT, MAX_HISTORY_LIMIT)?;
+        let cursor = p
+            .cursor
+            .as_deref()
+            .map(|c| {
+                c.parse::<i64>().map_err(|_| {
+                    Error::invalid(
+                        "cursor",
+                        format!("cursor '{c}' is not one this engine gave out; pass next_cursor from the previous page unchanged, or omit it."),
+                    )
+                })
+            })
+            .transpose()?;
+        let filter = self.history_filter(p.pad.as_deref(), p.by.as_deref(), grant)?;
+        let (entries, next) = store!(self, s => s.trash(&filter, limit, cursor))?;
+        Ok(TrashResult {
+            entries,
+            next_cursor: next.map(|n| n.to_string()),
+        })
+    }
+
+    /// Brings back deleted entries, or takes entries back to an earlier
+    /// version (as a new version, so that too can be undone).
+    pub async fn restore(
+        &self,
+        p: RestoreParams,
+        by: &str,
+        grant: Option<&Grant>,
+    ) -> Result<RestoreResult> {
+        let writable = |pad: &str| grant.is_none_or(|g| g.check_write(pad).is_ok());
+        let now = self.now();
+        let out = match (p.id, p.version, p.change) {
+            (Some(id), version, None) => {
+                let (seq, pad) = self.kept_id(&id, grant).await?;
+                if let Some(g) = grant {
+                    g.check_write(&pad)?;
+                }
+                match version {
+                    None => {
+                        if let (Some(live), _) = store!(self, s => s.history(seq))? {
+                            return Err(Error::invalid(
+                                "id",
+                                format!(
+                                    "entry {} is not deleted; to take it back to an earlier version give version too (entry.history lists them, the current one is {}).",
+                                    live.id, live.version
+                                ),
+                            ));
+                        }
+                        store!(self, s => s.restore(Restore::Seq(seq), by, now, &writable))?
+                    }
+                    Some(v) => self.revert_to(seq, v, by).await?,
+                }
+            }
+            (None, None, Some(change)) => {
+                let versions = store!(self, s => s.change(change))?;
+                let visible: Vec<Version> = versions
+                    .into_iter()
+                    .filter(|v| grant.is_none_or(|g| g.covers(&v.entry.pad)))
+                    .collect();
+                if visible.is_empty() {
+                    return Err(Error::NotFound {
+                        field: "change",
+                        message: format!(
+                            "no change {change} is kept (or it touched no pad you may read); entry.changes and entry.trash list the changes you can undo."
+                        ),
+                    });
+                }
+                if visible.iter().any(|v| v.action != Action::Edit) {
+                    store!(self, s => s.restore(Restore::Change(change), by, now, &writable))?
+                } else {
+                    self.undo_edits(visible, by, grant).await?
+                }
+            }
+            (None, Some(_), _) => {
+                return Err(Error::invalid(
+                    "version",
+                    "version needs the id of the entry to take back to it; add id.",
+                ))
+            }
+            (Some(_), _, Some(_)) => {
+                return Err(Error::invalid(
+                    "change",
+                    "give either id (one entry) or change (everything one call did), not both.",
+                ))
+            }
+            (None, None, None) => {
+                return Err(Error::invalid(
+                    "id",
+                    "what should come back? Give id (a deleted entry; with version, an earlier version of a live one) or change (undo everything one delete, clear or edit did).",
+                ))
+            }
+        };
+        let (restored, skipped) = out;
+        for e in &restored {
+            self.0
+                .bus
+                .publish(EventType::Created, &e.pad, Some(e.clone()));
+        }
+        if !restored.is_empty() && self.sqlite("").is_ok() {
+            self.index_now().await?;
+        }
+        Ok(RestoreResult { restored, skipped })
+    }
+
+    /// Takes a live entry back to `version` as a new version.
+    async fn revert_to(
+        &self,
+        seq: i64,
+        version: i64,
+        by: &str,
+    ) -> Result<(Vec<Entry>, Vec<Skipped>)> {
+        let (live, versions) = store!(self, s => s.history(seq))?;
+        let Some(live) = live else {
+            return Err(Error::invalid(
+                "version",
+                format!(
+                    "entry {} is deleted; restore it first (entry.restore with its id alone), then take it back to a version.",
+                    id::encode(seq)
+                ),
+            ));
+        };
+        if live.version == version {
+            return Err(Error::invalid(
+                "version",
+                format!("entry {} is at version {version} already.", live.id),
+            ));
+        }
+        let Some(old) = versions.into_iter().find(|v| v.entry.version == version) else {
+            return Err(Error::NotFound {
+                field: "version",
+                message: format!(
+                    "entry {} has no kept version {version}; entry.history lists the versions kept (the current one is {}).",
+                    live.id, live.version
+                ),
+            });
+        };
+        let entry = self.update(revert(old.entry, live.version), by).await?;
+        Ok((vec![entry], Vec::new()))
+    }
+
+    /// Undoes a change's edits: each entry not edited since goes back.
+    async fn undo_edits(
+        &self,
+        versions: Vec<Version>,
+        by: &str,
+        grant: Option<&Grant>,
+    ) -> Result<(Vec<Entry>, Vec<Skipped>)> {
+        let (mut restored, mut skipped) = (Vec::new(), Vec::new());
+        for v in versions {
+            let id = v.entry.id.clone();
+            if let Some(g) = grant {
+                if g.check_write(&v.entry.pad).is_err() {
+                    skipped.push(Skipped {
+                        id,
+                        reason: "its pad is not one your token may write".into(),
+                    });
+                    continue;
+                }
+            }
+            let after = v.entry.version + 1;
+            match self.update(revert(v.entry, after), by).await {
+                Ok(e) => restored.push(e),
+                Err(Error::Conflict { .. }) => skipped.push(Skipped {
+                    id,
+                    reason: "edited again since; entry.history shows the versions, and entry.restore with id and version takes it back to one".into(),
+                }),
+                Err(e) => skipped.push(Skipped {
+                    id,
+                    reason: e.to_string(),
+                }),
+            }
+        }
+        Ok((restored, skipped))
+    }
+
+    /// Erases kept versions for good (the owner's call).
+    pub async fn purge(&self, p: PurgeParams) -> Result<PurgeResult> {
+        let which = match (p.id, p.pad, p.all) {
+            (Some(id), None, false) => Purge::Seq(self.kept_id(&id, None).await?.0),
+            (None, Some(pad), false) => Purge::Pad(model::pad_name("pad", &pad)?),
+            (None, None, true) => Purge::All,
+            _ => {
+                return Err(Error::invalid(
+                    "id",
+                    "give one of id (a deleted entry), pad (that pad's trash) or all: true (the whole trash).",
+                ))
+            }
+        };
+        let purged = store!(self, s => s.purge(&which))?;
+        Ok(PurgeResult { purged })
+    }
+
+    /// Who did what: entries created, edited, deleted and restored, newest first.
+    pub async fn changes(&self, p: ChangesParams, grant: Option<&Grant>) -> Result<ChangesResult> {
+        let limit = limit("limit", p.limit, DEFAULT_CHANGES_LIMIT, MAX_HISTORY_LIMIT)? as usize;
+        let mut filter = self.history_filter(p.pad.as_deref(), p.by.as_deref(), grant)?;
+        filter.since = p
+            .since
+            .as_deref()
+            .map(|t| model::parse_time("since", t))
+            .transpose()?;
+        filter.until = p
+            .until
+            .as_deref()
+            .map(|t| model::parse_time("until", t))
+            .transpose()?;
+        let (changes, truncated) = store!(self, s => s.changes(&filter, limit))?;
+        Ok(ChangesResult { changes, truncated })
+    }
+
+    fn history_filter(
+        &self,
+        pad: Option<&str>,
+        by: Option<&str>,
+        grant: Option<&Grant>,
+    ) -> Result<HistoryFilter> {
+        let pad = pad.map(|p| model::pad_name("pad", p)).transpose()?;
+        if let (Some(g), Some(pad)) = (grant, &pad) {
+            g.check_read(pad)?;
+        }
+        Ok(HistoryFilter {
+            pad,
+            by: by.map(|b| model::author("by", b)).transpose()?,
+            since: None,
+            until: None,
+            scope: grant.map(|g| g.pads.clone()),
+        })
+    }
+}
+
+/// The update that puts `old`'s fields back, if the entry is still at
+/// version `current`.
+fn revert(old: Entry, current: i64) -> UpdateParams {
+    UpdateParams {
+        id: old.id,
+        content: Some(old.content),
+        tags: Some(old.tags),
+        kind: Some(old.kind),
+        status: Some(old.status),
+        assignee: Some(old.assignee),
+        resume: Some(old.resume),
+        category: Some(old.category),
+        confidence: Some(old.confidence),
+        pinned: Some(old.pinned),
+        depends_on: Some(old.depends_on),
+        remind_at: Some(old.remind_at),
+        meta: Some(old.meta),
+        if_version: Some(current),
+    }
+}

@@ -1,0 +1,442 @@
+//! History and trash on PostgreSQL: the same operations as
+//! `store::history`, on the table of migrations/postgres/20261201000004.
+
+use sqlx::postgres::PgRow;
+use sqlx::{PgConnection, Row};
+
+use super::{read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
+use crate::error::Result;
+use crate::id;
+use crate::model::{fmt_time, Entry};
+use crate::protocol::{Action, Change, Skipped, Version};
+use crate::store::history::{newest_first, nothing_to_restore, preview, KEPT_COLUMNS};
+use crate::store::{HistoryFilter, Purge, Restore};
+
+const VERSION_COLUMNS: &str = "e.batch, e.action, e.actor, e.at, e.restored_at, e.restored_by, e.n";
+const COUNT: usize = 25;
+
+const IN_TRASH: &str = "e.action <> 'edit' AND e.restored_at IS NULL \
+     AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)";
+
+/// Copies the entries `cond` selects (a condition on `entries` over `$4`,
+/// bound to `arg`) into the history as one change; returns the change.
+pub(crate) async fn keep(
+    conn: &mut PgConnection,
+    on: bool,
+    action: Action,
+    by: &str,
+    now: i64,
+    cond: &str,
+    arg: Arg,
+) -> Result<i64> {
+    if !on {
+        return Ok(0);
+    }
+    let q = Query {
+        sql: format!(
+            "WITH b AS (SELECT nextval('history_batches') AS batch), \
+             kept AS (INSERT INTO entry_history (batch, action, actor, at, {KEPT_COLUMNS}) \
+               SELECT b.batch, $1, $2, $3, {KEPT_COLUMNS} FROM b, entries WHERE {cond}) \
+             SELECT batch FROM b"
+        ),
+        args: vec![
+            Arg::Text(action.as_str().into()),
+            Arg::Text(by.into()),
+            Arg::Int(now),
+            arg,
+        ],
+    };
+    Ok(q.build().fetch_one(&mut *conn).await?.try_get(0)?)
+}
+
+/// Deletes the entries `cond` selects (over `$4`, bound to `arg`) and keeps
+/// them in the trash as one change, in one statement: an engine deleting
+/// the same rows at once waits on their locks and then finds them gone, so
+/// nothing is kept twice. Returns the change (`None`: nothing matched), and
+/// the entries when `rows`, else how many.
+pub(crate) async fn keep_deleting(
+    conn: &mut PgConnection,
+    on: bool,
+    action: Action,
+    by: &str,
+    now: i64,
+    (cond, arg): (&str, Arg),
+    rows: bool,
+) -> Result<(Option<i64>, Vec<Entry>, usize)> {
+    let select = if rows {
+        format!("{ENTRY_COLUMNS}, (SELECT batch FROM b)")
+    } else {
+        "count(*), (SELECT batch FROM b)".to_owned()
+    };
+    let q = Query {
+        sql: format!(
+            "WITH b AS (SELECT nextval('history_batches') AS batch), \
+             gone AS (DELETE FROM entries WHERE {cond} RETURNING *), \
+             kept AS (INSERT INTO entry_history (batch, action, actor, at, {KEPT_COLUMNS}) \
+               SELECT b.batch, $1, $2, $3, {KEPT_COLUMNS} FROM b, gone WHERE $5) \
+             SELECT {select} FROM gone e"
+        ),
+        args: vec![
+            Arg::Text(action.as_str().into()),
+            Arg::Text(by.into()),
+            Arg::Int(now),
+            arg,
+            Arg::Bool(on),
+        ],
+    };
+    let found = q.build().fetch_all(&mut *conn).await?;
+    if !rows {
+        let r = &found[0];
+        let n: i64 = r.try_get(0)?;
+        return Ok((
+            (n > 0 && on).then(|| r.try_get(1)).transpose()?,
+            Vec::new(),
+            n as usize,
+        ));
+    }
+    let change = found
+        .first()
+        .filter(|_| on)
+        .map(|r| r.try_get(COUNT))
+        .transpose()?;
+    let entries = found
+        .iter()
+        .map(|r| read_entry_seq(r).map(|e| e.1))
+        .collect::<Result<Vec<_>>>()?;
+    let n = entries.len();
+    Ok((change, entries, n))
+}
+
+fn read_version(row: &PgRow) -> Result<(i64, i64, Version)> {
+    let (seq, entry) = read_entry_seq(row)?;
+    let action: String = row.try_get(COUNT + 1)?;
+    Ok((
+        row.try_get(COUNT + 6)?,
+        seq,
+        Version {
+            change: row.try_get(COUNT)?,
+            action: Action::parse(&action).unwrap_or(Action::Delete),
+            by: row.try_get(COUNT + 2)?,
+            at: fmt_time(row.try_get(COUNT + 3)?),
+            restored_at: row.try_get::<Option<i64>, _>(COUNT + 4)?.map(fmt_time),
+            restored_by: row.try_get(COUNT + 5)?,
+            entry,
+        },
+    ))
+}
+
+fn push_filter(q: &mut Query, f: &HistoryFilter, actor: &str, at: &str) {
+    if let Some(pad) = &f.pad {
+        q.push(" AND e.pad = $?", Arg::Text(pad.clone()));
+    }
+    if let Some(by) = &f.by {
+        q.push(&format!(" AND {actor} = $?"), Arg::Text(by.clone()));
+    }
+    if let Some(t) = f.since {
+        q.push(&format!(" AND {at} >= $?"), Arg::Int(t));
+    }
+    if let Some(t) = f.until {
+        q.push(&format!(" AND {at} < $?"), Arg::Int(t));
+    }
+    if let Some(scope) = &f.scope {
+        q.scope(scope);
+    }
+}
+
+impl PgStore {
+    /// Whether changes keep what they replace (`pad serve --history-days 0`: not).
+    pub fn keep_history(&self, on: bool) {
+        self.keep_history
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub(crate) fn keeping(&self) -> bool {
+        self.keep_history.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub async fn kept_matches(
+        &self,
+        id: &str,
+        visible: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<Vec<(i64, String)>> {
+        let (lo, hi) = crate::store::entries::prefix_range("id", &id.trim().to_lowercase())?;
+        let rows: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT seq, pad FROM entries WHERE seq BETWEEN $1 AND $2 \
+             UNION SELECT seq, pad FROM entry_history WHERE seq BETWEEN $1 AND $2 \
+             ORDER BY seq",
+        )
+        .bind(lo)
+        .bind(hi)
+        .fetch_all(self.pool())
+        .await?;
+        let mut found: Vec<(i64, String)> = Vec::new();
+        for (seq, pad) in rows {
+            if visible(&pad) && found.last().is_none_or(|l| l.0 != seq) {
+                found.push((seq, pad));
+                if found.len() == 2 {
+                    break;
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    pub async fn history(&self, seq: i64) -> Result<(Option<Entry>, Vec<Version>)> {
+        let live = sqlx::query(sql!(
+            "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = $1"
+        ))
+        .bind(seq)
+        .fetch_optional(self.pool())
+        .await?
+        .map(|r| read_entry_seq(&r).map(|e| e.1))
+        .transpose()?;
+        let rows = sqlx::query(sql!(
+            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
+             WHERE e.seq = $1 ORDER BY e.n"
+        ))
+        .bind(seq)
+        .fetch_all(self.pool())
+        .await?;
+        let versions = rows
+            .iter()
+            .map(|r| read_version(r).map(|v| v.2))
+            .collect::<Result<_>>()?;
+        Ok((live, versions))
+    }
+
+    pub async fn trash(
+        &self,
+        filter: &HistoryFilter,
+        limit: u32,
+        cursor: Option<i64>,
+    ) -> Result<(Vec<Version>, Option<i64>)> {
+        let mut q = Query::new(format!(
+            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e WHERE {IN_TRASH}"
+        ));
+        push_filter(&mut q, filter, "e.actor", "e.at");
+        if let Some(c) = cursor {
+            q.push(" AND e.n < $?", Arg::Int(c));
+        }
+        q.push(" ORDER BY e.n DESC LIMIT $?", Arg::Int(limit as i64 + 1));
+        let rows = q.build().fetch_all(self.pool()).await?;
+        let mut rows = rows.iter().map(read_version).collect::<Result<Vec<_>>>()?;
+        let next = if rows.len() > limit as usize {
+            rows.truncate(limit as usize);
+            rows.last().map(|r| r.0)
+        } else {
+            None
+        };
+        Ok((rows.into_iter().map(|r| r.2).collect(), next))
+    }
+
+    pub async fn change(&self, batch: i64) -> Result<Vec<Version>> {
+        let rows = sqlx::query(sql!(
+            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
+             WHERE e.batch = $1 ORDER BY e.n"
+        ))
+        .bind(batch)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(|r| read_version(r).map(|v| v.2)).collect()
+    }
+
+    /// `Store::restore`: one transaction; the kept rows are locked, so two
+    /// engines restoring the same change bring each entry back once.
+    pub async fn restore(
+        &self,
+        which: Restore,
+        by: &str,
+        now: i64,
+        writable: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<(Vec<Entry>, Vec<Skipped>)> {
+        let mut tx = self.pool().begin().await?;
+        let (cond, key) = match which {
+            Restore::Seq(seq) => ("e.seq = $1", seq),
+            Restore::Change(batch) => ("e.batch = $1", batch),
+        };
+        let rows = sqlx::query(sql!(
+            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
+             WHERE {cond} AND e.action <> 'edit' \
+               AND e.n = (SELECT max(n) FROM entry_history h \
+                          WHERE h.seq = e.seq AND h.action <> 'edit') \
+             ORDER BY e.seq FOR UPDATE"
+        ))
+        .bind(key)
+        .fetch_all(&mut *tx)
+        .await?;
+        let rows = rows.iter().map(read_version).collect::<Result<Vec<_>>>()?;
+        if rows.is_empty() {
+            return Err(nothing_to_restore(which));
+        }
+        let seqs: Vec<i64> = rows.iter().map(|r| r.1).collect();
+        let live: Vec<i64> = sqlx::query_scalar("SELECT seq FROM entries WHERE seq = ANY($1)")
+            .bind(&seqs)
+            .fetch_all(&mut *tx)
+            .await?;
+        let (mut restored, mut skipped, mut ns) = (Vec::new(), Vec::new(), Vec::new());
+        for (n, seq, v) in rows {
+            if live.contains(&seq) {
+                skipped.push(Skipped {
+                    id: v.entry.id,
+                    reason: "already restored: the entry is live".into(),
+                });
+            } else if !writable(&v.entry.pad) {
+                skipped.push(Skipped {
+                    id: v.entry.id,
+                    reason: "its pad is not one your token may write".into(),
+                });
+            } else {
+                ns.push(n);
+                restored.push(v.entry);
+            }
+        }
+        if !ns.is_empty() {
+            // The deletions' tombstones (version ∞, which no vector of the
+            // entry would replace) go, once no embedding worker is between
+            // reading these entries and writing their vectors: a worker
+            // holds its queue rows locked until it commits.
+            let back: Vec<i64> = restored.iter().filter_map(|e| id::decode(&e.id)).collect();
+            sqlx::query("SELECT id FROM embed_queue WHERE seq = ANY($1) FOR UPDATE")
+                .bind(&back)
+                .fetch_all(&mut *tx)
+                .await?;
+            sqlx::query("DELETE FROM vectors WHERE seq = ANY($1) AND vec IS NULL")
+                .bind(&back)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(sql!(
+                "INSERT INTO entries ({KEPT_COLUMNS}) SELECT {KEPT_COLUMNS} \
+                 FROM entry_history WHERE n = ANY($1)"
+            ))
+            .bind(&ns)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "INSERT INTO pads (name, ttl_seconds, created_at, last_write_at, entries) \
+                 SELECT pad, CASE WHEN pad = 'inbox' THEN NULL ELSE \
+                     (SELECT nullif(value, '')::bigint FROM settings WHERE key = 'default_ttl_seconds') END, \
+                     $2, $2, count(*) FROM entry_history WHERE n = ANY($1) GROUP BY pad \
+                 ON CONFLICT (name) DO UPDATE SET \
+                     last_write_at = greatest(pads.last_write_at, excluded.last_write_at), \
+                     entries = pads.entries + excluded.entries, archived_at = NULL",
+            )
+            .bind(&ns)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "UPDATE entry_history SET restored_at = $2, restored_by = $3 WHERE n = ANY($1)",
+            )
+            .bind(&ns)
+            .bind(now)
+            .bind(by)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok((restored, skipped))
+    }
+
+    pub async fn purge(&self, which: &Purge) -> Result<usize> {
+        let q = match which {
+            Purge::Seq(seq) => sqlx::query(
+                "DELETE FROM entry_history WHERE seq = $1 \
+                 AND NOT EXISTS (SELECT 1 FROM entries WHERE seq = $1)",
+            )
+            .bind(*seq),
+            Purge::Pad(pad) => sqlx::query(sql!(
+                "DELETE FROM entry_history WHERE seq IN \
+                 (SELECT e.seq FROM entry_history e WHERE {IN_TRASH} AND e.pad = $1)"
+            ))
+            .bind(pad.clone()),
+            Purge::All => sqlx::query(sql!(
+                "DELETE FROM entry_history WHERE seq IN \
+                 (SELECT e.seq FROM entry_history e WHERE {IN_TRASH})"
+            )),
+        };
+        Ok(q.execute(self.pool()).await?.rows_affected() as usize)
+    }
+
+    pub async fn changes(
+        &self,
+        filter: &HistoryFilter,
+        limit: usize,
+    ) -> Result<(Vec<Change>, bool)> {
+        let cap = (limit + 1) as i64;
+        let mut out: Vec<(i64, Change)> = Vec::new();
+        for (table, extra) in [
+            ("entries", ""),
+            (
+                "entry_history",
+                "AND e.action <> 'edit' AND e.n = (SELECT min(n) FROM entry_history h \
+                 WHERE h.seq = e.seq AND h.action <> 'edit') \
+                 AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)",
+            ),
+        ] {
+            let mut q = Query::new(format!(
+                "SELECT e.seq, e.pad, e.author, e.created_at, e.content, NULL::text, NULL::bigint \
+                 FROM {table} e WHERE true {extra}"
+            ));
+            push_filter(&mut q, filter, "e.author", "e.created_at");
+            q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(cap));
+            for r in q.build().fetch_all(self.pool()).await? {
+                out.push(change_row(&r, Some("created"))?);
+            }
+        }
+        for (actor, at, what) in [
+            ("e.actor", "e.at", None),
+            ("e.restored_by", "e.restored_at", Some("restored")),
+        ] {
+            let mut q = Query::new(format!(
+                "SELECT e.seq, e.pad, {actor}, {at}, e.content, e.action, e.batch \
+                 FROM entry_history e WHERE {at} IS NOT NULL"
+            ));
+            push_filter(&mut q, filter, actor, at);
+            q.push(&format!(" ORDER BY {at} DESC LIMIT $?"), Arg::Int(cap));
+            for r in q.build().fetch_all(self.pool()).await? {
+                out.push(change_row(&r, what)?);
+            }
+        }
+        Ok(newest_first(out, limit))
+    }
+
+    pub async fn prune_history(&self, cutoff: i64, max_rows: i64) -> Result<usize> {
+        let old = sqlx::query(
+            "DELETE FROM entry_history WHERE n < coalesce( \
+               (SELECT n FROM entry_history WHERE at >= $1 ORDER BY n LIMIT 1), \
+               (SELECT max(n) + 1 FROM entry_history))",
+        )
+        .bind(cutoff)
+        .execute(self.pool())
+        .await?
+        .rows_affected();
+        let over = sqlx::query(
+            "DELETE FROM entry_history WHERE n <= \
+               (SELECT n FROM entry_history ORDER BY n DESC LIMIT 1 OFFSET $1)",
+        )
+        .bind(max_rows)
+        .execute(self.pool())
+        .await?
+        .rows_affected();
+        Ok((old + over) as usize)
+    }
+}
+
+/// A row of `changes`: seq, pad, who, when, content, action, change.
+fn change_row(r: &PgRow, what: Option<&str>) -> Result<(i64, Change)> {
+    let at: i64 = r.try_get(3)?;
+    let content: String = r.try_get(4)?;
+    let action: Option<String> = r.try_get(5)?;
+    Ok((
+        at,
+        Change {
+            at: fmt_time(at),
+            by: r.try_get(2)?,
+            what: what.map_or(action.unwrap_or_default(), str::to_owned),
+            id: id::encode(r.try_get(0)?),
+            pad: r.try_get(1)?,
+            change: if what.is_none() { r.try_get(6)? } else { None },
+            preview: preview(&content),
+        },
+    ))
+}

@@ -1,0 +1,489 @@
+//! History and trash on SQLite (migrations/20261126000001_history.sql):
+//! every edit keeps the version it replaces and every deletion the entry
+//! whole, in `entry_history`, in the transaction of the change; restoring
+//! puts the row back with its id, tags and thread links, and the text and
+//! vector indexes pick it up from `changes`.
+
+use rusqlite::types::Value as Sql;
+use rusqlite::{params, Connection, OptionalExtension, Row, ToSql};
+
+use super::entries::in_transaction;
+use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
+use super::Store;
+use crate::error::{Error, Result};
+use crate::id;
+use crate::model::{fmt_time, Entry};
+use crate::protocol::{Action, Change, Skipped, Version};
+
+/// Every column of `entries`; `entry_history` has them under the same names.
+pub(crate) const KEPT_COLUMNS: &str = "seq, pad, author, kind, content, tags, status, assignee, \
+     resume, lease_until, category, confidence, depends_on, remind_at, pinned, meta, created_at, \
+     updated_at, version, reply_to, choices, replies, answer, attempts, error, claimed_at, \
+     finished_at, lease_ms, reminded_at";
+
+/// A history row: `ENTRY_COLUMNS` (aliased `e`) and then these.
+const VERSION_COLUMNS: &str = "e.batch, e.action, e.actor, e.at, e.restored_at, e.restored_by, e.n";
+
+/// Deletions still in the trash: not restored, and not live again.
+const IN_TRASH: &str = "e.action <> 'edit' AND e.restored_at IS NULL \
+     AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)";
+
+/// Copies the entries `cond` selects (a condition on `entries`, its
+/// parameters numbered from `?5`) into the history as one change, and
+/// returns the change. Call it in the transaction that then changes or
+/// deletes them. With history off (`on` false) it keeps nothing.
+pub(crate) fn keep(
+    conn: &Connection,
+    on: bool,
+    action: Action,
+    by: &str,
+    now: i64,
+    cond: &str,
+    args: &[&dyn ToSql],
+) -> Result<i64> {
+    if !on {
+        return Ok(0);
+    }
+    let batch: i64 = conn
+        .prepare_cached("SELECT coalesce(max(batch), 0) + 1 FROM entry_history")?
+        .query_row([], |r| r.get(0))?;
+    let action = action.as_str();
+    let mut all: Vec<&dyn ToSql> = vec![&batch, &action, &by, &now];
+    all.extend_from_slice(args);
+    conn.prepare_cached(&format!(
+        "INSERT INTO entry_history (batch, action, actor, at, {KEPT_COLUMNS}) \
+         SELECT ?1, ?2, ?3, ?4, {KEPT_COLUMNS} FROM entries WHERE {cond}"
+    ))?
+    .execute(all.as_slice())?;
+    Ok(batch)
+}
+
+/// A history row read with `ENTRY_COLUMNS, VERSION_COLUMNS`: (n, seq, version).
+fn read_version(row: &Row<'_>) -> rusqlite::Result<(i64, i64, Version)> {
+    let EntryRow { seq, entry } = EntryRow::read(row)?;
+    let c = ENTRY_COLUMN_COUNT;
+    let action: String = row.get(c + 1)?;
+    Ok((
+        row.get(c + 6)?,
+        seq,
+        Version {
+            change: row.get(c)?,
+            action: Action::parse(&action).unwrap_or(Action::Delete),
+            by: row.get(c + 2)?,
+            at: fmt_time(row.get(c + 3)?),
+            restored_at: row.get::<_, Option<i64>>(c + 4)?.map(fmt_time),
+            restored_by: row.get(c + 5)?,
+            entry,
+        },
+    ))
+}
+
+/// What `entry.trash` and `entry.changes` narrow to.
+#[derive(Debug, Default, Clone)]
+pub struct HistoryFilter {
+    pub pad: Option<String>,
+    pub by: Option<String>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    /// A token's pads (names and `prefix*` patterns); `None`: every pad.
+    pub scope: Option<Vec<String>>,
+}
+
+impl HistoryFilter {
+    /// ` AND …` over a table aliased `e` with `pad`, and the change's actor
+    /// and time in `actor_col` and `at_col`.
+    fn push_sql(&self, sql: &mut String, args: &mut Vec<Sql>, actor_col: &str, at_col: &str) {
+        if let Some(pad) = &self.pad {
+            sql.push_str(" AND e.pad = ?");
+            args.push(Sql::Text(pad.clone()));
+        }
+        if let Some(by) = &self.by {
+            sql.push_str(&format!(" AND {actor_col} = ?"));
+            args.push(Sql::Text(by.clone()));
+        }
+        if let Some(t) = self.since {
+            sql.push_str(&format!(" AND {at_col} >= ?"));
+            args.push(Sql::Integer(t));
+        }
+        if let Some(t) = self.until {
+            sql.push_str(&format!(" AND {at_col} < ?"));
+            args.push(Sql::Integer(t));
+        }
+        if let Some(scope) = &self.scope {
+            sql.push_str(" AND (0");
+            for pattern in scope {
+                sql.push_str(" OR e.pad GLOB ?");
+                args.push(Sql::Text(pattern.clone()));
+            }
+            sql.push(')');
+        }
+    }
+}
+
+/// What `Store::restore` brings back.
+#[derive(Debug, Clone, Copy)]
+pub enum Restore {
+    /// The entry with this seq, from its latest deletion.
+    Seq(i64),
+    /// Every entry one change deleted.
+    Change(i64),
+}
+
+/// What `Store::purge` erases for good.
+#[derive(Debug, Clone)]
+pub enum Purge {
+    Seq(i64),
+    Pad(String),
+    All,
+}
+
+/// Changes gathered from several queries, merged newest first and cut to
+/// `limit`, with whether any were cut.
+pub(crate) fn newest_first(mut all: Vec<(i64, Change)>, limit: usize) -> (Vec<Change>, bool) {
+    all.sort_by_key(|c| std::cmp::Reverse(c.0));
+    let truncated = all.len() > limit;
+    all.truncate(limit);
+    (all.into_iter().map(|c| c.1).collect(), truncated)
+}
+
+/// The first line of `content`, at most 80 characters.
+pub fn preview(content: &str) -> String {
+    let line = content.lines().next().unwrap_or("").trim();
+    match line.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line.to_owned(),
+    }
+}
+
+impl Store {
+    /// Whether changes keep what they replace (`pad serve --history-days 0`: not).
+    pub fn keep_history(&self, on: bool) {
+        self.keep_history
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub(crate) fn keeping(&self) -> bool {
+        self.keep_history.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Up to two (seq, pad) of entries, live or in the history, whose id
+    /// starts with `id`, among pads `visible` accepts.
+    pub fn kept_matches(
+        &self,
+        id: &str,
+        visible: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<Vec<(i64, String)>> {
+        let (lo, hi) = super::entries::prefix_range("id", &id.trim().to_lowercase())?;
+        let conn = self.reader()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT seq, pad FROM entries WHERE seq BETWEEN ?1 AND ?2 \
+             UNION SELECT seq, pad FROM entry_history WHERE seq BETWEEN ?1 AND ?2 \
+             ORDER BY seq",
+        )?;
+        let mut rows = stmt.query([lo, hi])?;
+        let mut found: Vec<(i64, String)> = Vec::new();
+        while let Some(r) = rows.next()? {
+            let (seq, pad): (i64, String) = (r.get(0)?, r.get(1)?);
+            if visible(&pad) && found.last().is_none_or(|l| l.0 != seq) {
+                found.push((seq, pad));
+                if found.len() == 2 {
+                    break;
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// An entry as it is now (`None` while deleted) and its kept versions,
+    /// oldest first.
+    pub fn history(&self, seq: i64) -> Result<(Option<Entry>, Vec<Version>)> {
+        let conn = self.reader()?;
+        let live = conn
+            .prepare_cached(&format!(
+                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
+            ))?
+            .query_row([seq], EntryRow::read)
+            .optional()?
+            .map(|r| r.entry);
+        let versions = conn
+            .prepare_cached(&format!(
+                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
+                 WHERE e.seq = ? ORDER BY e.n"
+            ))?
+            .query_map([seq], read_version)?
+            .map(|r| r.map(|(_, _, v)| v))
+            .collect::<rusqlite::Result<_>>()?;
+        Ok((live, versions))
+    }
+
+    /// Deleted entries in the trash, newest deletion first; the cursor is
+    /// the last row's number.
+    pub fn trash(
+        &self,
+        filter: &HistoryFilter,
+        limit: u32,
+        cursor: Option<i64>,
+    ) -> Result<(Vec<Version>, Option<i64>)> {
+        let mut sql = format!(
+            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e WHERE {IN_TRASH}"
+        );
+        let mut args = Vec::new();
+        filter.push_sql(&mut sql, &mut args, "e.actor", "e.at");
+        if let Some(c) = cursor {
+            sql.push_str(" AND e.n < ?");
+            args.push(Sql::Integer(c));
+        }
+        sql.push_str(" ORDER BY e.n DESC LIMIT ?");
+        args.push(Sql::Integer(limit as i64 + 1));
+        let conn = self.reader()?;
+        let mut rows = conn
+            .prepare_cached(&sql)?
+            .query_map(rusqlite::params_from_iter(args), read_version)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let next = if rows.len() > limit as usize {
+            rows.truncate(limit as usize);
+            rows.last().map(|r| r.0)
+        } else {
+            None
+        };
+        Ok((rows.into_iter().map(|r| r.2).collect(), next))
+    }
+
+    /// The versions one change kept.
+    pub fn change(&self, batch: i64) -> Result<Vec<Version>> {
+        let conn = self.reader()?;
+        let rows = conn
+            .prepare_cached(&format!(
+                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
+                 WHERE e.batch = ? ORDER BY e.n"
+            ))?
+            .query_map([batch], read_version)?
+            .map(|r| r.map(|(_, _, v)| v))
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    /// Brings deleted entries back as they were — id, tags, thread links,
+    /// task state — in one transaction: all of them or none. An entry
+    /// already live again, or in a pad `writable` refuses, is skipped.
+    pub fn restore(
+        &self,
+        which: Restore,
+        by: &str,
+        now: i64,
+        writable: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<(Vec<Entry>, Vec<Skipped>)> {
+        let mut w = self.writer();
+        in_transaction(&mut w, |w| {
+            let conn = &w.conn;
+            let (cond, key) = match which {
+                Restore::Seq(seq) => ("e.seq = ?", seq),
+                Restore::Change(batch) => ("e.batch = ?", batch),
+            };
+            // The latest deletion of each entry it names.
+            let rows: Vec<(i64, i64, Version)> = conn
+                .prepare_cached(&format!(
+                    "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
+                     WHERE {cond} AND e.action <> 'edit' \
+                       AND e.n = (SELECT max(n) FROM entry_history h \
+                                  WHERE h.seq = e.seq AND h.action <> 'edit') \
+                     ORDER BY e.seq"
+                ))?
+                .query_map([key], read_version)?
+                .collect::<rusqlite::Result<_>>()?;
+            if rows.is_empty() {
+                return Err(nothing_to_restore(which));
+            }
+            let (mut restored, mut skipped) = (Vec::new(), Vec::new());
+            let mut live = conn.prepare_cached("SELECT 1 FROM entries WHERE seq = ?")?;
+            let mut insert = conn.prepare_cached(&format!(
+                "INSERT INTO entries ({KEPT_COLUMNS}) SELECT {KEPT_COLUMNS} \
+                 FROM entry_history WHERE n = ?"
+            ))?;
+            let mut tags = conn.prepare_cached(
+                "INSERT OR IGNORE INTO entry_tags (seq, tag) \
+                 SELECT seq, value FROM entry_history, json_each(tags) WHERE n = ?",
+            )?;
+            let mut pad = conn.prepare_cached(
+                "INSERT INTO pads (name, ttl_seconds, created_at, last_write_at, entries) \
+                 VALUES (?1, CASE WHEN ?1 = 'inbox' THEN NULL \
+                     ELSE (SELECT value FROM settings WHERE key = 'default_ttl_seconds') END, \
+                     ?2, ?2, 1) \
+                 ON CONFLICT (name) DO UPDATE SET last_write_at = max(last_write_at, ?2), \
+                     entries = entries + 1, archived_at = NULL",
+            )?;
+            let mut changed = conn.prepare_cached("INSERT INTO changes (seq) VALUES (?)")?;
+            let mut mark = conn.prepare_cached(
+                "UPDATE entry_history SET restored_at = ?2, restored_by = ?3 WHERE n = ?1",
+            )?;
+            for (n, seq, v) in rows {
+                if live.exists([seq])? {
+                    skipped.push(Skipped {
+                        id: v.entry.id,
+                        reason: "already restored: the entry is live".into(),
+                    });
+                    continue;
+                }
+                if !writable(&v.entry.pad) {
+                    skipped.push(Skipped {
+                        id: v.entry.id,
+                        reason: "its pad is not one your token may write".into(),
+                    });
+                    continue;
+                }
+                insert.execute([n])?;
+                tags.execute([n])?;
+                pad.execute(params![v.entry.pad, now])?;
+                changed.execute([seq])?;
+                mark.execute(params![n, now, by])?;
+                restored.push(v.entry);
+            }
+            Ok((restored, skipped))
+        })
+    }
+
+    /// Erases kept versions for good: one deleted entry's whole history, a
+    /// pad's trash, or the whole trash (with the versions of those entries).
+    pub fn purge(&self, which: &Purge) -> Result<usize> {
+        let w = self.writer();
+        let n = match which {
+            Purge::Seq(seq) => w.conn.execute(
+                "DELETE FROM entry_history WHERE seq = ?1 \
+                 AND NOT EXISTS (SELECT 1 FROM entries WHERE seq = ?1)",
+                [seq],
+            )?,
+            Purge::Pad(pad) => w.conn.execute(
+                &format!(
+                    "DELETE FROM entry_history WHERE seq IN \
+                     (SELECT e.seq FROM entry_history e WHERE {IN_TRASH} AND e.pad = ?)"
+                ),
+                [pad],
+            )?,
+            Purge::All => w.conn.execute(
+                &format!(
+                    "DELETE FROM entry_history WHERE seq IN \
+                     (SELECT e.seq FROM entry_history e WHERE {IN_TRASH})"
+                ),
+                [],
+            )?,
+        };
+        Ok(n)
+    }
+
+    /// What authors did, newest first, at most `limit` (and whether more
+    /// matched): entries created, edits and deletions, restores.
+    pub fn changes(&self, filter: &HistoryFilter, limit: usize) -> Result<(Vec<Change>, bool)> {
+        let conn = self.reader()?;
+        let mut out: Vec<(i64, Change)> = Vec::new();
+        let cap = (limit + 1) as i64;
+        // Entries created, live or deleted since (each once).
+        let mut created = |table: &str, extra: &str| -> Result<()> {
+            let mut sql = format!(
+                "SELECT e.seq, e.pad, e.author, e.created_at, e.content FROM {table} e WHERE 1 {extra}"
+            );
+            let mut args = Vec::new();
+            filter.push_sql(&mut sql, &mut args, "e.author", "e.created_at");
+            sql.push_str(" ORDER BY e.seq DESC LIMIT ?");
+            args.push(Sql::Integer(cap));
+            let rows = conn
+                .prepare_cached(&sql)?
+                .query_map(rusqlite::params_from_iter(args), |r| {
+                    let content: String = r.get(4)?;
+                    let at: i64 = r.get(3)?;
+                    Ok((
+                        at,
+                        Change {
+                            at: fmt_time(at),
+                            by: r.get(2)?,
+                            what: "created".into(),
+                            id: id::encode(r.get(0)?),
+                            pad: r.get(1)?,
+                            change: None,
+                            preview: preview(&content),
+                        },
+                    ))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            out.extend(rows);
+            Ok(())
+        };
+        created("entries", "")?;
+        created(
+            "entry_history",
+            "AND e.action <> 'edit' AND e.n = (SELECT min(n) FROM entry_history h \
+             WHERE h.seq = e.seq AND h.action <> 'edit') \
+             AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)",
+        )?;
+        // Edits and deletions, then restores.
+        for (actor, at, what) in [
+            ("e.actor", "e.at", None),
+            ("e.restored_by", "e.restored_at", Some("restored")),
+        ] {
+            let mut sql = format!(
+                "SELECT e.seq, e.pad, {actor}, {at}, e.content, e.action, e.batch \
+                 FROM entry_history e WHERE {at} IS NOT NULL"
+            );
+            let mut args = Vec::new();
+            filter.push_sql(&mut sql, &mut args, actor, at);
+            sql.push_str(&format!(" ORDER BY {at} DESC LIMIT ?"));
+            args.push(Sql::Integer(cap));
+            let rows = conn
+                .prepare(&sql)?
+                .query_map(rusqlite::params_from_iter(args), |r| {
+                    let (content, action): (String, String) = (r.get(4)?, r.get(5)?);
+                    let at: i64 = r.get(3)?;
+                    Ok((
+                        at,
+                        Change {
+                            at: fmt_time(at),
+                            by: r.get(2)?,
+                            what: what.map_or(action, str::to_owned),
+                            id: id::encode(r.get(0)?),
+                            pad: r.get(1)?,
+                            change: what.is_none().then_some(r.get(6)?).flatten(),
+                            preview: preview(&content),
+                        },
+                    ))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            out.extend(rows);
+        }
+        Ok(newest_first(out, limit))
+    }
+
+    /// Drops kept versions older than `cutoff`, then the oldest past
+    /// `max_rows`; returns how many went.
+    pub fn prune_history(&self, cutoff: i64, max_rows: i64) -> Result<usize> {
+        let w = self.writer();
+        let old = w.conn.execute(
+            "DELETE FROM entry_history WHERE n < coalesce( \
+               (SELECT n FROM entry_history WHERE at >= ? ORDER BY n LIMIT 1), \
+               (SELECT max(n) + 1 FROM entry_history))",
+            [cutoff],
+        )?;
+        let over = w.conn.execute(
+            "DELETE FROM entry_history WHERE n <= \
+               (SELECT n FROM entry_history ORDER BY n DESC LIMIT 1 OFFSET ?)",
+            [max_rows],
+        )?;
+        Ok(old + over)
+    }
+}
+
+pub(crate) fn nothing_to_restore(which: Restore) -> Error {
+    match which {
+        Restore::Seq(seq) => Error::NotFound {
+            field: "id",
+            message: format!(
+                "entry {} was never deleted, so there is nothing to restore; to go back to an earlier version give version too (entry.history lists them).",
+                id::encode(seq)
+            ),
+        },
+        Restore::Change(batch) => Error::NotFound {
+            field: "change",
+            message: format!(
+                "change {batch} deleted nothing that is still kept; entry.trash and entry.changes list the changes you can undo."
+            ),
+        },
+    }
+}
