@@ -629,16 +629,6 @@ impl Engine {
         Ok(after)
     }
 
-    /// Moves an entry to the trash; returns it and the change that did.
-    pub async fn delete(&self, p: DeleteParams, by: &str) -> Result<(Entry, i64)> {
-        let now = self.now();
-        let (gone, change) = store!(self, s => s.delete(&p.id, p.if_version, now, by))?;
-        self.0
-            .bus
-            .publish(EventType::Deleted, &gone.pad, Some(gone.clone()));
-        Ok((gone, change))
-    }
-
     pub async fn list(&self, p: ListParams, grant: Option<&Grant>) -> Result<ListResult> {
         let limit = limit("limit", p.limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)?;
         let cursor = p

@@ -5,14 +5,16 @@
 //! ring's capacity behind gets a single `lagged` notice with the number of
 //! events it missed, and carries on from the oldest event still held.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
 use crate::model::{Entry, Kind, NEEDS_EYES};
+use crate::protocol::Action;
 
 /// How many events a subscriber may fall behind before it lags.
 pub const RING: usize = 4096;
@@ -27,6 +29,22 @@ pub enum EventType {
     NeedsEyes,
     Reminder,
     PadExpired,
+    /// One call (`entry.delete`, `pad.clear`) moved entries to the trash:
+    /// the event's `trashed` says who, how many, whose, and the change
+    /// that `entry.restore` undoes.
+    Trashed,
+}
+
+/// What one call moved to the trash (`trashed` events).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct Trashed {
+    pub change: i64,
+    pub by: String,
+    pub action: Action,
+    pub count: usize,
+    /// How many of them each author wrote.
+    pub authors: BTreeMap<String, usize>,
 }
 
 #[derive(Debug)]
@@ -34,6 +52,8 @@ pub struct Event {
     pub kind: EventType,
     pub pad: String,
     pub entry: Option<Entry>,
+    /// `trashed` events only.
+    pub trashed: Option<Trashed>,
 }
 
 pub struct Bus {
@@ -61,11 +81,29 @@ impl Bus {
         if self.tx.receiver_count() == 0 && self.outbox.get().is_none() {
             return;
         }
-        let event = Arc::new(Event {
+        self.send(Event {
             kind,
             pad: pad.to_owned(),
             entry,
+            trashed: None,
         });
+    }
+
+    /// Says that one call moved entries of `pad` to the trash.
+    pub fn trashed(&self, pad: &str, trashed: Trashed) {
+        if self.tx.receiver_count() == 0 && self.outbox.get().is_none() {
+            return;
+        }
+        self.send(Event {
+            kind: EventType::Trashed,
+            pad: pad.to_owned(),
+            entry: None,
+            trashed: Some(trashed),
+        });
+    }
+
+    fn send(&self, event: Event) {
+        let event = Arc::new(event);
         if let Some(relay) = self.outbox.get() {
             relay.send(event.clone());
         }
@@ -192,6 +230,9 @@ impl Subscription {
         });
         if let Some(entry) = &e.entry {
             v["entry"] = serde_json::to_value(entry).expect("entries serialize");
+        }
+        if let Some(t) = &e.trashed {
+            v["trashed"] = serde_json::to_value(t).expect("trash notes serialize");
         }
         v
     }

@@ -7,9 +7,11 @@ use std::path::Path;
 
 use ts_rs::{Config, TS};
 
-use crate::events::EventType;
+use crate::events::{EventType, Trashed};
 use crate::model::{Category, Entry, Kind, Pad, Status};
-use crate::protocol::{AskResult, ListResult, SearchHit, SearchMode, SearchResult, ThreadResult};
+use crate::protocol::{
+    Action, AskResult, ListResult, SearchHit, SearchMode, SearchResult, ThreadResult, Version,
+};
 
 const FILE: &str = "ui/src/protocol.ts";
 
@@ -34,6 +36,9 @@ fn generated() -> String {
         declaration::<SearchResult>(&cfg),
         declaration::<ThreadResult>(&cfg),
         declaration::<AskResult>(&cfg),
+        declaration::<Action>(&cfg),
+        declaration::<Version>(&cfg),
+        declaration::<Trashed>(&cfg),
     ];
     format!(
         "// Generated from the engine's Rust types by src/typescript.rs: do not edit.\n\

@@ -114,6 +114,24 @@ fn on_notification(app: &AppHandle, entry: &Value, action: notify::Action) {
     }
 }
 
+/// Undo on a notification of deletions: brings back everything those
+/// changes deleted.
+fn undo_deletes(app: &AppHandle, pad: &str, changes: &[i64]) {
+    let state = app.state::<AppState>();
+    let mut restored = 0;
+    for change in changes {
+        match tauri::async_runtime::block_on(
+            state
+                .backend
+                .call("entry.restore", json!({ "change": change })),
+        ) {
+            Ok(r) => restored += r["restored"].as_array().map_or(0, Vec::len),
+            Err(e) => tracing::warn!("cannot undo change {change}: {e}"),
+        }
+    }
+    tracing::info!("restored {restored} entries in {pad} from the notification");
+}
+
 #[tauri::command]
 fn get_settings(state: State<'_, AppState>) -> Settings {
     state.settings()
@@ -318,6 +336,11 @@ fn main() {
                         let s = state.settings();
                         if s.notifications && notify::wanted(&event, &s.author) {
                             notify::show(&events, &event, on_notification);
+                        }
+                        if s.notifications {
+                            if let Some(d) = notify::trashed_by_other(&event, &s.author) {
+                                notify::gather(&events, d, undo_deletes);
+                            }
                         }
                     }
                 },

@@ -5,7 +5,9 @@
 //! reply mode); every notification offers Open. A question's notification
 //! is withdrawn once someone else answers it anywhere — in the app, the
 //! terminal, or the agent's own MCP client — so the person is never asked
-//! twice.
+//! twice. When someone else deletes several of the person's entries at
+//! once — a cleared pad, a burst of deletes — one notification says so,
+//! with Undo.
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
@@ -178,6 +180,114 @@ pub fn withdraw_if_answered(event: &Value) {
     });
 }
 
+/// Deletions of the person's entries by someone else, gathered per (who,
+/// pad) for `GATHER` so a burst of deletes is one notification.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Deleted {
+    /// The changes to undo (one per `entry.delete`, one for a clear).
+    pub changes: Vec<i64>,
+    /// How many entries went, and how many of them were the person's.
+    pub count: usize,
+    pub mine: usize,
+}
+
+static GATHERING: LazyLock<Mutex<HashMap<(String, String), Deleted>>> =
+    LazyLock::new(Default::default);
+
+/// How long deletions by one agent in one pad are gathered into one
+/// notification.
+pub const GATHER: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// The fewest of the person's entries one notification is about: one
+/// deleted note shows in the feed; several at once get a notification.
+pub const SEVERAL: usize = 2;
+
+/// Who deleted, where, and what, when `event` is a `trashed` event by
+/// someone other than `me` that took some of `me`'s entries.
+pub fn trashed_by_other(event: &Value, me: &str) -> Option<(String, String, Deleted)> {
+    let t = &event["trashed"];
+    let by = t["by"].as_str()?;
+    if event["type"] != "trashed" || by.eq_ignore_ascii_case(me) {
+        return None;
+    }
+    let mine = t["authors"]
+        .as_object()?
+        .iter()
+        .filter(|(a, _)| a.eq_ignore_ascii_case(me))
+        .filter_map(|(_, n)| n.as_u64())
+        .sum::<u64>() as usize;
+    if mine == 0 {
+        return None;
+    }
+    let pad = event["pad"].as_str().unwrap_or("a pad").to_owned();
+    let d = Deleted {
+        changes: vec![t["change"].as_i64()?],
+        count: t["count"].as_u64().unwrap_or(0) as usize,
+        mine,
+    };
+    Some((by.to_owned(), pad, d))
+}
+
+/// "agent-x deleted 40 of your notes in proj-x" and what the body says.
+pub fn deleted_text(by: &str, pad: &str, d: &Deleted) -> (String, String) {
+    let summary = format!("{by} deleted {} of your notes in {pad}", d.mine);
+    let others = d.count - d.mine;
+    let body = if others > 0 {
+        format!("And {others} more. All are in the pad's trash; Undo brings them back.")
+    } else {
+        "They are in the pad's trash; Undo brings them back.".to_owned()
+    };
+    (summary, body)
+}
+
+/// Adds a deletion to its (who, pad) gathering; the first of a gathering
+/// shows the notification `GATHER` later, with Undo, when the person's
+/// entries among them are `SEVERAL` or more. `undo` gets the changes.
+pub fn gather(
+    app: &AppHandle,
+    (by, pad, d): (String, String, Deleted),
+    undo: impl FnOnce(&AppHandle, &str, &[i64]) + Send + 'static,
+) {
+    let key = (by.clone(), pad.clone());
+    {
+        let mut g = GATHERING.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(have) = g.get_mut(&key) {
+            have.changes.extend(d.changes);
+            have.count += d.count;
+            have.mine += d.mine;
+            return;
+        }
+        g.insert(key.clone(), d);
+    }
+    let app = app.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(GATHER);
+        let d = GATHERING
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&key)
+            .unwrap_or_default();
+        if d.mine < SEVERAL {
+            return;
+        }
+        let (summary, body) = deleted_text(&by, &pad, &d);
+        let mut n = notify_rust::Notification::new();
+        n.appname("Scratchpad")
+            .summary(&summary)
+            .body(&body)
+            .icon("edit-undo")
+            .action("undo", "Undo");
+        match n.show() {
+            Ok(handle) => handle.wait_for_action(|key| {
+                if key == "undo" {
+                    undo(&app, &pad, &d.changes);
+                }
+            }),
+            Err(e) => tracing::warn!("cannot show a notification: {e}"),
+        }
+    });
+}
+
 /// Brings the main window up and tells it to show `entry`.
 pub fn open_entry(app: &AppHandle, entry: &Value) {
     if let Some(w) = app.get_webview_window("main") {
@@ -233,6 +343,29 @@ mod tests {
             &json!({"entry": {"author": "agent-0", "pad": "inbox", "kind": "question", "content": "ok?"}}),
         );
         assert_eq!(summary, "agent-0 asks in inbox");
+    }
+
+    #[test]
+    fn an_agents_clear_of_my_notes_is_undoable_and_mine_are_not() {
+        let ev = |by: &str| {
+            json!({"type": "trashed", "pad": "proj-x", "trashed": {
+                "change": 8, "by": by, "action": "clear", "count": 42,
+                "authors": {"user": 40, "agent-x": 2}}})
+        };
+        let (by, pad, d) = trashed_by_other(&ev("agent-x"), "user").unwrap();
+        assert_eq!(
+            (by.as_str(), pad.as_str(), d.mine, d.count),
+            ("agent-x", "proj-x", 40, 42)
+        );
+        assert_eq!(d.changes, [8]);
+        assert_eq!(
+            deleted_text(&by, &pad, &d).0,
+            "agent-x deleted 40 of your notes in proj-x"
+        );
+        // The person's own clear, and a clear of nothing of theirs, say nothing.
+        assert!(trashed_by_other(&ev("user"), "user").is_none());
+        assert!(trashed_by_other(&ev("agent-x"), "someone-else").is_none());
+        assert!(trashed_by_other(&json!({"type": "deleted", "pad": "p"}), "user").is_none());
     }
 
     #[test]

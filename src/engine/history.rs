@@ -10,8 +10,9 @@ use crate::events::EventType;
 use crate::id;
 use crate::model::{self, Entry};
 use crate::protocol::{
-    Action, ChangesParams, ChangesResult, HistoryParams, HistoryResult, PurgeParams, PurgeResult,
-    RestoreParams, RestoreResult, Skipped, TrashParams, TrashResult, UpdateParams, Version,
+    Action, ChangesParams, ChangesResult, DeleteParams, HistoryParams, HistoryResult, PurgeParams,
+    PurgeResult, RestoreParams, RestoreResult, Skipped, TrashParams, TrashResult, UpdateParams,
+    Version,
 };
 use crate::store::{HistoryFilter, Purge, Restore};
 
@@ -20,6 +21,26 @@ const DEFAULT_CHANGES_LIMIT: u32 = 100;
 const MAX_HISTORY_LIMIT: u32 = 1000;
 
 impl Engine {
+    /// Moves an entry to the trash; returns it and the change that did.
+    pub async fn delete(&self, p: DeleteParams, by: &str) -> Result<(Entry, i64)> {
+        let now = self.now();
+        let (gone, change) = store!(self, s => s.delete(&p.id, p.if_version, now, by))?;
+        self.0
+            .bus
+            .publish(EventType::Deleted, &gone.pad, Some(gone.clone()));
+        if change > 0 {
+            let trashed = crate::events::Trashed {
+                change,
+                by: by.to_owned(),
+                action: crate::protocol::Action::Delete,
+                count: 1,
+                authors: [(gone.author.clone(), 1)].into(),
+            };
+            self.0.bus.trashed(&gone.pad, trashed);
+        }
+        Ok((gone, change))
+    }
+
     /// The seq and pad of an entry, live or deleted, whose id starts with
     /// `id`, among the pads the caller may read.
     pub async fn kept_id(&self, id: &str, grant: Option<&Grant>) -> Result<(i64, String)> {

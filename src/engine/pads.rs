@@ -72,12 +72,25 @@ impl Engine {
     pub async fn clear(&self, p: ClearParams, by: &str) -> Result<(usize, i64)> {
         let name = model::pad_name("name", &p.name)?;
         let now = self.now();
-        let done = {
+        let (authors, change) = {
             let (name, by) = (name.clone(), by.to_owned());
             background!(self, s => s.clear(&name, p.keep_pinned, now, &by))?
         };
+        let count = authors.values().sum();
         self.0.bus.publish(EventType::Deleted, &name, None);
-        Ok(done)
+        if count > 0 && change > 0 {
+            self.0.bus.trashed(
+                &name,
+                crate::events::Trashed {
+                    change,
+                    by: by.to_owned(),
+                    action: crate::protocol::Action::Clear,
+                    count,
+                    authors,
+                },
+            );
+        }
+        Ok((count, change))
     }
 
     pub async fn export(&self, p: ExportParams) -> Result<ExportResult> {

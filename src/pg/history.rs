@@ -1,6 +1,8 @@
 //! History and trash on PostgreSQL: the same operations as
 //! `store::history`, on the table of migrations/postgres/20261201000004.
 
+use std::collections::BTreeMap;
+
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
 
@@ -52,8 +54,8 @@ pub(crate) async fn keep(
 /// Deletes the entries `cond` selects (over `$4`, bound to `arg`) and keeps
 /// them in the trash as one change, in one statement: an engine deleting
 /// the same rows at once waits on their locks and then finds them gone, so
-/// nothing is kept twice. Returns the change (`None`: nothing matched), and
-/// the entries when `rows`, else how many.
+/// nothing is kept twice. Returns the change (`None`: nothing matched or
+/// nothing kept), the entries when `rows`, and how many each author wrote.
 pub(crate) async fn keep_deleting(
     conn: &mut PgConnection,
     on: bool,
@@ -62,11 +64,11 @@ pub(crate) async fn keep_deleting(
     now: i64,
     (cond, arg): (&str, Arg),
     rows: bool,
-) -> Result<(Option<i64>, Vec<Entry>, usize)> {
+) -> Result<(Option<i64>, Vec<Entry>, BTreeMap<String, usize>)> {
     let select = if rows {
-        format!("{ENTRY_COLUMNS}, (SELECT batch FROM b)")
+        format!("{ENTRY_COLUMNS}, (SELECT batch FROM b) FROM gone e")
     } else {
-        "count(*), (SELECT batch FROM b)".to_owned()
+        "e.author, count(*), (SELECT batch FROM b) FROM gone e GROUP BY e.author".to_owned()
     };
     let q = Query {
         sql: format!(
@@ -74,7 +76,7 @@ pub(crate) async fn keep_deleting(
              gone AS (DELETE FROM entries WHERE {cond} RETURNING *), \
              kept AS (INSERT INTO entry_history (batch, action, actor, at, {KEPT_COLUMNS}) \
                SELECT b.batch, $1, $2, $3, {KEPT_COLUMNS} FROM b, gone WHERE $5) \
-             SELECT {select} FROM gone e"
+             SELECT {select}"
         ),
         args: vec![
             Arg::Text(action.as_str().into()),
@@ -86,13 +88,16 @@ pub(crate) async fn keep_deleting(
     };
     let found = q.build().fetch_all(&mut *conn).await?;
     if !rows {
-        let r = &found[0];
-        let n: i64 = r.try_get(0)?;
-        return Ok((
-            (n > 0 && on).then(|| r.try_get(1)).transpose()?,
-            Vec::new(),
-            n as usize,
-        ));
+        let mut authors = BTreeMap::new();
+        for r in &found {
+            authors.insert(r.try_get(0)?, r.try_get::<i64, _>(1)? as usize);
+        }
+        let change = found
+            .first()
+            .filter(|_| on)
+            .map(|r| r.try_get(2))
+            .transpose()?;
+        return Ok((change, Vec::new(), authors));
     }
     let change = found
         .first()
@@ -103,8 +108,11 @@ pub(crate) async fn keep_deleting(
         .iter()
         .map(|r| read_entry_seq(r).map(|e| e.1))
         .collect::<Result<Vec<_>>>()?;
-    let n = entries.len();
-    Ok((change, entries, n))
+    let mut authors = BTreeMap::new();
+    for e in &entries {
+        *authors.entry(e.author.clone()).or_insert(0) += 1;
+    }
+    Ok((change, entries, authors))
 }
 
 fn read_version(row: &PgRow) -> Result<(i64, i64, Version)> {

@@ -42,6 +42,8 @@ struct Wire {
     kind: Option<EventType>,
     pad: Option<String>,
     entry: Option<Entry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trashed: Option<crate::events::Trashed>,
     /// The `events` row holding the event, when it was too large to inline.
     stored: Option<i64>,
 }
@@ -117,6 +119,7 @@ async fn send(store: &PgStore, origin: &str, batch: &[Arc<Event>]) -> sqlx::Resu
             kind: Some(e.kind),
             pad: Some(e.pad.clone()),
             entry: e.entry.clone(),
+            trashed: e.trashed.clone(),
             stored: None,
         };
         let text = serde_json::to_string(&wire).expect("events serialize");
@@ -133,6 +136,7 @@ async fn send(store: &PgStore, origin: &str, batch: &[Arc<Event>]) -> sqlx::Resu
             kind: None,
             pad: None,
             entry: None,
+            trashed: None,
             stored: Some(n),
         };
         payloads.push(serde_json::to_string(&stub).expect("events serialize"));
@@ -244,5 +248,6 @@ async fn receive(store: &PgStore, origin: &str, payload: &str) -> Option<Event> 
         kind: wire.kind?,
         pad: wire.pad?,
         entry: wire.entry,
+        trashed: wire.trashed,
     })
 }

@@ -100,7 +100,7 @@ impl PgStore {
         keep_pinned: bool,
         now: i64,
         by: &str,
-    ) -> Result<(usize, i64)> {
+    ) -> Result<(std::collections::BTreeMap<String, usize>, i64)> {
         let mut tx = self.pool().begin().await?;
         let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM pads WHERE name = $1")
             .bind(name)
@@ -115,7 +115,7 @@ impl PgStore {
             "pad = $4"
         };
         let which = (cond, Arg::Text(name.into()));
-        let (change, _, n) = keep_deleting(
+        let (change, _, authors) = keep_deleting(
             &mut tx,
             self.keeping(),
             Action::Clear,
@@ -126,7 +126,7 @@ impl PgStore {
         )
         .await?;
         tx.commit().await?;
-        Ok((n, change.unwrap_or_default()))
+        Ok((authors, change.unwrap_or_default()))
     }
 
     /// A pad and its entries (`pad_entries`), for an export.
@@ -200,7 +200,7 @@ impl PgStore {
         let expired = "NOT pinned AND pad IN \
              (SELECT name FROM pads WHERE archived_at IS NOT NULL AND archived_at <= $4)";
         let which = (expired, Arg::Int(cutoff));
-        let (_, _, purged_entries) = keep_deleting(
+        let (_, _, purged) = keep_deleting(
             &mut tx,
             self.keeping(),
             Action::Expire,
@@ -210,6 +210,7 @@ impl PgStore {
             false,
         )
         .await?;
+        let purged_entries = purged.values().sum();
         let purged_pads = sqlx::query(
             "DELETE FROM pads WHERE archived_at IS NOT NULL AND archived_at <= $1 AND entries = 0",
         )

@@ -116,8 +116,15 @@ impl Store {
     }
 
     /// Deletes every entry of a pad (pinned ones too unless `keep_pinned`)
-    /// into the trash, as one change; returns how many and the change.
-    pub fn clear(&self, name: &str, keep_pinned: bool, now: i64, by: &str) -> Result<(usize, i64)> {
+    /// into the trash, as one change; returns how many each author wrote,
+    /// and the change.
+    pub fn clear(
+        &self,
+        name: &str,
+        keep_pinned: bool,
+        now: i64,
+        by: &str,
+    ) -> Result<(std::collections::BTreeMap<String, usize>, i64)> {
         let mut w = self.writer();
         let tx = w.conn.transaction()?;
         let exists: Option<i64> = tx
@@ -131,13 +138,20 @@ impl Store {
         } else {
             "pad = ?5"
         };
+        let authors = tx
+            .prepare(&format!(
+                "SELECT author, count(*) FROM entries WHERE {} GROUP BY author",
+                cond.replace("?5", "?")
+            ))?
+            .query_map([name], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))?
+            .collect::<rusqlite::Result<_>>()?;
         let change = history::keep(&tx, self.keeping(), Action::Clear, by, now, cond, &[&name])?;
-        let n = tx.execute(
+        tx.execute(
             &format!("DELETE FROM entries WHERE {}", cond.replace("?5", "?")),
             [name],
         )?;
         tx.commit()?;
-        Ok((n, change))
+        Ok((authors, change))
     }
 
     /// A pad and its entries (`pad_entries`), for an export.

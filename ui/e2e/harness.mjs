@@ -68,6 +68,29 @@ export function call(method, params = {}) {
   });
 }
 
+/** `call` as `author` (a `hello` first), as an agent's client makes it:
+ *  the engine records that author as who made the change. */
+export function callAs(author, method, params = {}) {
+  return new Promise((resolve, reject) => {
+    const s = net.createConnection(socket);
+    let buf = "";
+    s.on("data", (d) => {
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const msg = JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        if (msg.id !== 2) continue;
+        s.end();
+        msg.error ? reject(new Error(msg.error.message)) : resolve(msg.result);
+      }
+    });
+    s.on("error", reject);
+    s.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "hello", params: { author } }) + "\n");
+    s.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method, params }) + "\n");
+  });
+}
+
 export async function waitFor(what, fn, ms = 10_000) {
   const end = Date.now() + ms;
   let last;

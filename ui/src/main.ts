@@ -12,7 +12,7 @@ import { parseQuickNote } from "./tags";
 import { exportPad, openSettings, wireDialogs } from "./components/Dialogs";
 import { drawDetail, focusReply, remove, sendReply, startEdit, togglePin } from "./components/EntryDetail";
 import {
-  clearPad, drawInboxCount, drawSoon, focusEntry, loadFeed, loadInbox, loadMore, move, nearEnd, newPad, openPad, search, showActivity, showInbox, showTasks,
+  clearPad, drawInboxCount, drawSoon, focusEntry, loadFeed, loadInbox, loadMore, move, nearEnd, newPad, openPad, search, showActivity, showInbox, showTasks, showTrash,
 } from "./components/Feed";
 import { loadPads, onOpenPad, refreshPadsSoon } from "./components/PadList";
 import { loadThread, touches } from "./components/Thread";
@@ -64,6 +64,7 @@ function wire(): void {
   $("inbox-btn").addEventListener("click", () => void showInbox().catch(fail));
   $("activity-btn").addEventListener("click", () => void showActivity().catch(fail));
   $("tasks-btn").addEventListener("click", () => void showTasks().catch(fail));
+  $("trash-btn").addEventListener("click", () => void showTrash().catch(fail));
   $("export-btn").addEventListener("click", () => void exportPad().catch(fail));
   $("clear-btn").addEventListener("click", () => void clearPad().catch(fail));
   $("new-pad-btn").addEventListener("click", () => void newPad());
@@ -99,6 +100,7 @@ function keys(ev: KeyboardEvent): void {
       case "i": void showInbox().catch(fail); return true;
       case "a": void showActivity().catch(fail); return true;
       case "t": void showTasks().catch(fail); return true;
+      case "d": void showTrash().catch(fail); return true;
       case "x": void exportPad().catch(fail); return true;
       case "C": if (ev.shiftKey) void clearPad().catch(fail); return ev.shiftKey;
       case ",": openSettings(); return true;

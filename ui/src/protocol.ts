@@ -51,7 +51,7 @@ answer: string | null, remind_at: string | null, pinned: boolean, meta: Record<s
  */
 export type Pad = { name: string, entries: number, last_write_at: string, expires_at: string | null, ttl_seconds: number | null, max_entries: number | null, archived: boolean, archived_at: string | null, };
 
-export type EventType = "created" | "updated" | "deleted" | "needs_eyes" | "reminder" | "pad_expired";
+export type EventType = "created" | "updated" | "deleted" | "needs_eyes" | "reminder" | "pad_expired" | "trashed";
 
 export type ListResult = { entries: Array<Entry>, next_cursor: string | null, };
 
@@ -101,3 +101,40 @@ answer: Entry | null,
  * How long the call waited, in seconds.
  */
 waited_seconds: number, };
+
+/**
+ * Why a version was kept: the change that replaced or removed it.
+ */
+export type Action = "edit" | "delete" | "clear" | "window" | "expire";
+
+/**
+ * An entry as it was before a change, with who changed it and when.
+ */
+export type Version = { 
+/**
+ * The change this version belongs to: every entry one call removed or
+ * edited shares it; `entry.restore {change}` undoes them together.
+ */
+change: number, action: Action, 
+/**
+ * Who made the change (an author, a token's name, or `engine` for
+ * retention).
+ */
+by: string, at: string, 
+/**
+ * Deletions only: when and by whom the entry was brought back.
+ */
+restored_at?: string | null, restored_by?: string | null, 
+/**
+ * The entry as it was (for an edit: the version the edit replaced).
+ */
+entry: Entry, };
+
+/**
+ * What one call moved to the trash (`trashed` events).
+ */
+export type Trashed = { change: number, by: string, action: Action, count: number, 
+/**
+ * How many of them each author wrote.
+ */
+authors: { [key in string]: number }, };

@@ -2,8 +2,8 @@
 // types (protocol.ts, by src/typescript.rs); those below are the app
 // shell's (src-tauri) or exist only in the UI.
 
-export type { Category, Entry, EventType, Kind, Pad, Status, ThreadResult, AskResult } from "./protocol";
-import type { Entry, EventType } from "./protocol";
+export type { Action, Category, Entry, EventType, Kind, Pad, Status, ThreadResult, AskResult, Trashed, Version } from "./protocol";
+import type { Entry, EventType, Trashed } from "./protocol";
 
 /** What the shell forwards on `pad-event`: an engine event, or `lagged`
  *  when the app fell behind and must reload. */
@@ -12,6 +12,8 @@ export interface PadEvent {
   type: EventType | "lagged";
   pad?: string;
   entry?: Entry;
+  /** `trashed` events: who moved how many of whose entries to the trash. */
+  trashed?: Trashed;
   missed?: number;
 }
 

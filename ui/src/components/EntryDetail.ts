@@ -11,6 +11,7 @@ import { ago } from "../time";
 import type { Entry } from "../types";
 import { confirmAction } from "./Dialogs";
 import { forgetThread, loadThread, openThread, renderThread, repliesOf, threadVersion } from "./Thread";
+import { deletedLine, historySection, inTrash, offerUndo, restoreEntry, trashed } from "./Trash";
 import { welcome } from "./Welcome";
 
 /** What the pane shows now; it is redrawn only when this changes, so a
@@ -22,7 +23,7 @@ export const isOpenQuestion = (e: Entry): boolean => e.kind === "question" && e.
 
 export function drawDetail(): void {
   const e = selectedEntry();
-  const key = e ? `${e.id}:${e.version}:${threadVersion}:${app.editing}` : `none:${app.shown.length === 0}:${app.view}:${app.settings.pad}`;
+  const key = e ? `${e.id}:${e.version}:${threadVersion}:${app.editing}:${app.view === "trash"}` : `none:${app.shown.length === 0}:${app.view}:${app.settings.pad}`;
   if (key === drawn) return;
   const entryChanged = !drawn.startsWith(e ? `${e.id}:` : "none:");
   drawn = key;
@@ -33,6 +34,12 @@ export function drawDetail(): void {
     form.hidden = true;
     $("thread").replaceChildren();
     main.replaceChildren(app.shown.length || app.view !== "feed" ? el("p", "hint", app.shown.length ? "Select an entry (j / k) to read it here." : "Nothing here.") : welcome());
+    return;
+  }
+  if (inTrash()) {
+    main.replaceChildren(...trashView(e));
+    $("thread").replaceChildren();
+    form.hidden = true;
     return;
   }
   if (entryChanged) {
@@ -80,7 +87,33 @@ function view(e: Entry): HTMLElement[] {
   button("Delete", "Delete", () => void remove(e), "danger");
   const body = el("div", "markdown");
   body.innerHTML = renderMarkdown(e.content);
-  return [head, facts, tags, actions, body];
+  return [head, facts, tags, actions, body, historySection(e)];
+}
+
+/** A deleted entry, read-only, with who deleted it and Restore. */
+function trashView(e: Entry): HTMLElement[] {
+  const v = trashed.get(e.id);
+  const head = el("div", "detail-head");
+  head.append(el("span", `kind kind-${e.kind}`, e.kind), el("span", "author", e.author), el("span", "pad-chip", e.pad), el("span", "time", `${ago(e.created_at)} · v${e.version}`));
+  const line = el("div", "deleted-line", v ? deletedLine(v) : "deleted");
+  const actions = el("div", "actions");
+  const restore = el("button", "", "Restore");
+  restore.id = "restore-btn";
+  restore.addEventListener("click", () => {
+    void restoreEntry(e.id)
+      .then(() => {
+        trashed.delete(e.id);
+        app.shown = app.shown.filter((x) => x.id !== e.id);
+        app.selected = app.shown[0]?.id ?? null;
+        drawn = "";
+        drawDetail();
+      })
+      .catch(fail);
+  });
+  actions.append(restore);
+  const body = el("div", "markdown");
+  body.innerHTML = renderMarkdown(e.content);
+  return [head, line, actions, body];
 }
 
 function editor(e: Entry): HTMLElement[] {
@@ -180,6 +213,12 @@ async function seen(e: Entry): Promise<void> {
 }
 
 export async function remove(e: Entry): Promise<void> {
-  if (!(await confirmAction(`Delete this ${e.kind} by ${e.author}? It cannot be undone.`))) return;
-  await rpc("entry.delete", { id: e.id }).catch(fail);
+  if (inTrash()) return;
+  if (!(await confirmAction(`Delete this ${e.kind} by ${e.author}? It goes to the pad's trash.`))) return;
+  try {
+    const r = await rpc<{ change: number | null }>("entry.delete", { id: e.id });
+    offerUndo(`Deleted the ${e.kind} by ${e.author}.`, r.change, () => undefined);
+  } catch (err) {
+    fail(err);
+  }
 }

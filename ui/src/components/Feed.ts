@@ -15,6 +15,7 @@ import { VirtualList } from "../virtual";
 import { confirmAction } from "./Dialogs";
 import { drawDetail, isOpenQuestion } from "./EntryDetail";
 import { drawPads, loadPads } from "./PadList";
+import { loadTrash, offerUndo } from "./Trash";
 
 const ROW = 88;
 const PAGE = 1000;
@@ -104,6 +105,8 @@ export function draw(): void {
   } else if (app.view === "inbox") {
     app.shown = app.feed.inbox;
     title.textContent = `Needs eyes · ${app.shown.length}`;
+  } else if (app.view === "trash") {
+    title.textContent = `${currentPad()} · trash · ${count(app.shown.length, "deleted entry", "deleted entries")} (restorable for 30 days)`;
   } else if (app.view === "tasks") {
     app.shown = app.plan.map((s) => s.entry);
     const n = app.plan.reduce<Record<string, number>>((m, s) => ((m[s.state] = (m[s.state] ?? 0) + 1), m), {});
@@ -112,6 +115,7 @@ export function draw(): void {
   drawInboxCount();
   $("inbox-btn").classList.toggle("active", app.view === "inbox");
   $("tasks-btn").classList.toggle("active", app.view === "tasks");
+  $("trash-btn").classList.toggle("active", app.view === "trash");
   list.setItems(app.shown);
   if (app.selected && !app.shown.some((e) => e.id === app.selected)) app.selected = null;
   drawDetail();
@@ -220,6 +224,18 @@ export async function showTasks(): Promise<void> {
   draw();
 }
 
+/** The pad's trash in the list; again to go back to the feed. */
+export async function showTrash(): Promise<void> {
+  if (app.view === "trash") {
+    app.view = "feed";
+    return loadFeed();
+  }
+  app.shown = await loadTrash();
+  app.view = "trash";
+  app.selected = app.shown[0]?.id ?? null;
+  draw();
+}
+
 let activityTimer = 0;
 export async function showActivity(): Promise<void> {
   clearInterval(activityTimer);
@@ -258,12 +274,13 @@ export async function showInbox(): Promise<void> {
 export async function clearPad(): Promise<void> {
   const pad = currentPad();
   const n = app.pads.find((p) => p.name === pad)?.entries ?? app.feed.entries.length;
-  if (!(await confirmAction(`Clear pad “${pad}”: delete ${n === 1 ? "its 1 entry" : `all ${n} entries`}, pinned ones too? This cannot be undone.`, "Clear pad"))) {
+  if (!(await confirmAction(`Clear pad “${pad}”: move ${n === 1 ? "its 1 entry" : `all ${n} entries`}, pinned ones too, to the trash?`, "Clear pad"))) {
     say("nothing deleted");
     return;
   }
-  const r = await rpc<{ deleted: number }>("pad.clear", { name: pad });
+  const r = await rpc<{ deleted: number; change: number | null }>("pad.clear", { name: pad });
   say(`deleted ${count(r.deleted, "entry", "entries")}`);
+  offerUndo(`Cleared ${pad}: ${count(r.deleted, "entry", "entries")} in the trash.`, r.change, () => void loadFeed().catch(fail));
   await loadFeed();
 }
 

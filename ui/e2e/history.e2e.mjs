@@ -1,0 +1,85 @@
+// Nothing an agent does is final, in the real app under Xvfb, D-Bus and
+// dunst: an agent's clear of the person's notes raises one notification
+// whose Undo brings them all back; the person's own delete offers Undo;
+// the Trash view restores what an agent deleted; History takes an agent's
+// edit back.
+
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import {
+  NOTIFY_LOG, browser, call, callAs, clickNotificationButton, clickPad, clickRow, launch, notificationsShown, quit, rowWith, screenshot, sleep, waitFor,
+} from "./harness.mjs";
+
+before(() => launch());
+after(quit);
+
+const ids = async (pad) => (await call("entry.list", { pad, limit: 1000 })).entries.map((e) => e.id).sort();
+const notifyLog = () => (NOTIFY_LOG ? readFileSync(NOTIFY_LOG, "utf8") : "");
+
+test("an agent clears 40 of the person's notes: one notification, and its Undo brings them all back", async () => {
+  execFileSync("dunstctl", ["close-all"]);
+  for (let i = 0; i < 40; i++) await call("entry.add", { pad: "proj-x", author: "user", content: `my note ${i}` });
+  await call("entry.add", { pad: "proj-x", author: "agent-x", content: "the agent's own note" });
+  const before = await ids("proj-x");
+  const cleared = await callAs("agent-x", "pad.clear", { name: "proj-x" });
+  assert.equal(cleared.deleted, 41);
+  await waitFor("dunst to show it", () => notificationsShown() === 1);
+  if (NOTIFY_LOG) assert.match(notifyLog(), /agent-x deleted 40 of your notes in proj-x/);
+  await screenshot("undo-notification");
+  const t0 = Date.now();
+  clickNotificationButton("Undo");
+  await waitFor("every note back", async () => (await ids("proj-x")).length === 41);
+  console.log(`# Undo click -> 41 entries back ${Date.now() - t0} ms`);
+  assert.deepEqual(await ids("proj-x"), before);
+  const trash = await call("entry.trash", { pad: "proj-x" });
+  assert.equal(trash.entries.length, 0);
+});
+
+test("a burst of an agent's single deletes is one notification, not five", async () => {
+  execFileSync("dunstctl", ["close-all"]);
+  const mine = [];
+  for (let i = 0; i < 5; i++) mine.push((await call("entry.add", { pad: "proj-y", author: "user", content: `burst note ${i}` })).entry.id);
+  for (const id of mine) await callAs("agent-y", "entry.delete", { id });
+  await waitFor("the notification", () => notificationsShown() === 1);
+  await sleep(2000);
+  assert.equal(notificationsShown(), 1, "one notification for the burst");
+  if (NOTIFY_LOG) assert.match(notifyLog(), /agent-y deleted 5 of your notes in proj-y/);
+  clickNotificationButton("Undo");
+  await waitFor("all five back", async () => (await ids("proj-y")).length === 5);
+});
+
+test("the person's delete offers Undo; the Trash view restores an agent's delete; History takes an edit back", async () => {
+  await call("entry.add", { pad: "notes", author: "user", content: "keep this one" });
+  const plan = (await call("entry.add", { pad: "notes", author: "user", content: "the plan: ship Friday" })).entry;
+  await clickPad("notes");
+  await waitFor("the note in the feed", () => rowWith("keep this one"));
+  await clickRow("keep this one");
+  await browser.keys("Delete");
+  await browser.$("#confirm-ok").click();
+  await waitFor("the undo bar", () => browser.$("#undo").isDisplayed());
+  assert.match(await browser.$("#undo-text").getText(), /Deleted the note by user/);
+  await browser.$("#undo-btn").click();
+  const kept = async () => (await call("entry.list", { pad: "notes" })).entries.find((e) => e.content === "keep this one");
+  await waitFor("the note back", async () => !!(await kept()));
+
+  await callAs("agent-x", "entry.delete", { id: (await kept()).id });
+  await browser.$("#trash-btn").click();
+  await waitFor("the trash lists it", () => rowWith("keep this one"));
+  await clickRow("keep this one");
+  await waitFor("who deleted it", async () => /deleted by agent-x/.test(await browser.$("#detail-main").getText()));
+  await screenshot("trash");
+  await browser.$("#restore-btn").click();
+  await waitFor("restored", async () => !!(await kept()));
+
+  await callAs("agent-x", "entry.update", { id: plan.id, content: "the plan: ship Monday" });
+  await browser.$("#trash-btn").click();
+  await waitFor("the edited plan in the feed", () => rowWith("ship Monday"));
+  await clickRow("ship Monday");
+  await browser.$("#history summary").click();
+  await waitFor("the earlier version", async () => /changed by agent-x/.test(await browser.$("#history").getText()));
+  await screenshot("history");
+  await browser.$("#history .version button").click();
+  await waitFor("the person's text back", async () => (await call("entry.get", { id: plan.id })).entry.content === "the plan: ship Friday");
+});
