@@ -109,8 +109,8 @@ pub struct Store {
     vectors: Option<VectorStore>,
     db_path: PathBuf,
     wal_restart_pages: i64,
-    /// Whether changes keep what they replace (`keep_history`).
-    keep_history: std::sync::atomic::AtomicBool,
+    /// Whether changes keep what they replace, and their numbers.
+    keeper: history::Keeper,
 }
 
 /// The one write connection.
@@ -387,7 +387,7 @@ impl Store {
             vectors,
             db_path,
             wal_restart_pages,
-            keep_history: std::sync::atomic::AtomicBool::new(true),
+            keeper: Default::default(),
         })
     }
 

@@ -127,6 +127,13 @@ async fn an_agents_edit_delete_and_clear_of_300_entries_are_all_undone() {
     assert_eq!(whats.iter().filter(|w| **w == "delete").count(), 1);
     assert_eq!(whats.iter().filter(|w| **w == "edit").count(), 2);
     assert_eq!(whats.iter().filter(|w| **w == "created").count(), 2);
+    let edits_only = ok(
+        &mut me,
+        "entry.changes",
+        json!({"by": "agent-x", "limit": 1000, "include_created": false}),
+    )
+    .await;
+    assert_eq!(edits_only["changes"].as_array().unwrap().len(), 302);
 
     // The trash holds all 300, newest deletion first, paged.
     let mut trashed = HashSet::new();

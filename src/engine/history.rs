@@ -276,7 +276,8 @@ impl Engine {
             .as_deref()
             .map(|t| model::parse_time("until", t))
             .transpose()?;
-        let (changes, truncated) = store!(self, s => s.changes(&filter, limit))?;
+        let created = p.include_created;
+        let (changes, truncated) = store!(self, s => s.changes(&filter, limit, created))?;
         Ok(ChangesResult { changes, truncated })
     }
 

@@ -369,9 +369,11 @@ impl PgStore {
         &self,
         filter: &HistoryFilter,
         limit: usize,
+        created: bool,
     ) -> Result<(Vec<Change>, bool)> {
         let cap = (limit + 1) as i64;
         let mut out: Vec<(i64, Change)> = Vec::new();
+        let tables = if created { 2 } else { 0 };
         for (table, extra) in [
             ("entries", ""),
             (
@@ -380,7 +382,10 @@ impl PgStore {
                  WHERE h.seq = e.seq AND h.action <> 'edit') \
                  AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)",
             ),
-        ] {
+        ]
+        .into_iter()
+        .take(tables)
+        {
             let mut q = Query::new(format!(
                 "SELECT e.seq, e.pad, e.author, e.created_at, e.content, NULL::text, NULL::bigint \
                  FROM {table} e WHERE true {extra}"

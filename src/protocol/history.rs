@@ -156,6 +156,14 @@ pub struct ChangesParams {
     pub since: Option<String>,
     pub until: Option<String>,
     pub limit: Option<u32>,
+    /// List entries created too (default); `false`: only edits, deletions
+    /// and restores.
+    #[serde(default = "yes")]
+    pub include_created: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// One thing an author did to an entry.

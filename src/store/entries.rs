@@ -382,7 +382,7 @@ impl Store {
         // Ids are commit order: whatever was journaled meanwhile goes first.
         let (seq, earlier) = self.journal.next_id(e.now);
         apply(&mut w, &self.journal, earlier);
-        let keeping = self.keeping();
+        let keeping = &self.keeper;
         in_transaction(&mut w, |w| {
             let mut depends = Vec::with_capacity(e.depends_on.len());
             for d in &e.depends_on {
@@ -552,7 +552,7 @@ impl Store {
         in_transaction(&mut w, |w| {
             history::keep(
                 &w.conn,
-                self.keeping(),
+                &self.keeper,
                 Action::Edit,
                 by,
                 now,
@@ -637,7 +637,7 @@ impl Store {
         let change = in_transaction(&mut w, |w| {
             let change = history::keep(
                 &w.conn,
-                self.keeping(),
+                &self.keeper,
                 Action::Delete,
                 by,
                 now,

@@ -4,6 +4,8 @@
 //! puts the row back with its id, tags and thread links, and the text and
 //! vector indexes pick it up from `changes`.
 
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, Connection, OptionalExtension, Row, ToSql};
 
@@ -28,25 +30,48 @@ const VERSION_COLUMNS: &str = "e.batch, e.action, e.actor, e.at, e.restored_at, 
 const IN_TRASH: &str = "e.action <> 'edit' AND e.restored_at IS NULL \
      AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)";
 
+/// Whether changes keep history, and the last change number handed out
+/// (kept in memory: one engine owns the store, and the writer lock
+/// orders its changes).
+#[derive(Debug, Default)]
+pub(crate) struct Keeper {
+    off: AtomicBool,
+    last: AtomicI64,
+}
+
+impl Keeper {
+    /// The next change number, or `None` with history off.
+    fn next(&self, conn: &Connection) -> Result<Option<i64>> {
+        if self.off.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let mut last = self.last.load(Ordering::Relaxed);
+        if last == 0 {
+            last = conn
+                .prepare_cached("SELECT coalesce(max(batch), 0) FROM entry_history")?
+                .query_row([], |r| r.get(0))?;
+        }
+        self.last.store(last + 1, Ordering::Relaxed);
+        Ok(Some(last + 1))
+    }
+}
+
 /// Copies the entries `cond` selects (a condition on `entries`, its
 /// parameters numbered from `?5`) into the history as one change, and
 /// returns the change. Call it in the transaction that then changes or
-/// deletes them. With history off (`on` false) it keeps nothing.
+/// deletes them. With history off it keeps nothing (and returns 0).
 pub(crate) fn keep(
     conn: &Connection,
-    on: bool,
+    keeper: &Keeper,
     action: Action,
     by: &str,
     now: i64,
     cond: &str,
     args: &[&dyn ToSql],
 ) -> Result<i64> {
-    if !on {
+    let Some(batch) = keeper.next(conn)? else {
         return Ok(0);
-    }
-    let batch: i64 = conn
-        .prepare_cached("SELECT coalesce(max(batch), 0) + 1 FROM entry_history")?
-        .query_row([], |r| r.get(0))?;
+    };
     let action = action.as_str();
     let mut all: Vec<&dyn ToSql> = vec![&batch, &action, &by, &now];
     all.extend_from_slice(args);
@@ -158,12 +183,7 @@ pub fn preview(content: &str) -> String {
 impl Store {
     /// Whether changes keep what they replace (`pad serve --history-days 0`: not).
     pub fn keep_history(&self, on: bool) {
-        self.keep_history
-            .store(on, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    pub(crate) fn keeping(&self) -> bool {
-        self.keep_history.load(std::sync::atomic::Ordering::Relaxed)
+        self.keeper.off.store(!on, Ordering::Relaxed);
     }
 
     /// Up to two (seq, pad) of entries, live or in the history, whose id
@@ -372,12 +392,17 @@ impl Store {
 
     /// What authors did, newest first, at most `limit` (and whether more
     /// matched): entries created, edits and deletions, restores.
-    pub fn changes(&self, filter: &HistoryFilter, limit: usize) -> Result<(Vec<Change>, bool)> {
+    pub fn changes(
+        &self,
+        filter: &HistoryFilter,
+        limit: usize,
+        created: bool,
+    ) -> Result<(Vec<Change>, bool)> {
         let conn = self.reader()?;
         let mut out: Vec<(i64, Change)> = Vec::new();
         let cap = (limit + 1) as i64;
         // Entries created, live or deleted since (each once).
-        let mut created = |table: &str, extra: &str| -> Result<()> {
+        let mut creations = |table: &str, extra: &str| -> Result<()> {
             let mut sql = format!(
                 "SELECT e.seq, e.pad, e.author, e.created_at, e.content FROM {table} e WHERE 1 {extra}"
             );
@@ -407,13 +432,15 @@ impl Store {
             out.extend(rows);
             Ok(())
         };
-        created("entries", "")?;
-        created(
-            "entry_history",
-            "AND e.action <> 'edit' AND e.n = (SELECT min(n) FROM entry_history h \
-             WHERE h.seq = e.seq AND h.action <> 'edit') \
-             AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)",
-        )?;
+        if created {
+            creations("entries", "")?;
+            creations(
+                "entry_history",
+                "AND e.action <> 'edit' AND e.n = (SELECT min(n) FROM entry_history h \
+                 WHERE h.seq = e.seq AND h.action <> 'edit') \
+                 AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)",
+            )?;
+        }
         // Edits and deletions, then restores.
         for (actor, at, what) in [
             ("e.actor", "e.at", None),

@@ -145,7 +145,7 @@ impl Store {
             ))?
             .query_map([name], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))?
             .collect::<rusqlite::Result<_>>()?;
-        let change = history::keep(&tx, self.keeping(), Action::Clear, by, now, cond, &[&name])?;
+        let change = history::keep(&tx, &self.keeper, Action::Clear, by, now, cond, &[&name])?;
         tx.execute(
             &format!("DELETE FROM entries WHERE {}", cond.replace("?5", "?")),
             [name],
@@ -223,7 +223,7 @@ impl Store {
              (SELECT name FROM pads WHERE archived_at IS NOT NULL AND archived_at <= ?5)";
         history::keep(
             &tx,
-            self.keeping(),
+            &self.keeper,
             Action::Expire,
             "engine",
             now,

@@ -35,6 +35,15 @@ test("an agent clears 40 of the person's notes: one notification, and its Undo b
   assert.deepEqual(await ids("proj-x"), before);
   const trash = await call("entry.trash", { pad: "proj-x" });
   assert.equal(trash.entries.length, 0);
+
+  // The activity view is the audit: who cleared what, and who restored it.
+  await browser.$("#activity-btn").click();
+  await waitFor("the changes in the activity view", async () => {
+    const text = await browser.execute(() => document.getElementById("act-changes")?.textContent ?? "");
+    return /agent-x cleared 41 entries in proj-x/.test(text) && /user restored 41 entries/.test(text);
+  });
+  await screenshot("activity-changes");
+  await browser.$("#activity-btn").click();
 });
 
 test("a burst of an agent's single deletes is one notification, not five", async () => {

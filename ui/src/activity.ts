@@ -3,6 +3,64 @@
 
 import { rpc } from "./api";
 import { count } from "./count";
+import { ago } from "./time";
+
+/** One edit, deletion or restore (`entry.changes`). */
+interface Change {
+  at: string;
+  by: string;
+  what: string;
+  id: string;
+  pad: string;
+  change: number | null;
+  preview: string;
+}
+
+const DID: Record<string, string> = {
+  edit: "edited",
+  delete: "deleted",
+  clear: "cleared",
+  window: "rolled out",
+  expire: "expired",
+  restored: "restored",
+};
+
+/** Who changed or deleted what in the last hour, newest first, each
+ *  deletion and edit with Undo; a change that touched many entries (a
+ *  clear) is one line. */
+async function changesBox(): Promise<HTMLElement> {
+  const since = new Date(Date.now() - 3600_000).toISOString();
+  const r = await rpc<{ changes: Change[] }>("entry.changes", { since, include_created: false, limit: 200 });
+  const box = el("div", "act-box wide");
+  box.id = "act-changes";
+  box.append(el("h3", "", "Edits and deletions, last hour"));
+  const seen = new Map<string, { c: Change; n: number }>();
+  for (const c of r.changes) {
+    // One call's entries share its change (a restore: its time and who).
+    const key = c.change === null ? `${c.what}:${c.by}:${c.at}` : `${c.what}:${c.change}`;
+    const have = seen.get(key);
+    if (have) have.n += 1;
+    else seen.set(key, { c, n: 1 });
+  }
+  if (!seen.size) box.append(el("p", "hint", "nothing edited or deleted"));
+  for (const { c, n } of seen.values()) {
+    const row = el("div", "act-change");
+    const what = n > 1 ? `${DID[c.what] ?? c.what} ${n} entries` : `${DID[c.what] ?? c.what} “${c.preview}”`;
+    row.append(el("span", "author", c.by), el("span", "", ` ${what} in `), el("span", "pad-chip", c.pad), el("span", "time", ` ${ago(c.at)}`));
+    if (c.change !== null) {
+      const undo = el("button", "", "Undo");
+      undo.addEventListener("click", () => {
+        undo.disabled = true;
+        void rpc<{ restored: unknown[] }>("entry.restore", { change: c.change }).then((res) => {
+          undo.textContent = `restored ${res.restored.length}`;
+        });
+      });
+      row.append(undo);
+    }
+    box.append(row);
+  }
+  return box;
+}
 
 interface PadActivity {
   name: string;
@@ -118,7 +176,7 @@ export async function renderActivity(root: HTMLElement, open: (pad: string) => v
     `semantic search: ${s.semantic.status}${s.semantic.model ? ` (${s.semantic.model})` : ""}${s.semantic.reason ? ` — ${s.semantic.reason}` : ""}; text index queue ${s.index_queue}${s.metrics ? `; metrics at ${s.metrics}` : ""}`,
   );
   const grid = el("div", "act-grid");
-  grid.append(rate, tags, padList("Busiest pads", a.busiest_pads, open), padList("Stalest pads", a.stalest_pads, open));
+  grid.append(rate, tags, padList("Busiest pads", a.busiest_pads, open), padList("Stalest pads", a.stalest_pads, open), await changesBox());
   root.replaceChildren(head, grid, semantic);
   return s;
 }
