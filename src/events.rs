@@ -29,6 +29,11 @@ pub enum EventType {
     NeedsEyes,
     Reminder,
     PadExpired,
+    /// An `ask` began waiting for this question's answer (`entry`).
+    Waiting,
+    /// No `ask` waits for this question any more (it timed out, or its
+    /// client went away); an answer still reaches the asker's inbox.
+    StoppedWaiting,
     /// One call (`entry.delete`, `pad.clear`) moved entries to the trash:
     /// the event's `trashed` says who, how many, whose, and the change
     /// that `entry.restore` undoes.

@@ -456,6 +456,9 @@ pub struct StatsResult {
     /// `ask` calls waiting for an answer.
     #[serde(default)]
     pub waiting_asks: u64,
+    /// The questions those calls wait for (ids).
+    #[serde(default)]
+    pub waiting_questions: Vec<String>,
     /// New entries acknowledged but still only in the insert journal.
     pub journal_queue: i64,
     /// Changes written but not yet in the text index.

@@ -86,6 +86,17 @@ fn shapes() -> Vec<(&'static str, Regex)> {
         ("pad task claim -p port --agent worker-1", r"(?s)attempt 2\n.*port the handlers".into()),
         ("pad remind", format!(r"^{id} reminds user at \S+Z\n$")),
         ("pad share", format!(r"^{id} on other-project\n$")),
+        ("pad rm", format!(r"^deleted {id} \(pad restore {id} brings it back\)\n$")),
+        ("pad trash", format!(r"^{id}  \S+  delete by user at \S+ \(change \d+\)\n")),
+        ("pad restore", format!(r"^restored {id} \(version \d+\) in \S+\n$")),
+        (
+            "pad history",
+            r"(?s)deleted by user at .*\n  restored by user at .*\nnow: version \d+\n$".into(),
+        ),
+        (
+            "pad report --by",
+            format!(r"(?m)^\S+  user +restored +{id}  \S+"),
+        ),
         (
             "pad report",
             r"(?s)\nworker-1 +0 +1 +0 +1 .*  port the handlers, 1 retry\n".into(),

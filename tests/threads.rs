@@ -592,3 +592,83 @@ async fn replies_and_asks_refuse_what_they_cannot_do_with_clear_errors() {
     assert!(t["replies"].as_array().unwrap().is_empty(), "{t}");
     h.stop().await;
 }
+
+/// The person can tell whether an agent still waits: `waiting` when an
+/// `ask` begins, `stopped_waiting` when the last one gives up (never after
+/// an answer), and `stats` lists the questions waited on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_person_hears_when_an_agent_starts_and_stops_waiting() {
+    let h = Harness::start().await;
+    let mut person = as_author(&h, "user").await;
+    ok(&mut person, "subscribe", json!({"pads": ["ops"]})).await;
+    let next = async |c: &mut Client, want: &str| -> Value {
+        loop {
+            let e = tokio::time::timeout(Duration::from_secs(20), c.next_event())
+                .await
+                .expect("an event in time")
+                .unwrap()
+                .unwrap();
+            if e["type"] == want {
+                return e;
+            }
+            assert_ne!(e["type"], "stopped_waiting", "unexpected {e}");
+        }
+    };
+
+    // Unanswered: waiting, then stopped_waiting when the ask times out.
+    let mut agent = as_author(&h, "agent-0").await;
+    let asked = tokio::spawn(async move {
+        ok(
+            &mut agent,
+            "ask",
+            json!({"content": "which region?", "pad": "ops", "wait_seconds": 2}),
+        )
+        .await
+    });
+    let w = next(&mut person, "waiting").await;
+    let qid = w["entry"]["id"].as_str().unwrap().to_string();
+    let stats = ok(&mut person, "stats", json!({})).await;
+    assert_eq!(stats["waiting_questions"], json!([qid]));
+    let s = next(&mut person, "stopped_waiting").await;
+    assert_eq!(s["entry"]["id"], qid.as_str());
+    assert!(asked.await.unwrap()["answer"].is_null());
+    let stats = ok(&mut person, "stats", json!({})).await;
+    assert_eq!(stats["waiting_questions"], json!([]));
+
+    // Answered: waiting, then the answer, and no stopped_waiting.
+    let mut agent = as_author(&h, "agent-0").await;
+    let asked = tokio::spawn(async move {
+        ok(
+            &mut agent,
+            "ask",
+            json!({"content": "go ahead?", "pad": "ops", "wait_seconds": 30}),
+        )
+        .await
+    });
+    let w = next(&mut person, "waiting").await;
+    let qid = w["entry"]["id"].as_str().unwrap().to_string();
+    ok(
+        &mut person,
+        "entry.add",
+        json!({"pad": "ops", "content": "yes", "reply_to": qid}),
+    )
+    .await;
+    assert_eq!(asked.await.unwrap()["answer"]["content"], "yes");
+    ok(
+        &mut person,
+        "entry.add",
+        json!({"pad": "ops", "content": "marker"}),
+    )
+    .await;
+    let m = next(&mut person, "created").await;
+    let m = if m["entry"]["content"] == "marker" {
+        m
+    } else {
+        next(&mut person, "created").await
+    };
+    assert_eq!(
+        m["entry"]["content"], "marker",
+        "no stopped_waiting came before it"
+    );
+    h.stop().await;
+}

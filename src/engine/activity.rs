@@ -199,6 +199,7 @@ impl Engine {
             connections: self.0.connections.load(Ordering::Relaxed),
             subscribers: self.0.bus.subscribers(),
             waiting_asks: self.waiting_asks() as u64,
+            waiting_questions: self.waiting_questions(),
             journal_queue: f.journal_queue,
             index_queue: f.index_queue,
             embed_queue: f.embed_queue,

@@ -20,6 +20,7 @@ use tokio::sync::oneshot;
 use super::Engine;
 use crate::access::Grant;
 use crate::error::{Error, Result};
+use crate::events::EventType;
 use crate::model::{self, Entry, Kind};
 use crate::protocol::*;
 
@@ -28,13 +29,18 @@ use crate::protocol::*;
 pub(super) struct Waiters(Mutex<HashMap<String, Vec<oneshot::Sender<Entry>>>>);
 
 impl Waiters {
-    fn register(&self, question: &str) -> oneshot::Receiver<Entry> {
+    /// A waiter for `question`'s answer, and whether it is the first.
+    fn register(&self, question: &str) -> (oneshot::Receiver<Entry>, bool) {
         let (tx, rx) = oneshot::channel();
-        self.lock()
-            .entry(question.to_string())
-            .or_default()
-            .push(tx);
-        rx
+        let mut map = self.lock();
+        let list = map.entry(question.to_string()).or_default();
+        list.push(tx);
+        (rx, list.len() == 1)
+    }
+
+    /// The questions an `ask` waits for now.
+    pub(super) fn questions(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
     }
 
     /// Hands `answer` to everyone waiting on `question`.
@@ -50,15 +56,19 @@ impl Waiters {
         self.lock().contains_key(question)
     }
 
-    /// Forgets waiters that gave up (timed out, or their client went away).
-    fn forget_gone(&self, question: &str) {
+    /// Forgets waiters that gave up (timed out, or their client went
+    /// away); whether that left nobody waiting for `question` (an answered
+    /// question's waiters are gone already: that is not giving up).
+    fn forget_gone(&self, question: &str) -> bool {
         let mut map = self.lock();
         if let Some(list) = map.get_mut(question) {
             list.retain(|tx| !tx.is_closed());
             if list.is_empty() {
                 map.remove(question);
+                return true;
             }
         }
+        false
     }
 
     pub(super) fn count(&self) -> usize {
@@ -72,14 +82,21 @@ impl Waiters {
 
 /// Unregisters a waiter however its wait ends (answer, time-out, or the
 /// future dropped with its connection).
+/// When the last waiter of a question gives up, says so (`stopped_waiting`).
 struct Registered<'a> {
-    waiters: &'a Waiters,
-    question: &'a str,
+    engine: &'a Engine,
+    question: &'a Entry,
 }
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        self.waiters.forget_gone(self.question);
+        let q = self.question;
+        if self.engine.0.waiters.forget_gone(&q.id) {
+            self.engine
+                .0
+                .bus
+                .publish(EventType::StoppedWaiting, &q.pad, Some(q.clone()));
+        }
     }
 }
 
@@ -157,12 +174,16 @@ impl Engine {
     /// The answer to `question` once it is committed, or `None` after
     /// `wait` (or when the engine stops).
     async fn await_answer(&self, question: &Entry, wait: Duration) -> Result<Option<Entry>> {
-        let waiters = &self.0.waiters;
-        let rx = waiters.register(&question.id);
+        let (rx, first) = self.0.waiters.register(&question.id);
         let _registered = Registered {
-            waiters,
-            question: &question.id,
+            engine: self,
+            question,
         };
+        if first {
+            self.0
+                .bus
+                .publish(EventType::Waiting, &question.pad, Some(question.clone()));
+        }
         // An answer committed before the waiter was registered woke nobody.
         if let Some(answer) = store!(self, s => s.get(&question.id))?.answer {
             return Ok(Some(store!(self, s => s.get(&answer))?));
@@ -175,6 +196,11 @@ impl Engine {
             answer = tokio::time::timeout(wait, rx) => Ok(answer.ok().and_then(Result::ok)),
             _ = stop.wait_for(|stopping| *stopping) => Ok(None),
         }
+    }
+
+    /// The questions an `ask` waits for now (for `stats`).
+    pub fn waiting_questions(&self) -> Vec<String> {
+        self.0.waiters.questions()
     }
 
     /// `ask` calls waiting now (for `stats`).

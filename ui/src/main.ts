@@ -7,7 +7,7 @@
 
 import { appInfo, getSettings, onEvent, onFocusEntry, rpc } from "./api";
 import { $, fail, say } from "./dom";
-import { app, currentPad, selectedEntry } from "./state";
+import { app, currentPad, padOnScreen, selectedEntry } from "./state";
 import { parseQuickNote } from "./tags";
 import { exportPad, openSettings, wireDialogs } from "./components/Dialogs";
 import { drawDetail, focusReply, remove, sendReply, startEdit, togglePin } from "./components/EntryDetail";
@@ -20,12 +20,12 @@ import { loadThread, touches } from "./components/Thread";
 async function compose(ev: Event): Promise<void> {
   ev.preventDefault();
   const ta = $<HTMLTextAreaElement>("compose-text");
-  if (!ta.value.trim()) return;
+  if (!ta.value.trim() || !padOnScreen()) return;
   const { content, tags } = parseQuickNote(ta.value);
   try {
     await rpc("entry.add", { pad: currentPad(), content, tags, kind: ($("compose-kind") as HTMLSelectElement).value, author: app.settings.author });
     ta.value = "";
-    say("saved");
+    say(`saved to ${currentPad()}`);
   } catch (e) {
     fail(e);
   }
@@ -99,8 +99,8 @@ function keys(ev: KeyboardEvent): void {
       case "Delete": case "Backspace": if (e) void remove(e); return !!e;
       case "i": void showInbox().catch(fail); return true;
       case "a": void showActivity().catch(fail); return true;
-      case "t": void showTasks().catch(fail); return true;
-      case "d": void showTrash().catch(fail); return true;
+      case "t": if (padOnScreen() || app.view === "tasks") void showTasks().catch(fail); return true;
+      case "d": if (padOnScreen()) void showTrash().catch(fail); return true;
       case "x": void exportPad().catch(fail); return true;
       case "C": if (ev.shiftKey) void clearPad().catch(fail); return ev.shiftKey;
       case ",": openSettings(); return true;
@@ -130,6 +130,13 @@ async function main(): Promise<void> {
       refreshPadsSoon();
       return;
     }
+    if ((ev.type === "waiting" || ev.type === "stopped_waiting") && ev.entry) {
+      if (ev.type === "waiting") app.waiting.add(ev.entry.id);
+      else app.waiting.delete(ev.entry.id);
+      drawSoon();
+      drawDetail();
+      return;
+    }
     const c = app.feed.apply(ev);
     if (c.pads) refreshPadsSoon();
     if (touches(ev) && app.selected) void loadThread(app.selected).then(drawDetail).catch(fail);
@@ -142,6 +149,8 @@ async function main(): Promise<void> {
     else if (c.inbox) drawInboxCount();
   });
   await onFocusEntry((entry) => void focusEntry(entry.pad, entry.id).catch(fail));
+  const stats = await rpc<{ waiting_questions?: string[] }>("stats");
+  app.waiting = new Set(stats.waiting_questions ?? []);
   await loadInbox();
   await loadPads();
   await openPad(app.settings.pad);

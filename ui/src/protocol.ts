@@ -51,7 +51,7 @@ answer: string | null, remind_at: string | null, pinned: boolean, meta: Record<s
  */
 export type Pad = { name: string, entries: number, last_write_at: string, expires_at: string | null, ttl_seconds: number | null, max_entries: number | null, archived: boolean, archived_at: string | null, };
 
-export type EventType = "created" | "updated" | "deleted" | "needs_eyes" | "reminder" | "pad_expired" | "trashed";
+export type EventType = "created" | "updated" | "deleted" | "needs_eyes" | "reminder" | "pad_expired" | "waiting" | "stopped_waiting" | "trashed";
 
 export type ListResult = { entries: Array<Entry>, next_cursor: string | null, };
 

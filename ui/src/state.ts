@@ -21,10 +21,20 @@ export const app = {
   loadingMore: false,
   editing: false,
   plan: [] as PlanStep[],
+  /** Questions an agent's `ask` is waiting on now (stats, then the
+   *  `waiting` and `stopped_waiting` events). */
+  waiting: new Set<string>(),
 };
 
 /** The pad the feed shows (saved in the settings). */
 export const currentPad = (): string => app.settings.pad;
+
+/** Whether the list shows one pad (its feed, tasks or trash): only then
+ *  do the pad's actions (compose, export, clear, tasks, trash) apply. */
+export const padOnScreen = (): boolean => app.view === "feed" || app.view === "tasks" || app.view === "trash";
+
+/** A pad's name for a button: shortened past 18 characters. */
+export const padLabel = (name: string): string => (name.length > 18 ? `${name.slice(0, 17)}…` : name);
 
 /** The entry selected in the list, if it is shown. */
 export const selectedEntry = (): Entry | undefined => app.shown.find((e) => e.id === app.selected);

@@ -61,6 +61,19 @@ describe("FeedStore", () => {
     expect(s.inbox).toHaveLength(0);
   });
 
+  it("puts open questions at the top of Needs eyes, however many notes come after", () => {
+    const s = new FeedStore();
+    const question = entry({ kind: "question", tags: ["needs_eyes"], content: "$1,900/month: approve?" });
+    s.apply(ev("needs_eyes", question));
+    const later = Array.from({ length: 8 }, () => entry({ tags: ["needs_eyes"] }));
+    for (const e of later) s.apply(ev("needs_eyes", e));
+    expect(s.inbox[0].id).toBe(question.id);
+    expect(s.inbox.slice(1).map((e) => e.id)).toEqual(later.map((e) => e.id).reverse());
+    // Answered, it takes its place by time among the rest.
+    s.apply(ev("updated", { ...question, answer: "1jkqzzzzzzzz", version: 2 }));
+    expect(s.inbox[s.inbox.length - 1].id).toBe(question.id);
+  });
+
   it("keeps what events bring while a pad's first page is loading", () => {
     const s = new FeedStore();
     const f = { ...NO_FILTER, pad: "p" };

@@ -28,6 +28,17 @@ function newerFirst(a: Entry, b: Entry): number {
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
+/** Whether `e` is a question nobody has answered yet. */
+export const openQuestion = (e: Entry): boolean => e.kind === "question" && e.answer === null;
+
+/** Needs eyes' order: open questions first — an agent may be waiting on
+ *  one — then everything else, newest first within each. */
+export function eyesOrder(a: Entry, b: Entry): number {
+  const qa = openQuestion(a) ? 0 : 1;
+  const qb = openQuestion(b) ? 0 : 1;
+  return qa - qb || newerFirst(a, b);
+}
+
 /** Puts `e` into `list` (newest first) where it belongs: a binary search,
  *  so a burst of new entries costs O(log n) each, not a sort. */
 function insertSorted(list: Entry[], e: Entry): void {
@@ -51,7 +62,8 @@ export interface Change {
 export class FeedStore {
   entries: Entry[] = [];
   filter: Filter = { ...NO_FILTER };
-  /** needs_eyes entries by others, newest first. */
+  /** needs_eyes entries by others: open questions first, then newest first
+   *  (`eyesOrder`). */
   inbox: Entry[] = [];
   me = "user";
 
@@ -84,7 +96,7 @@ export class FeedStore {
   }
 
   loadInbox(entries: Entry[]): void {
-    this.inbox = entries.filter((e) => e.author !== this.me).sort(newerFirst);
+    this.inbox = entries.filter((e) => e.author !== this.me).sort(eyesOrder);
   }
 
   dismiss(id: string): void {
@@ -115,6 +127,7 @@ export class FeedStore {
           if (j >= 0) {
             if (e.tags.includes("needs_eyes")) this.inbox[j] = e;
             else this.inbox.splice(j, 1);
+            this.inbox.sort(eyesOrder);
             change.inbox = true;
           }
         }
@@ -137,6 +150,7 @@ export class FeedStore {
       case "needs_eyes":
         if (e && e.author !== this.me && !this.inbox.some((x) => x.id === e.id)) {
           this.inbox.unshift(e);
+          this.inbox.sort(eyesOrder);
           change.inbox = true;
         }
         break;

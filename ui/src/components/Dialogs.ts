@@ -2,7 +2,7 @@
 
 import { rpc, setSettings } from "../api";
 import { $, say } from "../dom";
-import { app, currentPad } from "../state";
+import { app, currentPad, padOnScreen } from "../state";
 
 export async function confirmAction(text: string, ok = "Delete"): Promise<boolean> {
   const d = $<HTMLDialogElement>("confirm");
@@ -14,6 +14,7 @@ export async function confirmAction(text: string, ok = "Delete"): Promise<boolea
 }
 
 export async function exportPad(): Promise<void> {
+  if (!padOnScreen()) return say("open a pad first: Export acts on the pad on screen", true);
   const r = await rpc<{ text: string }>("pad.export", { name: currentPad(), format: "markdown" });
   $("export-title").textContent = `Export of ${currentPad()}`;
   ($("export-text") as HTMLTextAreaElement).value = r.text;

@@ -2,8 +2,10 @@
 // the Reply box (`r` focuses it). A question shows whether it is answered
 // and, while open, its choices as buttons beside a free-text answer.
 
-import { rpc } from "../api";
+import { EngineError, rpc } from "../api";
 import { $, el, fail, say } from "../dom";
+import { authorChip } from "../authors";
+import { choiceClass } from "../choices";
 import { renderMarkdown } from "../markdown";
 import { app, selectedEntry } from "../state";
 import { parseQuickNote } from "../tags";
@@ -18,12 +20,17 @@ import { welcome } from "./Welcome";
  *  burst of events elsewhere never disturbs the person reading. */
 let drawn = "";
 
+/** The entry as it was when the person began editing it: their save is
+ *  made against this version, so an agent's change meanwhile is a conflict
+ *  the person decides, never silently overwritten or lost. */
+let editBase: Entry | null = null;
+
 /** Whether `e` is a question nobody else has answered yet. */
 export const isOpenQuestion = (e: Entry): boolean => e.kind === "question" && e.answer === null;
 
 export function drawDetail(): void {
   const e = selectedEntry();
-  const key = e ? `${e.id}:${e.version}:${threadVersion}:${app.editing}:${app.view === "trash"}` : `none:${app.shown.length === 0}:${app.view}:${app.settings.pad}`;
+  const key = e ? `${e.id}:${e.version}:${threadVersion}:${app.editing}:${app.view === "trash"}:${app.waiting.has(e.id)}` : `none:${app.shown.length === 0}:${app.view}:${app.settings.pad}`;
   if (key === drawn) return;
   const entryChanged = !drawn.startsWith(e ? `${e.id}:` : "none:");
   drawn = key;
@@ -46,7 +53,13 @@ export function drawDetail(): void {
     ($("reply-text") as HTMLTextAreaElement).value = "";
     if (!repliesOf(e.id)) void openThread(e.id, e.replies).then(drawDetail).catch(fail);
   }
-  main.replaceChildren(...(app.editing ? editor(e) : view(e)));
+  if (app.editing && editBase?.id === e.id && main.querySelector("textarea.edit")) {
+    // The person is typing: their editor stays as it is; a change by
+    // someone else shows beside it.
+    drawTheirs(e);
+  } else {
+    main.replaceChildren(...(app.editing ? editor(e) : view(e)));
+  }
   $("thread").replaceChildren(renderThread(e));
   drawReplyForm(e);
   form.hidden = app.editing;
@@ -56,7 +69,8 @@ function view(e: Entry): HTMLElement[] {
   const head = el("div", "detail-head");
   head.append(el("span", `kind kind-${e.kind}`, e.kind));
   if (e.kind === "question") head.append(el("span", `q-state ${isOpenQuestion(e) ? "q-open" : "q-answered"}`, isOpenQuestion(e) ? "open" : "answered"));
-  head.append(el("span", "author", e.author), el("span", "pad-chip", e.pad), el("span", "time", `${ago(e.created_at)} · v${e.version}`));
+  head.append(authorChip(e.author, app.settings.author), el("span", "pad-chip", e.pad), el("span", "time", `${ago(e.created_at)} · v${e.version}`));
+
   const facts = el("div", "facts");
   const fact = (label: string, value: string | null | undefined) => {
     if (value) facts.append(el("div", "fact", `${label}: ${value}`));
@@ -87,7 +101,21 @@ function view(e: Entry): HTMLElement[] {
   button("Delete", "Delete", () => void remove(e), "danger");
   const body = el("div", "markdown");
   body.innerHTML = renderMarkdown(e.content);
-  return [head, facts, tags, actions, body, historySection(e)];
+  const waiting = isOpenQuestion(e) ? [waitingLine(e)] : [];
+  return [head, ...waiting, facts, tags, actions, body, historySection(e)];
+}
+
+/** Whether the agent that asked still waits for the answer. */
+function waitingLine(e: Entry): HTMLElement {
+  const line = el("div", "waiting");
+  line.id = "waiting-line";
+  if (app.waiting.has(e.id)) {
+    line.textContent = `${e.author} is waiting for your answer`;
+  } else {
+    line.classList.add("gone");
+    line.textContent = `${e.author} is not waiting now: your answer reaches its inbox when it next looks`;
+  }
+  return line;
 }
 
 /** A deleted entry, read-only, with who deleted it and Restore. */
@@ -117,25 +145,65 @@ function trashView(e: Entry): HTMLElement[] {
 }
 
 function editor(e: Entry): HTMLElement[] {
+  editBase = e;
   const ta = el("textarea", "edit");
+  ta.id = "edit-text";
   ta.value = e.content;
   ta.rows = 12;
   const save = el("button", "", "Save");
+  save.id = "edit-save";
   const cancel = el("button", "", "Cancel");
   const stop = () => {
     app.editing = false;
+    editBase = null;
     drawDetail();
   };
-  save.addEventListener("click", () => void saveEdit(e, ta.value));
+  save.addEventListener("click", () => void saveEdit(ta.value));
   cancel.addEventListener("click", stop);
   ta.addEventListener("keydown", (ev) => {
-    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) void saveEdit(e, ta.value);
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) void saveEdit(ta.value);
     if (ev.key === "Escape") stop();
   });
   const actions = el("div", "actions");
   actions.append(save, cancel);
+  const theirs = el("div", "theirs");
+  theirs.id = "edit-theirs";
+  theirs.hidden = true;
   queueMicrotask(() => ta.focus());
-  return [ta, actions];
+  return [ta, actions, theirs];
+}
+
+/** Beside the person's editor: the entry as someone else changed it since
+ *  they began, with what they can do about it. */
+function drawTheirs(now: Entry, conflict = false): void {
+  const box = $("edit-theirs");
+  if (!box || !editBase) return;
+  if (now.version === editBase.version && !conflict) {
+    box.hidden = true;
+    return;
+  }
+  const ta = $<HTMLTextAreaElement>("edit-text");
+  box.hidden = false;
+  const head = conflict
+    ? `Not saved: this ${now.kind} changed to v${now.version} while you edited (you started from v${editBase.version}). Your text is kept above.`
+    : `Changed to v${now.version} while you edit (you started from v${editBase.version}). Your text is kept; theirs:`;
+  const text = el("pre", "version-text", now.content);
+  const mine = el("button", "", "Save mine over it");
+  mine.id = "edit-overwrite";
+  mine.addEventListener("click", () => {
+    editBase = now;
+    void saveEdit(ta.value);
+  });
+  const take = el("button", "", "Take theirs");
+  take.id = "edit-take";
+  take.addEventListener("click", () => {
+    editBase = now;
+    ta.value = now.content;
+    box.hidden = true;
+  });
+  const actions = el("div", "actions");
+  actions.append(mine, take);
+  box.replaceChildren(el("div", "theirs-head", head), text, actions);
 }
 
 /** The Reply box under the thread; for an open question, its choices. */
@@ -146,7 +214,7 @@ function drawReplyForm(e: Entry): void {
   if (open && e.choices.length) {
     choices.append(el("span", "hint", "Answer:"));
     for (const c of e.choices) {
-      const b = el("button", "choice", c);
+      const b = el("button", choiceClass(c), c);
       b.type = "button";
       b.addEventListener("click", () => void reply(e, c));
       choices.append(b);
@@ -165,6 +233,9 @@ export async function reply(e: Entry, text: string): Promise<boolean> {
   try {
     await rpc("entry.add", { pad: e.pad, reply_to: e.id, content, tags, author: app.settings.author });
     say(isOpenQuestion(e) ? `answered ${e.author}` : `replied to ${e.author}`);
+    // Replying is looking: the note leaves Needs eyes (a question leaves
+    // it when answered, by the engine).
+    if (e.tags.includes("needs_eyes") && e.kind !== "question") await doneLooking(e.id);
     await loadThread(e.id);
     drawDetail();
     return true;
@@ -192,24 +263,52 @@ export async function togglePin(e: Entry): Promise<void> {
 }
 
 export function startEdit(e: Entry): void {
+  editBase = null;
   app.editing = true;
   app.selected = e.id;
   drawDetail();
 }
 
-async function saveEdit(e: Entry, content: string): Promise<void> {
+/** Saves the person's text against the version they started from: if
+ *  someone changed it meanwhile the engine refuses (a conflict), and the
+ *  person chooses, with both texts on screen. */
+async function saveEdit(content: string): Promise<void> {
+  const base = editBase;
+  if (!base) return;
   try {
-    await rpc("entry.update", { id: e.id, content, if_version: e.version });
+    await rpc("entry.update", { id: base.id, content, if_version: base.version });
     app.editing = false;
+    editBase = null;
     drawDetail();
     say("saved");
   } catch (err) {
-    fail(err);
+    if (err instanceof EngineError && err.code === -32002) {
+      const now = await rpc<{ entry: Entry }>("entry.get", { id: base.id });
+      drawTheirs(now.entry, true);
+      say("not saved: it changed while you edited", true);
+    } else {
+      fail(err);
+    }
   }
 }
 
 async function seen(e: Entry): Promise<void> {
-  await rpc("entry.update", { id: e.id, tags: e.tags.filter((t) => t !== "needs_eyes"), if_version: e.version }).catch(fail);
+  await doneLooking(e.id).catch(fail);
+}
+
+/** Takes the `needs_eyes` tag off an entry, as it is now (an agent may
+ *  have changed it since it was drawn). */
+export async function doneLooking(id: string): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const { entry } = await rpc<{ entry: Entry }>("entry.get", { id });
+    if (!entry.tags.includes("needs_eyes")) return;
+    try {
+      await rpc("entry.update", { id, tags: entry.tags.filter((t) => t !== "needs_eyes"), if_version: entry.version });
+      return;
+    } catch (err) {
+      if (!(err instanceof EngineError && err.code === -32002)) throw err;
+    }
+  }
 }
 
 export async function remove(e: Entry): Promise<void> {

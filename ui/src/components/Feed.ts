@@ -7,13 +7,14 @@ import { rpc, setSettings } from "../api";
 import { renderActivity } from "../activity";
 import { count, searchTitle } from "../count";
 import { $, el, fail, say } from "../dom";
-import { app, currentPad } from "../state";
+import { authorChip } from "../authors";
+import { app, currentPad, padLabel, padOnScreen } from "../state";
 import type { Filter, PlanStep } from "../store";
 import { ago } from "../time";
 import type { Entry, Kind, Pad, Status } from "../types";
 import { VirtualList } from "../virtual";
 import { confirmAction } from "./Dialogs";
-import { drawDetail, isOpenQuestion } from "./EntryDetail";
+import { doneLooking, drawDetail, isOpenQuestion } from "./EntryDetail";
 import { drawPads, loadPads } from "./PadList";
 import { loadTrash, offerUndo } from "./Trash";
 
@@ -86,6 +87,30 @@ export async function loadMore(): Promise<void> {
   if (nearEnd()) await loadMore();
 }
 
+/** The pad's actions name the pad they act on, and are off while the list
+ *  shows something else (Needs eyes, search, activity): then there is no
+ *  pad on screen to act on. */
+export function drawActions(): void {
+  const on = padOnScreen();
+  const pad = padLabel(currentPad());
+  const set = (id: string, label: string, title: string) => {
+    const b = $<HTMLButtonElement>(id);
+    b.textContent = label;
+    b.disabled = !on;
+    b.title = on ? title : "Open a pad first: this acts on the pad on screen";
+  };
+  set("tasks-btn", "Tasks", `Tasks of ${currentPad()} in dependency order (t)`);
+  set("trash-btn", "Trash", `Deleted entries of ${currentPad()}, to restore (d)`);
+  set("export-btn", `Export ${pad}`, `Export ${currentPad()} as markdown (x)`);
+  set("clear-btn", `Clear ${pad}`, `Move every entry of ${currentPad()} to the trash (Shift+C)`);
+  const ta = $<HTMLTextAreaElement>("compose-text");
+  ta.disabled = !on;
+  $<HTMLButtonElement>("compose-save").disabled = !on;
+  ta.placeholder = on
+    ? `Write a note to ${currentPad()}… (n to focus, Ctrl+Enter to save, #words become tags)`
+    : "Open a pad to write to it";
+}
+
 function showPanes(activity: boolean): void {
   $("content").hidden = activity;
   $("activity").hidden = !activity;
@@ -104,7 +129,16 @@ export function draw(): void {
     title.textContent = `${currentPad()} · ${count(app.shown.length, "entry", "entries", !!app.cursor)}`;
   } else if (app.view === "inbox") {
     app.shown = app.feed.inbox;
-    title.textContent = `Needs eyes · ${app.shown.length}`;
+    const open = app.shown.filter(isOpenQuestion).length;
+    title.textContent = `Needs eyes · ${count(app.shown.length, "entry", "entries")}${open ? ` · ${count(open, "open question", "open questions")} first` : ""}`;
+    const notes = app.shown.length - open;
+    if (notes > 0) {
+      const all = el("button", "", `Done looking at ${notes === 1 ? "the note" : `all ${notes} notes`}`);
+      all.id = "eyes-done";
+      all.title = "Takes needs_eyes off every note here; open questions stay until answered";
+      all.addEventListener("click", () => void doneLookingAll().catch(fail));
+      title.append(" ", all);
+    }
   } else if (app.view === "trash") {
     title.textContent = `${currentPad()} · trash · ${count(app.shown.length, "deleted entry", "deleted entries")} (restorable for 30 days)`;
   } else if (app.view === "tasks") {
@@ -116,6 +150,7 @@ export function draw(): void {
   $("inbox-btn").classList.toggle("active", app.view === "inbox");
   $("tasks-btn").classList.toggle("active", app.view === "tasks");
   $("trash-btn").classList.toggle("active", app.view === "trash");
+  drawActions();
   list.setItems(app.shown);
   if (app.selected && !app.shown.some((e) => e.id === app.selected)) app.selected = null;
   drawDetail();
@@ -150,7 +185,7 @@ function row(e: Entry, i: number): HTMLElement {
     head.append(el("span", `state state-${e.status}`, e.status));
   }
   if (e.reply_to) head.append(el("span", "is-reply", "↳ reply"));
-  head.append(el("span", "author", e.author));
+  head.append(authorChip(e.author, app.settings.author));
   if (app.view !== "feed" || e.pad !== currentPad()) head.append(el("span", "pad-chip", e.pad));
   head.append(el("span", "time", ago(e.created_at)));
   if (e.replies > 0) head.append(el("span", "replies", count(e.replies, "reply", "replies")));
@@ -199,6 +234,7 @@ export async function search(q: string): Promise<void> {
     return loadFeed();
   }
   app.view = "search";
+  drawActions();
   const f = filter();
   const p: Record<string, unknown> = { query: q, limit: SEARCH_LIMIT };
   if (f.tag) p.tags = [f.tag];
@@ -245,6 +281,7 @@ export async function showActivity(): Promise<void> {
   }
   app.view = "activity";
   showPanes(true);
+  drawActions();
   drawPads();
   $("view-title").textContent = "Activity";
   const refresh = () => renderActivity($("activity"), (pad) => {
@@ -263,6 +300,13 @@ export async function loadInbox(): Promise<void> {
   app.feed.loadInbox(r.entries);
 }
 
+/** Done looking at every note in Needs eyes; open questions stay. */
+async function doneLookingAll(): Promise<void> {
+  const notes = app.feed.inbox.filter((e) => !isOpenQuestion(e));
+  for (const e of notes) await doneLooking(e.id);
+  say(`done looking at ${count(notes.length, "note", "notes")}`);
+}
+
 export async function showInbox(): Promise<void> {
   app.view = app.view === "inbox" ? "feed" : "inbox";
   if (app.view === "feed") return loadFeed();
@@ -272,6 +316,7 @@ export async function showInbox(): Promise<void> {
 }
 
 export async function clearPad(): Promise<void> {
+  if (!padOnScreen()) return say("open a pad first: Clear acts on the pad on screen", true);
   const pad = currentPad();
   const n = app.pads.find((p) => p.name === pad)?.entries ?? app.feed.entries.length;
   if (!(await confirmAction(`Clear pad “${pad}”: move ${n === 1 ? "its 1 entry" : `all ${n} entries`}, pinned ones too, to the trash?`, "Clear pad"))) {

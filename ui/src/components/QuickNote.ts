@@ -5,7 +5,9 @@
 // note. A notification's Reply opens it on that entry.
 
 import { listen } from "@tauri-apps/api/event";
+import { LogicalSize, getCurrentWindow } from "@tauri-apps/api/window";
 import { EngineError, getSettings, hideQuick, rpc } from "../api";
+import { choiceClass } from "../choices";
 import { newestOpenQuestion } from "../store";
 import { parseQuickNote } from "../tags";
 import type { Entry, Settings } from "../types";
@@ -24,7 +26,7 @@ function drawMode(): void {
   if (replying && offered) {
     $("quick-reply-label").textContent = "↩ replying to";
     $("quick-reply-who").textContent = `${offered.author}:`;
-    $("quick-reply-text").textContent = offered.content.replace(/\s+/g, " ");
+    $("quick-reply-text").textContent = offered.content.trim();
     $("quick-reply-hint").textContent = "Tab: plain note instead";
     input.placeholder = offered.choices.length ? `Your answer: ${offered.choices.join(" / ")} or your own words · Enter sends` : "Your answer · Enter sends · Esc hides";
     $("quick-pad").textContent = "↩ answer";
@@ -37,6 +39,25 @@ function drawMode(): void {
     $("quick-pad").textContent = `→ ${settings.pad}`;
   }
   line.classList.toggle("replying", replying && !!offered);
+  const choices = $("quick-choices");
+  choices.replaceChildren();
+  if (replying && offered) {
+    for (const c of offered.choices) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = choiceClass(c);
+      b.textContent = c;
+      b.addEventListener("click", () => void send(c));
+      choices.append(b);
+    }
+  }
+  fit();
+}
+
+/** The window as tall as what it shows: the whole question, its choices. */
+function fit(): void {
+  const h = Math.min(420, Math.max(110, Math.ceil($("quick-status").getBoundingClientRect().bottom) + 14));
+  void getCurrentWindow().setSize(new LogicalSize(600, h)).catch(() => undefined);
 }
 
 /** Shown: offer the newest open question, or `entry` when a
@@ -56,9 +77,12 @@ async function ready(entry: Entry | null = null): Promise<void> {
   input.select();
 }
 
-form.addEventListener("submit", async (ev) => {
+form.addEventListener("submit", (ev) => {
   ev.preventDefault();
-  const text = input.value;
+  void send(input.value);
+});
+
+async function send(text: string): Promise<void> {
   if (!text.trim()) return;
   const { content, tags } = parseQuickNote(text);
   const target = replying ? offered : null;
@@ -75,7 +99,7 @@ form.addEventListener("submit", async (ev) => {
   } catch (e) {
     $("quick-status").textContent = e instanceof EngineError ? e.message : String(e);
   }
-});
+}
 
 document.addEventListener("keydown", (ev) => {
   if (ev.key === "Escape") {
