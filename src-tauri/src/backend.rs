@@ -6,6 +6,12 @@
 //! business logic here. Calls are pipelined (a writer task assigns ids, a
 //! reader task hands each response to its caller); the connection
 //! subscribes to every event once, and each event goes to `on_event`.
+//!
+//! An engine that goes away (a `pad serve` restarted) is reconnected to
+//! with back-off (0.5 s doubling to 10 s): the windows get a `disconnected`
+//! event (with when the next try is) and, once back, `reconnected` — they
+//! reload what they show, as after `lagged`. Calls made meanwhile fail at
+//! once with -32005 rather than hang.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -70,7 +76,20 @@ impl Backend {
             socket.display()
         );
         let (tx, rx) = mpsc::channel(256);
-        tokio::spawn(link(stream, rx, Arc::new(on_event)));
+        let greeting = vec![
+            (
+                "hello".to_owned(),
+                json!({"author": author, "client": "scratchpad-app"}),
+            ),
+            ("subscribe".to_owned(), json!({})),
+        ];
+        tokio::spawn(link(
+            stream,
+            socket.clone(),
+            greeting,
+            rx,
+            Arc::new(on_event),
+        ));
         let backend = Backend {
             socket,
             in_process,
@@ -180,18 +199,73 @@ async fn run_engine(
     Ok(Owned { stop, task })
 }
 
-/// Runs one connection: writes calls as they come, reads responses and
-/// events. When it closes, pending and later calls fail with -32005.
+/// The longest wait between tries to reach an engine that went away.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// Keeps the app linked to the engine: runs the connection, and when it
+/// closes, tries again with back-off, greeting (hello, subscribe) each new
+/// connection before any call; calls made while there is none fail at once.
 async fn link(
-    stream: UnixStream,
+    first: UnixStream,
+    socket: PathBuf,
+    greeting: Vec<(String, Value)>,
     mut calls: mpsc::Receiver<(String, Value, Reply)>,
     on_event: Arc<dyn Fn(Value) + Send + Sync>,
 ) {
+    let mut stream = Some(first);
+    let mut greet = false;
+    loop {
+        if let Some(s) = stream.take() {
+            if !connected(s, &greeting, greet, &mut calls, on_event.clone()).await {
+                return; // the app is going away
+            }
+            greet = true;
+        }
+        let mut wait = Duration::from_millis(500);
+        while stream.is_none() {
+            on_event(json!({
+                "type": "disconnected",
+                "socket": socket.display().to_string(),
+                "retry_in_ms": wait.as_millis() as u64,
+            }));
+            let retry = tokio::time::sleep(wait);
+            tokio::pin!(retry);
+            loop {
+                tokio::select! {
+                    _ = &mut retry => break,
+                    call = calls.recv() => match call {
+                        Some((_, _, reply)) => {
+                            let _ = reply.send(Err(unreachable_error("the engine went away; the app is reconnecting")));
+                        }
+                        None => return,
+                    },
+                }
+            }
+            stream = connect(&socket).await;
+            wait = (wait * 2).min(MAX_BACKOFF);
+        }
+        tracing::info!("reconnected to the engine on {}", socket.display());
+    }
+}
+
+/// Runs one connection: writes calls as they come, reads responses and
+/// events; with `greet`, first says hello and subscribes again (and tells
+/// the windows it is back). Returns `false` when the app drops its side
+/// (quitting), `true` when the connection closed. Pending calls then fail
+/// with -32005.
+async fn connected(
+    stream: UnixStream,
+    greeting: &[(String, Value)],
+    greet: bool,
+    calls: &mut mpsc::Receiver<(String, Value, Reply)>,
+    on_event: Arc<dyn Fn(Value) + Send + Sync>,
+) -> bool {
     let (read, mut write) = stream.into_split();
     let pending: Arc<Mutex<HashMap<u64, Reply>>> = Arc::default();
     let next = AtomicU64::new(1);
     let reader = {
         let pending = pending.clone();
+        let on_event = on_event.clone();
         tokio::spawn(async move {
             let mut lines = BufReader::new(read).lines();
             while let Ok(Some(line)) = lines.next_line().await {
@@ -222,11 +296,37 @@ async fn link(
             }
         })
     };
-    while let Some((method, params, reply)) = calls.recv().await {
-        if reader.is_finished() {
-            let _ = reply.send(Err(unreachable_error("the connection closed")));
-            continue;
+    // A new connection is greeted before any call: hello, subscribe; once
+    // the engine has answered both, the windows hear it is back.
+    let mut queued: std::collections::VecDeque<(String, Value, Reply)> = Default::default();
+    if greet {
+        let mut last = None;
+        for (method, params) in greeting {
+            let (tx, rx) = oneshot::channel();
+            queued.push_back((method.clone(), params.clone(), tx));
+            last = Some(rx);
         }
+        let on_event = on_event.clone();
+        tokio::spawn(async move {
+            if let Some(rx) = last {
+                if rx.await.is_ok_and(|r| r.is_ok()) {
+                    on_event(json!({"type": "reconnected"}));
+                }
+            }
+        });
+    }
+    let mut reader = reader;
+    loop {
+        let (method, params, reply) = match queued.pop_front() {
+            Some(c) => c,
+            None => tokio::select! {
+                call = calls.recv() => match call {
+                    Some(c) => c,
+                    None => return false,
+                },
+                _ = &mut reader => return true,
+            },
+        };
         let id = next.fetch_add(1, Ordering::Relaxed);
         pending
             .lock()

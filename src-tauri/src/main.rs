@@ -9,6 +9,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod backend;
+mod instance;
 mod notify;
 mod settings;
 
@@ -114,6 +115,55 @@ fn on_notification(app: &AppHandle, entry: &Value, action: notify::Action) {
     }
 }
 
+/// A summary notification's buttons: show Needs eyes, or take
+/// `needs_eyes` off every note it was about.
+fn on_group(app: &AppHandle, group: notify::Group) {
+    match group {
+        notify::Group::Open => {
+            if let Some(w) = app.get_webview_window("main") {
+                let _ = w.show();
+                let _ = w.unminimize();
+                let _ = w.set_focus();
+            }
+            let _ = app.emit_to("main", "show-needs-eyes", ());
+        }
+        notify::Group::DoneLooking(ids) => {
+            let state = app.state::<AppState>();
+            for id in ids {
+                let done = tauri::async_runtime::block_on(done_looking(&state.backend, &id));
+                if let Err(e) = done {
+                    tracing::warn!("cannot take needs_eyes off {id}: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// Takes `needs_eyes` off an entry as it is now (retrying when an agent
+/// changed it in between).
+async fn done_looking(backend: &Backend, id: &str) -> Result<(), Value> {
+    for _ in 0..3 {
+        let e = backend.call("entry.get", json!({ "id": id })).await?["entry"].clone();
+        let tags: Vec<Value> = e["tags"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|t| t != "needs_eyes")
+            .collect();
+        if tags.len() == e["tags"].as_array().map_or(0, Vec::len) {
+            return Ok(());
+        }
+        let update = json!({"id": id, "tags": tags, "if_version": e["version"]});
+        match backend.call("entry.update", update).await {
+            Ok(_) => return Ok(()),
+            Err(err) if err["code"] == -32002 => continue,
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(())
+}
+
 /// Undo on a notification of deletions: brings back everything those
 /// changes deleted.
 fn undo_deletes(app: &AppHandle, pad: &str, changes: &[i64]) {
@@ -149,9 +199,16 @@ fn set_settings(
     let old = state.settings();
     if settings.hotkey != old.hotkey {
         let shortcuts = app.global_shortcut();
-        shortcuts.register(settings.hotkey.as_str()).map_err(|e| {
+        let key: tauri_plugin_global_shortcut::Shortcut =
+            settings.hotkey.parse().map_err(|_| {
+                format!(
+                    "'{}' is not a key combination: write modifiers and one key joined by +, e.g. Ctrl+Shift+Space, Alt+N or Super+F12",
+                    settings.hotkey
+                )
+            })?;
+        shortcuts.register(key).map_err(|_| {
             format!(
-                "cannot use '{}' as the quick-note hotkey: {e}",
+                "'{}' is taken by another program or the desktop; choose another, e.g. Ctrl+Alt+N",
                 settings.hotkey
             )
         })?;
@@ -204,6 +261,25 @@ fn show_quick(app: &AppHandle, entry: Option<&Value>) {
         Some(e) => app.emit_to("quick", "quick-reply", e.clone()),
         None => app.emit_to("quick", "quick-shown", ()),
     };
+}
+
+/// Whether a tray host (a StatusNotifierWatcher) is on the session bus to
+/// show the tray icon: without one, a hidden window could not be found.
+fn tray_shown() -> bool {
+    tauri::async_runtime::block_on(async {
+        let bus = zbus::Connection::session().await?;
+        let reply = bus
+            .call_method(
+                Some("org.freedesktop.DBus"),
+                "/org/freedesktop/DBus",
+                Some("org.freedesktop.DBus"),
+                "NameHasOwner",
+                &("org.kde.StatusNotifierWatcher",),
+            )
+            .await?;
+        reply.body().deserialize::<bool>()
+    })
+    .unwrap_or(false)
 }
 
 fn toggle_main(app: &AppHandle) {
@@ -285,6 +361,20 @@ fn main() {
         .init();
     let data_dir = scratchpad::paths::data_dir();
     let socket = scratchpad::paths::socket_path();
+    let (_instance, launches) = match instance::claim(&data_dir) {
+        Ok(instance::Claim::First(i, listener)) => (i, listener),
+        Ok(instance::Claim::Shown) => {
+            tracing::info!(
+                "Scratchpad is already running for {}: showed it",
+                data_dir.display()
+            );
+            return;
+        }
+        Err(e) => {
+            tracing::error!("{e}");
+            std::process::exit(1);
+        }
+    };
     let settings = Settings::load(&data_dir);
 
     tauri::Builder::default()
@@ -305,17 +395,30 @@ fn main() {
             hide_quick
         ])
         .on_window_event(|window, event| {
-            // Closing the main window hides it: agents keep working, the
-            // hotkey and notifications stay alive. Quit is in the tray.
+            // Closing the main window hides it to the tray: agents keep
+            // working, the hotkey and notifications stay alive; Quit is in
+            // the tray. With no tray to bring it back from, it minimises.
             if let WindowEvent::CloseRequested { api, .. } = event {
                 if window.label() == "main" {
                     api.prevent_close();
-                    let _ = window.hide();
+                    if tray_shown() {
+                        let _ = window.hide();
+                    } else {
+                        let _ = window.minimize();
+                    }
                 }
             }
         })
         .setup(move |app| {
             let handle = app.handle().clone();
+            let shown = handle.clone();
+            instance::serve(launches, move || {
+                if let Some(w) = shown.get_webview_window("main") {
+                    let _ = w.show();
+                    let _ = w.unminimize();
+                    let _ = w.set_focus();
+                }
+            });
             let events = handle.clone();
             let dir = data_dir.clone();
             let metrics = settings.metrics_address().unwrap_or_else(|e| {
@@ -335,7 +438,7 @@ fn main() {
                     if let Some(state) = events.try_state::<AppState>() {
                         let s = state.settings();
                         if s.notifications && notify::wanted(&event, &s.author) {
-                            notify::show(&events, &event, on_notification);
+                            notify::needs_eyes(&events, &event, on_notification, on_group);
                         }
                         if s.notifications {
                             if let Some(d) = notify::trashed_by_other(&event, &s.author) {

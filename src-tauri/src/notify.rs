@@ -95,6 +95,111 @@ pub fn text(event: &Value) -> (String, String) {
     (summary, body)
 }
 
+/// Needs-eyes notes waiting to be shown, per (author, pad): a burst is one
+/// notification, and while one is on screen the next wait for it to close.
+#[derive(Default)]
+struct Eyes {
+    pending: Vec<Value>,
+    /// A thread is gathering, or showing this group's notification.
+    busy: bool,
+}
+
+static EYES: LazyLock<Mutex<HashMap<(String, String), Eyes>>> = LazyLock::new(Default::default);
+
+/// What a summary notification's buttons ask for.
+#[derive(Debug, PartialEq)]
+pub enum Group {
+    /// Show Needs eyes.
+    Open,
+    /// Take `needs_eyes` off these entries.
+    DoneLooking(Vec<String>),
+}
+
+/// "agent-2: 8 notes need your eyes in inbox".
+pub fn group_text(author: &str, pad: &str, n: usize) -> String {
+    format!("{author}: {n} notes need your eyes in {pad}")
+}
+
+/// Shows an agent's needs_eyes entry: a question at once (it carries its
+/// choices, and someone may be waiting); notes gathered per (author, pad)
+/// for `GATHER`, one alone as itself, several as one summary, and at most
+/// one of a group on screen: what comes while it shows waits for it.
+pub fn needs_eyes(
+    app: &AppHandle,
+    event: &Value,
+    on_action: fn(&AppHandle, &Value, Action),
+    on_group: fn(&AppHandle, Group),
+) {
+    let e = &event["entry"];
+    if e["kind"] == "question" {
+        return show(app, event, on_action);
+    }
+    let key = (
+        e["author"].as_str().unwrap_or("someone").to_owned(),
+        e["pad"].as_str().unwrap_or("a pad").to_owned(),
+    );
+    {
+        let mut eyes = EYES.lock().unwrap_or_else(|p| p.into_inner());
+        let group = eyes.entry(key.clone()).or_default();
+        group.pending.push(event.clone());
+        if group.busy {
+            return;
+        }
+        group.busy = true;
+    }
+    let app = app.clone();
+    std::thread::spawn(move || loop {
+        std::thread::sleep(GATHER);
+        let batch = {
+            let mut eyes = EYES.lock().unwrap_or_else(|p| p.into_inner());
+            let group = eyes.entry(key.clone()).or_default();
+            let batch = std::mem::take(&mut group.pending);
+            if batch.is_empty() {
+                group.busy = false;
+                return;
+            }
+            batch
+        };
+        if let [one] = batch.as_slice() {
+            show_now(&app, one, on_action);
+            continue;
+        }
+        let ids: Vec<String> = batch
+            .iter()
+            .filter_map(|e| e["entry"]["id"].as_str().map(str::to_owned))
+            .collect();
+        let latest = batch
+            .iter()
+            .rev()
+            .take(3)
+            .filter_map(|e| e["entry"]["content"].as_str())
+            .map(|c| format!("• {}", c.chars().take(80).collect::<String>()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut n = notify_rust::Notification::new();
+        n.appname("Scratchpad")
+            .summary(&group_text(&key.0, &key.1, batch.len()))
+            .body(
+                &latest
+                    .replace('&', "&amp;")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;"),
+            )
+            .icon("dialog-information")
+            .action("default", "Open")
+            .action("done", "Done looking")
+            .action("open", "Open");
+        match n.show() {
+            Ok(handle) => handle.wait_for_action(|action| match action {
+                "done" => on_group(&app, Group::DoneLooking(ids.clone())),
+                "default" | "open" => on_group(&app, Group::Open),
+                _ => {}
+            }),
+            Err(e) => tracing::warn!("cannot show a notification: {e}"),
+        }
+    });
+}
+
 /// Shows the notification and waits (on its own thread) for a button;
 /// `on_action` gets what it asked for.
 pub fn show(
@@ -102,10 +207,20 @@ pub fn show(
     event: &Value,
     on_action: impl FnOnce(&AppHandle, &Value, Action) + Send + 'static,
 ) {
+    let (app, event) = (app.clone(), event.clone());
+    std::thread::spawn(move || show_now(&app, &event, on_action));
+}
+
+/// `show`, on this thread: returns when the notification is closed.
+fn show_now(
+    app: &AppHandle,
+    event: &Value,
+    on_action: impl FnOnce(&AppHandle, &Value, Action) + Send + 'static,
+) {
     let (summary, body) = text(event);
     let entry = event["entry"].clone();
     let app = app.clone();
-    std::thread::spawn(move || {
+    {
         let mut n = notify_rust::Notification::new();
         n.appname("Scratchpad")
             .summary(&summary)
@@ -137,7 +252,7 @@ pub fn show(
             }
             Err(e) => tracing::warn!("cannot show a notification: {e}"),
         }
-    });
+    }
 }
 
 fn shown() -> std::sync::MutexGuard<'static, HashMap<String, (u32, String)>> {
@@ -366,6 +481,14 @@ mod tests {
         assert!(trashed_by_other(&ev("user"), "user").is_none());
         assert!(trashed_by_other(&ev("agent-x"), "someone-else").is_none());
         assert!(trashed_by_other(&json!({"type": "deleted", "pad": "p"}), "user").is_none());
+    }
+
+    #[test]
+    fn a_burst_of_notes_reads_as_one_line() {
+        assert_eq!(
+            group_text("agent-2", "inbox", 8),
+            "agent-2: 8 notes need your eyes in inbox"
+        );
     }
 
     #[test]

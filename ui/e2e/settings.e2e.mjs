@@ -31,6 +31,9 @@ async function saveSettings(fields) {
 test("a hotkey the system cannot use is refused with the reason", async () => {
   await saveSettings({ hotkey: "Ctrl+Nonsense" });
   await waitFor("the error", async () => (await browser.$("#settings-error").getText()).includes("Ctrl+Nonsense"));
+  const said = await browser.$("#settings-error").getText();
+  assert.match(said, /is not a key combination: write modifiers and one key joined by \+, e\.g\. Ctrl\+Shift\+Space/);
+  assert.doesNotMatch(said, /muda|report/i, "no library error asking to report a bug");
   assert.notEqual(await browser.$("#settings-dialog").getAttribute("open"), null, "the dialog stays open");
   await browser.keys("Escape");
 });

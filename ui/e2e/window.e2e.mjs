@@ -5,10 +5,13 @@
 // choices read by meaning; replying or "done looking" empties Needs eyes;
 // agents and the person are told apart.
 
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import {
-  browser, call, callAs, clickPad, clickRow, launch, mcpCall, quit, rowWith, screenshot, waitFor,
+  APP, NOTIFY_LOG, browser, env, call, callAs, clickNotificationButton, clickPad, clickRow, launch, mcpCall, notificationsShown, quit, rowWith,
+  screenshot, sleep, waitFor,
 } from "./harness.mjs";
 
 before(() => launch());
@@ -106,4 +109,143 @@ test("agents and the person are told apart: a colour and initials per agent, 'yo
   assert.deepEqual(Object.keys(byText).sort(), ["AZ", "CL", "you"]);
   assert.equal(new Set(Object.values(byText)).size, 3, "three different colours");
   await screenshot("authors");
+});
+
+test("a burst of an agent's needs_eyes notes is one notification, and its Done looking clears them all", async () => {
+  await sleep(2000); // what earlier tests raised is gathered, then shown: let it come, then clear it
+  execFileSync("dunstctl", ["close-all"]);
+  const ids = [];
+  for (let i = 0; i < 8; i++) {
+    ids.push((await call("entry.add", { pad: "flood", author: "agent-9", content: `flood note ${i}`, tags: ["needs_eyes"] })).entry.id);
+  }
+  await waitFor("a notification", () => notificationsShown() >= 1);
+  await sleep(2500);
+  assert.equal(notificationsShown(), 1, "one notification for eight notes");
+  if (NOTIFY_LOG) assert.match(readFileSync(NOTIFY_LOG, "utf8"), /agent-9: 8 notes need your eyes in flood/);
+  await screenshot("eyes-summary");
+  clickNotificationButton("Done looking");
+  await waitFor("all eight done", async () => {
+    for (const id of ids) if ((await call("entry.get", { id })).entry.tags.includes("needs_eyes")) return false;
+    return true;
+  });
+});
+
+test("a pad that expires while the app is open moves to Archived, with a notice and Restore", async () => {
+  await call("entry.add", { pad: "short-lived", author: "agent-4", content: "a note that outlives its pad" });
+  await call("pad.configure", { name: "short-lived", ttl_seconds: 1 });
+  // The engine sweeps every 30 s.
+  await waitFor("the pad under Archived", async () => /short-lived/.test(await text("#archived")), 45_000);
+  assert.match(await text("#status"), /short-lived was idle past its expiry and is archived/);
+  assert.ok(!(await browser.$('#pads .pad[data-pad="short-lived"]').isExisting()), "gone from the live pads");
+  await browser.execute(() => {
+    document.getElementById("archived").open = true;
+  });
+  await screenshot("archived");
+  await browser.execute(() => document.querySelector('#archived .archived-pad[data-pad="short-lived"] .restore').click());
+  await waitFor("the pad live again", async () => (await call("pad.list")).pads.some((p) => p.name === "short-lived"));
+  await waitFor("its note in the feed", () => rowWith("a note that outlives its pad"));
+  await call("pad.configure", { name: "short-lived", ttl_seconds: null });
+});
+
+/** The ids of the app's main window on the X screen (visible ones only
+ *  with `visible`). */
+function mainWindows(visible = false) {
+  const args = ["search", ...(visible ? ["--onlyvisible"] : []), "--name", "^Scratchpad$"];
+  try {
+    return execFileSync("xdotool", args, { stdio: "pipe" }).toString().trim().split("\n").filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+test("a second launch shows the running app and exits; with no tray, closing the window keeps it reachable", async () => {
+  assert.equal(mainWindows(true).length, 1);
+  const second = spawnSync(APP, [], { env, timeout: 30_000, encoding: "utf8" });
+  assert.equal(second.status, 0, `the second launch exits at once: ${second.stderr}`);
+  assert.match(second.stderr, /already running/);
+  assert.equal(mainWindows().length, 1, "still one main window");
+  // A note needing eyes notifies once, not once per instance.
+  const before = NOTIFY_LOG ? readFileSync(NOTIFY_LOG, "utf8").split("single-instance ping").length : 0;
+  await call("entry.add", { pad: "inbox", author: "agent-5", content: "single-instance ping", tags: ["needs_eyes"] });
+  await sleep(3000);
+  if (NOTIFY_LOG) assert.equal(readFileSync(NOTIFY_LOG, "utf8").split("single-instance ping").length - before, 1, "one Notify call");
+
+  // No StatusNotifierWatcher runs in this session: a close request must not
+  // hide the window where nothing could bring it back.
+  const [win] = mainWindows(true);
+  execFileSync("python3", [new URL("./wm_close.py", import.meta.url).pathname, win]);
+  await sleep(1500);
+  assert.equal(mainWindows(true).length, 1, "the window is still on screen (minimised at most)");
+  assert.equal((await call("stats")).version.length > 0, true, "the app and its engine still run");
+});
+
+test("New pad is a dialog that offers the name the engine takes", async () => {
+  await browser.$("#new-pad-btn").click();
+  const input = await browser.$("#new-pad-name");
+  await input.waitForDisplayed();
+  await input.setValue("Client Work / Q4");
+  await waitFor("the fixed name offered", async () => /client-work-q4/.test(await text("#new-pad-hint")));
+  assert.match(await text("#new-pad-ok"), /Create client-work-q4/);
+  await browser.keys("Enter");
+  await waitFor("the new pad open", async () => /client-work-q4/.test(await text("#view-title")));
+  assert.equal((await call("pad.touch", { name: "client-work-q4" })).pad.name, "client-work-q4", "the engine has it");
+});
+
+test("tags are editable, and clicking one filters the feed to it; a pin is drawn, not an emoji", async () => {
+  const e = (await call("entry.add", { pad: "tagging", author: "user", content: "tag me", tags: ["draft"] })).entry;
+  await call("entry.add", { pad: "tagging", author: "agent-1", content: "untagged neighbour" });
+  await call("entry.update", { id: e.id, pinned: true });
+  await clickPad("tagging");
+  await waitFor("both notes", () => rowWith("untagged neighbour"));
+  assert.ok(await browser.$('#feed .row svg.pin').isExisting(), "the pin is an SVG");
+  await clickRow("tag me");
+  await browser.keys("e");
+  const tags = await browser.$("#edit-tags");
+  await tags.waitForExist();
+  await tags.setValue("#draft #review");
+  await browser.$("#edit-save").click();
+  await waitFor("the tags saved", async () => (await call("entry.get", { id: e.id })).entry.tags.join(",") === "draft,review");
+  await waitFor("the tag in the detail", async () => /#review/.test(await text("#detail-main .tags")));
+  await browser.execute(() => [...document.querySelectorAll("#detail-main .tags .tag")].find((t) => t.textContent === "#review").click());
+  await waitFor("the feed filtered to #review", async () => !(await rowWith("untagged neighbour")) && (await rowWith("tag me")));
+  assert.equal(await browser.$("#f-tag").getValue(), "review");
+  await browser.$("#f-tag").clearValue();
+  await browser.keys("Enter");
+});
+
+test("the tasks view says who holds each task and counts failed ones; rows read as text, not markdown; pads hold still", async () => {
+  await call("entry.add", { pad: "work", author: "planner", kind: "task", content: "## Port\n**the handlers** to `clap 5`" });
+  await call("entry.add", { pad: "work", author: "planner", kind: "task", content: "a task that fails" });
+  await callAs("worker-1", "task.claim", { pad: "work", agent: "worker-1" });
+  const second = await callAs("worker-2", "task.claim", { pad: "work", agent: "worker-2" });
+  await callAs("worker-2", "task.fail", { id: second.entry.id, agent: "worker-2", error: "no network" });
+  await clickPad("work");
+  await waitFor("the feed", () => rowWith("the handlers"));
+  const row = await browser.execute(() => [...document.querySelectorAll("#feed .row")].map((r) => r.textContent).find((t) => t.includes("the handlers")));
+  assert.ok(!/##|\*\*|`/.test(row), `no markdown syntax in the row: ${row}`);
+  await browser.$("#tasks-btn").click();
+  await waitFor("the tasks view", async () => /tasks in dependency order/.test(await text("#view-title")));
+  assert.match(await text("#view-title"), /1 failed/);
+  const rows = await browser.execute(() => [...document.querySelectorAll("#feed .row")].map((r) => r.textContent));
+  assert.ok(rows.some((t) => /held by.*worker-1/.test(t) && t.includes("the handlers")), rows.join("\n"));
+  await browser.$("#tasks-btn").click();
+
+  // Agents writing to pads do not reorder the list under the cursor.
+  const order = () => browser.execute(() => [...document.querySelectorAll("#pads .pad")].map((b) => b.dataset.pad));
+  const before = await order();
+  await call("entry.add", { pad: before[before.length - 1], author: "agent-1", content: "a write to the last pad" });
+  await sleep(1000);
+  assert.deepEqual(await order(), before);
+});
+
+test("All pads is one live feed across every pad", async () => {
+  await call("entry.add", { pad: "pad-one", author: "agent-1", content: "from pad one" });
+  await call("entry.add", { pad: "pad-two", author: "agent-2", content: "from pad two" });
+  await browser.$("#all-btn").click();
+  await waitFor("both pads' notes", async () => (await rowWith("from pad one")) && (await rowWith("from pad two")));
+  assert.match(await text("#view-title"), /^All pads/);
+  assert.equal(await browser.$("#clear-btn").isEnabled(), false, "no single pad to clear");
+  await call("entry.add", { pad: "pad-three", author: "agent-3", content: "live from pad three" });
+  await waitFor("the new pad's note, live", () => rowWith("live from pad three"), 3_000);
+  await browser.$("#all-btn").click();
 });

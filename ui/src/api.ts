@@ -31,6 +31,11 @@ export function onFocusEntry(cb: (entry: { id: string; pad: string }) => void): 
   return listen<{ id: string; pad: string }>("focus-entry", (e) => cb(e.payload));
 }
 
+/** A summary notification's Open: show Needs eyes. */
+export function onShowNeedsEyes(cb: () => void): Promise<UnlistenFn> {
+  return listen("show-needs-eyes", () => cb());
+}
+
 export const getSettings = () => invoke<Settings>("get_settings");
 export const setSettings = (settings: Settings) => invoke<Settings>("set_settings", { settings });
 export const appInfo = () => invoke<AppInfo>("app_info");

@@ -5,14 +5,15 @@
 // trusted to be safe text unless it went through textContent or the
 // markdown sanitizer.
 
-import { appInfo, getSettings, onEvent, onFocusEntry, rpc } from "./api";
+import { appInfo, getSettings, onEvent, onFocusEntry, onShowNeedsEyes, rpc } from "./api";
 import { $, fail, say } from "./dom";
 import { app, currentPad, padOnScreen, selectedEntry } from "./state";
 import { parseQuickNote } from "./tags";
 import { exportPad, openSettings, wireDialogs } from "./components/Dialogs";
 import { drawDetail, focusReply, remove, sendReply, startEdit, togglePin } from "./components/EntryDetail";
 import {
-  clearPad, drawInboxCount, drawSoon, focusEntry, loadFeed, loadInbox, loadMore, move, nearEnd, newPad, openPad, search, showActivity, showInbox, showTasks, showTrash,
+  clearPad, createPad, drawInboxCount, drawNewPadHint, drawSoon, focusEntry, loadFeed, loadInbox, loadMore, move, nearEnd, newPad, openPad, search, showActivity, showInbox,
+  showAll, showTasks, showTrash,
 } from "./components/Feed";
 import { loadPads, onOpenPad, refreshPadsSoon } from "./components/PadList";
 import { loadThread, touches } from "./components/Thread";
@@ -64,10 +65,22 @@ function wire(): void {
   $("inbox-btn").addEventListener("click", () => void showInbox().catch(fail));
   $("activity-btn").addEventListener("click", () => void showActivity().catch(fail));
   $("tasks-btn").addEventListener("click", () => void showTasks().catch(fail));
+  $("all-btn").addEventListener("click", () => void showAll().catch(fail));
   $("trash-btn").addEventListener("click", () => void showTrash().catch(fail));
   $("export-btn").addEventListener("click", () => void exportPad().catch(fail));
   $("clear-btn").addEventListener("click", () => void clearPad().catch(fail));
-  $("new-pad-btn").addEventListener("click", () => void newPad());
+  $("new-pad-btn").addEventListener("click", () => newPad());
+  $("new-pad-name").addEventListener("input", drawNewPadHint);
+  $("new-pad-form").addEventListener("submit", (ev) => {
+    if ((ev as SubmitEvent).submitter?.getAttribute("value") === "create") void createPad();
+  });
+  $("new-pad-name").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter") {
+      ev.preventDefault();
+      $<HTMLDialogElement>("new-pad-dialog").close();
+      void createPad();
+    }
+  });
   $("settings-btn").addEventListener("click", openSettings);
   $("feed").addEventListener("scroll", () => {
     if (nearEnd()) void loadMore().catch(fail);
@@ -98,6 +111,7 @@ function keys(ev: KeyboardEvent): void {
       case "e": if (e) startEdit(e); return !!e;
       case "Delete": case "Backspace": if (e) void remove(e); return !!e;
       case "i": void showInbox().catch(fail); return true;
+      case "g": void showAll().catch(fail); return true;
       case "a": void showActivity().catch(fail); return true;
       case "t": if (padOnScreen() || app.view === "tasks") void showTasks().catch(fail); return true;
       case "d": if (padOnScreen()) void showTrash().catch(fail); return true;
@@ -125,6 +139,18 @@ async function main(): Promise<void> {
   $("engine-mode").textContent = `${app.info.in_process ? "engine in this app" : "attached to pad serve"} · ${app.info.version}`;
   $("engine-mode").title = `socket ${app.info.socket}\ndata ${app.info.data_dir}`;
   await onEvent((ev) => {
+    if (ev.type === "disconnected") {
+      const banner = $("engine-state");
+      banner.hidden = false;
+      banner.textContent = `The engine went away (${ev.socket ?? "its socket"}): what you see may be stale. Reconnecting — next try in ${Math.max(1, Math.round((ev.retry_in_ms ?? 0) / 1000))} s…`;
+      return;
+    }
+    if (ev.type === "reconnected") {
+      $("engine-state").hidden = true;
+      say("reconnected to the engine");
+      void Promise.all([loadInbox(), loadPads(), app.view === "feed" ? loadFeed() : Promise.resolve()]).then(drawSoon).catch(fail);
+      return;
+    }
     if (ev.type === "lagged") {
       void loadFeed().catch(fail);
       refreshPadsSoon();
@@ -137,6 +163,9 @@ async function main(): Promise<void> {
       drawDetail();
       return;
     }
+    if (ev.type === "pad_expired" && ev.pad) {
+      say(`pad ${ev.pad} was idle past its expiry and is archived: it is under Archived in the sidebar, with Restore (nothing in it is deleted for 7 days)`);
+    }
     const c = app.feed.apply(ev);
     if (c.pads) refreshPadsSoon();
     if (touches(ev) && app.selected) void loadThread(app.selected).then(drawDetail).catch(fail);
@@ -145,10 +174,13 @@ async function main(): Promise<void> {
       void showTasks().catch(fail);
       return;
     }
-    if ((c.feed && app.view === "feed") || (c.inbox && app.view === "inbox")) drawSoon();
+    if ((c.feed && (app.view === "feed" || app.view === "all")) || (c.inbox && app.view === "inbox")) drawSoon();
     else if (c.inbox) drawInboxCount();
   });
   await onFocusEntry((entry) => void focusEntry(entry.pad, entry.id).catch(fail));
+  await onShowNeedsEyes(() => {
+    if (app.view !== "inbox") void showInbox().catch(fail);
+  });
   const stats = await rpc<{ waiting_questions?: string[] }>("stats");
   app.waiting = new Set(stats.waiting_questions ?? []);
   await loadInbox();

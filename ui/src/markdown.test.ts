@@ -1,4 +1,4 @@
-import { renderMarkdown } from "./markdown";
+import { plainPreview, renderMarkdown } from "./markdown";
 
 function dom(html: string): HTMLElement {
   const d = document.createElement("div");
@@ -34,5 +34,21 @@ describe("renderMarkdown", () => {
     const d = dom(renderMarkdown("[click](javascript:alert(1)) [ok](https://a.b)"));
     const links = [...d.querySelectorAll("a")];
     expect(links.every((a) => !(a.getAttribute("href") ?? "").startsWith("javascript"))).toBe(true);
+  });
+});
+
+describe("plainPreview", () => {
+  it("shows a row the words, not the markdown", () => {
+    expect(plainPreview("## Results\n\n**p95** fell to `120 ms` — see [the run](https://x.y)")).toBe("Results p95 fell to 120 ms — see the run");
+    expect(plainPreview("| model | @10 |\n|---|---|\n| bm25 | 49.9 |")).toBe("model · @10 · bm25 · 49.9");
+    expect(plainPreview("- [x] done\n- todo\n> quoted")).toBe("done todo quoted");
+    expect(plainPreview("```sh\npad note hi\n```")).toBe("pad note hi");
+  });
+});
+
+describe("plainPreview keeps identifiers", () => {
+  it("leaves underscores and lone stars alone", () => {
+    expect(plainPreview("window.__pwned = 1 and snake_case_name")).toBe("window.__pwned = 1 and snake_case_name");
+    expect(plainPreview("2 * 3 * 4 and *emphasis*")).toBe("2 * 3 * 4 and emphasis");
   });
 });

@@ -42,3 +42,25 @@ export function renderMarkdown(text: string): string {
     ALLOWED_URI_REGEXP: /^(?:https?:|mailto:|#)/i,
   });
 }
+
+/** A one-line preview of markdown for a row: the words, without the
+ *  syntax (headings' #, emphasis, code fences, table pipes and rules, link
+ *  targets), whitespace collapsed. */
+export function plainPreview(text: string, max = 300): string {
+  return text
+    .replace(/```[^\n]*\n?/g, " ")
+    .replace(/^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/gm, " ")
+    .replace(/^\s{0,3}#{1,6}\s+/gm, "")
+    .replace(/^\s{0,3}>\s?/gm, "")
+    .replace(/^\s*([-*+]|\d+\.)\s+(\[[ xX]\]\s+)?/gm, "")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    // Emphasis and code, but not the underscores of identifiers.
+    .replace(/(\*\*|~~|`)(?=\S)([^\n]*?\S)\1/g, "$2")
+    .replace(/(^|[^\w*])\*(?=\S)([^*\n]*?\S)\*(?=[^\w*]|$)/g, "$1$2")
+    .replace(/\s*\|\s*/g, " · ")
+    .replace(/\s+/g, " ")
+    .replace(/·( ·)+/g, "·")
+    .replace(/^ · | · $/g, "")
+    .trim()
+    .slice(0, max);
+}

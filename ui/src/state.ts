@@ -5,7 +5,7 @@
 import { FeedStore, type PlanStep } from "./store";
 import type { AppInfo, Entry, Pad, Settings } from "./types";
 
-export type View = "feed" | "search" | "inbox" | "tasks" | "activity" | "trash";
+export type View = "feed" | "all" | "search" | "inbox" | "tasks" | "activity" | "trash";
 
 export const app = {
   feed: new FeedStore(),

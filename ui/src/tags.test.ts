@@ -1,4 +1,4 @@
-import { parseQuickNote } from "./tags";
+import { fixPadName, parseQuickNote } from "./tags";
 
 describe("parseQuickNote", () => {
   it("turns #words into tags and keeps the rest as content", () => {
@@ -32,5 +32,15 @@ describe("parseQuickNote", () => {
     const q = parseQuickNote(text);
     expect(q.tags).toHaveLength(10);
     expect(q.content).toBe("#t10 #t11 go");
+  });
+});
+
+describe("fixPadName", () => {
+  it("offers the name the engine takes", () => {
+    expect(fixPadName("Proj X!")).toBe("proj-x");
+    expect(fixPadName("research/notes 2")).toBe("research-notes-2");
+    expect(fixPadName("ok.name_1:a-b")).toBe("ok.name_1:a-b");
+    expect(fixPadName("  ??  ")).toBe("");
+    expect(fixPadName("x".repeat(80))).toHaveLength(64);
   });
 });

@@ -12,6 +12,14 @@ export interface QuickNote {
 /** Splits "ship it #release" into content "ship it" and tags ["release"].
  *  Tags keep their first-seen order, folded and deduplicated; past ten the
  *  rest stay in the text. A note of only tags keeps its text. */
+/** A pad name as the engine takes it: lowercase a-z, 0-9, `.`, `_`, `:`,
+ *  `-`, up to 64 characters; anything else becomes `-` (as the engine's
+ *  own suggestion does). Empty when nothing usable is left. */
+export function fixPadName(raw: string): string {
+  const cleaned = raw.trim().toLowerCase().replace(/[^a-z0-9._:-]/g, "-").replace(/-{2,}/g, "-");
+  return cleaned.replace(/^[-.]+|[-.]+$/g, "").slice(0, 64);
+}
+
 export function parseQuickNote(text: string): QuickNote {
   const tags: string[] = [];
   const stripped = text.replace(TAG, (whole, lead: string, word: string) => {

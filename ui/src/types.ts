@@ -9,12 +9,15 @@ import type { Entry, EventType, Trashed } from "./protocol";
  *  when the app fell behind and must reload. */
 export interface PadEvent {
   subscription: number;
-  type: EventType | "lagged";
+  type: EventType | "lagged" | "disconnected" | "reconnected";
   pad?: string;
   entry?: Entry;
   /** `trashed` events: who moved how many of whose entries to the trash. */
   trashed?: Trashed;
   missed?: number;
+  /** `disconnected` (from the app's shell): the socket, and when it tries again. */
+  socket?: string;
+  retry_in_ms?: number;
 }
 
 export interface RpcError {

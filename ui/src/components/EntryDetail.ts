@@ -14,6 +14,7 @@ import type { Entry } from "../types";
 import { confirmAction } from "./Dialogs";
 import { forgetThread, loadThread, openThread, renderThread, repliesOf, threadVersion } from "./Thread";
 import { deletedLine, historySection, inTrash, offerUndo, restoreEntry, trashed } from "./Trash";
+import { tagChip } from "./Feed";
 import { welcome } from "./Welcome";
 
 /** What the pane shows now; it is redrawn only when this changes, so a
@@ -87,7 +88,7 @@ function view(e: Entry): HTMLElement[] {
   fact("reminder", e.remind_at);
   if (e.choices.length) fact("choices", e.choices.join(" · "));
   const tags = el("div", "tags");
-  for (const t of e.tags) tags.append(el("span", "tag", `#${t}`));
+  for (const t of e.tags) tags.append(tagChip(t));
   const actions = el("div", "actions");
   const button = (label: string, title: string, fn: () => void, cls = "") => {
     const b = el("button", cls, label);
@@ -150,6 +151,11 @@ function editor(e: Entry): HTMLElement[] {
   ta.id = "edit-text";
   ta.value = e.content;
   ta.rows = 12;
+  const tags = el("input", "edit-tags");
+  tags.id = "edit-tags";
+  tags.value = e.tags.map((t) => `#${t}`).join(" ");
+  tags.placeholder = "#tags (space-separated)";
+  tags.title = "Tags: words, with or without #";
   const save = el("button", "", "Save");
   save.id = "edit-save";
   const cancel = el("button", "", "Cancel");
@@ -159,6 +165,10 @@ function editor(e: Entry): HTMLElement[] {
     drawDetail();
   };
   save.addEventListener("click", () => void saveEdit(ta.value));
+  tags.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter") void saveEdit(ta.value);
+    if (ev.key === "Escape") stop();
+  });
   cancel.addEventListener("click", stop);
   ta.addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) void saveEdit(ta.value);
@@ -170,7 +180,7 @@ function editor(e: Entry): HTMLElement[] {
   theirs.id = "edit-theirs";
   theirs.hidden = true;
   queueMicrotask(() => ta.focus());
-  return [ta, actions, theirs];
+  return [ta, tags, actions, theirs];
 }
 
 /** Beside the person's editor: the entry as someone else changed it since
@@ -199,6 +209,7 @@ function drawTheirs(now: Entry, conflict = false): void {
   take.addEventListener("click", () => {
     editBase = now;
     ta.value = now.content;
+    $<HTMLInputElement>("edit-tags").value = now.tags.map((t) => `#${t}`).join(" ");
     box.hidden = true;
   });
   const actions = el("div", "actions");
@@ -276,7 +287,8 @@ async function saveEdit(content: string): Promise<void> {
   const base = editBase;
   if (!base) return;
   try {
-    await rpc("entry.update", { id: base.id, content, if_version: base.version });
+    const tags = $<HTMLInputElement>("edit-tags").value.split(/[\s,]+/).map((t) => t.replace(/^#/, "").trim()).filter(Boolean);
+    await rpc("entry.update", { id: base.id, content, tags, if_version: base.version });
     app.editing = false;
     editBase = null;
     drawDetail();

@@ -6,10 +6,12 @@
 import { rpc, setSettings } from "../api";
 import { renderActivity } from "../activity";
 import { count, searchTitle } from "../count";
-import { $, el, fail, say } from "../dom";
+import { $, el, fail, pinIcon, say } from "../dom";
 import { authorChip } from "../authors";
 import { app, currentPad, padLabel, padOnScreen } from "../state";
+import { fixPadName } from "../tags";
 import type { Filter, PlanStep } from "../store";
+import { plainPreview } from "../markdown";
 import { ago } from "../time";
 import type { Entry, Kind, Pad, Status } from "../types";
 import { VirtualList } from "../virtual";
@@ -57,7 +59,7 @@ export async function openPad(name: string, select: string | null = null): Promi
 }
 
 export async function loadFeed(): Promise<void> {
-  const f = filter();
+  const f = app.view === "all" ? { ...filter(), pad: null } : filter();
   app.feed.expect(f);
   const r = await rpc<{ entries: Entry[]; next_cursor: string | null }>("entry.list", listParams(f));
   app.feed.load(r.entries, f);
@@ -74,7 +76,7 @@ export function nearEnd(): boolean {
 /** Loads the next page of older entries; again while the view is still
  *  near the end (a fast scroll can outrun a page). */
 export async function loadMore(): Promise<void> {
-  if (!app.cursor || app.loadingMore || app.view !== "feed") return;
+  if (!app.cursor || app.loadingMore || (app.view !== "feed" && app.view !== "all")) return;
   app.loadingMore = true;
   try {
     const r = await rpc<{ entries: Entry[]; next_cursor: string | null }>("entry.list", { ...listParams(app.feed.filter), cursor: app.cursor });
@@ -124,9 +126,10 @@ export function drawInboxCount(): void {
 export function draw(): void {
   showPanes(false);
   const title = $("view-title");
-  if (app.view === "feed") {
+  if (app.view === "feed" || app.view === "all") {
     app.shown = app.feed.entries;
-    title.textContent = `${currentPad()} · ${count(app.shown.length, "entry", "entries", !!app.cursor)}`;
+    const where = app.view === "all" ? "All pads" : currentPad();
+    title.textContent = `${where} · ${count(app.shown.length, "entry", "entries", !!app.cursor)}`;
   } else if (app.view === "inbox") {
     app.shown = app.feed.inbox;
     const open = app.shown.filter(isOpenQuestion).length;
@@ -144,18 +147,19 @@ export function draw(): void {
   } else if (app.view === "tasks") {
     app.shown = app.plan.map((s) => s.entry);
     const n = app.plan.reduce<Record<string, number>>((m, s) => ((m[s.state] = (m[s.state] ?? 0) + 1), m), {});
-    title.textContent = `${currentPad()} · tasks in dependency order · ${n.ready ?? 0} ready, ${n.running ?? 0} running, ${n.blocked ?? 0} blocked, ${n.done ?? 0} done`;
+    title.textContent = `${currentPad()} · tasks in dependency order · ${n.ready ?? 0} ready, ${n.running ?? 0} running, ${n.blocked ?? 0} blocked, ${n.done ?? 0} done, ${n.failed ?? 0} failed`;
   }
   drawInboxCount();
   $("inbox-btn").classList.toggle("active", app.view === "inbox");
   $("tasks-btn").classList.toggle("active", app.view === "tasks");
   $("trash-btn").classList.toggle("active", app.view === "trash");
+  $("all-btn").classList.toggle("active", app.view === "all");
   drawActions();
   list.setItems(app.shown);
   if (app.selected && !app.shown.some((e) => e.id === app.selected)) app.selected = null;
   drawDetail();
   const feed = $("feed");
-  if (app.view === "feed" && app.cursor && feed.scrollHeight <= feed.clientHeight) void loadMore();
+  if ((app.view === "feed" || app.view === "all") && app.cursor && feed.scrollHeight <= feed.clientHeight) void loadMore();
 }
 
 /** Redraws at the next frame: a burst of events costs one redraw. */
@@ -164,7 +168,7 @@ export function drawSoon(): void {
   if (drawFrame) return;
   drawFrame = requestAnimationFrame(() => {
     drawFrame = 0;
-    if (app.view === "feed" || app.view === "inbox") draw();
+    if (app.view === "feed" || app.view === "all" || app.view === "inbox") draw();
   });
 }
 
@@ -185,16 +189,39 @@ function row(e: Entry, i: number): HTMLElement {
     head.append(el("span", `state state-${e.status}`, e.status));
   }
   if (e.reply_to) head.append(el("span", "is-reply", "↳ reply"));
-  head.append(authorChip(e.author, app.settings.author));
+  if (app.view === "tasks") {
+    // Who holds the task is what the tasks view is about; who wrote it is in the detail.
+    if (e.assignee) head.append(el("span", "holder", "held by"), authorChip(e.assignee, app.settings.author));
+    else head.append(el("span", "holder", "nobody holds it"));
+  } else {
+    head.append(authorChip(e.author, app.settings.author));
+  }
   if (app.view !== "feed" || e.pad !== currentPad()) head.append(el("span", "pad-chip", e.pad));
   head.append(el("span", "time", ago(e.created_at)));
   if (e.replies > 0) head.append(el("span", "replies", count(e.replies, "reply", "replies")));
-  if (e.pinned) head.append(el("span", "pin", "📌"));
-  for (const t of e.tags) head.append(el("span", "tag", `#${t}`));
-  const body = el("div", "row-body", e.content.replace(/\s+/g, " ").slice(0, 300));
+  if (e.pinned) head.append(pinIcon());
+  for (const t of e.tags) head.append(tagChip(t));
+  const body = el("div", "row-body", plainPreview(e.content));
   r.append(head, body);
   r.addEventListener("click", () => select(e.id));
   return r;
+}
+
+/** A tag: clicking it filters the feed to it. */
+export function tagChip(t: string): HTMLElement {
+  const chip = el("button", "tag", `#${t}`);
+  chip.type = "button";
+  chip.title = `Show only #${t}`;
+  chip.addEventListener("click", (ev) => {
+    ev.stopPropagation();
+    ($("f-tag") as HTMLInputElement).value = t;
+    if (app.view === "search") void search(($("search") as HTMLInputElement).value).catch(fail);
+    else {
+      app.view = "feed";
+      void loadFeed().catch(fail);
+    }
+  });
+  return chip;
 }
 
 export function select(id: string | null): void {
@@ -258,6 +285,14 @@ export async function showTasks(): Promise<void> {
   app.plan = r.entries;
   app.view = "tasks";
   draw();
+}
+
+/** Every pad's entries, newest first, live; again to go back to the pad. */
+export async function showAll(): Promise<void> {
+  app.view = app.view === "all" ? "feed" : "all";
+  app.selected = null;
+  await loadFeed();
+  drawPads();
 }
 
 /** The pad's trash in the list; again to go back to the feed. */
@@ -329,8 +364,32 @@ export async function clearPad(): Promise<void> {
   await loadFeed();
 }
 
-export async function newPad(): Promise<void> {
-  const name = window.prompt("Name of the new pad (a-z, 0-9, . _ : -)");
+/** The New pad dialog: as the person types, it shows the name the pad
+ *  will get (lowercase, other characters as "-"), and creates that. */
+export function newPad(): void {
+  const dialog = $<HTMLDialogElement>("new-pad-dialog");
+  const input = $<HTMLInputElement>("new-pad-name");
+  input.value = "";
+  drawNewPadHint();
+  dialog.showModal();
+  input.focus();
+}
+
+export function drawNewPadHint(): void {
+  const raw = $<HTMLInputElement>("new-pad-name").value;
+  const name = fixPadName(raw);
+  const hint = $("new-pad-hint");
+  const ok = $<HTMLButtonElement>("new-pad-ok");
+  ok.disabled = name === "";
+  if (!raw.trim()) hint.textContent = "a-z, 0-9, . _ : - (up to 64)";
+  else if (name === raw.trim()) hint.textContent = `creates pad ${name}`;
+  else if (name) hint.textContent = `pad names use a-z, 0-9, . _ : -: it will be “${name}”`;
+  else hint.textContent = "nothing usable: use a-z, 0-9, . _ : -";
+  ok.textContent = name ? `Create ${padLabel(name)}` : "Create";
+}
+
+export async function createPad(): Promise<void> {
+  const name = fixPadName($<HTMLInputElement>("new-pad-name").value);
   if (!name) return;
   try {
     const r = await rpc<{ pad: Pad }>("pad.configure", { name, ttl_seconds: app.settings.default_ttl_seconds });

@@ -1,10 +1,12 @@
 // The pad list in the sidebar: every pad with its count and expiry. The
 // inbox and the pad being shown are always listed, even while empty.
+// Pads that expired (archived after their idle time) are listed under
+// Archived, each with Restore: nothing vanishes without a trace.
 
 import { rpc } from "../api";
-import { $, el, fail } from "../dom";
+import { $, el, fail, say } from "../dom";
 import { app, currentPad, INBOX } from "../state";
-import { until } from "../time";
+import { ago, until } from "../time";
 import type { Pad } from "../types";
 
 let open: (name: string) => void = () => undefined;
@@ -14,9 +16,22 @@ export function onOpenPad(fn: (name: string) => void): void {
   open = fn;
 }
 
+/** Pads archived after their idle time, newest archive first. */
+let archived: Pad[] = [];
+
 export async function loadPads(): Promise<void> {
-  app.pads = (await rpc<{ pads: Pad[] }>("pad.list")).pads;
+  const all = (await rpc<{ pads: Pad[] }>("pad.list", { include_archived: true })).pads;
+  app.pads = all.filter((p) => !p.archived);
+  archived = all.filter((p) => p.archived).sort((a, b) => (b.archived_at ?? "").localeCompare(a.archived_at ?? ""));
   drawPads();
+}
+
+/** Brings an archived pad back (its idle clock restarts) and opens it. */
+async function restorePad(name: string): Promise<void> {
+  await rpc("pad.touch", { name });
+  await loadPads();
+  say(`restored pad ${name}`);
+  open(name);
 }
 
 let timer = 0;
@@ -35,8 +50,9 @@ const empty = (name: string): Pad => ({
 export function listedPads(pads: Pad[], current: string): Pad[] {
   const names = new Set(pads.map((p) => p.name));
   const extra = [...new Set([INBOX, current])].filter((n) => !names.has(n)).map(empty);
-  const all = [...pads, ...extra];
-  // The inbox first: it is where the person's questions wait.
+  // By name, so the list holds still under the cursor while agents write;
+  // the inbox first: it is where the person's questions wait.
+  const all = [...pads, ...extra].sort((a, b) => a.name.localeCompare(b.name));
   return [...all.filter((p) => p.name === INBOX), ...all.filter((p) => p.name !== INBOX)];
 }
 
@@ -47,6 +63,7 @@ export function expiryLabel(p: Pad, now = Date.now()): string | null {
 
 export function drawPads(): void {
   const onPad = app.view === "feed" || app.view === "tasks";
+  drawArchived();
   $("pads").replaceChildren(
     ...listedPads(app.pads, currentPad()).map((p) => {
       const b = el("button", "side-item pad");
@@ -60,4 +77,27 @@ export function drawPads(): void {
       return b;
     }),
   );
+}
+
+/** The Archived section under the pads: each with when it was archived
+ *  and Restore. Hidden while there are none. */
+function drawArchived(): void {
+  const box = $("archived");
+  box.hidden = archived.length === 0;
+  const summary = el("summary", "", `Archived (${archived.length})`);
+  summary.title = "Pads archived after their idle time: nothing in them is deleted until the retention period ends";
+  const items = archived.map((p) => {
+    const row = el("div", "side-item archived-pad");
+    row.dataset.pad = p.name;
+    row.append(el("span", "pad-name", p.name), el("span", "count", String(p.entries)));
+    row.append(el("span", "expiry", `archived ${p.archived_at ? ago(p.archived_at) : ""}`));
+    const restore = el("button", "restore", "Restore");
+    restore.title = `Bring ${p.name} back to the pad list with everything in it`;
+    restore.addEventListener("click", () => void restorePad(p.name).catch(fail));
+    row.append(restore);
+    return row;
+  });
+  const wasOpen = (box as HTMLDetailsElement).open;
+  box.replaceChildren(summary, ...items);
+  (box as HTMLDetailsElement).open = wasOpen;
 }

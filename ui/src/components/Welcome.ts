@@ -4,12 +4,14 @@
 
 import { el } from "../dom";
 import { app, currentPad } from "../state";
+import { choiceClass } from "../choices";
 import { copy } from "./Dialogs";
 
 /** The MCP servers entry for Agent Zero (or any stdio MCP client) on this
- *  machine: the `pad` CLI by its full path, so PATH does not matter. */
-export function mcpEntry(pad: string): string {
-  return JSON.stringify({ mcpServers: { scratchpad: { command: pad, args: ["mcp"], env: { PAD_AUTHOR: "agent-zero" } } } }, null, 2);
+ *  machine: the `pad` CLI by its full path, so PATH does not matter, and
+ *  the pad it was copied from as the agent's pad. */
+export function mcpEntry(pad: string, padName: string): string {
+  return JSON.stringify({ mcpServers: { scratchpad: { command: pad, args: ["mcp"], env: { PAD_AUTHOR: "agent-zero", PAD_PAD: padName } } } }, null, 2);
 }
 
 export function welcome(): HTMLElement {
@@ -25,7 +27,7 @@ export function welcome(): HTMLElement {
     el("h3", "", "Connect an agent"),
     p("In Agent Zero: Settings → MCP servers, paste this entry (any MCP client takes the same):"),
   );
-  const entry = el("pre", "mcp-entry", mcpEntry(app.info.pad));
+  const entry = el("pre", "mcp-entry", mcpEntry(app.info.pad, currentPad()));
   entry.id = "welcome-mcp";
   const copyBtn = el("button", "", "Copy");
   copyBtn.id = "welcome-copy";
@@ -34,7 +36,7 @@ export function welcome(): HTMLElement {
   box.append(
     entry,
     copyBtn,
-    p("From a shell or a script: ", el("code", "", `${app.info.pad} add "a note"`), " and ", el("code", "", `${app.info.pad} --help`), "."),
+    p("From a shell or a script: ", el("code", "", `${app.info.pad} note -p ${currentPad()} "a note"`), " and ", el("code", "", `${app.info.pad} --help`), "."),
     el("h3", "", "When an agent asks"),
     p("Before anything it cannot undo, an agent asks you (", el("code", "", "ask_person"), "). The question appears under Needs eyes and as a desktop notification whose buttons answer it:"),
   );
@@ -42,7 +44,7 @@ export function welcome(): HTMLElement {
   sample.append(el("div", "reply-head", "agent-zero asks · inbox"), el("div", "", "I am about to drop the staging database. OK to proceed?"));
   const choices = el("div", "choices");
   for (const c of ["approve", "deny"]) {
-    const b = el("button", "choice", c);
+    const b = el("button", choiceClass(c), c);
     b.disabled = true;
     choices.append(b);
   }

@@ -42,8 +42,8 @@ describe("Thread", () => {
 });
 
 describe("Welcome", () => {
-  it("offers an MCP servers entry that runs pad mcp by its full path", () => {
-    const parsed = JSON.parse(mcpEntry("/usr/bin/pad"));
-    expect(parsed.mcpServers.scratchpad).toEqual({ command: "/usr/bin/pad", args: ["mcp"], env: { PAD_AUTHOR: "agent-zero" } });
+  it("offers an MCP servers entry that runs pad mcp by its full path, on the pad it was copied from", () => {
+    const parsed = JSON.parse(mcpEntry("/usr/bin/pad", "proj-x"));
+    expect(parsed.mcpServers.scratchpad).toEqual({ command: "/usr/bin/pad", args: ["mcp"], env: { PAD_AUTHOR: "agent-zero", PAD_PAD: "proj-x" } });
   });
 });
