@@ -631,18 +631,7 @@ impl Engine {
 
     pub async fn list(&self, p: ListParams, grant: Option<&Grant>) -> Result<ListResult> {
         let limit = limit("limit", p.limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)?;
-        let cursor = p
-            .cursor
-            .as_deref()
-            .map(|c| {
-                c.parse::<i64>().map_err(|_| {
-                    Error::invalid(
-                        "cursor",
-                        format!("cursor '{c}' is not one this engine gave out; pass next_cursor from the previous page unchanged, or omit it to start over."),
-                    )
-                })
-            })
-            .transpose()?;
+        let cursor = cursor(p.cursor.as_deref())?;
         let filter = EntryFilter {
             pad: p
                 .pad
@@ -680,6 +669,19 @@ impl Engine {
             next_cursor: page.next_cursor,
         })
     }
+}
+
+/// A page cursor as this engine gave it out (`next_cursor`).
+fn cursor(raw: Option<&str>) -> Result<Option<i64>> {
+    raw.map(|c| {
+        c.parse::<i64>().map_err(|_| {
+            Error::invalid(
+                "cursor",
+                format!("cursor '{c}' is not one this engine gave out; pass next_cursor from the previous page unchanged, or omit it to start over."),
+            )
+        })
+    })
+    .transpose()
 }
 
 /// `entry.list` pages up to this long are read inline; longer ones are scans.

@@ -71,18 +71,7 @@ impl Engine {
 
     pub async fn trash(&self, p: TrashParams, grant: Option<&Grant>) -> Result<TrashResult> {
         let limit = limit("limit", p.limit, DEFAULT_TRASH_LIMIT, MAX_HISTORY_LIMIT)?;
-        let cursor = p
-            .cursor
-            .as_deref()
-            .map(|c| {
-                c.parse::<i64>().map_err(|_| {
-                    Error::invalid(
-                        "cursor",
-                        format!("cursor '{c}' is not one this engine gave out; pass next_cursor from the previous page unchanged, or omit it."),
-                    )
-                })
-            })
-            .transpose()?;
+        let cursor = super::cursor(p.cursor.as_deref())?;
         let filter = self.history_filter(p.pad.as_deref(), p.by.as_deref(), grant)?;
         let (entries, next) = store!(self, s => s.trash(&filter, limit, cursor))?;
         Ok(TrashResult {

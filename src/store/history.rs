@@ -103,6 +103,18 @@ fn read_version(row: &Row<'_>) -> rusqlite::Result<(i64, i64, Version)> {
     ))
 }
 
+/// The kept versions `cond` (over `?`, bound to `key`) selects, oldest first.
+fn versions_where(conn: &Connection, cond: &str, key: i64) -> Result<Vec<Version>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
+             WHERE {cond} ORDER BY e.n"
+        ))?
+        .query_map([key], read_version)?
+        .map(|r| r.map(|(_, _, v)| v))
+        .collect::<rusqlite::Result<_>>()?)
+}
+
 /// What `entry.trash` and `entry.changes` narrow to.
 #[derive(Debug, Default, Clone)]
 pub struct HistoryFilter {
@@ -225,15 +237,7 @@ impl Store {
             .query_row([seq], EntryRow::read)
             .optional()?
             .map(|r| r.entry);
-        let versions = conn
-            .prepare_cached(&format!(
-                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-                 WHERE e.seq = ? ORDER BY e.n"
-            ))?
-            .query_map([seq], read_version)?
-            .map(|r| r.map(|(_, _, v)| v))
-            .collect::<rusqlite::Result<_>>()?;
-        Ok((live, versions))
+        Ok((live, versions_where(&conn, "e.seq = ?", seq)?))
     }
 
     /// Deleted entries in the trash, newest deletion first; the cursor is
@@ -272,15 +276,7 @@ impl Store {
     /// The versions one change kept.
     pub fn change(&self, batch: i64) -> Result<Vec<Version>> {
         let conn = self.reader()?;
-        let rows = conn
-            .prepare_cached(&format!(
-                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-                 WHERE e.batch = ? ORDER BY e.n"
-            ))?
-            .query_map([batch], read_version)?
-            .map(|r| r.map(|(_, _, v)| v))
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(rows)
+        versions_where(&conn, "e.batch = ?", batch)
     }
 
     /// Brings deleted entries back as they were — id, tags, thread links,

@@ -33,6 +33,8 @@ test("a first run shows what to do: the hotkey, the MCP entry for Agent Zero, ho
   const entry = JSON.parse(await browser.$("#welcome-mcp").getText());
   const server = entry.mcpServers.scratchpad;
   assert.deepEqual(server.args, ["mcp"]);
+  assert.equal(server.env.PAD_PAD, "inbox", "an agent connected from this pad's welcome writes to it");
+  assert.match(text, /pad note -p inbox "a note"/, "the welcome names the command that exists");
   assert.match(server.command, /\/pad$/, "the pad CLI by its full path");
   assert.ok(await browser.$("#welcome-copy").isExisting());
   assert.match(text, /approve/);

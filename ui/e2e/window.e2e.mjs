@@ -228,6 +228,13 @@ test("the tasks view says who holds each task and counts failed ones; rows read 
   assert.match(await text("#view-title"), /1 failed/);
   const rows = await browser.execute(() => [...document.querySelectorAll("#feed .row")].map((r) => r.textContent));
   assert.ok(rows.some((t) => /held by.*worker-1/.test(t) && t.includes("the handlers")), rows.join("\n"));
+  // A claim whose lease runs out is seen to go back, not silently.
+  await call("entry.add", { pad: "work", author: "planner", kind: "task", content: "a task whose worker vanishes" });
+  await callAs("worker-3", "task.claim", { pad: "work", agent: "worker-3", lease_seconds: 1 });
+  await waitFor("the lapsed lease shown", async () => {
+    const now = await browser.execute(() => [...document.querySelectorAll("#feed .row")].map((r) => r.textContent));
+    return now.some((t) => /the lease of.*worker-3.*ran out/.test(t) && t.includes("worker vanishes"));
+  }, 15_000);
   await browser.$("#tasks-btn").click();
 
   // Agents writing to pads do not reorder the list under the cursor.

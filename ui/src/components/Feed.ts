@@ -191,8 +191,16 @@ function row(e: Entry, i: number): HTMLElement {
   if (e.reply_to) head.append(el("span", "is-reply", "↳ reply"));
   if (app.view === "tasks") {
     // Who holds the task is what the tasks view is about; who wrote it is in the detail.
-    if (e.assignee) head.append(el("span", "holder", "held by"), authorChip(e.assignee, app.settings.author));
-    else head.append(el("span", "holder", "nobody holds it"));
+    if (e.assignee && e.status === "todo" && !e.error) {
+      // Back in the queue with a last holder and no error: its lease ran out.
+      head.append(el("span", "holder lapsed", "back in the queue: the lease of"), authorChip(e.assignee, app.settings.author), el("span", "holder lapsed", "ran out"));
+    } else if (e.assignee && e.status === "todo") {
+      head.append(el("span", "holder lapsed", "back in the queue after failing for"), authorChip(e.assignee, app.settings.author));
+    } else if (e.assignee) {
+      head.append(el("span", "holder", "held by"), authorChip(e.assignee, app.settings.author));
+    } else {
+      head.append(el("span", "holder", "nobody holds it"));
+    }
   } else {
     head.append(authorChip(e.author, app.settings.author));
   }
