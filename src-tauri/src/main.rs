@@ -421,6 +421,10 @@ fn main() {
             });
             let events = handle.clone();
             let dir = data_dir.clone();
+            let model = settings.model_kind().unwrap_or_else(|e| {
+                tracing::warn!("{e}; using the default model");
+                None
+            });
             let metrics = settings.metrics_address().unwrap_or_else(|e| {
                 tracing::warn!("{e}; metrics are off");
                 None
@@ -429,7 +433,7 @@ fn main() {
                 socket,
                 &settings.author,
                 metrics,
-                move || engine_config(dir),
+                move || engine_config(dir, model),
                 move |event| {
                     let _ = events.emit("pad-event", event.clone());
                     if event["type"] == "created" {
@@ -483,8 +487,12 @@ fn main() {
         });
 }
 
-/// The engine's settings when the app runs it: as `pad serve` would.
-fn engine_config(data_dir: PathBuf) -> scratchpad::Config {
+/// The engine's settings when the app runs it: as `pad serve` would; the
+/// app's `model` setting wins over `PAD_MODEL`.
+fn engine_config(
+    data_dir: PathBuf,
+    model: Option<scratchpad::semantic::ModelKind>,
+) -> scratchpad::Config {
     use scratchpad::semantic::{ModelSource, SemanticConfig};
     let mut config = scratchpad::Config::new(data_dir);
     let no_semantic = std::env::var("PAD_NO_SEMANTIC").is_ok_and(|v| !v.is_empty() && v != "0");
@@ -499,6 +507,9 @@ fn engine_config(data_dir: PathBuf) -> scratchpad::Config {
                 Ok(kind) => s.kind = kind,
                 Err(e) => tracing::warn!("PAD_MODEL: {e}; using {}", s.kind.name()),
             }
+        }
+        if let Some(kind) = model {
+            s.kind = kind;
         }
         s
     });

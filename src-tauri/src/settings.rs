@@ -23,6 +23,11 @@ pub struct Settings {
     /// Serve Prometheus metrics here (e.g. "127.0.0.1:9464") when this app
     /// runs the engine; loopback only. Takes effect at the next start.
     pub metrics: Option<String>,
+    /// The meaning-search model when this app runs the engine
+    /// (`all-MiniLM-L6-v2` or `multilingual-e5-small`; `null`: `PAD_MODEL`,
+    /// else the engine's default). Takes effect at the next start, which
+    /// re-embeds every entry with it.
+    pub model: Option<String>,
 }
 
 impl Default for Settings {
@@ -34,6 +39,7 @@ impl Default for Settings {
             default_ttl_seconds: Some(7200),
             pad: "inbox".into(),
             metrics: None,
+            model: None,
         }
     }
 }
@@ -63,7 +69,21 @@ impl Settings {
             return Err("the default TTL must be at least 1 second, or none".into());
         }
         self.metrics_address()?;
+        self.model_kind()?;
         Ok(())
+    }
+
+    /// The model chosen, checked (`None`: not chosen here).
+    pub fn model_kind(&self) -> Result<Option<scratchpad::semantic::ModelKind>, String> {
+        match self
+            .model
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+        {
+            None => Ok(None),
+            Some(m) => m.parse().map(Some).map_err(|e| format!("model: {e}")),
+        }
     }
 
     /// The metrics address, checked: a loopback `host:port`, or none.
@@ -114,6 +134,32 @@ mod tests {
         std::fs::write(Settings::path(&dir), "not json").unwrap();
         assert_eq!(Settings::load(&dir), Settings::default());
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn the_model_setting_names_a_model_the_engine_offers() {
+        let e5 = Settings {
+            model: Some("multilingual-e5-small".into()),
+            ..Settings::default()
+        };
+        assert_eq!(
+            e5.model_kind().unwrap(),
+            Some(scratchpad::semantic::ModelKind::E5Small)
+        );
+        assert_eq!(Settings::default().model_kind().unwrap(), None);
+        let bad = Settings {
+            model: Some("gpt-9".into()),
+            ..Settings::default()
+        };
+        assert!(bad.validate().unwrap_err().contains("model"));
+        let config = crate::engine_config(std::env::temp_dir(), e5.model_kind().unwrap());
+        if std::env::var_os("PAD_NO_SEMANTIC").is_none() {
+            assert_eq!(
+                config.semantic.map(|s| s.kind),
+                Some(scratchpad::semantic::ModelKind::E5Small),
+                "the app's engine uses the chosen model"
+            );
+        }
     }
 
     #[test]

@@ -57,3 +57,15 @@ test("a new hotkey replaces the old one, and muting stops notifications", async 
   await sleep(2000);
   if (NOTIFY_LOG) assert.ok(!readFileSync(NOTIFY_LOG, "utf8").includes("muted: nobody should be told"), "no notification while muted");
 });
+
+test("the meaning-search model is a setting, saved for the app's next start", async () => {
+  await saveSettings({ model: "multilingual-e5-small" });
+  await waitFor("the dialog to close", async () => (await browser.$("#settings-dialog").getAttribute("open")) === null);
+  const saved = JSON.parse(readFileSync(path.join(env.PAD_HOME, "app-settings.json"), "utf8"));
+  assert.equal(saved.model, "multilingual-e5-small");
+  await browser.$("#settings-btn").click();
+  assert.equal(await browser.execute(() => document.getElementById("settings-form").elements.namedItem("model").value), "multilingual-e5-small");
+  await browser.keys("Escape");
+  await saveSettings({ model: "" });
+  await waitFor("back to the default", async () => JSON.parse(readFileSync(path.join(env.PAD_HOME, "app-settings.json"), "utf8")).model === null);
+});

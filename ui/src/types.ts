@@ -34,6 +34,8 @@ export interface Settings {
   default_ttl_seconds: number | null;
   pad: string;
   metrics: string | null;
+  /** The meaning-search model when the app runs the engine (next start). */
+  model: string | null;
 }
 
 /** What the shell says about itself (`app_info`). */

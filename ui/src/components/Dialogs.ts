@@ -30,6 +30,7 @@ export function openSettings(): void {
   field("notifications").checked = s.notifications;
   field("ttl_hours").value = s.default_ttl_seconds === null ? "" : String(s.default_ttl_seconds / 3600);
   field("metrics").value = s.metrics ?? "";
+  field("model").value = s.model ?? "";
   $("settings-error").textContent = "";
   $<HTMLDialogElement>("settings-dialog").showModal();
 }
@@ -45,6 +46,7 @@ export async function saveSettings(ev: Event): Promise<void> {
       notifications: field("notifications").checked,
       default_ttl_seconds: hours === "" ? null : Math.max(1, Math.round(Number(hours) * 3600)),
       metrics: field("metrics").value.trim() || null,
+      model: field("model").value || null,
     });
     app.feed.me = app.settings.author;
     $<HTMLDialogElement>("settings-dialog").close();
