@@ -190,11 +190,17 @@ pub fn needs_eyes(
             .action("done", "Done looking")
             .action("open", "Open");
         match n.show() {
-            Ok(handle) => handle.wait_for_action(|action| match action {
-                "done" => on_group(&app, Group::DoneLooking(ids.clone())),
-                "default" | "open" => on_group(&app, Group::Open),
-                _ => {}
-            }),
+            Ok(handle) => {
+                let id = handle.id();
+                handle.wait_for_action(|action| match action {
+                    "done" => {
+                        on_group(&app, Group::DoneLooking(ids.clone()));
+                        close(id, "a used Done looking");
+                    }
+                    "default" | "open" => on_group(&app, Group::Open),
+                    _ => {}
+                });
+            }
             Err(e) => tracing::warn!("cannot show a notification: {e}"),
         }
     });
@@ -276,23 +282,28 @@ pub fn withdraw_if_answered(event: &Value) {
         }
     };
     let Some(id) = id else { return };
-    std::thread::spawn(move || {
-        let closed = tauri::async_runtime::block_on(async move {
-            let bus = zbus::Connection::session().await?;
-            bus.call_method(
-                Some("org.freedesktop.Notifications"),
-                "/org/freedesktop/Notifications",
-                Some("org.freedesktop.Notifications"),
-                "CloseNotification",
-                &(id,),
-            )
-            .await?;
-            Ok::<_, zbus::Error>(())
-        });
-        if let Err(e) = closed {
-            tracing::warn!("cannot withdraw an answered question's notification: {e}");
-        }
+    std::thread::spawn(move || close(id, "an answered question's"));
+}
+
+/// Takes notification `id` off the screen (freedesktop `CloseNotification`):
+/// once its question is answered elsewhere, or once its button did its
+/// work (a daemon may leave a notification up after an action).
+fn close(id: u32, what: &str) {
+    let closed = tauri::async_runtime::block_on(async move {
+        let bus = zbus::Connection::session().await?;
+        bus.call_method(
+            Some("org.freedesktop.Notifications"),
+            "/org/freedesktop/Notifications",
+            Some("org.freedesktop.Notifications"),
+            "CloseNotification",
+            &(id,),
+        )
+        .await?;
+        Ok::<_, zbus::Error>(())
     });
+    if let Err(e) = closed {
+        tracing::warn!("cannot close {what} notification: {e}");
+    }
 }
 
 /// Deletions of the person's entries by someone else, gathered per (who,
@@ -393,11 +404,15 @@ pub fn gather(
             .icon("edit-undo")
             .action("undo", "Undo");
         match n.show() {
-            Ok(handle) => handle.wait_for_action(|key| {
-                if key == "undo" {
-                    undo(&app, &pad, &d.changes);
-                }
-            }),
+            Ok(handle) => {
+                let id = handle.id();
+                handle.wait_for_action(|key| {
+                    if key == "undo" {
+                        undo(&app, &pad, &d.changes);
+                        close(id, "a used Undo");
+                    }
+                });
+            }
             Err(e) => tracing::warn!("cannot show a notification: {e}"),
         }
     });

@@ -31,6 +31,7 @@ test("an agent clears 40 of the person's notes: one notification, and its Undo b
   const t0 = Date.now();
   clickNotificationButton("Undo");
   await waitFor("every note back", async () => (await ids("proj-x")).length === 41);
+  await waitFor("the used notification gone", () => notificationsShown() === 0);
   console.log(`# Undo click -> 41 entries back ${Date.now() - t0} ms`);
   assert.deepEqual(await ids("proj-x"), before);
   const trash = await call("entry.trash", { pad: "proj-x" });
