@@ -76,14 +76,7 @@ impl EntryFilter {
             clause(" AND e.confidence >= ?", Sql::Real(c));
         }
         if let Some(scope) = &self.scope {
-            sql.push_str(" AND (0");
-            for pattern in scope {
-                // Pad names hold no GLOB metacharacters, so only the `*` of a
-                // pattern is one.
-                sql.push_str(" OR e.pad GLOB ?");
-                args.push(Sql::Text(pattern.clone()));
-            }
-            sql.push(')');
+            push_scope(sql, args, scope);
         }
         for tag in &self.tags {
             sql.push_str(if per_entry {
@@ -94,6 +87,18 @@ impl EntryFilter {
             args.push(Sql::Text(tag.clone()));
         }
     }
+}
+
+/// ` AND` `e.pad` is one of a token's pads (names and `prefix*` patterns).
+pub(crate) fn push_scope(sql: &mut String, args: &mut Vec<Sql>, scope: &[String]) {
+    sql.push_str(" AND (0");
+    for pattern in scope {
+        // Pad names hold no GLOB metacharacters, so only the `*` of a
+        // pattern is one.
+        sql.push_str(" OR e.pad GLOB ?");
+        args.push(Sql::Text(pattern.clone()));
+    }
+    sql.push(')');
 }
 
 impl EntryFilter {

@@ -147,12 +147,7 @@ impl HistoryFilter {
             args.push(Sql::Integer(t));
         }
         if let Some(scope) = &self.scope {
-            sql.push_str(" AND (0");
-            for pattern in scope {
-                sql.push_str(" OR e.pad GLOB ?");
-                args.push(Sql::Text(pattern.clone()));
-            }
-            sql.push(')');
+            super::filter::push_scope(sql, args, scope);
         }
     }
 }
