@@ -5,6 +5,7 @@
 //! 0 ok · 1 other failure · 2 bad input or usage · 3 not found · 4 conflict ·
 //! 5 forbidden · 6 too large · 7 engine unavailable (not running, or busy).
 
+mod agents;
 mod history;
 mod render;
 mod serve;
@@ -164,6 +165,13 @@ enum Command {
     /// What is new for an author: needs_eyes notes by others, replies to its
     /// entries (a late answer to `pad ask` too), reminders come due.
     Inbox(threads::InboxArgs),
+    /// Agents the person can reach over A2A: add, ls (with who is working
+    /// on what), rm.
+    #[command(subcommand)]
+    Agent(agents::AgentCmd),
+    /// Hand a note to an agent: stored in the pad, sent to it over A2A
+    /// when registered (else it waits in its inbox); replies land in the thread.
+    Send(agents::SendArgs),
 }
 
 #[derive(Args, Debug)]
@@ -701,6 +709,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Restore(a) => history::restore(a, &mut c, &out).await?,
         Command::Purge(a) => history::purge(a, &mut c, &out).await?,
         Command::Token(cmd) => work::token(cmd, &mut c, &out).await?,
+        Command::Agent(cmd) => agents::agent(cmd, &mut c, &out).await?,
+        Command::Send(a) => agents::send(a, &mut c, &out).await?,
         Command::Ask(a) => threads::ask(a, &mut c, &out).await?,
         Command::Reply(a) => threads::reply(a, &mut c, &out).await?,
         Command::Thread { id } => threads::thread(id, &mut c, &out).await?,

@@ -59,6 +59,7 @@ macro_rules! background {
 }
 
 mod activity;
+mod agents;
 mod background;
 mod duplicates;
 pub(crate) mod export;
@@ -119,6 +120,9 @@ pub struct Config {
     pub history: Duration,
     /// The most kept versions (oldest dropped first past it).
     pub history_max: i64,
+    /// How long a note that cannot reach its agent is retried before the
+    /// person is asked.
+    pub agent_give_up: Duration,
     /// How often the expiry sweep runs.
     pub sweep_every: Duration,
     /// How often the text indexer looks for new changes.
@@ -157,6 +161,7 @@ impl Config {
             retention: Duration::from_secs(7 * 24 * 3600),
             history: Duration::from_secs(30 * 24 * 3600),
             history_max: 200_000,
+            agent_give_up: Duration::from_secs(10 * 60),
             sweep_every: Duration::from_secs(30),
             index_every: Duration::from_millis(100),
             wal_restart_pages: 8192,
@@ -184,6 +189,8 @@ struct Inner {
     bus: Bus,
     /// `ask` calls waiting for their answer.
     waiters: threads::Waiters,
+    /// Registered A2A agents, deliveries of addressed notes, presence.
+    agents: crate::agents::Agents,
     /// Pads with a rolling window (`max_entries`): the only pads whose writes
     /// need a second statement, so the hot path checks this map, not the database.
     windows: Mutex<HashMap<String, i64>>,
@@ -274,11 +281,13 @@ impl Engine {
             Backend::Postgres(s) => s.tokens().await?,
         });
         let owner_hash = crate::access::hash(&crate::access::owner_token(&config.data_dir)?);
+        let agents = crate::agents::Agents::open(&config.data_dir)?;
         let engine = Engine(Arc::new(Inner {
             backend,
             semantic,
             bus: Bus::default(),
             waiters: threads::Waiters::default(),
+            agents,
             windows: Mutex::new(windows),
             grants: std::sync::RwLock::new(grants),
             owner_hash,
@@ -471,6 +480,7 @@ impl Engine {
             None => "anonymous".to_string(),
         };
         let choices = model::choices("choices", &p.choices)?;
+        let to = model::recipients("to", &p.to)?;
         let kind = match (p.kind, choices.is_empty()) {
             (None, false) => model::Kind::Question,
             (Some(k), false) if k != model::Kind::Question => {
@@ -527,6 +537,7 @@ impl Engine {
             depends_on: p.depends_on,
             reply_to: p.reply_to,
             choices,
+            to,
             remind_at,
             pinned: p.pinned,
             meta: p.meta.as_ref().map(meta_text).transpose()?,
@@ -544,6 +555,7 @@ impl Engine {
             m.entry_written(entry.kind);
         }
         self.0.bus.entry_changed(EventType::Created, None, &entry);
+        self.agents_notice(&entry);
         if let Some((before, after)) = added.parent {
             if after.answer.as_deref() == Some(&entry.id) {
                 self.0.waiters.answer(&after.id, &entry);
@@ -710,6 +722,7 @@ impl Engine {
             for list in [
                 &mut inbox.needs_eyes,
                 &mut inbox.replies,
+                &mut inbox.addressed,
                 &mut inbox.reminders,
             ] {
                 list.retain(|e| g.covers(&e.pad));
@@ -719,6 +732,7 @@ impl Engine {
             author,
             needs_eyes: inbox.needs_eyes,
             replies: inbox.replies,
+            addressed: inbox.addressed,
             reminders: inbox.reminders,
         })
     }

@@ -38,6 +38,9 @@ pub enum EventType {
     /// the event's `trashed` says who, how many, whose, and the change
     /// that `entry.restore` undoes.
     Trashed,
+    /// An addressed note's delivery to an agent moved on: the event's
+    /// `delivery` says where it stands (sent, working, waiting for you, …).
+    Delivery,
 }
 
 /// What one call moved to the trash (`trashed` events).
@@ -59,6 +62,8 @@ pub struct Event {
     pub entry: Option<Entry>,
     /// `trashed` events only.
     pub trashed: Option<Trashed>,
+    /// `delivery` events only.
+    pub delivery: Option<crate::protocol::Delivery>,
 }
 
 pub struct Bus {
@@ -91,6 +96,7 @@ impl Bus {
             pad: pad.to_owned(),
             entry,
             trashed: None,
+            delivery: None,
         });
     }
 
@@ -104,6 +110,21 @@ impl Bus {
             pad: pad.to_owned(),
             entry: None,
             trashed: Some(trashed),
+            delivery: None,
+        });
+    }
+
+    /// Says where an addressed note's delivery to an agent stands.
+    pub fn delivery(&self, pad: &str, delivery: crate::protocol::Delivery) {
+        if self.tx.receiver_count() == 0 && self.outbox.get().is_none() {
+            return;
+        }
+        self.send(Event {
+            kind: EventType::Delivery,
+            pad: pad.to_owned(),
+            entry: None,
+            trashed: None,
+            delivery: Some(delivery),
         });
     }
 
@@ -238,6 +259,9 @@ impl Subscription {
         }
         if let Some(t) = &e.trashed {
             v["trashed"] = serde_json::to_value(t).expect("trash notes serialize");
+        }
+        if let Some(d) = &e.delivery {
+            v["delivery"] = serde_json::to_value(d).expect("deliveries serialize");
         }
         v
     }

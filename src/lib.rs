@@ -6,6 +6,7 @@
 //! wire contract.
 
 pub mod access;
+pub mod agents;
 pub mod autostart;
 pub mod cli;
 pub mod client;

@@ -65,6 +65,10 @@ pub struct Entry {
     /// answer, for a question.
     #[serde(default)]
     pub answer: Option<String>,
+    /// The authors this note is addressed to: it reaches their inbox, and
+    /// agents registered with an A2A endpoint are sent it (`agent.add`).
+    #[serde(default)]
+    pub to: Vec<String>,
     pub remind_at: Option<String>,
     pub pinned: bool,
     #[cfg_attr(test, ts(type = "Record<string, unknown> | null"))]
@@ -275,6 +279,29 @@ pub fn content(field: &str, raw: &str, max_chars: usize) -> Result<()> {
         });
     }
     Ok(())
+}
+
+pub const MAX_RECIPIENTS: usize = 10;
+
+/// Checks whom a note is addressed to (`to`): at most 10 author names, each
+/// as `author` checks it (a leading `@` is dropped), each once.
+pub fn recipients(field: &str, raw: &[String]) -> Result<Vec<String>> {
+    if raw.len() > MAX_RECIPIENTS {
+        return Err(Error::over_limit(
+            field,
+            format!("the note is addressed to {} authors; the limit is {MAX_RECIPIENTS}. Address the agents who should act, and leave the rest to read the pad.", raw.len()),
+            MAX_RECIPIENTS,
+            raw.len(),
+        ));
+    }
+    let mut out: Vec<String> = Vec::with_capacity(raw.len());
+    for r in raw {
+        let name = author(field, r.trim().trim_start_matches('@'))?;
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    Ok(out)
 }
 
 pub const MAX_CHOICES: usize = 10;

@@ -41,7 +41,7 @@ use crate::model::{fmt_time, Category, Entry, Kind, Pad, Status};
 pub(crate) const ENTRY_COLUMNS: &str = "e.seq, e.pad, e.author, e.kind, e.content, e.tags, \
      e.status, e.assignee, e.resume, e.lease_until, e.category, e.confidence, e.depends_on, \
      e.remind_at, e.pinned, e.meta, e.created_at, e.updated_at, e.version, e.attempts, e.error, \
-     e.reply_to, e.choices, e.replies, e.answer";
+     e.reply_to, e.choices, e.replies, e.answer, e.addressed_to";
 
 const PAD_COLUMNS: &str = "name, ttl_seconds, max_entries, last_write_at, entries, archived_at";
 
@@ -220,6 +220,9 @@ pub(crate) fn read_entry_seq(row: &PgRow) -> Result<(i64, Entry)> {
             .unwrap_or_default(),
         replies: row.try_get(23)?,
         answer: id_of(24)?,
+        to: row
+            .try_get::<Option<Vec<String>>, _>(25)?
+            .unwrap_or_default(),
     };
     Ok((seq, entry))
 }

@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 
 use crate::model::{Category, Entry, Kind, Pad, Status};
 
+mod agents;
 mod history;
+pub use agents::*;
 pub use history::*;
 
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -57,6 +59,10 @@ pub const METHODS: &[&str] = &[
     "token.create",
     "token.list",
     "token.revoke",
+    "agent.add",
+    "agent.list",
+    "agent.remove",
+    "agent.deliveries",
 ];
 
 /// Distinguishes an absent field (`None`) from an explicit `null` (`Some(None)`).
@@ -112,6 +118,10 @@ pub struct AddParams {
     /// Questions: the answers offered (implies kind `question`).
     #[serde(default)]
     pub choices: Vec<String>,
+    /// The authors (agents) this note is addressed to: it reaches their
+    /// inbox, and agents registered with an A2A endpoint are sent it.
+    #[serde(default)]
+    pub to: Vec<String>,
     pub remind_in: Option<u64>,
     pub remind_at: Option<String>,
     #[serde(default)]
@@ -526,6 +536,9 @@ pub struct InboxResult {
     pub needs_eyes: Vec<Entry>,
     /// New entries by others that reply to one of this author's entries.
     pub replies: Vec<Entry>,
+    /// New notes by others addressed to this author (`to`).
+    #[serde(default)]
+    pub addressed: Vec<Entry>,
     /// This author's entries whose reminder came due since the last read.
     #[serde(default)]
     pub reminders: Vec<Entry>,

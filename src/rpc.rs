@@ -28,6 +28,8 @@ pub struct Session {
     /// Where event notifications go; `None` on transports without push.
     events: Option<mpsc::Sender<Value>>,
     subscriptions: HashMap<u64, AbortHandle>,
+    /// Counts this connection in its author's presence (the roster).
+    here: Option<crate::agents::Here>,
 }
 
 impl Session {
@@ -37,6 +39,7 @@ impl Session {
             access: None,
             events,
             subscriptions: HashMap::new(),
+            here: None,
         }
     }
 
@@ -99,11 +102,15 @@ pub async fn dispatch(
             session.author = Some(name.to_owned());
         }
         tracing::debug!(client = ?p.client, author = ?session.author, "hello");
+        session.here = session.author.as_deref().map(|a| engine.here(a));
         return Ok(reply(engine.hello(session.author.clone(), &access)));
     }
     let access = session.access(engine)?;
     let grant = engine.grant(&access)?;
     let g = grant.as_deref();
+    if let Some(a) = &session.author {
+        engine.seen(a);
+    }
     // Checks an entry's pad before acting on it by id, and gives the id to
     // act on. To a token, an entry outside its grant does not exist: its
     // prefix resolves among the entries it may read only (a foreign entry
@@ -147,6 +154,15 @@ pub async fn dispatch(
                 p.author = Some(name.to_owned());
             }
             pad_check(&p.pad, "pad", true)?;
+            if let Some(name) = token_name(&access) {
+                if let Some(agent) = p.to.iter().find(|a| {
+                    engine.is_registered_agent(&a.trim().trim_start_matches('@').to_lowercase())
+                }) {
+                    return Err(Error::Forbidden(format!(
+                        "token '{name}' may not hand work to the registered agent '{agent}': only the owner may. Drop '{agent}' from 'to', or ask the person to send it."
+                    )));
+                }
+            }
             if let Some(parent) = &mut p.reply_to {
                 *parent = entry_pad(parent.as_str(), false)
                     .await
@@ -362,6 +378,18 @@ pub async fn dispatch(
             }
             reply(engine.inbox(p, session.author.as_deref(), g).await?)
         }
+        "agent.add" => {
+            let p: AgentAddParams = parse(method, params)?;
+            engine.owner_only(&access, "register agents")?;
+            reply(engine.agent_add(p, &actor(session)).await?)
+        }
+        "agent.remove" => {
+            let p: AgentNameParams = parse(method, params)?;
+            engine.owner_only(&access, "remove agents")?;
+            reply(engine.agent_remove(p)?)
+        }
+        "agent.list" => reply(engine.agent_list(parse(method, params)?, g).await?),
+        "agent.deliveries" => reply(engine.deliveries(parse(method, params)?, g)?),
         "token.create" => {
             let p: TokenCreateParams = parse(method, params)?;
             engine.owner_only(&access, "create tokens")?;

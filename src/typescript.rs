@@ -10,7 +10,9 @@ use ts_rs::{Config, TS};
 use crate::events::{EventType, Trashed};
 use crate::model::{Category, Entry, Kind, Pad, Status};
 use crate::protocol::{
-    Action, AskResult, ListResult, SearchHit, SearchMode, SearchResult, ThreadResult, Version,
+    Action, AgentCard, AgentInfo, AgentListResult, AgentSkill, AskResult, Brief, Delivery,
+    DeliveryState, ListResult, SearchHit, SearchMode, SearchResult, SeenAuthor, ThreadResult,
+    Version,
 };
 
 const FILE: &str = "ui/src/protocol.ts";
@@ -39,6 +41,14 @@ fn generated() -> String {
         declaration::<Action>(&cfg),
         declaration::<Version>(&cfg),
         declaration::<Trashed>(&cfg),
+        declaration::<AgentSkill>(&cfg),
+        declaration::<AgentCard>(&cfg),
+        declaration::<AgentInfo>(&cfg),
+        declaration::<Brief>(&cfg),
+        declaration::<SeenAuthor>(&cfg),
+        declaration::<AgentListResult>(&cfg),
+        declaration::<DeliveryState>(&cfg),
+        declaration::<Delivery>(&cfg),
     ];
     format!(
         "// Generated from the engine's Rust types by src/typescript.rs: do not edit.\n\

@@ -29,6 +29,7 @@ fn note(pad: &str, content: &str) -> NewEntry {
         depends_on: Vec::new(),
         reply_to: None,
         choices: Vec::new(),
+        to: Vec::new(),
         remind_at: None,
         pinned: false,
         meta: Some(r#"{"n":1}"#.into()),

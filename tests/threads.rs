@@ -672,3 +672,46 @@ async fn the_person_hears_when_an_agent_starts_and_stops_waiting() {
     );
     h.stop().await;
 }
+
+#[tokio::test]
+async fn a_note_addressed_to_an_agent_reaches_its_inbox_once_on_both_stores() {
+    let h = Harness::start().await;
+    let mut person = as_author(&h, "user").await;
+    let note = ok(
+        &mut person,
+        "entry.add",
+        json!({"pad": "proj", "content": "look at the flaky test", "to": ["@Coder", "coder", "reviewer"]}),
+    )
+    .await;
+    // `@` dropped, case folded, each name once.
+    assert_eq!(note["entry"]["to"], json!(["coder", "reviewer"]));
+    let got = ok(&mut person, "entry.get", json!({"id": note["entry"]["id"]})).await;
+    assert_eq!(got["entry"]["to"], json!(["coder", "reviewer"]));
+    // An agent that never wrote still gets what was addressed to it.
+    let mut coder = as_author(&h, "coder").await;
+    let inbox = ok(&mut coder, "inbox", json!({})).await;
+    assert_eq!(
+        ids(&inbox["addressed"]),
+        [note["entry"]["id"].as_str().unwrap()]
+    );
+    let again = ok(&mut coder, "inbox", json!({})).await;
+    assert!(again["addressed"].as_array().unwrap().is_empty());
+    // Not to someone else, and not to the author itself.
+    let mut other = as_author(&h, "agent-z").await;
+    ok(
+        &mut other,
+        "entry.add",
+        json!({"pad": "proj", "content": "x", "to": ["agent-z"]}),
+    )
+    .await;
+    let theirs = ok(&mut other, "inbox", json!({})).await;
+    assert!(theirs["addressed"].as_array().unwrap().is_empty());
+    let (_, data) = err(
+        &mut person,
+        "entry.add",
+        json!({"pad": "proj", "content": "x", "to": ["bad name!"]}),
+        -32602,
+    )
+    .await;
+    assert_eq!(data["field"], "to");
+}

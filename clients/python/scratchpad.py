@@ -497,6 +497,28 @@ class Client:
     def revoke_token(self, name: str) -> None:
         self.call("token.revoke", {"name": name})
 
+    def send(self, agent: str, content: str, pad: str = "inbox", **fields: Any) -> Dict[str, Any]:
+        """Hands a note to `agent` (`to`): stored in `pad`, sent over A2A when
+        the agent is registered (else it waits in the agent's inbox). Its
+        replies land in the note's thread; `deliveries()` says where it stands."""
+        return self.add(content, pad, to=[agent], **fields)
+
+    def add_agent(self, name: str, url: str, *, token: Optional[str] = None,
+                  replace: bool = False) -> Dict[str, Any]:
+        """Registers an A2A agent (owner only); returns it as `agent.list` shows it."""
+        return self.call("agent.add", _params(name=name, url=url, token=token, replace=replace))["agent"]
+
+    def agents(self, seen_within: Optional[int] = None) -> Dict[str, Any]:
+        """`{"agents": registered, "seen": authors seen lately with what each is doing}`."""
+        return self.call("agent.list", _params(seen_within=seen_within))
+
+    def remove_agent(self, name: str) -> Dict[str, Any]:
+        return self.call("agent.remove", {"name": name})
+
+    def deliveries(self, pad: Optional[str] = None, entry: Optional[str] = None) -> List[Dict[str, Any]]:
+        """Where addressed notes stand with their agents (sent, working, waiting_for_you, done, …)."""
+        return self.call("agent.deliveries", _params(pad=pad, entry=entry))["deliveries"]
+
     def stats(self) -> Dict[str, Any]:
         return self.call("stats")
 

@@ -81,7 +81,7 @@ fn header(e: &Value) -> String {
     line
 }
 
-fn preview(content: &str) -> String {
+pub(super) fn preview(content: &str) -> String {
     let one_line: String = content.split_whitespace().collect::<Vec<_>>().join(" ");
     if one_line.chars().count() > 100 {
         format!("{}…", one_line.chars().take(99).collect::<String>())
@@ -109,6 +109,7 @@ pub fn entry_list(r: &Value) {
 pub fn inbox(r: &Value) {
     let mut empty = true;
     for (label, key) in [
+        ("for you", "addressed"),
         ("needs your eyes", "needs_eyes"),
         ("replies", "replies"),
         ("reminders", "reminders"),

@@ -33,6 +33,10 @@ pub struct ServeArgs {
     /// oldest go first (docs/operations.md has the sizes).
     #[arg(long, env = "PAD_HISTORY_MAX", default_value_t = 200_000)]
     history_max: i64,
+    /// Seconds a note that cannot reach its A2A agent is retried (with
+    /// back-off) before the person is asked whether to go on.
+    #[arg(long, env = "PAD_AGENT_RETRY_SECONDS", default_value_t = 600)]
+    agent_retry_seconds: u64,
     /// The embedding model: all-MiniLM-L6-v2 (English, fastest) or
     /// multilingual-e5-small (any language, better at questions, ~3× the
     /// embedding time). Switching re-embeds every entry in the background.
@@ -142,6 +146,7 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     config.retention = Duration::from_secs(args.retention_days * 86400);
     config.history = Duration::from_secs(args.history_days * 86400);
     config.history_max = args.history_max.max(0);
+    config.agent_give_up = Duration::from_secs(args.agent_retry_seconds);
     config.require_tokens = args.require_tokens;
     config.metrics = args.metrics.is_some();
     if let Some(addr) = args.metrics {

@@ -13,6 +13,7 @@ impl Engine {
     pub fn spawn_background(&self) -> tokio::task::JoinHandle<()> {
         let engine = self.clone();
         let mut stop = self.0.stop.subscribe();
+        tokio::spawn(self.clone().run_agents(self.0.stop.subscribe()));
         tokio::spawn(async move {
             let mut checkpoint_tick = tokio::time::interval(Duration::from_secs(1));
             checkpoint_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

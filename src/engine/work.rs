@@ -227,6 +227,7 @@ impl Engine {
                 depends_on: Vec::new(),
                 reply_to: None,
                 choices: source.choices.clone(),
+                to: Vec::new(),
                 remind_at: None,
                 pinned: false,
                 meta: Some(meta.clone()),

@@ -11,7 +11,8 @@ use crate::model::count;
 pub(super) fn inbox_line(r: &Value) -> Option<String> {
     let list = |key: &str| r[key].as_array().cloned().unwrap_or_default();
     let (eyes, replies, reminders) = (list("needs_eyes"), list("replies"), list("reminders"));
-    if eyes.is_empty() && replies.is_empty() && reminders.is_empty() {
+    let addressed = list("addressed");
+    if eyes.is_empty() && replies.is_empty() && reminders.is_empty() && addressed.is_empty() {
         return None;
     }
     let brief = |e: &Value| {
@@ -29,6 +30,14 @@ pub(super) fn inbox_line(r: &Value) -> Option<String> {
         )
     };
     let mut parts = Vec::new();
+    if !addressed.is_empty() {
+        let shown: Vec<String> = addressed.iter().take(5).map(brief).collect();
+        parts.push(format!(
+            "{} for you: {}",
+            count(addressed.len() as i64, "note", "notes"),
+            shown.join("; ")
+        ));
+    }
     if !eyes.is_empty() {
         let shown: Vec<String> = eyes.iter().take(5).map(brief).collect();
         parts.push(format!(

@@ -34,8 +34,8 @@ impl PgStore {
         let seq: i64 = sqlx::query_scalar(sql!(
             "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
              category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at, \
-             reply_to, choices) \
-             VALUES ({NEXT_ID}, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $1, $1, $16, $17) \
+             reply_to, choices, addressed_to) \
+             VALUES ({NEXT_ID}, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $1, $1, $16, $17, $18) \
              RETURNING seq"
         ))
         .bind(e.now)
@@ -55,6 +55,7 @@ impl PgStore {
         .bind(&e.meta)
         .bind(e.reply_to.as_deref().and_then(id::decode))
         .bind((!e.choices.is_empty()).then_some(&e.choices))
+        .bind((!e.to.is_empty()).then_some(&e.to))
         .fetch_one(&mut *tx)
         .await?;
         let parent = match parent {

@@ -15,7 +15,7 @@ use crate::store::history::{newest_first, nothing_to_restore, preview, KEPT_COLU
 use crate::store::{HistoryFilter, Purge, Restore};
 
 const VERSION_COLUMNS: &str = "e.batch, e.action, e.actor, e.at, e.restored_at, e.restored_by, e.n";
-const COUNT: usize = 25;
+const COUNT: usize = 26;
 
 const IN_TRASH: &str = "e.action <> 'edit' AND e.restored_at IS NULL \
      AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)";
@@ -452,4 +452,12 @@ fn change_row(r: &PgRow, what: Option<&str>) -> Result<(i64, Change)> {
             preview: preview(&content),
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn count_is_the_number_of_entry_columns() {
+        assert_eq!(super::ENTRY_COLUMNS.split(',').count(), super::COUNT);
+    }
 }

@@ -44,6 +44,8 @@ struct Wire {
     entry: Option<Entry>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     trashed: Option<crate::events::Trashed>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    delivery: Option<crate::protocol::Delivery>,
     /// The `events` row holding the event, when it was too large to inline.
     stored: Option<i64>,
 }
@@ -120,6 +122,7 @@ async fn send(store: &PgStore, origin: &str, batch: &[Arc<Event>]) -> sqlx::Resu
             pad: Some(e.pad.clone()),
             entry: e.entry.clone(),
             trashed: e.trashed.clone(),
+            delivery: e.delivery.clone(),
             stored: None,
         };
         let text = serde_json::to_string(&wire).expect("events serialize");
@@ -137,6 +140,7 @@ async fn send(store: &PgStore, origin: &str, batch: &[Arc<Event>]) -> sqlx::Resu
             pad: None,
             entry: None,
             trashed: None,
+            delivery: None,
             stored: Some(n),
         };
         payloads.push(serde_json::to_string(&stub).expect("events serialize"));
@@ -249,5 +253,6 @@ async fn receive(store: &PgStore, origin: &str, payload: &str) -> Option<Event> 
         pad: wire.pad?,
         entry: wire.entry,
         trashed: wire.trashed,
+        delivery: wire.delivery,
     })
 }

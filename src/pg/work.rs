@@ -280,12 +280,25 @@ impl PgStore {
         let mut inbox = Inbox {
             needs_eyes: Vec::new(),
             replies: Vec::new(),
+            addressed: Vec::new(),
             reminders: Vec::with_capacity(rows.len()),
         };
         for r in &rows {
             reminded = reminded.max(r.try_get::<i64, _>("reminded_at")?);
             inbox.reminders.push(read_entry(r)?);
         }
+        let rows = sqlx::query(sql!(
+            "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad \
+             WHERE e.addressed_to IS NOT NULL AND e.seq > $1 AND e.seq <= $2 \
+               AND e.author <> $3 AND $3 = ANY(e.addressed_to) AND p.archived_at IS NULL \
+             ORDER BY e.seq"
+        ))
+        .bind(cursor.unwrap_or(0))
+        .bind(newest)
+        .bind(author)
+        .fetch_all(pool)
+        .await?;
+        inbox.addressed = rows.iter().map(read_entry).collect::<Result<_>>()?;
         if let Some(cursor) = cursor {
             let rows = sqlx::query(sql!(
                 "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad \

@@ -33,6 +33,9 @@ pub struct NewEntry {
     pub reply_to: Option<String>,
     #[serde(default)]
     pub choices: Vec<String>,
+    /// Authors the note is addressed to.
+    #[serde(default)]
+    pub to: Vec<String>,
     pub remind_at: Option<i64>,
     pub pinned: bool,
     pub meta: Option<String>,
@@ -223,8 +226,8 @@ fn insert_rows<'a>(
     let mut entry = conn.prepare_cached(
         "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
          category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at, \
-         reply_to, choices) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         reply_to, choices, addressed_to) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )?;
     let mut tag =
         conn.prepare_cached("INSERT OR IGNORE INTO entry_tags (seq, tag) VALUES (?, ?)")?;
@@ -251,6 +254,7 @@ fn insert_rows<'a>(
             e.now,
             e.reply_to.as_deref().and_then(id::decode),
             (!e.choices.is_empty()).then(|| json_list(&e.choices)),
+            (!e.to.is_empty()).then(|| json_list(&e.to)),
         ])?;
         for t in &e.tags {
             tag.execute(params![seq, t])?;
@@ -299,6 +303,7 @@ pub(crate) fn new_entry(seq: i64, e: NewEntry) -> Entry {
         depends_on: e.depends_on,
         reply_to: e.reply_to,
         choices: e.choices,
+        to: e.to,
         replies: 0,
         answer: None,
         remind_at: e.remind_at.map(fmt_time),

@@ -21,7 +21,7 @@ use crate::protocol::{Action, Change, Skipped, Version};
 pub(crate) const KEPT_COLUMNS: &str = "seq, pad, author, kind, content, tags, status, assignee, \
      resume, lease_until, category, confidence, depends_on, remind_at, pinned, meta, created_at, \
      updated_at, version, reply_to, choices, replies, answer, attempts, error, claimed_at, \
-     finished_at, lease_ms, reminded_at";
+     finished_at, lease_ms, reminded_at, addressed_to";
 
 /// A history row: `ENTRY_COLUMNS` (aliased `e`) and then these.
 const VERSION_COLUMNS: &str = "e.batch, e.action, e.actor, e.at, e.restored_at, e.restored_by, e.n";

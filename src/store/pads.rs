@@ -283,6 +283,9 @@ pub(crate) fn no_pad(name: &str) -> Error {
 pub struct Inbox {
     pub needs_eyes: Vec<Entry>,
     pub replies: Vec<Entry>,
+    /// Notes by others addressed to the author (`to`). An author that has
+    /// never read its inbox gets every one ever addressed to it.
+    pub addressed: Vec<Entry>,
     /// The author's own entries whose reminder came due.
     pub reminders: Vec<Entry>,
 }
@@ -341,6 +344,16 @@ impl Store {
         let mut inbox = Inbox {
             needs_eyes: Vec::new(),
             replies: Vec::new(),
+            addressed: conn
+                .prepare_cached(&format!(
+                    "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad \
+                     WHERE e.addressed_to IS NOT NULL AND e.seq > ?1 AND e.seq <= ?2 \
+                       AND e.author <> ?3 AND p.archived_at IS NULL \
+                       AND EXISTS (SELECT 1 FROM json_each(e.addressed_to) WHERE value = ?3) \
+                     ORDER BY e.seq"
+                ))?
+                .query_map(params![cursor.unwrap_or(0), newest, author], read_entry)?
+                .collect::<rusqlite::Result<_>>()?,
             reminders: reminders.into_iter().map(|r| r.0).collect(),
         };
         if let Some(cursor) = cursor {

@@ -9,7 +9,7 @@ use crate::model::{fmt_time, Category, Entry, Kind, Pad, Status};
 pub const ENTRY_COLUMNS: &str = "e.seq, e.pad, e.author, e.kind, e.content, e.tags, e.status, \
      e.assignee, e.resume, e.lease_until, e.category, e.confidence, e.depends_on, e.remind_at, \
      e.pinned, e.meta, e.created_at, e.updated_at, e.version, e.attempts, e.error, e.reply_to, \
-     e.choices, e.replies, e.answer";
+     e.choices, e.replies, e.answer, e.addressed_to";
 
 /// `ENTRY_COLUMNS` without the `e.` alias, for `RETURNING` (which cannot
 /// name one).
@@ -18,7 +18,7 @@ pub fn returning_columns() -> String {
 }
 
 /// How many columns `ENTRY_COLUMNS` selects; a query's extra columns follow.
-pub const ENTRY_COLUMN_COUNT: usize = 25;
+pub const ENTRY_COLUMN_COUNT: usize = 26;
 
 #[derive(Debug)]
 pub struct EntryRow {
@@ -62,6 +62,9 @@ impl EntryRow {
                     .unwrap_or_default(),
                 replies: row.get(23)?,
                 answer: id_of(24)?,
+                to: text(25)?
+                    .and_then(|c| serde_json::from_str(&c).ok())
+                    .unwrap_or_default(),
                 remind_at: row.get::<_, Option<i64>>(13)?.map(fmt_time),
                 pinned: row.get(14)?,
                 meta: text(15)?
@@ -102,4 +105,15 @@ pub fn read_pad(row: &Row<'_>) -> rusqlite::Result<Pad> {
         archived: archived_at.is_some(),
         archived_at: archived_at.map(fmt_time),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_count_is_the_number_of_entry_columns() {
+        assert_eq!(
+            super::ENTRY_COLUMNS.split(',').count(),
+            super::ENTRY_COLUMN_COUNT
+        );
+    }
 }

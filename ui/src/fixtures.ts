@@ -23,6 +23,7 @@ export function entry(over: Partial<Entry> = {}): Entry {
     depends_on: [],
     reply_to: null,
     choices: [],
+    to: [],
     replies: 0,
     answer: null,
     remind_at: null,

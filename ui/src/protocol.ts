@@ -44,14 +44,19 @@ replies: number,
  * The id of the first reply by someone other than the author: the
  * answer, for a question.
  */
-answer: string | null, remind_at: string | null, pinned: boolean, meta: Record<string, unknown> | null, created_at: string, updated_at: string, version: number, };
+answer: string | null, 
+/**
+ * The authors this note is addressed to: it reaches their inbox, and
+ * agents registered with an A2A endpoint are sent it (`agent.add`).
+ */
+to: Array<string>, remind_at: string | null, pinned: boolean, meta: Record<string, unknown> | null, created_at: string, updated_at: string, version: number, };
 
 /**
  * A pad as listed by `pad.list` and returned by `pad.configure`.
  */
 export type Pad = { name: string, entries: number, last_write_at: string, expires_at: string | null, ttl_seconds: number | null, max_entries: number | null, archived: boolean, archived_at: string | null, };
 
-export type EventType = "created" | "updated" | "deleted" | "needs_eyes" | "reminder" | "pad_expired" | "waiting" | "stopped_waiting" | "trashed";
+export type EventType = "created" | "updated" | "deleted" | "needs_eyes" | "reminder" | "pad_expired" | "waiting" | "stopped_waiting" | "trashed" | "delivery";
 
 export type ListResult = { entries: Array<Entry>, next_cursor: string | null, };
 
@@ -138,3 +143,101 @@ export type Trashed = { change: number, by: string, action: Action, count: numbe
  * How many of them each author wrote.
  */
 authors: { [key in string]: number }, };
+
+/**
+ * One skill from an agent's card.
+ */
+export type AgentSkill = { id: string, name: string, description: string, };
+
+/**
+ * What the agent's card says about it.
+ */
+export type AgentCard = { name: string, description: string, version: string, skills: Array<AgentSkill>, };
+
+/**
+ * A registered agent as answers show it: never its token, and its URL
+ * with any secret in it (Agent Zero's `t-TOKEN`, a query) masked.
+ */
+export type AgentInfo = { name: string, url: string, card: AgentCard | null, 
+/**
+ * Whether the last call to the agent got through (`null`: not tried).
+ */
+reachable: boolean | null, 
+/**
+ * Why the last call failed.
+ */
+error: string | null, added_at: string, added_by: string, 
+/**
+ * Notes being worked on by the agent right now.
+ */
+active: number, };
+
+/**
+ * An entry in brief, for the roster.
+ */
+export type Brief = { id: string, pad: string, content: string, at: string, };
+
+/**
+ * An author seen recently: connected, or writing.
+ */
+export type SeenAuthor = { author: string, 
+/**
+ * The last call or write.
+ */
+last_seen: string, 
+/**
+ * Connections saying hello as this author right now.
+ */
+connected: number, 
+/**
+ * Registered with an A2A endpoint (`agent.add`).
+ */
+registered: boolean, 
+/**
+ * The pad it last wrote to.
+ */
+pad: string | null, last_note: Brief | null, 
+/**
+ * Tasks it holds (`doing`).
+ */
+claimed: Array<Brief>, 
+/**
+ * Its questions nobody has answered yet.
+ */
+open_questions: Array<Brief>, };
+
+export type AgentListResult = { agents: Array<AgentInfo>, 
+/**
+ * Authors seen recently, the most recent first (the person too).
+ */
+seen: Array<SeenAuthor>, };
+
+/**
+ * Where an addressed note stands with one agent.
+ */
+export type DeliveryState = "pending" | "sent" | "working" | "waiting_for_you" | "done" | "failed";
+
+/**
+ * One addressed note's conversation with one agent.
+ */
+export type Delivery = { 
+/**
+ * The addressed note.
+ */
+entry: string, pad: string, agent: string, state: DeliveryState, 
+/**
+ * "not delivered: …", the agent's status line, or its failure.
+ */
+detail: string | null, 
+/**
+ * The A2A task being followed.
+ */
+task: string | null, 
+/**
+ * The open question the agent asked, when it waits for the person.
+ */
+question: string | null, 
+/**
+ * Failed sends so far.
+ */
+attempts: number, updated_at: string, };

@@ -51,7 +51,12 @@ class Engine:
         else:
             env["PAD_NO_SEMANTIC"] = "1"
         self.data = env["PAD_HOME"]
-        self.proc = subprocess.Popen([pad_binary(), "serve", *extra_args], env=env)
+        self.env, self.args = env, list(extra_args)
+        self.start()
+
+    def start(self) -> None:
+        """Starts `pad serve` on this engine's socket and data (again, after `kill`)."""
+        self.proc = subprocess.Popen([pad_binary(), "serve", *self.args], env=self.env)
         deadline = time.time() + 20
         while True:
             try:
@@ -62,6 +67,11 @@ class Engine:
                     self.stop()
                     raise RuntimeError("pad serve did not come up")
                 time.sleep(0.02)
+
+    def kill(self) -> None:
+        """Kills the engine at once (SIGKILL), leaving its data for `start`."""
+        self.proc.kill()
+        self.proc.wait()
 
     def client(self, **kw) -> "scratchpad.Client":
         return scratchpad.Client(self.socket, **kw)

@@ -1,0 +1,463 @@
+//! Agents the person can reach: the registry of A2A endpoints, the
+//! deliveries of addressed notes (one conversation per note and agent), and
+//! who is connected right now.
+//!
+//! Registry and deliveries live in `<data>/agents.json` (0600, written whole
+//! and renamed into place on every change), because they hold secrets
+//! (tokens, Agent Zero's token in its URL) that must not travel to a shared
+//! database, and because an endpoint such as `http://localhost:50001` is
+//! reachable from one machine: each engine reaches the agents registered
+//! with it. The dispatcher that talks to them is `engine/agents.rs`; the
+//! wire client is `agents/a2a.rs`. This module is pure state: no I/O but
+//! its own file.
+
+pub mod a2a;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::model::{fmt_time, Entry};
+use crate::protocol::{AgentCard, AgentInfo, Delivery, DeliveryState};
+
+pub const FILE: &str = "agents.json";
+
+/// A registered agent, as stored (with its secrets).
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Registered {
+    pub name: String,
+    pub url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    pub dialect: a2a::Dialect,
+    pub card: Option<AgentCard>,
+    pub added_at: i64,
+    pub added_by: String,
+    #[serde(default)]
+    pub reachable: Option<bool>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+impl Registered {
+    pub fn endpoint(&self) -> a2a::Endpoint {
+        a2a::Endpoint {
+            url: self.url.clone(),
+            token: self.token.clone(),
+            dialect: self.dialect,
+        }
+    }
+}
+
+/// A message waiting to go to the agent.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Outgoing {
+    /// The entry it carries.
+    pub entry: String,
+    pub text: String,
+    /// Continue this task (an answer to its question).
+    pub on_task: Option<String>,
+}
+
+/// One addressed note's conversation with one agent, as stored.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Conversation {
+    pub delivery: Delivery,
+    /// The A2A context: the thread, `pad-<root id>` until the agent names its own.
+    pub context: String,
+    /// Entries of the thread that belong to this conversation: a reply to
+    /// any of them by someone else is a follow-up for the agent.
+    pub thread: Vec<String>,
+    pub outbox: Vec<Outgoing>,
+    /// The entry the agent's next reply answers.
+    pub reply_to: String,
+    /// When to try or look again (ms).
+    pub next_at: i64,
+    /// Since when sending has failed (ms), for giving up.
+    pub failing_since: Option<i64>,
+    /// The task state last turned into a reply, and how many of the
+    /// task's agent messages have been.
+    pub posted_state: Option<String>,
+    pub posted_messages: usize,
+    /// How many polls in a row found nothing new (for backing off).
+    pub quiet_polls: u32,
+}
+
+impl Conversation {
+    pub fn is_live(&self) -> bool {
+        !self.outbox.is_empty() || !self.delivery.state.finished()
+    }
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct Saved {
+    agents: Vec<Registered>,
+    deliveries: Vec<Conversation>,
+}
+
+/// Finished conversations kept (for the notes' delivery state and follow-ups).
+const KEEP_FINISHED: usize = 500;
+
+/// Registered agents, deliveries and presence, behind one lock.
+pub struct Agents {
+    path: PathBuf,
+    state: Mutex<Saved>,
+    /// Connections that said hello, by author, and when each author last called.
+    presence: Arc<Mutex<HashMap<String, Presence>>>,
+    /// Woken when there is something to send.
+    pub wake: tokio::sync::Notify,
+}
+
+#[derive(Default, Clone, Copy)]
+pub struct Presence {
+    pub connected: usize,
+    pub last_seen: i64,
+}
+
+/// Held by a connection that said hello as an author; dropping it (the
+/// connection closing) says it went.
+pub struct Here {
+    presence: Arc<Mutex<HashMap<String, Presence>>>,
+    author: String,
+}
+
+impl Drop for Here {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.presence.lock() {
+            if let Some(e) = p.get_mut(&self.author) {
+                e.connected = e.connected.saturating_sub(1);
+            }
+        }
+    }
+}
+
+impl Agents {
+    pub fn open(dir: &Path) -> Result<Agents> {
+        let path = dir.join(FILE);
+        let saved = match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| {
+                Error::Internal(format!(
+                    "{} is damaged ({e}); move it aside to start with no registered agents",
+                    path.display()
+                ))
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Saved::default(),
+            Err(e) => {
+                return Err(Error::Internal(format!(
+                    "cannot read {}: {e}",
+                    path.display()
+                )))
+            }
+        };
+        Ok(Agents {
+            path,
+            state: Mutex::new(saved),
+            presence: Arc::default(),
+            wake: tokio::sync::Notify::new(),
+        })
+    }
+
+    fn save(&self, s: &Saved) -> Result<()> {
+        let text = serde_json::to_string_pretty(s).expect("agents serialize");
+        crate::paths::write_private(&self.path, &text)
+            .map_err(|e| Error::Internal(format!("cannot write {}: {e}", self.path.display())))
+    }
+
+    /// Runs `f` on the state and saves it.
+    fn change<T>(&self, f: impl FnOnce(&mut Saved) -> Result<T>) -> Result<T> {
+        let mut s = self.state.lock().expect("agents lock");
+        let out = f(&mut s)?;
+        self.save(&s)?;
+        Ok(out)
+    }
+
+    pub fn registered(&self, name: &str) -> Option<Registered> {
+        let s = self.state.lock().expect("agents lock");
+        s.agents.iter().find(|a| a.name == name).cloned()
+    }
+
+    pub fn add(&self, agent: Registered, replace: bool) -> Result<()> {
+        self.change(|s| {
+            match s.agents.iter().position(|a| a.name == agent.name) {
+                Some(_) if !replace => {
+                    return Err(Error::Conflict {
+                        message: format!(
+                            "an agent named '{}' is registered already; remove it first (`pad agent rm {}`) or give replace: true",
+                            agent.name, agent.name
+                        ),
+                        expected: None,
+                        actual: None,
+                    })
+                }
+                Some(i) => s.agents[i] = agent,
+                None => s.agents.push(agent),
+            }
+            Ok(())
+        })
+    }
+
+    /// Forgets the agent and drops its unfinished deliveries: (removed, dropped).
+    pub fn remove(&self, name: &str) -> Result<(bool, usize)> {
+        self.change(|s| {
+            let before = s.agents.len();
+            s.agents.retain(|a| a.name != name);
+            let live = s.deliveries.len();
+            s.deliveries
+                .retain(|c| c.delivery.agent != name || !c.is_live());
+            Ok((before != s.agents.len(), live - s.deliveries.len()))
+        })
+    }
+
+    /// Notes whether the last call to `name` got through.
+    pub fn reached(&self, name: &str, error: Option<String>) -> Result<()> {
+        let mut s = self.state.lock().expect("agents lock");
+        let Some(a) = s.agents.iter_mut().find(|a| a.name == name) else {
+            return Ok(());
+        };
+        let reachable = Some(error.is_none());
+        if a.reachable == reachable && a.error == error {
+            return Ok(());
+        }
+        a.reachable = reachable;
+        a.error = error;
+        self.save(&s)
+    }
+
+    pub fn infos(&self) -> Vec<AgentInfo> {
+        let s = self.state.lock().expect("agents lock");
+        s.agents
+            .iter()
+            .map(|a| AgentInfo {
+                name: a.name.clone(),
+                url: a2a::redact(&a.url),
+                card: a.card.clone(),
+                reachable: a.reachable,
+                error: a.error.clone(),
+                added_at: fmt_time(a.added_at),
+                added_by: a.added_by.clone(),
+                active: s
+                    .deliveries
+                    .iter()
+                    .filter(|c| c.delivery.agent == a.name && c.is_live())
+                    .count(),
+            })
+            .collect()
+    }
+
+    /// What a newly written entry means for the agents: a note addressed to
+    /// a registered agent opens a conversation; a reply by someone else to
+    /// a conversation's question or thread goes to the agent. Returns
+    /// whether there is something to send. Called after the entry is
+    /// committed, before it is acknowledged.
+    pub fn noticed(&self, e: &Entry, now: i64) -> Result<bool> {
+        let mut s = self.state.lock().expect("agents lock");
+        let mut changed = false;
+        if let Some(parent) = &e.reply_to {
+            for c in s.deliveries.iter_mut() {
+                if c.delivery.agent == e.author || !c.thread.contains(parent) {
+                    continue;
+                }
+                // The person's word on a note that could not be delivered.
+                if c.failing_since.is_some() && c.delivery.question.as_deref() == Some(parent) {
+                    if e.content.trim().eq_ignore_ascii_case("drop") {
+                        c.outbox.clear();
+                        c.delivery.detail = Some("not delivered: dropped".into());
+                    } else {
+                        c.failing_since = None;
+                        c.delivery.state = DeliveryState::Pending;
+                        c.delivery.question = None;
+                        c.delivery.attempts = 0;
+                        c.next_at = now;
+                    }
+                    c.thread.push(e.id.clone());
+                    changed = true;
+                    continue;
+                }
+                let on_task = match (&c.delivery.question, &c.delivery.task) {
+                    (Some(q), Some(t)) if q == parent => Some(t.clone()),
+                    _ => None,
+                };
+                c.outbox.push(Outgoing {
+                    entry: e.id.clone(),
+                    text: e.content.clone(),
+                    on_task,
+                });
+                c.thread.push(e.id.clone());
+                c.reply_to = e.id.clone();
+                c.next_at = now;
+                c.quiet_polls = 0;
+                changed = true;
+            }
+        }
+        for name in &e.to {
+            if *name == e.author || !s.agents.iter().any(|a| a.name == *name) {
+                continue;
+            }
+            // A reply already carried to this agent as a follow-up above.
+            if s.deliveries
+                .iter()
+                .any(|c| c.delivery.agent == *name && c.thread.contains(&e.id))
+            {
+                continue;
+            }
+            let root = e
+                .reply_to
+                .as_ref()
+                .and_then(|p| {
+                    s.deliveries
+                        .iter()
+                        .find(|c| c.thread.contains(p))
+                        .map(|c| c.context.clone())
+                })
+                .unwrap_or_else(|| format!("pad-{}", e.reply_to.as_deref().unwrap_or(&e.id)));
+            s.deliveries.push(Conversation {
+                delivery: Delivery {
+                    entry: e.id.clone(),
+                    pad: e.pad.clone(),
+                    agent: name.clone(),
+                    state: DeliveryState::Pending,
+                    detail: None,
+                    task: None,
+                    question: None,
+                    attempts: 0,
+                    updated_at: fmt_time(now),
+                },
+                context: root,
+                thread: vec![e.id.clone()],
+                outbox: vec![Outgoing {
+                    entry: e.id.clone(),
+                    text: e.content.clone(),
+                    on_task: None,
+                }],
+                reply_to: e.id.clone(),
+                next_at: now,
+                failing_since: None,
+                posted_state: None,
+                posted_messages: 0,
+                quiet_polls: 0,
+            });
+            changed = true;
+        }
+        if changed {
+            prune(&mut s.deliveries);
+            self.save(&s)?;
+        }
+        Ok(changed)
+    }
+
+    /// Conversations with something to do at `now`.
+    pub fn due(&self, now: i64) -> Vec<Conversation> {
+        let s = self.state.lock().expect("agents lock");
+        s.deliveries
+            .iter()
+            .filter(|c| c.is_live() && c.next_at <= now)
+            .cloned()
+            .collect()
+    }
+
+    /// When the next conversation is due (ms), if any is live.
+    pub fn next_due(&self) -> Option<i64> {
+        let s = self.state.lock().expect("agents lock");
+        s.deliveries
+            .iter()
+            .filter(|c| c.is_live())
+            .map(|c| c.next_at)
+            .min()
+    }
+
+    /// Stores a conversation's new state, unless it was dropped meanwhile.
+    /// Messages that arrived for it since it was read (when its outbox held
+    /// `read_outbox`) are kept.
+    pub fn put(&self, c: Conversation, read_outbox: usize) -> Result<()> {
+        self.change(|s| {
+            if let Some(old) = s.deliveries.iter_mut().find(|o| {
+                o.delivery.entry == c.delivery.entry && o.delivery.agent == c.delivery.agent
+            }) {
+                let arrived: Vec<Outgoing> = old.outbox.iter().skip(read_outbox).cloned().collect();
+                let thread: Vec<String> = old
+                    .thread
+                    .iter()
+                    .filter(|t| !c.thread.contains(t))
+                    .cloned()
+                    .collect();
+                let reply_to = old.reply_to.clone();
+                let newer = !arrived.is_empty();
+                *old = c;
+                old.outbox.extend(arrived);
+                old.thread.extend(thread);
+                if newer {
+                    old.reply_to = reply_to;
+                    old.next_at = 0;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    pub fn deliveries(&self, pad: Option<&str>, entry: Option<&str>) -> Vec<Delivery> {
+        let s = self.state.lock().expect("agents lock");
+        s.deliveries
+            .iter()
+            .filter(|c| pad.is_none_or(|p| c.delivery.pad == p))
+            .filter(|c| entry.is_none_or(|id| c.delivery.entry == id))
+            .map(|c| c.delivery.clone())
+            .collect()
+    }
+
+    /// Says that a connection speaks as `author`, until the guard drops.
+    pub fn here(&self, author: &str, now: i64) -> Here {
+        let mut p = self.presence.lock().expect("presence lock");
+        let e = p.entry(author.to_string()).or_default();
+        e.connected += 1;
+        e.last_seen = now;
+        Here {
+            presence: self.presence.clone(),
+            author: author.to_string(),
+        }
+    }
+
+    /// Notes a call by `author`.
+    pub fn seen(&self, author: &str, now: i64) {
+        let mut p = self.presence.lock().expect("presence lock");
+        if let Some(e) = p.get_mut(author) {
+            e.last_seen = now;
+        } else {
+            p.insert(
+                author.to_string(),
+                Presence {
+                    connected: 0,
+                    last_seen: now,
+                },
+            );
+        }
+    }
+
+    pub fn presence(&self) -> HashMap<String, Presence> {
+        self.presence.lock().expect("presence lock").clone()
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        let s = self.state.lock().expect("agents lock");
+        s.agents.iter().map(|a| a.name.clone()).collect()
+    }
+}
+
+/// Keeps every live conversation and the newest finished ones.
+fn prune(list: &mut Vec<Conversation>) {
+    let finished = list.iter().filter(|c| !c.is_live()).count();
+    if finished <= KEEP_FINISHED {
+        return;
+    }
+    let mut drop = finished - KEEP_FINISHED;
+    list.retain(|c| {
+        if drop > 0 && !c.is_live() {
+            drop -= 1;
+            false
+        } else {
+            true
+        }
+    });
+}
