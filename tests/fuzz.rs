@@ -36,6 +36,8 @@ const FIELDS: &[&str] = &[
     "depends_on",
     "reply_to",
     "choices",
+    "to",
+    "url",
     "remind_in",
     "remind_at",
     "pinned",

@@ -104,7 +104,25 @@ fn endpoint_url(url: &str) -> String {
     }
 }
 
+/// `why` with the endpoint's secrets masked, whatever a library put in it.
+fn scrub(why: String, url: &str, token: Option<&str>) -> String {
+    let mut why = why.replace(url, &redact(url));
+    if let Some(t) = token.filter(|t| !t.is_empty()) {
+        why = why.replace(t, "…");
+    }
+    for seg in url.split(['/', '?', '&', '=']).filter(|s| s.len() > 4) {
+        if seg.starts_with("t-") || url.contains(&format!("={seg}")) {
+            why = why.replace(seg, "…");
+        }
+    }
+    why
+}
+
 fn call(ep: &Endpoint, method: &str, params: Value) -> Result<Value, String> {
+    call_raw(ep, method, params).map_err(|why| scrub(why, &ep.url, ep.token.as_deref()))
+}
+
+fn call_raw(ep: &Endpoint, method: &str, params: Value) -> Result<Value, String> {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     let url = endpoint_url(&ep.url);
     let mut req = agent()
@@ -168,6 +186,10 @@ fn unreachable(url: &str, e: &ureq::Error) -> String {
 /// `/.well-known/agent.json` (FastA2A, older servers), under the
 /// endpoint's path and then at its origin. Also says which dialect to speak.
 pub fn card(url: &str, token: Option<&str>) -> Result<(AgentCard, Dialect), String> {
+    card_raw(url, token).map_err(|why| scrub(why, url, token))
+}
+
+fn card_raw(url: &str, token: Option<&str>) -> Result<(AgentCard, Dialect), String> {
     let base = base(url);
     let origin = match base.split_once("://") {
         Some((s, rest)) => format!("{s}://{}", rest.split('/').next().unwrap_or(rest)),
@@ -374,6 +396,13 @@ mod tests {
             "https://agents.example/rpc"
         );
         assert_eq!(redact("http://127.0.0.1:8000"), "http://127.0.0.1:8000");
+        let url = "http://h:1/a2a/t-s3cr3t/p-x";
+        let why = scrub(
+            format!("bad {url} and t-s3cr3t and Bearer tok123"),
+            url,
+            Some("tok123"),
+        );
+        assert!(!why.contains("s3cr3t") && !why.contains("tok123"), "{why}");
     }
 
     #[test]
