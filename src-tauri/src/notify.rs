@@ -19,12 +19,21 @@ use tauri::{AppHandle, Emitter, Manager};
 /// notification id, who asked).
 static SHOWN: LazyLock<Mutex<HashMap<String, (u32, String)>>> = LazyLock::new(Default::default);
 
-/// Whether an event deserves a notification for `me`.
+/// Whether an event deserves a notification for `me`: an entry newly
+/// needing eyes, or the result an agent the person handed work to sent
+/// back (over A2A: it carries `meta.a2a`), by anyone but the person.
 pub fn wanted(event: &Value, me: &str) -> bool {
-    event["type"] == "needs_eyes"
-        && event["entry"]["author"]
-            .as_str()
-            .is_some_and(|a| !a.eq_ignore_ascii_case(me))
+    let by_other = event["entry"]["author"]
+        .as_str()
+        .is_some_and(|a| !a.eq_ignore_ascii_case(me));
+    by_other
+        && (event["type"] == "needs_eyes"
+            || (event["type"] == "created" && handed_back(&event["entry"])))
+}
+
+/// A result an agent sent back for work handed to it.
+fn handed_back(e: &Value) -> bool {
+    e["kind"] == "result" && e["meta"]["a2a"].is_object()
 }
 
 /// What clicking a notification's button asks for.
@@ -84,6 +93,8 @@ pub fn text(event: &Value) -> (String, String) {
     let pad = e["pad"].as_str().unwrap_or("a pad");
     let summary = if e["kind"] == "question" {
         format!("{author} asks in {pad}")
+    } else if handed_back(e) {
+        format!("{author} finished in {pad}")
     } else {
         format!("{author} needs your eyes in {pad}")
     };
@@ -440,6 +451,13 @@ mod tests {
         assert!(!wanted(&ev("needs_eyes", "user"), "user"));
         assert!(!wanted(&ev("needs_eyes", "User"), "user"));
         assert!(!wanted(&ev("created", "agent-0"), "user"));
+        // What an agent handed work sends back notifies, as itself.
+        let done = json!({"type": "created", "entry": {"author": "agent-zero", "kind": "result",
+            "pad": "ops", "content": "all tidy", "meta": {"a2a": {"task": "t", "state": "completed"}}}});
+        assert!(wanted(&done, "user"));
+        assert_eq!(text(&done).0, "agent-zero finished in ops");
+        let own = json!({"type": "created", "entry": {"author": "agent-zero", "kind": "result", "meta": null}});
+        assert!(!wanted(&own, "user"));
     }
 
     #[test]

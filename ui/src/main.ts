@@ -12,21 +12,22 @@ import { parseQuickNote } from "./tags";
 import { exportPad, openSettings, wireDialogs } from "./components/Dialogs";
 import { drawDetail, focusReply, remove, sendReply, startEdit, togglePin } from "./components/EntryDetail";
 import {
-  clearPad, createPad, drawInboxCount, drawNewPadHint, drawSoon, focusEntry, loadFeed, loadInbox, loadMore, move, nearEnd, newPad, openPad, search, showActivity, showInbox,
+  clearPad, createPad, drawInboxCount, drawNewPadHint, drawSoon, focusEntry, loadFeed, loadInbox, loadMore, move, nearEnd, newPad, openPad, search, showActivity, showAgents, showInbox,
   showAll, showTasks, showTrash,
 } from "./components/Feed";
 import { loadPads, onOpenPad, refreshPadsSoon } from "./components/PadList";
 import { loadThread, touches } from "./components/Thread";
+import { onAgentsOpen } from "./components/Agents";
 
 async function compose(ev: Event): Promise<void> {
   ev.preventDefault();
   const ta = $<HTMLTextAreaElement>("compose-text");
   if (!ta.value.trim() || !padOnScreen()) return;
-  const { content, tags } = parseQuickNote(ta.value);
+  const { content, tags, to } = parseQuickNote(ta.value);
   try {
-    await rpc("entry.add", { pad: currentPad(), content, tags, kind: ($("compose-kind") as HTMLSelectElement).value, author: app.settings.author });
+    await rpc("entry.add", { pad: currentPad(), content, tags, to, kind: ($("compose-kind") as HTMLSelectElement).value, author: app.settings.author });
     ta.value = "";
-    say(`saved to ${currentPad()}`);
+    say(to.length ? `saved to ${currentPad()} and handed to ${to.join(", ")}` : `saved to ${currentPad()}`);
   } catch (e) {
     fail(e);
   }
@@ -64,6 +65,8 @@ function wire(): void {
   }
   $("inbox-btn").addEventListener("click", () => void showInbox().catch(fail));
   $("activity-btn").addEventListener("click", () => void showActivity().catch(fail));
+  $("agents-btn").addEventListener("click", () => void showAgents().catch(fail));
+  onAgentsOpen((pad) => void openPad(pad).catch(fail), (pad, id) => void focusEntry(pad, id).catch(fail));
   $("tasks-btn").addEventListener("click", () => void showTasks().catch(fail));
   $("all-btn").addEventListener("click", () => void showAll().catch(fail));
   $("trash-btn").addEventListener("click", () => void showTrash().catch(fail));
@@ -113,6 +116,7 @@ function keys(ev: KeyboardEvent): void {
       case "i": void showInbox().catch(fail); return true;
       case "g": void showAll().catch(fail); return true;
       case "a": void showActivity().catch(fail); return true;
+      case "w": void showAgents().catch(fail); return true;
       case "t": if (padOnScreen() || app.view === "tasks") void showTasks().catch(fail); return true;
       case "d": if (padOnScreen()) void showTrash().catch(fail); return true;
       case "x": void exportPad().catch(fail); return true;
@@ -161,6 +165,13 @@ async function main(): Promise<void> {
       else app.waiting.delete(ev.entry.id);
       drawSoon();
       drawDetail();
+      return;
+    }
+    if (ev.type === "delivery" && ev.delivery) {
+      if (app.deliveries.apply(ev.delivery)) {
+        drawSoon();
+        drawDetail();
+      }
       return;
     }
     if (ev.type === "pad_expired" && ev.pad) {

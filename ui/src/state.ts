@@ -2,10 +2,11 @@
 // component reads and writes it here; the entries themselves live in the
 // FeedStore (store.ts), kept in step with the engine's events.
 
+import { Deliveries } from "./deliveries";
 import { FeedStore, type PlanStep } from "./store";
 import type { AppInfo, Entry, Pad, Settings } from "./types";
 
-export type View = "feed" | "all" | "search" | "inbox" | "tasks" | "activity" | "trash";
+export type View = "feed" | "all" | "search" | "inbox" | "tasks" | "activity" | "trash" | "agents";
 
 export const app = {
   feed: new FeedStore(),
@@ -24,6 +25,8 @@ export const app = {
   /** Questions an agent's `ask` is waiting on now (stats, then the
    *  `waiting` and `stopped_waiting` events). */
   waiting: new Set<string>(),
+  /** Where notes handed to agents stand (`agent.deliveries`, `delivery` events). */
+  deliveries: new Deliveries(),
 };
 
 /** The pad the feed shows (saved in the settings). */

@@ -2,10 +2,11 @@ import { fixPadName, parseQuickNote } from "./tags";
 
 describe("parseQuickNote", () => {
   it("turns #words into tags and keeps the rest as content", () => {
-    expect(parseQuickNote("ship it #release")).toEqual({ content: "ship it", tags: ["release"] });
+    expect(parseQuickNote("ship it #release")).toEqual({ content: "ship it", tags: ["release"], to: [] });
     expect(parseQuickNote("#Deploy the #db-migration now")).toEqual({
       content: "the now",
       tags: ["deploy", "db-migration"],
+      to: [],
     });
   });
 
@@ -14,17 +15,17 @@ describe("parseQuickNote", () => {
   });
 
   it("leaves things that are not tags alone", () => {
-    expect(parseQuickNote("issue#12 and C# and #")).toEqual({ content: "issue#12 and C# and #", tags: [] });
-    expect(parseQuickNote("email a#b.com")).toEqual({ content: "email a#b.com", tags: [] });
+    expect(parseQuickNote("issue#12 and C# and #")).toEqual({ content: "issue#12 and C# and #", tags: [], to: [] });
+    expect(parseQuickNote("email a#b.com")).toEqual({ content: "email a#b.com", tags: [], to: [] });
     expect(parseQuickNote("#" + "x".repeat(33)).tags).toEqual([]);
   });
 
   it("accepts punctuation after a tag", () => {
-    expect(parseQuickNote("done #ci, next #deploy.")).toEqual({ content: "done, next.", tags: ["ci", "deploy"] });
+    expect(parseQuickNote("done #ci, next #deploy.")).toEqual({ content: "done, next.", tags: ["ci", "deploy"], to: [] });
   });
 
   it("keeps the text when the note is only tags", () => {
-    expect(parseQuickNote("#todo #later")).toEqual({ content: "#todo #later", tags: ["todo", "later"] });
+    expect(parseQuickNote("#todo #later")).toEqual({ content: "#todo #later", tags: ["todo", "later"], to: [] });
   });
 
   it("takes at most ten tags, leaving the rest in the text", () => {
@@ -42,5 +43,16 @@ describe("fixPadName", () => {
     expect(fixPadName("ok.name_1:a-b")).toBe("ok.name_1:a-b");
     expect(fixPadName("  ??  ")).toBe("");
     expect(fixPadName("x".repeat(80))).toHaveLength(64);
+  });
+});
+
+describe("addressing a note", () => {
+  it("takes the @names at the start as whom the note is for, and keeps the text", () => {
+    expect(parseQuickNote("@agent-zero tidy the logs #ops")).toEqual({ content: "@agent-zero tidy the logs", tags: ["ops"], to: ["agent-zero"] });
+    expect(parseQuickNote("@Agent-Zero, @helper: both of you").to).toEqual(["agent-zero", "helper"]);
+  });
+  it("leaves an @ further in the text alone", () => {
+    expect(parseQuickNote("mail bob@example.com about @helper").to).toEqual([]);
+    expect(parseQuickNote("plain note").to).toEqual([]);
   });
 });

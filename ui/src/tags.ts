@@ -7,7 +7,14 @@ const TAG = /(^|\s)#([A-Za-z0-9_-]{1,32})(?=\s|$|[.,;:!?)])/g;
 export interface QuickNote {
   content: string;
   tags: string[];
+  /** Agents named with a leading "@agent-zero" (or several): the note is
+   *  addressed to them (`to`), and sent to those registered over A2A. */
+  to: string[];
 }
+
+/** "@agent-zero @helper do this": the names at the start of a note. */
+const ADDRESS = /^(?:[\s,;:]*@([A-Za-z0-9._:-]{1,64})(?=\s|$|[,;:]))+/;
+const ONE = /@([A-Za-z0-9._:-]{1,64})/g;
 
 /** Splits "ship it #release" into content "ship it" and tags ["release"].
  *  Tags keep their first-seen order, folded and deduplicated; past ten the
@@ -33,5 +40,7 @@ export function parseQuickNote(text: string): QuickNote {
     .replace(/[ \t]{2,}/g, " ")
     .replace(/[ \t]+([,.;:!?])/g, "$1")
     .trim();
-  return { content: content === "" ? text.trim() : content, tags };
+  const lead = ADDRESS.exec(text);
+  const to = lead ? [...new Set([...lead[0].matchAll(ONE)].map((m) => m[1].replace(/[:.]+$/, "").toLowerCase()))].slice(0, 10) : [];
+  return { content: content === "" ? text.trim() : content, tags, to };
 }

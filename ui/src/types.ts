@@ -3,7 +3,7 @@
 // shell's (src-tauri) or exist only in the UI.
 
 export type { Action, Category, Entry, EventType, Kind, Pad, Status, ThreadResult, AskResult, Trashed, Version } from "./protocol";
-import type { Entry, EventType, Trashed } from "./protocol";
+import type { Delivery, Entry, EventType, Trashed } from "./protocol";
 
 /** What the shell forwards on `pad-event`: an engine event, or `lagged`
  *  when the app fell behind and must reload. */
@@ -14,6 +14,8 @@ export interface PadEvent {
   entry?: Entry;
   /** `trashed` events: who moved how many of whose entries to the trash. */
   trashed?: Trashed;
+  /** `delivery` events: where a note handed to an agent stands. */
+  delivery?: Delivery;
   missed?: number;
   /** `disconnected` (from the app's shell): the socket, and when it tries again. */
   socket?: string;

@@ -6,6 +6,7 @@ import { EngineError, rpc } from "../api";
 import { $, el, fail, say } from "../dom";
 import { authorChip } from "../authors";
 import { choiceClass } from "../choices";
+import { deliveryClass, deliveryLabel } from "../deliveries";
 import { renderMarkdown } from "../markdown";
 import { app, selectedEntry } from "../state";
 import { parseQuickNote } from "../tags";
@@ -31,7 +32,8 @@ export const isOpenQuestion = (e: Entry): boolean => e.kind === "question" && e.
 
 export function drawDetail(): void {
   const e = selectedEntry();
-  const key = e ? `${e.id}:${e.version}:${threadVersion}:${app.editing}:${app.view === "trash"}:${app.waiting.has(e.id)}` : `none:${app.shown.length === 0}:${app.view}:${app.settings.pad}`;
+  const delivered = e ? app.deliveries.of(e.id).map((d) => `${d.agent}=${d.state}@${d.updated_at}`).join(",") : "";
+  const key = e ? `${e.id}:${e.version}:${threadVersion}:${app.editing}:${app.view === "trash"}:${app.waiting.has(e.id)}:${delivered}` : `none:${app.shown.length === 0}:${app.view}:${app.settings.pad}`;
   if (key === drawn) return;
   const entryChanged = !drawn.startsWith(e ? `${e.id}:` : "none:");
   drawn = key;
@@ -87,6 +89,8 @@ function view(e: Entry): HTMLElement[] {
   fact("waits on", e.depends_on.join(", "));
   fact("reminder", e.remind_at);
   if (e.choices.length) fact("choices", e.choices.join(" · "));
+  if (e.to.length) fact("for", e.to.join(", "));
+  for (const d of app.deliveries.of(e.id)) facts.append(el("div", `fact ${deliveryClass(d)}`, deliveryLabel(d)));
   const tags = el("div", "tags");
   for (const t of e.tags) tags.append(tagChip(t));
   const actions = el("div", "actions");
@@ -240,9 +244,9 @@ function drawReplyForm(e: Entry): void {
  *  `ask` at once. */
 export async function reply(e: Entry, text: string): Promise<boolean> {
   if (!text.trim()) return false;
-  const { content, tags } = parseQuickNote(text);
+  const { content, tags, to } = parseQuickNote(text);
   try {
-    await rpc("entry.add", { pad: e.pad, reply_to: e.id, content, tags, author: app.settings.author });
+    await rpc("entry.add", { pad: e.pad, reply_to: e.id, content, tags, to, author: app.settings.author });
     say(isOpenQuestion(e) ? `answered ${e.author}` : `replied to ${e.author}`);
     // Replying is looking: the note leaves Needs eyes (a question leaves
     // it when answered, by the engine).

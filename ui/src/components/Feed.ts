@@ -5,6 +5,9 @@
 
 import { rpc, setSettings } from "../api";
 import { renderActivity } from "../activity";
+import { deliveryClass, deliveryLabel } from "../deliveries";
+import type { Delivery } from "../protocol";
+import { renderAgents } from "./Agents";
 import { count, searchTitle } from "../count";
 import { $, el, fail, pinIcon, say } from "../dom";
 import { authorChip } from "../authors";
@@ -61,7 +64,11 @@ export async function openPad(name: string, select: string | null = null): Promi
 export async function loadFeed(): Promise<void> {
   const f = app.view === "all" ? { ...filter(), pad: null } : filter();
   app.feed.expect(f);
-  const r = await rpc<{ entries: Entry[]; next_cursor: string | null }>("entry.list", listParams(f));
+  const [r, d] = await Promise.all([
+    rpc<{ entries: Entry[]; next_cursor: string | null }>("entry.list", listParams(f)),
+    rpc<{ deliveries: Delivery[] }>("agent.deliveries", f.pad ? { pad: f.pad } : {}).catch(() => ({ deliveries: [] })),
+  ]);
+  app.deliveries.load(d.deliveries);
   app.feed.load(r.entries, f);
   app.cursor = r.next_cursor;
   draw();
@@ -109,14 +116,15 @@ export function drawActions(): void {
   ta.disabled = !on;
   $<HTMLButtonElement>("compose-save").disabled = !on;
   ta.placeholder = on
-    ? `Write a note to ${currentPad()}… (n to focus, Ctrl+Enter to save, #words become tags)`
+    ? `Write a note to ${currentPad()}… (n to focus, Ctrl+Enter to save, #words become tags, @agent hands it over)`
     : "Open a pad to write to it";
 }
 
 function showPanes(activity: boolean): void {
   $("content").hidden = activity;
   $("activity").hidden = !activity;
-  $("activity-btn").classList.toggle("active", activity);
+  $("activity-btn").classList.toggle("active", activity && app.view === "activity");
+  $("agents-btn").classList.toggle("active", activity && app.view === "agents");
 }
 
 export function drawInboxCount(): void {
@@ -209,6 +217,7 @@ function row(e: Entry, i: number): HTMLElement {
   if (e.replies > 0) head.append(el("span", "replies", count(e.replies, "reply", "replies")));
   if (e.pinned) head.append(pinIcon());
   for (const t of e.tags) head.append(tagChip(t));
+  for (const d of app.deliveries.of(e.id)) head.append(el("span", deliveryClass(d), deliveryLabel(d)));
   const body = el("div", "row-body", plainPreview(e.content));
   r.append(head, body);
   r.addEventListener("click", () => select(e.id));
@@ -316,6 +325,22 @@ export async function showTrash(): Promise<void> {
 }
 
 let activityTimer = 0;
+/** The Agents view: who is working now, on what; agents to hand work to. */
+export async function showAgents(): Promise<void> {
+  clearInterval(activityTimer);
+  if (app.view === "agents") {
+    app.view = "feed";
+    return loadFeed();
+  }
+  app.view = "agents";
+  $("activity").replaceChildren();
+  showPanes(true);
+  drawActions();
+  drawPads();
+  $("view-title").textContent = "Agents";
+  await renderAgents($("activity"), () => app.view === "agents");
+}
+
 export async function showActivity(): Promise<void> {
   clearInterval(activityTimer);
   if (app.view === "activity") {

@@ -1,5 +1,6 @@
 // The quick-note box: shown by the global hotkey over whatever the person
-// is doing. Enter saves to the current pad (#words become tags), Esc hides.
+// is doing. Enter saves to the current pad (#words become tags; a leading
+// "@agent-zero" hands the note to that agent), Esc hides.
 // While an agent's question is open, the box offers to answer the newest
 // one ("replying to: …"); Tab switches between that answer and a plain
 // note. A notification's Reply opens it on that entry.
@@ -35,7 +36,7 @@ function drawMode(): void {
     $("quick-reply-who").textContent = "";
     $("quick-reply-text").textContent = offered ? `(open question from ${offered.author})` : "";
     $("quick-reply-hint").textContent = offered ? "Tab: answer it" : "";
-    input.placeholder = "A thought… #tags become tags · Enter saves · Esc hides";
+    input.placeholder = "A thought… #tags · @agent hands it over · Enter saves · Esc hides";
     $("quick-pad").textContent = `→ ${settings.pad}`;
   }
   line.classList.toggle("replying", replying && !!offered);
@@ -84,11 +85,11 @@ form.addEventListener("submit", (ev) => {
 
 async function send(text: string): Promise<void> {
   if (!text.trim()) return;
-  const { content, tags } = parseQuickNote(text);
+  const { content, tags, to } = parseQuickNote(text);
   const target = replying ? offered : null;
   const params = target
-    ? { pad: target.pad, reply_to: target.id, content, tags, author: settings.author }
-    : { pad: settings.pad, content, tags, author: settings.author };
+    ? { pad: target.pad, reply_to: target.id, content, tags, to, author: settings.author }
+    : { pad: settings.pad, content, tags, to, author: settings.author };
   try {
     await rpc("entry.add", params);
     input.value = "";

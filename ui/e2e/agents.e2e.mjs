@@ -1,0 +1,95 @@
+// The person reaches the agents, in the real app under Xvfb, D-Bus and
+// dunst: the Agents view shows an agent connected right now (and what it
+// holds) and an agent registered over A2A; "@agent-zero …" in the quick box
+// hands it the note; its answer lands in the thread with a notification.
+// The A2A agent is FastA2A exactly as Agent Zero ships it (tests/a2a/
+// agents.py), run by the tests' Python ($CARGO_TARGET_DIR/venv, which
+// scripts/test builds before it runs these).
+
+import { execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import {
+  NOTIFY_LOG, browser, call, clickPad, freePort, launch, notificationsShown, quickVisible, quit, screenshot, socket, toWindow, waitFor,
+} from "./harness.mjs";
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
+const python = process.env.A2A_PYTHON ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "..", "scratchpad-target"), "venv", "bin", "python");
+const port = await freePort();
+const url = `http://127.0.0.1:${port}/a2a/t-s3cr3t-a0-token`;
+let agent;
+let present;
+
+before(async () => {
+  agent = spawn(python, [path.join(root, "tests/a2a/agents.py"), "agent-zero", String(port), path.join(os.tmpdir(), `a2a-e2e-${port}.log`)], { stdio: "inherit" });
+  await waitFor("the A2A agent to listen", () => new Promise((resolve) => {
+    const s = net.createConnection(port, "127.0.0.1");
+    s.on("connect", () => { s.end(); resolve(true); });
+    s.on("error", () => resolve(false));
+  }), 30_000);
+  await launch();
+});
+
+after(async () => {
+  present?.end();
+  agent?.kill();
+  await quit();
+});
+
+const textOf = (id) => browser.execute((i) => document.getElementById(i)?.textContent ?? "", id);
+
+test("the Agents view shows who is connected, what it holds, and a registered A2A agent", async () => {
+  const added = await call("agent.add", { name: "agent-zero", url });
+  assert.equal(added.agent.card.name, "Agent Zero");
+  // An agent connected right now (its connection stays open), holding a task.
+  present = net.createConnection(socket);
+  present.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "hello", params: { author: "agent-x" } }) + "\n");
+  present.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "entry.add", params: { pad: "proj", kind: "task", content: "migrate the staging db" } }) + "\n");
+  present.write(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "task.claim", params: { pad: "proj", agent: "agent-x" } }) + "\n");
+  await browser.$("#agents-btn").click();
+  await waitFor("the roster", async () => {
+    const roster = await textOf("roster");
+    return /agent-x/.test(roster) && /connected/.test(roster) && /migrate the staging db/.test(roster);
+  });
+  await waitFor("the registered agent", async () => {
+    const reg = await textOf("agents-registered");
+    return /agent-zero/.test(reg) && /Agent Zero/.test(reg) && /reachable/.test(reg) && !/s3cr3t/.test(reg);
+  });
+  await screenshot("agents-view");
+  await browser.$("#agents-btn").click();
+});
+
+test("@agent-zero in the quick box hands the note over; the answer lands in the thread with a notification", async () => {
+  execFileSync("dunstctl", ["close-all"]);
+  assert.equal(quickVisible(), false);
+  execFileSync("xdotool", ["key", "ctrl+shift+space"]);
+  await waitFor("the quick window on screen", async () => quickVisible());
+  await toWindow("quick");
+  const input = await browser.$("#quick-input");
+  await waitFor("the quick box", () => input.isDisplayed());
+  await input.setValue("@agent-zero tidy the staging logs");
+  await browser.keys("Enter");
+  await waitFor("Enter to hide the box", async () => !quickVisible());
+  await toWindow("main");
+  const note = await waitFor("the note, addressed", async () =>
+    (await call("entry.list", { pad: "inbox", author: "user" })).entries.find((e) => e.to.includes("agent-zero")));
+  const result = await waitFor("agent zero's answer", async () =>
+    (await call("entry.thread", { id: note.id })).replies.find((r) => r.author === "agent-zero" && r.kind === "result"), 30_000);
+  assert.equal(result.content, "agent zero says: @agent-zero tidy the staging logs");
+  await waitFor("the notification", () => notificationsShown() >= 1);
+  if (NOTIFY_LOG) await waitFor("its text", () => /agent-zero finished in inbox/.test(readFileSync(NOTIFY_LOG, "utf8")));
+  await clickPad("inbox");
+  // The answer quotes the note: pick the note's own row.
+  const row = () => browser.$(`.row[data-id="${note.id}"]`);
+  await waitFor("the note in the feed", async () => (await row()).isExisting());
+  await (await row()).click();
+  await waitFor("the delivery state and the answer in the detail", async () => {
+    const text = await browser.$("#detail").getText();
+    return /→ agent-zero: done/.test(text) && /agent zero says/.test(text);
+  }, 15_000);
+  await screenshot("agent-result-thread");
+});

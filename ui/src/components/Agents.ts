@@ -1,0 +1,150 @@
+// The Agents view (w): who is working right now and on what — every author
+// seen lately, connected or writing, with the task it holds, the question it
+// waits on and its last note — and the agents the person can hand work to
+// over A2A (register, remove; `@name` in the quick box sends them a note).
+
+import { rpc } from "../api";
+import { authorChip } from "../authors";
+import { $, el, fail, say } from "../dom";
+import type { AgentInfo, AgentListResult, Brief, SeenAuthor } from "../protocol";
+import { app } from "../state";
+import { ago } from "../time";
+
+let timer = 0;
+let go: { pad: (name: string) => void; entry: (pad: string, id: string) => void } = {
+  pad: () => undefined,
+  entry: () => undefined,
+};
+
+/** Where clicks on a pad or an entry lead (the feed). */
+export function onAgentsOpen(pad: (name: string) => void, entry: (pad: string, id: string) => void): void {
+  go = { pad, entry };
+}
+
+/** Draws the view into `box`, and again every 3 s while it is shown. */
+export async function renderAgents(box: HTMLElement, shown: () => boolean): Promise<void> {
+  clearInterval(timer);
+  const refresh = async () => {
+    const r = await rpc<AgentListResult>("agent.list", {});
+    draw(box, r);
+  };
+  await refresh();
+  timer = window.setInterval(() => {
+    if (shown()) void refresh().catch(fail);
+    else clearInterval(timer);
+  }, 3000);
+}
+
+function draw(box: HTMLElement, r: AgentListResult): void {
+  // Typing in the form survives a refresh: only the lists are redrawn.
+  let form = box.querySelector<HTMLFormElement>("#agent-add");
+  if (!form) {
+    box.replaceChildren();
+    box.append(el("div", "act-box wide", ""), el("div", "act-box wide", ""));
+    form = addForm();
+    box.append(form);
+  }
+  const [seenBox, agentsBox] = [...box.querySelectorAll<HTMLElement>(".act-box")];
+  seenBox.id = "roster";
+  seenBox.replaceChildren(el("h3", "", "Working now"));
+  if (!r.seen.length) seenBox.append(el("p", "hint", "nobody seen in the last day"));
+  for (const s of r.seen) seenBox.append(seenRow(s));
+  agentsBox.id = "agents-registered";
+  agentsBox.replaceChildren(el("h3", "", "Agents you can hand work to (A2A)"));
+  if (!r.agents.length) {
+    agentsBox.append(el("p", "hint", "None yet. Register one below — Agent Zero: Settings → MCP/A2A → A2A server gives its URL — then start a note with @its-name."));
+  }
+  for (const a of r.agents) agentsBox.append(agentRow(a));
+}
+
+function brief(label: string, b: Brief, cls: string): HTMLElement {
+  const line = el("div", `roster-line ${cls}`);
+  const link = el("button", "link", b.content.split("\n")[0].slice(0, 120));
+  link.title = `${b.pad} · ${ago(b.at)}`;
+  link.addEventListener("click", () => go.entry(b.pad, b.id));
+  line.append(el("span", "roster-label", label), link);
+  return line;
+}
+
+function seenRow(s: SeenAuthor): HTMLElement {
+  const row = el("div", "roster-row");
+  row.dataset.author = s.author;
+  const head = el("div", "roster-head");
+  head.append(authorChip(s.author, app.settings.author));
+  const here = el("span", s.connected > 0 ? "presence on" : "presence", s.connected > 0 ? "connected" : s.last_seen ? `seen ${ago(s.last_seen)}` : "not seen");
+  head.append(here);
+  if (s.registered) head.append(el("span", "tag", "A2A"));
+  if (s.pad) {
+    const pad = el("button", "pad-chip", s.pad);
+    pad.title = `last wrote in ${s.pad}`;
+    pad.addEventListener("click", () => go.pad(s.pad ?? ""));
+    head.append(pad);
+  }
+  row.append(head);
+  for (const t of s.claimed) row.append(brief("doing", t, "doing"));
+  for (const q of s.open_questions) row.append(brief("asks", q, "asks"));
+  if (s.last_note && !s.claimed.length && !s.open_questions.length) row.append(brief("last", s.last_note, "last"));
+  return row;
+}
+
+function agentRow(a: AgentInfo): HTMLElement {
+  const row = el("div", "roster-row");
+  row.dataset.agent = a.name;
+  const head = el("div", "roster-head");
+  head.append(authorChip(a.name, app.settings.author));
+  const reach = a.reachable === false ? `unreachable: ${a.error ?? ""}` : a.reachable ? "reachable" : "not tried";
+  head.append(el("span", a.reachable === false ? "presence off" : "presence on", reach));
+  if (a.active) head.append(el("span", "tag", `${a.active} active`));
+  const remove = el("button", "", "Remove");
+  remove.title = `Forget ${a.name} (its unfinished deliveries are dropped)`;
+  remove.addEventListener("click", () => {
+    void rpc("agent.remove", { name: a.name }).then(() => {
+      say(`removed ${a.name}`);
+      row.remove();
+    }).catch(fail);
+  });
+  head.append(remove);
+  row.append(head);
+  if (a.card) {
+    row.append(el("div", "roster-line", `${a.card.name}${a.card.description ? ` — ${a.card.description}` : ""}`));
+    const skills = a.card.skills.map((k) => k.name).filter(Boolean);
+    if (skills.length) row.append(el("div", "roster-line hint", `skills: ${skills.join(", ")}`));
+  }
+  row.append(el("div", "roster-line hint", `${a.url} · hand it work: @${a.name} … in the quick box`));
+  return row;
+}
+
+function addForm(): HTMLFormElement {
+  const form = el("form", "act-box wide");
+  form.id = "agent-add";
+  const name = el("input");
+  name.id = "agent-name";
+  name.placeholder = "name, e.g. agent-zero";
+  const url = el("input");
+  url.id = "agent-url";
+  url.placeholder = "A2A URL, e.g. http://127.0.0.1:5000/a2a/t-TOKEN";
+  const token = el("input");
+  token.id = "agent-token";
+  token.type = "password";
+  token.placeholder = "bearer token (only if the URL has none)";
+  const add = el("button", "", "Register");
+  add.type = "submit";
+  form.append(el("h3", "", "Register an agent"), name, url, token, add);
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    add.disabled = true;
+    const params: Record<string, string> = { name: name.value.trim(), url: url.value.trim() };
+    if (token.value.trim()) params.token = token.value.trim();
+    void rpc<{ agent: AgentInfo }>("agent.add", params)
+      .then(async (r) => {
+        say(`registered ${r.agent.name}${r.agent.card ? ` (${r.agent.card.name})` : ""}`);
+        name.value = url.value = token.value = "";
+        draw($("activity"), await rpc<AgentListResult>("agent.list", {}));
+      })
+      .catch(fail)
+      .finally(() => {
+        add.disabled = false;
+      });
+  });
+  return form;
+}
