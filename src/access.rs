@@ -33,6 +33,8 @@ pub struct Grant {
     /// Pad names and `prefix*` patterns, case-folded.
     pub pads: Vec<String>,
     pub read_only: bool,
+    /// Registered agents it may hand work to (`*`: any).
+    pub agents: Vec<String>,
 }
 
 /// What a connection may do, as of its `hello`.
@@ -82,6 +84,19 @@ impl Grant {
     }
 
     /// Refuses writing `pad` unless covered and not read-only.
+    /// Refuses handing work to the registered agent `agent` unless the
+    /// grant names it (or `*`).
+    pub fn check_dispatch(&self, agent: &str) -> Result<()> {
+        if self.agents.iter().any(|a| a == "*" || a == agent) {
+            return Ok(());
+        }
+        Err(Error::Forbidden(format!(
+            "token '{}' may not hand work to the registered agent '{agent}': its grant names {}. Drop '{agent}' from 'to', or ask the person for a token whose agents include it (pad token create --agents {agent}).",
+            self.name,
+            if self.agents.is_empty() { "no agents".to_string() } else { format!("only {}", self.agents.join(", ")) }
+        )))
+    }
+
     pub fn check_write(&self, pad: &str) -> Result<()> {
         self.check(pad, "write to")?;
         if self.read_only {
@@ -129,6 +144,34 @@ pub fn pattern_matches(pattern: &str, pad: &str) -> bool {
 }
 
 /// Checks and case-folds a token's pad patterns: names, `prefix*`, or `*`.
+/// Checks a token's `agents`: author names, or `*` for any; at most 32.
+pub fn agent_names(raw: &[String]) -> Result<Vec<String>> {
+    if raw.len() > MAX_PATTERNS {
+        return Err(Error::over_limit(
+            "agents",
+            format!(
+                "{} agents; the limit is {MAX_PATTERNS}. Give '*' for any.",
+                raw.len()
+            ),
+            MAX_PATTERNS,
+            raw.len(),
+        ));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for a in raw {
+        let a = a.trim();
+        let name = if a == "*" {
+            "*".to_string()
+        } else {
+            model::author("agents", a.trim_start_matches('@'))?
+        };
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    Ok(out)
+}
+
 pub fn patterns(raw: &[String]) -> Result<Vec<String>> {
     if raw.is_empty() {
         return Err(Error::invalid(
@@ -280,7 +323,24 @@ mod tests {
             name: "agent-x".into(),
             pads: pads.iter().map(|s| s.to_string()).collect(),
             read_only,
+            agents: Vec::new(),
         }
+    }
+
+    #[test]
+    fn only_named_agents_take_a_tokens_work() {
+        let mut g = grant(&["*"], false);
+        assert!(g.check_dispatch("agent-zero").is_err());
+        g.agents = vec!["agent-zero".into()];
+        assert!(g.check_dispatch("agent-zero").is_ok());
+        assert!(g.check_dispatch("helper").is_err());
+        g.agents = vec!["*".into()];
+        assert!(g.check_dispatch("helper").is_ok());
+        assert_eq!(
+            agent_names(&["@Agent-Zero".into(), "*".into(), "agent-zero".into()]).unwrap(),
+            ["agent-zero", "*"]
+        );
+        assert!(agent_names(&["bad name".into()]).is_err());
     }
 
     #[test]

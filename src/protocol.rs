@@ -710,6 +710,10 @@ pub struct TokenCreateParams {
     pub pads: Vec<String>,
     #[serde(default)]
     pub read_only: bool,
+    /// Registered agents (`agent.add`) it may hand work to with `to`;
+    /// `["*"]` for any. None by default.
+    #[serde(default)]
+    pub agents: Vec<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -717,6 +721,9 @@ pub struct TokenInfo {
     pub name: String,
     pub pads: Vec<String>,
     pub read_only: bool,
+    /// Registered agents it may hand work to (`*`: any).
+    #[serde(default)]
+    pub agents: Vec<String>,
     pub created_at: String,
 }
 

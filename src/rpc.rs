@@ -154,13 +154,12 @@ pub async fn dispatch(
                 p.author = Some(name.to_owned());
             }
             pad_check(&p.pad, "pad", true)?;
-            if let Some(name) = token_name(&access) {
-                if let Some(agent) = p.to.iter().find(|a| {
-                    engine.is_registered_agent(&a.trim().trim_start_matches('@').to_lowercase())
-                }) {
-                    return Err(Error::Forbidden(format!(
-                        "token '{name}' may not hand work to the registered agent '{agent}': only the owner may. Drop '{agent}' from 'to', or ask the person to send it."
-                    )));
+            if let Some(g) = g {
+                for a in &p.to {
+                    let agent = a.trim().trim_start_matches('@').to_lowercase();
+                    if engine.is_registered_agent(&agent) {
+                        g.check_dispatch(&agent)?;
+                    }
                 }
             }
             if let Some(parent) = &mut p.reply_to {

@@ -78,6 +78,10 @@ pub enum TokenCmd {
         /// Read, never write.
         #[arg(long)]
         read_only: bool,
+        /// Registered agents it may hand work to ('*' for any; repeat, or
+        /// separate with commas). None by default.
+        #[arg(long, value_delimiter = ',')]
+        agents: Vec<String>,
     },
     /// List tokens (never their secrets).
     List,
@@ -238,11 +242,12 @@ pub async fn token(cmd: TokenCmd, c: &mut Client, out: Out<'_>) -> anyhow::Resul
             name,
             pads,
             read_only,
+            agents,
         } => {
             let r = c
                 .call(
                     "token.create",
-                    json!({"name": name, "pads": pads, "read_only": read_only}),
+                    json!({"name": name, "pads": pads, "read_only": read_only, "agents": agents}),
                 )
                 .await?;
             out(&r, &|r| {

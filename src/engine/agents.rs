@@ -5,7 +5,7 @@
 //! A conversation (`agents::Conversation`) is one addressed note and one
 //! agent. The dispatcher sends its outbox one message at a time
 //! (non-blocking sends), then follows the task the agent answers with by
-//! polling it — every 0.5 s, slower while nothing changes, up to 5 s — and
+//! polling it — every 0.5 s, slower while nothing changes, up to 2 s — and
 //! turns each change of the task's state into at most one reply authored by
 //! the agent: a status line while it works, a `question` tagged
 //! `needs_eyes` when it needs input, a `result` when it completes, a note
@@ -31,7 +31,7 @@ use crate::model::{self, Kind, NEEDS_EYES};
 use crate::protocol::*;
 
 /// The longest a live conversation waits between looks at its task.
-const MAX_POLL: Duration = Duration::from_secs(5);
+const MAX_POLL: Duration = Duration::from_secs(2);
 const FIRST_POLL: Duration = Duration::from_millis(500);
 /// The longest wait between two tries of a failing send.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);

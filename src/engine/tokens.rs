@@ -83,6 +83,7 @@ impl Engine {
             hash: String::new(),
             pads: access::patterns(&p.pads)?,
             read_only: p.read_only,
+            agents: access::agent_names(&p.agents)?,
             created_at: self.now(),
         };
         let secret = access::new_secret()?;
@@ -152,6 +153,7 @@ fn grant_of(r: &TokenRow) -> Grant {
         name: r.name.clone(),
         pads: r.pads.clone(),
         read_only: r.read_only,
+        agents: r.agents.clone(),
     }
 }
 
@@ -160,6 +162,7 @@ fn info(r: &TokenRow) -> TokenInfo {
         name: r.name.clone(),
         pads: r.pads.clone(),
         read_only: r.read_only,
+        agents: r.agents.clone(),
         created_at: fmt_time(r.created_at),
     }
 }

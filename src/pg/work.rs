@@ -341,10 +341,11 @@ impl PgStore {
     }
 
     pub async fn tokens(&self) -> Result<Vec<TokenRow>> {
-        let rows =
-            sqlx::query("SELECT name, hash, pads, read_only, created_at FROM tokens ORDER BY name")
-                .fetch_all(self.pool())
-                .await?;
+        let rows = sqlx::query(
+            "SELECT name, hash, pads, read_only, created_at, agents FROM tokens ORDER BY name",
+        )
+        .fetch_all(self.pool())
+        .await?;
         rows.iter()
             .map(|r| {
                 let pads: String = r.try_get(2)?;
@@ -354,6 +355,7 @@ impl PgStore {
                     pads: serde_json::from_str(&pads).unwrap_or_default(),
                     read_only: r.try_get(3)?,
                     created_at: r.try_get(4)?,
+                    agents: serde_json::from_str(&r.try_get::<String, _>(5)?).unwrap_or_default(),
                 })
             })
             .collect()
@@ -361,7 +363,7 @@ impl PgStore {
 
     pub async fn add_token(&self, t: &TokenRow) -> Result<()> {
         let added = sqlx::query(
-            "INSERT INTO tokens (name, hash, pads, read_only, created_at) VALUES ($1, $2, $3, $4, $5) \
+            "INSERT INTO tokens (name, hash, pads, read_only, created_at, agents) VALUES ($1, $2, $3, $4, $5, $6) \
              ON CONFLICT (name) DO NOTHING",
         )
         .bind(&t.name)
@@ -369,6 +371,7 @@ impl PgStore {
         .bind(serde_json::to_string(&t.pads).expect("strings serialize"))
         .bind(t.read_only)
         .bind(t.created_at)
+        .bind(serde_json::to_string(&t.agents).expect("strings serialize"))
         .execute(self.pool())
         .await?
         .rows_affected();

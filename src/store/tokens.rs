@@ -12,6 +12,8 @@ pub struct TokenRow {
     pub hash: String,
     pub pads: Vec<String>,
     pub read_only: bool,
+    /// Registered agents it may hand work to (`*`: any).
+    pub agents: Vec<String>,
     pub created_at: i64,
 }
 
@@ -20,7 +22,7 @@ impl Store {
         let conn = self.reader()?;
         let rows = conn
             .prepare_cached(
-                "SELECT name, hash, pads, read_only, created_at FROM tokens ORDER BY name",
+                "SELECT name, hash, pads, read_only, created_at, agents FROM tokens ORDER BY name",
             )?
             .query_map([], |r| {
                 let pads: String = r.get(2)?;
@@ -30,6 +32,7 @@ impl Store {
                     pads: serde_json::from_str(&pads).unwrap_or_default(),
                     read_only: r.get(3)?,
                     created_at: r.get(4)?,
+                    agents: serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or_default(),
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
@@ -55,13 +58,14 @@ impl Store {
             });
         }
         w.conn.execute(
-            "INSERT INTO tokens (name, hash, pads, read_only, created_at) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO tokens (name, hash, pads, read_only, created_at, agents) VALUES (?, ?, ?, ?, ?, ?)",
             params![
                 t.name,
                 t.hash,
                 serde_json::to_string(&t.pads).expect("strings serialize"),
                 t.read_only,
-                t.created_at
+                t.created_at,
+                serde_json::to_string(&t.agents).expect("strings serialize"),
             ],
         )?;
         Ok(())

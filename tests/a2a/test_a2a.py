@@ -275,19 +275,30 @@ def test_an_engine_killed_while_the_agent_works_still_brings_the_result_once(eng
         assert len(agent.received()) == 1
 
 
-def test_tokens_cannot_hand_work_to_agents_and_notes_reach_inboxes(engine, agents):
+def test_a_token_hands_work_only_to_agents_its_grant_names(engine, agents):
     agent = agents("fasta2a")
     with engine.client() as c:
         c.hello(author="user")
         c.add_agent("helper", agent.url)
         secret = c.create_token("researcher", ["proj"])
+        allowed = c.call("token.create", {"name": "lead", "pads": ["proj"], "agents": ["helper"]})
+        assert allowed["token"]["agents"] == ["helper"]
     with engine.client() as t:
         t.hello(token=secret)
         with pytest.raises(scratchpad.Forbidden) as refused:
             t.send("helper", "do my bidding", pad="proj")
-        assert "only the owner" in str(refused.value)
+        assert "names no agents" in str(refused.value) and "--agents helper" in str(refused.value)
         with pytest.raises(scratchpad.Forbidden):
             t.add_agent("mine", agent.url)
+    with engine.client() as t:
+        t.hello(token=allowed["secret"])
+        note = t.send("helper", "echo for the lead", pad="proj")
+        assert note["author"] == "lead"
+        result = wait_for("the result", lambda: next(
+            (r for r in replies(t, note["id"]) if r["kind"] == "result"), None))
+        assert result["content"] == "echo: echo for the lead"
+    with engine.client() as t:
+        t.hello(token=secret)
         # An agent with no endpoint (MCP only): the note waits in its inbox.
         t.add("have a look at the flaky test", "proj", to=["coder"])
     with engine.client() as c:
@@ -295,7 +306,7 @@ def test_tokens_cannot_hand_work_to_agents_and_notes_reach_inboxes(engine, agent
         box = c.inbox()
         assert [e["content"] for e in box["addressed"]] == ["have a look at the flaky test"]
         assert c.inbox()["addressed"] == []
-    assert agent.received() == []
+    assert [m["text"] for m in agent.received()] == ["echo for the lead"]
 
 
 def test_the_roster_says_who_is_here_and_what_they_do(engine, agents):
