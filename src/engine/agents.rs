@@ -5,7 +5,8 @@
 //! A conversation (`agents::Conversation`) is one addressed note and one
 //! agent. The dispatcher sends its outbox one message at a time
 //! (non-blocking sends), then follows the task the agent answers with by
-//! polling it — every 0.5 s, slower while nothing changes, up to 2 s — and
+//! polling it — every 0.25 s, and after 10 s without a change slower, up
+//! to every 2 s — and
 //! turns each change of the task's state into at most one reply authored by
 //! the agent: a status line while it works, a `question` tagged
 //! `needs_eyes` when it needs input, a `result` when it completes, a note
@@ -32,7 +33,10 @@ use crate::protocol::*;
 
 /// The longest a live conversation waits between looks at its task.
 const MAX_POLL: Duration = Duration::from_secs(2);
-const FIRST_POLL: Duration = Duration::from_millis(500);
+/// How often a task is looked at while it is young, or just changed.
+const FIRST_POLL: Duration = Duration::from_millis(250);
+/// Looks at `FIRST_POLL` before backing off: 10 s of quiet.
+const QUICK_POLLS: u32 = 40;
 /// The longest wait between two tries of a failing send.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// Answers the person gives to "could not deliver" to stop trying.
@@ -393,7 +397,8 @@ impl Engine {
         c.next_at = if waiting && c.outbox.is_empty() {
             i64::MAX
         } else {
-            let ms = FIRST_POLL.as_millis() as i64 * (1 << c.quiet_polls.min(4)) as i64;
+            let slower = c.quiet_polls.saturating_sub(QUICK_POLLS).min(4);
+            let ms = FIRST_POLL.as_millis() as i64 * (1 << slower) as i64;
             now + ms.min(MAX_POLL.as_millis() as i64)
         };
     }

@@ -15,13 +15,17 @@ What each agent does depends on the message it gets:
   artifact "done: used <answer>" (on the same task for the SDK; in a new
   task of the same context for FastA2A);
 - "… slow …": working for 4 s, then completed;
+- "… bench …": working for 0.5–1.5 s, then completed (tests/a2a/bench.py);
 - anything else: working, then completed with the artifact "echo: <text>".
-Every message received is logged to LOG as a JSON line: task, context, text.
+Every message received is logged to LOG as a JSON line: task, context,
+text, and the time (`at`); a "bench" task's completion too (`done`).
 """
 
 import asyncio
 import json
+import random
 import sys
+import time
 import uuid
 
 import uvicorn
@@ -31,9 +35,9 @@ TOKEN = "s3cr3t-a0-token"
 QUESTION = "Which database: staging or prod?"
 
 
-def log(task_id, context_id, text):
+def log(task_id, context_id, text, **more):
     with open(LOG, "a") as f:
-        f.write(json.dumps({"task": task_id, "context": context_id, "text": text}) + "\n")
+        f.write(json.dumps({"task": task_id, "context": context_id, "text": text, "at": time.time(), **more}) + "\n")
 
 
 def sdk_app():
@@ -72,8 +76,12 @@ def sdk_app():
             else:
                 if "slow" in text:
                     await asyncio.sleep(4)
+                if "bench" in text:
+                    await asyncio.sleep(random.uniform(0.5, 1.5))
                 await up.add_artifact([text_part(f"echo: {text}")], name="result")
                 await up.complete()
+                if "bench" in text:
+                    log(context.task_id, context.context_id, text, done=True)
 
         async def cancel(self, context, event_queue):
             pass
@@ -139,10 +147,14 @@ def fasta2a_app(as_agent_zero):
             else:
                 if "slow" in text:
                     await asyncio.sleep(4)
+                if "bench" in text:
+                    await asyncio.sleep(random.uniform(0.5, 1.5))
                 await self.storage.update_task(
                     task_id, state="completed",
                     new_artifacts=[{"artifact_id": str(uuid.uuid4()), "name": "result",
                                     "parts": [{"kind": "text", "text": f"echo: {text}"}]}])
+                if "bench" in text:
+                    log(task_id, context_id, text, done=True)
 
         async def cancel_task(self, params):
             await self.storage.update_task(params["id"], state="canceled")
