@@ -20,6 +20,7 @@ pub mod runtime;
 mod shared_db;
 mod source;
 
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -91,6 +92,65 @@ pub const SETTLE_MAX_BACKLOG: i64 = 48;
 /// And it waits at most this long (the worker runs on idle CPU only, so a
 /// busy machine can slow it down).
 pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A batch's texts in runs sized from how fast the last run went: as many
+/// texts as fit in `TARGET_RUN` at its pace, at most the batch, at least
+/// one. On a free CPU a batch runs whole (batching is what makes embedding
+/// fast); where the lane is starved (SCHED_IDLE beside a busy machine) a
+/// run is one text, so a search's query embedding, answered between runs,
+/// waits for one text rather than a whole batch.
+struct Chunks<'a, 'b> {
+    rest: &'a [&'b str],
+    size: &'a Cell<usize>,
+    max: usize,
+}
+
+/// One run of `Chunks`: its texts, and `done()` to time it.
+struct Chunk<'a, 'b> {
+    texts: &'a [&'b str],
+    size: &'a Cell<usize>,
+    max: usize,
+    started: Instant,
+}
+
+const TARGET_RUN: Duration = Duration::from_millis(250);
+
+impl<'a, 'b> Chunks<'a, 'b> {
+    fn new(texts: &'a [&'b str], size: &'a Cell<usize>, max: usize) -> Self {
+        Chunks {
+            rest: texts,
+            size,
+            max: max.max(1),
+        }
+    }
+}
+
+impl<'a, 'b> Iterator for Chunks<'a, 'b> {
+    type Item = Chunk<'a, 'b>;
+
+    fn next(&mut self) -> Option<Chunk<'a, 'b>> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let k = self.size.get().clamp(1, self.max).min(self.rest.len());
+        let (now, later) = self.rest.split_at(k);
+        self.rest = later;
+        Some(Chunk {
+            texts: now,
+            size: self.size,
+            max: self.max,
+            started: Instant::now(),
+        })
+    }
+}
+
+impl Chunk<'_, '_> {
+    fn done(self) {
+        let per_text = self.started.elapsed() / self.texts.len().max(1) as u32;
+        let fits = TARGET_RUN.as_micros() / per_text.as_micros().max(1);
+        self.size.set((fits as usize).clamp(1, self.max));
+    }
+}
 
 /// Query embeddings kept, most recently used first.
 const QUERY_CACHE: usize = 256;
@@ -177,6 +237,8 @@ impl Semantic {
                         data_dir,
                         rx,
                         lane: lane::Lane::default(),
+                        deferred: RefCell::new(VecDeque::new()),
+                        chunk: Cell::new(1),
                     }
                     .run()
                 })
@@ -390,6 +452,11 @@ struct Worker {
     rx: mpsc::Receiver<Msg>,
     /// Where batches run (`lane.rs`): queries run here, at normal priority.
     lane: lane::Lane,
+    /// Messages taken off the channel between two chunks of a batch that
+    /// are not queries: handled once the batch is done.
+    deferred: RefCell<VecDeque<Msg>>,
+    /// Texts embedded per run within a batch (`embed_chunked`).
+    chunk: Cell<usize>,
 }
 
 impl Worker {
@@ -425,6 +492,13 @@ impl Worker {
         'work: loop {
             // Messages first: a query means a person or agent is waiting.
             loop {
+                let deferred = self.deferred.borrow_mut().pop_front();
+                if let Some(msg) = deferred {
+                    if !self.handle(msg, &mut model, &mut seen_epoch) {
+                        break 'work;
+                    }
+                    continue;
+                }
                 match self.rx.try_recv() {
                     Ok(msg) => {
                         if !self.handle(msg, &mut model, &mut seen_epoch) {
@@ -534,26 +608,16 @@ impl Worker {
     /// Embeds one batch of new or edited entries; `true` if there may be more.
     fn embed_batch(&self, model: &mut Model) -> Result<bool> {
         let started = Instant::now();
-        let lane = &self.lane;
         let mut embed = |texts: &[&str]| -> Vec<Option<Vec<f32>>> {
-            match lane.run(|| model.embed(texts)) {
-                Ok(v) => v.into_iter().map(Some).collect(),
-                // One bad text must not stall the queue: embed one by one,
-                // and leave out (with a warning) what still fails.
-                Err(e) => {
-                    tracing::warn!("embedding a batch failed ({e}); embedding one by one");
-                    texts
-                        .iter()
-                        .map(|t| match model.embed(&[*t]) {
-                            Ok(mut v) => Some(v.remove(0)),
-                            Err(e) => {
-                                tracing::warn!("an entry cannot be embedded ({e}); it is left out of semantic search");
-                                None
-                            }
-                        })
-                        .collect()
-                }
+            let mut out = Vec::with_capacity(texts.len());
+            for chunk in Chunks::new(texts, &self.chunk, self.config.batch) {
+                out.extend(self.embed_chunk(model, chunk.texts));
+                chunk.done();
+                // A search waiting for its query's vector is answered now,
+                // at normal priority, not after the rest of the batch.
+                self.answer_queries(model);
             }
+            out
         };
         let Some(n) = self.source.embed_next(self.config.batch, &mut embed)? else {
             return Ok(false);
@@ -562,6 +626,42 @@ impl Worker {
         e.0 += n as u64;
         e.1 += started.elapsed();
         Ok(true)
+    }
+
+    /// Embeds texts on the lane (`lane.rs`).
+    fn embed_chunk(&self, model: &mut Model, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+        match self.lane.run(|| model.embed(texts)) {
+            Ok(v) => v.into_iter().map(Some).collect(),
+            // One bad text must not stall the queue: embed one by one,
+            // and leave out (with a warning) what still fails.
+            Err(e) => {
+                tracing::warn!("embedding a batch failed ({e}); embedding one by one");
+                texts
+                    .iter()
+                    .map(|t| match model.embed(&[*t]) {
+                        Ok(mut v) => Some(v.remove(0)),
+                        Err(e) => {
+                            tracing::warn!("an entry cannot be embedded ({e}); it is left out of semantic search");
+                            None
+                        }
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// Answers the queries waiting on the channel; other messages wait
+    /// for the batch to end (`deferred`).
+    fn answer_queries(&self, model: &mut Model) {
+        while let Ok(msg) = self.rx.try_recv() {
+            match msg {
+                Msg::Query(..) => {
+                    let mut none = None;
+                    self.handle(msg, model, &mut none);
+                }
+                other => self.deferred.borrow_mut().push_back(other),
+            }
+        }
     }
 
     /// Applies new rows of the stored vectors to the index; rebuilds it when
@@ -675,6 +775,30 @@ fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_fit_the_pace_of_the_last_one() {
+        let texts: Vec<&str> = vec!["t"; 40];
+        let size = Cell::new(1);
+        let mut sizes = Vec::new();
+        for chunk in Chunks::new(&texts, &size, 16) {
+            sizes.push(chunk.texts.len());
+            // A free CPU: 1 ms a text, so a run grows to the whole batch.
+            std::thread::sleep(Duration::from_millis(chunk.texts.len() as u64));
+            chunk.done();
+        }
+        assert_eq!(sizes.iter().sum::<usize>(), 40);
+        assert_eq!(sizes[..3], [1, 16, 16]);
+        // A starved lane: a text takes longer than a run should: one at a time.
+        let slow = ["t"; 4];
+        let mut chunks = Chunks::new(&slow, &size, 16);
+        let c = chunks.next().unwrap();
+        assert_eq!(c.texts.len(), 4);
+        std::thread::sleep(Duration::from_millis(1200));
+        c.done();
+        assert_eq!(size.get(), 1);
+        assert_eq!(chunks.next().map(|c| c.texts.len()), None);
+    }
 
     #[test]
     fn query_cache_evicts_least_recently_used() {

@@ -108,7 +108,19 @@ def agents(tmp_path):
         a.stop()
 
 
-def test_registering_reads_the_card_and_keeps_the_secret(engine, agents):
+def test_registering_reads_the_card_and_keeps_the_secret(agents):
+    engine = Engine(log_level="debug")
+    try:
+        registering_reads_the_card_and_keeps_the_secret(engine, agents)
+        # Debug logs of registering, sending, following and failing name no secret.
+        log = engine.log()
+        assert "registered agent agent-zero" in log
+        assert TOKEN not in log and "bearer-xyz" not in log
+    finally:
+        engine.stop()
+
+
+def registering_reads_the_card_and_keeps_the_secret(engine, agents):
     zero = agents("agent-zero")
     sdk = agents("sdk")
     with engine.client() as c:

@@ -37,6 +37,8 @@ before(async () => {
 after(async () => {
   present?.end();
   agent?.kill();
+  // The next file's tests count and click dunst's notifications: leave none.
+  execFileSync("dunstctl", ["close-all"]);
   await quit();
 });
 

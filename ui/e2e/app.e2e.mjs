@@ -77,6 +77,7 @@ test("content with script or onerror HTML is shown as text and never runs", asyn
 });
 
 test("an agent's needs_eyes entry raises a notification whose action opens it", async () => {
+  execFileSync("dunstctl", ["close-all"]);
   const e = (await call("entry.add", { pad: "ops", author: "agent-0", content: "deploy blocked: please look", tags: ["needs_eyes"] })).entry;
   if (NOTIFY_LOG) {
     await waitFor("a Notify call on the session bus", () => readFileSync(NOTIFY_LOG, "utf8").includes("needs your eyes in ops"));

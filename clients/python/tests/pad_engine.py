@@ -39,11 +39,13 @@ def model_dir() -> str:
 
 
 class Engine:
-    def __init__(self, semantic: bool = False, extra_args=()):
+    def __init__(self, semantic: bool = False, extra_args=(), log_level: str = "warn"):
         self.dir = tempfile.TemporaryDirectory()
         self.socket = os.path.join(self.dir.name, "run", "pad.sock")
         env = dict(os.environ, PAD_HOME=os.path.join(self.dir.name, "data"),
-                   PAD_SOCKET=self.socket, PAD_LOG="warn")
+                   PAD_SOCKET=self.socket, PAD_LOG=log_level)
+        # What the engine logs, for tests that read it (`log()`).
+        self.log_path = os.path.join(self.dir.name, "engine.log")
         env.pop("PAD_AUTHOR", None)
         if semantic:
             env.pop("PAD_NO_SEMANTIC", None)
@@ -56,7 +58,9 @@ class Engine:
 
     def start(self) -> None:
         """Starts `pad serve` on this engine's socket and data (again, after `kill`)."""
-        self.proc = subprocess.Popen([pad_binary(), "serve", *self.args], env=self.env)
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen([pad_binary(), "serve", *self.args], env=self.env,
+                                         stderr=log)
         deadline = time.time() + 20
         while True:
             try:
@@ -67,6 +71,11 @@ class Engine:
                     self.stop()
                     raise RuntimeError("pad serve did not come up")
                 time.sleep(0.02)
+
+    def log(self) -> str:
+        """Everything the engine logged so far."""
+        with open(self.log_path, encoding="utf-8", errors="replace") as f:
+            return f.read()
 
     def kill(self) -> None:
         """Kills the engine at once (SIGKILL), leaving its data for `start`."""
