@@ -6,7 +6,8 @@
 //! `vectors.db`), then loops: answer query embeddings first, embed the next
 //! batch of new or edited entries into `vectors.db`, apply the new rows to the
 //! index, save the index now and then. Writers never wait for any of it; a
-//! search that needs a query embedding waits for at most the batch in flight.
+//! search that needs a query embedding waits for at most the piece of a
+//! batch in flight (`Chunks`: one text when the machine is busy).
 //!
 //! Without ONNX Runtime or the model the engine runs on: `status` says what is
 //! missing and how to fix it, `semantic` searches fail with that message and

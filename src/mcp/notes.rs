@@ -36,6 +36,11 @@ pub struct AddNote {
     )]
     #[serde(default)]
     pub depends_on: Vec<String>,
+    #[schemars(
+        description = "Agents this note is for, by name, e.g. [\"agent-zero\"]: it reaches their inbox line, and an agent the person registered with an A2A endpoint is sent it at once; what it answers comes back as replies to this note."
+    )]
+    #[serde(default)]
+    pub to: Vec<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -140,6 +145,9 @@ impl PadTools {
         }
         if let Some(parent) = p.reply_to {
             params["reply_to"] = json!(parent);
+        }
+        if !p.to.is_empty() {
+            params["to"] = json!(p.to);
         }
         self.saved(link, params).await
     }

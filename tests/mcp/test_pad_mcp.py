@@ -112,6 +112,20 @@ def test_every_tool_works_and_writes_with_the_right_author(engine):
         assert [x["content"] for x in c.iter_entries("research")] == ["quick jot about tokens"]
 
 
+def test_a_note_for_another_agent_reaches_its_inbox_line(engine):
+    async def writer(s):
+        return await s.call_tool("add_note", {"content": "please review the migration", "to": ["@reviewer"]})
+
+    _, r = run(engine, writer)
+    assert not r.is_error, text(r)
+
+    async def reader(s):
+        return await s.call_tool("list_tags", {"pad": "research"})
+
+    _, r = run(engine, reader, author="reviewer")
+    assert "1 note for you: [" in text(r) and "agent-zero: please review the migration" in text(r), text(r)
+
+
 def test_errors_are_tool_errors_that_say_how_to_fix_the_call(engine):
     async def body(s):
         return (
