@@ -23,7 +23,8 @@
 //! conversation files such as `26.json`, as `data/locomo10.zip` holds them)
 //! or `locomo10.json` (a list of conversations). `BENCH_CONVS` picks the
 //! conversations (default `26,30,41,42,43`: develop on these five only; the
-//! other five are held out for measuring).
+//! other five are held out for measuring). `BENCH_TURN=speaker` stores each
+//! turn as "Speaker: text" (a transcript line) instead of its text alone.
 
 mod common;
 #[path = "../tests/common/model.rs"]
@@ -319,7 +320,27 @@ async fn run() {
         .split(',')
         .map(|s| s.trim().trim_start_matches("conv-").to_string())
         .collect();
-    let conversations = load(&data, &convs);
+    let mut conversations = load(&data, &convs);
+    // `BENCH_TURN=speaker`: a turn is stored as a transcript line,
+    // "Caroline: I went to the support group", as a person pasting a
+    // conversation (or an agent logging one) writes it; every ranking,
+    // baselines included, sees the same text.
+    let speaker_lines = std::env::var("BENCH_TURN").is_ok_and(|v| v == "speaker");
+    if speaker_lines {
+        for conv in &mut conversations {
+            for (_, speaker, text) in &mut conv.turns {
+                *text = format!("{speaker}: {text}");
+            }
+        }
+    }
+    println!(
+        "turns stored as {}",
+        if speaker_lines {
+            "\"Speaker: text\" lines"
+        } else {
+            "their text alone"
+        }
+    );
     let kind: ModelKind = std::env::var("BENCH_MODEL")
         .unwrap_or_else(|_| "all-MiniLM-L6-v2".into())
         .parse()

@@ -256,3 +256,22 @@ test("All pads is one live feed across every pad", async () => {
   await waitFor("the new pad's note, live", () => rowWith("live from pad three"), 3_000);
   await browser.$("#all-btn").click();
 });
+
+test("rows are as tall as their content: a one-liner is short, a long note shows more lines, and none overlap", async () => {
+  await call("entry.add", { pad: "rows", author: "agent-1", content: "short one" });
+  const long = Array.from({ length: 8 }, (_, i) => `line ${i + 1} of a long note that says a good deal about the deploy`).join("\n");
+  await call("entry.add", { pad: "rows", author: "agent-1", content: long });
+  await call("entry.add", { pad: "rows", author: "agent-2", content: "another short one" });
+  await clickPad("rows");
+  await waitFor("the three rows", async () => (await rowWith("short one")) && (await rowWith("line 1 of a long")) && (await rowWith("another short one")));
+  const boxes = await browser.execute(() =>
+    [...document.querySelectorAll("#feed .row")].map((r) => ({ text: r.textContent, top: r.offsetTop, height: r.offsetHeight })).sort((a, b) => a.top - b.top));
+  const short = boxes.find((b) => b.text.includes("another short one"));
+  const tall = boxes.find((b) => b.text.includes("line 1 of a long"));
+  assert.ok(tall.height > short.height * 1.8, `the long note's row (${tall.height}px) is taller than a one-liner's (${short.height}px)`);
+  assert.ok(short.height < 88, `a one-liner's row is ${short.height}px, less than the old fixed 88`);
+  for (let i = 1; i < boxes.length; i++) {
+    assert.ok(boxes[i].top >= boxes[i - 1].top + boxes[i - 1].height - 1, `row ${i} starts after row ${i - 1} ends`);
+  }
+  await screenshot("rows-as-tall-as-content");
+});

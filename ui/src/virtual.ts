@@ -1,18 +1,76 @@
 // A virtualised list: only the rows in view (plus a margin) exist in the
-// DOM, so a feed of 10,000 entries scrolls as smoothly as one of 10.
-// Rows have a fixed height; the selected entry opens in the detail pane.
+// DOM, so a feed of 10,000 entries scrolls as smoothly as one of 10. Rows
+// are as tall as their content: each is measured once drawn (and again
+// when its key changes, e.g. an edit), unmeasured rows count as the
+// estimate, and positions are the running sum of heights. A row above the
+// view that turns out taller or shorter moves the scroll position by as
+// much, so what the person is reading stays put.
+
+/** Positions of rows of known or estimated heights (pure, for tests). */
+export class Heights {
+  private tops: number[] = [0];
+
+  constructor(private sizes: number[] = []) {
+    this.sum();
+  }
+
+  reset(sizes: number[]): void {
+    this.sizes = sizes;
+    this.sum();
+  }
+
+  /** Sets row `i`'s height; returns how much it changed. */
+  set(i: number, h: number): number {
+    const d = h - this.sizes[i];
+    if (d !== 0) {
+      this.sizes[i] = h;
+      for (let j = i + 1; j < this.tops.length; j++) this.tops[j] += d;
+    }
+    return d;
+  }
+
+  top(i: number): number {
+    return this.tops[Math.min(i, this.sizes.length)];
+  }
+
+  get total(): number {
+    return this.tops[this.sizes.length];
+  }
+
+  /** The row at pixel `y` (the last row past the end). */
+  at(y: number): number {
+    let lo = 0;
+    let hi = Math.max(0, this.sizes.length - 1);
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.tops[mid] <= y) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  private sum(): void {
+    this.tops = new Array(this.sizes.length + 1);
+    this.tops[0] = 0;
+    for (let i = 0; i < this.sizes.length; i++) this.tops[i + 1] = this.tops[i] + this.sizes[i];
+  }
+}
 
 export class VirtualList<T> {
   private spacer: HTMLElement;
   private rows: HTMLElement;
   private items: T[] = [];
   private frame = 0;
+  /** Measured heights by row key. */
+  private measured = new Map<string, number>();
+  private heights = new Heights();
 
   constructor(
     private viewport: HTMLElement,
-    private rowHeight: number,
+    private estimate: number,
     private render: (item: T, index: number) => HTMLElement,
-    private overscan = 8,
+    private keyOf: (item: T) => string,
+    private overscanPx = 600,
   ) {
     this.spacer = document.createElement("div");
     this.spacer.className = "vlist-spacer";
@@ -20,12 +78,22 @@ export class VirtualList<T> {
     this.rows.className = "vlist-rows";
     viewport.replaceChildren(this.spacer, this.rows);
     viewport.addEventListener("scroll", () => this.schedule(), { passive: true });
-    new ResizeObserver(() => this.schedule()).observe(viewport);
+    // A wider or narrower pane wraps text differently: measure again.
+    let width = 0;
+    new ResizeObserver(() => {
+      if (viewport.clientWidth !== width) {
+        width = viewport.clientWidth;
+        this.measured.clear();
+        this.heights.reset(this.items.map(() => this.estimate));
+      }
+      this.schedule();
+    }).observe(viewport);
   }
 
   setItems(items: T[]): void {
     this.items = items;
-    this.spacer.style.height = `${items.length * this.rowHeight}px`;
+    if (this.measured.size > 50_000) this.measured.clear();
+    this.heights.reset(items.map((it) => this.measured.get(this.keyOf(it)) ?? this.estimate));
     this.draw();
   }
 
@@ -35,8 +103,8 @@ export class VirtualList<T> {
   }
 
   scrollToIndex(i: number): void {
-    const top = i * this.rowHeight;
-    const bottom = top + this.rowHeight;
+    const top = this.heights.top(i);
+    const bottom = this.heights.top(i + 1);
     const v = this.viewport;
     if (top < v.scrollTop) v.scrollTop = top;
     else if (bottom > v.scrollTop + v.clientHeight) v.scrollTop = bottom - v.clientHeight;
@@ -57,19 +125,35 @@ export class VirtualList<T> {
   }
 
   private draw(): void {
-    const h = this.viewport.clientHeight || 800;
-    const first = Math.max(0, Math.floor(this.viewport.scrollTop / this.rowHeight) - this.overscan);
-    const last = Math.min(this.items.length, Math.ceil((this.viewport.scrollTop + h) / this.rowHeight) + this.overscan);
+    const v = this.viewport;
+    const h = v.clientHeight || 800;
+    const first = this.heights.at(Math.max(0, v.scrollTop - this.overscanPx));
     const out: HTMLElement[] = [];
-    for (let i = first; i < last; i++) {
+    const drawn: number[] = [];
+    for (let i = first; i < this.items.length && this.heights.top(i) < v.scrollTop + h + this.overscanPx; i++) {
       const row = this.render(this.items[i], i);
       row.style.position = "absolute";
-      row.style.top = `${i * this.rowHeight}px`;
-      row.style.height = `${this.rowHeight}px`;
+      row.style.top = `${this.heights.top(i)}px`;
       row.style.left = "0";
       row.style.right = "0";
       out.push(row);
+      drawn.push(i);
     }
     this.rows.replaceChildren(...out);
+    // Measure what was drawn; place the rows by their real heights.
+    let shift = 0;
+    const anchor = v.scrollTop;
+    drawn.forEach((i, n) => {
+      const real = out[n].offsetHeight;
+      if (!real) return;
+      this.measured.set(this.keyOf(this.items[i]), real);
+      const d = this.heights.set(i, real);
+      if (d !== 0 && this.heights.top(i + 1) - d <= anchor) shift += d;
+    });
+    drawn.forEach((i, n) => {
+      out[n].style.top = `${this.heights.top(i)}px`;
+    });
+    this.spacer.style.height = `${this.heights.total}px`;
+    if (shift !== 0) v.scrollTop = anchor + shift;
   }
 }

@@ -23,10 +23,13 @@ import { doneLooking, drawDetail, isOpenQuestion } from "./EntryDetail";
 import { drawPads, loadPads } from "./PadList";
 import { loadTrash, offerUndo } from "./Trash";
 
-const ROW = 88;
+/** A row's height before it is measured (one line of text and its head). */
+const ROW_ESTIMATE = 64;
 const PAGE = 1000;
 
-const list = new VirtualList<Entry>($("feed"), ROW, row);
+/** What a row's height depends on: when it changes, the row is measured again. */
+const rowKey = (e: Entry): string => `${e.id}:${e.version}:${e.replies}:${app.deliveries.of(e.id).length}:${app.view}`;
+const list = new VirtualList<Entry>($("feed"), ROW_ESTIMATE, row, rowKey);
 
 function filter(): Filter {
   const v = (id: string) => ($(id) as HTMLInputElement).value.trim();
@@ -77,7 +80,7 @@ export async function loadFeed(): Promise<void> {
 /** Whether the feed is scrolled within 20 rows of its end. */
 export function nearEnd(): boolean {
   const f = $("feed");
-  return f.scrollTop + f.clientHeight > f.scrollHeight - ROW * 20;
+  return f.scrollTop + f.clientHeight > f.scrollHeight - ROW_ESTIMATE * 20;
 }
 
 /** Loads the next page of older entries; again while the view is still
