@@ -610,13 +610,23 @@ impl Worker {
     fn embed_batch(&self, model: &mut Model) -> Result<bool> {
         let started = Instant::now();
         let mut embed = |texts: &[&str]| -> Vec<Option<Vec<f32>>> {
-            let mut out = Vec::with_capacity(texts.len());
-            for chunk in Chunks::new(texts, &self.chunk, self.config.batch) {
-                out.extend(self.embed_chunk(model, chunk.texts));
+            // Texts of like length run together: a run is padded to its
+            // longest text, so mixing a line with a page wastes the model
+            // on padding. The vectors go back in the batch's order.
+            let mut order: Vec<usize> = (0..texts.len()).collect();
+            order.sort_by_key(|&i| texts[i].len());
+            let sorted: Vec<&str> = order.iter().map(|&i| texts[i]).collect();
+            let mut computed = Vec::with_capacity(texts.len());
+            for chunk in Chunks::new(&sorted, &self.chunk, self.config.batch) {
+                computed.extend(self.embed_chunk(model, chunk.texts));
                 chunk.done();
                 // A search waiting for its query's vector is answered now,
                 // at normal priority, not after the rest of the batch.
                 self.answer_queries(model);
+            }
+            let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+            for (vec, &i) in computed.into_iter().zip(&order) {
+                out[i] = vec;
             }
             out
         };

@@ -14,7 +14,7 @@ import path from "node:path";
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import {
-  NOTIFY_LOG, browser, call, clickPad, freePort, launch, notificationsShown, quickVisible, quit, screenshot, socket, toWindow, waitFor,
+  NOTIFY_LOG, browser, call, clickPad, freePort, launch, notificationsShown, quickVisible, quit, screenshot, socket, toWindow, typeQuick, waitFor,
 } from "./harness.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
@@ -73,7 +73,7 @@ test("@agent-zero in the quick box hands the note over; the answer lands in the 
   await toWindow("quick");
   const input = await browser.$("#quick-input");
   await waitFor("the quick box", () => input.isDisplayed());
-  await input.setValue("@agent-zero tidy the staging logs");
+  await typeQuick("@agent-zero tidy the staging logs");
   await browser.keys("Enter");
   await waitFor("Enter to hide the box", async () => !quickVisible());
   await toWindow("main");

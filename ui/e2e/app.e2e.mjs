@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import {
-  NOTIFY_LOG, browser, call, clickPad, clickRow, freePort, launch, quickVisible, quit, rowWith, screenshot, toWindow, waitFor,
+  NOTIFY_LOG, browser, call, clickPad, clickRow, freePort, launch, quickVisible, quit, rowWith, screenshot, toWindow, typeQuick, waitFor,
 } from "./harness.mjs";
 
 let metricsPort;
@@ -53,7 +53,7 @@ test("the global hotkey opens the quick-note box; Enter stores a tagged entry", 
   const input = await browser.$("#quick-input");
   await waitFor("the quick box", () => input.isDisplayed());
   await screenshot("quick-note");
-  await input.setValue("ship it #release");
+  await typeQuick("ship it #release");
   await browser.keys("Enter");
   const found = await waitFor("the quick note over the socket", async () => {
     const r = await call("entry.list", { tags: ["release"] });

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import {
-  NOTIFY_LOG, browser, call, clickNotificationButton, clickPad, clickRow, launch, mcpCall, notificationsShown, quickVisible, quit, rowWith,
+  NOTIFY_LOG, browser, call, clickNotificationButton, clickPad, clickRow, launch, mcpCall, notificationsShown, quickVisible, quit, rowWith, typeQuick,
   screenshot, toWindow, waitFor,
 } from "./harness.mjs";
 
@@ -141,7 +141,7 @@ test("the quick box offers to answer the newest open question; Enter answers it"
   await waitFor("the replying-to line", async () => (await textOf("quick-reply")).includes("Deploy the hotfix"));
   assert.match(await textOf("quick-reply"), /replying to\s+agent-3/);
   await screenshot("quick-reply");
-  await browser.$("#quick-input").setValue("yes, ship it");
+  await typeQuick("yes, ship it");
   await browser.keys("Enter");
   const r = await asked;
   assert.equal(r.answer.content, "yes, ship it");
@@ -156,7 +156,7 @@ test("Tab in the quick box switches from answering to a plain note", async () =>
   await waitFor("the replying-to line", async () => (await textOf("quick-reply")).includes("Which region first?"));
   await browser.keys("Tab");
   await waitFor("plain-note mode", async () => (await textOf("quick-pad")) === "→ inbox");
-  await browser.$("#quick-input").setValue("remember the region list #later");
+  await typeQuick("remember the region list #later");
   await browser.keys("Enter");
   const found = await waitFor("the plain note", async () => (await call("entry.list", { tags: ["later"] })).entries[0]);
   assert.equal(found.reply_to, null);
@@ -173,7 +173,7 @@ test("a needs_eyes note's notification offers Reply, which opens the quick box o
   await waitFor("the quick window on screen", async () => quickVisible());
   await toWindow("quick");
   await waitFor("the replying-to line", async () => (await textOf("quick-reply")).includes("disk at 91%"));
-  await browser.$("#quick-input").setValue("I will clean the logs");
+  await typeQuick("I will clean the logs");
   await browser.keys("Enter");
   const t = await waitFor("the reply", async () => {
     const r = await call("entry.thread", { id: note.id });

@@ -257,7 +257,19 @@ export async function launch(settings = {}) {
   return Date.now() - launched;
 }
 
-/** Ends the session (the app exits) and stops tauri-driver. */
+/** Whether an app of this build is still running (exiting). */
+function appRunning() {
+  try {
+    execFileSync("pgrep", ["-f", `^${APP}`], { stdio: "pipe" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Ends the session and stops tauri-driver, then waits for the app to be
+ *  gone: an app still shutting down its engine holds the global hotkey, and
+ *  the next file's app would start without it (seen beside stress-ng). */
 export async function quit() {
   try {
     await browser?.deleteSession();
@@ -265,5 +277,32 @@ export async function quit() {
     browser = undefined;
     driver?.kill();
     driver = undefined;
+  }
+  const end = Date.now() + 30_000;
+  while (appRunning() && Date.now() < end) await sleep(100);
+  if (appRunning()) {
+    console.log("# the app was still running 30 s after quit: killed");
+    try {
+      execFileSync("pkill", ["-KILL", "-f", `^${APP}`]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+/** Types into the quick box. Its window has just been mapped, and on a
+ *  busy machine WebKit may call the input "not interactable" for a moment
+ *  after it shows (once in CI beside stress-ng): a few tries, as a person
+ *  would simply type again. */
+export async function typeQuick(text) {
+  const input = await browser.$("#quick-input");
+  for (let i = 0; ; i++) {
+    try {
+      await input.setValue(text);
+      return;
+    } catch (e) {
+      if (i >= 10) throw e;
+      await sleep(300);
+    }
   }
 }

@@ -223,9 +223,11 @@ test("the tasks view says who holds each task and counts failed ones; rows read 
   await waitFor("the feed", () => rowWith("the handlers"));
   const row = await browser.execute(() => [...document.querySelectorAll("#feed .row")].map((r) => r.textContent).find((t) => t.includes("the handlers")));
   assert.ok(!/##|\*\*|`/.test(row), `no markdown syntax in the row: ${row}`);
+  // One vocabulary for where a task stands, in the feed as in the tasks view.
+  assert.ok(/running/.test(row) && !/doing/.test(row), `a held task reads "running": ${row}`);
   await browser.$("#tasks-btn").click();
   await waitFor("the tasks view", async () => /tasks in dependency order/.test(await text("#view-title")));
-  assert.match(await text("#view-title"), /1 failed/);
+  assert.match(await text("#view-title"), /\d+ ready, \d+ waiting, 1 running, \d+ blocked, \d+ done, 1 failed/);
   const rows = await browser.execute(() => [...document.querySelectorAll("#feed .row")].map((r) => r.textContent));
   assert.ok(rows.some((t) => /held by.*worker-1/.test(t) && t.includes("the handlers")), rows.join("\n"));
   // A claim whose lease runs out is seen to go back, not silently.
@@ -273,5 +275,12 @@ test("rows are as tall as their content: a one-liner is short, a long note shows
   for (let i = 1; i < boxes.length; i++) {
     assert.ok(boxes[i].top >= boxes[i - 1].top + boxes[i - 1].height - 1, `row ${i} starts after row ${i - 1} ends`);
   }
+  // Measuring settles: an idle list does not redraw (no scrollbar and
+  // row heights chasing each other).
+  const draws = () => browser.execute(() => Number(document.getElementById("feed").dataset.draws));
+  await sleep(500);
+  const settled = await draws();
+  await sleep(1500);
+  assert.equal(await draws(), settled, "the idle feed drew again");
   await screenshot("rows-as-tall-as-content");
 });

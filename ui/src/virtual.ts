@@ -56,6 +56,9 @@ export class Heights {
   }
 }
 
+/** A change of width past this re-measures the rows (a scrollbar is ~15 px). */
+const REWRAP_PX = 40;
+
 export class VirtualList<T> {
   private spacer: HTMLElement;
   private rows: HTMLElement;
@@ -78,10 +81,12 @@ export class VirtualList<T> {
     this.rows.className = "vlist-rows";
     viewport.replaceChildren(this.spacer, this.rows);
     viewport.addEventListener("scroll", () => this.schedule(), { passive: true });
-    // A wider or narrower pane wraps text differently: measure again.
-    let width = 0;
+    // A wider or narrower pane wraps text differently: measure again. Not
+    // for a scrollbar coming or going (a few pixels), or the two would
+    // chase each other: new heights, a scrollbar, a new width, new heights…
+    let width = viewport.clientWidth;
     new ResizeObserver(() => {
-      if (viewport.clientWidth !== width) {
+      if (Math.abs(viewport.clientWidth - width) > REWRAP_PX) {
         width = viewport.clientWidth;
         this.measured.clear();
         this.heights.reset(this.items.map(() => this.estimate));
@@ -126,6 +131,8 @@ export class VirtualList<T> {
 
   private draw(): void {
     const v = this.viewport;
+    // Counted where tests can read it: an idle list draws nothing.
+    v.dataset.draws = String(Number(v.dataset.draws ?? 0) + 1);
     const h = v.clientHeight || 800;
     const first = this.heights.at(Math.max(0, v.scrollTop - this.overscanPx));
     const out: HTMLElement[] = [];

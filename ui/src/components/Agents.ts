@@ -81,7 +81,7 @@ function seenRow(s: SeenAuthor): HTMLElement {
     head.append(pad);
   }
   row.append(head);
-  for (const t of s.claimed) row.append(brief("doing", t, "doing"));
+  for (const t of s.claimed) row.append(brief("running", t, "doing"));
   for (const q of s.open_questions) row.append(brief("asks", q, "asks"));
   if (s.last_note && !s.claimed.length && !s.open_questions.length) row.append(brief("last", s.last_note, "last"));
   return row;

@@ -10,6 +10,7 @@ import { deliveryClass, deliveryLabel } from "../deliveries";
 import { renderMarkdown } from "../markdown";
 import { app, selectedEntry } from "../state";
 import { parseQuickNote } from "../tags";
+import { taskWord } from "../taskwords";
 import { ago } from "../time";
 import type { Entry } from "../types";
 import { confirmAction } from "./Dialogs";
@@ -80,7 +81,7 @@ function view(e: Entry): HTMLElement[] {
   };
   fact("id", e.id);
   fact("in reply to", e.reply_to);
-  fact("status", e.status);
+  fact("state", taskWord(e));
   fact("held by", e.assignee);
   fact("lease until", e.lease_until);
   fact("resume", e.resume);

@@ -17,6 +17,7 @@ import type { Filter, PlanStep } from "../store";
 import { plainPreview } from "../markdown";
 import { ago } from "../time";
 import type { Entry, Kind, Pad, Status } from "../types";
+import { planCounts, taskWord } from "../taskwords";
 import { VirtualList } from "../virtual";
 import { confirmAction } from "./Dialogs";
 import { doneLooking, drawDetail, isOpenQuestion } from "./EntryDetail";
@@ -157,8 +158,7 @@ export function draw(): void {
     title.textContent = `${currentPad()} · trash · ${count(app.shown.length, "deleted entry", "deleted entries")} (restorable for 30 days)`;
   } else if (app.view === "tasks") {
     app.shown = app.plan.map((s) => s.entry);
-    const n = app.plan.reduce<Record<string, number>>((m, s) => ((m[s.state] = (m[s.state] ?? 0) + 1), m), {});
-    title.textContent = `${currentPad()} · tasks in dependency order · ${n.ready ?? 0} ready, ${n.running ?? 0} running, ${n.blocked ?? 0} blocked, ${n.done ?? 0} done, ${n.failed ?? 0} failed`;
+    title.textContent = `${currentPad()} · tasks in dependency order · ${planCounts(app.plan)}`;
   }
   drawInboxCount();
   $("inbox-btn").classList.toggle("active", app.view === "inbox");
@@ -193,12 +193,8 @@ function row(e: Entry, i: number): HTMLElement {
   const head = el("div", "row-head");
   head.append(el("span", `kind kind-${e.kind}`, e.kind));
   if (e.kind === "question") head.append(el("span", `q-state ${isOpenQuestion(e) ? "q-open" : "q-answered"}`, isOpenQuestion(e) ? "open" : "answered"));
-  if (app.view === "tasks") {
-    const step = app.plan[i];
-    if (step) head.append(el("span", `state state-${step.state}`, step.state));
-  } else if (e.status) {
-    head.append(el("span", `state state-${e.status}`, e.status));
-  }
+  const word = taskWord(e, app.view === "tasks" ? app.plan[i] : undefined);
+  if (word) head.append(el("span", `state state-${word}`, word));
   if (e.reply_to) head.append(el("span", "is-reply", "↳ reply"));
   if (app.view === "tasks") {
     // Who holds the task is what the tasks view is about; who wrote it is in the detail.
