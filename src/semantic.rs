@@ -7,7 +7,7 @@
 //! batch of new or edited entries into `vectors.db`, apply the new rows to the
 //! index, save the index now and then. Writers never wait for any of it; a
 //! search that needs a query embedding waits for at most the piece of a
-//! batch in flight (`Chunks`: one text when the machine is busy).
+//! batch in flight (`lane::Chunks`: one text when the machine is busy).
 //!
 //! Without ONNX Runtime or the model the engine runs on: `status` says what is
 //! missing and how to fix it, `semantic` searches fail with that message and
@@ -93,65 +93,6 @@ pub const SETTLE_MAX_BACKLOG: i64 = 48;
 /// And it waits at most this long (the worker runs on idle CPU only, so a
 /// busy machine can slow it down).
 pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// A batch's texts in runs sized from how fast the last run went: as many
-/// texts as fit in `TARGET_RUN` at its pace, at most the batch, at least
-/// one. On a free CPU a batch runs whole (batching is what makes embedding
-/// fast); where the lane is starved (SCHED_IDLE beside a busy machine) a
-/// run is one text, so a search's query embedding, answered between runs,
-/// waits for one text rather than a whole batch.
-struct Chunks<'a, 'b> {
-    rest: &'a [&'b str],
-    size: &'a Cell<usize>,
-    max: usize,
-}
-
-/// One run of `Chunks`: its texts, and `done()` to time it.
-struct Chunk<'a, 'b> {
-    texts: &'a [&'b str],
-    size: &'a Cell<usize>,
-    max: usize,
-    started: Instant,
-}
-
-const TARGET_RUN: Duration = Duration::from_millis(250);
-
-impl<'a, 'b> Chunks<'a, 'b> {
-    fn new(texts: &'a [&'b str], size: &'a Cell<usize>, max: usize) -> Self {
-        Chunks {
-            rest: texts,
-            size,
-            max: max.max(1),
-        }
-    }
-}
-
-impl<'a, 'b> Iterator for Chunks<'a, 'b> {
-    type Item = Chunk<'a, 'b>;
-
-    fn next(&mut self) -> Option<Chunk<'a, 'b>> {
-        if self.rest.is_empty() {
-            return None;
-        }
-        let k = self.size.get().clamp(1, self.max).min(self.rest.len());
-        let (now, later) = self.rest.split_at(k);
-        self.rest = later;
-        Some(Chunk {
-            texts: now,
-            size: self.size,
-            max: self.max,
-            started: Instant::now(),
-        })
-    }
-}
-
-impl Chunk<'_, '_> {
-    fn done(self) {
-        let per_text = self.started.elapsed() / self.texts.len().max(1) as u32;
-        let fits = TARGET_RUN.as_micros() / per_text.as_micros().max(1);
-        self.size.set((fits as usize).clamp(1, self.max));
-    }
-}
 
 /// Query embeddings kept, most recently used first.
 const QUERY_CACHE: usize = 256;
@@ -617,7 +558,7 @@ impl Worker {
             order.sort_by_key(|&i| texts[i].len());
             let sorted: Vec<&str> = order.iter().map(|&i| texts[i]).collect();
             let mut computed = Vec::with_capacity(texts.len());
-            for chunk in Chunks::new(&sorted, &self.chunk, self.config.batch) {
+            for chunk in lane::Chunks::new(&sorted, &self.chunk, self.config.batch) {
                 computed.extend(self.embed_chunk(model, chunk.texts));
                 chunk.done();
                 // A search waiting for its query's vector is answered now,
@@ -786,30 +727,6 @@ fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn runs_fit_the_pace_of_the_last_one() {
-        let texts: Vec<&str> = vec!["t"; 40];
-        let size = Cell::new(1);
-        let mut sizes = Vec::new();
-        for chunk in Chunks::new(&texts, &size, 16) {
-            sizes.push(chunk.texts.len());
-            // A free CPU: 1 ms a text, so a run grows to the whole batch.
-            std::thread::sleep(Duration::from_millis(chunk.texts.len() as u64));
-            chunk.done();
-        }
-        assert_eq!(sizes.iter().sum::<usize>(), 40);
-        assert_eq!(sizes[..3], [1, 16, 16]);
-        // A starved lane: a text takes longer than a run should: one at a time.
-        let slow = ["t"; 4];
-        let mut chunks = Chunks::new(&slow, &size, 16);
-        let c = chunks.next().unwrap();
-        assert_eq!(c.texts.len(), 4);
-        std::thread::sleep(Duration::from_millis(1200));
-        c.done();
-        assert_eq!(size.get(), 1);
-        assert_eq!(chunks.next().map(|c| c.texts.len()), None);
-    }
 
     #[test]
     fn query_cache_evicts_least_recently_used() {

@@ -1,5 +1,6 @@
 //! Where a batch of embeddings runs: on a thread of its own, at a priority
-//! that yields to the machine's other work without starving.
+//! that yields to the machine's other work without starving, in pieces
+//! sized to that pace (`Chunks`) so a query never waits long behind it.
 //!
 //! Embedding a backlog is background work. On a small machine it would
 //! otherwise share a core with writes and stretch their tail latency
@@ -128,9 +129,92 @@ fn set_nice(nice: libc::c_int) {
     }
 }
 
+/// A batch's texts in runs sized from how fast the last run went: as many
+/// texts as fit in `TARGET_RUN` at its pace, at most the batch, at least
+/// one. On a free CPU a batch runs whole (batching is what makes embedding
+/// fast); where the lane is starved (SCHED_IDLE beside a busy machine) a
+/// run is one text, so a search's query embedding, answered between runs,
+/// waits for one text rather than a whole batch.
+pub struct Chunks<'a, 'b> {
+    rest: &'a [&'b str],
+    size: &'a Cell<usize>,
+    max: usize,
+}
+
+/// One run of `Chunks`: its texts, and `done()` to time it.
+pub struct Chunk<'a, 'b> {
+    pub texts: &'a [&'b str],
+    size: &'a Cell<usize>,
+    max: usize,
+    started: Instant,
+}
+
+const TARGET_RUN: Duration = Duration::from_millis(250);
+
+impl<'a, 'b> Chunks<'a, 'b> {
+    pub fn new(texts: &'a [&'b str], size: &'a Cell<usize>, max: usize) -> Self {
+        Chunks {
+            rest: texts,
+            size,
+            max: max.max(1),
+        }
+    }
+}
+
+impl<'a, 'b> Iterator for Chunks<'a, 'b> {
+    type Item = Chunk<'a, 'b>;
+
+    fn next(&mut self) -> Option<Chunk<'a, 'b>> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let k = self.size.get().clamp(1, self.max).min(self.rest.len());
+        let (now, later) = self.rest.split_at(k);
+        self.rest = later;
+        Some(Chunk {
+            texts: now,
+            size: self.size,
+            max: self.max,
+            started: Instant::now(),
+        })
+    }
+}
+
+impl Chunk<'_, '_> {
+    pub fn done(self) {
+        let per_text = self.started.elapsed() / self.texts.len().max(1) as u32;
+        let fits = TARGET_RUN.as_micros() / per_text.as_micros().max(1);
+        self.size.set((fits as usize).clamp(1, self.max));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_fit_the_pace_of_the_last_one() {
+        let texts: Vec<&str> = vec!["t"; 40];
+        let size = Cell::new(1);
+        let mut sizes = Vec::new();
+        for chunk in Chunks::new(&texts, &size, 16) {
+            sizes.push(chunk.texts.len());
+            // A free CPU: 1 ms a text, so a run grows to the whole batch.
+            std::thread::sleep(Duration::from_millis(chunk.texts.len() as u64));
+            chunk.done();
+        }
+        assert_eq!(sizes.iter().sum::<usize>(), 40);
+        assert_eq!(sizes[..3], [1, 16, 16]);
+        // A starved lane: a text takes longer than a run should: one at a time.
+        let slow = ["t"; 4];
+        let mut chunks = Chunks::new(&slow, &size, 16);
+        let c = chunks.next().unwrap();
+        assert_eq!(c.texts.len(), 4);
+        std::thread::sleep(Duration::from_millis(1200));
+        c.done();
+        assert_eq!(size.get(), 1);
+        assert_eq!(chunks.next().map(|c| c.texts.len()), None);
+    }
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
