@@ -255,7 +255,10 @@ impl Agents {
     pub fn noticed(&self, e: &Entry, now: i64) -> Result<bool> {
         let mut s = self.state.lock().expect("agents lock");
         let mut changed = false;
-        if let Some(parent) = &e.reply_to {
+        // What agents and the engine itself ("could not deliver …") write
+        // in a thread is said to the person, never passed on as a follow-up.
+        let by_agent = e.author == "engine" || s.agents.iter().any(|a| a.name == e.author);
+        if let Some(parent) = e.reply_to.as_ref().filter(|_| !by_agent) {
             for c in s.deliveries.iter_mut() {
                 if c.delivery.agent == e.author || !c.thread.contains(parent) {
                     continue;

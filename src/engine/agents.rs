@@ -155,11 +155,7 @@ impl Engine {
     /// Tells the dispatcher about a committed entry (an addressed note, or
     /// a reply in an agent's conversation).
     pub(super) fn agents_notice(&self, e: &model::Entry) {
-        // The engine's own questions ("could not deliver …") are for the person.
-        if (e.to.is_empty() && e.reply_to.is_none()) || e.author == "engine" {
-            return;
-        }
-        if e.reply_to.is_some() && e.to.is_empty() && self.0.agents.names().contains(&e.author) {
+        if e.to.is_empty() && e.reply_to.is_none() {
             return;
         }
         match self.0.agents.noticed(e, wall_ms()) {
