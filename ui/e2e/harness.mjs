@@ -215,9 +215,11 @@ export function notificationsShown() {
 }
 
 /** Clicks the button labelled `label` on a shown notification, through
- *  dunst's context menu (scripts/e2e points its dmenu at dmenu_pick.sh). */
-export function clickNotificationButton(label) {
-  writeFileSync(path.join(OUT, "dmenu-pick"), label);
+ *  dunst's context menu (scripts/e2e points its dmenu at dmenu_pick.sh);
+ *  with `summary`, only on the notification whose summary begins so (a late
+ *  notification from an earlier test may be on screen too). */
+export function clickNotificationButton(label, summary = "") {
+  writeFileSync(path.join(OUT, "dmenu-pick"), `#${label} (${summary}`);
   execFileSync("dunstctl", ["context"]);
 }
 

@@ -77,6 +77,9 @@ test("the person's delete offers Undo; the Trash view restores an agent's delete
   await callAs("agent-x", "entry.delete", { id: (await kept()).id });
   await browser.$("#trash-btn").click();
   await waitFor("the trash lists it", () => rowWith("keep this one"));
+  const later = (await call("entry.add", { pad: "notes", author: "user", content: "a note deleted while the trash is open" })).entry;
+  await callAs("agent-x", "entry.delete", { id: later.id });
+  await waitFor("the open trash to list it live", () => rowWith("deleted while the trash is open"));
   await clickRow("keep this one");
   await waitFor("who deleted it", async () => /deleted by agent-x/.test(await browser.$("#detail-main").getText()));
   await screenshot("trash");

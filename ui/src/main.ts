@@ -13,7 +13,7 @@ import { exportPad, openSettings, wireDialogs } from "./components/Dialogs";
 import { drawDetail, focusReply, remove, sendReply, startEdit, togglePin } from "./components/EntryDetail";
 import {
   clearPad, createPad, drawInboxCount, drawNewPadHint, drawSoon, focusEntry, loadFeed, loadInbox, loadMore, move, nearEnd, newPad, openPad, search, showActivity, showAgents, showInbox,
-  showAll, showTasks, showTrash,
+  refreshTrash, showAll, showTasks, showTrash,
 } from "./components/Feed";
 import { loadPads, onOpenPad, refreshPadsSoon } from "./components/PadList";
 import { loadThread, touches } from "./components/Thread";
@@ -185,6 +185,7 @@ async function main(): Promise<void> {
       void showTasks().catch(fail);
       return;
     }
+    if (app.view === "trash" && (ev.type === "trashed" || ev.type === "created") && (ev.pad ?? ev.entry?.pad) === currentPad()) void refreshTrash().catch(fail);
     if ((c.feed && (app.view === "feed" || app.view === "all")) || (c.inbox && app.view === "inbox")) drawSoon();
     else if (c.inbox) drawInboxCount();
   });

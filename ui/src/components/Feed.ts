@@ -323,6 +323,15 @@ export async function showTrash(): Promise<void> {
   draw();
 }
 
+/** The open Trash view again, after something of its pad was deleted or
+ *  restored elsewhere (an agent, another window): the trash is live. */
+export async function refreshTrash(): Promise<void> {
+  const shown = await loadTrash();
+  if (app.view !== "trash") return;
+  app.shown = shown;
+  draw();
+}
+
 let activityTimer = 0;
 /** The Agents view: who is working now, on what; agents to hand work to. */
 export async function showAgents(): Promise<void> {
