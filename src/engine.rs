@@ -475,10 +475,7 @@ impl Engine {
         let max = self.0.config.max_content_chars;
         model::content("content", &p.content, max)?;
         let tags = model::tags("tags", &p.tags)?;
-        let author = match p.author.as_deref().or(default_author) {
-            Some(a) => model::author("author", a)?,
-            None => "anonymous".to_string(),
-        };
+        let author = model::entry_author(p.author.as_deref(), default_author)?;
         let choices = model::choices("choices", &p.choices)?;
         let to = model::recipients("to", &p.to)?;
         let kind = match (p.kind, choices.is_empty()) {

@@ -236,6 +236,15 @@ pub fn tags(field: &str, raw: &[String]) -> Result<Vec<String>> {
 }
 
 /// Case-folds and checks an author: 1–64 chars of letters, digits and `._:@-`.
+/// A new entry's author: the one it names, else its connection's, else
+/// "anonymous".
+pub fn entry_author(given: Option<&str>, connection: Option<&str>) -> Result<String> {
+    match given.or(connection) {
+        Some(a) => author("author", a),
+        None => Ok("anonymous".to_string()),
+    }
+}
+
 pub fn author(field: &str, raw: &str) -> Result<String> {
     let a = raw.trim().to_lowercase();
     let len = a.chars().count();

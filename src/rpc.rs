@@ -16,6 +16,7 @@ use tokio::task::AbortHandle;
 use crate::access::Access;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::model;
 use crate::protocol::*;
 
 /// One client's state across calls.
@@ -175,7 +176,11 @@ pub async fn dispatch(
                     .map_err(|e| e.for_field("depends_on"))?;
             }
             let looks_like = match p.check_duplicates {
-                true => engine.looks_like(&p.pad, &p.content, g).await?,
+                true => {
+                    let author =
+                        model::entry_author(p.author.as_deref(), session.author.as_deref())?;
+                    engine.looks_like(&p.pad, &author, &p.content, g).await?
+                }
                 false => None,
             };
             let entry = engine.add(p, session.author.as_deref()).await?;

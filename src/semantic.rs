@@ -528,7 +528,8 @@ impl Worker {
             &self.data_dir,
         )?;
         let source = self.source.as_ref();
-        if source.use_model(&model.name).map_err(|e| e.to_string())? {
+        let key = format!("{} / {}", model.name, crate::store::vectors::EMBEDDED_AS);
+        if source.use_model(&key).map_err(|e| e.to_string())? {
             tracing::info!("embedding every entry with {}", model.name);
         }
         let index = VectorIndex::open(&self.data_dir, source)?;

@@ -301,6 +301,44 @@ async fn hybrid_says_which_side_found_each_hit() {
     h.stop().await;
 }
 
+/// A note is embedded with its author ("carol: …"): a question naming
+/// someone finds what they wrote. The two questions differ only in the
+/// name, so with content alone embedded one note would top both.
+#[tokio::test]
+async fn a_question_naming_an_author_finds_what_they_wrote() {
+    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::Int8))).await;
+    let mut c = h.client().await;
+    let mut by = std::collections::HashMap::new();
+    for (author, content) in [
+        ("carol", "the staging database needs a bigger disk"),
+        (
+            "dave",
+            "the staging database should move to the new cluster",
+        ),
+        ("erin", "lunch order for friday is pizza"),
+    ] {
+        let r = ok(
+            &mut c,
+            "entry.add",
+            json!({"pad": "team", "author": author, "content": content}),
+        )
+        .await;
+        by.insert(author, r["entry"]["id"].clone());
+    }
+    embedded_all(&mut c).await;
+    for author in ["carol", "dave"] {
+        let query = format!("what did {author} say about the staging database?");
+        let r = ok(
+            &mut c,
+            "search",
+            json!({"query": query, "mode": "semantic", "limit": 3}),
+        )
+        .await;
+        assert_eq!(r["hits"][0]["entry"]["id"], by[author], "{query}: {r}");
+    }
+    h.stop().await;
+}
+
 /// 800 distinct, realistic, clustered notes (real embeddings of these have
 /// the structure HNSW relies on; random vectors would not).
 fn corpus() -> Vec<String> {

@@ -12,6 +12,7 @@ use crate::model;
 use crate::protocol::{LooksLike, SearchHit};
 use crate::semantic::ModelKind;
 use crate::store::terms;
+use crate::store::vectors::embedded_text;
 use crate::store::EntryFilter;
 
 /// Words shared over words in either (Jaccard) from which two notes say
@@ -40,10 +41,12 @@ fn same_meaning(kind: ModelKind) -> f64 {
 impl Engine {
     /// The live note of `pad` that `content` repeats, if any: the same text,
     /// else nearly the same words, else (with meaning search ready) nearly
-    /// the same meaning.
+    /// the same meaning (its vector computed as a stored note's is, from
+    /// `author` and `content`).
     pub async fn looks_like(
         &self,
         pad: &str,
+        author: &str,
         content: &str,
         grant: Option<&Grant>,
     ) -> Result<Option<LooksLike>> {
@@ -89,7 +92,7 @@ impl Engine {
         };
         let threshold = same_meaning(semantic.kind());
         let (near, _) = self
-            .nearest_entries(content, Probe::NewNote, filter, 1)
+            .nearest_entries(&embedded_text(author, content), Probe::NewNote, filter, 1)
             .await?;
         Ok(near
             .first()

@@ -21,7 +21,7 @@ use sqlx::{PgPool, Row};
 use super::{PgStore, Query};
 use crate::error::{Error, Result};
 use crate::semantic::{Embed, VectorSource};
-use crate::store::vectors::{dot, from_blob, to_blob, VectorRow};
+use crate::store::vectors::{dot, embedded_text, from_blob, to_blob, VectorRow};
 use crate::store::EntryFilter;
 
 /// The advisory lock vector writers hold from drawing `n` to their commit.
@@ -234,26 +234,31 @@ impl VectorSource for PgVectors {
             let mut seqs: Vec<i64> = taken.iter().map(|(_, s)| *s).collect();
             seqs.sort_unstable();
             seqs.dedup();
-            let live: Vec<(i64, i64, String)> =
-                sqlx::query_as("SELECT seq, version, content FROM entries WHERE seq = ANY($1)")
-                    .bind(&seqs)
-                    .fetch_all(&mut *tx)
-                    .await?;
-            let texts: Vec<&str> = live.iter().map(|(_, _, c)| c.as_str()).collect();
+            let live: Vec<(i64, i64, String, String)> = sqlx::query_as(
+                "SELECT seq, version, author, content FROM entries WHERE seq = ANY($1)",
+            )
+            .bind(&seqs)
+            .fetch_all(&mut *tx)
+            .await?;
+            let texts: Vec<String> = live
+                .iter()
+                .map(|(_, _, a, c)| embedded_text(a, c))
+                .collect();
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
             let vectors = if texts.is_empty() {
                 Vec::new()
             } else {
                 embed(&texts)
             };
             let (mut kept, mut versions, mut blobs) = (Vec::new(), Vec::new(), Vec::new());
-            for ((seq, version, _), v) in live.iter().zip(vectors) {
+            for ((seq, version, _, _), v) in live.iter().zip(vectors) {
                 if let Some(v) = v {
                     kept.push(*seq);
                     versions.push(*version);
                     blobs.push(to_blob(&v));
                 }
             }
-            let found: HashSet<i64> = live.iter().map(|(s, _, _)| *s).collect();
+            let found: HashSet<i64> = live.iter().map(|(s, _, _, _)| *s).collect();
             let gone: Vec<i64> = seqs.into_iter().filter(|s| !found.contains(s)).collect();
             sqlx::query("SELECT pg_advisory_xact_lock($1)")
                 .bind(WRITE_LOCK)

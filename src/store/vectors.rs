@@ -30,6 +30,19 @@ use crate::error::{Error, Result};
 pub const DIMENSIONS: usize = 384;
 const SCHEMA_VERSION: i64 = 1;
 
+/// The text a note's vector is computed from: its author and its content,
+/// as a transcript line ("agent-zero: the staging DB is migrated"). Who
+/// wrote a note is part of what it is about — "what did agent-zero find
+/// about staging?" — and a question naming a person finds what they said
+/// (docs/protocol.md, `search`). One recipe for both stores.
+pub fn embedded_text(author: &str, content: &str) -> String {
+    format!("{author}: {content}")
+}
+
+/// Names `embedded_text`'s recipe in the model key the vectors are stored
+/// under: vectors computed from another recipe are computed again.
+pub const EMBEDDED_AS: &str = "author: content";
+
 /// What the worker does next: embed these texts (`Some`) or drop these
 /// vectors (`None`: the entry is gone), then move the watermarks.
 #[derive(Debug, Default)]
@@ -198,9 +211,12 @@ impl VectorStore {
         let tx = conn.transaction()?;
         let mut items: Vec<(i64, Option<String>)> = tx
             .prepare_cached(
-                "SELECT seq, content FROM store.entries WHERE seq > ? ORDER BY seq LIMIT ?",
+                "SELECT seq, author, content FROM store.entries WHERE seq > ? ORDER BY seq LIMIT ?",
             )?
-            .query_map(params![seq_from, limit], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .query_map(params![seq_from, limit], |r| {
+                let (author, content): (String, String) = (r.get(1)?, r.get(2)?);
+                Ok((r.get(0)?, Some(embedded_text(&author, &content))))
+            })?
             .collect::<rusqlite::Result<_>>()?;
         let seq_upto = items.last().map_or(seq_from, |(s, _)| *s);
         let mut change_upto = change_from;
@@ -210,12 +226,15 @@ impl VectorStore {
             // whatever text it has then; edits of it need nothing now.
             let changed: Vec<(i64, i64, Option<String>)> = tx
                 .prepare_cached(
-                    "SELECT c.n, c.seq, e.content FROM store.changes c \
+                    "SELECT c.n, c.seq, e.author, e.content FROM store.changes c \
                      LEFT JOIN store.entries e ON e.seq = c.seq \
                      WHERE c.n > ? ORDER BY c.n LIMIT ?",
                 )?
                 .query_map(params![change_from, room], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                    let (author, content): (Option<String>, Option<String>) =
+                        (r.get(2)?, r.get(3)?);
+                    let text = author.zip(content).map(|(a, c)| embedded_text(&a, &c));
+                    Ok((r.get(0)?, r.get(1)?, text))
                 })?
                 .collect::<rusqlite::Result<_>>()?;
             for (n, seq, content) in changed {
