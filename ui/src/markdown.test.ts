@@ -39,9 +39,10 @@ describe("renderMarkdown", () => {
 
 describe("plainPreview", () => {
   it("shows a row the words, not the markdown", () => {
-    expect(plainPreview("## Results\n\n**p95** fell to `120 ms` — see [the run](https://x.y)")).toBe("Results p95 fell to 120 ms — see the run");
+    expect(plainPreview("## Results\n\n**p95** fell to `120 ms` — see [the run](https://x.y)")).toBe("Results · p95 fell to 120 ms — see the run");
     expect(plainPreview("| model | @10 |\n|---|---|\n| bm25 | 49.9 |")).toBe("model · @10 · bm25 · 49.9");
-    expect(plainPreview("- [x] done\n- todo\n> quoted")).toBe("done todo quoted");
+    expect(plainPreview("- [x] done\n- todo\n> quoted")).toBe("done · todo quoted");
+    expect(plainPreview("Move staging\n\n1. snapshot the DB\n2. flip the flag")).toBe("Move staging · snapshot the DB · flip the flag");
     expect(plainPreview("```sh\npad note hi\n```")).toBe("pad note hi");
   });
 });

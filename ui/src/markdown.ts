@@ -52,7 +52,9 @@ export function plainPreview(text: string, max = 300): string {
     .replace(/^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/gm, " ")
     .replace(/^\s{0,3}#{1,6}\s+/gm, "")
     .replace(/^\s{0,3}>\s?/gm, "")
-    .replace(/^\s*([-*+]|\d+\.)\s+(\[[ xX]\]\s+)?/gm, "")
+    // List items and paragraphs stay apart: "Plan · snapshot · migrate".
+    .replace(/^\s*([-*+]|\d+\.)\s+(\[[ xX]\]\s+)?/gm, " · ")
+    .replace(/\n\s*\n/g, " · ")
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
     // Emphasis and code, but not the underscores of identifiers.
     .replace(/(\*\*|~~|`)(?=\S)([^\n]*?\S)\1/g, "$2")
