@@ -470,6 +470,32 @@ fn main() {
                 tracing::warn!("no system tray: {e}");
             }
             app.manage(state);
+            let main = app
+                .get_webview_window("main")
+                .ok_or("the main window is missing")?;
+            let quick = handle.clone();
+            main.with_webview(move |view| {
+                // The quick box shares the main window's web process
+                // (WebKitGTK's related view): one WebKitWebProcess, not two.
+                let built = tauri::WebviewWindowBuilder::new(
+                    &quick,
+                    "quick",
+                    tauri::WebviewUrl::App("quick.html".into()),
+                )
+                .title("Quick note")
+                .inner_size(600.0, 110.0)
+                .visible(false)
+                .always_on_top(true)
+                .decorations(false)
+                .resizable(false)
+                .skip_taskbar(true)
+                .center()
+                .with_related_view(view.inner())
+                .build();
+                if let Err(e) = built {
+                    tracing::error!("the quick-note box cannot be created: {e}");
+                }
+            })?;
             Ok(())
         })
         .build(tauri::generate_context!())

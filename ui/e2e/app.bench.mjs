@@ -3,8 +3,9 @@
 // 10,000 entries loaded, and frame times while scrolling through them.
 // Run: ./scripts/e2e --bench
 
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
 import net from "node:net";
 import { APP, browser, launch, quit, socket, sleep, waitFor } from "./harness.mjs";
 
@@ -35,27 +36,44 @@ function burst(n) {
   });
 }
 
-/** Resident memory of the app and its WebKit processes, in MiB. */
-/** Memory of the app and its WebKit processes, in MiB: the sum of their
- *  resident sets (shared libraries counted once per process) and of their
- *  proportional sets (shared pages split between the processes sharing them). */
-function memory() {
+/** Memory of the processes whose command line matches `pattern` (the app
+ *  and its WebKit processes; tauri-driver's WebKitWebDriver left out), in
+ *  MiB: the sum of their resident sets (shared libraries counted once per
+ *  process) and of their proportional sets (shared pages split between the
+ *  processes sharing them), and each process's proportional set. */
+function memory(pattern = /scratchpad-app|WebKitWebProcess|WebKitNetworkProcess/) {
   const out = execFileSync("ps", ["-eo", "pid=,rss=,args="]).toString();
   let rssKb = 0;
   let pssKb = 0;
+  const each = [];
   for (const line of out.split("\n")) {
-    if (/scratchpad-app|WebKitWebProcess|WebKitNetworkProcess/.test(line) && !/tauri-driver|WebKitWebDriver/.test(line)) {
-      const [pid, rss] = line.trim().split(/\s+/);
+    if (pattern.test(line) && !/tauri-driver|WebKitWebDriver/.test(line)) {
+      const [pid, rss, cmd] = line.trim().split(/\s+/);
       rssKb += Number(rss) || 0;
       try {
         const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-        pssKb += Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0);
+        const pss = Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0);
+        pssKb += pss;
+        each.push(`${path.basename(cmd)} ${(pss / 1024).toFixed(0)}`);
       } catch {
         // the process ended meanwhile
       }
     }
   }
-  return `${(rssKb / 1024).toFixed(0)} MiB resident, ${(pssKb / 1024).toFixed(0)} MiB proportional`;
+  return `${(rssKb / 1024).toFixed(0)} MiB resident, ${(pssKb / 1024).toFixed(0)} MiB proportional (${each.join(", ")})`;
+}
+
+/** WebKitGTK's floor on this machine: its own MiniBrowser (GTK 3, one
+ *  view) on a blank page, measured as the app is. */
+async function webkitFloor() {
+  const mini = "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser";
+  if (!existsSync(mini)) return "MiniBrowser not installed";
+  const p = spawn(mini, ["about:blank"], { stdio: "ignore" });
+  await sleep(8000);
+  const m = memory(/MiniBrowser|WebKitWebProcess|WebKitNetworkProcess/);
+  p.kill();
+  await sleep(1000);
+  return m;
 }
 
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
@@ -65,6 +83,7 @@ process.on("unhandledRejection", async (e) => {
   await quit();
   process.exit(1);
 });
+console.log(`WebKitGTK's floor: MiniBrowser, about:blank        ${await webkitFloor()}`);
 const launchMs = await launch({});
 console.log(`launch to first render (window up, data loaded)   ${launchMs} ms`);
 console.log(`app memory, empty store                           ${memory()}`);

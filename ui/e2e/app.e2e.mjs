@@ -53,6 +53,10 @@ test("the global hotkey opens the quick-note box; Enter stores a tagged entry", 
   const input = await browser.$("#quick-input");
   await waitFor("the quick box", () => input.isDisplayed());
   await screenshot("quick-note");
+  // Both windows are drawn by one WebKit web process (the quick box is a
+  // related view of the main window's): ~70 MiB less than one each.
+  const webProcesses = execFileSync("pgrep", ["-c", "-f", "WebKitWebProcess"]).toString().trim();
+  assert.equal(webProcesses, "1", "one web process for the main window and the quick box");
   await typeQuick("ship it #release");
   await browser.keys("Enter");
   const found = await waitFor("the quick note over the socket", async () => {
