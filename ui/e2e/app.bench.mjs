@@ -120,4 +120,8 @@ console.log(`scrolling to the end (${title}), ${frames.length} frames of 3,000 p
 console.log(`rows in the DOM for 10,000 entries                ${await browser.execute(() => document.querySelectorAll("#feed .row").length)}`);
 await sleep(3000);
 console.log(`app memory, idle, 10,000 entries loaded           ${memory()} (${APP.includes("/release/") ? "release" : "debug"} build; app + WebKit processes)`);
+// A window one forgets is open: what it holds once the scroll's garbage
+// has had time to be collected and returned.
+await sleep(60_000);
+console.log(`app memory, a minute later                        ${memory()}`);
 await quit();
