@@ -98,6 +98,9 @@ await waitFor("the feed to catch up", async () =>
 console.log(`10,000 entries written by an agent, feed caught up  ${Date.now() - t0} ms (engine took ${written} ms)`);
 
 await sleep(2000); // let the burst's redraws settle
+// Before scrolling: the feed holds its first page; what the burst's events
+// cost shows here.
+console.log(`app memory, after the burst, before scrolling     ${memory()}`);
 const frames = await browser.executeAsync((done) => {
   const feed = document.getElementById("feed");
   const times = [];
