@@ -235,7 +235,6 @@ pub fn tags(field: &str, raw: &[String]) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// Case-folds and checks an author: 1–64 chars of letters, digits and `._:@-`.
 /// A new entry's author: the one it names, else its connection's, else
 /// "anonymous".
 pub fn entry_author(given: Option<&str>, connection: Option<&str>) -> Result<String> {
@@ -245,6 +244,7 @@ pub fn entry_author(given: Option<&str>, connection: Option<&str>) -> Result<Str
     }
 }
 
+/// Case-folds and checks an author: 1–64 chars of letters, digits and `._:@-`.
 pub fn author(field: &str, raw: &str) -> Result<String> {
     let a = raw.trim().to_lowercase();
     let len = a.chars().count();

