@@ -18,6 +18,7 @@ import {
 import { loadPads, onOpenPad, refreshPadsSoon } from "./components/PadList";
 import { loadThread, touches } from "./components/Thread";
 import { onAgentsOpen } from "./components/Agents";
+import { trashed } from "./components/Trash";
 
 async function compose(ev: Event): Promise<void> {
   ev.preventDefault();
@@ -185,7 +186,9 @@ async function main(): Promise<void> {
       void showTasks().catch(fail);
       return;
     }
-    if (app.view === "trash" && (ev.type === "trashed" || ev.type === "created") && (ev.pad ?? ev.entry?.pad) === currentPad()) void refreshTrash().catch(fail);
+    // The trash changes with a deletion, or with a listed entry restored.
+    const trashChanged = ev.type === "trashed" || (ev.type === "created" && !!ev.entry && trashed.has(ev.entry.id));
+    if (app.view === "trash" && trashChanged && (ev.pad ?? ev.entry?.pad) === currentPad()) void refreshTrash().catch(fail);
     if ((c.feed && (app.view === "feed" || app.view === "all")) || (c.inbox && app.view === "inbox")) drawSoon();
     else if (c.inbox) drawInboxCount();
   });

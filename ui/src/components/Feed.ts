@@ -323,13 +323,28 @@ export async function showTrash(): Promise<void> {
   draw();
 }
 
+let trashLoading = false;
+let trashStale = false;
 /** The open Trash view again, after something of its pad was deleted or
- *  restored elsewhere (an agent, another window): the trash is live. */
+ *  restored elsewhere (an agent, another window): the trash is live. A
+ *  burst of events while it loads is one more load, not one each. */
 export async function refreshTrash(): Promise<void> {
-  const shown = await loadTrash();
-  if (app.view !== "trash") return;
-  app.shown = shown;
-  draw();
+  if (trashLoading) {
+    trashStale = true;
+    return;
+  }
+  trashLoading = true;
+  try {
+    do {
+      trashStale = false;
+      const shown = await loadTrash();
+      if (app.view !== "trash") return;
+      app.shown = shown;
+      draw();
+    } while (trashStale);
+  } finally {
+    trashLoading = false;
+  }
 }
 
 let activityTimer = 0;
