@@ -1,0 +1,378 @@
+//! Text search: whole words, word beginnings and substrings in any case,
+//! questions ranked by BM25, on either store (`PAD_TEST_BACKEND`).
+
+mod common;
+
+use common::{add, err, hit_ids, ok, Harness};
+use scratchpad::error::code;
+use serde_json::{json, Value};
+
+/// Substrings inside words: the trigram index only narrows the candidates
+/// (every trigram of the query somewhere in the entry), so what is found must
+/// still contain the query itself, in any case, in any script.
+#[tokio::test]
+async fn substring_search_matches_the_substring_itself_in_any_case() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    add(&mut c, "sub", "the ogi and the gin").await; // every trigram of "ogin", apart
+    add(&mut c, "sub", "relogin needed").await;
+    add(&mut c, "sub", "Überprüfung der GRÖSSE, 50% done_ok").await;
+    let found = |r: &serde_json::Value| -> Vec<String> {
+        r["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["entry"]["content"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "ogin", "mode": "text", "pad": "sub"}),
+    )
+    .await;
+    assert_eq!(found(&r), vec!["relogin needed"], "{r}");
+    for q in ["PRÜFUNG", "grösse", "rÖs"] {
+        let r = ok(
+            &mut c,
+            "search",
+            json!({"query": q, "mode": "text", "pad": "sub"}),
+        )
+        .await;
+        assert_eq!(found(&r).len(), 1, "{q}: {r}");
+    }
+    // LIKE's wildcards are plain characters here.
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "0%", "mode": "text", "pad": "sub"}),
+    )
+    .await;
+    assert_eq!(found(&r).len(), 1, "{r}");
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "n_", "mode": "text", "pad": "sub"}),
+    )
+    .await;
+    assert!(
+        found(&r).is_empty(),
+        "'_' is not a wildcard (as in 'ne'): {r}"
+    );
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "e_", "mode": "text", "pad": "sub"}),
+    )
+    .await;
+    assert_eq!(found(&r).len(), 1, "{r}");
+}
+
+#[tokio::test]
+async fn text_search_is_case_insensitive_substring_ranked_and_read_your_writes() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    add(
+        &mut c,
+        "s",
+        "The container registry refused our credentials",
+    )
+    .await;
+    add(
+        &mut c,
+        "s",
+        "docker login fails: docker says unauthorized; docker again",
+    )
+    .await;
+    add(&mut c, "s", "lunch order").await;
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "t", "content": "Docker on another pad", "tags": ["ops"]}),
+    )
+    .await;
+    // Immediately after the writes: no waiting for the background indexer.
+    let r = ok(&mut c, "search", json!({"query": "DOCK", "mode": "text"})).await;
+    let hits = r["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 2);
+    assert!(
+        hits[0]["entry"]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("docker login"),
+        "more matches rank first"
+    );
+    assert_eq!(hits[0]["found_by"], json!(["text"]));
+    assert!(hits[0]["score"].as_f64().unwrap() >= hits[1]["score"].as_f64().unwrap());
+
+    let r = ok(&mut c, "search", json!({"query": "docker unauth"})).await;
+    assert!(
+        r["hits"][0]["entry"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("unauthorized"),
+        "the entry with every word (one as a word beginning) first: {r}"
+    );
+    assert_eq!(
+        r["hits"].as_array().unwrap().len(),
+        2,
+        "then those with some of the words: {r}"
+    );
+    assert_eq!(
+        r["mode"], "text",
+        "hybrid answers as text without embeddings"
+    );
+    let r = ok(&mut c, "search", json!({"query": "docker", "pad": "t"})).await;
+    assert_eq!(r["hits"][0]["entry"]["pad"], "t");
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "docker", "tags": ["ops"]}),
+    )
+    .await;
+    assert_eq!(r["hits"].as_array().unwrap().len(), 1);
+    let r = ok(&mut c, "search", json!({"query": "on", "mode": "text"})).await;
+    assert_eq!(
+        r["hits"].as_array().unwrap().len(),
+        2,
+        "two-letter words match as substrings (c-on-tainer, on)"
+    );
+    let r = ok(&mut c, "search", json!({"query": "OU", "mode": "text"})).await;
+    assert_eq!(
+        r["hits"].as_array().unwrap().len(),
+        1,
+        "case-insensitive for short words too"
+    );
+    let r = ok(&mut c, "search", json!({"query": "docker", "limit": 1})).await;
+    assert_eq!(r["hits"].as_array().unwrap().len(), 1);
+
+    // Mid-word substrings are found too, after whole-word (prefix) matches.
+    add(&mut c, "u", "mocker library").await;
+    add(&mut c, "u", "Docker daemon").await;
+    let r = ok(&mut c, "search", json!({"query": "ocker", "pad": "u"})).await;
+    assert_eq!(r["hits"].as_array().unwrap().len(), 2, "{r}");
+    let r = ok(&mut c, "search", json!({"query": "dock", "pad": "u"})).await;
+    assert_eq!(
+        r["hits"].as_array().unwrap().len(),
+        1,
+        "'dock' starts only 'Docker'"
+    );
+    let r = ok(&mut c, "search", json!({"query": "mock", "limit": 5})).await;
+    assert_eq!(r["hits"][0]["entry"]["content"], "mocker library");
+
+    // Edits and deletes show up at once as well.
+    let lunch =
+        ok(&mut c, "search", json!({"query": "lunch"})).await["hits"][0]["entry"]["id"].clone();
+    ok(
+        &mut c,
+        "entry.update",
+        json!({"id": lunch, "content": "dinner order"}),
+    )
+    .await;
+    assert_eq!(
+        ok(&mut c, "search", json!({"query": "lunch"})).await["hits"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    assert_eq!(
+        ok(&mut c, "search", json!({"query": "dinner"})).await["hits"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    ok(&mut c, "entry.delete", json!({"id": lunch})).await;
+    assert_eq!(
+        ok(&mut c, "search", json!({"query": "dinner"})).await["hits"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    err(
+        &mut c,
+        "search",
+        json!({"query": "x", "mode": "semantic"}),
+        code::UNAVAILABLE,
+    )
+    .await;
+}
+
+/// A question in `mode: "text"` matches any of its words, common ones
+/// aside, ranked by BM25: the note sharing its rarest words comes first,
+/// though no note holds every word of it.
+#[tokio::test]
+async fn a_question_finds_the_note_that_shares_its_rare_words() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let answer = add(
+        &mut c,
+        "ops",
+        "Decided: the staging database moves to the new cluster on Friday; Dana signs off the cutover.",
+    )
+    .await;
+    add(
+        &mut c,
+        "ops",
+        "Staging deploy failed twice, the migration locks a table.",
+    )
+    .await;
+    for i in 0..30 {
+        add(
+            &mut c,
+            "ops",
+            &format!("We looked at the database dashboards again today ({i}); nothing to do."),
+        )
+        .await;
+    }
+    // The same words in another pad: a pad filter leaves them out.
+    let other = add(&mut c, "elsewhere", "the staging cutover for the database").await;
+
+    let q = "When is the cutover of the staging database planned?";
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": q, "mode": "text", "pad": "ops"}),
+    )
+    .await;
+    assert_eq!(hit_ids(&r)[0], answer["id"].as_str().unwrap(), "{r}");
+    assert_eq!(r["hits"][0]["found_by"], json!(["text"]));
+    let scores: Vec<f64> = r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["score"].as_f64().unwrap())
+        .collect();
+    assert!(
+        scores.windows(2).all(|w| w[0] >= w[1]),
+        "ranked: {scores:?}"
+    );
+    assert!(
+        !hit_ids(&r).contains(&other["id"].as_str().unwrap().to_string()),
+        "the pad filter holds: {r}"
+    );
+    // Without the filter, both notes with the rare word lead.
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": q, "mode": "text", "limit": 2}),
+    )
+    .await;
+    let mut top = hit_ids(&r);
+    top.sort();
+    let mut want = vec![
+        answer["id"].as_str().unwrap().to_string(),
+        other["id"].as_str().unwrap().to_string(),
+    ];
+    want.sort();
+    assert_eq!(top, want, "{r}");
+    // Common words alone still find what holds them.
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "what is the database", "mode": "text", "pad": "ops", "limit": 50}),
+    )
+    .await;
+    assert_eq!(hit_ids(&r).len(), 31, "{r}");
+    // An author filter narrows inside the index, exactly.
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": q, "mode": "text", "author": "nobody-here"}),
+    )
+    .await;
+    assert!(hit_ids(&r).is_empty(), "{r}");
+    // A question none of whose words occur finds nothing.
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "where are the giraffes sleeping?", "mode": "text"}),
+    )
+    .await;
+    assert!(hit_ids(&r).is_empty(), "{r}");
+    h.stop().await;
+}
+
+/// A fragment searched across the store, with and without a filter, is
+/// found whether it is rare or common. On PostgreSQL the two take different
+/// roads (`PgStore::substring_hits`): a rare fragment's few matches come
+/// from the trigram index, a common one's from the newest rows; here a
+/// common fragment's only task is older than over a thousand matching
+/// notes.
+#[tokio::test]
+async fn a_fragment_is_found_across_the_store_rare_or_common_with_any_filter() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let contents = |r: &Value| -> Vec<String> {
+        r["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["entry"]["content"].as_str().unwrap().to_string())
+            .collect()
+    };
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "old", "content": "rebuild the quxbraluwyx cache", "kind": "task"}),
+    )
+    .await;
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "old", "content": "the braluwyxes are back", "author": "dana"}),
+    )
+    .await;
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "old", "content": "prune the azelkx hedge", "kind": "task"}),
+    )
+    .await;
+    // Pipelined: over a thousand notes, each holding the fragment "zelk".
+    for i in 0..1_100 {
+        let pad = format!("bulk-{}", i % 3);
+        let content = format!("note {i} about zelkova trees");
+        c.send("entry.add", json!({"pad": pad, "content": content}))
+            .await
+            .unwrap();
+    }
+    c.flush().await.unwrap();
+    for _ in 0..1_100 {
+        c.response().await.unwrap().1.unwrap();
+    }
+    let search = |query: &str, filter: Value| {
+        let mut p = json!({"query": query, "mode": "text", "limit": 10});
+        p.as_object_mut()
+            .unwrap()
+            .extend(filter.as_object().unwrap().clone());
+        p
+    };
+    // Rare: inside words only, so the word tiers miss it.
+    let r = ok(&mut c, "search", search("raluwy", json!({}))).await;
+    assert_eq!(contents(&r).len(), 2, "{r}");
+    let r = ok(&mut c, "search", search("raluwy", json!({"kind": "task"}))).await;
+    assert_eq!(contents(&r), vec!["rebuild the quxbraluwyx cache"], "{r}");
+    let r = ok(
+        &mut c,
+        "search",
+        search("raluwy", json!({"author": "dana"})),
+    )
+    .await;
+    assert_eq!(contents(&r), vec!["the braluwyxes are back"], "{r}");
+    let r = ok(&mut c, "search", search("raluwy", json!({"tags": ["x"]}))).await;
+    assert!(contents(&r).is_empty(), "{r}");
+    // Common: the newest ten (a set cut at the cap would hold the oldest),
+    // and the one task among 1,101 matches.
+    let r = ok(&mut c, "search", search("elkov", json!({}))).await;
+    let found = contents(&r);
+    assert_eq!(found.len(), 10, "{r}");
+    assert!(found[0].contains("note 1099 "), "newest first: {r}");
+    let r = ok(&mut c, "search", search("elk", json!({"kind": "task"}))).await;
+    assert_eq!(contents(&r), vec!["prune the azelkx hedge"], "{r}");
+    let r = ok(&mut c, "search", search("elkov", json!({"pad": "old"}))).await;
+    assert!(contents(&r).is_empty(), "{r}");
+    h.stop().await;
+}
