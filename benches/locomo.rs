@@ -27,6 +27,9 @@
 //! conversations (default `26,30,41,42,43`: develop on these five only; the
 //! other five are held out for measuring). `BENCH_TURN=speaker` stores each
 //! turn as "Speaker: text" (a transcript line) instead of its text alone.
+//! `BENCH_BACKLOG=10000` measures embedding alone instead: that many notes
+//! (the conversations' turns, over and over) written at once to an engine
+//! whose model is loaded, and the time until every one is embedded.
 
 mod common;
 #[path = "../tests/common/model.rs"]
@@ -312,6 +315,67 @@ async fn embedded(c: &mut Client) {
     }
 }
 
+/// Writes `n` turns at once and times the backlog they make, from the
+/// first write until the last is embedded.
+async fn backlog(engine: &Engine, c: &mut Client, conversations: &[Conversation], n: usize) {
+    let idle_rss = engine.rss_mib();
+    loop {
+        let s = c.call("stats", json!({})).await.unwrap();
+        if s["semantic"]["status"] == "ready" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let turns: Vec<(&str, &str)> = conversations
+        .iter()
+        .flat_map(|c| {
+            c.turns
+                .iter()
+                .map(|(_, who, text)| (who.as_str(), text.as_str()))
+        })
+        .collect();
+    let started = Instant::now();
+    for chunk in (0..n).collect::<Vec<_>>().chunks(500) {
+        for &i in chunk {
+            let (who, text) = turns[i % turns.len()];
+            c.send(
+                "entry.add",
+                json!({"pad": "backlog", "content": text, "author": who.to_lowercase()}),
+            )
+            .await
+            .unwrap();
+        }
+        c.flush().await.unwrap();
+        for _ in chunk {
+            c.response().await.unwrap().1.unwrap();
+        }
+    }
+    let written = started.elapsed();
+    let mut peak_rss = idle_rss;
+    loop {
+        peak_rss = peak_rss.max(engine.rss_mib());
+        let s = c.call("stats", json!({})).await.unwrap();
+        if s["embed_queue"] == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let took = started.elapsed();
+    let s = c.call("stats", json!({})).await.unwrap();
+    println!(
+        "a backlog of {n} notes ({} distinct turns): written in {:.1} s, all embedded {:.1} s after the first write ({:.1} notes/s)",
+        turns.len(),
+        written.as_secs_f64(),
+        took.as_secs_f64(),
+        n as f64 / took.as_secs_f64()
+    );
+    println!(
+        "engine: {}; resident {idle_rss:.0} MiB before, at most {peak_rss:.0} MiB while embedding, {:.0} MiB after",
+        s["semantic"],
+        engine.rss_mib()
+    );
+}
+
 async fn run() {
     let data = PathBuf::from(std::env::var_os("BENCH_LOCOMO").expect(
         "set BENCH_LOCOMO to LoCoMo's data: `git clone https://github.com/snap-research/locomo` \
@@ -367,6 +431,12 @@ async fn run() {
     .await;
     println!("model: {}", kind.name());
     let mut c = engine.client().await;
+    if let Some(n) = std::env::var("BENCH_BACKLOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return backlog(&engine, &mut c, &conversations, n).await;
+    }
 
     // The turns, as notes.
     let started = Instant::now();

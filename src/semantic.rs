@@ -13,6 +13,7 @@
 //! missing and how to fix it, `semantic` searches fail with that message and
 //! `hybrid` ones answer from text search alone.
 
+mod backlog;
 mod flat;
 mod index;
 mod lane;
@@ -29,6 +30,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+pub use backlog::Helper;
 pub use index::{VectorIndex, FILE as INDEX_FILE};
 pub use model::{Model, ModelKind, ModelSource, Precision, MAX_TOKENS};
 pub use source::{Embed, SqliteVectors, VectorSource};
@@ -50,6 +52,9 @@ pub struct SemanticConfig {
     /// the model shares the cores with the engine and its clients, and one
     /// thread already embeds faster than agents write (docs/benchmarks.md).
     pub threads: usize,
+    /// Whether a lasting backlog may run on a second copy of the model
+    /// (`backlog.rs`).
+    pub helper: Helper,
     /// How often the worker looks for new writes when idle.
     pub poll_every: Duration,
     /// How often a changed index is saved (it is also saved on shutdown).
@@ -71,6 +76,7 @@ impl SemanticConfig {
             kind: ModelKind::default(),
             precision: None,
             threads: 1,
+            helper: Helper::Auto,
             poll_every: Duration::from_millis(100),
             save_every: Duration::from_secs(60),
             batch: 16,
@@ -125,6 +131,8 @@ struct Shared {
     cache: Mutex<QueryCache>,
     /// Entries embedded since start, and the time spent embedding them.
     embedded: Mutex<(u64, Duration)>,
+    /// Of those, embedded on the second copy of the model (`backlog.rs`).
+    on_copy: std::sync::atomic::AtomicU64,
     /// The embedding watermarks (entry id, change-log row) the index
     /// reflects: raised by the worker after each batch it applies.
     indexed: tokio::sync::watch::Sender<(i64, i64)>,
@@ -145,6 +153,8 @@ pub struct SemanticStats {
     pub vectors: usize,
     pub index_bytes: usize,
     pub embedded: u64,
+    /// Of those, how many a second copy of the model embedded.
+    pub on_copy: u64,
     pub embed_per_second: f64,
     /// Time spent embedding since start.
     pub embed_seconds: f64,
@@ -162,11 +172,13 @@ impl Semantic {
             index: RwLock::new(None),
             cache: Mutex::new(QueryCache::default()),
             embedded: Mutex::new((0, Duration::ZERO)),
+            on_copy: Default::default(),
             indexed: tokio::sync::watch::channel((0, 0)).0,
         });
         let (tx, rx) = mpsc::channel();
         let exact_max = config.exact_max;
         let kind = config.kind;
+        let helper = config.helper;
         let worker = {
             let shared = shared.clone();
             std::thread::Builder::new()
@@ -181,6 +193,7 @@ impl Semantic {
                         lane: lane::Lane::default(),
                         deferred: RefCell::new(VecDeque::new()),
                         chunk: Cell::new(1),
+                        backlog: RefCell::new(backlog::Backlog::new(helper)),
                     }
                     .run()
                 })
@@ -357,6 +370,10 @@ impl Semantic {
             vectors,
             index_bytes,
             embedded,
+            on_copy: self
+                .shared
+                .on_copy
+                .load(std::sync::atomic::Ordering::Relaxed),
             embed_seconds: took.as_secs_f64(),
             embed_per_second: if took.is_zero() {
                 0.0
@@ -399,6 +416,8 @@ struct Worker {
     deferred: RefCell<VecDeque<Msg>>,
     /// Texts embedded per run within a batch (`embed_chunked`).
     chunk: Cell<usize>,
+    /// The second copy of the model a backlog may run on.
+    backlog: RefCell<backlog::Backlog>,
 }
 
 impl Worker {
@@ -517,16 +536,7 @@ impl Worker {
     fn start(&self) -> std::result::Result<Model, String> {
         let runtime = runtime::init(&self.data_dir)?;
         let started = Instant::now();
-        let model = Model::load_kind(
-            self.config.kind,
-            &self.config.model,
-            self.config.precision.unwrap_or(match self.config.model {
-                ModelSource::Dir(_) => Precision::Int8,
-                ModelSource::Download => Precision::Fp32,
-            }),
-            self.config.threads,
-            &self.data_dir,
-        )?;
+        let model = self.load_model()?;
         let source = self.source.as_ref();
         let key = format!("{} / {}", model.name, crate::store::vectors::EMBEDDED_AS);
         if source.use_model(&key).map_err(|e| e.to_string())? {
@@ -548,31 +558,59 @@ impl Worker {
         Ok(model)
     }
 
+    fn load_model(&self) -> std::result::Result<Model, String> {
+        Model::load_kind(
+            self.config.kind,
+            &self.config.model,
+            self.config.precision.unwrap_or(match self.config.model {
+                ModelSource::Dir(_) => Precision::Int8,
+                ModelSource::Download => Precision::Fp32,
+            }),
+            self.config.threads,
+            &self.data_dir,
+        )
+    }
+
     /// Embeds one batch of new or edited entries; `true` if there may be more.
     fn embed_batch(&self, model: &mut Model) -> Result<bool> {
         let started = Instant::now();
-        let mut embed = |texts: &[&str]| -> Vec<Option<Vec<f32>>> {
-            // Texts of like length run together: a run is padded to its
-            // longest text, so mixing a line with a page wastes the model
-            // on padding. The vectors go back in the batch's order.
-            let mut order: Vec<usize> = (0..texts.len()).collect();
-            order.sort_by_key(|&i| texts[i].len());
-            let sorted: Vec<&str> = order.iter().map(|&i| texts[i]).collect();
-            let mut computed = Vec::with_capacity(texts.len());
-            for chunk in lane::Chunks::new(&sorted, &self.chunk, self.config.batch) {
-                computed.extend(self.embed_chunk(model, chunk.texts));
-                chunk.done();
-                // A search waiting for its query's vector is answered now,
-                // at normal priority, not after the rest of the batch.
-                self.answer_queries(model);
-            }
-            let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
-            for (vec, &i) in computed.into_iter().zip(&order) {
-                out[i] = vec;
-            }
-            out
+        let mut backlog = self.backlog.borrow_mut();
+        let embedded = {
+            let mut copy = backlog.before_batch(self.config.threads, self.lane.escalated(), || {
+                self.load_model()
+            });
+            let mut embed = |texts: &[&str]| -> Vec<Option<Vec<f32>>> {
+                // Texts of like length run together: a run is padded to its
+                // longest text, so mixing a line with a page wastes the model
+                // on padding. The vectors go back in the batch's order.
+                let mut order: Vec<usize> = (0..texts.len()).collect();
+                order.sort_by_key(|&i| texts[i].len());
+                let sorted: Vec<&str> = order.iter().map(|&i| texts[i]).collect();
+                let mut computed = Vec::with_capacity(texts.len());
+                for chunk in lane::Chunks::new(&sorted, &self.chunk, self.config.batch) {
+                    computed.extend(self.embed_chunk(model, copy.as_deref_mut(), chunk.texts));
+                    chunk.done();
+                    // A search waiting for its query's vector is answered now,
+                    // at normal priority, not after the rest of the batch.
+                    self.answer_queries(model);
+                }
+                let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+                for (vec, &i) in computed.into_iter().zip(&order) {
+                    out[i] = vec;
+                }
+                out
+            };
+            self.source.embed_next(self.config.batch, &mut embed)
         };
-        let Some(n) = self.source.embed_next(self.config.batch, &mut embed)? else {
+        let n = match embedded {
+            Ok(n) => n,
+            Err(e) => {
+                backlog.after_batch(false);
+                return Err(e);
+            }
+        };
+        backlog.after_batch(n.is_some_and(|n| n >= self.config.batch));
+        let Some(n) = n else {
             return Ok(false);
         };
         let mut e = lock(&self.shared.embedded);
@@ -581,12 +619,47 @@ impl Worker {
         Ok(true)
     }
 
-    /// Embeds texts on the lane (`lane.rs`).
-    fn embed_chunk(&self, model: &mut Model, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
-        match self.lane.run(|| model.embed(texts)) {
+    /// Embeds texts on the lane (`lane.rs`): with a second copy of the
+    /// model, every other text on it, at the same time.
+    fn embed_chunk(
+        &self,
+        model: &mut Model,
+        copy: Option<&mut Model>,
+        texts: &[&str],
+    ) -> Vec<Option<Vec<f32>>> {
+        let Some(copy) = copy.filter(|_| texts.len() >= 2) else {
+            let vectors = self.lane.run(|| model.embed(texts));
+            return self.or_one_by_one(model, texts, vectors);
+        };
+        // Alternate texts, so both halves are alike in length.
+        let (evens, odds): (Vec<&str>, Vec<&str>) = (
+            texts.iter().step_by(2).copied().collect(),
+            texts.iter().skip(1).step_by(2).copied().collect(),
+        );
+        let (a, b) = self
+            .lane
+            .run_pair(|| model.embed(&evens), || copy.embed(&odds));
+        let mut a = self.or_one_by_one(model, &evens, a).into_iter();
+        let mut b = self.or_one_by_one(model, &odds, b).into_iter();
+        self.shared
+            .on_copy
+            .fetch_add(odds.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        (0..texts.len())
+            .map(|i| if i % 2 == 0 { a.next() } else { b.next() }.flatten())
+            .collect()
+    }
+
+    /// A run's vectors; if the run failed, its texts one by one, as one bad
+    /// text must not stall the queue (what still fails is left out, with a
+    /// warning).
+    fn or_one_by_one(
+        &self,
+        model: &mut Model,
+        texts: &[&str],
+        vectors: std::result::Result<Vec<Vec<f32>>, String>,
+    ) -> Vec<Option<Vec<f32>>> {
+        match vectors {
             Ok(v) => v.into_iter().map(Some).collect(),
-            // One bad text must not stall the queue: embed one by one,
-            // and leave out (with a warning) what still fails.
             Err(e) => {
                 tracing::warn!("embedding a batch failed ({e}); embedding one by one");
                 texts

@@ -180,3 +180,60 @@ async fn a_flood_is_answered_at_once_with_what_is_not_embedded_yet() {
     );
     h.stop().await;
 }
+
+/// A lasting backlog is split with a second copy of the model
+/// (`semantic/backlog.rs`, forced here, busy machine or not): every note
+/// still gets its own vector — each, searched by its own text, comes first
+/// — and the copy did embed some of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backlog_split_with_a_second_model_keeps_each_note_its_own_vector() {
+    let h = Harness::with(|c| {
+        let mut s = semantic_config(Precision::Int8);
+        s.helper = scratchpad::semantic::Helper::Always;
+        c.semantic = Some(s);
+    })
+    .await;
+    let mut c = h.client().await;
+    // Distinct notes of unlike lengths, so a vector given to the wrong note
+    // is found.
+    let notes: Vec<String> = (0..160)
+        .map(|i| {
+            let topic = [
+                "the billing export",
+                "a flaky login test",
+                "the staging database",
+                "our release notes",
+            ][i % 4];
+            format!(
+                "{} note {i}: {topic}{}",
+                ["alice", "bob"][i % 2],
+                " and more".repeat(i % 7)
+            )
+        })
+        .collect();
+    for note in &notes {
+        c.send("entry.add", json!({"pad": "flood", "content": note}))
+            .await
+            .unwrap();
+    }
+    c.flush().await.unwrap();
+    for _ in &notes {
+        c.response().await.unwrap().1.unwrap();
+    }
+    settled(&mut c).await;
+    let on_copy = h.engine.semantic().unwrap().stats().on_copy;
+    assert!(on_copy > 0, "the second copy embedded none of 160 notes");
+    for note in notes.iter().step_by(7) {
+        // The text as it was embedded (`embedded_text`): its own vector
+        // answers it at a cosine of ~1.
+        let query = scratchpad::store::vectors::embedded_text("tester", note);
+        let r = ok(
+            &mut c,
+            "search",
+            json!({"query": query, "mode": "semantic", "pad": "flood", "limit": 1}),
+        )
+        .await;
+        assert_eq!(r["hits"][0]["entry"]["content"], json!(note), "{r}");
+    }
+    h.stop().await;
+}

@@ -54,6 +54,11 @@ pub struct ServeArgs {
     /// Threads the embedding model may use.
     #[arg(long, env = "PAD_EMBED_THREADS", default_value_t = 1)]
     embed_threads: usize,
+    /// Never embed a backlog on a second copy of the model. By default a
+    /// lasting backlog is split with one when a core is spare and the
+    /// machine is not busy (both at idle priority; ~30 MiB while it lasts).
+    #[arg(long, env = "PAD_NO_EMBED_COPY", value_parser = clap::builder::FalseyValueParser::new())]
+    no_embed_copy: bool,
     /// Also serve the MCP tools over HTTP (streamable HTTP) on this address,
     /// for agents that cannot reach the socket: loopback (127.0.0.1:8765), or
     /// a private address of this machine a container reaches, such as the
@@ -160,6 +165,9 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
         s.kind = args.model;
         s.precision = args.model_precision;
         s.threads = args.embed_threads;
+        if args.no_embed_copy {
+            s.helper = crate::semantic::Helper::Never;
+        }
         s
     });
     for addr in &args.mcp_http {

@@ -45,11 +45,7 @@ impl Lane {
             std::thread::Builder::new()
                 .name("pad-embed-batch".into())
                 .spawn_scoped(s, move || {
-                    if escalated {
-                        set_nice(ESCALATED_NICE);
-                    } else {
-                        set_idle();
-                    }
+                    lower(escalated);
                     let (cpu0, t0) = (thread_cpu(), Instant::now());
                     let out = work();
                     (out, thread_cpu().saturating_sub(cpu0), t0.elapsed())
@@ -75,9 +71,42 @@ impl Lane {
         out
     }
 
-    #[cfg(test)]
-    fn escalated(&self) -> bool {
+    /// Runs `a` and `b` at once, each on a thread of its own at this
+    /// lane's priority; the lane moves by how `a` fared.
+    pub fn run_pair<A: Send, B: Send>(
+        &self,
+        a: impl FnOnce() -> A + Send,
+        b: impl FnOnce() -> B + Send,
+    ) -> (A, B) {
+        let escalated = self.escalated.get();
+        std::thread::scope(|s| {
+            let other = std::thread::Builder::new()
+                .name("pad-embed-pair".into())
+                .spawn_scoped(s, move || {
+                    lower(escalated);
+                    b()
+                })
+                .expect("spawn an embedding thread");
+            let first = self.run(a);
+            let second = other
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (first, second)
+        })
+    }
+
+    /// Whether batches run at nice 5 because the machine is busy.
+    pub fn escalated(&self) -> bool {
         self.escalated.get()
+    }
+}
+
+/// Moves the calling thread to the lane's priority.
+fn lower(escalated: bool) {
+    if escalated {
+        set_nice(ESCALATED_NICE);
+    } else {
+        set_idle();
     }
 }
 
