@@ -27,6 +27,9 @@
 //! conversations (default `26,30,41,42,43`: develop on these five only; the
 //! other five are held out for measuring). `BENCH_TURN=speaker` stores each
 //! turn as "Speaker: text" (a transcript line) instead of its text alone.
+//! `BENCH_SET=paraphrases` ranks our own small set instead (dev-team notes
+//! and questions that mean the same as one of them in other words,
+//! tests/common/paraphrases.rs): no LoCoMo data needed.
 //! `BENCH_BACKLOG=10000` measures embedding alone instead: that many notes
 //! (the conversations' turns, over and over) written at once to an engine
 //! whose model is loaded, and the time until every one is embedded.
@@ -34,12 +37,15 @@
 mod common;
 #[path = "../tests/common/model.rs"]
 mod model;
+#[path = "../tests/common/paraphrases.rs"]
+mod paraphrases;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{stats, Engine};
+use paraphrases::{DISTRACTORS, PARAPHRASES};
 use scratchpad::client::Client;
 use scratchpad::semantic::{runtime, Model, ModelKind, ModelSource, Precision};
 use serde_json::{json, Value};
@@ -53,6 +59,27 @@ struct Conversation {
     turns: Vec<(String, String, String)>,
     /// (question, answering turn ids)
     questions: Vec<(String, HashSet<String>)>,
+}
+
+/// Our own small set (tests/common/paraphrases.rs) as one conversation:
+/// its notes by "agent", each paraphrased question answered by its note.
+fn paraphrase_set() -> Conversation {
+    let notes = PARAPHRASES
+        .iter()
+        .map(|(_, note)| *note)
+        .chain(DISTRACTORS.iter().copied());
+    Conversation {
+        id: "paraphrases".into(),
+        turns: notes
+            .enumerate()
+            .map(|(i, note)| (i.to_string(), "agent".into(), note.to_string()))
+            .collect(),
+        questions: PARAPHRASES
+            .iter()
+            .enumerate()
+            .map(|(i, (question, _))| (question.to_string(), HashSet::from([i.to_string()])))
+            .collect(),
+    }
 }
 
 fn load(path: &Path, wanted: &[String]) -> Vec<Conversation> {
@@ -377,16 +404,20 @@ async fn backlog(engine: &Engine, c: &mut Client, conversations: &[Conversation]
 }
 
 async fn run() {
-    let data = PathBuf::from(std::env::var_os("BENCH_LOCOMO").expect(
-        "set BENCH_LOCOMO to LoCoMo's data: `git clone https://github.com/snap-research/locomo` \
-         and unzip data/locomo10.zip, then point it at the folder of NN.json files",
-    ));
-    let convs: Vec<String> = std::env::var("BENCH_CONVS")
-        .unwrap_or_else(|_| "26,30,41,42,43".into())
-        .split(',')
-        .map(|s| s.trim().trim_start_matches("conv-").to_string())
-        .collect();
-    let mut conversations = load(&data, &convs);
+    let mut conversations = if std::env::var("BENCH_SET").is_ok_and(|v| v == "paraphrases") {
+        vec![paraphrase_set()]
+    } else {
+        let data = PathBuf::from(std::env::var_os("BENCH_LOCOMO").expect(
+            "set BENCH_LOCOMO to LoCoMo's data: `git clone https://github.com/snap-research/locomo` \
+             and unzip data/locomo10.zip, then point it at the folder of NN.json files",
+        ));
+        let convs: Vec<String> = std::env::var("BENCH_CONVS")
+            .unwrap_or_else(|_| "26,30,41,42,43".into())
+            .split(',')
+            .map(|s| s.trim().trim_start_matches("conv-").to_string())
+            .collect();
+        load(&data, &convs)
+    };
     // `BENCH_TURN=speaker`: a turn is stored as a transcript line,
     // "Caroline: I went to the support group", as a person pasting a
     // conversation (or an agent logging one) writes it; every ranking,
@@ -577,7 +608,11 @@ async fn run() {
     let questions = scores["text"].n;
     println!(
         "\n{questions} questions (categories 1-4), conversations {}",
-        convs.join(", ")
+        conversations
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     println!(
         "{:<44} {:>6} {:>6} {:>6} {:>7}",
