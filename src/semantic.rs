@@ -629,7 +629,7 @@ impl Worker {
     ) -> Vec<Option<Vec<f32>>> {
         let Some(copy) = copy.filter(|_| texts.len() >= 2) else {
             let vectors = self.lane.run(|| model.embed(texts));
-            return self.or_one_by_one(model, texts, vectors);
+            return model.or_one_by_one(texts, vectors);
         };
         // Alternate texts, so both halves are alike in length.
         let (evens, odds): (Vec<&str>, Vec<&str>) = (
@@ -639,41 +639,14 @@ impl Worker {
         let (a, b) = self
             .lane
             .run_pair(|| model.embed(&evens), || copy.embed(&odds));
-        let mut a = self.or_one_by_one(model, &evens, a).into_iter();
-        let mut b = self.or_one_by_one(model, &odds, b).into_iter();
+        let mut a = model.or_one_by_one(&evens, a).into_iter();
+        let mut b = model.or_one_by_one(&odds, b).into_iter();
         self.shared
             .on_copy
             .fetch_add(odds.len() as u64, std::sync::atomic::Ordering::Relaxed);
         (0..texts.len())
             .map(|i| if i % 2 == 0 { a.next() } else { b.next() }.flatten())
             .collect()
-    }
-
-    /// A run's vectors; if the run failed, its texts one by one, as one bad
-    /// text must not stall the queue (what still fails is left out, with a
-    /// warning).
-    fn or_one_by_one(
-        &self,
-        model: &mut Model,
-        texts: &[&str],
-        vectors: std::result::Result<Vec<Vec<f32>>, String>,
-    ) -> Vec<Option<Vec<f32>>> {
-        match vectors {
-            Ok(v) => v.into_iter().map(Some).collect(),
-            Err(e) => {
-                tracing::warn!("embedding a batch failed ({e}); embedding one by one");
-                texts
-                    .iter()
-                    .map(|t| match model.embed(&[*t]) {
-                        Ok(mut v) => Some(v.remove(0)),
-                        Err(e) => {
-                            tracing::warn!("an entry cannot be embedded ({e}); it is left out of semantic search");
-                            None
-                        }
-                    })
-                    .collect()
-            }
-        }
     }
 
     /// Answers the queries waiting on the channel; other messages wait

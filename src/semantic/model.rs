@@ -193,6 +193,32 @@ impl Model {
         self.run(texts, prefix)
     }
 
+    /// A run's vectors; if the run failed, its texts one by one, as one
+    /// bad text must not stall the queue (what still fails is left out,
+    /// with a warning).
+    pub fn or_one_by_one(
+        &mut self,
+        texts: &[&str],
+        vectors: Result<Vec<Vec<f32>>, String>,
+    ) -> Vec<Option<Vec<f32>>> {
+        match vectors {
+            Ok(v) => v.into_iter().map(Some).collect(),
+            Err(e) => {
+                tracing::warn!("embedding a batch failed ({e}); embedding one by one");
+                texts
+                    .iter()
+                    .map(|t| match self.embed(&[*t]) {
+                        Ok(mut v) => Some(v.remove(0)),
+                        Err(e) => {
+                            tracing::warn!("an entry cannot be embedded ({e}); it is left out of semantic search");
+                            None
+                        }
+                    })
+                    .collect()
+            }
+        }
+    }
+
     /// The vector of a search query (e5 embeds queries and stored texts
     /// each with its own prefix).
     pub fn embed_query(&mut self, query: &str) -> Result<Vec<f32>, String> {
