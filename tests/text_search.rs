@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{add, err, hit_ids, ok, Harness};
+use common::{add, err, hit_contents, hit_ids, ok, Harness};
 use scratchpad::error::code;
 use serde_json::{json, Value};
 
@@ -17,21 +17,13 @@ async fn substring_search_matches_the_substring_itself_in_any_case() {
     add(&mut c, "sub", "the ogi and the gin").await; // every trigram of "ogin", apart
     add(&mut c, "sub", "relogin needed").await;
     add(&mut c, "sub", "Überprüfung der GRÖSSE, 50% done_ok").await;
-    let found = |r: &serde_json::Value| -> Vec<String> {
-        r["hits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["entry"]["content"].as_str().unwrap().to_string())
-            .collect()
-    };
     let r = ok(
         &mut c,
         "search",
         json!({"query": "ogin", "mode": "text", "pad": "sub"}),
     )
     .await;
-    assert_eq!(found(&r), vec!["relogin needed"], "{r}");
+    assert_eq!(hit_contents(&r), vec!["relogin needed"], "{r}");
     for q in ["PRÜFUNG", "grösse", "rÖs"] {
         let r = ok(
             &mut c,
@@ -39,7 +31,7 @@ async fn substring_search_matches_the_substring_itself_in_any_case() {
             json!({"query": q, "mode": "text", "pad": "sub"}),
         )
         .await;
-        assert_eq!(found(&r).len(), 1, "{q}: {r}");
+        assert_eq!(hit_contents(&r).len(), 1, "{q}: {r}");
     }
     // LIKE's wildcards are plain characters here.
     let r = ok(
@@ -48,7 +40,7 @@ async fn substring_search_matches_the_substring_itself_in_any_case() {
         json!({"query": "0%", "mode": "text", "pad": "sub"}),
     )
     .await;
-    assert_eq!(found(&r).len(), 1, "{r}");
+    assert_eq!(hit_contents(&r).len(), 1, "{r}");
     let r = ok(
         &mut c,
         "search",
@@ -56,7 +48,7 @@ async fn substring_search_matches_the_substring_itself_in_any_case() {
     )
     .await;
     assert!(
-        found(&r).is_empty(),
+        hit_contents(&r).is_empty(),
         "'_' is not a wildcard (as in 'ne'): {r}"
     );
     let r = ok(
@@ -65,7 +57,7 @@ async fn substring_search_matches_the_substring_itself_in_any_case() {
         json!({"query": "e_", "mode": "text", "pad": "sub"}),
     )
     .await;
-    assert_eq!(found(&r).len(), 1, "{r}");
+    assert_eq!(hit_contents(&r).len(), 1, "{r}");
 }
 
 #[tokio::test]
@@ -305,14 +297,6 @@ async fn a_question_finds_the_note_that_shares_its_rare_words() {
 async fn a_fragment_is_found_across_the_store_rare_or_common_with_any_filter() {
     let h = Harness::start().await;
     let mut c = h.client().await;
-    let contents = |r: &Value| -> Vec<String> {
-        r["hits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["entry"]["content"].as_str().unwrap().to_string())
-            .collect()
-    };
     ok(
         &mut c,
         "entry.add",
@@ -352,27 +336,31 @@ async fn a_fragment_is_found_across_the_store_rare_or_common_with_any_filter() {
     };
     // Rare: inside words only, so the word tiers miss it.
     let r = ok(&mut c, "search", search("raluwy", json!({}))).await;
-    assert_eq!(contents(&r).len(), 2, "{r}");
+    assert_eq!(hit_contents(&r).len(), 2, "{r}");
     let r = ok(&mut c, "search", search("raluwy", json!({"kind": "task"}))).await;
-    assert_eq!(contents(&r), vec!["rebuild the quxbraluwyx cache"], "{r}");
+    assert_eq!(
+        hit_contents(&r),
+        vec!["rebuild the quxbraluwyx cache"],
+        "{r}"
+    );
     let r = ok(
         &mut c,
         "search",
         search("raluwy", json!({"author": "dana"})),
     )
     .await;
-    assert_eq!(contents(&r), vec!["the braluwyxes are back"], "{r}");
+    assert_eq!(hit_contents(&r), vec!["the braluwyxes are back"], "{r}");
     let r = ok(&mut c, "search", search("raluwy", json!({"tags": ["x"]}))).await;
-    assert!(contents(&r).is_empty(), "{r}");
+    assert!(hit_contents(&r).is_empty(), "{r}");
     // Common: the newest ten (a set cut at the cap would hold the oldest),
     // and the one task among 1,101 matches.
     let r = ok(&mut c, "search", search("elkov", json!({}))).await;
-    let found = contents(&r);
+    let found = hit_contents(&r);
     assert_eq!(found.len(), 10, "{r}");
     assert!(found[0].contains("note 1099 "), "newest first: {r}");
     let r = ok(&mut c, "search", search("elk", json!({"kind": "task"}))).await;
-    assert_eq!(contents(&r), vec!["prune the azelkx hedge"], "{r}");
+    assert_eq!(hit_contents(&r), vec!["prune the azelkx hedge"], "{r}");
     let r = ok(&mut c, "search", search("elkov", json!({"pad": "old"}))).await;
-    assert!(contents(&r).is_empty(), "{r}");
+    assert!(hit_contents(&r).is_empty(), "{r}");
     h.stop().await;
 }

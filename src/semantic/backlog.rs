@@ -37,6 +37,8 @@ const LOAD_AFTER: u32 = 3;
 #[derive(Default)]
 pub struct Backlog {
     helper: Helper,
+    /// The machine's cores, read once.
+    cores: usize,
     /// Batches in a row that left more to embed.
     streak: u32,
     model: Option<Model>,
@@ -46,6 +48,7 @@ impl Backlog {
     pub fn new(helper: Helper) -> Backlog {
         Backlog {
             helper,
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             ..Backlog::default()
         }
     }
@@ -59,8 +62,8 @@ impl Backlog {
         starved: bool,
         load: impl FnOnce() -> Result<Model, String>,
     ) -> Option<&mut Model> {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let wanted = self.streak >= LOAD_AFTER && allowed(self.helper, cores, threads, starved);
+        let wanted =
+            self.streak >= LOAD_AFTER && allowed(self.helper, self.cores, threads, starved);
         if !wanted {
             if self.model.take().is_some() {
                 tracing::info!("embedding the backlog on one model again (the machine is busy)");

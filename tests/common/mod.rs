@@ -215,6 +215,16 @@ pub fn hit_ids(r: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The contents of a search's hits, in order.
+pub fn hit_contents(r: &Value) -> Vec<String> {
+    r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["entry"]["content"].as_str().unwrap().to_string())
+        .collect()
+}
+
 pub async fn add(c: &mut Client, pad: &str, content: &str) -> Value {
     ok(c, "entry.add", json!({"pad": pad, "content": content})).await["entry"].clone()
 }
