@@ -22,10 +22,13 @@ fn main() {
         let version: i64 = version
             .parse()
             .unwrap_or_else(|_| panic!("migration {stem}: '{version}' is not a timestamp"));
+        // Named from the crate being compiled, not this script's run: a
+        // target directory shared by two checkouts keeps the output of
+        // whichever ran the script last.
+        let file = f.file_name().unwrap().to_string_lossy();
         writeln!(
             out,
-            "    ({version}, {name:?}, include_str!({:?})),",
-            f.display()
+            "    ({version}, {name:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/migrations/{file}\"))),"
         )
         .unwrap();
     }
