@@ -5,6 +5,7 @@
 //! 0 ok · 1 other failure · 2 bad input or usage · 3 not found · 4 conflict ·
 //! 5 forbidden · 6 too large · 7 engine unavailable (not running, or busy).
 
+mod agent_zero;
 mod agents;
 mod history;
 mod render;
@@ -169,6 +170,10 @@ enum Command {
     /// on what), rm.
     #[command(subcommand)]
     Agent(agents::AgentCmd),
+    /// Agent Zero: install the plugin (`install [DIR]`), and stop, pause or
+    /// resume a chat it runs.
+    #[command(subcommand, name = "agent-zero")]
+    AgentZero(agent_zero::AgentZeroCmd),
     /// Hand a note to an agent: stored in the pad, sent to it over A2A
     /// when registered (else it waits in its inbox); replies land in the thread.
     Send(agents::SendArgs),
@@ -334,6 +339,15 @@ pub fn main() -> ExitCode {
     let cli = match cli.command {
         Command::Serve(args) => return serve::main(args, cli.socket),
         Command::Mcp(args) => return mcp_main(args, cli.socket, !cli.no_autostart),
+        Command::AgentZero(agent_zero::AgentZeroCmd::Install { dir }) => {
+            return match agent_zero::install_main(dir) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("pad: {}", chain(&e));
+                    ExitCode::from(exit_code(&e))
+                }
+            };
+        }
         _ => cli,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -460,7 +474,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
     };
     match cli.command {
-        Command::Serve(_) | Command::Mcp(_) => unreachable!("handled before connecting"),
+        Command::Serve(_)
+        | Command::Mcp(_)
+        | Command::AgentZero(agent_zero::AgentZeroCmd::Install { .. }) => {
+            unreachable!("handled before connecting")
+        }
         Command::Note(a) => {
             let content = content_arg(a.content)?;
             let r = c
@@ -711,6 +729,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Token(cmd) => work::token(cmd, &mut c, &out).await?,
         Command::Agent(cmd) => agents::agent(cmd, &mut c, &out).await?,
         Command::Send(a) => agents::send(a, &mut c, &out).await?,
+        Command::AgentZero(cmd) => agent_zero::control(cmd, &mut c, &out).await?,
         Command::Ask(a) => threads::ask(a, &mut c, &out).await?,
         Command::Reply(a) => threads::reply(a, &mut c, &out).await?,
         Command::Thread { id } => threads::thread(id, &mut c, &out).await?,

@@ -1,56 +1,64 @@
-"""Fixtures for the native Agent Zero tool: a real engine, and the tool module
-loaded with a stand-in for Agent Zero's `python.helpers.tool` (Agent Zero itself
-is not installable offline; its `Tool` and `Response` are small and mirrored
-here with the same constructor and fields)."""
+"""The plugin in a stand-in Agent Zero: a folder laid out as a checkout, with
+tests/standins for the few Agent Zero modules the plugin imports, the plugin
+put there by the real `pad agent-zero install`, and a real engine.
 
-import dataclasses
-import importlib.util
+Agent Zero is on no package registry, so CI cannot have it; tests/real runs
+the plugin in Agent Zero's own loop when A0_DIR names a checkout, and checks
+these stand-ins against the real signatures."""
+
+import os
 import pathlib
+import shutil
+import subprocess
 import sys
-import types
 
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python" / "tests"))
-sys.path.insert(0, str(HERE.parents[1] / "python"))
 
-from pad_engine import Engine  # noqa: E402
-
-
-@dataclasses.dataclass
-class Response:
-    message: str
-    break_loop: bool
+from pad_engine import Engine, pad_binary  # noqa: E402
 
 
-class Tool:
-    def __init__(self, agent, name, method, args, message, loop_data=None, **kwargs):
-        self.agent, self.name, self.method = agent, name, method
-        self.args, self.message, self.loop_data = args, message, loop_data
+def install(root: pathlib.Path) -> subprocess.CompletedProcess:
+    return subprocess.run([pad_binary(), "agent-zero", "install", str(root)], capture_output=True,
+                          text=True, timeout=60)
 
 
-def _stub_agent_zero():
-    python = types.ModuleType("python")
-    helpers = types.ModuleType("python.helpers")
-    tool = types.ModuleType("python.helpers.tool")
-    tool.Tool, tool.Response = Tool, Response
-    python.helpers, helpers.tool = helpers, tool
-    sys.modules.update({"python": python, "python.helpers": helpers, "python.helpers.tool": tool})
+@pytest.fixture(scope="session")
+def a0_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("a0")
+    shutil.copytree(HERE / "standins", root, dirs_exist_ok=True)
+    done = install(root)
+    assert done.returncode == 0, done.stderr
+    sys.path.insert(0, str(root))
+    return root
 
 
-@pytest.fixture(scope="module")
-def tool_module():
-    _stub_agent_zero()
-    path = HERE.parent / "python" / "tools" / "scratchpad.py"
-    spec = importlib.util.spec_from_file_location("a0_scratchpad_tool", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def engine():
-    e = Engine()
+    e = Engine(semantic=True)
     yield e
     e.stop()
+
+
+@pytest.fixture()
+def plugin(a0_root, engine, monkeypatch):
+    """The installed plugin's modules, talking to the engine, and its watcher
+    stopped after each test."""
+    monkeypatch.setenv("PAD_SOCKET", engine.socket)
+    from usr.plugins.scratchpad.helpers import chat, pad, watcher
+    from helpers import print_style
+    from loop import Loop
+
+    config = a0_root / "usr" / "plugins" / "scratchpad" / "config.json"
+    print_style.lines.clear()
+    pad.health.trouble.clear()
+    yield type("Plugin", (), {"chat": chat, "pad": pad, "watcher": watcher, "root": a0_root,
+                              "config": config, "log": print_style.lines,
+                              "Loop": Loop})
+    watcher.stop()
+    watcher.take_pending()
+    pad.drop_client()
+    if config.exists():
+        config.unlink()

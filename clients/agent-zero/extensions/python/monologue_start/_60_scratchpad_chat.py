@@ -1,0 +1,24 @@
+"""A chat's first step opens its pad thread; every later start says it works again."""
+
+from agent import LoopData
+from helpers.extension import Extension
+
+from usr.plugins.scratchpad.helpers import chat, pad, watcher
+
+
+class ScratchpadChat(Extension):
+    async def execute(self, loop_data: LoopData = LoopData(), **kwargs):
+        if not self.agent or self.agent.number != 0:
+            return
+        cfg = pad.config(self.agent)
+        if not cfg.get("enabled", True):
+            return
+        watcher.ensure_running()
+        context = self.agent.context
+        chat.stops.pop(context.id, None)
+        st = chat.state_of(context)
+        if st.get("status"):
+            chat.set_state(context, cfg, "working", "continuing")
+            return
+        message = loop_data.user_message.output_text() if loop_data.user_message else ""
+        chat.ensure_thread(self.agent, cfg, message)

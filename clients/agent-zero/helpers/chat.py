@@ -1,0 +1,154 @@
+"""One pad thread per Agent Zero chat.
+
+The thread's root is the note that started the chat: the person's note
+addressed to `@agent-zero`, or, for a chat begun in Agent Zero's own window,
+a note the plugin writes in its pad. Beside it sits the chat's *status note*
+(written by the plugin, a reply in the thread): its `meta.agent_zero` says
+the chat's live state — `working`, `waiting_for_you`, `paused`, `stopped`,
+`done` — and its last step, for the app's Agents view. Progress notes,
+questions and the final result are replies in the same thread, so the
+person follows Agent Zero from the app, and whatever they reply there
+reaches the chat (helpers/watcher.py).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from usr.plugins.scratchpad.helpers import pad
+
+DATA_KEY = "scratchpad"  # in AgentContext.data: {"thread", "status", "pad"}, JSON-safe
+
+_lock = threading.Lock()
+# Entry id -> chat (context id), for every entry this process wrote in a chat
+# thread: a reply to one of them belongs to that chat. After a restart the
+# chat is read from the entry's meta.agent_zero.chat instead.
+owned: dict[str, str] = {}
+# Chats the person stopped from the pad: the loop halts at its next step.
+stops: dict[str, str] = {}
+# Questions an ask_person call is waiting on: their answers reach the call,
+# not the loop as an intervention.
+waited: set[str] = set()
+_last_progress: dict[str, float] = {}
+_last_state: dict[str, float] = {}
+STATE_EVERY = 5.0
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def state_of(context: Any) -> dict[str, Any]:
+    data = context.data.get(DATA_KEY)
+    if not isinstance(data, dict):
+        data = {}
+        context.data[DATA_KEY] = data
+    return data
+
+
+def bind(context: Any, root: dict[str, Any]) -> None:
+    """Makes `root` (a note addressed to Agent Zero) the chat's thread, before
+    the chat's first step."""
+    st = state_of(context)
+    st["thread"], st["pad"] = root["id"], root["pad"]
+    with _lock:
+        owned[root["id"]] = context.id
+
+
+def _meta(context: Any, **extra: Any) -> dict[str, Any]:
+    return {"agent_zero": {"chat": context.id, **extra}}
+
+
+def ensure_thread(agent: Any, cfg: dict[str, Any], first_message: str) -> Optional[dict[str, Any]]:
+    """The chat's thread, started when the chat starts; None without an engine."""
+    context = agent.context
+    st = state_of(context)
+    if st.get("status"):
+        return st
+    name = getattr(context, "name", None) or f"chat {context.id}"
+    text = " ".join((first_message or "").split())[:300] or "(no message)"
+    if not st.get("thread"):
+        root = pad.call(cfg, lambda c: c.add(f"Agent Zero started {name}: {text}", pad=cfg["pad"],
+                                             meta=_meta(context, role="chat")))
+        if root is None:
+            return None
+        st["thread"], st["pad"] = root["id"], root["pad"]
+    status = pad.call(cfg, lambda c: c.reply(
+        st["thread"], f"Agent Zero is working on it ({name}).", pad=st["pad"],
+        meta=_meta(context, role="status", state="working", step="started", at=now())))
+    if status is None:
+        return None
+    st["status"] = status["id"]
+    with _lock:
+        owned[st["thread"]] = context.id
+        owned[status["id"]] = context.id
+    return st
+
+
+def post(context: Any, cfg: dict[str, Any], content: str, kind: str = "note", **fields: Any) -> Optional[dict[str, Any]]:
+    """A reply in the chat's thread, remembered as the chat's."""
+    st = state_of(context)
+    if not st.get("thread"):
+        return None
+    meta = fields.pop("meta", None) or _meta(context)
+    fields = {k: v for k, v in fields.items() if v is not None}
+    e = pad.call(cfg, lambda c: c.reply(st["thread"], content[:4000], pad=st.get("pad"), kind=kind,
+                                        meta=meta, **fields))
+    if e is not None:
+        with _lock:
+            owned[e["id"]] = context.id
+    return e
+
+
+def set_state(context: Any, cfg: dict[str, Any], state: str, step: Optional[str] = None,
+              content: Optional[str] = None) -> None:
+    """The status note says the chat's state (the app's Agents view shows it)."""
+    st = state_of(context)
+    if not st.get("status"):
+        return
+    # Each change is a version in the note's history: a run of steps in the
+    # same state is said at most every STATE_EVERY seconds.
+    t = time.monotonic()
+    if state == st.get("last_state") and not content and t - _last_state.get(context.id, -1e9) < STATE_EVERY:
+        return
+    _last_state[context.id] = t
+    st["last_state"] = state
+    meta = _meta(context, role="status", state=state, step=(step or "")[:200], at=now())
+    changes: dict[str, Any] = {"meta": meta}
+    if content:
+        changes["content"] = content
+    pad.call(cfg, lambda c: c.update(st["status"], **changes))
+
+
+def progress_due(context_id: str, min_seconds: float) -> bool:
+    """At most one progress note per `min_seconds` per chat."""
+    t = time.monotonic()
+    with _lock:
+        last = _last_progress.get(context_id)
+        if last is not None and t - last < min_seconds:
+            return False
+        _last_progress[context_id] = t
+        return True
+
+
+def chat_for(entry_id: Optional[str], cfg: dict[str, Any]) -> Optional[str]:
+    """The chat an entry belongs to: one this process wrote, else the chat its
+    meta names (an entry written before a restart)."""
+    if not entry_id:
+        return None
+    with _lock:
+        if entry_id in owned:
+            return owned[entry_id]
+    e = pad.call(cfg, lambda c: c.get(entry_id))
+    meta = (e or {}).get("meta") or {}
+    chat = meta.get("agent_zero", {}).get("chat") if isinstance(meta.get("agent_zero"), dict) else None
+    if chat and e and e.get("author") == cfg["author"]:
+        with _lock:
+            owned[entry_id] = chat
+        return chat
+    if e and e.get("reply_to"):
+        return chat_for(e["reply_to"], cfg)
+    return None

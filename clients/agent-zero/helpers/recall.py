@@ -1,0 +1,108 @@
+"""What the pad puts into Agent Zero's prompt, without an extra LLM call.
+
+Each recall searches every pad the agent may read (the settings may narrow
+them) with the user's message and the agent's latest thoughts, and keeps the
+best notes that fit a character budget, beside what waits for this agent:
+answers and replies to its notes, notes addressed to it, needs-eyes notes
+and its due reminders (helpers/watcher.py gathers those).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from typing import Any, Optional
+
+from usr.plugins.scratchpad.helpers import chat, pad
+
+QUERY_CHARS = 1000  # the engine's longest query
+
+
+def thoughts_of(last_response: str) -> str:
+    """The `thoughts` of Agent Zero's last JSON answer, else its text."""
+    if not last_response:
+        return ""
+    try:
+        parsed = json.loads(last_response)
+    except ValueError:
+        start, end = last_response.find("{"), last_response.rfind("}")
+        try:
+            parsed = json.loads(last_response[start:end + 1]) if 0 <= start < end else None
+        except ValueError:
+            parsed = None
+    if isinstance(parsed, dict):
+        t = parsed.get("thoughts")
+        if isinstance(t, list):
+            return " ".join(str(x) for x in t)
+        if isinstance(t, str):
+            return t
+        return str(parsed.get("headline") or "")
+    return last_response
+
+
+def query(user_message: str, last_response: str) -> str:
+    """The user's message first (most of the room), then the latest thoughts."""
+    user = " ".join((user_message or "").split())
+    thoughts = " ".join(thoughts_of(last_response).split())
+    if not thoughts:
+        return user[:QUERY_CHARS]
+    room = QUERY_CHARS - min(len(thoughts), 400) - 1
+    return (user[:room] + " " + thoughts[-400:]).strip()[:QUERY_CHARS]
+
+
+def _allowed(cfg: dict[str, Any]) -> list[str]:
+    return [p.strip().lower() for p in str(cfg.get("recall_pads") or "").split(",") if p.strip()]
+
+
+def notes(cfg: dict[str, Any], q: str, context_id: Optional[str] = None) -> list[dict[str, Any]]:
+    """The best notes for `q` the agent may read, outside this chat's own thread."""
+    if len(q) < 3:
+        return []
+    pads = _allowed(cfg)
+    limit = int(cfg.get("recall_max_notes") or 6)
+    # Narrowed to some pads: one search over all of them, filtered here
+    # (a search takes one pad filter; scores of two answers do not compare).
+    fetch = limit * 4 if pads else limit + 8
+    result = pad.call(cfg, lambda c: c.search(q, limit=min(fetch, 200)))
+    if not result:
+        return []
+    out = []
+    for hit in result.get("hits", []):
+        e = hit["entry"]
+        if pads and not any(fnmatch.fnmatch(e["pad"], p) for p in pads):
+            continue
+        if context_id and chat.owned.get(e["id"]) == context_id:
+            continue  # the chat's own thread is already in its history
+        out.append(e)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def render(found: list[dict[str, Any]], waiting: list[dict[str, Any]], budget: int) -> str:
+    """The prompt's scratchpad section, within `budget` characters."""
+    parts: list[str] = []
+    used = 0
+
+    def add(text: str) -> bool:
+        nonlocal used
+        if used + len(text) + 1 > budget:
+            return False
+        parts.append(text)
+        used += len(text) + 1
+        return True
+
+    if waiting:
+        add("Waiting for you in the scratchpad (reply with the `scratchpad` tool, action `reply`):")
+        for e in waiting:
+            label = "addressed to you" if e.get("to") else ("a reply to your note " + e["reply_to"]
+                                                             if e.get("reply_to") else "needs eyes")
+            if not add(f"- ({label}) {pad.line(e, 400)}"):
+                break
+    if found:
+        add("Notes from the scratchpad that may matter here (the person's and other agents'; "
+            "search more with the `scratchpad` tool):")
+        for e in found:
+            if not add(f"- {pad.line(e, 500)}"):
+                break
+    return "\n".join(parts)

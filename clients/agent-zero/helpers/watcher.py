@@ -1,0 +1,247 @@
+"""The person reaching a running Agent Zero through the pad.
+
+One thread per Agent Zero process holds a subscription to the engine and,
+whenever something may concern Agent Zero (a note addressed to it, a reply
+by someone else, a reminder), reads its inbox and routes what is new:
+
+- a reply in a chat's thread (to the chat's root, status, progress, result
+  or question) reaches that chat as an *intervention* — Agent Zero's own
+  mechanism, `context.communicate(UserMessage(...))`, which the loop handles
+  at its next step; a chat that has finished continues with it;
+- a reply carrying `meta.control` `pause`, `resume` or `stop` (the app's
+  buttons, `pad agent-zero stop`) pauses, resumes or halts the chat;
+- a note addressed to `@agent-zero` starts a new chat bound to that note's
+  thread (unless the engine sends it over A2A, or the settings say no);
+- anything else (needs-eyes notes, replies to older notes, reminders) waits
+  in `pending` for the next prompt (helpers/recall.py).
+
+The engine keeps the inbox cursor, so nothing is lost while Agent Zero or
+the engine is down: the first read after a (re)connect delivers it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Optional
+
+from usr.plugins.scratchpad.helpers import chat, pad
+from usr.plugins.scratchpad.helpers import scratchpad_client as sp
+
+CONTROLS = ("pause", "resume", "stop")
+
+_lock = threading.Lock()
+pending: list[dict[str, Any]] = []  # for the next prompt, oldest first
+_seen: set[str] = set()
+_thread: Optional["Watcher"] = None
+
+
+def take_pending() -> list[dict[str, Any]]:
+    with _lock:
+        out = list(pending)
+        pending.clear()
+        return out
+
+
+def message_for(e: dict[str, Any], started: bool = False) -> str:
+    """The words a note from the pad reaches Agent Zero with."""
+    who, where = e.get("author"), e.get("pad")
+    text = str(e.get("content", "")).strip()
+    if started:
+        return (f"{text}\n\n(From the scratchpad: a note by {who} in pad '{where}', id {e['id']}, addressed to "
+                "you. Your progress, questions and final answer go to its thread there; the person follows "
+                "you from the app.)")
+    return f"{text}\n\n(Written by {who} in the scratchpad thread of this chat, note {e['id']}.)"
+
+
+class Watcher(threading.Thread):
+    """The inbox reader (see the module's text). `start_chat` is Agent Zero's
+    way to open a chat; tests give their own."""
+
+    def __init__(self) -> None:
+        super().__init__(name="scratchpad-watcher", daemon=True)
+        self.stopping = False
+        self.conn: Optional[sp.Client] = None
+        self.a2a_owns_addressed = False
+        self.drains = 0
+
+    def stop(self) -> None:
+        self.stopping = True
+        conn = self.conn
+        if conn is not None:
+            try:
+                conn._sock.shutdown(2)
+            except OSError:
+                pass
+
+    def run(self) -> None:
+        backoff = 0.5
+        while not self.stopping:
+            cfg = pad.config()
+            try:
+                self.conn = pad._connect(cfg)
+                self.conn._sock.settimeout(None)  # events may be hours apart
+                sub = self.conn.call("subscribe", {})["subscription"]
+                self._check_a2a(cfg)
+                pad.health.ok(pad.ENGINE)
+                backoff = 0.5
+                self.drain(cfg)
+                while not self.stopping:
+                    event = self.conn.next_event(sub)
+                    if not self._concerns_us(event, cfg):
+                        continue
+                    cfg = pad.config()
+                    e = event.get("entry") or {}
+                    if event.get("type") == "created" and e.get("reply_to") in chat.owned:
+                        # A reply in a chat's thread that is not to one of
+                        # Agent Zero's own notes (the person answering their
+                        # own note) is in no inbox: route it from the event.
+                        self.take("replies", e, cfg)
+                    self.drain(cfg)
+            except (sp.ScratchpadError, OSError) as e:
+                if self.stopping:
+                    break
+                pad.health.say(pad.ENGINE, pad.fix_for(e if isinstance(e, sp.ScratchpadError)
+                                                      else sp.EngineUnavailable(str(e)), cfg))
+            except Exception as e:  # never let the thread die: say it, wait, try again
+                pad.health.say("watcher", f"Scratchpad: reading the inbox failed: {e!r}")
+            finally:
+                if self.conn is not None:
+                    self.conn.close()
+                    self.conn = None
+            time.sleep(backoff)
+            backoff = min(backoff * 2, 10.0)
+
+    def _check_a2a(self, cfg: dict[str, Any]) -> None:
+        try:
+            agents = self.conn.call("agent.list", {"seen_within": 1}).get("agents", [])
+        except sp.ScratchpadError:
+            agents = []
+        owned = any(a.get("name") == cfg["author"] for a in agents)
+        if owned and not self.a2a_owns_addressed:
+            pad.log(f"Scratchpad: '{cfg['author']}' is registered with the engine as an A2A agent, so notes "
+                    "addressed to it reach Agent Zero over A2A, not through the plugin (remove the "
+                    f"registration with `pad agent remove {cfg['author']}` to let the plugin take them)")
+        self.a2a_owns_addressed = owned
+
+    @staticmethod
+    def _concerns_us(event: dict[str, Any], cfg: dict[str, Any]) -> bool:
+        kind = event.get("type")
+        if kind == "lagged":
+            return True
+        e = event.get("entry") or {}
+        if kind == "reminder":
+            return e.get("author") == cfg["author"]
+        if kind != "created" or e.get("author") == cfg["author"]:
+            return False
+        return cfg["author"] in (e.get("to") or []) or bool(e.get("reply_to"))
+
+    def drain(self, cfg: dict[str, Any]) -> None:
+        """Reads the inbox once and routes what is new."""
+        box = self.conn.call("inbox", {})
+        self.drains += 1
+        items: list[tuple[str, dict[str, Any]]] = []
+        for key in ("addressed", "replies", "needs_eyes", "reminders"):
+            items += [(key, e) for e in box.get(key) or []]
+        for key, e in items:
+            self.take(key, e, cfg)
+
+    def take(self, key: str, e: dict[str, Any], cfg: dict[str, Any]) -> None:
+        """Routes `e` unless it was routed before."""
+        with _lock:
+            if e["id"] in _seen:
+                return
+            _seen.add(e["id"])
+        try:
+            self.route(key, e, cfg)
+        except Exception as err:  # one bad note must not stop the others
+            pad.health.say("route", f"Scratchpad: could not pass note {e['id']} to Agent Zero: {err!r}")
+
+    def route(self, key: str, e: dict[str, Any], cfg: dict[str, Any]) -> None:
+        if key in ("needs_eyes", "reminders"):
+            with _lock:
+                pending.append(e)
+            return
+        parent = e.get("reply_to")
+        if parent and parent in chat.waited:
+            return  # an ask_person call is waiting for exactly this answer
+        chat_id = chat.chat_for(parent, cfg) if parent else None
+        if chat_id:
+            self.deliver(chat_id, e, cfg)
+        elif key == "addressed" and cfg.get("take_addressed") and not self.a2a_owns_addressed:
+            start_chat(e, cfg)
+        else:
+            with _lock:
+                pending.append(e)
+
+    def deliver(self, chat_id: str, e: dict[str, Any], cfg: dict[str, Any]) -> None:
+        from agent import AgentContext, UserMessage
+
+        context = AgentContext.get(chat_id)
+        with chat._lock:
+            chat.owned[e["id"]] = chat_id  # a reply to this reply is the chat's too
+        control = (e.get("meta") or {}).get("control") if isinstance(e.get("meta"), dict) else None
+        if context is None:  # the chat is gone (deleted, or Agent Zero restarted without it)
+            if control is None:
+                start_chat(e, cfg)
+            return
+        if control in CONTROLS:
+            apply_control(context, control, e, cfg)
+            return
+        context.communicate(UserMessage(message=message_for(e)))
+
+
+def apply_control(context: Any, control: str, e: dict[str, Any], cfg: dict[str, Any]) -> None:
+    who = e.get("author", "someone")
+    if control == "pause":
+        context.paused = True
+        chat.set_state(context, cfg, "paused", f"paused by {who}")
+    elif control == "resume":
+        chat.stops.pop(context.id, None)
+        context.paused = False
+        chat.set_state(context, cfg, "working", f"resumed by {who}")
+    elif control == "stop":
+        running = bool(getattr(context, "is_running", lambda: False)())
+        if running:
+            chat.stops[context.id] = who
+            context.paused = False  # a paused loop must wake to stop
+        else:
+            chat.set_state(context, cfg, "stopped", f"stopped by {who} (it was not running)")
+
+
+def start_chat(e: dict[str, Any], cfg: dict[str, Any]) -> Any:
+    """A new Agent Zero chat for the note `e`, bound to its thread."""
+    from agent import AgentContext, UserMessage
+    from initialize import initialize_agent
+
+    name = " ".join(str(e.get("content", "")).split())[:40]
+    context = AgentContext(initialize_agent(), name=f"Pad: {name}")
+    chat.bind(context, e)
+    context.communicate(UserMessage(message=message_for(e, started=True)))
+    try:
+        from helpers.persist_chat import save_tmp_chat
+
+        save_tmp_chat(context)
+    except Exception:
+        pass
+    pad.log(f"Scratchpad: note {e['id']} by {e.get('author')} started chat {context.id}")
+    return context
+
+
+def ensure_running() -> "Watcher":
+    """Starts the watcher once per process (the job loop and every chat call it)."""
+    global _thread
+    with _lock:
+        if _thread is None or not _thread.is_alive():
+            _thread = Watcher()
+            _thread.start()
+        return _thread
+
+
+def stop() -> None:
+    global _thread
+    with _lock:
+        t, _thread = _thread, None
+    if t is not None:
+        t.stop()
+        t.join(timeout=5)

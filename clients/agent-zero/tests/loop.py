@@ -1,0 +1,129 @@
+"""A stand-in of Agent Zero's message loop (agent.py `Agent.monologue`,
+`process_tools`, `handle_intervention`), calling the plugin's extensions at
+the same points in the same order, with a scripted model: each step is the
+tool call the model "answers" with. tests/real runs the real loop."""
+
+import asyncio
+import importlib.util
+import json
+import pathlib
+
+from agent import AgentContext, LoopData
+from helpers.errors import HandledException, InterventionException
+from helpers.tool import Response, Tool
+
+
+class Message:
+    def __init__(self, text):
+        self.text = text
+
+    def output_text(self):
+        return self.text
+
+
+def extensions(root: pathlib.Path, point: str):
+    classes = []
+    for plugin in sorted((root / "usr" / "plugins").iterdir()):
+        folder = plugin / "extensions" / "python" / point
+        for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+            spec = importlib.util.spec_from_file_location(f"ext_{plugin.name}_{path.stem}", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            classes += [v for v in vars(module).values()
+                        if isinstance(v, type) and v.__module__ == module.__name__ and hasattr(v, "execute")]
+    return classes
+
+
+def plugin_tool(root: pathlib.Path, name: str):
+    path = root / "usr" / "plugins" / "scratchpad" / "tools" / f"{name}.py"
+    if not path.exists():
+        return None
+    spec = importlib.util.spec_from_file_location(f"tool_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return next(v for v in vars(module).values()
+                if isinstance(v, type) and issubclass(v, Tool) and v is not Tool)
+
+
+class Answer(Tool):  # Agent Zero's `response` tool: ends the monologue
+    async def execute(self, **kwargs):
+        return Response(message=self.args.get("text", ""), break_loop=True)
+
+
+class Echo(Tool):  # any other tool of Agent Zero's
+    async def execute(self, **kwargs):
+        return Response(message=f"ran {self.name}", break_loop=False)
+
+
+class Loop:
+    def __init__(self, root):
+        self.root = root
+        self.prompts = []  # the extras of each step, as the model would see them
+        self.history = []  # interventions the loop took in
+
+    async def call(self, point, agent, **kwargs):
+        for cls in extensions(self.root, point):
+            result = cls(agent=agent).execute(**kwargs)
+            if asyncio.iscoroutine(result):
+                await result
+
+    async def handle_intervention(self, agent):
+        data = {"args": (agent,), "kwargs": {}, "result": None, "exception": None}
+        await self.call("_functions/agent/Agent/handle_intervention/start", agent, data=data)
+        if data["exception"]:
+            raise data["exception"]
+        while agent.context.paused:
+            await asyncio.sleep(0.02)
+        if agent.intervention:
+            msg, agent.intervention = agent.intervention, None
+            self.history.append(msg.message)
+            raise InterventionException(msg)
+
+    async def run(self, context: AgentContext, message: str, steps, between=None):
+        """Runs a monologue. `steps`: (tool_name, tool_args) answers of the model, in order;
+        `between(i)` runs before step i's model call (an await point)."""
+        agent = context.agent0
+        agent.loop_data = LoopData(user_message=Message(message))
+        context.task = True
+        result = None
+        try:
+            await self.call("monologue_start", agent, loop_data=agent.loop_data)
+            i = 0
+            while i < len(steps):
+                agent.loop_data.iteration += 1
+                try:
+                    await self.call("message_loop_start", agent, loop_data=agent.loop_data)
+                    await self.handle_intervention(agent)
+                    await self.call("message_loop_prompts_after", agent, loop_data=agent.loop_data)
+                    self.prompts.append(dict(agent.loop_data.extras_persistent))
+                    if between:
+                        await between(i)
+                    await self.handle_intervention(agent)
+                    name, args = steps[i]
+                    i += 1
+                    text = json.dumps({"thoughts": [f"step {i}"], "headline": f"doing {name}",
+                                       "tool_name": name, "tool_args": args})
+                    agent.loop_data.last_response = text
+                    cls = Answer if name == "response" else plugin_tool(self.root, name) or Echo
+                    tool = cls(agent, name, None, args, text, agent.loop_data)
+                    agent.loop_data.current_tool = tool
+                    try:
+                        await self.handle_intervention(agent)
+                        await self.call("tool_execute_before", agent, tool_args=args, tool_name=name)
+                        response = await tool.execute(**args)
+                        await self.handle_intervention(agent)
+                        await self.call("tool_execute_after", agent, response=response, tool_name=name)
+                        await self.handle_intervention(agent)
+                        if response.break_loop:
+                            result = response.message
+                            break
+                    finally:
+                        agent.loop_data.current_tool = None
+                except InterventionException:
+                    continue
+        except HandledException as e:
+            result = e
+        finally:
+            await self.call("monologue_end", agent, loop_data=agent.loop_data)
+            context.task = None
+        return result

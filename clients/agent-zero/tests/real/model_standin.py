@@ -1,0 +1,81 @@
+"""A scripted stand-in of an OpenAI-compatible model API on loopback, which
+Agent Zero reaches through LiteLLM as it reaches any "Other OpenAI
+compatible" provider. The chat model answers with the test's script (one
+tool call per step) and every request is recorded; the utility model
+answers briefly."""
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class ModelStandin:
+    def __init__(self):
+        self.requests: list = []  # (model, messages) of every chat-model call
+        self.script: list = []  # what the chat model answers, in order
+        self.lock = threading.Lock()
+        self.answered = threading.Event()
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                text = standin.answer(body)
+                if body.get("stream"):
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    for i in range(0, len(text), 40):
+                        self._chunk({"content": text[i:i + 40]}, None)
+                    self._chunk({}, "stop")
+                    self.wfile.write(b"data: [DONE]\n\n")
+                else:
+                    out = json.dumps({"id": "x", "object": "chat.completion", "created": int(time.time()),
+                                      "model": body.get("model"), "choices": [
+                                          {"index": 0, "message": {"role": "assistant", "content": text},
+                                           "finish_reason": "stop"}],
+                                      "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(out)))
+                    self.end_headers()
+                    self.wfile.write(out.encode())
+
+            def _chunk(self, delta, finish):
+                data = {"id": "x", "object": "chat.completion.chunk", "created": int(time.time()),
+                        "model": "scripted", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+                self.wfile.write(b"data: " + json.dumps(data).encode() + b"\n\n")
+                self.wfile.flush()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def api_base(self):
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def answer(self, body) -> str:
+        if body.get("model") != "scripted-chat":
+            return "ok"
+        with self.lock:
+            self.requests.append(body.get("messages") or [])
+            step = self.script.pop(0) if self.script else None
+        if callable(step):
+            step = step()
+        if step is None:
+            step = ("response", {"text": "(the script ended)"})
+        name, args = step
+        return json.dumps({"thoughts": [f"calling {name}"], "headline": f"Using {name}",
+                           "tool_name": name, "tool_args": args})
+
+    def prompt(self, i) -> str:
+        """The whole text of the i-th chat-model request."""
+        return "\n".join(str(m.get("content")) for m in self.requests[i])
+
+    def stop(self):
+        self.server.shutdown()

@@ -1,0 +1,164 @@
+"""The plugin in Agent Zero's real loop (conftest.py says how it runs)."""
+
+import json
+import threading
+import time
+
+import pytest
+
+
+def run_chat(message, timeout=120):
+    from agent import AgentContext, UserMessage
+    from initialize import initialize_agent
+
+    context = AgentContext(initialize_agent(), name="real loop test")
+    task = context.communicate(UserMessage(message=message))
+    return context, task
+
+
+def wait_for(what, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = what()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def thread_of(engine, context):
+    from usr.plugins.scratchpad.helpers import chat
+
+    with engine.client() as c:
+        return c.thread(chat.state_of(context)["thread"])
+
+
+@pytest.fixture(autouse=True)
+def fresh(model, engine):
+    model.script.clear()
+    model.requests.clear()
+    yield
+
+
+def test_the_persons_note_found_by_meaning_is_in_the_first_prompt_and_the_answer_lands_as_a_result(model, engine):
+    with engine.client(author="user") as person:
+        note = person.add("our pre-production Postgres moved to pg-stg-07.internal", pad="inbox")
+        person.add("buy coffee beans on friday", pad="inbox")
+    model.script[:] = [("scratchpad", {"action": "add", "content": "deploying against pg-stg-07"}),
+                       ("scratchpad", {"action": "search", "query": "pre-production Postgres"}),
+                       ("response", {"text": "Deployed; the staging database is pg-stg-07.internal."})]
+    context, task = run_chat("Which server hosts the staging database? Deploy there.")
+    assert task.result_sync(timeout=120) == "Deployed; the staging database is pg-stg-07.internal."
+    first = model.prompt(0)
+    assert note["id"] in first and "by user in inbox" in first
+    assert note["id"] in model.prompt(2)  # the tool's search result reached the model
+    replies = thread_of(engine, context)["replies"]
+    results = [e for e in replies if e["kind"] == "result"]
+    assert len(results) == 1 and "pg-stg-07" in results[0]["content"]
+    with engine.client() as c:
+        added = c.search("deploying against pg-stg-07", mode="text")["hits"]
+        assert added and added[0]["entry"]["author"] == "agent-zero"
+
+
+def test_a_reply_written_mid_task_reaches_the_loop_as_an_intervention(model, engine):
+    holder = {}
+
+    def reply_then_call():
+        root = thread_of(engine, holder["context"])["entry"]["id"]
+        with engine.client(author="user") as person:
+            person.reply(root, "use the blue-green deploy, not rolling")
+        wait_for(lambda: holder["context"].agent0.intervention is not None)
+        return ("scratchpad", {"action": "inbox"})
+
+    model.script[:] = [reply_then_call, ("response", {"text": "deployed blue-green"})]
+    from agent import AgentContext, UserMessage
+    from initialize import initialize_agent
+
+    context = AgentContext(initialize_agent(), name="intervention test")
+    holder["context"] = context
+    task = context.communicate(UserMessage(message="deploy the service"))
+    assert task.result_sync(timeout=120) == "deployed blue-green"
+    assert "blue-green deploy, not rolling" in model.prompt(1)
+
+
+def test_stop_from_the_pad_halts_the_loop(model, engine):
+    holder = {}
+
+    def stop_then_call():
+        from usr.plugins.scratchpad.helpers import chat
+
+        root = thread_of(engine, holder["context"])["entry"]["id"]
+        with engine.client(author="user") as person:
+            person.reply(root, "stop", meta={"control": "stop"})
+        wait_for(lambda: holder["context"].id in chat.stops)
+        return ("scratchpad", {"action": "inbox"})
+
+    model.script[:] = [stop_then_call] + [("scratchpad", {"action": "inbox"})] * 5
+    from agent import AgentContext, UserMessage
+    from initialize import initialize_agent
+
+    context = AgentContext(initialize_agent(), name="stop test")
+    holder["context"] = context
+    task = context.communicate(UserMessage(message="a long job"))
+    try:
+        task.result_sync(timeout=120)
+    except Exception:
+        pass  # Agent Zero ends a halted chat with its HandledException
+    assert len(model.requests) == 1
+    with engine.client() as c:
+        from usr.plugins.scratchpad.helpers import chat
+
+        status = c.get(chat.state_of(context)["status"])["meta"]["agent_zero"]
+    assert status["state"] == "stopped"
+
+
+def test_ask_person_returns_the_answer_given_in_the_app(model, engine):
+    def answer():
+        with engine.client(author="user") as person:
+            q = wait_for(lambda: [e for e in person.list("agent-zero", kind="question")["entries"]
+                                  if "sessions_old" in e["content"] and not e["answer"]])
+            person.reply(q[0]["id"], "approve")
+
+    threading.Thread(target=answer, daemon=True).start()
+    model.script[:] = [("ask_person", {"question": "Drop the table sessions_old?", "choices": ["approve", "deny"]}),
+                       ("response", {"text": "dropped"})]
+    context, task = run_chat("clean up staging")
+    assert task.result_sync(timeout=120) == "dropped"
+    assert "user answered: approve" in model.prompt(1)
+
+
+def test_an_addressed_note_starts_a_chat_whose_result_comes_back_once(model, engine):
+    from usr.plugins.scratchpad.helpers import watcher
+
+    watcher.ensure_running()  # Agent Zero's job loop starts it in the web server
+    model.script[:] = [("response", {"text": "3 flaky tests, all in the login suite"})]
+    with engine.client(author="user") as person:
+        note = person.send("agent-zero", "summarise yesterday's CI failures", pad="inbox")
+
+    def results():
+        with engine.client() as c:
+            return [e for e in c.thread(note["id"])["replies"] if e["kind"] == "result"]
+
+    found = wait_for(results, timeout=120)
+    time.sleep(1)
+    assert len(results()) == 1 and found[0]["content"] == "3 flaky tests, all in the login suite"
+    assert "summarise yesterday's CI failures" in model.prompt(0)
+
+
+def test_with_the_engine_down_the_loop_finishes_and_says_so_once(model, engine, a0, tmp_path, monkeypatch):
+    from usr.plugins.scratchpad.helpers import pad
+
+    said = []
+    monkeypatch.setattr(pad, "log", lambda line, error=False: said.append((error, line)))
+    config = a0 / "usr" / "plugins" / "scratchpad" / "config.json"
+    config.write_text(json.dumps({**pad.DEFAULTS, "socket": str(tmp_path / "none.sock")}))
+    try:
+        model.script[:] = [("scratchpad", {"action": "search", "query": "anything"}),
+                           ("response", {"text": "done without the pad"})]
+        context, task = run_chat("do the thing")
+        assert task.result_sync(timeout=120) == "done without the pad"
+        assert "not reachable" in model.prompt(1)
+        errors = [line for error, line in said if error and "no engine answers" in line]
+        assert len(errors) == 1
+    finally:
+        config.unlink()

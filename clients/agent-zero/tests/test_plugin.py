@@ -1,0 +1,257 @@
+"""The plugin's extensions and tools in a stand-in of Agent Zero's loop
+(tests/loop.py), against a real engine."""
+
+import asyncio
+import json
+import subprocess
+import threading
+import time
+
+import pytest
+
+from pad_engine import pad_binary
+
+
+def new_context(name="test chat"):
+    from agent import AgentContext
+    from initialize import initialize_agent
+
+    return AgentContext(initialize_agent(), name=name)
+
+
+def wait_for(what, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = what()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def status_of(engine, context):
+    from usr.plugins.scratchpad.helpers import chat
+
+    with engine.client() as c:
+        return c.get(chat.state_of(context)["status"])["meta"]["agent_zero"]
+
+
+def thread_of(engine, context):
+    from usr.plugins.scratchpad.helpers import chat
+
+    with engine.client() as c:
+        return c.thread(chat.state_of(context)["thread"])
+
+
+def test_the_persons_note_is_in_the_first_prompt_and_the_answer_lands_in_the_thread(plugin, engine):
+    with engine.client(author="user") as person:
+        mine = person.add("the staging database moved to db-staging-2.internal last week", pad="inbox")
+        person.add("lunch order: two pizzas", pad="inbox")
+    context = new_context()
+    loop = plugin.Loop(plugin.root)
+    steps = [("scratchpad", {"action": "add", "content": "deploying to db-staging-2", "kind": "note"}),
+             ("scratchpad", {"action": "search", "query": "staging database host"}),
+             ("response", {"text": "Deployed to staging (db-staging-2.internal)."})]
+    result = asyncio.run(loop.run(context, "Deploy the service to staging; which database host is it?", steps))
+    assert result == "Deployed to staging (db-staging-2.internal)."
+    first = loop.prompts[0]["scratchpad"]
+    assert mine["id"] in first and "by user in inbox" in first and "s ago" in first
+    assert "pizzas" not in first.split("\n")[1]  # the matching note ranks first
+    thread = thread_of(engine, context)
+    kinds = [(e["author"], e["kind"]) for e in thread["replies"]]
+    assert ("agent-zero", "result") in kinds
+    result_note = next(e for e in thread["replies"] if e["kind"] == "result")
+    assert result_note["content"] == "Deployed to staging (db-staging-2.internal)."
+    assert status_of(engine, context)["state"] == "done"
+    with engine.client() as c:  # the tool wrote to the plugin's pad, as agent-zero
+        hits = c.search("deploying to db-staging-2", pad="agent-zero", mode="text")["hits"]
+        assert hits and hits[0]["entry"]["author"] == "agent-zero"
+
+
+def test_recall_respects_the_budget_and_the_pads_setting(plugin, engine):
+    with engine.client(author="user") as person:
+        for i in range(20):
+            person.add(f"kubernetes upgrade note {i}: drain node pool {i} before the upgrade", pad="ops")
+        private = person.add("kubernetes upgrade: the secret pool is excluded", pad="private")
+    plugin.config.write_text(json.dumps({"recall_pads": "ops", "recall_budget_chars": 500}))
+    loop = plugin.Loop(plugin.root)
+    asyncio.run(loop.run(new_context(), "plan the kubernetes upgrade", [("response", {"text": "ok"})]))
+    text = loop.prompts[0]["scratchpad"]
+    assert len(text) <= 500 and "in ops" in text and private["id"] not in text
+
+
+def test_what_waits_for_the_agent_is_in_the_prompt(plugin, engine):
+    with engine.client(author="agent-zero") as a0:
+        earlier = a0.add("I think the cache TTL is too long", pad="agent-zero")
+    plugin.watcher.ensure_running()
+    with engine.client(author="user") as person:
+        person.reply(earlier["id"], "agreed, make it 5 minutes")
+    wait_for(lambda: plugin.watcher.pending)
+    loop = plugin.Loop(plugin.root)
+    asyncio.run(loop.run(new_context(), "tune the service", [("response", {"text": "done"})]))
+    text = loop.prompts[0]["scratchpad"]
+    assert "Waiting for you" in text and "make it 5 minutes" in text and earlier["id"] in text
+
+
+def test_a_reply_mid_task_reaches_the_loop_as_an_intervention(plugin, engine):
+    context = new_context()
+    loop = plugin.Loop(plugin.root)
+
+    replied = []
+
+    async def between(i):
+        if i == 1 and not replied:  # the person replies in the chat's thread while it works
+            replied.append(True)
+            root = thread_of(engine, context)["entry"]["id"]
+            with engine.client(author="user") as person:
+                person.reply(root, "use the blue-green deploy, not rolling")
+            for _ in range(200):
+                if context.agent0.intervention:
+                    break
+                await asyncio.sleep(0.05)
+
+    steps = [("code_execution_tool", {"code": "ls"}), ("code_execution_tool", {"code": "make"}),
+             ("code_execution_tool", {"code": "make deploy"}), ("response", {"text": "deployed"})]
+    assert asyncio.run(loop.run(context, "deploy it", steps, between)) == "deployed"
+    assert len(loop.history) == 1 and "blue-green" in loop.history[0] and "by user" in loop.history[0]
+
+
+def test_stop_from_the_pad_halts_the_loop_at_its_next_step(plugin, engine):
+    from helpers.errors import HandledException
+
+    context = new_context()
+    loop = plugin.Loop(plugin.root)
+    ran = []
+
+    async def between(i):
+        ran.append(i)
+        if i == 1:
+            root = thread_of(engine, context)["entry"]["id"]
+            subprocess.run([pad_binary(), "agent-zero", "stop", root], check=True, capture_output=True,
+                           env={"PAD_SOCKET": engine.socket, "PAD_NO_AUTOSTART": "1", "PATH": "/usr/bin:/bin"})
+            for _ in range(200):
+                if context.id in plugin.chat.stops:
+                    break
+                await asyncio.sleep(0.05)
+
+    steps = [("code_execution_tool", {})] * 5 + [("response", {"text": "never"})]
+    result = asyncio.run(loop.run(context, "a long job", steps, between))
+    assert isinstance(result, HandledException) and ran == [0, 1]
+    status = status_of(engine, context)
+    assert status["state"] == "stopped" and "stopped by user at step 1" in status["step"]
+    assert any("Stopped by user" in e["content"] for e in thread_of(engine, context)["replies"])
+
+
+def test_pause_holds_the_loop_until_resume(plugin, engine):
+    context = new_context()
+    loop = plugin.Loop(plugin.root)
+    paused_at = []
+
+    async def between(i):
+        if i == 0:
+            root = thread_of(engine, context)["entry"]["id"]
+            with engine.client(author="user") as person:
+                person.reply(root, "pause", meta={"control": "pause"})
+            for _ in range(200):
+                if context.paused:
+                    break
+                await asyncio.sleep(0.05)
+            paused_at.append(context.paused)
+            assert status_of(engine, context)["state"] == "paused"
+
+            def resume():
+                time.sleep(0.5)
+                with engine.client(author="user") as person:
+                    person.reply(root, "resume", meta={"control": "resume"})
+
+            threading.Thread(target=resume).start()
+
+    t = time.monotonic()
+    assert asyncio.run(loop.run(context, "work", [("response", {"text": "done"})], between)) == "done"
+    assert paused_at == [True] and time.monotonic() - t >= 0.5
+
+
+def test_ask_person_returns_the_answer_given_in_the_app(plugin, engine):
+    context = new_context()
+    loop = plugin.Loop(plugin.root)
+
+    def answer():
+        with engine.client(author="user") as person:
+            q = wait_for(lambda: person.list("agent-zero", kind="question")["entries"])
+            person.reply(q[0]["id"], "approve")
+
+    threading.Thread(target=answer).start()
+    steps = [("ask_person", {"question": "Drop the table sessions_old?", "choices": ["approve", "deny"]}),
+             ("response", {"text": "dropped"})]
+    asyncio.run(loop.run(context, "clean up staging", steps))
+    tool_results = [e for e in thread_of(engine, context)["replies"] if e["kind"] == "question"]
+    assert tool_results and tool_results[0]["choices"] == ["approve", "deny"]
+    assert "needs_eyes" not in tool_results[0]["tags"]  # answered
+    assert loop.history == []  # the answer reached the tool, not the loop as an intervention
+
+
+def test_an_addressed_note_starts_a_chat_whose_result_comes_back_once(plugin, engine):
+    from agent import AgentContext
+
+    before = set(AgentContext._contexts)
+    plugin.watcher.ensure_running()
+    with engine.client(author="user") as person:
+        note = person.send("agent-zero", "summarise yesterday's CI failures", pad="inbox")
+    new = wait_for(lambda: set(AgentContext._contexts) - before)
+    context = AgentContext.get(new.pop())
+    assert "summarise yesterday's CI failures" in context.messages[0].message
+    loop = plugin.Loop(plugin.root)
+    asyncio.run(loop.run(context, context.messages[0].message, [("response", {"text": "3 flaky tests"})]))
+    with engine.client() as c:
+        replies = c.thread(note["id"])["replies"]
+    results = [e for e in replies if e["kind"] == "result"]
+    assert len(results) == 1 and results[0]["content"] == "3 flaky tests"
+    time.sleep(0.5)  # no second chat for the same note
+    assert len(set(AgentContext._contexts) - before) == 1
+
+
+def test_notify_user_reaches_the_desktop_through_the_pad(plugin, engine):
+    context = new_context()
+    loop = plugin.Loop(plugin.root)
+    steps = [("notify_user", {"title": "Build", "message": "the release build is green"}),
+             ("response", {"text": "ok"})]
+    asyncio.run(loop.run(context, "build it", steps))
+    notes = [e for e in thread_of(engine, context)["replies"] if "needs_eyes" in e["tags"]]
+    assert notes and notes[0]["content"] == "Build: the release build is green"
+
+
+def test_with_the_engine_down_the_loop_finishes_and_says_so_once(plugin, engine, tmp_path):
+    plugin.config.write_text(json.dumps({"socket": str(tmp_path / "nothing.sock")}))
+    loop = plugin.Loop(plugin.root)
+    steps = [("scratchpad", {"action": "search", "query": "x y z"}), ("code_execution_tool", {}),
+             ("response", {"text": "finished without the pad"})]
+    assert asyncio.run(loop.run(new_context(), "do it", steps)) == "finished without the pad"
+    errors = [line for kind, line in plugin.log if kind == "error" and "no engine answers" in line]
+    assert len(errors) == 1 and "keeps working" in errors[0]
+    plugin.config.unlink()  # the engine is back: the plugin recovers by itself
+    assert asyncio.run(plugin.Loop(plugin.root).run(new_context(), "again", [("response", {"text": "ok"})])) == "ok"
+    assert any("answers again" in line for _, line in plugin.log)
+
+
+def test_a_wrong_token_gives_one_line_naming_the_fix(plugin, engine):
+    plugin.config.write_text(json.dumps({"token": "padt_wrong"}))
+    asyncio.run(plugin.Loop(plugin.root).run(new_context(), "x", [("response", {"text": "ok"})]))
+    errors = [line for kind, line in plugin.log if kind == "error"]
+    assert len(errors) == 1 and "token" in errors[0] and "pad token create" in errors[0]
+
+
+def test_install_into_a_usr_volume_keeps_settings_and_drops_stale_files(tmp_path):
+    usr = tmp_path / "usr"
+    (usr / "plugins" / "scratchpad" / "tools").mkdir(parents=True)
+    (usr / "plugins" / "scratchpad" / "config.json").write_text('{"pad": "mine"}')
+    (usr / "plugins" / "scratchpad" / "tools" / "old_tool.py").write_text("")
+    done = subprocess.run([pad_binary(), "agent-zero", "install", str(usr)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "usr folder" in done.stdout and "Restart Agent Zero" in done.stdout
+    base = usr / "plugins" / "scratchpad"
+    assert (base / "config.json").read_text() == '{"pad": "mine"}'
+    assert not (base / "tools" / "old_tool.py").exists()
+    assert (base / "plugin.yaml").exists() and (base / "helpers" / "scratchpad_client.py").exists()
+    bad = subprocess.run([pad_binary(), "agent-zero", "install", str(tmp_path / "elsewhere")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "checkout" in bad.stderr

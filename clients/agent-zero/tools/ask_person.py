@@ -1,0 +1,63 @@
+"""`ask_person`: asks the person through the pad and returns their answer to
+the loop — given in the app, on the desktop notification or in the quick box."""
+
+import asyncio
+import time
+
+from helpers.tool import Response, Tool
+
+from usr.plugins.scratchpad.helpers import chat, pad
+
+CHUNK = 15  # seconds per wait on the engine: Stop is checked between waits
+
+
+class AskPerson(Tool):
+    async def execute(self, **kwargs):
+        args = dict(self.args or {}, **kwargs)
+        question = str(args.get("question") or args.get("content") or "").strip()
+        if not question:
+            return Response(message="Give `question`: what to ask the person, in one or two sentences.",
+                            break_loop=False)
+        choices = args.get("choices") or None
+        if isinstance(choices, str):
+            choices = [c.strip() for c in choices.split(",") if c.strip()]
+        cfg = pad.config(self.agent)
+        context = self.agent.context
+        fields = {"kind": "question", "tags": ["needs_eyes"], "choices": choices}
+        q = chat.post(context, cfg, question, **fields)
+        if q is None:  # no chat thread (the engine was down when the chat began)
+            q = await asyncio.to_thread(pad.call, cfg, lambda c: c.add(question, pad="inbox", **fields))
+        if q is None:
+            return Response(message="The scratchpad is not reachable, so the person cannot be asked there; "
+                            "ask in your answer instead.", break_loop=False)
+        chat.waited.add(q["id"])
+        chat.set_state(context, cfg, "waiting_for_you", question)
+        deadline = time.monotonic() + float(args.get("wait_seconds") or cfg.get("ask_wait_seconds") or 300)
+        answer = None
+        while answer is None and time.monotonic() < deadline:
+            if context.id in chat.stops:
+                break
+            wait = int(max(1, min(CHUNK, deadline - time.monotonic())))
+            r = await asyncio.to_thread(pad.call, cfg, lambda c: _wait(c, q["id"], wait))
+            if r is None:
+                await asyncio.sleep(1)
+                continue
+            answer = r.get("answer")
+        if answer is None:
+            chat.waited.discard(q["id"])  # a late answer reaches the chat as a message
+            chat.set_state(context, cfg, "working", "asked; no answer yet")
+            return Response(message=f"No answer yet to question {q['id']}. The answer will reach you in this "
+                            "chat when the person gives it; do not do what you asked about until then.",
+                            break_loop=False)
+        chat.set_state(context, cfg, "working", "answered by " + str(answer.get("author")))
+        return Response(message=f"{answer.get('author')} answered: {str(answer.get('content', '')).strip()}",
+                        break_loop=False)
+
+
+def _wait(c, question_id, seconds):
+    previous = c._sock.gettimeout()
+    c._sock.settimeout(seconds + 15)
+    try:
+        return c.call("ask", {"id": question_id, "wait_seconds": seconds})
+    finally:
+        c._sock.settimeout(previous)

@@ -1,0 +1,229 @@
+//! `pad agent-zero install [DIR]`: the Scratchpad plugin for Agent Zero
+//! (clients/agent-zero, built into this binary) copied into a checkout's
+//! `usr/plugins/scratchpad/` or into the Docker image's `usr/` volume; and
+//! `pad agent-zero stop|pause|resume ID`, the person's hand on a running chat.
+
+use std::path::{Path, PathBuf};
+
+use clap::Subcommand;
+use serde_json::json;
+
+use super::{Out, UsageError};
+use crate::client::Client;
+
+#[derive(Subcommand, Debug)]
+pub enum AgentZeroCmd {
+    /// Install (or update) the plugin into an Agent Zero checkout, or into
+    /// the `usr/` folder its Docker image keeps as a volume. Saved settings
+    /// (its config.json) are kept.
+    Install {
+        /// The checkout (holding agent.py) or its usr/ folder [default: .]
+        dir: Option<PathBuf>,
+    },
+    /// Stop a running Agent Zero chat at its next step (ID: a note of the
+    /// chat's thread, e.g. the note that handed it the work).
+    Stop { id: String },
+    /// Pause a running chat; `resume` lets it go on.
+    Pause { id: String },
+    /// Let a paused chat go on.
+    Resume { id: String },
+}
+
+macro_rules! file {
+    ($path:literal) => {
+        (
+            $path,
+            include_str!(concat!("../../clients/agent-zero/", $path)),
+        )
+    };
+}
+
+/// Every file of the plugin, as it is in clients/agent-zero (the tests
+/// folder aside); a test checks that none is missing.
+pub const FILES: &[(&str, &str)] = &[
+    file!("LICENSE"),
+    file!("README.md"),
+    file!("api/status.py"),
+    file!("default_config.yaml"),
+    file!(
+        "extensions/python/_functions/agent/Agent/handle_intervention/start/_60_scratchpad_stop.py"
+    ),
+    file!("extensions/python/job_loop/_60_scratchpad_watcher.py"),
+    file!("extensions/python/message_loop_prompts_after/_60_scratchpad_recall.py"),
+    file!("extensions/python/monologue_end/_60_scratchpad_end.py"),
+    file!("extensions/python/monologue_start/_60_scratchpad_chat.py"),
+    file!("extensions/python/tool_execute_after/_60_scratchpad_progress.py"),
+    file!("extensions/python/tool_execute_before/_60_scratchpad_notify.py"),
+    file!("helpers/chat.py"),
+    file!("helpers/pad.py"),
+    file!("helpers/recall.py"),
+    file!("helpers/watcher.py"),
+    file!("plugin.yaml"),
+    file!("prompts/agent.system.tool.ask_person.md"),
+    file!("prompts/agent.system.tool.scratchpad.md"),
+    file!("tools/ask_person.py"),
+    file!("tools/scratchpad.py"),
+    file!("webui/config.html"),
+    // The stdlib-only Python client, written once (clients/python).
+    (
+        "helpers/scratchpad_client.py",
+        include_str!("../../clients/python/scratchpad.py"),
+    ),
+];
+
+/// Folders the plugin owns: a file there that the plugin no longer has is
+/// removed on update (config.json and Agent Zero's toggles are kept).
+const OWNED_DIRS: &[&str] = &["api", "extensions", "helpers", "prompts", "tools", "webui"];
+
+/// Where the plugin goes under `dir`, and what `dir` is.
+pub fn target(dir: &Path) -> anyhow::Result<(PathBuf, &'static str)> {
+    if !dir.is_dir() {
+        return Err(UsageError(format!(
+            "{} is not a folder; give Agent Zero's checkout (the folder holding agent.py) or its usr/ folder",
+            dir.display()
+        ))
+        .into());
+    }
+    if dir.join("agent.py").is_file() {
+        return Ok((dir.join("usr/plugins/scratchpad"), "checkout"));
+    }
+    let named_usr = dir.file_name().is_some_and(|n| n == "usr");
+    if named_usr || dir.join("plugins").is_dir() || dir.join("settings.json").is_file() {
+        return Ok((dir.join("plugins/scratchpad"), "usr folder"));
+    }
+    Err(UsageError(format!(
+        "{} is neither an Agent Zero checkout (no agent.py) nor its usr/ folder (no plugins/ or settings.json); \
+         give one of those, e.g. `pad agent-zero install ~/agent-zero` or `pad agent-zero install ~/a0-data/usr`",
+        dir.display()
+    ))
+    .into())
+}
+
+/// Writes the plugin into `to`; returns how many files were written and removed.
+pub fn install(to: &Path) -> std::io::Result<(usize, usize)> {
+    let mut removed = 0;
+    for owned in OWNED_DIRS {
+        removed += remove_stale(&to.join(owned), to)?;
+    }
+    for (path, text) in FILES {
+        let dest = to.join(path);
+        std::fs::create_dir_all(dest.parent().expect("a file has a folder"))?;
+        std::fs::write(&dest, text)?;
+    }
+    Ok((FILES.len(), removed))
+}
+
+fn remove_stale(dir: &Path, root: &Path) -> std::io::Result<usize> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(0);
+    };
+    let mut removed = 0;
+    for entry in entries {
+        let path = entry?.path();
+        if path.is_dir() {
+            removed += remove_stale(&path, root)?;
+            if std::fs::read_dir(&path)?.next().is_none() {
+                std::fs::remove_dir(&path)?;
+            }
+            continue;
+        }
+        let rel = path.strip_prefix(root).expect("under the root");
+        let rel = rel.to_string_lossy();
+        if path.extension().is_some_and(|e| e == "pyc") || !FILES.iter().any(|(p, _)| *p == rel) {
+            std::fs::remove_file(&path)?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// `pad agent-zero install`, which needs no engine.
+pub fn install_main(dir: Option<PathBuf>) -> anyhow::Result<()> {
+    let dir = dir.unwrap_or_else(|| PathBuf::from("."));
+    let (to, what) = target(&dir)?;
+    let (written, removed) = install(&to)
+        .map_err(|e| anyhow::anyhow!("could not write the plugin into {}: {e}", to.display()))?;
+    let stale = if removed > 0 {
+        format!(", removed {removed} the plugin no longer has")
+    } else {
+        String::new()
+    };
+    println!(
+        "Installed the Scratchpad plugin for Agent Zero in {} ({what}): {written} files{stale}.",
+        to.display()
+    );
+    println!(
+        "Restart Agent Zero to load it (Docker: `docker restart <container>`). Its settings are under \
+         Settings → Agent → Scratchpad: the engine's socket (Docker: mount the socket's folder into the \
+         container and name it there), the name it writes as (agent-zero) and its pad."
+    );
+    Ok(())
+}
+
+/// Pause, resume or stop: a reply in the chat's thread carrying `meta.control`.
+pub async fn control(cmd: AgentZeroCmd, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
+    let (id, control) = match cmd {
+        AgentZeroCmd::Stop { id } => (id, "stop"),
+        AgentZeroCmd::Pause { id } => (id, "pause"),
+        AgentZeroCmd::Resume { id } => (id, "resume"),
+        AgentZeroCmd::Install { .. } => unreachable!("handled before connecting"),
+    };
+    let parent = c.call("entry.get", json!({ "id": id })).await?;
+    let r = c
+        .call(
+            "entry.add",
+            json!({"pad": parent["entry"]["pad"], "reply_to": id, "content": control,
+                   "meta": {"control": control}}),
+        )
+        .await?;
+    out(&r, &|r| {
+        println!(
+            "Asked Agent Zero to {control} (note {} in the chat's thread).",
+            r["entry"]["id"].as_str().unwrap_or("?")
+        )
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The binary carries every file of clients/agent-zero (tests aside).
+    #[test]
+    fn every_plugin_file_is_built_in() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/agent-zero");
+        let mut on_disk = Vec::new();
+        walk(&root, &root, &mut on_disk);
+        on_disk.sort();
+        let mut built_in: Vec<String> = FILES
+            .iter()
+            .map(|(p, _)| p.to_string())
+            .filter(|p| p != "helpers/scratchpad_client.py")
+            .collect();
+        built_in.sort();
+        assert_eq!(
+            on_disk, built_in,
+            "add the file to FILES in src/cli/agent_zero.rs"
+        );
+    }
+
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            if rel == "tests" || rel.ends_with("__pycache__") || rel.ends_with(".pyc") {
+                continue;
+            }
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+}
