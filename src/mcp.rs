@@ -10,6 +10,7 @@
 mod ask;
 mod http;
 mod notes;
+mod rpc_http;
 mod schema;
 mod sse;
 mod text;

@@ -20,15 +20,19 @@ JSON-RPC `code`, the instructive `message` and `data` (`field`, `limit`,
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import json
 import os
 import socket
 import struct
+import urllib.error
+import urllib.request
 from typing import Any, Deque, Dict, Iterator, List, Optional
 
 __all__ = [
     "Client",
+    "HttpClient",
     "Subscription",
     "default_socket_path",
     "ScratchpadError",
@@ -471,13 +475,25 @@ class Client:
         for the answer. Returns `{"question", "answer", "waited_seconds"}`;
         `answer` is the reply entry, or None when nobody answered in time —
         the question stays open and a later answer reaches `inbox()`."""
-        previous = self._sock.gettimeout()
-        if previous is not None:
-            # The call legitimately takes as long as the wait.
-            self._sock.settimeout(max(previous, wait_seconds + 15))
-        try:
+        with self._longer(wait_seconds + 15):
             return self.call("ask", _params(content=question, pad=pad, choices=choices,
                                             wait_seconds=wait_seconds, author=author))
+
+    def wait_for_answer(self, question: str, wait_seconds: int = 60) -> Dict[str, Any]:
+        """Waits up to `wait_seconds` (at most 110) for the answer to a question
+        asked before (its id or a unique prefix), without asking again; returns
+        as `ask` does."""
+        with self._longer(wait_seconds + 15):
+            return self.call("ask", {"id": question, "wait_seconds": wait_seconds})
+
+    @contextlib.contextmanager
+    def _longer(self, seconds: float) -> Iterator[None]:
+        """A call that legitimately takes `seconds` (a wait) gets that long."""
+        previous = self._sock.gettimeout()
+        if previous is not None:
+            self._sock.settimeout(max(previous, seconds))
+        try:
+            yield
         finally:
             self._sock.settimeout(previous)
 
@@ -540,6 +556,65 @@ class Client:
 
     def unsubscribe(self, subscription: int) -> None:
         self.call("unsubscribe", {"subscription": subscription})
+
+
+class HttpClient(Client):
+    """The engine's protocol over HTTP, for a client that cannot reach the
+    socket (a container): `POST /rpc` on the engine's `--mcp-http` listener,
+    with an access token (`pad token create`) as bearer, which names the
+    author and limits the pads. One request per call; events need the socket,
+    so poll `inbox()` instead of `subscribe()`."""
+
+    def __init__(self, url: str, token: str, client: str = "python", timeout: Optional[float] = 30.0):
+        base = url.rstrip("/")
+        self.url = base if base.endswith("/rpc") else base + "/rpc"
+        self.socket_path = self.url
+        self._token = token
+        self._timeout = timeout
+        self._ids = itertools.count(1)
+        self._events = collections.deque()
+        if not token:
+            raise Forbidden("reaching the engine over HTTP needs an access token: create one with "
+                            "`pad token create --name <agent> --pads '*'`")
+        self.server = self.call("hello", {"client": client})
+
+    def close(self) -> None:
+        pass
+
+    @contextlib.contextmanager
+    def _longer(self, seconds: float) -> Iterator[None]:
+        previous = self._timeout
+        if previous is not None:
+            self._timeout = max(previous, seconds)
+        try:
+            yield
+        finally:
+            self._timeout = previous
+
+    def call(self, method: str, params: Optional[Dict[str, Any]] = None) -> Any:
+        body = json.dumps({"jsonrpc": "2.0", "id": next(self._ids), "method": method,
+                           "params": params or {}}).encode("utf-8")
+        request = urllib.request.Request(self.url, data=body, method="POST", headers={
+            "Authorization": f"Bearer {self._token}", "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout) as response:
+                message = json.loads(response.read())
+        except urllib.error.HTTPError as e:
+            text = e.read().decode("utf-8", "replace").strip()
+            if e.code == 401:
+                raise Forbidden(f"the engine at {self.url} refused the token: {text}") from None
+            raise EngineUnavailable(f"the engine at {self.url} answered HTTP {e.code}: {text}") from None
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            reason = getattr(e, "reason", e)
+            raise EngineUnavailable(
+                f"no Scratchpad engine answers at {self.url} ({reason}); start it with "
+                "`pad serve --mcp-http ADDR` (or turn on the app's HTTP endpoint), or fix the URL") from None
+        if "error" in message:
+            raise _error(message["error"])
+        return message.get("result")
+
+    def next_event(self, subscription: Optional[int] = None) -> Dict[str, Any]:
+        raise MethodNotFound("events need the engine's socket; over HTTP, poll inbox() instead")
 
 
 class Subscription:

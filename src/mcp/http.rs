@@ -14,6 +14,9 @@ use super::{Caller, McpConfig, PadTools};
 /// them up (~56 KB each).
 pub const SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(120);
 
+/// The largest body `POST /rpc` reads.
+const RPC_BODY_LIMIT: usize = 1 << 20;
+
 /// The bearer token file for `--mcp-http`, in the data directory.
 pub const TOKEN_FILE: &str = "mcp-http.token";
 
@@ -134,7 +137,8 @@ pub async fn serve_http(
                     // discovery paths clients probe after a 401 above all —
                     // is 404, without asking for a token: we are not an
                     // OAuth server, and a 401 there starts an OAuth dance.
-                    if req.uri().path() != "/mcp" {
+                    let path = req.uri().path();
+                    if path != "/mcp" && path != super::rpc_http::PATH {
                         return axum::response::IntoResponse::into_response((
                             StatusCode::NOT_FOUND,
                             NOT_HERE,
@@ -147,10 +151,12 @@ pub async fn serve_http(
                     )
                     .to_owned();
                     let mut req = req;
+                    let mut caller = None;
                     if !crate::access::same_secret(&given, &token) {
                         match access_token(&socket, &given).await {
-                            Ok(caller) => {
-                                req.extensions_mut().insert(caller);
+                            Ok(c) => {
+                                caller = Some(c.clone());
+                                req.extensions_mut().insert(c);
                             }
                             Err(why) => {
                                 // Some clients (Agent Zero's) show only "401":
@@ -166,6 +172,24 @@ pub async fn serve_http(
                                 ));
                             }
                         }
+                    }
+                    if req.uri().path() == super::rpc_http::PATH {
+                        if req.method() != Method::POST {
+                            return axum::response::IntoResponse::into_response((
+                                StatusCode::METHOD_NOT_ALLOWED,
+                                "POST one JSON-RPC 2.0 request to /rpc\n",
+                            ));
+                        }
+                        let body = match axum::body::to_bytes(req.into_body(), RPC_BODY_LIMIT).await {
+                            Ok(b) => b,
+                            Err(_) => {
+                                return axum::response::IntoResponse::into_response((
+                                    StatusCode::PAYLOAD_TOO_LARGE,
+                                    "a request to /rpc is at most 1 MiB\n",
+                                ))
+                            }
+                        };
+                        return super::rpc_http::handle(&socket, caller, &body).await;
                     }
                     // A new session (a POST without a session id) past the cap.
                     let new_session = req.method() == Method::POST
@@ -213,7 +237,7 @@ pub async fn serve_http(
 }
 
 /// The body of a 404: what is served here, and how to authenticate.
-const NOT_HERE: &str = "Scratchpad serves MCP at /mcp only. It is not an OAuth server: \
+const NOT_HERE: &str = "Scratchpad serves MCP at /mcp (and its own protocol at POST /rpc) only. It is not an OAuth server: \
     authenticate with a static bearer token (`Authorization: Bearer <token>`), \
     the one in mcp-http.token in the engine's data directory or one from `pad token create --name <agent>`.\n";
 

@@ -91,15 +91,18 @@ _local = threading.local()
 
 
 def _connect(cfg: dict[str, Any]) -> "sp.Client":
-    socket_path = cfg.get("socket") or None
-    token = cfg.get("token") or None
-    return sp.Client(socket_path=socket_path, author=cfg["author"], client="agent-zero-plugin",
-                     token=token, timeout=float(cfg.get("timeout_seconds") or 30))
+    """The socket (native), or HTTP with a token when `url` is set (Docker)."""
+    timeout = float(cfg.get("timeout_seconds") or 30)
+    if cfg.get("url"):
+        return sp.HttpClient(str(cfg["url"]), str(cfg.get("token") or ""), client="agent-zero-plugin",
+                             timeout=timeout)
+    return sp.Client(socket_path=cfg.get("socket") or None, author=cfg["author"], client="agent-zero-plugin",
+                     token=cfg.get("token") or None, timeout=timeout)
 
 
 def client(cfg: dict[str, Any]) -> "sp.Client":
     """This thread's connection for these settings, opened when needed."""
-    key = (cfg.get("socket"), cfg.get("token"), cfg["author"])
+    key = (cfg.get("url"), cfg.get("socket"), cfg.get("token"), cfg["author"])
     held = getattr(_local, "held", None)
     if held and held[0] == key:
         return held[1]
@@ -122,13 +125,13 @@ def drop_client() -> None:
 
 def fix_for(e: Exception, cfg: dict[str, Any]) -> str:
     """One line naming the trouble and its fix."""
-    where = cfg.get("socket") or sp.default_socket_path()
+    where = cfg.get("url") or cfg.get("socket") or sp.default_socket_path()
     if isinstance(e, sp.NotYourEngine):
         return f"Scratchpad: {e.message}"
     if isinstance(e, sp.EngineUnavailable):
         return (f"Scratchpad: no engine answers at {where} ({e.message}). Agent Zero keeps working "
                 "without the pad and reconnects by itself; start the app or `pad serve`, or set the "
-                "socket in the plugin's settings")
+                "socket (or, in Docker, the URL) in the plugin's settings")
     if isinstance(e, sp.Forbidden) or getattr(e, "code", None) == -32003:
         return (f"Scratchpad: the engine refused the plugin ({e.message}). Check the token in the "
                 "plugin's settings (`pad token create --name agent-zero --pads 'agent-zero,inbox'`), "

@@ -2,7 +2,8 @@
 
 One thread per Agent Zero process holds a subscription to the engine and,
 whenever something may concern Agent Zero (a note addressed to it, a reply
-by someone else, a reminder), reads its inbox and routes what is new:
+by someone else, a reminder), reads its inbox and routes what is new (over
+HTTP, which carries no events, it reads the inbox every `poll_seconds`):
 
 - a reply in a chat's thread (to the chat's root, status, progress, result
   or question) reaches that chat as an *intervention* — Agent Zero's own
@@ -70,8 +71,8 @@ class Watcher(threading.Thread):
         conn = self.conn
         if conn is not None:
             try:
-                conn._sock.shutdown(2)
-            except OSError:
+                conn._sock.shutdown(2)  # wakes the thread from its wait for the next event
+            except (OSError, AttributeError):  # AttributeError: over HTTP, nothing to wake
                 pass
 
     def run(self) -> None:
@@ -80,17 +81,22 @@ class Watcher(threading.Thread):
             cfg = pad.config()
             try:
                 self.conn = pad._connect(cfg)
-                self.conn._sock.settimeout(None)  # events may be hours apart
-                sub = self.conn.call("subscribe", {})["subscription"]
+                # A token writes under its own name: that is who notes reach.
+                cfg = {**cfg, "author": self.conn.server.get("author") or cfg["author"]}
                 self._check_a2a(cfg)
                 pad.health.ok(pad.ENGINE)
                 backoff = 0.5
+                if isinstance(self.conn, sp.HttpClient):
+                    self.poll(cfg)  # over HTTP there are no events: read the inbox every few seconds
+                    continue
+                self.conn._sock.settimeout(None)  # events may be hours apart
+                sub = self.conn.call("subscribe", {})["subscription"]
                 self.drain(cfg)
                 while not self.stopping:
                     event = self.conn.next_event(sub)
                     if not self._concerns_us(event, cfg):
                         continue
-                    cfg = pad.config()
+                    cfg = {**pad.config(), "author": cfg["author"]}
                     e = event.get("entry") or {}
                     if event.get("type") == "created" and e.get("reply_to") in chat.owned:
                         # A reply in a chat's thread that is not to one of
@@ -111,6 +117,18 @@ class Watcher(threading.Thread):
                     self.conn = None
             time.sleep(backoff)
             backoff = min(backoff * 2, 10.0)
+
+    def poll(self, cfg: dict[str, Any]) -> None:
+        """Reads the inbox every `poll_seconds` until stopped or the settings change."""
+        while not self.stopping:
+            self.drain(cfg)
+            deadline = time.monotonic() + float(cfg.get("poll_seconds") or 2)
+            while not self.stopping and time.monotonic() < deadline:
+                time.sleep(0.1)
+            fresh = pad.config()
+            if fresh.get("url") != cfg.get("url") or fresh.get("token") != cfg.get("token"):
+                return
+            cfg = {**fresh, "author": cfg["author"]}
 
     def _check_a2a(self, cfg: dict[str, Any]) -> None:
         try:

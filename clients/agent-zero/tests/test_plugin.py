@@ -255,3 +255,61 @@ def test_install_into_a_usr_volume_keeps_settings_and_drops_stale_files(tmp_path
     bad = subprocess.run([pad_binary(), "agent-zero", "install", str(tmp_path / "elsewhere")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "checkout" in bad.stderr
+
+
+@pytest.fixture(scope="module")
+def http_engine():
+    import socket as socket_module
+
+    from pad_engine import Engine
+
+    with socket_module.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    e = Engine(extra_args=["--mcp-http", f"127.0.0.1:{port}"])
+    e.url = f"http://127.0.0.1:{port}"
+    with e.client() as owner:
+        e.token = owner.create_token("agent-zero", ["*"])
+    yield e
+    e.stop()
+
+
+def test_in_docker_the_plugin_reaches_the_engine_over_http_with_a_token(plugin, http_engine, monkeypatch):
+    """Agent Zero in a container: no socket, the engine's HTTP endpoint and an
+    access token. Recall, the thread, and the person's reply (read by polling
+    the inbox: HTTP carries no events) all work as on the socket."""
+    monkeypatch.setenv("PAD_SOCKET", "/nonexistent/pad.sock")
+    plugin.config.write_text(json.dumps({"url": http_engine.url, "token": http_engine.token,
+                                         "poll_seconds": 0.2}))
+    with http_engine.client(author="user") as person:
+        note = person.add("the release branch is frozen until friday", pad="inbox")
+    context = new_context()
+    loop = plugin.Loop(plugin.root)
+    replied = []
+
+    async def between(i):
+        if i == 1 and not replied:
+            replied.append(True)
+            with http_engine.client(author="user") as person:
+                person.reply(thread_of(http_engine, context)["entry"]["id"], "ship it anyway, I approve")
+            for _ in range(200):
+                if context.agent0.intervention:
+                    break
+                await asyncio.sleep(0.05)
+
+    steps = [("scratchpad", {"action": "search", "query": "release branch frozen"}),
+             ("code_execution_tool", {}), ("response", {"text": "shipped"})]
+    assert asyncio.run(loop.run(context, "can we ship the release branch?", steps, between)) == "shipped"
+    assert note["id"] in loop.prompts[0]["scratchpad"]
+    assert len(loop.history) == 1 and "I approve" in loop.history[0]
+    results = [e for e in thread_of(http_engine, context)["replies"] if e["kind"] == "result"]
+    assert results and results[0]["author"] == "agent-zero"
+
+
+def test_over_http_a_wrong_token_gives_one_line_naming_the_fix(plugin, http_engine, monkeypatch):
+    monkeypatch.setenv("PAD_SOCKET", "/nonexistent/pad.sock")
+    plugin.config.write_text(json.dumps({"url": http_engine.url, "token": "padt_wrong"}))
+    asyncio.run(plugin.Loop(plugin.root).run(new_context(), "x", [("scratchpad", {"action": "inbox"}),
+                                                                    ("response", {"text": "ok"})]))
+    errors = [line for kind, line in plugin.log if kind == "error"]
+    assert len(errors) == 1 and "refused" in errors[0] and "pad token create" in errors[0]

@@ -38,7 +38,7 @@ class AskPerson(Tool):
             if context.id in chat.stops:
                 break
             wait = int(max(1, min(CHUNK, deadline - time.monotonic())))
-            r = await asyncio.to_thread(pad.call, cfg, lambda c: _wait(c, q["id"], wait))
+            r = await asyncio.to_thread(pad.call, cfg, lambda c: c.wait_for_answer(q["id"], wait))
             if r is None:
                 await asyncio.sleep(1)
                 continue
@@ -53,11 +53,3 @@ class AskPerson(Tool):
         return Response(message=f"{answer.get('author')} answered: {str(answer.get('content', '')).strip()}",
                         break_loop=False)
 
-
-def _wait(c, question_id, seconds):
-    previous = c._sock.gettimeout()
-    c._sock.settimeout(seconds + 15)
-    try:
-        return c.call("ask", {"id": question_id, "wait_seconds": seconds})
-    finally:
-        c._sock.settimeout(previous)

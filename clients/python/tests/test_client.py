@@ -1,11 +1,14 @@
 """The Python client against a real engine."""
 
+import json
+import os
 import threading
 import time
 
 import pytest
 
 import scratchpad
+from pad_engine import Engine
 from scratchpad import Client
 
 
@@ -233,3 +236,42 @@ def test_ask_waits_past_the_socket_timeout_for_the_answer(engine):
         with pytest.raises(scratchpad.NotFound) as missing:
             c.reply("zzzzzzzzzzzz", "hello?")
         assert missing.value.field == "id"
+
+
+def test_http_client_speaks_the_protocol_over_post_rpc_with_an_access_token():
+    """`HttpClient`: the engine's protocol on the --mcp-http listener
+    (`POST /rpc`), as the token's author, within its pads; the server's own
+    token, a wrong token and `subscribe` are refused in words that say why."""
+    import socket as socket_module
+    import urllib.request
+
+    with socket_module.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    engine = Engine(extra_args=["--mcp-http", f"127.0.0.1:{port}"])
+    url = f"http://127.0.0.1:{port}"
+    try:
+        with engine.client() as owner:
+            secret = owner.create_token("http-bot", ["bots-*"])
+        c = scratchpad.HttpClient(url, secret)
+        assert c.server["author"] == "http-bot"
+        e = c.add("reached over http", pad="bots-a", tags=["http"])
+        assert e["author"] == "http-bot"
+        assert c.search("reached over http", pad="bots-a", mode="text")["hits"][0]["entry"]["id"] == e["id"]
+        with pytest.raises(scratchpad.Forbidden):
+            c.add("not my pad", pad="inbox")
+        with pytest.raises(scratchpad.MethodNotFound, match="poll `inbox`"):
+            c.call("subscribe", {})
+        with pytest.raises(scratchpad.Forbidden, match="refused the token"):
+            scratchpad.HttpClient(url, "padt_not_a_token")
+        server_token = open(os.path.join(engine.data, "mcp-http.token")).read().strip()
+        with pytest.raises(scratchpad.Forbidden, match="access token, not the MCP server"):
+            scratchpad.HttpClient(url, server_token)
+        request = urllib.request.Request(url + "/rpc", data=b"not json", method="POST",
+                                         headers={"Authorization": f"Bearer {secret}"})
+        with urllib.request.urlopen(request, timeout=10) as r:
+            assert json.loads(r.read())["error"]["code"] == -32700
+        with pytest.raises(scratchpad.EngineUnavailable, match="no Scratchpad engine answers"):
+            scratchpad.HttpClient("http://127.0.0.1:9/", secret, timeout=2)
+    finally:
+        engine.stop()
