@@ -84,6 +84,13 @@ pub struct Conversation {
     pub posted_messages: usize,
     /// How many polls in a row found nothing new (for backing off).
     pub quiet_polls: u32,
+    /// The last message the agent accepted: sent again, once, if the agent
+    /// loses its task (a restart of an agent keeping tasks in memory).
+    #[serde(default)]
+    pub last_sent: Option<Outgoing>,
+    /// Whether it was sent again already.
+    #[serde(default)]
+    pub resent: bool,
 }
 
 impl Conversation {
@@ -192,7 +199,21 @@ impl Agents {
                         actual: None,
                     })
                 }
-                Some(i) => s.agents[i] = agent,
+                Some(i) => {
+                    // Registered again (a new URL or token): what could not
+                    // be delivered to it goes out now.
+                    for c in s.deliveries.iter_mut() {
+                        if c.delivery.agent == agent.name && c.failing_since.is_some() && !c.outbox.is_empty() {
+                            c.failing_since = None;
+                            c.delivery.state = DeliveryState::Pending;
+                            c.delivery.question = None;
+                            c.delivery.attempts = 0;
+                            c.delivery.detail = None;
+                            c.next_at = 0;
+                        }
+                    }
+                    s.agents[i] = agent
+                }
                 None => s.agents.push(agent),
             }
             Ok(())
@@ -341,6 +362,8 @@ impl Agents {
                 posted_state: None,
                 posted_messages: 0,
                 quiet_polls: 0,
+                last_sent: None,
+                resent: false,
             });
             changed = true;
         }

@@ -118,11 +118,46 @@ fn scrub(why: String, url: &str, token: Option<&str>) -> String {
     why
 }
 
-fn call(ep: &Endpoint, method: &str, params: Value) -> Result<Value, String> {
-    call_raw(ep, method, params).map_err(|why| scrub(why, &ep.url, ep.token.as_deref()))
+/// Why a call to an agent failed, in words (secrets masked), and what kind
+/// of failure it is: the engine treats these two apart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallError {
+    pub why: String,
+    /// The agent refused the token (HTTP 401/403): only a new registration
+    /// helps (Agent Zero's A2A URL changes when its login does).
+    pub refused: bool,
+    /// The agent does not know the task (A2A's TaskNotFoundError, -32001):
+    /// it lost it, e.g. in a restart (Agent Zero keeps tasks in memory).
+    pub lost: bool,
 }
 
-fn call_raw(ep: &Endpoint, method: &str, params: Value) -> Result<Value, String> {
+impl From<String> for CallError {
+    fn from(why: String) -> Self {
+        CallError {
+            why,
+            refused: false,
+            lost: false,
+        }
+    }
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)
+    }
+}
+
+/// A2A's TaskNotFoundError.
+const TASK_NOT_FOUND: i64 = -32001;
+
+fn call(ep: &Endpoint, method: &str, params: Value) -> Result<Value, CallError> {
+    call_raw(ep, method, params).map_err(|e| CallError {
+        why: scrub(e.why, &ep.url, ep.token.as_deref()),
+        ..e
+    })
+}
+
+fn call_raw(ep: &Endpoint, method: &str, params: Value) -> Result<Value, CallError> {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     let url = endpoint_url(&ep.url);
     let mut req = agent()
@@ -136,39 +171,44 @@ fn call_raw(ep: &Endpoint, method: &str, params: Value) -> Result<Value, String>
     }
     let mut resp = req
         .send(body.to_string())
-        .map_err(|e| unreachable(&ep.url, &e))?;
+        .map_err(|e| CallError::from(unreachable(&ep.url, &e)))?;
     let status = resp.status().as_u16();
     let text = resp
         .body_mut()
         .with_config()
         .limit(MAX_ANSWER_BYTES)
         .read_to_string()
-        .map_err(|e| format!("reading the answer of {}: {e}", redact(&ep.url)))?;
+        .map_err(|e| CallError::from(format!("reading the answer of {}: {e}", redact(&ep.url))))?;
     if status == 401 || status == 403 {
-        return Err(format!(
-            "{} refused the call (HTTP {status}): its token is wrong or missing; register it again with the right token",
-            redact(&ep.url)
-        ));
+        return Err(CallError {
+            why: format!(
+                "{} refused the call (HTTP {status}): its token is wrong, missing or changed; register it again with the right URL or token",
+                redact(&ep.url)
+            ),
+            refused: true,
+            lost: false,
+        });
     }
     if !(200..300).contains(&status) {
         let head: String = text.chars().take(200).collect();
-        return Err(format!(
-            "{} answered HTTP {status}: {head}",
-            redact(&ep.url)
-        ));
+        return Err(format!("{} answered HTTP {status}: {head}", redact(&ep.url)).into());
     }
     let v: Value = serde_json::from_str(&text).map_err(|e| {
-        format!(
+        CallError::from(format!(
             "{} answered with something that is not JSON: {e}",
             redact(&ep.url)
-        )
+        ))
     })?;
     if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-        return Err(format!(
-            "the agent refused {method}: {} {}",
-            err["code"],
-            err["message"].as_str().unwrap_or("")
-        ));
+        return Err(CallError {
+            why: format!(
+                "the agent refused {method}: {} {}",
+                err["code"],
+                err["message"].as_str().unwrap_or("")
+            ),
+            refused: false,
+            lost: err["code"].as_i64() == Some(TASK_NOT_FOUND),
+        });
     }
     Ok(v["result"].clone())
 }
@@ -268,7 +308,7 @@ pub fn send(
     text: &str,
     context: &str,
     task: Option<&str>,
-) -> Result<Reply, String> {
+) -> Result<Reply, CallError> {
     let result = match ep.dialect {
         Dialect::V03 => {
             let mut message = json!({
@@ -301,7 +341,7 @@ pub fn send(
     };
     // 0.3: the task or message itself, told apart by `kind`; 1.0: {task} or {message}.
     if let Some(t) = result.get("task") {
-        return read_task(t).map(Reply::Task);
+        return Ok(read_task(t).map(Reply::Task)?);
     }
     if let Some(m) = result.get("message") {
         return Ok(Reply::Message(said(m).text));
@@ -309,16 +349,16 @@ pub fn send(
     if result["kind"] == "message" || result.get("messageId").is_some() {
         return Ok(Reply::Message(said(&result).text));
     }
-    read_task(&result).map(Reply::Task)
+    Ok(read_task(&result).map(Reply::Task)?)
 }
 
 /// Reads the task as it stands now.
-pub fn get(ep: &Endpoint, id: &str) -> Result<Task, String> {
+pub fn get(ep: &Endpoint, id: &str) -> Result<Task, CallError> {
     let result = match ep.dialect {
         Dialect::V03 => call(ep, "tasks/get", json!({"id": id}))?,
         Dialect::V10 => call(ep, "GetTask", json!({"id": id}))?,
     };
-    read_task(result.get("task").unwrap_or(&result))
+    Ok(read_task(result.get("task").unwrap_or(&result))?)
 }
 
 fn text_of(parts: &Value) -> String {

@@ -26,7 +26,7 @@ use tokio::sync::watch;
 use super::Engine;
 use crate::access::Grant;
 use crate::agents::a2a::{self, Reply, Task};
-use crate::agents::{Conversation, Registered};
+use crate::agents::{Conversation, Outgoing, Registered};
 use crate::error::{Error, Result};
 use crate::model::{self, Kind, NEEDS_EYES};
 use crate::protocol::*;
@@ -206,7 +206,7 @@ impl Engine {
             let sent = blocking(move || a2a::send(&ep, &id, &text, &ctx, on_task.as_deref())).await;
             match sent {
                 Ok(reply) => {
-                    c.outbox.remove(0);
+                    c.last_sent = Some(c.outbox.remove(0));
                     c.failing_since = None;
                     c.delivery.attempts = 0;
                     c.delivery.question = None;
@@ -222,7 +222,7 @@ impl Engine {
                         }
                     }
                 }
-                Err(why) => self.failed_send(&mut c, &agent, why, now).await,
+                Err(e) => self.failed_send(&mut c, &agent, e, now).await,
             }
         } else if let Some(task) = c.delivery.task.clone() {
             match blocking(move || a2a::get(&ep, &task)).await {
@@ -230,7 +230,12 @@ impl Engine {
                     self.reached(&agent, None);
                     self.absorb(&mut c, t, now).await;
                 }
-                Err(why) => {
+                Err(e) if e.lost => {
+                    self.reached(&agent, None);
+                    self.lost_task(&mut c, now).await;
+                }
+                Err(e) if e.refused => self.failed_send(&mut c, &agent, e, now).await,
+                Err(a2a::CallError { why, .. }) => {
                     self.reached(&agent, Some(why.clone()));
                     c.delivery.detail = Some(format!("lost touch: {why}"));
                     c.quiet_polls = c.quiet_polls.saturating_add(1);
@@ -256,23 +261,40 @@ impl Engine {
         }
     }
 
-    async fn failed_send(&self, c: &mut Conversation, agent: &Registered, why: String, now: i64) {
+    async fn failed_send(
+        &self,
+        c: &mut Conversation,
+        agent: &Registered,
+        e: a2a::CallError,
+        now: i64,
+    ) {
+        let why = e.why;
         self.reached(agent, Some(why.clone()));
         c.delivery.attempts += 1;
         let since = *c.failing_since.get_or_insert(now);
         c.delivery.detail = Some(format!("not delivered: {why}"));
         c.next_at = now + backoff(c.delivery.attempts);
+        if c.delivery.question.is_some() {
+            return; // asked already
+        }
         let give_up = self.0.config.agent_give_up.as_millis() as i64;
-        if now - since < give_up {
+        // A refused token does not heal by waiting: ask at once.
+        if !e.refused && now - since < give_up {
             return;
         }
         // Long enough: ask the person, and wait for their word.
         let minutes = (now - since) / 60_000;
-        let text = format!(
-            "I could not deliver this note to {} for {}: {why}. Reply '{RETRY}' to try again, or '{DROP}' to stop.",
-            c.delivery.agent,
-            if minutes >= 1 { format!("{minutes} min") } else { format!("{} s", (now - since) / 1000) }
-        );
+        let name = &c.delivery.agent;
+        let text = if e.refused {
+            format!(
+                "{name} refused this note: {why}. If its A2A URL changed (Agent Zero's does when its login changes: Settings → MCP/A2A → A2A server shows the new one), register it again — `pad agent add {name} --a2a 'NEW_URL' --replace`, or Register in the app's Agents view — and the note goes out at once. Or reply '{RETRY}' to try again as it is, or '{DROP}' to stop."
+            )
+        } else {
+            format!(
+                "I could not deliver this note to {name} for {}: {why}. Reply '{RETRY}' to try again, or '{DROP}' to stop.",
+                if minutes >= 1 { format!("{minutes} min") } else { format!("{} s", (now - since) / 1000) }
+            )
+        };
         let question = self
             .add(
                 AddParams {
@@ -295,6 +317,45 @@ impl Engine {
                 c.next_at = i64::MAX;
             }
             Err(e) => tracing::warn!("cannot ask about an undelivered note: {e}"),
+        }
+    }
+
+    /// The agent no longer knows the task it was given (it restarted: Agent
+    /// Zero keeps tasks in memory): said in the thread, and the last message
+    /// sent again, once; a second loss is the person's to look at.
+    async fn lost_task(&self, c: &mut Conversation, now: i64) {
+        let name = c.delivery.agent.clone();
+        match c.last_sent.clone().filter(|_| !c.resent) {
+            Some(again) => {
+                c.resent = true;
+                let text = format!(
+                    "{name} lost this task (it restarted, or forgot it); sending it again."
+                );
+                self.post(c, "lost", Kind::Note, &text, &[]).await;
+                c.delivery.task = None;
+                c.posted_state = None;
+                c.posted_messages = 0;
+                c.outbox.insert(
+                    0,
+                    Outgoing {
+                        on_task: None,
+                        ..again
+                    },
+                );
+                c.delivery.state = DeliveryState::Pending;
+                c.delivery.detail = Some("sent again: the agent lost the task".into());
+                c.next_at = now;
+            }
+            None => {
+                let text = format!(
+                    "{name} lost this task again; it is not sent a third time. Hand it over again when {name} runs steadily."
+                );
+                self.post(c, "lost", Kind::Note, &text, &[NEEDS_EYES]).await;
+                c.delivery.task = None;
+                c.delivery.state = DeliveryState::Failed;
+                c.delivery.detail = Some("the agent lost the task twice".into());
+                c.next_at = i64::MAX;
+            }
         }
     }
 
@@ -575,9 +636,9 @@ impl Engine {
 }
 
 async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> std::result::Result<T, String> + Send + 'static,
-) -> std::result::Result<T, String> {
+    f: impl FnOnce() -> std::result::Result<T, a2a::CallError> + Send + 'static,
+) -> std::result::Result<T, a2a::CallError> {
     tokio::task::spawn_blocking(f)
         .await
-        .unwrap_or_else(|e| Err(format!("the call to the agent panicked: {e}")))
+        .unwrap_or_else(|e| Err(format!("the call to the agent panicked: {e}").into()))
 }

@@ -23,6 +23,7 @@ text, and the time (`at`); a "bench" task's completion too (`done`).
 
 import asyncio
 import json
+import os
 import random
 import sys
 import time
@@ -31,7 +32,9 @@ import uuid
 import uvicorn
 
 FLAVOUR, PORT, LOG = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-TOKEN = "s3cr3t-a0-token"
+# The token in an Agent Zero-flavoured agent's URL (A2A_AGENT_TOKEN: another,
+# as when Agent Zero's login changes).
+TOKEN = os.environ.get("A2A_AGENT_TOKEN", "s3cr3t-a0-token")
 QUESTION = "Which database: staging or prod?"
 
 

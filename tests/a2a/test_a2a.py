@@ -35,16 +35,19 @@ class Agent:
         self.flavour, self.port = flavour, port or free_port()
         self.log = tmp / f"{flavour}-{self.port}.log"
         self.proc = None
+        self.token = TOKEN
         self.start()
 
     @property
     def url(self) -> str:
         base = f"http://127.0.0.1:{self.port}"
-        return f"{base}/a2a/t-{TOKEN}" if self.flavour == "agent-zero" else base
+        return f"{base}/a2a/t-{self.token}" if self.flavour == "agent-zero" else base
 
-    def start(self) -> None:
+    def start(self, token: str = TOKEN) -> None:
+        self.token = token
         self.proc = subprocess.Popen([sys.executable, str(HERE / "agents.py"), self.flavour,
-                                      str(self.port), str(self.log)])
+                                      str(self.port), str(self.log)],
+                                     env=dict(os.environ, A2A_AGENT_TOKEN=token))
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
@@ -340,3 +343,50 @@ def test_the_roster_says_who_is_here_and_what_they_do(engine, agents):
     with engine.client() as c:
         c.hello(author="user")
         assert {s["author"]: s for s in c.agents()["seen"]}["agent-x"]["connected"] == 0
+
+
+def test_agent_zero_restarted_without_its_task_is_sent_the_note_again_once(engine, agents):
+    """Agent Zero keeps A2A tasks in memory: restarted mid-task, it answers
+    tasks/get with "Task not found". The thread says so, the note goes again
+    once, and its result comes back once."""
+    agent = agents("agent-zero")
+    with engine.client() as c:
+        c.hello(author="user")
+        c.add_agent("agent-zero", agent.url)
+        note = c.send("agent-zero", "a slow job", pad="proj")
+        wait_for("the task to run", lambda: (d := delivery(c, note["id"])) and d["state"] == "working")
+        agent.stop()
+        agent.start()
+        lost = wait_for("the loss said", lambda: next(
+            (r for r in replies(c, note["id"]) if "lost this task" in r["content"]), None), timeout=40)
+        assert lost["author"] == "agent-zero" and "sending it again" in lost["content"]
+        result = wait_for("the result", lambda: next(
+            (r for r in replies(c, note["id"]) if r["kind"] == "result"), None), timeout=40)
+        assert "a slow job" in result["content"]
+        time.sleep(1)
+        assert [r["kind"] for r in replies(c, note["id"])].count("result") == 1
+        assert [m["text"] for m in agent.received()] == ["a slow job", "a slow job"]  # sent once more, not twice
+        assert delivery(c, note["id"])["state"] == "done"
+
+
+def test_a_refused_token_asks_for_the_new_url_and_registering_again_sends_the_note(engine, agents):
+    """Agent Zero's A2A URL carries a token that changes with its login: the
+    engine asks the person at once (not after minutes of retries), and
+    registering the agent again with the new URL sends the note at once."""
+    agent = agents("agent-zero")
+    with engine.client() as c:
+        c.hello(author="user")
+        c.add_agent("agent-zero", agent.url)
+        agent.stop()
+        agent.start(token="n3w-l0gin-t0ken")
+        note = c.send("agent-zero", "echo after the new login", pad="proj")
+        asked = wait_for("the question", lambda: next(
+            (r for r in replies(c, note["id"]) if r["kind"] == "question"), None), timeout=20)
+        assert asked["author"] == "engine" and "needs_eyes" in asked["tags"]
+        assert "refused this note" in asked["content"] and "--replace" in asked["content"]
+        assert "s3cr3t" not in asked["content"] and "n3w-l0gin" not in asked["content"]
+        assert delivery(c, note["id"])["state"] == "failed"
+        c.add_agent("agent-zero", agent.url, replace=True)
+        result = wait_for("the result", lambda: next(
+            (r for r in replies(c, note["id"]) if r["kind"] == "result"), None), timeout=30)
+        assert result["content"] == "agent zero says: echo after the new login"

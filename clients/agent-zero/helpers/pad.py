@@ -28,9 +28,24 @@ with open(os.path.join(HERE, "default_config.yaml"), encoding="utf-8") as f:
     DEFAULTS: dict[str, Any] = yaml.safe_load(f)
 
 
+CONFIG_TTL = 1.0  # seconds a read of the settings is reused (a read costs Agent Zero ~4 ms)
+_configs: dict[Any, tuple[float, dict[str, Any]]] = {}
+
+
 def config(agent: Any = None) -> dict[str, Any]:
     """The plugin's settings for `agent` (project and profile scopes first),
-    every key present."""
+    every key present; a change takes effect within CONFIG_TTL."""
+    key = (getattr(getattr(agent, "context", None), "id", None), getattr(getattr(agent, "config", None), "profile", None))
+    now = time.monotonic()
+    held = _configs.get(key)
+    if held and now - held[0] < CONFIG_TTL:
+        return dict(held[1])
+    cfg = _read_config(agent)
+    _configs[key] = (now, cfg)
+    return dict(cfg)
+
+
+def _read_config(agent: Any) -> dict[str, Any]:
     found = None
     try:
         from helpers import plugins

@@ -130,6 +130,12 @@ class Watcher(threading.Thread):
                 return
             cfg = {**fresh, "author": cfg["author"]}
 
+    def _a2a_owns(self, cfg: dict[str, Any]) -> bool:
+        """Whether the engine sends notes addressed to us over A2A (asked
+        again for each such note: a registration may have come or gone)."""
+        self._check_a2a(cfg)
+        return self.a2a_owns_addressed
+
     def _check_a2a(self, cfg: dict[str, Any]) -> None:
         try:
             agents = self.conn.call("agent.list", {"seen_within": 1}).get("agents", [])
@@ -186,7 +192,7 @@ class Watcher(threading.Thread):
         chat_id = chat.chat_for(parent, cfg) if parent else None
         if chat_id:
             self.deliver(chat_id, e, cfg)
-        elif key == "addressed" and cfg.get("take_addressed") and not self.a2a_owns_addressed:
+        elif key == "addressed" and cfg.get("take_addressed") and not self._a2a_owns(cfg):
             start_chat(e, cfg)
         else:
             with _lock:

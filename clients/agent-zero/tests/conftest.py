@@ -54,6 +54,7 @@ def plugin(a0_root, engine, monkeypatch):
     config = a0_root / "usr" / "plugins" / "scratchpad" / "config.json"
     print_style.lines.clear()
     pad.health.trouble.clear()
+    pad._configs.clear()  # each test's settings are read afresh
     yield type("Plugin", (), {"chat": chat, "pad": pad, "watcher": watcher, "root": a0_root,
                               "config": config, "log": print_style.lines,
                               "Loop": Loop})

@@ -74,6 +74,7 @@ def test_recall_respects_the_budget_and_the_pads_setting(plugin, engine):
             person.add(f"kubernetes upgrade note {i}: drain node pool {i} before the upgrade", pad="ops")
         private = person.add("kubernetes upgrade: the secret pool is excluded", pad="private")
     plugin.config.write_text(json.dumps({"recall_pads": "ops", "recall_budget_chars": 500}))
+    plugin.pad._configs.clear()
     loop = plugin.Loop(plugin.root)
     asyncio.run(loop.run(new_context(), "plan the kubernetes upgrade", [("response", {"text": "ok"})]))
     text = loop.prompts[0]["scratchpad"]
@@ -229,6 +230,7 @@ def test_with_the_engine_down_the_loop_finishes_and_says_so_once(plugin, engine,
     errors = [line for kind, line in plugin.log if kind == "error" and "no engine answers" in line]
     assert len(errors) == 1 and "keeps working" in errors[0]
     plugin.config.unlink()  # the engine is back: the plugin recovers by itself
+    plugin.pad._configs.clear()  # (settings are re-read within a second; not worth the wait here)
     assert asyncio.run(plugin.Loop(plugin.root).run(new_context(), "again", [("response", {"text": "ok"})])) == "ok"
     assert any("answers again" in line for _, line in plugin.log)
 

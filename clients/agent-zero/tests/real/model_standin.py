@@ -11,7 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class ModelStandin:
-    def __init__(self):
+    def __init__(self, embed=None, on_chat=None):
+        self.embed = embed  # texts -> vectors, for /embeddings (None: not served)
+        self.on_chat = on_chat  # called at each chat-model request (the benchmark's clock)
         self.requests: list = []  # (model, messages) of every chat-model call
         self.script: list = []  # what the chat model answers, in order
         self.lock = threading.Lock()
@@ -24,6 +26,18 @@ class ModelStandin:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                if self.path.endswith("/embeddings") and standin.embed:
+                    texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                    data = [{"object": "embedding", "index": i, "embedding": v}
+                            for i, v in enumerate(standin.embed(texts))]
+                    out = json.dumps({"object": "list", "data": data, "model": body.get("model"),
+                                      "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(out)))
+                    self.end_headers()
+                    self.wfile.write(out)
+                    return
                 text = standin.answer(body)
                 if body.get("stream"):
                     self.send_response(200)
@@ -62,6 +76,8 @@ class ModelStandin:
     def answer(self, body) -> str:
         if body.get("model") != "scripted-chat":
             return "ok"
+        if self.on_chat:
+            self.on_chat()
         with self.lock:
             self.requests.append(body.get("messages") or [])
             step = self.script.pop(0) if self.script else None

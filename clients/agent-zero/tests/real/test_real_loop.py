@@ -152,6 +152,7 @@ def test_with_the_engine_down_the_loop_finishes_and_says_so_once(model, engine, 
     monkeypatch.setattr(pad, "log", lambda line, error=False: said.append((error, line)))
     config = a0 / "usr" / "plugins" / "scratchpad" / "config.json"
     config.write_text(json.dumps({**pad.DEFAULTS, "socket": str(tmp_path / "none.sock")}))
+    pad._configs.clear()
     try:
         model.script[:] = [("scratchpad", {"action": "search", "query": "anything"}),
                            ("response", {"text": "done without the pad"})]
@@ -162,3 +163,4 @@ def test_with_the_engine_down_the_loop_finishes_and_says_so_once(model, engine, 
         assert len(errors) == 1
     finally:
         config.unlink()
+        pad._configs.clear()

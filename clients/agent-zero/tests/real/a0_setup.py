@@ -1,0 +1,64 @@
+"""Setting up Agent Zero's real loop from a checkout, for tests/real and the
+iteration benchmark: a copy of the checkout with the plugin installed by
+`pad agent-zero install`, its heavy start-up imports stood in for, and its
+models pointed at a stand-in on loopback."""
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import types
+
+
+def stand_in_heavy_modules():
+    """`sentence_transformers` and `whisper` are imported at start-up and used
+    only by the local embedder and by speech, which these runs do not use."""
+    st = types.ModuleType("sentence_transformers")
+
+    class SentenceTransformer:
+        def __init__(self, *a, **k):
+            raise RuntimeError("no local embedder here: embeddings come from the stand-in API")
+
+    st.SentenceTransformer = SentenceTransformer
+    sys.modules.setdefault("sentence_transformers", st)
+    sys.modules.setdefault("whisper", types.ModuleType("whisper"))
+
+
+def prepare(a0_dir: str, into: pathlib.Path, pad_bin: str) -> pathlib.Path:
+    """Copies the checkout (Agent Zero writes into its own tree), installs the
+    plugin, and makes the copy the running Agent Zero (cwd, sys.path)."""
+    root = into / "agent-zero"
+    shutil.copytree(a0_dir, root, ignore=shutil.ignore_patterns(".git", "__pycache__", "logs", "tmp"))
+    done = subprocess.run([pad_bin, "agent-zero", "install", str(root)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr)
+    os.chdir(root)
+    sys.path.insert(0, str(root))
+    stand_in_heavy_modules()
+    from helpers import runtime
+
+    runtime.args["dockerized"] = "true"
+    return root
+
+
+def use_models(root: pathlib.Path, api_base: str, embeddings: bool = False) -> None:
+    """Chat and utility models (and, if asked, the embedder) from `api_base`,
+    as Agent Zero's "Other OpenAI compatible" provider reaches any server;
+    its `_memory` plugin stays on only when the embedder is served."""
+    import yaml
+    from helpers import plugins
+
+    cfg = yaml.safe_load((root / "plugins" / "_model_config" / "default_config.yaml").read_text())
+    for key, name in (("chat_model", "scripted-chat"), ("utility_model", "scripted-utility")):
+        cfg[key].update(provider="other", name=name, api_base=api_base, vision=False)
+    if embeddings:
+        # "openai/…": Agent Zero passes an embedding model of an OpenAI-style
+        # provider to LiteLLM without a provider prefix, which LiteLLM refuses.
+        cfg["embedding_model"].update(provider="other", name="openai/all-minilm-l6-v2", api_base=api_base)
+    target = root / "usr" / "plugins" / "_model_config" / "config.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(cfg))
+    os.environ.setdefault("API_KEY_OTHER", "none")
+    plugins.toggle_plugin("_memory", embeddings)

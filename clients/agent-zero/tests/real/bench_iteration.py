@@ -1,0 +1,156 @@
+"""What the plugin adds to one iteration of Agent Zero's real loop, beside
+Agent Zero's own memory recall, on the same machine (docs/benchmarks.md,
+"Agent Zero's loop"). A benchmark, not a test: run it by hand.
+
+    A0_DIR=~/agent-zero PAD_BIN=$CARGO_TARGET_DIR/debug/pad \\
+      ~/a0-venv/bin/python clients/agent-zero/tests/real/bench_iteration.py
+
+Three runs of the same scripted chat (STEPS steps, the model a stand-in that
+answers at once, so an iteration's time is Agent Zero's own work plus its
+extensions'), each in a process of its own with 1,000 notes (and memories):
+`bare` (neither the plugin nor `_memory`), `plugin` (the plugin, recall
+every step), `memory` (Agent Zero's `_memory` with its defaults — recall
+every 3rd step, no LLM query preparation — its embedder all-MiniLM-L6-v2
+served by the stand-in from the same ONNX model the engine uses; it needs
+`onnxruntime` and `tokenizers` in Agent Zero's venv). An iteration is the
+time between two consecutive chat-model requests.
+"""
+
+import asyncio
+import json
+import os
+import pathlib
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[2] / "python" / "tests"))
+sys.path.insert(0, str(HERE))
+
+STEPS = int(os.environ.get("BENCH_STEPS", "60"))
+NOTES = int(os.environ.get("BENCH_NOTES", "1000"))
+WORDS = ("staging database kubernetes upgrade login token cache deploy rollback migration postgres "
+         "redis queue worker timeout retry backup restore certificate dns proxy build release "
+         "invoice customer report schedule meeting budget review incident alert latency").split()
+
+
+def texts(n, seed=7):
+    rng = random.Random(seed)
+    return [f"note {i}: " + " ".join(rng.choice(WORDS) for _ in range(12)) for i in range(n)]
+
+
+def embedder():
+    import numpy as np
+    import onnxruntime
+    from tokenizers import Tokenizer
+    from pad_engine import model_dir
+
+    d = model_dir()
+    tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
+    tok.enable_truncation(256)
+    tok.enable_padding()
+    session = onnxruntime.InferenceSession(os.path.join(d, "model_quantized.onnx"),
+                                           providers=["CPUExecutionProvider"])
+
+    def embed(batch):
+        enc = tok.encode_batch(batch)
+        ids = np.array([e.ids for e in enc], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+        out = session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                 "token_type_ids": np.zeros_like(ids)})[0]
+        pooled = (out * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+        pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled.tolist()
+
+    return embed
+
+
+def run(scenario):
+    from a0_setup import prepare, use_models
+    from model_standin import ModelStandin
+    from pad_engine import Engine, pad_binary
+
+    tmp = pathlib.Path(tempfile.mkdtemp())
+    root = prepare(os.environ["A0_DIR"], tmp, pad_binary())
+    clock, sizes, holder = [], [], {}
+
+    def on_chat():
+        clock.append(time.perf_counter())
+        context = holder.get("context")
+        extras = context.agent0.loop_data.extras_persistent if context else {}
+        sizes.append({k: len(str(v)) for k, v in extras.items()})
+
+    model = ModelStandin(embed=embedder() if scenario == "memory" else None, on_chat=on_chat)
+    use_models(root, model.api_base, embeddings=scenario == "memory")
+    from helpers import plugins
+
+    plugins.toggle_plugin("scratchpad", scenario == "plugin")
+    engine = Engine(semantic=True)
+    os.environ["PAD_SOCKET"] = engine.socket
+    try:
+        from agent import AgentContext, UserMessage
+        from initialize import initialize_agent
+
+        context = AgentContext(initialize_agent(), name="bench")
+        if scenario == "plugin":
+            with engine.client(author="user") as c:
+                for t in texts(NOTES):
+                    c.add(t, pad="inbox")
+                wait = time.monotonic() + 300
+                while c.stats().get("embed_queue", 0) and time.monotonic() < wait:
+                    time.sleep(0.5)
+        if scenario == "memory":
+            async def fill():
+                from plugins._memory.helpers.memory import Memory
+
+                db = await Memory.get(context.agent0)
+                for t in texts(NOTES):
+                    await db.insert_text(t, {"area": "main"})
+
+            asyncio.run(fill())
+        rng = random.Random(1)
+        model.script[:] = [("no_such_tool", {"about": " ".join(rng.choice(WORDS) for _ in range(6))})
+                           for _ in range(STEPS)] + [("response", {"text": "done"})]
+        holder["context"] = context
+        task = context.communicate(UserMessage(
+            message="Find what we know about the kubernetes upgrade and the staging database, then plan it."))
+        task.result_sync(timeout=600)
+    finally:
+        engine.stop()
+    laps = [(b - a) * 1000 for a, b in zip(clock[1:], clock[2:])]  # steady state: from the 2nd step
+    laps.sort()
+    prompt = [s.get("scratchpad", 0) if scenario == "plugin" else
+              s.get("memories", 0) + s.get("solutions", 0) for s in sizes[1:]]
+    return {"scenario": scenario, "iterations": len(laps),
+            "p50_ms": round(statistics.median(laps), 2),
+            "p99_ms": round(laps[min(len(laps) - 1, int(len(laps) * 0.99))], 2),
+            "mean_ms": round(statistics.fmean(laps), 2),
+            "prompt_chars_mean": round(statistics.fmean(prompt)) if prompt else 0,
+            "prompt_chars_max": max(prompt) if prompt else 0}
+
+
+def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--scenario":
+        print("\nBENCH " + json.dumps(run(sys.argv[2])), flush=True)
+        return
+    rows = []
+    for scenario in ("bare", "plugin", "memory"):
+        out = subprocess.run([sys.executable, __file__, "--scenario", scenario], capture_output=True,
+                             text=True, timeout=1800)
+        lines = [l[l.index("BENCH {") + 6:] for l in out.stdout.splitlines() if "BENCH {" in l]
+        if not lines:  # (a run may abort at exit, after its line: ONNX Runtime's and faiss's threads)
+            print(out.stderr[-3000:], file=sys.stderr)
+            raise SystemExit(f"{scenario}: failed")
+        rows.append(json.loads(lines[-1]))
+    print(f"{'run':<8} {'iterations':>10} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'prompt chars (mean/max)':>24}")
+    for r in rows:
+        print(f"{r['scenario']:<8} {r['iterations']:>10} {r['p50_ms']:>8} {r['p99_ms']:>8} {r['mean_ms']:>8} "
+              f"{r['prompt_chars_mean']:>12}/{r['prompt_chars_max']}")
+
+
+if __name__ == "__main__":
+    main()
