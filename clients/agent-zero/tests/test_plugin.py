@@ -158,7 +158,7 @@ def test_pause_holds_the_loop_until_resume(plugin, engine):
                     break
                 await asyncio.sleep(0.05)
             paused_at.append(context.paused)
-            assert status_of(engine, context)["state"] == "paused"
+            wait_for(lambda: status_of(engine, context)["state"] == "paused")  # said just after the pause
 
             def resume():
                 time.sleep(0.5)
