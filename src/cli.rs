@@ -5,7 +5,7 @@
 //! 0 ok · 1 other failure · 2 bad input or usage · 3 not found · 4 conflict ·
 //! 5 forbidden · 6 too large · 7 engine unavailable (not running, or busy).
 
-mod agent_zero;
+pub mod agent_zero;
 mod agents;
 mod history;
 mod render;
@@ -339,8 +339,12 @@ pub fn main() -> ExitCode {
     let cli = match cli.command {
         Command::Serve(args) => return serve::main(args, cli.socket),
         Command::Mcp(args) => return mcp_main(args, cli.socket, !cli.no_autostart),
-        Command::AgentZero(agent_zero::AgentZeroCmd::Install { dir }) => {
-            return match agent_zero::install_main(dir) {
+        Command::AgentZero(agent_zero::AgentZeroCmd::Install {
+            dir,
+            url,
+            token_file,
+        }) => {
+            return match agent_zero::install_main(dir, url, token_file) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("pad: {}", chain(&e));

@@ -8,6 +8,7 @@
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod agent_zero;
 mod backend;
 mod instance;
 mod notify;
@@ -27,6 +28,8 @@ use settings::Settings;
 
 struct AppState {
     backend: Backend,
+    /// The HTTP endpoint for Agent Zero in Docker, when on (settings).
+    endpoint: agent_zero::Endpoint,
     data_dir: PathBuf,
     settings: Mutex<Settings>,
     /// The tray's mute switch, kept in step with the settings.
@@ -214,6 +217,16 @@ fn set_settings(
         })?;
         let _ = shortcuts.unregister(old.hotkey.as_str());
     }
+    if settings.agent_http != old.agent_http {
+        match settings.agent_http_address()? {
+            Some(addr) => tauri::async_runtime::block_on(state.endpoint.serve(
+                addr,
+                &state.backend.socket,
+                &state.data_dir,
+            ))?,
+            None => state.endpoint.stop(),
+        }
+    }
     settings
         .save(&state.data_dir)
         .map_err(|e| format!("cannot save the settings: {e}"))?;
@@ -228,6 +241,51 @@ fn set_settings(
     }
     let _ = app.emit("settings-changed", settings.clone());
     Ok(settings)
+}
+
+/// "Connect Agent Zero": installs its plugin into `dir`; for Docker
+/// (`address`: where to serve, the docker0 gateway), serves the engine there
+/// and writes the URL and a new access token into the plugin's settings.
+#[tauri::command]
+async fn connect_agent_zero(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    dir: String,
+    address: Option<String>,
+) -> Result<Value, String> {
+    let mut settings = state.settings();
+    let docker = match address.as_deref().map(str::trim).filter(|a| !a.is_empty()) {
+        Some(a) => {
+            settings.agent_http = Some(a.to_owned());
+            let addr = settings.agent_http_address()?.expect("set just above");
+            state
+                .endpoint
+                .serve(addr, &state.backend.socket, &state.data_dir)
+                .await?;
+            settings
+                .save(&state.data_dir)
+                .map_err(|e| format!("cannot save the settings: {e}"))?;
+            *state.settings.lock().unwrap_or_else(|p| p.into_inner()) = settings.clone();
+            let _ = app.emit("settings-changed", settings);
+            Some(addr)
+        }
+        None => None,
+    };
+    let dir = dir.trim();
+    let dir = match dir.strip_prefix("~/") {
+        Some(rest) => std::env::var_os("HOME")
+            .map_or_else(|| PathBuf::from(dir), |h| PathBuf::from(h).join(rest)),
+        None => PathBuf::from(dir),
+    };
+    let done = agent_zero::connect(&dir, docker, |method, params| {
+        state.backend.call(method, params)
+    })
+    .await?;
+    Ok(json!({
+        "plugin": done.plugin.display().to_string(),
+        "url": done.url,
+        "restart": if docker.is_some() { "docker restart <its container>" } else { "Agent Zero's web server (python run_ui.py)" },
+    }))
 }
 
 /// Hides the quick-note box (Esc, or after saving).
@@ -392,6 +450,7 @@ fn main() {
             app_info,
             get_settings,
             set_settings,
+            connect_agent_zero,
             hide_quick
         ])
         .on_window_event(|window, event| {
@@ -461,10 +520,26 @@ fn main() {
             }
             let state = AppState {
                 backend,
+                endpoint: agent_zero::Endpoint::default(),
                 data_dir,
                 settings: Mutex::new(settings),
                 mute_item: Mutex::new(None),
             };
+            // The endpoint for Agent Zero in Docker, when the settings say so.
+            match state.settings().agent_http_address() {
+                Ok(Some(addr)) => {
+                    let served = tauri::async_runtime::block_on(state.endpoint.serve(
+                        addr,
+                        &state.backend.socket,
+                        &state.data_dir,
+                    ));
+                    if let Err(e) = served {
+                        tracing::warn!("the endpoint for Agent Zero is off: {e}");
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!("{e}; the endpoint for Agent Zero is off"),
+            }
             if let Err(e) = tray(&handle, &state) {
                 // No tray on this desktop: the app still works, from its window.
                 tracing::warn!("no system tray: {e}");

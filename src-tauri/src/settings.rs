@@ -28,6 +28,10 @@ pub struct Settings {
     /// else the engine's default). Takes effect at the next start, which
     /// re-embeds every entry with it.
     pub model: Option<String>,
+    /// Serve the engine over HTTP here for Agent Zero in Docker (the docker0
+    /// gateway, e.g. "172.17.0.1:8765"; loopback or private addresses only):
+    /// its plugin's `POST /rpc`, and MCP at `/mcp`. Starts at once.
+    pub agent_http: Option<String>,
 }
 
 impl Default for Settings {
@@ -40,6 +44,7 @@ impl Default for Settings {
             pad: "inbox".into(),
             metrics: None,
             model: None,
+            agent_http: None,
         }
     }
 }
@@ -70,6 +75,7 @@ impl Settings {
         }
         self.metrics_address()?;
         self.model_kind()?;
+        self.agent_http_address()?;
         Ok(())
     }
 
@@ -100,6 +106,24 @@ impl Settings {
             format!("metrics address '{raw}' is not host:port, e.g. 127.0.0.1:9464")
         })?;
         scratchpad::metrics::check_address(addr, false).map_err(|e| e.to_string())?;
+        Ok(Some(addr))
+    }
+
+    /// The address to serve Agent Zero on, checked: a loopback or private
+    /// `host:port` (a public one is never the app's to open), or none.
+    pub fn agent_http_address(&self) -> Result<Option<std::net::SocketAddr>, String> {
+        let Some(raw) = self
+            .agent_http
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        else {
+            return Ok(None);
+        };
+        let addr: std::net::SocketAddr = raw.parse().map_err(|_| {
+            format!("the address for Agent Zero '{raw}' is not host:port, e.g. 172.17.0.1:8765 (the docker0 gateway)")
+        })?;
+        scratchpad::mcp::http_bind_allowed(addr, false).map_err(|e| e.to_string())?;
         Ok(Some(addr))
     }
 
@@ -184,5 +208,15 @@ mod tests {
             ..Settings::default()
         };
         assert_eq!(local.metrics_address().unwrap().unwrap().port(), 9464);
+        let public = Settings {
+            agent_http: Some("0.0.0.0:8765".into()),
+            ..Settings::default()
+        };
+        assert!(public.validate().is_err());
+        let gateway = Settings {
+            agent_http: Some("172.17.0.1:8765".into()),
+            ..Settings::default()
+        };
+        assert_eq!(gateway.agent_http_address().unwrap().unwrap().port(), 8765);
     }
 }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::{Out, UsageError};
 use crate::client::Client;
@@ -19,6 +19,14 @@ pub enum AgentZeroCmd {
     Install {
         /// The checkout (holding agent.py) or its usr/ folder [default: .]
         dir: Option<PathBuf>,
+        /// Agent Zero in Docker: the engine's HTTP endpoint it reaches
+        /// (`pad serve --mcp-http ADDR`), e.g. http://172.17.0.1:8765;
+        /// written into the plugin's settings with the token.
+        #[arg(long, requires = "token_file")]
+        url: Option<String>,
+        /// A file holding the access token for --url (`pad token create`).
+        #[arg(long)]
+        token_file: Option<PathBuf>,
     },
     /// Stop a running Agent Zero chat at its next step (ID: a note of the
     /// chat's thread, e.g. the note that handed it the work).
@@ -137,12 +145,95 @@ fn remove_stale(dir: &Path, root: &Path) -> std::io::Result<usize> {
     Ok(removed)
 }
 
+/// The plugin's default settings, from its default_config.yaml (flat
+/// `key: value` lines: strings, numbers, booleans).
+pub fn default_config() -> serde_json::Map<String, Value> {
+    let (_, yaml) = FILES
+        .iter()
+        .find(|(p, _)| *p == "default_config.yaml")
+        .expect("the plugin has a default_config.yaml");
+    let mut out = serde_json::Map::new();
+    for line in yaml.lines() {
+        let line = line.trim();
+        let Some((key, value)) = line.split_once(':').filter(|_| !line.starts_with('#')) else {
+            continue;
+        };
+        let value = value.trim();
+        let v = match value {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => value
+                .parse::<i64>()
+                .map(Value::from)
+                .unwrap_or_else(|_| Value::String(value.trim_matches('"').to_owned())),
+        };
+        out.insert(key.trim().to_owned(), v);
+    }
+    out
+}
+
+/// Saves the plugin's settings (`config.json` in its folder) with `changes`
+/// over what is saved, else over the defaults: every key, as Agent Zero
+/// wants a saved config (it does not merge one with the defaults). 0600: it
+/// may hold an access token.
+pub fn write_config(to: &Path, changes: &[(&str, Value)]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let path = to.join("config.json");
+    let mut config = default_config();
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        if let Ok(Value::Object(saved)) = serde_json::from_str::<Value>(&text) {
+            config.extend(saved);
+        }
+    }
+    for (k, v) in changes {
+        config.insert((*k).to_owned(), v.clone());
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)?;
+    f.write_all(
+        serde_json::to_string_pretty(&config)
+            .expect("json")
+            .as_bytes(),
+    )?;
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+}
+
 /// `pad agent-zero install`, which needs no engine.
-pub fn install_main(dir: Option<PathBuf>) -> anyhow::Result<()> {
+pub fn install_main(
+    dir: Option<PathBuf>,
+    url: Option<String>,
+    token_file: Option<PathBuf>,
+) -> anyhow::Result<()> {
     let dir = dir.unwrap_or_else(|| PathBuf::from("."));
     let (to, what) = target(&dir)?;
+    let token = match &token_file {
+        Some(f) => Some(
+            std::fs::read_to_string(f)
+                .map_err(|e| {
+                    UsageError(format!("cannot read the token from {}: {e}", f.display()))
+                })?
+                .trim()
+                .to_owned(),
+        ),
+        None => None,
+    };
     let (written, removed) = install(&to)
         .map_err(|e| anyhow::anyhow!("could not write the plugin into {}: {e}", to.display()))?;
+    if let (Some(url), Some(token)) = (&url, token) {
+        write_config(&to, &[("url", json!(url)), ("token", json!(token))]).map_err(|e| {
+            anyhow::anyhow!(
+                "could not save the plugin's settings in {}: {e}",
+                to.display()
+            )
+        })?;
+        println!("Its settings reach the engine at {url} with the token from the file (config.json, 0600).");
+    }
     let stale = if removed > 0 {
         format!(", removed {removed} the plugin no longer has")
     } else {
@@ -188,6 +279,39 @@ pub async fn control(cmd: AgentZeroCmd, c: &mut Client, out: Out<'_>) -> anyhow:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The settings written for Docker hold every default key, keep what was
+    /// saved, and are readable by their owner only.
+    #[test]
+    fn a_written_config_holds_every_key_and_is_private() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.json"), r#"{"pad": "mine"}"#).unwrap();
+        write_config(
+            dir.path(),
+            &[
+                ("url", json!("http://172.17.0.1:8765")),
+                ("token", json!("padt_x")),
+            ],
+        )
+        .unwrap();
+        let saved: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("config.json")).unwrap())
+                .unwrap();
+        for key in default_config().keys() {
+            assert!(saved.get(key).is_some(), "{key} missing");
+        }
+        assert_eq!(saved["pad"], "mine");
+        assert_eq!(saved["url"], "http://172.17.0.1:8765");
+        assert_eq!(saved["recall_enabled"], true);
+        assert_eq!(saved["recall_budget_chars"], 3000);
+        assert_eq!(saved["author"], "agent-zero");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join("config.json"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
 
     /// The binary carries every file of clients/agent-zero (tests aside).
     #[test]

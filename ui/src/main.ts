@@ -10,6 +10,7 @@ import { $, fail, say } from "./dom";
 import { app, currentPad, padOnScreen, selectedEntry } from "./state";
 import { parseQuickNote } from "./tags";
 import { exportPad, openSettings, wireDialogs } from "./components/Dialogs";
+import { wireConnect } from "./components/Connect";
 import { drawDetail, focusReply, remove, sendReply, startEdit, togglePin } from "./components/EntryDetail";
 import {
   clearPad, createPad, drawInboxCount, drawNewPadHint, drawSoon, focusEntry, loadFeed, loadInbox, loadMore, move, nearEnd, newPad, openPad, search, showActivity, showAgents, showInbox,
@@ -38,6 +39,7 @@ let searchTimer = 0;
 
 function wire(): void {
   wireDialogs();
+  wireConnect();
   onOpenPad((name) => void openPad(name).catch(fail));
   $("compose").addEventListener("submit", (ev) => void compose(ev));
   $("compose-text").addEventListener("keydown", (ev) => {

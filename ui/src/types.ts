@@ -36,6 +36,8 @@ export interface Settings {
   default_ttl_seconds: number | null;
   pad: string;
   metrics: string | null;
+  /** Serve the engine here for Agent Zero in Docker (e.g. 172.17.0.1:8765), or null. */
+  agent_http: string | null;
   /** The meaning-search model when the app runs the engine (next start). */
   model: string | null;
 }

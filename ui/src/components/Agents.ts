@@ -1,12 +1,15 @@
 // The Agents view (w): who is working right now and on what — every author
 // seen lately, connected or writing, with the task it holds, the question it
-// waits on and its last note — and the agents the person can hand work to
-// over A2A (register, remove; `@name` in the quick box sends them a note).
+// waits on, its last note and (Agent Zero's plugin) the chats it runs, with
+// Pause, Resume and Stop — and the agents the person can hand work to over
+// A2A (register, remove; `@name` in the quick box sends them a note).
 
 import { rpc } from "../api";
 import { authorChip } from "../authors";
+import { type Chat, chatLabel, chatsOf, controlParams, controlsFor } from "../chats";
+import { openConnect } from "./Connect";
 import { $, el, fail, say } from "../dom";
-import type { AgentInfo, AgentListResult, Brief, SeenAuthor } from "../protocol";
+import type { AgentInfo, AgentListResult, Brief, ListResult, SeenAuthor } from "../protocol";
 import { app } from "../state";
 import { ago } from "../time";
 
@@ -26,7 +29,7 @@ export async function renderAgents(box: HTMLElement, shown: () => boolean): Prom
   clearInterval(timer);
   const refresh = async () => {
     const r = await rpc<AgentListResult>("agent.list", {});
-    draw(box, r);
+    draw(box, r, await chats(r.seen));
   };
   await refresh();
   timer = window.setInterval(() => {
@@ -35,7 +38,23 @@ export async function renderAgents(box: HTMLElement, shown: () => boolean): Prom
   }, 3000);
 }
 
-function draw(box: HTMLElement, r: AgentListResult): void {
+/** Authors looked at for chats: the most recently seen (one call each). */
+const CHAT_AUTHORS = 8;
+
+/** The chats each recently seen author runs (Agent Zero's plugin keeps a
+ *  status note per chat), from its notes of the last day. */
+async function chats(seen: SeenAuthor[]): Promise<Map<string, Chat[]>> {
+  const since = new Date(Date.now() - 86_400_000).toISOString();
+  const by = new Map<string, Chat[]>();
+  await Promise.all(seen.slice(0, CHAT_AUTHORS).map(async (s) => {
+    const r = await rpc<ListResult>("entry.list", { author: s.author, since, limit: 200 });
+    const found = chatsOf(r.entries);
+    if (found.length) by.set(s.author, found);
+  }));
+  return by;
+}
+
+function draw(box: HTMLElement, r: AgentListResult, running: Map<string, Chat[]> = new Map()): void {
   // Typing in the form survives a refresh: only the lists are redrawn.
   let form = box.querySelector<HTMLFormElement>("#agent-add");
   if (!form) {
@@ -48,9 +67,13 @@ function draw(box: HTMLElement, r: AgentListResult): void {
   seenBox.id = "roster";
   seenBox.replaceChildren(el("h3", "", "Working now"));
   if (!r.seen.length) seenBox.append(el("p", "hint", "nobody seen in the last day"));
-  for (const s of r.seen) seenBox.append(seenRow(s));
+  for (const s of r.seen) seenBox.append(seenRow(s, running.get(s.author) ?? []));
   agentsBox.id = "agents-registered";
-  agentsBox.replaceChildren(el("h3", "", "Agents you can hand work to (A2A)"));
+  agentsBox.replaceChildren(el("h3", "", "Agents you can hand work to"));
+  const connect = el("button", "", "Connect Agent Zero…");
+  connect.id = "agents-connect";
+  connect.addEventListener("click", openConnect);
+  agentsBox.append(el("p", "hint", "Agent Zero: its plugin puts the pad in its loop and takes notes addressed to @agent-zero. Any MCP client: `pad mcp` (the empty pad shows the entry). Others that serve A2A: register them below."), connect);
   if (!r.agents.length) {
     agentsBox.append(el("p", "hint", "None yet. Register one below — Agent Zero: Settings → MCP/A2A → A2A server gives its URL — then start a note with @its-name."));
   }
@@ -66,7 +89,30 @@ function brief(label: string, b: Brief, cls: string): HTMLElement {
   return line;
 }
 
-function seenRow(s: SeenAuthor): HTMLElement {
+function chatRow(c: Chat): HTMLElement {
+  const line = el("div", `roster-line chat ${c.state}`);
+  line.dataset.chat = c.chat;
+  line.dataset.state = c.state;
+  const link = el("button", "link", chatLabel(c).slice(0, 140));
+  link.title = `the chat's thread in ${c.status.pad} · ${ago(c.at)}`;
+  link.addEventListener("click", () => go.entry(c.status.pad, c.root));
+  line.append(el("span", "roster-label", "chat"), link);
+  for (const control of controlsFor(c.state)) {
+    const b = el("button", control === "stop" ? "danger" : "", control[0].toUpperCase() + control.slice(1));
+    b.dataset.control = control;
+    b.title = control === "stop" ? "Halt this chat at its next step" : control === "pause" ? "Pause this chat at its next step" : "Let this chat go on";
+    b.addEventListener("click", () => {
+      b.disabled = true;
+      void rpc("entry.add", controlParams(c, control))
+        .then(() => say(`asked ${c.status.author} to ${control}`))
+        .catch(fail);
+    });
+    line.append(b);
+  }
+  return line;
+}
+
+function seenRow(s: SeenAuthor, running: Chat[] = []): HTMLElement {
   const row = el("div", "roster-row");
   row.dataset.author = s.author;
   const head = el("div", "roster-head");
@@ -81,6 +127,7 @@ function seenRow(s: SeenAuthor): HTMLElement {
     head.append(pad);
   }
   row.append(head);
+  for (const c of running) row.append(chatRow(c));
   for (const t of s.claimed) row.append(brief("running", t, "doing"));
   for (const q of s.open_questions) row.append(brief("asks", q, "asks"));
   if (s.last_note && !s.claimed.length && !s.open_questions.length) row.append(brief("last", s.last_note, "last"));

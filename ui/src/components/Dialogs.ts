@@ -31,6 +31,7 @@ export function openSettings(): void {
   field("ttl_hours").value = s.default_ttl_seconds === null ? "" : String(s.default_ttl_seconds / 3600);
   field("metrics").value = s.metrics ?? "";
   field("model").value = s.model ?? "";
+  field("agent_http").value = s.agent_http ?? "";
   $("settings-error").textContent = "";
   $<HTMLDialogElement>("settings-dialog").showModal();
 }
@@ -47,6 +48,7 @@ export async function saveSettings(ev: Event): Promise<void> {
       default_ttl_seconds: hours === "" ? null : Math.max(1, Math.round(Number(hours) * 3600)),
       metrics: field("metrics").value.trim() || null,
       model: field("model").value || null,
+      agent_http: field("agent_http").value.trim() || null,
     });
     app.feed.me = app.settings.author;
     $<HTMLDialogElement>("settings-dialog").close();

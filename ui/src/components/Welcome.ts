@@ -1,10 +1,11 @@
 // What an empty pad shows: how to write from anywhere (the hotkey), how to
-// connect an agent (the MCP entry, with a copy button), and how an agent's
-// question will look when it arrives.
+// connect an agent (Agent Zero's Connect flow; the MCP entry, with a copy
+// button, for others), and how an agent's question will look when it arrives.
 
 import { el } from "../dom";
 import { app, currentPad } from "../state";
 import { choiceClass } from "../choices";
+import { openConnect } from "./Connect";
 import { copy } from "./Dialogs";
 
 /** The MCP servers entry for Agent Zero (or any stdio MCP client) on this
@@ -25,7 +26,14 @@ export function welcome(): HTMLElement {
     el("h2", "", `“${currentPad()}” is empty`),
     p("Jot a thought from anywhere: press ", el("kbd", "", app.settings.hotkey), " — Enter saves to this pad, ", el("code", "", "#words"), " become tags. Or write above (", el("kbd", "", "n"), ")."),
     el("h3", "", "Connect an agent"),
-    p("In Agent Zero: Settings → MCP servers, paste this entry (any MCP client takes the same):"),
+  );
+  const connect = el("button", "primary", "Connect Agent Zero…");
+  connect.id = "welcome-connect";
+  connect.type = "button";
+  connect.addEventListener("click", openConnect);
+  box.append(
+    p(connect, " — on this machine or in Docker: installs its plugin, so the pad is in its loop."),
+    p("Any other MCP client (or Agent Zero without the plugin, on this machine): paste this entry into its MCP servers:"),
   );
   const entry = el("pre", "mcp-entry", mcpEntry(app.info.pad, currentPad()));
   entry.id = "welcome-mcp";
