@@ -3,6 +3,7 @@
 
 import asyncio
 import json
+import pathlib
 import subprocess
 import threading
 import time
@@ -315,3 +316,36 @@ def test_over_http_a_wrong_token_gives_one_line_naming_the_fix(plugin, http_engi
                                                                     ("response", {"text": "ok"})]))
     errors = [line for kind, line in plugin.log if kind == "error"]
     assert len(errors) == 1 and "refused" in errors[0] and "pad token create" in errors[0]
+
+
+def test_with_agent_zero_registered_over_a2a_the_plugin_leaves_addressed_notes_to_a2a(plugin, engine, tmp_path):
+    """Never both: when the engine sends notes for `agent-zero` over A2A, the
+    plugin starts no chat for them (and says why once in its log)."""
+    import socket as socket_module
+    import sys
+
+    from agent import AgentContext
+
+    with socket_module.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    agents_py = pathlib.Path(__file__).resolve().parents[3] / "tests" / "a2a" / "agents.py"
+    server = subprocess.Popen([sys.executable, str(agents_py), "agent-zero", str(port), str(tmp_path / "a2a.log")])
+    try:
+        wait_for(lambda: socket_module.socket().connect_ex(("127.0.0.1", port)) == 0)
+        with engine.client() as owner:
+            owner.add_agent("agent-zero", f"http://127.0.0.1:{port}/a2a/t-s3cr3t-a0-token")
+        before = set(AgentContext._contexts)
+        plugin.watcher.ensure_running()
+        with engine.client(author="user") as person:
+            note = person.send("agent-zero", "count the open incidents", pad="inbox")
+        with engine.client() as c:
+            wait_for(lambda: any(r["kind"] == "result" for r in c.thread(note["id"])["replies"]), timeout=40)
+        time.sleep(0.5)
+        assert set(AgentContext._contexts) == before  # delivered once: over A2A
+        assert any("over A2A, not through the plugin" in line for _, line in plugin.log)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        with engine.client() as owner:
+            owner.call("agent.remove", {"name": "agent-zero"})
