@@ -183,7 +183,7 @@ pub struct Engine(Arc<Inner>);
 struct Inner {
     config: Config,
     backend: Backend,
-    /// Dropped before `_lock` (fields drop in order): dropping it stops the
+    /// Dropped before `lock` (fields drop in order): dropping it stops the
     /// embedding worker, which saves the index while the data dir is still ours.
     semantic: Option<Semantic>,
     bus: Bus,
@@ -205,7 +205,11 @@ struct Inner {
     /// Turns for requests that scan (see `scan`).
     scans: tokio::sync::Semaphore,
     stop: watch::Sender<bool>,
-    _lock: lock::DirLock,
+    /// The data directory's lock: let go by `shutdown` once everything is
+    /// saved, so a new engine can open the directory at once even while a
+    /// handle to this one is still being dropped (a relay callback, a
+    /// finishing task); else when the last handle goes.
+    lock: Mutex<Option<lock::DirLock>>,
 }
 
 impl Engine {
@@ -302,7 +306,7 @@ impl Engine {
             scans: tokio::sync::Semaphore::new(SCAN_TURNS),
             stop: watch::channel(false).0,
             config,
-            _lock: dir_lock,
+            lock: Mutex::new(Some(dir_lock)),
         }));
         if let Backend::Postgres(store) = engine.backend() {
             engine.relay_events(store.clone()).await;

@@ -145,6 +145,9 @@ impl Engine {
             }
             super::Backend::Postgres(s) => s.close().await,
         }
+        // Everything is saved: the data directory is free for the next
+        // engine, whoever still holds a handle to this one.
+        drop(self.0.lock.lock().unwrap_or_else(|p| p.into_inner()).take());
     }
 }
 

@@ -107,3 +107,41 @@ async fn statements_stay_prepared_across_calls_with_new_values() {
             .join("\n")
     );
 }
+
+/// Stopping is complete when `shutdown` returns: the data directory is free
+/// for the next engine in the same process (the app, tests) even while a
+/// handle to the stopped one is still held somewhere (a relay callback, a
+/// task finishing on a busy machine), and what was written is there.
+#[tokio::test]
+async fn a_stopped_engine_lets_go_of_its_directory_while_a_handle_lingers() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = || {
+        let mut c = Config::new(dir.path().join("data"));
+        c.semantic = None;
+        c
+    };
+    let first = Engine::open(config()).await.unwrap();
+    let mut s = Session::new(None);
+    call(
+        &first,
+        &mut s,
+        "entry.add",
+        json!({"pad": "p", "content": "kept across"}),
+    )
+    .await;
+    let lingering = first.clone();
+    first.shutdown().await;
+    assert!(lingering.handles() >= 2, "the test holds a second handle");
+    let second = Engine::open(config())
+        .await
+        .expect("the directory is free once shutdown returned");
+    let mut s = Session::new(None);
+    let listed = call(&second, &mut s, "entry.list", json!({"pad": "p"})).await;
+    assert_eq!(listed["entries"][0]["content"], "kept across");
+    let third = Engine::open(config()).await;
+    assert!(
+        third.is_err(),
+        "the running engine still holds the directory"
+    );
+    drop(lingering);
+}
