@@ -723,3 +723,52 @@ async fn a_repeated_note_is_stored_and_said() {
     }
     h.stop().await;
 }
+
+/// Exact copies fold into one hit before the page is cut: a page of 3 holds
+/// 3 different hits while more match, however many copies rank on top.
+#[tokio::test]
+async fn a_page_is_full_though_copies_fold_into_one_hit() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    for host in ["aa", "bb", "cc"] {
+        ok(
+            &mut c,
+            "entry.add",
+            json!({"pad": "ops", "content": format!("disk full on host {host}")}),
+        )
+        .await;
+    }
+    let mut copies = Vec::new();
+    for _ in 0..3 {
+        let r = ok(
+            &mut c,
+            "entry.add",
+            json!({"pad": "ops", "content": "disk full on host zz"}),
+        )
+        .await;
+        copies.push(r["entry"]["id"].clone());
+    }
+    for mode in ["text", "hybrid"] {
+        let r = ok(
+            &mut c,
+            "search",
+            json!({"query": "disk full", "mode": mode, "pad": "ops", "limit": 3}),
+        )
+        .await;
+        let hits = r["hits"].as_array().unwrap();
+        assert_eq!(hits.len(), 3, "{mode}: a full page of different notes: {r}");
+        let zz = hits
+            .iter()
+            .find(|h| h["entry"]["content"] == "disk full on host zz")
+            .expect("the copied note is a hit");
+        assert_eq!(
+            zz["copies"].as_array().map(Vec::len),
+            Some(2),
+            "{mode}: {r}"
+        );
+        let contents: std::collections::HashSet<_> =
+            hits.iter().map(|h| h["entry"]["content"].clone()).collect();
+        assert_eq!(contents.len(), 3, "{mode}: {r}");
+    }
+    h.stop().await;
+}

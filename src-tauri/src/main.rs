@@ -97,6 +97,20 @@ fn on_notification(app: &AppHandle, entry: &Value, action: notify::Action) {
     match action {
         notify::Action::Open => notify::open_entry(app, entry),
         notify::Action::Reply => show_quick(app, Some(entry)),
+        notify::Action::Stop => {
+            let state = app.state::<AppState>();
+            let params = json!({
+                "pad": entry["pad"],
+                "reply_to": entry["id"],
+                "content": "stop",
+                "meta": {"control": "stop"},
+                "author": state.settings().author,
+            });
+            if let Err(e) = tauri::async_runtime::block_on(state.backend.call("entry.add", params))
+            {
+                tracing::warn!("cannot stop Agent Zero from the notification: {e}");
+            }
+        }
         notify::Action::Answer(choice) => {
             let state = app.state::<AppState>();
             let params = json!({

@@ -45,6 +45,14 @@ pub enum Action {
     Reply,
     /// Answer the question with this choice, without opening anything.
     Answer(String),
+    /// Stop the Agent Zero chat the entry belongs to (its plugin marks its
+    /// notes with `meta.agent_zero.chat`): a reply carrying `meta.control`.
+    Stop,
+}
+
+/// Whether the entry was written in an Agent Zero chat its plugin runs.
+fn in_agent_zero_chat(entry: &Value) -> bool {
+    entry["meta"]["agent_zero"]["chat"].is_string()
 }
 
 /// The most choices a notification shows as buttons; a question with more
@@ -68,6 +76,9 @@ pub fn buttons(entry: &Value) -> Vec<(String, String)> {
         } else {
             vec![("reply".to_owned(), "Reply".to_owned())]
         };
+    if in_agent_zero_chat(entry) {
+        out.push(("stop".to_owned(), "Stop Agent Zero".to_owned()));
+    }
     out.push(("open".to_owned(), "Open".to_owned()));
     out
 }
@@ -77,6 +88,7 @@ pub fn action(entry: &Value, key: &str) -> Option<Action> {
     match key {
         "default" | "open" => Some(Action::Open),
         "reply" => Some(Action::Reply),
+        "stop" if in_agent_zero_chat(entry) => Some(Action::Stop),
         _ => {
             let i: usize = key.strip_prefix("choice:")?.parse().ok()?;
             let choice = entry["choices"].get(i)?.as_str()?;
@@ -483,6 +495,18 @@ mod tests {
             assert_eq!(keys, ["reply", "open"]);
             assert_eq!(action(&e, "reply"), Some(Action::Reply));
         }
+    }
+
+    #[test]
+    fn a_note_of_an_agent_zero_chat_offers_stop() {
+        let q = json!({"kind": "question", "choices": ["approve", "deny"],
+                       "meta": {"agent_zero": {"chat": "c1"}}});
+        let keys: Vec<_> = buttons(&q).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["choice:0", "choice:1", "stop", "open"]);
+        assert_eq!(action(&q, "stop"), Some(Action::Stop));
+        let other = json!({"kind": "note", "choices": [], "meta": {"source": "ci"}});
+        assert_eq!(action(&other, "stop"), None);
+        assert!(!buttons(&other).iter().any(|(k, _)| k == "stop"));
     }
 
     #[test]

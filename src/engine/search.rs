@@ -13,17 +13,38 @@ use crate::store::EntryFilter;
 impl Engine {
     pub async fn search(&self, p: SearchParams, grant: Option<&Grant>) -> Result<SearchResult> {
         let started = Instant::now();
-        let result = self.search_inner(p, grant).await.map(|mut r| {
-            r.hits = duplicates::collapse_copies(r.hits);
-            r
-        });
+        let result = self.search_page(&p, grant).await;
         if let (Some(m), Ok(r)) = (self.metrics(), &result) {
             m.search(r.mode, started.elapsed());
         }
         result
     }
 
-    async fn search_inner(&self, p: SearchParams, grant: Option<&Grant>) -> Result<SearchResult> {
+    /// A page of `limit` hits, exact copies folded into the first of them
+    /// before the page is cut: while copies leave it short and more hits may
+    /// exist, the search runs again for twice as many.
+    async fn search_page(&self, p: &SearchParams, grant: Option<&Grant>) -> Result<SearchResult> {
+        let page = limit("limit", p.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)? as usize;
+        let mut want = page as u32;
+        loop {
+            let mut r = self.search_inner(p, grant, want).await?;
+            let found = r.hits.len();
+            r.hits = duplicates::collapse_copies(r.hits);
+            if r.hits.len() >= page || found < want as usize || want >= MAX_SEARCH_LIMIT {
+                r.hits.truncate(page);
+                return Ok(r);
+            }
+            want = (want * 2).min(MAX_SEARCH_LIMIT);
+        }
+    }
+
+    /// Up to `want` hits, best first (copies not yet folded).
+    async fn search_inner(
+        &self,
+        p: &SearchParams,
+        grant: Option<&Grant>,
+        want: u32,
+    ) -> Result<SearchResult> {
         let query = p.query.trim();
         if query.is_empty() {
             return Err(Error::invalid(
@@ -42,7 +63,7 @@ impl Engine {
                 qlen,
             ));
         }
-        let limit = limit("limit", p.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
+        let limit = want;
         let filter = EntryFilter {
             pad: p
                 .pad

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { browser, call, env, freePort, launch, quit, screenshot, waitFor } from "./harness.mjs";
+import { NOTIFY_LOG, browser, call, clickNotificationButton, env, freePort, launch, notificationsShown, quit, screenshot, waitFor } from "./harness.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
 const target = process.env.CARGO_TARGET_DIR ?? path.join(root, "..", "scratchpad-target");
@@ -92,4 +92,20 @@ print(c.server["author"], len(c.inbox(peek=True)["needs_eyes"]) >= 0)
   await screenshot("connect-agent-zero");
   const listed = await call("token.list");
   assert.ok(listed.tokens.some((t) => t.name === "agent-zero"));
+});
+
+test("Stop Agent Zero on a notification of its chat halts the chat", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "a0-standin-"));
+  const notified = spawn(python, [path.join(root, "clients/agent-zero/tests/standin_chat.py"), dir, "ship the release"], {
+    env: { ...env, PAD_BIN: padBin, STANDIN_NOTIFY: "the release build is green" }, stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  notified.stdout.on("data", (d) => { out += d; });
+  try {
+    await waitFor("the notification", () => readFileSync(NOTIFY_LOG, "utf8").includes("the release build is green") && notificationsShown() > 0, 30_000);
+    clickNotificationButton("Stop Agent Zero", "agent-zero");
+    await waitFor("the chat to halt", () => /halted/.test(out), 30_000);
+  } finally {
+    notified.kill();
+  }
 });

@@ -187,7 +187,8 @@ class Watcher(threading.Thread):
                 pending.append(e)
             return
         parent = e.get("reply_to")
-        if parent and parent in chat.waited:
+        meta = e.get("meta") if isinstance(e.get("meta"), dict) else {}
+        if parent and parent in chat.waited and meta.get("control") not in CONTROLS:
             return  # an ask_person call is waiting for exactly this answer
         chat_id = chat.chat_for(parent, cfg) if parent else None
         if chat_id:

@@ -6,7 +6,8 @@ the pad, for the app's end-to-end tests (ui/e2e/agent_zero.e2e.mjs):
 ROOT_DIR becomes a stand-in Agent Zero (tests/standins, the plugin put there
 by `pad agent-zero install`; PAD_BIN names `pad`). The engine is $PAD_SOCKET.
 Each step takes half a second; the script prints the chat's thread id once
-it exists, and "halted" or "finished" at the end."""
+it exists, and "halted" or "finished" at the end. STANDIN_NOTIFY=TEXT makes
+its first step a notify_user with that text."""
 
 import asyncio
 import os
@@ -38,6 +39,8 @@ def main():
         await asyncio.sleep(0.5)
 
     steps = [("code_execution_tool", {"code": f"make step{i}"}) for i in range(240)] + [("response", {"text": "ok"})]
+    if os.environ.get("STANDIN_NOTIFY"):  # a notify_user first: a desktop notification of the chat
+        steps.insert(0, ("notify_user", {"title": "Release", "message": os.environ["STANDIN_NOTIFY"]}))
     result = asyncio.run(Loop(root).run(context, sys.argv[2], steps, between))
     print("halted" if isinstance(result, HandledException) else "finished", flush=True)
     watcher.stop()

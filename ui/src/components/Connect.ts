@@ -40,9 +40,17 @@ async function connect(): Promise<void> {
     const dir = $<HTMLInputElement>("connect-dir").value.trim();
     const address = docker() ? $<HTMLInputElement>("connect-address").value.trim() : null;
     const r = await connectAgentZero(dir, address);
+    const a2aUrl = $<HTMLInputElement>("connect-a2a").value.trim();
+    let a2a = "";
+    if (a2aUrl) {
+      const added = await rpc<{ agent: { url: string } }>("agent.add", { name: AUTHOR, url: a2aUrl, replace: true });
+      a2a = `Registered its A2A server (${added.agent.url}): notes to @${AUTHOR} go there. `;
+      $<HTMLInputElement>("connect-a2a").value = "";
+    }
     result.replaceChildren(
       el("span", "", `Installed the plugin in ${r.plugin}. `),
       el("span", "", r.url ? `Its settings reach this engine at ${r.url} with a token made for it. ` : ""),
+      el("span", "", a2a),
       el("strong", "", `Restart Agent Zero (${r.restart}). `),
     );
     const wait = el("span", "connect-wait", "Waiting for Agent Zero's first call…");

@@ -44,6 +44,7 @@ export function welcome(): HTMLElement {
   box.append(
     entry,
     copyBtn,
+    p("Agents that serve A2A (Agent Zero's A2A server too): register them in the Agents view (", el("kbd", "", "w"), "), then start a note with @their-name to hand them work."),
     p("From a shell or a script: ", el("code", "", `${app.info.pad} note -p ${currentPad()} "a note"`), " and ", el("code", "", `${app.info.pad} --help`), "."),
     el("h3", "", "When an agent asks"),
     p("Before anything it cannot undo, an agent asks you (", el("code", "", "ask_person"), "). The question appears under Needs eyes and as a desktop notification whose buttons answer it:"),
