@@ -11,6 +11,7 @@ import time
 import pytest
 
 from pad_engine import pad_binary
+from support import status_of, thread_of, wait_for
 
 
 def new_context(name="test chat"):
@@ -18,30 +19,6 @@ def new_context(name="test chat"):
     from initialize import initialize_agent
 
     return AgentContext(initialize_agent(), name=name)
-
-
-def wait_for(what, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = what()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError("timed out")
-
-
-def status_of(engine, context):
-    from usr.plugins.scratchpad.helpers import chat
-
-    with engine.client() as c:
-        return c.get(chat.state_of(context)["status"])["meta"]["agent_zero"]
-
-
-def thread_of(engine, context):
-    from usr.plugins.scratchpad.helpers import chat
-
-    with engine.client() as c:
-        return c.thread(chat.state_of(context)["thread"])
 
 
 def test_the_persons_note_is_in_the_first_prompt_and_the_answer_lands_in_the_thread(plugin, engine):

@@ -17,6 +17,7 @@ import pytest
 HERE = pathlib.Path(__file__).resolve().parent
 A0_DIR = os.environ.get("A0_DIR")
 sys.path.insert(0, str(HERE.parents[2] / "python" / "tests"))
+sys.path.insert(0, str(HERE.parent))  # support.py, shared with the stand-in tests
 sys.path.insert(0, str(HERE))
 
 collect_ignore_glob = [] if A0_DIR else ["test_*.py"]

@@ -6,6 +6,8 @@ import time
 
 import pytest
 
+from support import status_of, thread_of, wait_for
+
 
 def run_chat(message, timeout=120):
     from agent import AgentContext, UserMessage
@@ -14,23 +16,6 @@ def run_chat(message, timeout=120):
     context = AgentContext(initialize_agent(), name="real loop test")
     task = context.communicate(UserMessage(message=message))
     return context, task
-
-
-def wait_for(what, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = what()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError("timed out")
-
-
-def thread_of(engine, context):
-    from usr.plugins.scratchpad.helpers import chat
-
-    with engine.client() as c:
-        return c.thread(chat.state_of(context)["thread"])
 
 
 @pytest.fixture(autouse=True)
@@ -105,11 +90,7 @@ def test_stop_from_the_pad_halts_the_loop(model, engine):
     except Exception:
         pass  # Agent Zero ends a halted chat with its HandledException
     assert len(model.requests) == 1
-    with engine.client() as c:
-        from usr.plugins.scratchpad.helpers import chat
-
-        status = c.get(chat.state_of(context)["status"])["meta"]["agent_zero"]
-    assert status["state"] == "stopped"
+    assert status_of(engine, context)["state"] == "stopped"
 
 
 def test_ask_person_returns_the_answer_given_in_the_app(model, engine):
