@@ -326,3 +326,20 @@ def test_with_agent_zero_registered_over_a2a_the_plugin_leaves_addressed_notes_t
         server.wait(timeout=10)
         with engine.client() as owner:
             owner.call("agent.remove", {"name": "agent-zero"})
+
+
+def test_the_settings_page_says_whom_it_reached_or_what_to_fix(plugin, engine, tmp_path):
+    """Its "Test connection" (api/status.py) with the settings being edited."""
+    import importlib.util
+
+    path = plugin.root / "usr" / "plugins" / "scratchpad" / "api" / "status.py"
+    spec = importlib.util.spec_from_file_location("scratchpad_status_api", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    handler = module.Status()
+    ok = asyncio.run(handler.process({"config": {}}, None))
+    assert ok["ok"] and "Connected as agent-zero" in ok["line"], ok
+    down = asyncio.run(handler.process({"config": {"socket": str(tmp_path / "none.sock")}}, None))
+    assert not down["ok"] and "no engine answers" in down["line"]
+    refused = asyncio.run(handler.process({"config": {"token": "padt_wrong"}}, None))
+    assert not refused["ok"] and "pad token create" in refused["line"], refused

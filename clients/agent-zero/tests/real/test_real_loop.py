@@ -145,3 +145,13 @@ def test_with_the_engine_down_the_loop_finishes_and_says_so_once(model, engine, 
     finally:
         config.unlink()
         pad._configs.clear()
+
+
+def test_the_settings_page_api_answers_in_agent_zero(a0, engine):
+    """The settings page's "Test connection" as Agent Zero's API loads it."""
+    import asyncio
+
+    from usr.plugins.scratchpad.api.status import Status
+
+    r = asyncio.run(Status(None, None).process({"config": {}}, None))
+    assert r["ok"] and "Connected as agent-zero" in r["line"], r
