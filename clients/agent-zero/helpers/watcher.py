@@ -33,8 +33,15 @@ CONTROLS = ("pause", "resume", "stop")
 
 _lock = threading.Lock()
 pending: list[dict[str, Any]] = []  # for the next prompt, oldest first
+PENDING_MAX = 50  # older ones are dropped (recall off: nobody takes them)
 _seen: set[str] = set()
 _thread: Optional["Watcher"] = None
+
+
+def _keep(e: dict[str, Any]) -> None:
+    with _lock:
+        pending.append(e)
+        del pending[:-PENDING_MAX]
 
 
 def take_pending() -> list[dict[str, Any]]:
@@ -183,8 +190,7 @@ class Watcher(threading.Thread):
 
     def route(self, key: str, e: dict[str, Any], cfg: dict[str, Any]) -> None:
         if key in ("needs_eyes", "reminders"):
-            with _lock:
-                pending.append(e)
+            _keep(e)
             return
         parent = e.get("reply_to")
         meta = e.get("meta") if isinstance(e.get("meta"), dict) else {}
@@ -196,8 +202,7 @@ class Watcher(threading.Thread):
         elif key == "addressed" and cfg.get("take_addressed") and not self._a2a_owns(cfg):
             start_chat(e, cfg)
         else:
-            with _lock:
-                pending.append(e)
+            _keep(e)
 
     def deliver(self, chat_id: str, e: dict[str, Any], cfg: dict[str, Any]) -> None:
         from agent import AgentContext, UserMessage
