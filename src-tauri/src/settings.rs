@@ -94,37 +94,23 @@ impl Settings {
 
     /// The metrics address, checked: a loopback `host:port`, or none.
     pub fn metrics_address(&self) -> Result<Option<std::net::SocketAddr>, String> {
-        let Some(raw) = self
-            .metrics
-            .as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-        else {
-            return Ok(None);
-        };
-        let addr: std::net::SocketAddr = raw.parse().map_err(|_| {
-            format!("metrics address '{raw}' is not host:port, e.g. 127.0.0.1:9464")
-        })?;
-        scratchpad::metrics::check_address(addr, false).map_err(|e| e.to_string())?;
-        Ok(Some(addr))
+        address(
+            self.metrics.as_deref(),
+            "metrics address",
+            "127.0.0.1:9464",
+            |a| scratchpad::metrics::check_address(a, false).map_err(|e| e.to_string()),
+        )
     }
 
     /// The address to serve Agent Zero on, checked: a loopback or private
     /// `host:port` (a public one is never the app's to open), or none.
     pub fn agent_http_address(&self) -> Result<Option<std::net::SocketAddr>, String> {
-        let Some(raw) = self
-            .agent_http
-            .as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-        else {
-            return Ok(None);
-        };
-        let addr: std::net::SocketAddr = raw.parse().map_err(|_| {
-            format!("the address for Agent Zero '{raw}' is not host:port, e.g. 172.17.0.1:8765 (the docker0 gateway)")
-        })?;
-        scratchpad::mcp::http_bind_allowed(addr, false).map_err(|e| e.to_string())?;
-        Ok(Some(addr))
+        address(
+            self.agent_http.as_deref(),
+            "the address for Agent Zero",
+            "172.17.0.1:8765 (the docker0 gateway)",
+            |a| scratchpad::mcp::http_bind_allowed(a, false).map_err(|e| e.to_string()),
+        )
     }
 
     /// Writes the settings (through a temp file, so a crash keeps the old ones).
@@ -135,6 +121,23 @@ impl Settings {
         std::fs::write(&tmp, serde_json::to_vec_pretty(self).unwrap_or_default())?;
         std::fs::rename(tmp, path)
     }
+}
+
+/// A `host:port` setting: none when empty, else parsed and checked.
+fn address(
+    raw: Option<&str>,
+    what: &str,
+    example: &str,
+    check: impl FnOnce(std::net::SocketAddr) -> Result<(), String>,
+) -> Result<Option<std::net::SocketAddr>, String> {
+    let Some(raw) = raw.map(str::trim).filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    let addr = raw
+        .parse()
+        .map_err(|_| format!("{what} '{raw}' is not host:port, e.g. {example}"))?;
+    check(addr)?;
+    Ok(Some(addr))
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ test("the Agents view shows Agent Zero's chat, and its Stop halts the chat at th
   // Its last step, as the plugin's status note says it (at most every 5 s).
   const line = await waitFor("the chat, working on a step", async () => {
     const l = await browser.$('#roster .roster-line.chat[data-state="working"]');
-    return (await l.isExisting()) && /working: code_execution_tool: doing code_execution_tool/.test(await l.getText()) ? l : null;
+    return (await l.isExisting()) && /“deploy the release”.*working: code_execution_tool: doing code_execution_tool/.test(await l.getText()) ? l : null;
   }, 30_000);
   await screenshot("agents-agent-zero-chat");
   await line.$('button[data-control="stop"]').click();

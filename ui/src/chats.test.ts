@@ -3,7 +3,7 @@ import { entry } from "./fixtures";
 
 const status = (id: string, state: string, at: string, step = "") =>
   entry({ id, pad: "agent-zero", author: "agent-zero", reply_to: `root-${id}`,
-          meta: { agent_zero: { chat: `c-${id}`, role: "status", state, step, at } } });
+          meta: { agent_zero: { chat: `c-${id}`, role: "status", title: `job ${id}`, state, step, at } } });
 
 describe("Agent Zero's chats", () => {
   it("shows the live chats, newest first, else the last one that ended", () => {
@@ -27,6 +27,7 @@ describe("Agent Zero's chats", () => {
     expect(controlsFor("done")).toEqual([]);
     expect(controlParams(working, "stop")).toEqual({ pad: "agent-zero", reply_to: "b", content: "stop", meta: { control: "stop" } });
     expect(working.root).toBe("root-b");
+    expect(working.title).toBe("job b");
   });
 });
 

@@ -15,6 +15,8 @@ export type Chat = {
   /** The note that began the chat's thread (what a click opens). */
   root: string;
   chat: string;
+  /** What it was asked (the start of the message that began the chat). */
+  title: string;
   state: ChatState;
   step: string;
   at: string;
@@ -33,6 +35,7 @@ export function chatsOf(entries: Entry[]): Chat[] {
       status: e,
       root: e.reply_to,
       chat: String(a.chat ?? ""),
+      title: String(a.title ?? ""),
       state: (String(a.state ?? "idle") as ChatState),
       step: String(a.step ?? ""),
       at: String(a.at ?? e.updated_at),

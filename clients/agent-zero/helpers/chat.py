@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from usr.plugins.scratchpad.helpers import pad
 
-DATA_KEY = "scratchpad"  # in AgentContext.data: {"thread", "status", "pad"}, JSON-safe
+DATA_KEY = "scratchpad"  # in AgentContext.data: {"thread", "status", "pad", "title"}, JSON-safe
 
 _lock = threading.Lock()
 # Entry id -> chat (context id), for every entry this process wrote in a chat
@@ -62,12 +62,21 @@ def _meta(context: Any, **extra: Any) -> dict[str, Any]:
     return {"agent_zero": {"chat": context.id, **extra}}
 
 
+def over_a2a(context: Any) -> bool:
+    """A chat Agent Zero's A2A server opened (a background context): the
+    engine already keeps its note's thread, so the plugin opens none."""
+    return getattr(getattr(context, "type", None), "value", None) == "background"
+
+
 def ensure_thread(agent: Any, cfg: dict[str, Any], first_message: str) -> Optional[dict[str, Any]]:
-    """The chat's thread, started when the chat starts; None without an engine."""
+    """The chat's thread, started when the chat starts; None without an engine
+    (or for a chat that came over A2A)."""
     context = agent.context
     st = state_of(context)
     if st.get("status"):
         return st
+    if over_a2a(context) and not st.get("thread"):
+        return None
     name = getattr(context, "name", None) or f"chat {context.id}"
     text = " ".join((first_message or "").split())[:300] or "(no message)"
     if not st.get("thread"):
@@ -76,9 +85,10 @@ def ensure_thread(agent: Any, cfg: dict[str, Any], first_message: str) -> Option
         if root is None:
             return None
         st["thread"], st["pad"] = root["id"], root["pad"]
+    st["title"] = text[:120]
     status = pad.call(cfg, lambda c: c.reply(
         st["thread"], f"Agent Zero is working on it ({name}).", pad=st["pad"],
-        meta=_meta(context, role="status", state="working", step="started", at=now())))
+        meta=_meta(context, role="status", title=st["title"], state="working", step="started", at=now())))
     if status is None:
         return None
     st["status"] = status["id"]
@@ -116,7 +126,7 @@ def set_state(context: Any, cfg: dict[str, Any], state: str, step: Optional[str]
         return
     _last_state[context.id] = t
     st["last_state"] = state
-    meta = _meta(context, role="status", state=state, step=(step or "")[:200], at=now())
+    meta = _meta(context, role="status", title=st.get("title", ""), state=state, step=(step or "")[:200], at=now())
     changes: dict[str, Any] = {"meta": meta}
     if content:
         changes["content"] = content

@@ -15,6 +15,7 @@ import sys
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
+PLUGIN = HERE.parent
 sys.path.insert(0, str(HERE.parents[1] / "python" / "tests"))
 
 from pad_engine import Engine, pad_binary  # noqa: E402
@@ -31,6 +32,10 @@ def a0_root(tmp_path_factory):
     shutil.copytree(HERE / "standins", root, dirs_exist_ok=True)
     done = install(root)
     assert done.returncode == 0, done.stderr
+    stale = [str(f.relative_to(PLUGIN)) for f in PLUGIN.rglob("*")
+             if f.is_file() and "tests" not in f.relative_to(PLUGIN).parts and "__pycache__" not in f.parts
+             and f.read_bytes() != (root / "usr/plugins/scratchpad" / f.relative_to(PLUGIN)).read_bytes()]
+    assert not stale, f"{pad_binary()} carries an older plugin ({', '.join(stale)}): rebuild it (cargo build)"
     sys.path.insert(0, str(root))
     return root
 

@@ -40,7 +40,8 @@ def test_the_persons_note_is_in_the_first_prompt_and_the_answer_lands_in_the_thr
     assert ("agent-zero", "result") in kinds
     result_note = next(e for e in thread["replies"] if e["kind"] == "result")
     assert result_note["content"] == "Deployed to staging (db-staging-2.internal)."
-    assert status_of(engine, context)["state"] == "done"
+    status = status_of(engine, context)
+    assert status["state"] == "done" and status["title"].startswith("Deploy the service to staging")
     with engine.client() as c:  # the tool wrote to the plugin's pad, as agent-zero
         hits = c.search("deploying to db-staging-2", pad="agent-zero", mode="text")["hits"]
         assert hits and hits[0]["entry"]["author"] == "agent-zero"
@@ -343,3 +344,21 @@ def test_the_settings_page_says_whom_it_reached_or_what_to_fix(plugin, engine, t
     assert not down["ok"] and "no engine answers" in down["line"]
     refused = asyncio.run(handler.process({"config": {"token": "padt_wrong"}}, None))
     assert not refused["ok"] and "pad token create" in refused["line"], refused
+
+
+def test_a_chat_opened_by_agent_zeros_a2a_server_gets_no_second_thread(plugin, engine):
+    """Agent Zero's A2A server runs a handed-over note in a background chat;
+    the engine already keeps that note's thread, so the plugin opens none
+    (its tools still work)."""
+    from agent import AgentContext, AgentContextType
+    from initialize import initialize_agent
+
+    context = AgentContext(initialize_agent(), type=AgentContextType.BACKGROUND)
+    loop = plugin.Loop(plugin.root)
+    steps = [("scratchpad", {"action": "add", "content": "counted 4 open incidents"}),
+             ("response", {"text": "incidents tallied: 4 open"})]
+    assert asyncio.run(loop.run(context, "count the open incidents", steps)) == "incidents tallied: 4 open"
+    assert "thread" not in plugin.chat.state_of(context)
+    with engine.client() as c:
+        assert c.search("counted 4 open incidents", mode="text")["hits"]
+        assert not c.search("tallied", mode="text")["hits"]  # no result posted by the plugin

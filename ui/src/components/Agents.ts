@@ -93,10 +93,10 @@ function chatRow(c: Chat): HTMLElement {
   const line = el("div", `roster-line chat ${c.state}`);
   line.dataset.chat = c.chat;
   line.dataset.state = c.state;
-  const link = el("button", "link", chatLabel(c).slice(0, 140));
+  const link = el("button", "link", c.title ? `“${c.title.slice(0, 60)}”` : "its chat");
   link.title = `the chat's thread in ${c.status.pad} · ${ago(c.at)}`;
   link.addEventListener("click", () => go.entry(c.status.pad, c.root));
-  line.append(el("span", "roster-label", "chat"), link);
+  line.append(el("span", "roster-label", "chat"), link, el("span", "chat-state", chatLabel(c).slice(0, 140)));
   for (const control of controlsFor(c.state)) {
     const b = el("button", control === "stop" ? "danger" : "", control[0].toUpperCase() + control.slice(1));
     b.dataset.control = control;

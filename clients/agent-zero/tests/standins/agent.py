@@ -5,7 +5,14 @@ them against a checkout). The loop itself is driven by tests/loop.py."""
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
+
+
+class AgentContextType(Enum):
+    USER = "user"
+    TASK = "task"
+    BACKGROUND = "background"
 
 
 @dataclass
@@ -53,6 +60,7 @@ class AgentContext:
             self.id = id or f"ctx{AgentContext._counter}"
             AgentContext._contexts[self.id] = self
         self.config, self.name, self.paused = config, name, paused
+        self.type = type or AgentContextType.USER
         self.data = data or {}
         self.agent0 = agent0 or Agent(0, config, self)
         self.streaming_agent = streaming_agent
