@@ -122,7 +122,13 @@ where
         .await
         .map_err(message)?;
     let secret = made["secret"].as_str().ok_or("the engine made no token")?;
-    let url = format!("http://{addr}");
+    // On loopback only Docker Desktop reaches it, from inside the container
+    // as host.docker.internal (which the endpoint's Host check accepts).
+    let url = if addr.ip().is_loopback() {
+        format!("http://host.docker.internal:{}", addr.port())
+    } else {
+        format!("http://{addr}")
+    };
     agent_zero::write_config(&to, &[("url", json!(url)), ("token", json!(secret))]).map_err(
         |e| {
             format!(

@@ -71,7 +71,8 @@ test("Connect Agent Zero for Docker installs the plugin, serves the engine with 
   const config = path.join(usr, "plugins", "scratchpad", "config.json");
   assert.equal(statSync(config).mode & 0o777, 0o600);
   const saved = JSON.parse(readFileSync(config, "utf8"));
-  assert.equal(saved.url, `http://127.0.0.1:${port}`);
+  // Served on loopback: Docker Desktop's containers reach it as host.docker.internal.
+  assert.equal(saved.url, `http://host.docker.internal:${port}`);
   assert.match(saved.token, /^padt_/);
   assert.equal(saved.recall_enabled, true);
   const text = await textOf("connect-result");
@@ -82,7 +83,8 @@ import json, sys
 sys.path.insert(0, ${JSON.stringify(path.join(root, "clients/python"))})
 import scratchpad
 cfg = json.load(open(${JSON.stringify(config)}))
-c = scratchpad.HttpClient(cfg["url"], cfg["token"], client="agent-zero-plugin")
+url = cfg["url"].replace("host.docker.internal", "127.0.0.1")  # Docker Desktop's forwarding, played here
+c = scratchpad.HttpClient(url, cfg["token"], client="agent-zero-plugin")
 print(c.server["author"], len(c.inbox(peek=True)["needs_eyes"]) >= 0)
 `], { stdio: ["ignore", "pipe", "inherit"] });
   let said = "";

@@ -3,8 +3,10 @@
 import time
 
 
-def wait_for(what, timeout=20.0):
-    """Polls `what` until it returns something true, and returns that."""
+def wait_for(what, timeout=120.0):
+    """Polls `what` until it returns something true, and returns that. The
+    default is generous: beside `stress-ng --cpu 2` a step that takes well
+    under a second on a quiet machine took over 20 s."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         got = what()

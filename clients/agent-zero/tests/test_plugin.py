@@ -85,7 +85,7 @@ def test_a_reply_mid_task_reaches_the_loop_as_an_intervention(plugin, engine):
             root = thread_of(engine, context)["entry"]["id"]
             with engine.client(author="user") as person:
                 person.reply(root, "use the blue-green deploy, not rolling")
-            for _ in range(200):
+            for _ in range(2400):  # up to 2 min, beside a busy CPU
                 if context.agent0.intervention:
                     break
                 await asyncio.sleep(0.05)
@@ -109,7 +109,7 @@ def test_stop_from_the_pad_halts_the_loop_at_its_next_step(plugin, engine):
             root = thread_of(engine, context)["entry"]["id"]
             subprocess.run([pad_binary(), "agent-zero", "stop", root], check=True, capture_output=True,
                            env={"PAD_SOCKET": engine.socket, "PAD_NO_AUTOSTART": "1", "PATH": "/usr/bin:/bin"})
-            for _ in range(200):
+            for _ in range(2400):  # up to 2 min, beside a busy CPU
                 if context.id in plugin.chat.stops:
                     break
                 await asyncio.sleep(0.05)
@@ -132,7 +132,7 @@ def test_pause_holds_the_loop_until_resume(plugin, engine):
             root = thread_of(engine, context)["entry"]["id"]
             with engine.client(author="user") as person:
                 person.reply(root, "pause", meta={"control": "pause"})
-            for _ in range(200):
+            for _ in range(2400):  # up to 2 min, beside a busy CPU
                 if context.paused:
                     break
                 await asyncio.sleep(0.05)
@@ -273,7 +273,7 @@ def test_in_docker_the_plugin_reaches_the_engine_over_http_with_a_token(plugin, 
             replied.append(True)
             with http_engine.client(author="user") as person:
                 person.reply(thread_of(http_engine, context)["entry"]["id"], "ship it anyway, I approve")
-            for _ in range(200):
+            for _ in range(2400):  # up to 2 min, beside a busy CPU
                 if context.agent0.intervention:
                     break
                 await asyncio.sleep(0.05)
@@ -318,7 +318,7 @@ def test_with_agent_zero_registered_over_a2a_the_plugin_leaves_addressed_notes_t
         with engine.client(author="user") as person:
             note = person.send("agent-zero", "count the open incidents", pad="inbox")
         with engine.client() as c:
-            wait_for(lambda: any(r["kind"] == "result" for r in c.thread(note["id"])["replies"]), timeout=40)
+            wait_for(lambda: any(r["kind"] == "result" for r in c.thread(note["id"])["replies"]))
         time.sleep(0.5)
         assert set(AgentContext._contexts) == before  # delivered once: over A2A
         assert any("over A2A, not through the plugin" in line for _, line in plugin.log)
