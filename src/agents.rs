@@ -97,6 +97,16 @@ impl Conversation {
     pub fn is_live(&self) -> bool {
         !self.outbox.is_empty() || !self.delivery.state.finished()
     }
+
+    /// Tries sending again at `now`, as if it had never failed (the person
+    /// said retry, or registered the agent again).
+    fn retry(&mut self, now: i64) {
+        self.failing_since = None;
+        self.delivery.state = DeliveryState::Pending;
+        self.delivery.question = None;
+        self.delivery.attempts = 0;
+        self.next_at = now;
+    }
 }
 
 #[derive(Default, Serialize, Deserialize)]
@@ -201,15 +211,10 @@ impl Agents {
                 }
                 Some(i) => {
                     // Registered again (a new URL or token): what could not
-                    // be delivered to it goes out now.
+                    // be sent to it, or whose task could not be read, is tried now.
                     for c in s.deliveries.iter_mut() {
-                        if c.delivery.agent == agent.name && c.failing_since.is_some() && !c.outbox.is_empty() {
-                            c.failing_since = None;
-                            c.delivery.state = DeliveryState::Pending;
-                            c.delivery.question = None;
-                            c.delivery.attempts = 0;
-                            c.delivery.detail = None;
-                            c.next_at = 0;
+                        if c.delivery.agent == agent.name && c.failing_since.is_some() {
+                            c.retry(0);
                         }
                     }
                     s.agents[i] = agent
@@ -290,11 +295,7 @@ impl Agents {
                         c.outbox.clear();
                         c.delivery.detail = Some("not delivered: dropped".into());
                     } else {
-                        c.failing_since = None;
-                        c.delivery.state = DeliveryState::Pending;
-                        c.delivery.question = None;
-                        c.delivery.attempts = 0;
-                        c.next_at = now;
+                        c.retry(now);
                     }
                     c.thread.push(e.id.clone());
                     changed = true;

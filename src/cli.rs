@@ -343,15 +343,7 @@ pub fn main() -> ExitCode {
             dir,
             url,
             token_file,
-        }) => {
-            return match agent_zero::install_main(dir, url, token_file) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("pad: {}", chain(&e));
-                    ExitCode::from(exit_code(&e))
-                }
-            };
-        }
+        }) => return agent_zero::install_main(dir, url, token_file),
         _ => cli,
     };
     let rt = tokio::runtime::Builder::new_current_thread()

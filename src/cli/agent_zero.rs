@@ -209,6 +209,20 @@ pub fn install_main(
     dir: Option<PathBuf>,
     url: Option<String>,
     token_file: Option<PathBuf>,
+) -> std::process::ExitCode {
+    match install_into(dir, url, token_file) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pad: {}", super::chain(&e));
+            std::process::ExitCode::from(super::exit_code(&e))
+        }
+    }
+}
+
+fn install_into(
+    dir: Option<PathBuf>,
+    url: Option<String>,
+    token_file: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     let dir = dir.unwrap_or_else(|| PathBuf::from("."));
     let (to, what) = target(&dir)?;

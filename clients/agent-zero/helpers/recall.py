@@ -18,26 +18,38 @@ from usr.plugins.scratchpad.helpers import chat, pad
 QUERY_CHARS = 1000  # the engine's longest query
 
 
-def thoughts_of(last_response: str) -> str:
-    """The `thoughts` of Agent Zero's last JSON answer, else its text."""
-    if not last_response:
-        return ""
+def answer_of(text: str) -> Optional[dict[str, Any]]:
+    """Agent Zero's JSON answer (thoughts, headline, tool call) in `text`, if any."""
+    if not text:
+        return None
     try:
-        parsed = json.loads(last_response)
+        parsed = json.loads(text)
     except ValueError:
-        start, end = last_response.find("{"), last_response.rfind("}")
+        start, end = text.find("{"), text.rfind("}")
         try:
-            parsed = json.loads(last_response[start:end + 1]) if 0 <= start < end else None
+            parsed = json.loads(text[start:end + 1]) if 0 <= start < end else None
         except ValueError:
             parsed = None
-    if isinstance(parsed, dict):
-        t = parsed.get("thoughts")
-        if isinstance(t, list):
-            return " ".join(str(x) for x in t)
-        if isinstance(t, str):
-            return t
-        return str(parsed.get("headline") or "")
-    return last_response
+    return parsed if isinstance(parsed, dict) else None
+
+
+def thoughts_of(last_response: str) -> str:
+    """The `thoughts` of Agent Zero's last JSON answer, else its headline, else its text."""
+    parsed = answer_of(last_response)
+    if parsed is None:
+        return last_response or ""
+    t = parsed.get("thoughts")
+    if isinstance(t, list):
+        return " ".join(str(x) for x in t)
+    if isinstance(t, str):
+        return t
+    return str(parsed.get("headline") or "")
+
+
+def headline_of(message: str) -> str:
+    """A step in a few words: the answer's headline, else its thoughts."""
+    parsed = answer_of(message) or {}
+    return str(parsed.get("headline") or "")[:200] or thoughts_of(message)[:200]
 
 
 def query(user_message: str, last_response: str) -> str:

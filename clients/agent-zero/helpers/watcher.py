@@ -71,7 +71,6 @@ class Watcher(threading.Thread):
         self.stopping = False
         self.conn: Optional[sp.Client] = None
         self.a2a_owns_addressed = False
-        self.drains = 0
 
     def stop(self) -> None:
         self.stopping = True
@@ -170,7 +169,6 @@ class Watcher(threading.Thread):
     def drain(self, cfg: dict[str, Any]) -> None:
         """Reads the inbox once and routes what is new."""
         box = self.conn.call("inbox", {})
-        self.drains += 1
         items: list[tuple[str, dict[str, Any]]] = []
         for key in ("addressed", "replies", "needs_eyes", "reminders"):
             items += [(key, e) for e in box.get(key) or []]

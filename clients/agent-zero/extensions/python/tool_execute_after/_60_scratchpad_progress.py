@@ -22,21 +22,10 @@ class ScratchpadProgress(Extension):
             chat.set_state(context, cfg, "done", "answered")
             return
         tool = getattr(getattr(self.agent, "loop_data", None), "current_tool", None)
-        headline = recall.thoughts_of(getattr(tool, "message", "") or "")
-        headline = _headline(getattr(tool, "message", "") or "") or headline[:200]
+        headline = recall.headline_of(getattr(tool, "message", "") or "")
         step = f"{tool_name}: {headline}" if headline else tool_name
         chat.set_state(context, cfg, "working", step)
         if (cfg.get("progress_notes", True) and tool_name not in QUIET
                 and chat.progress_due(context.id, float(cfg.get("progress_min_seconds") or 60))):
             chat.post(context, cfg, f"Step {self.agent.loop_data.iteration}: {step}")
 
-
-def _headline(message: str) -> str:
-    import json
-
-    try:
-        start, end = message.find("{"), message.rfind("}")
-        parsed = json.loads(message[start:end + 1]) if 0 <= start < end else None
-    except ValueError:
-        return ""
-    return str(parsed.get("headline") or "")[:200] if isinstance(parsed, dict) else ""
