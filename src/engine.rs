@@ -7,57 +7,6 @@
 //! events after the write is committed — so a subscriber never hears of a
 //! change that did not happen.
 
-/// Calls the store the engine has: SQLite's inline, PostgreSQL's awaited.
-/// Both stores offer the same operations under the same names (SQLite's
-/// synchronous, PostgreSQL's async): this is the one place that chooses.
-macro_rules! store {
-    ($engine:expr, $s:ident => $body:expr) => {
-        match $engine.backend() {
-            $crate::engine::Backend::Sqlite($s) => $body,
-            $crate::engine::Backend::Postgres($s) => $body.await,
-        }
-    };
-}
-
-/// A client's scan (`Engine::scan`) on the store the engine has: SQLite's
-/// on a blocking thread, PostgreSQL's awaited; in turn either way.
-macro_rules! scan {
-    ($engine:expr, $s:ident => $body:expr) => {
-        match $engine.backend() {
-            $crate::engine::Backend::Sqlite(_) => {
-                $engine
-                    .scan(move |e| {
-                        let $s = e.store();
-                        $body
-                    })
-                    .await
-            }
-            $crate::engine::Backend::Postgres($s) => {
-                let _turn = $engine.turn().await?;
-                $body.await
-            }
-        }
-    };
-}
-
-/// Background work on the store the engine has (SQLite's off the runtime's
-/// threads).
-macro_rules! background {
-    ($engine:expr, $s:ident => $body:expr) => {
-        match $engine.backend() {
-            $crate::engine::Backend::Sqlite(_) => {
-                $engine
-                    .blocking(move |e| {
-                        let $s = e.store();
-                        $body
-                    })
-                    .await
-            }
-            $crate::engine::Backend::Postgres($s) => $body.await,
-        }
-    };
-}
-
 mod activity;
 mod agents;
 mod background;
@@ -77,7 +26,6 @@ pub(crate) use background::memory_freed;
 pub use pads::MAX_EXPORT_BYTES;
 pub use work::{DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS};
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -89,21 +37,15 @@ use crate::access::Grant;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::events::{Bus, EventType, Filter, Subscription};
+use crate::guard::scoped;
 use crate::model::{self, Entry};
-use crate::pg::{PgStore, PgVectors};
 use crate::protocol::*;
-use crate::semantic::{ModelSource, Semantic, SemanticConfig, SqliteVectors};
-use crate::store::{Durability, EntryFilter, NewEntry, Patch, Store};
+use crate::semantic::{ModelSource, Semantic, SemanticConfig};
+use crate::storage::Storage;
+use crate::store::{Durability, EntryFilter, NewEntry, Patch};
 
-/// Where an engine keeps its entries.
-pub enum Backend {
-    /// SQLite files in the data directory: one machine (the default).
-    Sqlite(Arc<Store>),
-    /// A PostgreSQL database shared by the engines of a team.
-    Postgres(PgStore),
-}
-
-/// How an engine is set up. `Config::new(dir)` gives the defaults of DESIGN.md.
+/// How an engine is set up. `Config::new(dir)` gives the defaults `pad serve`
+/// starts with.
 #[derive(Clone, Debug)]
 pub struct Config {
     pub data_dir: PathBuf,
@@ -182,18 +124,16 @@ pub struct Engine(Arc<Inner>);
 
 struct Inner {
     config: Config,
-    backend: Backend,
+    /// Where the entries are (`storage::open` chose it).
+    store: Arc<dyn Storage>,
     /// Dropped before `lock` (fields drop in order): dropping it stops the
     /// embedding worker, which saves the index while the data dir is still ours.
-    semantic: Option<Semantic>,
+    semantic: Option<Arc<Semantic>>,
     bus: Bus,
     /// `ask` calls waiting for their answer.
     waiters: threads::Waiters,
     /// Registered A2A agents, deliveries of addressed notes, presence.
     agents: crate::agents::Agents,
-    /// Pads with a rolling window (`max_entries`): the only pads whose writes
-    /// need a second statement, so the hot path checks this map, not the database.
-    windows: Mutex<HashMap<String, i64>>,
     /// Grants of the stored tokens, by secret hash.
     grants: std::sync::RwLock<crate::access::Grants>,
     /// Hash of the owner token (`<data>/owner.token`).
@@ -202,7 +142,7 @@ struct Inner {
     metrics_address: std::sync::OnceLock<String>,
     started: Instant,
     connections: AtomicU64,
-    /// Turns for requests that scan (see `scan`).
+    /// Turns for requests that scan (see `turn`).
     scans: tokio::sync::Semaphore,
     stop: watch::Sender<bool>,
     /// The data directory's lock: let go by `shutdown` once everything is
@@ -243,56 +183,24 @@ impl Engine {
                 ))
             },
         )?;
-        let (backend, semantic) = match &config.database {
-            None => {
-                let store = Store::open(
-                    &config.data_dir,
-                    config.durability,
-                    config.default_ttl_seconds,
-                    config.wal_restart_pages,
-                    config.clock.now_ms(),
-                    config.semantic.is_some(),
-                )?;
-                store.keep_history(!config.history.is_zero());
-                let store = Arc::new(store);
-                store.start_applier();
-                let semantic = config.semantic.clone().map(|c| {
-                    let source = Arc::new(SqliteVectors(store.clone()));
-                    Semantic::start(c, source, config.data_dir.clone())
-                });
-                (Backend::Sqlite(store), semantic)
-            }
-            Some(url) => {
-                let store = PgStore::open(url, config.default_ttl_seconds).await?;
-                store.keep_history(!config.history.is_zero());
-                tracing::info!("keeping everything in PostgreSQL at {}", store.describe());
-                let semantic = match config.semantic.clone() {
-                    Some(c) => {
-                        let source = Arc::new(PgVectors::new(&store)?);
-                        Some(Semantic::start(c, source, config.data_dir.clone()))
-                    }
-                    None => None,
-                };
-                (Backend::Postgres(store), semantic)
-            }
+        let store = crate::storage::open(&config).await?;
+        let semantic = match config.semantic.clone() {
+            Some(c) => Some(Arc::new(Semantic::start(
+                c,
+                store.vectors()?,
+                config.data_dir.clone(),
+            ))),
+            None => None,
         };
-        let windows = match &backend {
-            Backend::Sqlite(s) => s.windows()?.into_iter().collect(),
-            Backend::Postgres(_) => HashMap::new(),
-        };
-        let grants = tokens::load_grants(match &backend {
-            Backend::Sqlite(s) => s.tokens()?,
-            Backend::Postgres(s) => s.tokens().await?,
-        });
+        let grants = tokens::load_grants(store.tokens().await?);
         let owner_hash = crate::access::hash(&crate::access::owner_token(&config.data_dir)?);
         let agents = crate::agents::Agents::open(&config.data_dir)?;
         let engine = Engine(Arc::new(Inner {
-            backend,
+            store,
             semantic,
             bus: Bus::default(),
             waiters: threads::Waiters::default(),
             agents,
-            windows: Mutex::new(windows),
             grants: std::sync::RwLock::new(grants),
             owner_hash,
             metrics: if config.metrics {
@@ -308,8 +216,8 @@ impl Engine {
             config,
             lock: Mutex::new(Some(dir_lock)),
         }));
-        if let Backend::Postgres(store) = engine.backend() {
-            engine.relay_events(store.clone()).await;
+        if let Some(team) = engine.db().team() {
+            engine.relay_events(team.clone()).await;
         }
         Ok(engine)
     }
@@ -322,31 +230,19 @@ impl Engine {
         &self.0.config.clock
     }
 
-    /// The SQLite store. Only for what exists on SQLite alone (tests,
-    /// benchmarks, and the SQLite arm of `store!`): panics on PostgreSQL.
-    pub fn store(&self) -> &Arc<Store> {
-        match &self.0.backend {
-            Backend::Sqlite(s) => s,
-            Backend::Postgres(_) => panic!("the engine keeps its entries in PostgreSQL"),
-        }
+    /// The store: every read and write of entries goes through it.
+    pub(crate) fn db(&self) -> &dyn Storage {
+        &*self.0.store
     }
 
-    /// The SQLite store, or a refusal naming `what` on PostgreSQL.
-    pub(crate) fn sqlite(&self, what: &str) -> Result<&Store> {
-        match &self.0.backend {
-            Backend::Sqlite(s) => Ok(s),
-            Backend::Postgres(_) => Err(Error::Unavailable(format!(
-                "{what} is not available yet when the engine keeps its entries in PostgreSQL (pad serve --database); it works with the default SQLite store"
-            ))),
-        }
-    }
-
-    pub fn backend(&self) -> &Backend {
-        &self.0.backend
+    /// The SQLite store, when the engine keeps its entries in SQLite (for
+    /// tests and benchmarks that look at its files).
+    pub fn sqlite_store(&self) -> Option<&Arc<crate::store::Store>> {
+        self.0.store.sqlite()
     }
 
     /// Semantic search, when configured (it may still be loading, or unavailable).
-    pub fn semantic(&self) -> Option<&Semantic> {
+    pub fn semantic(&self) -> Option<&Arc<Semantic>> {
         self.0.semantic.as_ref()
     }
 
@@ -354,40 +250,17 @@ impl Engine {
         self.0.config.clock.now_ms()
     }
 
-    /// A client's scan (search, export, report, tags, a thread, a plan,
-    /// stats): at most `SCAN_TURNS` at once, the rest waiting their turn in
-    /// arrival order without holding a thread. So clients running heavy
-    /// reads together cannot multiply their memory, nor take every core
-    /// from the point reads and writes of the others.
-    pub(crate) async fn scan<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&Engine) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let _turn = self.turn().await?;
-        self.blocking(f).await
-    }
-
-    /// A turn for a scan: held until dropped.
+    /// A turn for a client's scan (search, export, report, tags, a thread,
+    /// a plan, stats), held until dropped: at most `SCAN_TURNS` at once, the
+    /// rest waiting their turn in arrival order without holding a thread. So
+    /// clients running heavy reads together cannot multiply their memory,
+    /// nor take every core from the point reads and writes of the others.
     pub(crate) async fn turn(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {
         self.0
             .scans
             .acquire()
             .await
             .map_err(|_| Error::Unavailable("the engine is stopping".into()))
-    }
-
-    /// Runs a scan (search, export, sweep, indexing) on a blocking thread so it
-    /// never stalls the connections sharing this runtime. Point reads and
-    /// writes take microseconds and run inline instead: a thread hop would cost
-    /// more than the work.
-    async fn blocking<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&Engine) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let engine = self.clone();
-        tokio::task::spawn_blocking(move || f(&engine))
-            .await
-            .map_err(|e| Error::Internal(format!("background task failed: {e}")))?
     }
 
     /// How many handles to this engine exist: its data directory stays
@@ -549,8 +422,7 @@ impl Engine {
 
     /// Inserts a validated entry (applying its pad's window) and tells subscribers.
     async fn insert(&self, entry: NewEntry) -> Result<Entry> {
-        let window = self.window(&entry.pad);
-        let added = store!(self, s => s.add(entry, window))?;
+        let added = self.db().add(entry).await?;
         let entry = added.entry;
         if let Some(m) = self.metrics() {
             m.entry_written(entry.kind);
@@ -572,17 +444,8 @@ impl Engine {
         Ok(entry)
     }
 
-    fn window(&self, pad: &str) -> Option<i64> {
-        let windows = self.0.windows.lock().unwrap_or_else(|p| p.into_inner());
-        if windows.is_empty() {
-            None
-        } else {
-            windows.get(pad).copied()
-        }
-    }
-
     pub async fn get(&self, id: &str) -> Result<Entry> {
-        store!(self, s => s.get(id))
+        self.db().get(id).await
     }
 
     /// Up to two (full id, pad) of entries whose id starts with `id`, among
@@ -592,7 +455,7 @@ impl Engine {
         id: &str,
         visible: &(dyn Fn(&str) -> bool + Sync),
     ) -> Result<Vec<(String, String)>> {
-        store!(self, s => s.visible_matches(id, visible))
+        self.db().visible_matches(id, visible).await
     }
 
     /// Applies an edit; `by` is who made it (kept with the replaced version).
@@ -635,7 +498,10 @@ impl Engine {
                 .transpose()?,
         };
         let now = self.now();
-        let (before, after) = store!(self, s => s.update(&p.id, patch, p.if_version, now, by))?;
+        let (before, after) = self
+            .db()
+            .update(&p.id, patch, p.if_version, now, by)
+            .await?;
         self.0
             .bus
             .entry_changed(EventType::Updated, Some(&before), &after);
@@ -670,13 +536,13 @@ impl Engine {
         };
         let filter = scoped(filter, grant)?;
         // A long page (up to 1,000 entries of up to 4,000 characters) is a
-        // scan: off the runtime's threads and in turn, so it cannot hold up
-        // the point reads of other clients.
-        let page = if limit <= INLINE_LIST_LIMIT {
-            store!(self, s => s.list(&filter, limit, cursor))?
+        // scan: in turn, so it cannot hold up the point reads of other clients.
+        let _turn = if limit > LONG_PAGE {
+            Some(self.turn().await?)
         } else {
-            scan!(self, s => s.list(&filter, limit, cursor))?
+            None
         };
+        let page = self.db().list(&filter, limit, cursor).await?;
         Ok(ListResult {
             entries: page.entries,
             next_cursor: page.next_cursor,
@@ -697,10 +563,10 @@ fn cursor(raw: Option<&str>) -> Result<Option<i64>> {
     .transpose()
 }
 
-/// `entry.list` pages up to this long are read inline; longer ones are scans.
-const INLINE_LIST_LIMIT: u32 = 100;
+/// `entry.list` pages longer than this are scans (they wait their turn).
+const LONG_PAGE: u32 = 100;
 
-/// Client scans that run at once (`Engine::scan`).
+/// Client scans that run at once (`Engine::turn`).
 const SCAN_TURNS: usize = 2;
 
 impl Engine {
@@ -717,8 +583,10 @@ impl Engine {
             p.author.as_deref().or(default_author),
             "whose inbox? Give author, or say hello with an author first.",
         )?;
-        let who = author.clone();
-        let mut inbox = scan!(self, s => s.inbox(&who, p.peek))?;
+        let mut inbox = {
+            let _turn = self.turn().await?;
+            self.db().inbox(&author, p.peek).await?
+        };
         if let Some(g) = grant {
             for list in [
                 &mut inbox.needs_eyes,
@@ -746,10 +614,7 @@ impl Engine {
             ));
         };
         s.reindex().await?;
-        let queued = match self.backend() {
-            Backend::Sqlite(_) => self.blocking(|e| e.store().embed_queue()).await?,
-            Backend::Postgres(pg) => pg.embed_backlog().await?.1,
-        };
+        let queued = self.db().embed_queue().await?;
         Ok(ReindexResult { queued })
     }
 }
@@ -761,27 +626,6 @@ fn named(field: &str, given: Option<&str>, missing: &str) -> Result<String> {
         Some(a) => model::author(field, a),
         None => Err(Error::invalid(field, missing)),
     }
-}
-
-/// Narrows a filter to what a token may read: its pad must be covered, and
-/// without a pad the search spans the token's pads only.
-fn scoped(mut filter: EntryFilter, grant: Option<&Grant>) -> Result<EntryFilter> {
-    if let Some(g) = grant {
-        if let Some(pad) = &filter.pad {
-            g.check_read(pad)?;
-        }
-        filter.scope = Some(g.pads.clone());
-    }
-    Ok(filter)
-}
-
-/// Everything a token may read, in one pad or (without one) in all of them.
-pub(crate) fn pad_scoped(pad: Option<&str>, grant: Option<&Grant>) -> Result<EntryFilter> {
-    let filter = EntryFilter {
-        pad: pad.map(|n| model::pad_name("pad", n)).transpose()?,
-        ..EntryFilter::default()
-    };
-    scoped(filter, grant)
 }
 
 fn limit(field: &str, got: Option<u32>, default: u32, max: u32) -> Result<u32> {

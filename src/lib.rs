@@ -15,6 +15,7 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub(crate) mod faults;
+pub mod guard;
 pub mod id;
 pub mod mcp;
 pub mod metrics;
@@ -25,6 +26,7 @@ pub mod protocol;
 pub mod rpc;
 pub mod semantic;
 pub mod server;
+pub mod storage;
 pub mod store;
 pub mod tcp;
 #[cfg(test)]

@@ -20,12 +20,11 @@ use prometheus::{
     IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
-use crate::engine::{Backend, Engine};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::Kind;
-use crate::pg::PgStore;
 use crate::protocol::{SearchMode, METHODS};
-use crate::store::{PadRow, Store};
+use crate::store::PadRow;
 
 /// Series per metric labelled by pad.
 pub const TOP_PADS: usize = 50;
@@ -348,60 +347,37 @@ struct Stored {
 }
 
 impl Stored {
-    fn sqlite(store: &Store, now: i64) -> Result<Stored> {
+    async fn read(engine: &Engine, now: i64) -> Result<Stored> {
+        let db = engine.db();
         // Before anything reads the store: reading applies the journal.
-        let journal_queue = store.journal_queue();
-        let (live_entries, avg_size) = store.content_size()?;
+        let (journal_queue, index_queue) = db.queues().await?;
+        let (live_entries, avg_size) = db.content_size().await?;
         Ok(Stored {
-            counts: store.counts()?,
-            busiest: store.pads_by(false, TOP_PADS)?,
-            stalest: store.pads_by(true, TOP_PADS)?,
+            counts: db.counts().await?,
+            busiest: db.pads_by(false, TOP_PADS).await?,
+            stalest: db.pads_by(true, TOP_PADS).await?,
             live_entries,
             avg_size,
-            tags: store.tags(&Default::default())?,
-            recent: store.recent_writes_by_pad(now - RECENT.as_millis() as i64, TOP_PADS)?,
-            journal_queue,
-            index_queue: store.index_queue()?,
-            embed_queue: store.embed_queue()?,
-            disk: store.disk_usage(),
-        })
-    }
-
-    async fn postgres(store: &PgStore, now: i64, semantic: bool) -> Result<Stored> {
-        let (live_entries, avg_size) = store.content_size().await?;
-        Ok(Stored {
-            counts: store.counts().await?,
-            busiest: store.pads_by(false, TOP_PADS).await?,
-            stalest: store.pads_by(true, TOP_PADS).await?,
-            live_entries,
-            avg_size,
-            tags: store.tags(&Default::default()).await?,
-            recent: store
+            tags: db.tags(&Default::default()).await?,
+            recent: db
                 .recent_writes_by_pad(now - RECENT.as_millis() as i64, TOP_PADS)
                 .await?,
-            journal_queue: 0,
-            index_queue: 0,
-            embed_queue: if semantic {
-                store.embed_backlog().await?.1
-            } else {
-                0
+            journal_queue,
+            index_queue,
+            // On PostgreSQL the queue is the team's: only an engine that
+            // embeds reports it.
+            embed_queue: match engine.semantic() {
+                Some(_) => db.embed_queue().await?,
+                None => 0,
             },
-            disk: vec![("postgresql", store.disk_bytes().await?)],
+            disk: db.disk_usage().await?,
         })
     }
 }
 
 impl Snapshot {
     async fn read(engine: &Engine, now: i64) -> Result<Snapshot> {
-        let stored = match engine.backend() {
-            Backend::Sqlite(_) => {
-                let e = engine.clone();
-                tokio::task::spawn_blocking(move || Stored::sqlite(e.store(), now))
-                    .await
-                    .map_err(|err| Error::Internal(format!("metrics scrape failed: {err}")))??
-            }
-            Backend::Postgres(pg) => Stored::postgres(pg, now, engine.semantic().is_some()).await?,
-        };
+        let stored = Stored::read(engine, now).await?;
         let shown: i64 = stored.busiest.iter().map(|p| p.entries).sum();
         let mut tags = stored.tags;
         if tags.len() > TOP_TAGS {

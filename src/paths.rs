@@ -1,4 +1,4 @@
-//! Where the socket and the data live (DESIGN.md, "The wire").
+//! Where the socket and the data live (docs/protocol.md, "Transport").
 
 use std::path::{Path, PathBuf};
 

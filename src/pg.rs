@@ -22,6 +22,7 @@ mod entries;
 mod history;
 mod relay;
 pub(crate) mod search;
+mod storage;
 mod vectors;
 mod work;
 

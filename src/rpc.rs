@@ -1,4 +1,5 @@
-//! JSON-RPC 2.0: request handling and the one `dispatch` match.
+//! JSON-RPC 2.0: request handling, and `dispatch` to the methods' table
+//! (`rpc/methods.rs`).
 //!
 //! Transport-neutral: the socket server feeds it lines, the desktop app and
 //! MCP feed it values. A `Session` is one client's state (its author, its
@@ -13,10 +14,12 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+mod methods;
+
 use crate::access::Access;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::model;
+use crate::guard::Guard;
 use crate::protocol::*;
 
 /// One client's state across calls.
@@ -62,14 +65,6 @@ impl Drop for Session {
     }
 }
 
-/// The name of the token a connection presented, if it did.
-fn token_name(access: &Access) -> Option<&str> {
-    match access {
-        Access::Token { name, .. } => Some(name),
-        _ => None,
-    }
-}
-
 /// Who a change is recorded as made by: the connection's author (a token's
 /// name for a token), else `anonymous`.
 fn actor(session: &Session) -> String {
@@ -79,8 +74,8 @@ fn actor(session: &Session) -> String {
         .unwrap_or_else(|| "anonymous".to_owned())
 }
 
-/// Routes one method call to the engine, after checking that the client may
-/// make it: a token's grant is looked up afresh on every call, so a revoked
+/// Routes one method call to its handler (`methods::TABLE`) with the call's
+/// guard: a token's grant is looked up afresh on every call, so a revoked
 /// token stops at once.
 pub async fn dispatch(
     engine: &Engine,
@@ -99,7 +94,7 @@ pub async fn dispatch(
         let access = session.access(engine)?;
         // A token writes under its own name, whatever the hello said: it
         // cannot speak as the person or as another agent.
-        if let Some(name) = token_name(&access) {
+        if let Access::Token { name, .. } = &access {
             session.author = Some(name.to_owned());
         }
         tracing::debug!(client = ?p.client, author = ?session.author, "hello");
@@ -107,316 +102,25 @@ pub async fn dispatch(
         return Ok(reply(engine.hello(session.author.clone(), &access)));
     }
     let access = session.access(engine)?;
-    let grant = engine.grant(&access)?;
-    let g = grant.as_deref();
+    let guard = Guard::of(engine, access)?;
     if let Some(a) = &session.author {
         engine.seen(a);
     }
-    // Checks an entry's pad before acting on it by id, and gives the id to
-    // act on. To a token, an entry outside its grant does not exist: its
-    // prefix resolves among the entries it may read only (a foreign entry
-    // neither matches nor makes a prefix ambiguous), the error names no
-    // foreign pad, and the call goes on with the full id it resolved to.
-    let entry_pad = async |id: &str, write: bool| -> Result<String> {
-        let Some(g) = g else {
-            return Ok(id.to_owned());
-        };
-        let covers = |pad: &str| g.covers(pad);
-        match engine.visible_matches(id, &covers).await?.as_slice() {
-            [] => Err(crate::store::entries::no_entry(
-                "id",
-                &id.trim().to_lowercase(),
-            )),
-            // Readable already (the pad is covered): a write needs more.
-            [(full, pad)] => {
-                if write {
-                    g.check_write(pad)?;
-                }
-                Ok(full.clone())
-            }
-            _ => Err(crate::store::entries::ambiguous("id", id)),
-        }
+    let Some((_, handler)) = methods::TABLE.iter().find(|(m, _)| *m == method) else {
+        return Err(Error::MethodNotFound {
+            method: method.to_string(),
+            hint: suggest_method(method),
+        });
     };
-    let pad_check = |raw: &str, field: &str, write: bool| -> Result<()> {
-        if let Some(g) = g {
-            let pad = crate::model::pad_name(field, raw)?;
-            if write {
-                g.check_write(&pad)?;
-            } else {
-                g.check_read(&pad)?;
-            }
-        }
-        Ok(())
-    };
-    let out = match method {
-        "entry.add" => {
-            let mut p: AddParams = parse(method, params)?;
-            if let Some(name) = token_name(&access) {
-                p.author = Some(name.to_owned());
-            }
-            pad_check(&p.pad, "pad", true)?;
-            if let Some(g) = g {
-                for a in &p.to {
-                    let agent = a.trim().trim_start_matches('@').to_lowercase();
-                    if engine.is_registered_agent(&agent) {
-                        g.check_dispatch(&agent)?;
-                    }
-                }
-            }
-            if let Some(parent) = &mut p.reply_to {
-                *parent = entry_pad(parent.as_str(), false)
-                    .await
-                    .map_err(|e| e.for_field("reply_to"))?;
-            }
-            // A token's task may wait only on tasks it can read (else it
-            // could watch a foreign task turn ready in plan.order).
-            for dep in &mut p.depends_on {
-                *dep = entry_pad(dep.as_str(), false)
-                    .await
-                    .map_err(|e| e.for_field("depends_on"))?;
-            }
-            let looks_like = match p.check_duplicates {
-                true => {
-                    let author =
-                        model::entry_author(p.author.as_deref(), session.author.as_deref())?;
-                    engine.looks_like(&p.pad, &author, &p.content, g).await?
-                }
-                false => None,
-            };
-            let entry = engine.add(p, session.author.as_deref()).await?;
-            reply(EntryResult { entry, looks_like })
-        }
-        "entry.thread" => {
-            let mut p: IdParams = parse(method, params)?;
-            p.id = entry_pad(&p.id, false).await?;
-            reply(engine.thread(p, g).await?)
-        }
-        "ask" => {
-            let mut p: AskParams = parse(method, params)?;
-            if let Some(name) = token_name(&access) {
-                p.author = Some(name.to_owned());
-            }
-            match &mut p.id {
-                // Waiting on a question asked before: reading it suffices.
-                Some(id) => *id = entry_pad(id.as_str(), false).await?,
-                None => pad_check(p.pad.as_deref().unwrap_or(crate::model::INBOX), "pad", true)?,
-            }
-            reply(engine.ask(p, session.author.as_deref()).await?)
-        }
-        "entry.get" => {
-            let mut p: IdParams = parse(method, params)?;
-            p.id = entry_pad(&p.id, false).await?;
-            reply(EntryResult::of(engine.get(&p.id).await?))
-        }
-        "entry.update" => {
-            let mut p: UpdateParams = parse(method, params)?;
-            p.id = entry_pad(&p.id, true).await?;
-            for dep in p.depends_on.iter_mut().flatten() {
-                *dep = entry_pad(dep.as_str(), false)
-                    .await
-                    .map_err(|e| e.for_field("depends_on"))?;
-            }
-            reply(EntryResult::of(engine.update(p, &actor(session)).await?))
-        }
-        "entry.delete" => {
-            let mut p: DeleteParams = parse(method, params)?;
-            p.id = entry_pad(&p.id, true).await?;
-            let (gone, change) = engine.delete(p, &actor(session)).await?;
-            reply(DeleteResult {
-                deleted: true,
-                id: gone.id,
-                change: (change > 0).then_some(change),
-            })
-        }
-        "entry.history" => reply(engine.history(parse(method, params)?, g).await?),
-        "entry.trash" => reply(engine.trash(parse(method, params)?, g).await?),
-        "entry.restore" => {
-            let p: RestoreParams = parse(method, params)?;
-            if let Some(g) = g {
-                g.check_any_write()?;
-            }
-            reply(engine.restore(p, &actor(session), g).await?)
-        }
-        "entry.purge" => {
-            let p: PurgeParams = parse(method, params)?;
-            engine.owner_only(&access, "purge the history and trash for good")?;
-            reply(engine.purge(p).await?)
-        }
-        "entry.changes" => reply(engine.changes(parse(method, params)?, g).await?),
-        "entry.list" => reply(engine.list(parse(method, params)?, g).await?),
-        "search" => reply(engine.search(parse(method, params)?, g).await?),
-        "tags.list" => reply(engine.tags(parse(method, params)?, g).await?),
-        "pad.list" => reply(PadListResult {
-            pads: engine.pads(parse(method, params)?, g).await?,
-        }),
-        "pad.configure" => {
-            let p: ConfigureParams = parse(method, params)?;
-            pad_check(&p.name, "name", true)?;
-            reply(PadResult {
-                pad: engine.configure(p).await?,
-            })
-        }
-        "pad.touch" => {
-            let p: PadNameParams = parse(method, params)?;
-            pad_check(&p.name, "name", true)?;
-            reply(PadResult {
-                pad: engine.touch(p).await?,
-            })
-        }
-        "pad.clear" => {
-            let p: ClearParams = parse(method, params)?;
-            pad_check(&p.name, "name", true)?;
-            let (deleted, change) = engine.clear(p, &actor(session)).await?;
-            reply(ClearResult {
-                deleted,
-                change: (deleted > 0 && change > 0).then_some(change),
-            })
-        }
-        "pad.export" => {
-            let p: ExportParams = parse(method, params)?;
-            pad_check(&p.name, "name", false)?;
-            reply(engine.export(p).await?)
-        }
-        "plan.order" => {
-            let p: PlanParams = parse(method, params)?;
-            pad_check(&p.pad, "pad", false)?;
-            reply(engine.plan_order(p).await?)
-        }
-        "task.claim" => {
-            let p: ClaimParams = parse(method, params)?;
-            pad_check(&p.pad, "pad", true)?;
-            reply(engine.claim(p, session.author.as_deref()).await?)
-        }
-        "task.heartbeat" => {
-            let mut p: HeartbeatParams = parse(method, params)?;
-            p.id = entry_pad(&p.id, true).await?;
-            reply(EntryResult::of(engine.heartbeat(p).await?))
-        }
-        "task.complete" => {
-            let mut p: CompleteParams = parse(method, params)?;
-            p.id = entry_pad(&p.id, true).await?;
-            reply(EntryResult::of(engine.complete(p).await?))
-        }
-        "task.fail" => {
-            let mut p: FailParams = parse(method, params)?;
-            p.id = entry_pad(&p.id, true).await?;
-            reply(EntryResult::of(engine.fail(p).await?))
-        }
-        "entry.share" => {
-            let mut p: ShareParams = parse(method, params)?;
-            p.id = entry_pad(&p.id, false).await?;
-            if let Some(name) = token_name(&access) {
-                p.author = Some(name.to_owned());
-            }
-            reply(engine.share(p, session.author.as_deref(), g).await?)
-        }
-        "report" => reply(engine.report(parse(method, params)?, g).await?),
-        "subscribe" => {
-            let p: SubscribeParams = parse(method, params)?;
-            if session.subscriptions.len() >= MAX_SUBSCRIPTIONS {
-                return Err(Error::TooLarge {
-                    field: None,
-                    message: format!(
-                        "this connection already has {MAX_SUBSCRIPTIONS} subscriptions, the limit. Unsubscribe from one first, or subscribe once with a broader filter (several pads, tags or kinds in one subscription)."
-                    ),
-                    limit: MAX_SUBSCRIPTIONS as u64,
-                    got: session.subscriptions.len() as u64 + 1,
-                });
-            }
-            let Some(out) = session.events.clone() else {
-                return Err(Error::Unavailable(
-                    "this transport cannot deliver events; subscribe over the socket (pad watch) instead.".into(),
-                ));
-            };
-            let mut sub = engine.subscribe(p, g)?;
-            let id = sub.id;
-            let (engine, access) = (engine.clone(), access.clone());
-            let task = tokio::spawn(async move {
-                while let Some(event) = sub.next().await {
-                    // A token revoked since: its subscription ends, and
-                    // nothing more reaches it.
-                    if engine.grant(&access).is_err() {
-                        break;
-                    }
-                    if out.send(event).await.is_err() {
-                        break;
-                    }
-                }
-            });
-            session.subscriptions.insert(id, task.abort_handle());
-            reply(SubscribeResult { subscription: id })
-        }
-        "unsubscribe" => {
-            let p: UnsubscribeParams = parse(method, params)?;
-            match session.subscriptions.remove(&p.subscription) {
-                Some(task) => {
-                    task.abort();
-                    reply(OkResult { ok: true })
-                }
-                None => {
-                    return Err(Error::NotFound {
-                        field: "subscription",
-                        message: format!(
-                            "this connection has no subscription {}; its subscriptions are {:?}.",
-                            p.subscription,
-                            session.subscriptions.keys().collect::<Vec<_>>()
-                        ),
-                    })
-                }
-            }
-        }
-        "stats" => reply(engine.stats(parse(method, params)?, g).await?),
-        "reindex" => {
-            let _: ReindexParams = parse(method, params)?;
-            engine.owner_only(&access, "rebuild the semantic index")?;
-            reply(engine.reindex().await?)
-        }
-        "inbox" => {
-            let p: InboxParams = parse(method, params)?;
-            if let (Some(name), Some(asked)) = (token_name(&access), p.author.as_deref()) {
-                if !asked.eq_ignore_ascii_case(name) {
-                    return Err(Error::Forbidden(format!(
-                        "token '{name}' reads only its own inbox (author '{name}'); leave 'author' out."
-                    )));
-                }
-            }
-            reply(engine.inbox(p, session.author.as_deref(), g).await?)
-        }
-        "agent.add" => {
-            let p: AgentAddParams = parse(method, params)?;
-            engine.owner_only(&access, "register agents")?;
-            reply(engine.agent_add(p, &actor(session)).await?)
-        }
-        "agent.remove" => {
-            let p: AgentNameParams = parse(method, params)?;
-            engine.owner_only(&access, "remove agents")?;
-            reply(engine.agent_remove(p)?)
-        }
-        "agent.list" => reply(engine.agent_list(parse(method, params)?, g).await?),
-        "agent.deliveries" => reply(engine.deliveries(parse(method, params)?, g)?),
-        "token.create" => {
-            let p: TokenCreateParams = parse(method, params)?;
-            engine.owner_only(&access, "create tokens")?;
-            reply(engine.token_create(p).await?)
-        }
-        "token.list" => {
-            let _: TokenListParams = parse(method, params)?;
-            engine.owner_only(&access, "list tokens")?;
-            reply(engine.token_list().await?)
-        }
-        "token.revoke" => {
-            let p: TokenRevokeParams = parse(method, params)?;
-            engine.owner_only(&access, "revoke tokens")?;
-            reply(engine.token_revoke(p).await?)
-        }
-        other => {
-            return Err(Error::MethodNotFound {
-                method: other.to_string(),
-                hint: suggest_method(other),
-            })
-        }
-    };
-    Ok(out)
+    handler(
+        methods::Call {
+            engine,
+            session,
+            guard,
+        },
+        params,
+    )
+    .await
 }
 
 /// A result or a whole response, serialized once, straight from its types:

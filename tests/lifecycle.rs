@@ -334,11 +334,11 @@ async fn the_wal_stays_bounded_under_a_steady_write_stream() {
     let mut max_wal = 0;
     while !writer.is_finished() {
         let e = store_engine.clone();
-        tokio::task::spawn_blocking(move || e.store().checkpoint_passive())
+        tokio::task::spawn_blocking(move || e.sqlite_store().expect("SQLite").checkpoint_passive())
             .await
             .unwrap()
             .unwrap();
-        max_wal = max_wal.max(h.engine.store().wal_bytes());
+        max_wal = max_wal.max(h.engine.sqlite_store().expect("SQLite").wal_bytes());
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     writer.await.unwrap();

@@ -3,11 +3,11 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{scoped, Backend, Engine};
+use super::Engine;
 use crate::access::Grant;
 use crate::error::Result;
+use crate::guard::scoped;
 use crate::model::{fmt_time, Pad};
-use crate::pg::PgStore;
 use crate::protocol::{Activity, PadActivity, SemanticInfo, StatsParams, StatsResult, TagCount};
 use crate::semantic;
 use crate::store::{Counts, Durability, EntryFilter, PadRow};
@@ -92,78 +92,44 @@ struct Figures {
 }
 
 impl Engine {
-    fn figures_sqlite(&self, now: i64, activity: bool, grant: Option<&Grant>) -> Result<Figures> {
-        let s = self.store();
-        let keep = |pad: &str| grant.is_none_or(|g| g.covers(pad));
-        let activity = activity
-            .then(|| -> Result<Activity> {
-                Ok(ActivityRows {
-                    per_minute: s.writes_per_minute(now, 60, keep)?,
-                    top_tags: s.tags(&scoped(Default::default(), grant)?)?,
-                    busiest: s.pads_by(false, depth(grant))?,
-                    stalest: s.pads_by(true, depth(grant))?,
-                    avg_entry_bytes: s.content_size()?.1,
-                }
-                .into_activity(now, grant))
-            })
-            .transpose()?;
-        let mut counts = s.counts()?;
-        if let Some(g) = grant {
-            let tags = s.tags(&scoped(EntryFilter::default(), Some(g))?)?.len();
-            scope_counts(&mut counts, s.pads(true)?, g, tags);
-        }
-        Ok(Figures {
-            counts,
-            activity,
-            journal_queue: 0,
-            index_queue: s.index_queue()?,
-            embed_queue: s.embed_queue()?,
-            db_bytes: s.disk_bytes(),
-        })
-    }
-
-    async fn figures_pg(
-        &self,
-        s: &PgStore,
-        now: i64,
-        activity: bool,
-        grant: Option<&Grant>,
-    ) -> Result<Figures> {
+    /// What `stats` reads from the store, in one scan's turn.
+    async fn figures(&self, now: i64, activity: bool, grant: Option<&Grant>) -> Result<Figures> {
+        let _turn = self.turn().await?;
+        let db = self.db();
+        // Before anything reads the store: reading applies the journal.
+        let (journal_queue, index_queue) = db.queues().await?;
         let keep = |pad: &str| grant.is_none_or(|g| g.covers(pad));
         let activity = if activity {
             Some(
                 ActivityRows {
-                    per_minute: s.writes_per_minute(now, 60, keep).await?,
-                    top_tags: s.tags(&scoped(Default::default(), grant)?).await?,
-                    busiest: s.pads_by(false, depth(grant)).await?,
-                    stalest: s.pads_by(true, depth(grant)).await?,
-                    avg_entry_bytes: s.content_size().await?.1,
+                    per_minute: db.writes_per_minute(now, 60, &keep).await?,
+                    top_tags: db.tags(&scoped(Default::default(), grant)?).await?,
+                    busiest: db.pads_by(false, depth(grant)).await?,
+                    stalest: db.pads_by(true, depth(grant)).await?,
+                    avg_entry_bytes: db.content_size().await?.1,
                 }
                 .into_activity(now, grant),
             )
         } else {
             None
         };
-        let mut counts = s.counts().await?;
+        let mut counts = db.counts().await?;
         if let Some(g) = grant {
-            let tags = s
-                .tags(&scoped(EntryFilter::default(), Some(g))?)
-                .await?
-                .len();
-            scope_counts(&mut counts, s.pads(true).await?, g, tags);
+            let tags = db.tags(&scoped(EntryFilter::default(), Some(g))?).await?;
+            scope_counts(&mut counts, db.pads(true).await?, g, tags.len());
         }
         Ok(Figures {
             counts,
             activity,
-            journal_queue: 0,
-            index_queue: 0,
-            // The queue is the team's; without meaning search here, none of
-            // it is this engine's to report (as on SQLite).
+            journal_queue,
+            index_queue,
+            // On PostgreSQL the queue is the team's; without meaning search
+            // here, none of it is this engine's to report.
             embed_queue: match self.semantic() {
-                Some(_) => s.embed_backlog().await?.1,
+                Some(_) => db.embed_queue().await?,
                 None => 0,
             },
-            db_bytes: s.disk_bytes().await?,
+            db_bytes: db.disk_bytes().await?,
         })
     }
 
@@ -171,22 +137,7 @@ impl Engine {
     /// pads it may read: no other pad's name, tag or size shows.
     pub async fn stats(&self, p: StatsParams, grant: Option<&Grant>) -> Result<StatsResult> {
         let now = self.now();
-        let f = match self.backend() {
-            Backend::Sqlite(s) => {
-                // Before anything reads the store: reading applies the journal.
-                let journal_queue = s.journal_queue();
-                let grant = grant.cloned();
-                let mut f = self
-                    .scan(move |e| e.figures_sqlite(now, p.activity, grant.as_ref()))
-                    .await?;
-                f.journal_queue = journal_queue;
-                f
-            }
-            Backend::Postgres(s) => {
-                let _turn = self.turn().await?;
-                self.figures_pg(s, now, p.activity, grant).await?
-            }
-        };
+        let f = self.figures(now, p.activity, grant).await?;
         Ok(StatsResult {
             version: env!("CARGO_PKG_VERSION").into(),
             pid: std::process::id(),

@@ -39,8 +39,7 @@ impl Engine {
                 tokio::select! {
                     _ = stop.changed() => break,
                     _ = index_tick.tick() => {
-                        let Ok(store) = engine.sqlite("") else { continue };
-                        let epoch = store.write_epoch();
+                        let Some(epoch) = engine.db().write_epoch() else { continue };
                         if indexed_epoch == Some(epoch) {
                             continue;
                         }
@@ -51,13 +50,12 @@ impl Engine {
                     }
                     _ = checkpoint_tick.tick() => {
                         trim_if_wanted();
-                        let Ok(store) = engine.sqlite("") else { continue };
-                        let epoch = store.write_epoch();
+                        let Some(epoch) = engine.db().write_epoch() else { continue };
                         if checkpointed_epoch == Some(epoch) {
                             continue;
                         }
-                        let r = engine.blocking(|e| e.store().checkpoint_passive()).await;
-                        if faults.note("checkpoint", r.map(drop)) {
+                        let r = engine.db().checkpoint().await;
+                        if faults.note("checkpoint", r) {
                             checkpointed_epoch = Some(epoch);
                         }
                     }
@@ -79,22 +77,19 @@ impl Engine {
     /// Brings the text index up to date and drops deleted entries from it.
     /// (PostgreSQL indexes as it writes: nothing to do there.)
     pub async fn index_now(&self) -> Result<()> {
-        if self.sqlite("").is_err() {
-            return Ok(());
-        }
-        self.blocking(|e| e.store().catch_up_text()).await
+        self.db().index_text().await
     }
 
     /// Runs one expiry sweep now: archives idle pads, purges old archives.
     pub async fn sweep(&self) -> Result<PadSweep> {
         let retention = self.0.config.retention.as_millis() as i64;
         let now = self.now();
-        let done = background!(self, s => s.sweep(now, retention))?;
+        let done = self.db().sweep(now, retention).await?;
         let (cutoff, max) = (
             now - self.0.config.history.as_millis() as i64,
             self.0.config.history_max,
         );
-        let pruned = background!(self, s => s.prune_history(cutoff, max))?;
+        let pruned = self.db().prune_history(cutoff, max).await?;
         if pruned > 0 {
             tracing::info!(
                 "dropped {pruned} versions and deleted entries kept past the history's retention"
@@ -107,14 +102,12 @@ impl Engine {
             tracing::info!("pad '{pad}' expired and was archived");
             self.0.bus.publish(EventType::PadExpired, pad, None);
         }
-        if (done.purged_entries > 0 || done.purged_pads > 0) && self.sqlite("").is_ok() {
+        if done.purged_entries > 0 || done.purged_pads > 0 {
             tracing::info!(
                 "purged {} entries and {} pads archived past retention",
                 done.purged_entries,
                 done.purged_pads
             );
-            self.index_now().await?;
-            self.blocking(|e| e.store().prune_changes()).await?;
         }
         Ok(done)
     }
@@ -123,27 +116,14 @@ impl Engine {
     pub async fn shutdown(&self) {
         let _ = self.0.stop.send(true);
         // The embedding worker applies what it has and saves the index.
-        let _ = self
-            .blocking(|e| {
-                if let Some(s) = e.semantic() {
-                    s.stop();
-                }
-                Ok(())
-            })
-            .await;
+        if let Some(s) = self.semantic().cloned() {
+            let _ = tokio::task::spawn_blocking(move || s.stop()).await;
+        }
         if let Err(e) = self.index_now().await {
             tracing::warn!("final text indexing failed: {e}");
         }
-        match self.backend() {
-            super::Backend::Sqlite(_) => {
-                let _ = self
-                    .blocking(|e| {
-                        e.store().checkpoint();
-                        Ok(())
-                    })
-                    .await;
-            }
-            super::Backend::Postgres(s) => s.close().await,
+        if let Err(e) = self.db().close().await {
+            tracing::warn!("closing the store failed: {e}");
         }
         // Everything is saved: the data directory is free for the next
         // engine, whoever still holds a handle to this one.

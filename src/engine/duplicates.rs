@@ -5,9 +5,10 @@
 use std::collections::HashSet;
 
 use super::search::Probe;
-use super::{scoped, Engine};
+use super::Engine;
 use crate::access::Grant;
 use crate::error::Result;
+use crate::guard::scoped;
 use crate::model;
 use crate::protocol::{LooksLike, SearchHit};
 use crate::semantic::ModelKind;
@@ -61,8 +62,11 @@ impl Engine {
         let new_words: HashSet<String> = terms::index_words(content).into_iter().collect();
         // Notes sharing the new one's words, best first: a repeat is among
         // them. The search takes the words as a question (any of them).
-        let (query, f): (String, _) = (content.chars().take(1000).collect(), filter.clone());
-        let hits = scan!(self, s => s.search_text(&query, &f, 10, false))?;
+        let query: String = content.chars().take(1000).collect();
+        let hits = {
+            let _turn = self.turn().await?;
+            self.db().search_text(&query, &filter, 10, false).await?
+        };
         let said = |e: &crate::model::Entry, same: &str, similarity: f64| LooksLike {
             id: e.id.clone(),
             preview: e.content.chars().take(120).collect(),

@@ -24,7 +24,7 @@ impl Engine {
     /// Moves an entry to the trash; returns it and the change that did.
     pub async fn delete(&self, p: DeleteParams, by: &str) -> Result<(Entry, i64)> {
         let now = self.now();
-        let (gone, change) = store!(self, s => s.delete(&p.id, p.if_version, now, by))?;
+        let (gone, change) = self.db().delete(&p.id, p.if_version, now, by).await?;
         self.0
             .bus
             .publish(EventType::Deleted, &gone.pad, Some(gone.clone()));
@@ -45,7 +45,7 @@ impl Engine {
     /// `id`, among the pads the caller may read.
     pub async fn kept_id(&self, id: &str, grant: Option<&Grant>) -> Result<(i64, String)> {
         let visible = |pad: &str| grant.is_none_or(|g| g.covers(pad));
-        match store!(self, s => s.kept_matches(id, &visible))?.as_slice() {
+        match self.db().kept_matches(id, &visible).await?.as_slice() {
             [] => Err(Error::NotFound {
                 field: "id",
                 message: format!(
@@ -61,7 +61,7 @@ impl Engine {
 
     pub async fn history(&self, p: HistoryParams, grant: Option<&Grant>) -> Result<HistoryResult> {
         let (seq, _) = self.kept_id(&p.id, grant).await?;
-        let (entry, versions) = store!(self, s => s.history(seq))?;
+        let (entry, versions) = self.db().history(seq).await?;
         Ok(HistoryResult {
             id: id::encode(seq),
             entry,
@@ -73,7 +73,7 @@ impl Engine {
         let limit = limit("limit", p.limit, DEFAULT_TRASH_LIMIT, MAX_HISTORY_LIMIT)?;
         let cursor = super::cursor(p.cursor.as_deref())?;
         let filter = self.history_filter(p.pad.as_deref(), p.by.as_deref(), grant)?;
-        let (entries, next) = store!(self, s => s.trash(&filter, limit, cursor))?;
+        let (entries, next) = self.db().trash(&filter, limit, cursor).await?;
         Ok(TrashResult {
             entries,
             next_cursor: next.map(|n| n.to_string()),
@@ -98,7 +98,7 @@ impl Engine {
                 }
                 match version {
                     None => {
-                        if let (Some(live), _) = store!(self, s => s.history(seq))? {
+                        if let (Some(live), _) = self.db().history(seq).await? {
                             return Err(Error::invalid(
                                 "id",
                                 format!(
@@ -107,13 +107,13 @@ impl Engine {
                                 ),
                             ));
                         }
-                        store!(self, s => s.restore(Restore::Seq(seq), by, now, &writable))?
+                        self.db().restore(Restore::Seq(seq), by, now, &writable).await?
                     }
                     Some(v) => self.revert_to(seq, v, by).await?,
                 }
             }
             (None, None, Some(change)) => {
-                let versions = store!(self, s => s.change(change))?;
+                let versions = self.db().change(change).await?;
                 let visible: Vec<Version> = versions
                     .into_iter()
                     .filter(|v| grant.is_none_or(|g| g.covers(&v.entry.pad)))
@@ -127,7 +127,7 @@ impl Engine {
                     });
                 }
                 if visible.iter().any(|v| v.action != Action::Edit) {
-                    store!(self, s => s.restore(Restore::Change(change), by, now, &writable))?
+                    self.db().restore(Restore::Change(change), by, now, &writable).await?
                 } else {
                     self.undo_edits(visible, by, grant).await?
                 }
@@ -157,9 +157,6 @@ impl Engine {
                 .bus
                 .publish(EventType::Created, &e.pad, Some(e.clone()));
         }
-        if !restored.is_empty() && self.sqlite("").is_ok() {
-            self.index_now().await?;
-        }
         Ok(RestoreResult { restored, skipped })
     }
 
@@ -170,7 +167,7 @@ impl Engine {
         version: i64,
         by: &str,
     ) -> Result<(Vec<Entry>, Vec<Skipped>)> {
-        let (live, versions) = store!(self, s => s.history(seq))?;
+        let (live, versions) = self.db().history(seq).await?;
         let Some(live) = live else {
             return Err(Error::invalid(
                 "version",
@@ -247,7 +244,7 @@ impl Engine {
                 ))
             }
         };
-        let purged = store!(self, s => s.purge(&which))?;
+        let purged = self.db().purge(&which).await?;
         Ok(PurgeResult { purged })
     }
 
@@ -266,7 +263,7 @@ impl Engine {
             .map(|t| model::parse_time("until", t))
             .transpose()?;
         let created = p.include_created;
-        let (changes, truncated) = store!(self, s => s.changes(&filter, limit, created))?;
+        let (changes, truncated) = self.db().changes(&filter, limit, created).await?;
         Ok(ChangesResult { changes, truncated })
     }
 

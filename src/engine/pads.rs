@@ -1,16 +1,20 @@
 //! Pads: listing, configuring, touching, clearing, exporting; and tags.
 
-use super::{export, pad_scoped, Engine};
+use super::{export, Engine};
 use crate::access::Grant;
 use crate::error::{Error, Result};
 use crate::events::EventType;
+use crate::guard::pad_scoped;
 use crate::model::{self, Entry, Pad};
 use crate::protocol::*;
 
 impl Engine {
     pub async fn tags(&self, p: TagsParams, grant: Option<&Grant>) -> Result<TagsResult> {
         let filter = pad_scoped(p.pad.as_deref(), grant)?;
-        let tags = scan!(self, s => s.tags(&filter))?;
+        let tags = {
+            let _turn = self.turn().await?;
+            self.db().tags(&filter).await?
+        };
         Ok(TagsResult {
             tags: tags
                 .into_iter()
@@ -20,7 +24,7 @@ impl Engine {
     }
 
     pub async fn pads(&self, p: PadListParams, grant: Option<&Grant>) -> Result<Vec<Pad>> {
-        let mut pads = store!(self, s => s.pads(p.include_archived))?;
+        let mut pads = self.db().pads(p.include_archived).await?;
         if let Some(g) = grant {
             pads.retain(|pad| g.covers(&pad.name));
         }
@@ -53,19 +57,15 @@ impl Engine {
             }
         }
         let now = self.now();
-        let pad = store!(self, s => s.configure(&name, p.ttl_seconds, p.max_entries, now))?;
-        let mut windows = self.0.windows.lock().unwrap_or_else(|p| p.into_inner());
-        match pad.max_entries {
-            Some(m) => windows.insert(name, m),
-            None => windows.remove(&name),
-        };
-        Ok(pad)
+        self.db()
+            .configure(&name, p.ttl_seconds, p.max_entries, now)
+            .await
     }
 
     pub async fn touch(&self, p: PadNameParams) -> Result<Pad> {
         let name = model::pad_name("name", &p.name)?;
         let now = self.now();
-        store!(self, s => s.touch(&name, now))
+        self.db().touch(&name, now).await
     }
 
     /// Moves a pad's entries to the trash; returns how many, and the change.
@@ -74,7 +74,7 @@ impl Engine {
         let now = self.now();
         let (authors, change) = {
             let (name, by) = (name.clone(), by.to_owned());
-            background!(self, s => s.clear(&name, p.keep_pinned, now, &by))?
+            self.db().clear(&name, p.keep_pinned, now, &by).await?
         };
         let count = authors.values().sum();
         self.0.bus.publish(EventType::Deleted, &name, None);
@@ -122,7 +122,7 @@ impl Engine {
         let _turn = self.turn().await?;
         let (pad, (entries, unloaded, bytes)) = {
             let name = name.clone();
-            background!(self, s => s.pad_with_entries(&name, max_bytes))?
+            self.db().pad_with_entries(&name, max_bytes).await?
         };
         let render = move || {
             if unloaded > 0 && p.budget.is_none() {

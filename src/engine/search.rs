@@ -2,12 +2,12 @@
 
 use std::time::Instant;
 
-use super::{duplicates, fusion, limit, scoped, Backend, Engine};
+use super::{duplicates, fusion, limit, Engine};
 use crate::access::Grant;
 use crate::error::{Error, Result};
+use crate::guard::scoped;
 use crate::model::{self, Entry};
 use crate::protocol::*;
-use crate::semantic::Semantic;
 use crate::store::EntryFilter;
 
 impl Engine {
@@ -86,7 +86,7 @@ impl Engine {
         let mode = match (p.mode, ready) {
             (SearchMode::Text, _) | (SearchMode::Hybrid, None) => SearchMode::Text,
             (SearchMode::Semantic, None) => {
-                return Err(match self.semantic().and_then(Semantic::not_ready) {
+                return Err(match self.semantic().and_then(|s| s.not_ready()) {
                     Some(why) => why,
                     None => Error::Unavailable(
                         "semantic search is off in this engine (started without a model); use mode 'text', or restart `pad serve` without --no-semantic.".into(),
@@ -115,13 +115,13 @@ impl Engine {
         let text_hits = match mode {
             SearchMode::Semantic => Vec::new(),
             _ => {
-                let (query, filter) = (query.to_string(), filter.clone());
                 // Substrings (the slowest tier) only for one-word queries in
                 // hybrid, such as an identifier fragment; longer queries are
                 // what meaning search is for.
                 let substrings =
                     mode != SearchMode::Hybrid || query.split_whitespace().count() == 1;
-                scan!(self, s => s.search_text(&query, &filter, k, substrings))?
+                let _turn = self.turn().await?;
+                self.db().search_text(query, &filter, k, substrings).await?
             }
         };
         let Some(meaning) = meaning else {
@@ -208,44 +208,25 @@ impl Engine {
                 Probe::NewNote => semantic.text_vector(text).await,
             }
         };
-        if let Backend::Postgres(pg) = self.backend() {
-            let settled = async {
-                match probe {
-                    Probe::Search => semantic.settle_pg(pg).await,
-                    Probe::NewNote => Ok(0),
-                }
-            };
-            let (vector, not_embedded) = tokio::try_join!(vector, settled)?;
-            let near = semantic.nearest_pg(pg, vector, &filter, k as usize).await?;
-            let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
-            let entries = pg.entries_by_id(&ids).await?;
-            let near = near
-                .into_iter()
-                .zip(entries)
-                .filter_map(|((_, score), entry)| Some((entry?, score as f64)))
-                .collect();
-            return Ok((near, not_embedded));
-        }
         let settled = async {
             match probe {
-                Probe::Search => semantic.settle(self.store()).await,
+                Probe::Search => self.db().settle(semantic).await,
                 Probe::NewNote => Ok(0),
             }
         };
         let (vector, not_embedded) = tokio::try_join!(vector, settled)?;
+        let _turn = self.turn().await?;
         let near = self
-            .scan(move |e| {
-                let s = e.semantic().expect("configured");
-                let near = s.nearest(e.store(), &vector, &filter, k as usize)?;
-                let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
-                let entries = e.store().entries_by_id(&ids)?;
-                Ok(near
-                    .into_iter()
-                    .zip(entries)
-                    .filter_map(|((_, score), entry)| Some((entry?, score as f64)))
-                    .collect())
-            })
+            .db()
+            .nearest(semantic.clone(), vector, filter, k as usize)
             .await?;
+        let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
+        let entries = self.db().entries_by_id(&ids).await?;
+        let near = near
+            .into_iter()
+            .zip(entries)
+            .filter_map(|((_, score), entry)| Some((entry?, score as f64)))
+            .collect();
         Ok((near, not_embedded))
     }
 }

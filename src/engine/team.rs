@@ -54,10 +54,7 @@ impl Engine {
 
     /// Reads every token again: another engine created or revoked one.
     async fn reload_grants(&self) {
-        let super::Backend::Postgres(store) = self.backend() else {
-            return;
-        };
-        match store.tokens().await {
+        match self.db().tokens().await {
             Ok(rows) => {
                 *self.0.grants.write().unwrap_or_else(|p| p.into_inner()) =
                     tokens::load_grants(rows);

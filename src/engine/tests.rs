@@ -96,7 +96,7 @@ async fn statements_stay_prepared_across_calls_with_new_values() {
             call(&engine, &mut s, method, params).await;
         }
     }
-    let reprepared = engine.store().reprepared();
+    let reprepared = engine.sqlite_store().expect("SQLite").reprepared();
     assert!(
         reprepared.is_empty(),
         "statements re-planned on every call (every connection must plan without looking at bound values: store::open_connection):\n{}",

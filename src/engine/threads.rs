@@ -105,7 +105,10 @@ impl Engine {
     /// not read are left out.
     pub async fn thread(&self, p: IdParams, grant: Option<&Grant>) -> Result<ThreadResult> {
         let id = p.id;
-        let (entry, mut replies) = scan!(self, s => s.thread(&id, MAX_THREAD_REPLIES))?;
+        let (entry, mut replies) = {
+            let _turn = self.turn().await?;
+            self.db().thread(&id, MAX_THREAD_REPLIES).await?
+        };
         if let Some(g) = grant {
             replies.retain(|r| g.covers(&r.pad));
         }
@@ -125,7 +128,7 @@ impl Engine {
         }
         let question = match (p.content, p.id) {
             (None, Some(id)) => {
-                let q = store!(self, s => s.get(&id))?;
+                let q = self.db().get(&id).await?;
                 if q.kind != Kind::Question {
                     return Err(Error::invalid(
                         "id",
@@ -185,8 +188,8 @@ impl Engine {
                 .publish(EventType::Waiting, &question.pad, Some(question.clone()));
         }
         // An answer committed before the waiter was registered woke nobody.
-        if let Some(answer) = store!(self, s => s.get(&question.id))?.answer {
-            return Ok(Some(store!(self, s => s.get(&answer))?));
+        if let Some(answer) = self.db().get(&question.id).await?.answer {
+            return Ok(Some(self.db().get(&answer).await?));
         }
         if wait.is_zero() {
             return Ok(None);

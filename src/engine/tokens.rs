@@ -53,18 +53,6 @@ impl Engine {
         }
     }
 
-    /// Refuses a method only the owner may call.
-    pub fn owner_only(&self, access: &Access, what: &str) -> Result<()> {
-        match self.grant(access)? {
-            None => Ok(()),
-            Some(g) => Err(Error::Forbidden(format!(
-                "token '{}' may not {what}: only the owner may. The token allows {}.",
-                g.name,
-                g.describe()
-            ))),
-        }
-    }
-
     pub fn describe_access(&self, access: &Access) -> String {
         match self.grant(access) {
             Ok(None) => "owner".into(),
@@ -91,7 +79,7 @@ impl Engine {
             hash: access::hash(&secret),
             ..row
         };
-        store!(self, s => s.add_token(&row))?;
+        self.db().add_token(&row).await?;
         self.0
             .grants
             .write()
@@ -106,14 +94,17 @@ impl Engine {
 
     pub async fn token_list(&self) -> Result<TokenListResult> {
         Ok(TokenListResult {
-            tokens: store!(self, s => s.tokens())?.iter().map(info).collect(),
+            tokens: self.db().tokens().await?.iter().map(info).collect(),
         })
     }
 
     pub async fn token_revoke(&self, p: TokenRevokeParams) -> Result<TokenRevokeResult> {
         let name = access::token_name(&p.name)?;
-        if !store!(self, s => s.revoke_token(&name))? {
-            let names: Vec<String> = store!(self, s => s.tokens())?
+        if !self.db().revoke_token(&name).await? {
+            let names: Vec<String> = self
+                .db()
+                .tokens()
+                .await?
                 .into_iter()
                 .map(|t| t.name)
                 .collect();

@@ -4,10 +4,11 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
-use super::{meta_text, named, pad_scoped, text_field, Engine};
+use super::{meta_text, named, text_field, Engine};
 use crate::access::Grant;
 use crate::error::{Error, Result};
 use crate::events::EventType;
+use crate::guard::pad_scoped;
 use crate::model::{self, Entry, Kind, Status};
 use crate::protocol::*;
 use crate::store::{Finish, NewEntry, ReportRow};
@@ -27,7 +28,10 @@ impl Engine {
         let pad = model::pad_name("pad", &p.pad)?;
         let now = self.now();
         let name = pad.clone();
-        let rows = scan!(self, s => s.plan_entries(&name))?;
+        let rows = {
+            let _turn = self.turn().await?;
+            self.db().plan_entries(&name).await?
+        };
         Ok(plan(pad, rows, now))
     }
 
@@ -41,7 +45,7 @@ impl Engine {
         )?;
         let now = self.now();
         let lease = lease_ms(p.lease_seconds)?;
-        let Some((before, after)) = store!(self, s => s.claim(&pad, &agent, lease, now))? else {
+        let Some((before, after)) = self.db().claim(&pad, &agent, lease, now).await? else {
             let plan = self.plan_order(PlanParams { pad }).await?;
             return Ok(ClaimResult {
                 entry: None,
@@ -62,8 +66,10 @@ impl Engine {
         let resume = self.resume(p.resume)?;
         let lease = p.lease_seconds.map(|s| lease_ms(Some(s))).transpose()?;
         let now = self.now();
-        let (before, after) =
-            store!(self, s => s.heartbeat(&p.id, agent.as_deref(), resume, lease, now))?;
+        let (before, after) = self
+            .db()
+            .heartbeat(&p.id, agent.as_deref(), resume, lease, now)
+            .await?;
         self.0
             .bus
             .entry_changed(EventType::Updated, Some(&before), &after);
@@ -99,7 +105,7 @@ impl Engine {
 
     async fn finish(&self, id: &str, agent: Option<String>, how: Finish) -> Result<Entry> {
         let now = self.now();
-        let (before, after) = store!(self, s => s.finish(id, agent.as_deref(), how, now))?;
+        let (before, after) = self.db().finish(id, agent.as_deref(), how, now).await?;
         self.0
             .bus
             .entry_changed(EventType::Updated, Some(&before), &after);
@@ -114,7 +120,7 @@ impl Engine {
     /// Puts tasks whose holder's lease ran out back in the queue; returns how many.
     pub async fn release_leases(&self) -> Result<usize> {
         let now = self.now();
-        let released = background!(self, s => s.release_expired(now))?;
+        let released = self.db().release_expired(now).await?;
         for (before, after) in &released {
             tracing::info!(
                 "lease on task {} ({}) ran out; it is back in the queue",
@@ -132,19 +138,7 @@ impl Engine {
     /// restart that spanned the due time); returns how many.
     pub async fn deliver_reminders(&self) -> Result<usize> {
         let now = self.now();
-        let due = match self.backend() {
-            super::Backend::Sqlite(_) => {
-                self.blocking(move |e| match e.store().next_reminder()? {
-                    Some(at) if at <= now => e.store().take_due_reminders(now),
-                    _ => Ok(Vec::new()),
-                })
-                .await?
-            }
-            super::Backend::Postgres(s) => match s.next_reminder().await? {
-                Some(at) if at <= now => s.take_due_reminders(now).await?,
-                _ => Vec::new(),
-            },
-        };
+        let due = self.db().due_reminders(now).await?;
         for entry in &due {
             tracing::info!("reminder due on {} for {}", entry.id, entry.author);
             self.0
@@ -243,7 +237,10 @@ impl Engine {
     pub async fn report(&self, p: ReportParams, grant: Option<&Grant>) -> Result<ReportResult> {
         let filter = pad_scoped(p.pad.as_deref(), grant)?;
         let pad = filter.pad.clone();
-        let rows = scan!(self, s => s.report_rows(&filter))?;
+        let rows = {
+            let _turn = self.turn().await?;
+            self.db().report_rows(&filter).await?
+        };
         Ok(report(pad, rows))
     }
 }

@@ -18,8 +18,8 @@ impl PgStore {
     /// (created on first write, restored if archived), its parent's reply
     /// count and answer, and its pad's rolling window, in one transaction.
     /// The pad's window is read in the same statement that moves its row (a
-    /// window set on another engine applies at once), not taken from the caller.
-    pub async fn add(&self, mut e: NewEntry, _window: Option<i64>) -> Result<Added> {
+    /// window set on another engine applies at once).
+    pub async fn add(&self, mut e: NewEntry) -> Result<Added> {
         let mut tx = self.pool().begin().await?;
         let mut depends = Vec::with_capacity(e.depends_on.len());
         for d in &e.depends_on {

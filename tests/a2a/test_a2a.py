@@ -303,6 +303,10 @@ def test_a_token_hands_work_only_to_agents_its_grant_names(engine, agents):
         with pytest.raises(scratchpad.Forbidden) as refused:
             t.send("helper", "do my bidding", pad="proj")
         assert "names no agents" in str(refused.value) and "--agents helper" in str(refused.value)
+        # The grant is checked on the name the engine stores, however spelled.
+        for spelling in ["@ helper", "@\thelper", "@@ HELPER", " HeLPer "]:
+            with pytest.raises(scratchpad.Forbidden):
+                t.add("do my bidding", "proj", to=[spelling])
         with pytest.raises(scratchpad.Forbidden):
             t.add_agent("mine", agent.url)
     with engine.client() as t:

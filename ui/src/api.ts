@@ -1,5 +1,5 @@
 // The one door to the engine: the shell's `rpc` command and its
-// `pad-event` channel (DESIGN.md, "The desktop app").
+// `pad-event` channel (ARCHITECTURE.md, the `src-tauri/` row).
 
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";

@@ -1,0 +1,159 @@
+//! The guard: what one call may touch, decided in one place.
+//!
+//! `rpc::dispatch` makes a `Guard` for every call from the connection's
+//! access (a token's grant is looked up afresh, so a revoked token stops at
+//! once) and asks it before acting: may this caller read or write that pad,
+//! act on that entry, hand work to that agent, call an owner's method. The
+//! engine narrows what it reads with the same grant (`scoped`). The grant's
+//! own tests and their wording live with it (`access::Grant`); every caller
+//! goes through here.
+
+use std::sync::Arc;
+
+use crate::access::{Access, Grant};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::model;
+use crate::store::EntryFilter;
+
+/// One call's access: the owner (no grant) or a token's grant.
+pub struct Guard {
+    access: Access,
+    grant: Option<Arc<Grant>>,
+}
+
+impl Guard {
+    /// The guard of a call made with `access`: fails for a token revoked
+    /// since `hello`, and for a connection without a token on an engine
+    /// that requires one.
+    pub fn of(engine: &Engine, access: Access) -> Result<Guard> {
+        let grant = engine.grant(&access)?;
+        Ok(Guard { access, grant })
+    }
+
+    pub fn access(&self) -> &Access {
+        &self.access
+    }
+
+    /// The token's grant; `None` for the owner.
+    pub fn grant(&self) -> Option<&Grant> {
+        self.grant.as_deref()
+    }
+
+    /// The name of the token the call was made with: it writes under that
+    /// name, whatever the call says, so it cannot speak as anyone else.
+    pub fn token(&self) -> Option<&str> {
+        match &self.access {
+            Access::Token { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+
+    /// Refuses a method only the owner may call; `what` says what it does.
+    pub fn owner(&self, what: &str) -> Result<()> {
+        match self.grant() {
+            None => Ok(()),
+            Some(g) => Err(Error::Forbidden(format!(
+                "token '{}' may not {what}: only the owner may. The token allows {}.",
+                g.name,
+                g.describe()
+            ))),
+        }
+    }
+
+    /// Refuses reading (or, with `write`, writing) the pad `raw` names.
+    pub fn pad(&self, raw: &str, field: &str, write: bool) -> Result<()> {
+        if let Some(g) = self.grant() {
+            let pad = model::pad_name(field, raw)?;
+            if write {
+                g.check_write(&pad)?;
+            } else {
+                g.check_read(&pad)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks an entry's pad before acting on it by id, and gives the full
+    /// id to act on. To a token, an entry outside its grant does not exist:
+    /// its prefix resolves among the entries it may read only (a foreign
+    /// entry neither matches nor makes a prefix ambiguous), and the error
+    /// names no foreign pad.
+    pub async fn entry(&self, engine: &Engine, id: &str, write: bool) -> Result<String> {
+        let Some(g) = self.grant() else {
+            return Ok(id.to_owned());
+        };
+        let covers = |pad: &str| g.covers(pad);
+        match engine.visible_matches(id, &covers).await?.as_slice() {
+            [] => Err(crate::store::entries::no_entry(
+                "id",
+                &id.trim().to_lowercase(),
+            )),
+            // Readable already (the pad is covered): a write needs more.
+            [(full, pad)] => {
+                if write {
+                    g.check_write(pad)?;
+                }
+                Ok(full.clone())
+            }
+            _ => Err(crate::store::entries::ambiguous("id", id)),
+        }
+    }
+
+    /// Refuses a read-only token before a call that writes wherever the
+    /// entries it names are (a restore; each pad is checked as it comes back).
+    pub fn any_write(&self) -> Result<()> {
+        match self.grant() {
+            Some(g) => g.check_any_write(),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses addressing a registered agent the grant does not name. The
+    /// names are read exactly as the engine stores them (`model::recipients`),
+    /// so no spelling passes here and reaches the agent after.
+    pub fn hand_to(&self, engine: &Engine, to: &[String]) -> Result<()> {
+        let Some(g) = self.grant() else {
+            return Ok(());
+        };
+        for agent in model::recipients("to", to)? {
+            if engine.is_registered_agent(&agent) {
+                g.check_dispatch(&agent)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A token reads only its own inbox.
+    pub fn own_inbox(&self, asked: Option<&str>) -> Result<()> {
+        if let (Some(name), Some(asked)) = (self.token(), asked) {
+            if !asked.eq_ignore_ascii_case(name) {
+                return Err(Error::Forbidden(format!(
+                    "token '{name}' reads only its own inbox (author '{name}'); leave 'author' out."
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Narrows a filter to what a token may read: its pad must be covered, and
+/// without a pad the search spans the token's pads only.
+pub fn scoped(mut filter: EntryFilter, grant: Option<&Grant>) -> Result<EntryFilter> {
+    if let Some(g) = grant {
+        if let Some(pad) = &filter.pad {
+            g.check_read(pad)?;
+        }
+        filter.scope = Some(g.pads.clone());
+    }
+    Ok(filter)
+}
+
+/// Everything a token may read, in one pad or (without one) in all of them.
+pub fn pad_scoped(pad: Option<&str>, grant: Option<&Grant>) -> Result<EntryFilter> {
+    let filter = EntryFilter {
+        pad: pad.map(|n| model::pad_name("pad", n)).transpose()?,
+        ..EntryFilter::default()
+    };
+    scoped(filter, grant)
+}

@@ -1,0 +1,338 @@
+//! PostgreSQL behind the store contract (`storage::Storage`): every
+//! operation is the store's own async one, awaited on the engine's runtime.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::{PgStore, PgVectors};
+use crate::error::Result;
+use crate::model::{Entry, Pad};
+use crate::protocol::{Change, Skipped, Version};
+use crate::semantic::{Semantic, VectorSource};
+use crate::storage::{Fut, Storage, Visible};
+use crate::store::{
+    Added, Counts, EntryFilter, Finish, HistoryFilter, Inbox, NewEntry, PadEntries, PadRow,
+    PadSweep, Page, Patch, Purge, ReportRow, Restore, TokenRow,
+};
+
+impl Storage for PgStore {
+    fn add(&self, entry: NewEntry) -> Fut<'_, Added> {
+        Box::pin(PgStore::add(self, entry))
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> Fut<'a, Entry> {
+        Box::pin(PgStore::get(self, id))
+    }
+
+    fn visible_matches<'a>(
+        &'a self,
+        id: &'a str,
+        visible: Visible<'a>,
+    ) -> Fut<'a, Vec<(String, String)>> {
+        Box::pin(PgStore::visible_matches(self, id, visible))
+    }
+
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        patch: Patch,
+        if_version: Option<i64>,
+        now: i64,
+        by: &'a str,
+    ) -> Fut<'a, (Entry, Entry)> {
+        Box::pin(PgStore::update(self, id, patch, if_version, now, by))
+    }
+
+    fn delete<'a>(
+        &'a self,
+        id: &'a str,
+        if_version: Option<i64>,
+        now: i64,
+        by: &'a str,
+    ) -> Fut<'a, (Entry, i64)> {
+        Box::pin(PgStore::delete(self, id, if_version, now, by))
+    }
+
+    fn list<'a>(
+        &'a self,
+        filter: &'a EntryFilter,
+        limit: u32,
+        cursor: Option<i64>,
+    ) -> Fut<'a, Page> {
+        Box::pin(PgStore::list(self, filter, limit, cursor))
+    }
+
+    fn thread<'a>(&'a self, id: &'a str, limit: usize) -> Fut<'a, (Entry, Vec<Entry>)> {
+        Box::pin(PgStore::thread(self, id, limit))
+    }
+
+    fn entries_by_id<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<Option<Entry>>> {
+        Box::pin(PgStore::entries_by_id(self, ids))
+    }
+
+    fn search_text<'a>(
+        &'a self,
+        query: &'a str,
+        filter: &'a EntryFilter,
+        limit: u32,
+        substrings: bool,
+    ) -> Fut<'a, Vec<(Entry, f64)>> {
+        Box::pin(PgStore::search_text(self, query, filter, limit, substrings))
+    }
+
+    fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox> {
+        Box::pin(PgStore::inbox(self, author, peek))
+    }
+
+    fn pads(&self, include_archived: bool) -> Fut<'_, Vec<Pad>> {
+        Box::pin(PgStore::pads(self, include_archived))
+    }
+
+    fn configure<'a>(
+        &'a self,
+        name: &'a str,
+        ttl_seconds: Option<Option<i64>>,
+        max_entries: Option<Option<i64>>,
+        now: i64,
+    ) -> Fut<'a, Pad> {
+        Box::pin(PgStore::configure(
+            self,
+            name,
+            ttl_seconds,
+            max_entries,
+            now,
+        ))
+    }
+
+    fn touch<'a>(&'a self, name: &'a str, now: i64) -> Fut<'a, Pad> {
+        Box::pin(PgStore::touch(self, name, now))
+    }
+
+    fn clear<'a>(
+        &'a self,
+        name: &'a str,
+        keep_pinned: bool,
+        now: i64,
+        by: &'a str,
+    ) -> Fut<'a, (BTreeMap<String, usize>, i64)> {
+        Box::pin(PgStore::clear(self, name, keep_pinned, now, by))
+    }
+
+    fn pad_with_entries<'a>(
+        &'a self,
+        name: &'a str,
+        max_bytes: usize,
+    ) -> Fut<'a, (Pad, PadEntries)> {
+        Box::pin(PgStore::pad_with_entries(self, name, max_bytes))
+    }
+
+    fn tags<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<(String, i64)>> {
+        Box::pin(PgStore::tags(self, filter))
+    }
+
+    fn claim<'a>(
+        &'a self,
+        pad: &'a str,
+        agent: &'a str,
+        lease_ms: i64,
+        now: i64,
+    ) -> Fut<'a, Option<(Entry, Entry)>> {
+        Box::pin(PgStore::claim(self, pad, agent, lease_ms, now))
+    }
+
+    fn heartbeat<'a>(
+        &'a self,
+        id: &'a str,
+        agent: Option<&'a str>,
+        resume: Option<String>,
+        lease_ms: Option<i64>,
+        now: i64,
+    ) -> Fut<'a, (Entry, Entry)> {
+        Box::pin(PgStore::heartbeat(self, id, agent, resume, lease_ms, now))
+    }
+
+    fn finish<'a>(
+        &'a self,
+        id: &'a str,
+        agent: Option<&'a str>,
+        how: Finish,
+        now: i64,
+    ) -> Fut<'a, (Entry, Entry)> {
+        Box::pin(PgStore::finish(self, id, agent, how, now))
+    }
+
+    fn release_expired(&self, now: i64) -> Fut<'_, Vec<(Entry, Entry)>> {
+        Box::pin(PgStore::release_expired(self, now))
+    }
+
+    fn due_reminders(&self, now: i64) -> Fut<'_, Vec<Entry>> {
+        Box::pin(async move {
+            match self.next_reminder().await? {
+                Some(at) if at <= now => self.take_due_reminders(now).await,
+                _ => Ok(Vec::new()),
+            }
+        })
+    }
+
+    fn plan_entries<'a>(&'a self, pad: &'a str) -> Fut<'a, Vec<(Entry, Vec<String>)>> {
+        Box::pin(PgStore::plan_entries(self, pad))
+    }
+
+    fn report_rows<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<ReportRow>> {
+        Box::pin(PgStore::report_rows(self, filter))
+    }
+
+    fn kept_matches<'a>(
+        &'a self,
+        id: &'a str,
+        visible: Visible<'a>,
+    ) -> Fut<'a, Vec<(i64, String)>> {
+        Box::pin(PgStore::kept_matches(self, id, visible))
+    }
+
+    fn history(&self, seq: i64) -> Fut<'_, (Option<Entry>, Vec<Version>)> {
+        Box::pin(PgStore::history(self, seq))
+    }
+
+    fn trash<'a>(
+        &'a self,
+        filter: &'a HistoryFilter,
+        limit: u32,
+        cursor: Option<i64>,
+    ) -> Fut<'a, (Vec<Version>, Option<i64>)> {
+        Box::pin(PgStore::trash(self, filter, limit, cursor))
+    }
+
+    fn restore<'a>(
+        &'a self,
+        which: Restore,
+        by: &'a str,
+        now: i64,
+        writable: Visible<'a>,
+    ) -> Fut<'a, (Vec<Entry>, Vec<Skipped>)> {
+        Box::pin(PgStore::restore(self, which, by, now, writable))
+    }
+
+    fn change(&self, batch: i64) -> Fut<'_, Vec<Version>> {
+        Box::pin(PgStore::change(self, batch))
+    }
+
+    fn purge<'a>(&'a self, which: &'a Purge) -> Fut<'a, usize> {
+        Box::pin(PgStore::purge(self, which))
+    }
+
+    fn changes<'a>(
+        &'a self,
+        filter: &'a HistoryFilter,
+        limit: usize,
+        created: bool,
+    ) -> Fut<'a, (Vec<Change>, bool)> {
+        Box::pin(PgStore::changes(self, filter, limit, created))
+    }
+
+    fn prune_history(&self, cutoff: i64, max_rows: i64) -> Fut<'_, usize> {
+        Box::pin(PgStore::prune_history(self, cutoff, max_rows))
+    }
+
+    fn add_token<'a>(&'a self, token: &'a TokenRow) -> Fut<'a, ()> {
+        Box::pin(PgStore::add_token(self, token))
+    }
+
+    fn tokens(&self) -> Fut<'_, Vec<TokenRow>> {
+        Box::pin(PgStore::tokens(self))
+    }
+
+    fn revoke_token<'a>(&'a self, name: &'a str) -> Fut<'a, bool> {
+        Box::pin(PgStore::revoke_token(self, name))
+    }
+
+    fn sweep(&self, now: i64, retention_ms: i64) -> Fut<'_, PadSweep> {
+        Box::pin(PgStore::sweep(self, now, retention_ms))
+    }
+
+    fn index_text(&self) -> Fut<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn write_epoch(&self) -> Option<u64> {
+        None
+    }
+
+    fn checkpoint(&self) -> Fut<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn close(&self) -> Fut<'_, ()> {
+        Box::pin(async move {
+            PgStore::close(self).await;
+            Ok(())
+        })
+    }
+
+    fn counts(&self) -> Fut<'_, Counts> {
+        Box::pin(PgStore::counts(self))
+    }
+
+    fn pads_by(&self, stalest: bool, limit: usize) -> Fut<'_, Vec<PadRow>> {
+        Box::pin(PgStore::pads_by(self, stalest, limit))
+    }
+
+    fn content_size(&self) -> Fut<'_, (i64, f64)> {
+        Box::pin(PgStore::content_size(self))
+    }
+
+    fn writes_per_minute<'a>(
+        &'a self,
+        now: i64,
+        minutes: usize,
+        keep: Visible<'a>,
+    ) -> Fut<'a, Vec<u64>> {
+        Box::pin(PgStore::writes_per_minute(self, now, minutes, keep))
+    }
+
+    fn recent_writes_by_pad(&self, since: i64, limit: usize) -> Fut<'_, Vec<(String, i64)>> {
+        Box::pin(PgStore::recent_writes_by_pad(self, since, limit))
+    }
+
+    fn queues(&self) -> Fut<'_, (i64, i64)> {
+        Box::pin(async { Ok((0, 0)) })
+    }
+
+    fn embed_queue(&self) -> Fut<'_, i64> {
+        Box::pin(async move { Ok(self.embed_backlog().await?.1) })
+    }
+
+    fn disk_bytes(&self) -> Fut<'_, u64> {
+        Box::pin(PgStore::disk_bytes(self))
+    }
+
+    fn disk_usage(&self) -> Fut<'_, Vec<(&'static str, u64)>> {
+        Box::pin(async move { Ok(vec![("postgresql", PgStore::disk_bytes(self).await?)]) })
+    }
+
+    fn vectors(&self) -> Result<Arc<dyn VectorSource>> {
+        Ok(Arc::new(PgVectors::new(self)?))
+    }
+
+    fn settle<'a>(&'a self, semantic: &'a Semantic) -> Fut<'a, u64> {
+        Box::pin(semantic.settle_pg(self))
+    }
+
+    fn nearest(
+        &self,
+        semantic: Arc<Semantic>,
+        query: Arc<[f32]>,
+        filter: EntryFilter,
+        k: usize,
+    ) -> Fut<'_, Vec<(i64, f32)>> {
+        Box::pin(async move { semantic.nearest_pg(self, query, &filter, k).await })
+    }
+
+    fn team(&self) -> Option<&PgStore> {
+        Some(self)
+    }
+
+    fn sqlite(&self) -> Option<&Arc<crate::store::Store>> {
+        None
+    }
+}

@@ -1,0 +1,307 @@
+//! The store contract: every operation the engine needs from where it keeps
+//! its entries, declared once.
+//!
+//! Two stores implement it: SQLite files in the data directory
+//! (`store::Sqlite`, one machine, the default) and a PostgreSQL database
+//! shared by the engines of a team (`pg::PgStore`). The engine holds an
+//! `Arc<dyn Storage>` chosen once, in `open`, and calls nothing else: a store
+//! that lacks an operation, or offers it with another signature, does not
+//! compile (the examples on `Storage` show it).
+//!
+//! Each operation answers the same on both stores, with the same errors.
+//! How it runs is the store's business: SQLite answers a point operation in
+//! microseconds and runs it inline, and sends scans (search, export, sweeps)
+//! to a blocking thread; PostgreSQL awaits its pool. Where a store has
+//! nothing to do (PostgreSQL indexes text as it writes; SQLite has no team)
+//! the operation says so in its type or its documented answer, never by
+//! panicking.
+//!
+//! A future is boxed (`Fut`) so the contract can be a trait object: one
+//! allocation per call, against microseconds of work at the least.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::engine::Config;
+use crate::error::Result;
+use crate::model::{Entry, Pad};
+use crate::pg::PgStore;
+use crate::protocol::{Change, Skipped, Version};
+use crate::semantic::{Semantic, VectorSource};
+pub use crate::store::NewEntry;
+use crate::store::{
+    Added, Counts, EntryFilter, Finish, HistoryFilter, Inbox, PadEntries, PadRow, PadSweep, Page,
+    Patch, Purge, ReportRow, Restore, TokenRow,
+};
+
+/// What every store operation returns: a boxed future of a result.
+pub type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
+
+/// Which pads a caller may see or change, by name.
+pub type Visible<'a> = &'a (dyn Fn(&str) -> bool + Sync);
+
+/// Opens the store `config` names: PostgreSQL when it gives a database URL,
+/// else SQLite files in its data directory. The one place a store is chosen.
+pub async fn open(config: &Config) -> Result<Arc<dyn Storage>> {
+    Ok(match &config.database {
+        None => Arc::new(crate::store::Sqlite::open(config)?),
+        Some(url) => {
+            let store = PgStore::open(url, config.default_ttl_seconds).await?;
+            store.keep_history(!config.history.is_zero());
+            tracing::info!("keeping everything in PostgreSQL at {}", store.describe());
+            Arc::new(store)
+        }
+    })
+}
+
+/// Everything the engine asks of a store.
+///
+/// Any store is one the engine can hold:
+/// ```
+/// use scratchpad::storage::Storage;
+/// fn held(_: std::sync::Arc<dyn Storage>) {}
+/// fn sqlite(s: scratchpad::store::Sqlite) { held(std::sync::Arc::new(s)) }
+/// fn postgres(s: scratchpad::pg::PgStore) { held(std::sync::Arc::new(s)) }
+/// ```
+/// and a store that lacks an operation does not compile:
+/// ```compile_fail,E0046
+/// use scratchpad::storage::Storage;
+/// struct OnlyHalf;
+/// impl Storage for OnlyHalf {}
+/// ```
+pub trait Storage: Send + Sync + 'static {
+    // --- Entries ---
+
+    /// Inserts an entry, applying its pad's rolling window (`max_entries`);
+    /// says which entries the window pushed out and the parent it replied to.
+    fn add(&self, entry: NewEntry) -> Fut<'_, Added>;
+    /// The live entry with this id or unique id prefix.
+    fn get<'a>(&'a self, id: &'a str) -> Fut<'a, Entry>;
+    /// Up to two (full id, pad) of live entries whose id starts with `id`,
+    /// in pads `visible` accepts: a scoped caller's prefix resolution.
+    fn visible_matches<'a>(
+        &'a self,
+        id: &'a str,
+        visible: Visible<'a>,
+    ) -> Fut<'a, Vec<(String, String)>>;
+    /// Applies an edit (refused if `if_version` is not the live version);
+    /// returns the entry before and after. `by` is kept with the old version.
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        patch: Patch,
+        if_version: Option<i64>,
+        now: i64,
+        by: &'a str,
+    ) -> Fut<'a, (Entry, Entry)>;
+    /// Deletes an entry (kept in history); returns it and the change number.
+    fn delete<'a>(
+        &'a self,
+        id: &'a str,
+        if_version: Option<i64>,
+        now: i64,
+        by: &'a str,
+    ) -> Fut<'a, (Entry, i64)>;
+    /// Newest first, `limit` at most, after `cursor` (a previous page's).
+    fn list<'a>(
+        &'a self,
+        filter: &'a EntryFilter,
+        limit: u32,
+        cursor: Option<i64>,
+    ) -> Fut<'a, Page>;
+    /// An entry and up to `limit` of its replies, oldest first.
+    fn thread<'a>(&'a self, id: &'a str, limit: usize) -> Fut<'a, (Entry, Vec<Entry>)>;
+    /// The live entries with these ids, in their order (`None`: gone).
+    fn entries_by_id<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<Option<Entry>>>;
+    /// The best `limit` word matches passing `filter`, with their scores;
+    /// `substrings` also tries the slowest tier (parts of words).
+    fn search_text<'a>(
+        &'a self,
+        query: &'a str,
+        filter: &'a EntryFilter,
+        limit: u32,
+        substrings: bool,
+    ) -> Fut<'a, Vec<(Entry, f64)>>;
+    /// What is new for `author` since its last read (moved past unless `peek`).
+    fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox>;
+
+    // --- Pads ---
+
+    fn pads(&self, include_archived: bool) -> Fut<'_, Vec<Pad>>;
+    /// Creates or changes a pad (`Some(None)` clears a setting).
+    fn configure<'a>(
+        &'a self,
+        name: &'a str,
+        ttl_seconds: Option<Option<i64>>,
+        max_entries: Option<Option<i64>>,
+        now: i64,
+    ) -> Fut<'a, Pad>;
+    /// Marks a pad used now (restoring it if archived).
+    fn touch<'a>(&'a self, name: &'a str, now: i64) -> Fut<'a, Pad>;
+    /// Deletes a pad's entries (kept in history as one change): how many of
+    /// each author's, and the change number.
+    fn clear<'a>(
+        &'a self,
+        name: &'a str,
+        keep_pinned: bool,
+        now: i64,
+        by: &'a str,
+    ) -> Fut<'a, (std::collections::BTreeMap<String, usize>, i64)>;
+    /// A pad and its entries, up to `max_bytes` of text (for an export).
+    fn pad_with_entries<'a>(
+        &'a self,
+        name: &'a str,
+        max_bytes: usize,
+    ) -> Fut<'a, (Pad, PadEntries)>;
+    /// Tags in use among entries passing `filter`, with their counts.
+    fn tags<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<(String, i64)>>;
+
+    // --- Tasks and reminders ---
+
+    /// The next open task of `pad` for `agent`, leased: (before, after).
+    fn claim<'a>(
+        &'a self,
+        pad: &'a str,
+        agent: &'a str,
+        lease_ms: i64,
+        now: i64,
+    ) -> Fut<'a, Option<(Entry, Entry)>>;
+    fn heartbeat<'a>(
+        &'a self,
+        id: &'a str,
+        agent: Option<&'a str>,
+        resume: Option<String>,
+        lease_ms: Option<i64>,
+        now: i64,
+    ) -> Fut<'a, (Entry, Entry)>;
+    fn finish<'a>(
+        &'a self,
+        id: &'a str,
+        agent: Option<&'a str>,
+        how: Finish,
+        now: i64,
+    ) -> Fut<'a, (Entry, Entry)>;
+    /// Tasks whose lease ran out, back to todo: (before, after) each.
+    fn release_expired(&self, now: i64) -> Fut<'_, Vec<(Entry, Entry)>>;
+    /// Reminders due by `now`, each taken once (also across engines).
+    fn due_reminders(&self, now: i64) -> Fut<'_, Vec<Entry>>;
+    /// A pad's tasks with the ids each waits on.
+    fn plan_entries<'a>(&'a self, pad: &'a str) -> Fut<'a, Vec<(Entry, Vec<String>)>>;
+    fn report_rows<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<ReportRow>>;
+
+    // --- History ---
+
+    /// Up to two (seq, pad) of kept (deleted or live) entries with this id
+    /// prefix, in pads `visible` accepts.
+    fn kept_matches<'a>(&'a self, id: &'a str, visible: Visible<'a>)
+        -> Fut<'a, Vec<(i64, String)>>;
+    /// An entry (`None` once deleted) and its earlier versions.
+    fn history(&self, seq: i64) -> Fut<'_, (Option<Entry>, Vec<Version>)>;
+    fn trash<'a>(
+        &'a self,
+        filter: &'a HistoryFilter,
+        limit: u32,
+        cursor: Option<i64>,
+    ) -> Fut<'a, (Vec<Version>, Option<i64>)>;
+    /// Brings back a deleted entry or a change's entries, in pads `writable`
+    /// accepts (the rest come back as `Skipped`).
+    fn restore<'a>(
+        &'a self,
+        which: Restore,
+        by: &'a str,
+        now: i64,
+        writable: Visible<'a>,
+    ) -> Fut<'a, (Vec<Entry>, Vec<Skipped>)>;
+    /// The versions one change kept.
+    fn change(&self, batch: i64) -> Fut<'_, Vec<Version>>;
+    fn purge<'a>(&'a self, which: &'a Purge) -> Fut<'a, usize>;
+    /// Newest changes first; `true` when more than `limit` exist.
+    fn changes<'a>(
+        &'a self,
+        filter: &'a HistoryFilter,
+        limit: usize,
+        created: bool,
+    ) -> Fut<'a, (Vec<Change>, bool)>;
+    /// Drops kept versions older than `cutoff` or past `max_rows`.
+    fn prune_history(&self, cutoff: i64, max_rows: i64) -> Fut<'_, usize>;
+
+    // --- Tokens ---
+
+    fn add_token<'a>(&'a self, token: &'a TokenRow) -> Fut<'a, ()>;
+    fn tokens(&self) -> Fut<'_, Vec<TokenRow>>;
+    /// `false` when no token has this name.
+    fn revoke_token<'a>(&'a self, name: &'a str) -> Fut<'a, bool>;
+
+    // --- Upkeep ---
+
+    /// Archives idle pads and purges archives past `retention_ms`, with
+    /// whatever the store's indexes need after a purge.
+    fn sweep(&self, now: i64, retention_ms: i64) -> Fut<'_, PadSweep>;
+    /// Brings the text index up to every committed write (PostgreSQL
+    /// indexes in the write's transaction: nothing to do).
+    fn index_text(&self) -> Fut<'_, ()>;
+    /// A number that changes whenever anything may have been written, so
+    /// idle upkeep can be skipped; `None` when the store cannot tell (other
+    /// engines write too) or has no such upkeep.
+    fn write_epoch(&self) -> Option<u64>;
+    /// Moves what the write-ahead log holds into the database without
+    /// waiting for readers (nothing to do on PostgreSQL).
+    fn checkpoint(&self) -> Fut<'_, ()>;
+    /// Saves and lets go of everything: the last call before the engine stops.
+    fn close(&self) -> Fut<'_, ()>;
+
+    // --- Figures (stats, metrics) ---
+
+    fn counts(&self) -> Fut<'_, Counts>;
+    /// The pads written most recently (or, `stalest`, least), `limit` at most.
+    fn pads_by(&self, stalest: bool, limit: usize) -> Fut<'_, Vec<PadRow>>;
+    /// Live entries and their average content size in bytes.
+    fn content_size(&self) -> Fut<'_, (i64, f64)>;
+    /// Writes per minute for the last `minutes`, in pads `keep` accepts.
+    fn writes_per_minute<'a>(
+        &'a self,
+        now: i64,
+        minutes: usize,
+        keep: Visible<'a>,
+    ) -> Fut<'a, Vec<u64>>;
+    /// Entries written per pad since `since`, the busiest `limit`.
+    fn recent_writes_by_pad(&self, since: i64, limit: usize) -> Fut<'_, Vec<(String, i64)>>;
+    /// Acknowledged writes waiting to be applied, and to be text-indexed
+    /// (both 0 on PostgreSQL: a write is applied and indexed in its commit).
+    /// Read before anything else reads the store, which applies them first.
+    fn queues(&self) -> Fut<'_, (i64, i64)>;
+    /// Entries and edits not yet embedded (0 without semantic search; on
+    /// PostgreSQL the team's whole queue).
+    fn embed_queue(&self) -> Fut<'_, i64>;
+    /// Bytes the store takes, in all.
+    fn disk_bytes(&self) -> Fut<'_, u64>;
+    /// Bytes the store takes, per file (or database).
+    fn disk_usage(&self) -> Fut<'_, Vec<(&'static str, u64)>>;
+
+    // --- Meaning ---
+
+    /// Where the embedding worker reads texts and writes vectors.
+    fn vectors(&self) -> Result<Arc<dyn VectorSource>>;
+    /// Read-your-writes by meaning: waits (bounded) until every write
+    /// acknowledged before the call is embedded and in `semantic`'s index;
+    /// returns how many were not.
+    fn settle<'a>(&'a self, semantic: &'a Semantic) -> Fut<'a, u64>;
+    /// The `k` nearest live entries passing `filter`, as (id, cosine).
+    fn nearest(
+        &self,
+        semantic: Arc<Semantic>,
+        query: Arc<[f32]>,
+        filter: EntryFilter,
+        k: usize,
+    ) -> Fut<'_, Vec<(i64, f32)>>;
+
+    // --- What one store alone has ---
+
+    /// The shared database, when this store is one (its engines relay
+    /// events and token changes to each other through it).
+    fn team(&self) -> Option<&PgStore>;
+    /// The SQLite store, when this is one (tests and benchmarks that look
+    /// at its files).
+    fn sqlite(&self) -> Option<&Arc<crate::store::Store>>;
+}
