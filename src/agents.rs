@@ -7,11 +7,15 @@
 //! (tokens, Agent Zero's token in its URL) that must not travel to a shared
 //! database, and because an endpoint such as `http://localhost:50001` is
 //! reachable from one machine: each engine reaches the agents registered
-//! with it. The dispatcher that talks to them is `engine/agents.rs`; the
-//! wire client is `agents/a2a.rs`. This module is pure state: no I/O but
-//! its own file.
+//! with it. A conversation's states and transitions are
+//! `agents/conversation.rs`; the dispatcher that talks to the agents is
+//! `engine/agents.rs`; the wire client is `agents/a2a.rs`. This module is
+//! pure state: no I/O but its own file.
 
 pub mod a2a;
+pub mod conversation;
+
+pub use conversation::{Conversation, Outgoing};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -21,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::model::{fmt_time, Entry};
-use crate::protocol::{AgentCard, AgentInfo, Delivery, DeliveryState};
+use crate::protocol::{AgentCard, AgentInfo, Delivery};
 
 pub const FILE: &str = "agents.json";
 
@@ -49,63 +53,6 @@ impl Registered {
             token: self.token.clone(),
             dialect: self.dialect,
         }
-    }
-}
-
-/// A message waiting to go to the agent.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Outgoing {
-    /// The entry it carries.
-    pub entry: String,
-    pub text: String,
-    /// Continue this task (an answer to its question).
-    pub on_task: Option<String>,
-}
-
-/// One addressed note's conversation with one agent, as stored.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Conversation {
-    pub delivery: Delivery,
-    /// The A2A context: the thread, `pad-<root id>` until the agent names its own.
-    pub context: String,
-    /// Entries of the thread that belong to this conversation: a reply to
-    /// any of them by someone else is a follow-up for the agent.
-    pub thread: Vec<String>,
-    pub outbox: Vec<Outgoing>,
-    /// The entry the agent's next reply answers.
-    pub reply_to: String,
-    /// When to try or look again (ms).
-    pub next_at: i64,
-    /// Since when sending has failed (ms), for giving up.
-    pub failing_since: Option<i64>,
-    /// The task state last turned into a reply, and how many of the
-    /// task's agent messages have been.
-    pub posted_state: Option<String>,
-    pub posted_messages: usize,
-    /// How many polls in a row found nothing new (for backing off).
-    pub quiet_polls: u32,
-    /// The last message the agent accepted: sent again, once, if the agent
-    /// loses its task (a restart of an agent keeping tasks in memory).
-    #[serde(default)]
-    pub last_sent: Option<Outgoing>,
-    /// Whether it was sent again already.
-    #[serde(default)]
-    pub resent: bool,
-}
-
-impl Conversation {
-    pub fn is_live(&self) -> bool {
-        !self.outbox.is_empty() || !self.delivery.state.finished()
-    }
-
-    /// Tries sending again at `now`, as if it had never failed (the person
-    /// said retry, or registered the agent again).
-    fn retry(&mut self, now: i64) {
-        self.failing_since = None;
-        self.delivery.state = DeliveryState::Pending;
-        self.delivery.question = None;
-        self.delivery.attempts = 0;
-        self.next_at = now;
     }
 }
 
@@ -289,31 +236,7 @@ impl Agents {
                 if c.delivery.agent == e.author || !c.thread.contains(parent) {
                     continue;
                 }
-                // The person's word on a note that could not be delivered.
-                if c.failing_since.is_some() && c.delivery.question.as_deref() == Some(parent) {
-                    if e.content.trim().eq_ignore_ascii_case("drop") {
-                        c.outbox.clear();
-                        c.delivery.detail = Some("not delivered: dropped".into());
-                    } else {
-                        c.retry(now);
-                    }
-                    c.thread.push(e.id.clone());
-                    changed = true;
-                    continue;
-                }
-                let on_task = match (&c.delivery.question, &c.delivery.task) {
-                    (Some(q), Some(t)) if q == parent => Some(t.clone()),
-                    _ => None,
-                };
-                c.outbox.push(Outgoing {
-                    entry: e.id.clone(),
-                    text: e.content.clone(),
-                    on_task,
-                });
-                c.thread.push(e.id.clone());
-                c.reply_to = e.id.clone();
-                c.next_at = now;
-                c.quiet_polls = 0;
+                c.heard(e, parent, now);
                 changed = true;
             }
         }
@@ -338,34 +261,7 @@ impl Agents {
                         .map(|c| c.context.clone())
                 })
                 .unwrap_or_else(|| format!("pad-{}", e.reply_to.as_deref().unwrap_or(&e.id)));
-            s.deliveries.push(Conversation {
-                delivery: Delivery {
-                    entry: e.id.clone(),
-                    pad: e.pad.clone(),
-                    agent: name.clone(),
-                    state: DeliveryState::Pending,
-                    detail: None,
-                    task: None,
-                    question: None,
-                    attempts: 0,
-                    updated_at: fmt_time(now),
-                },
-                context: root,
-                thread: vec![e.id.clone()],
-                outbox: vec![Outgoing {
-                    entry: e.id.clone(),
-                    text: e.content.clone(),
-                    on_task: None,
-                }],
-                reply_to: e.id.clone(),
-                next_at: now,
-                failing_since: None,
-                posted_state: None,
-                posted_messages: 0,
-                quiet_polls: 0,
-                last_sent: None,
-                resent: false,
-            });
+            s.deliveries.push(Conversation::start(e, name, root, now));
             changed = true;
         }
         if changed {

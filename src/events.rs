@@ -66,13 +66,17 @@ pub struct Event {
     pub delivery: Option<crate::protocol::Delivery>,
 }
 
+/// A queue events also go to, besides this engine's subscribers.
+pub type Outbox = tokio::sync::mpsc::UnboundedSender<Arc<Event>>;
+
 pub struct Bus {
     tx: broadcast::Sender<Arc<Event>>,
     next_id: AtomicU64,
     /// Events subscribers missed by lagging, in all.
     lagged: Arc<AtomicU64>,
-    /// Where events also go, for the other engines of a team (`pg::Relay`).
-    outbox: std::sync::OnceLock<crate::pg::Relay>,
+    /// Where events also go, for the other engines of a team (the
+    /// PostgreSQL relay's queue).
+    outbox: std::sync::OnceLock<Outbox>,
 }
 
 impl Default for Bus {
@@ -130,8 +134,8 @@ impl Bus {
 
     fn send(&self, event: Event) {
         let event = Arc::new(event);
-        if let Some(relay) = self.outbox.get() {
-            relay.send(event.clone());
+        if let Some(outbox) = self.outbox.get() {
+            let _ = outbox.send(event.clone());
         }
         let _ = self.tx.send(event);
     }
@@ -141,9 +145,10 @@ impl Bus {
         let _ = self.tx.send(Arc::new(event));
     }
 
-    /// Sends every event published from now on to the other engines too.
-    pub fn relay_to(&self, relay: crate::pg::Relay) {
-        let _ = self.outbox.set(relay);
+    /// Sends every event published from now on to `outbox` too (for the
+    /// other engines of a team).
+    pub fn relay_to(&self, outbox: Outbox) {
+        let _ = self.outbox.set(outbox);
     }
 
     /// Publishes `created` (or `updated`) and, when the entry newly carries the

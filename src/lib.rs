@@ -29,6 +29,7 @@ pub mod server;
 pub mod storage;
 pub mod store;
 pub mod tcp;
+pub mod terms;
 #[cfg(test)]
 mod typescript;
 

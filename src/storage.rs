@@ -114,15 +114,44 @@ pub trait Storage: Send + Sync + 'static {
     fn thread<'a>(&'a self, id: &'a str, limit: usize) -> Fut<'a, (Entry, Vec<Entry>)>;
     /// The live entries with these ids, in their order (`None`: gone).
     fn entries_by_id<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<Option<Entry>>>;
-    /// The best `limit` word matches passing `filter`, with their scores;
-    /// `substrings` also tries the slowest tier (parts of words).
-    fn search_text<'a>(
+    /// Text search's tiers 1 and 2 (`engine::search` runs them): entries
+    /// holding every word whole or, with `prefix`, by its beginning, case
+    /// and accents aside, best first.
+    fn word_hits<'a>(
         &'a self,
-        query: &'a str,
+        words: &'a [String],
         filter: &'a EntryFilter,
         limit: u32,
-        substrings: bool,
+        prefix: bool,
     ) -> Fut<'a, Vec<(Entry, f64)>>;
+    /// Tier 3: entries holding every word anywhere (inside words too),
+    /// newest first.
+    fn substring_hits<'a>(
+        &'a self,
+        words: &'a [String],
+        filter: &'a EntryFilter,
+        limit: u32,
+    ) -> Fut<'a, Vec<(Entry, f64)>>;
+    /// For tier 4: how many entries hold each (lower-cased) word, words in
+    /// none left out, at most the filtered pad's size; a count may stop just
+    /// past `postings_budget`.
+    fn word_counts<'a>(
+        &'a self,
+        words: &'a [String],
+        filter: &'a EntryFilter,
+    ) -> Fut<'a, Vec<(String, u64)>>;
+    /// Tier 4: entries holding any of `words` (with their counts), by BM25,
+    /// best first; `newest_only` ranks only the newest matches
+    /// (`terms::newest_candidates`).
+    fn any_word_hits<'a>(
+        &'a self,
+        words: &'a [(String, u64)],
+        filter: &'a EntryFilter,
+        limit: u32,
+        newest_only: bool,
+    ) -> Fut<'a, Vec<(Entry, f64)>>;
+    /// How many postings tier 4 may rank on this store (`terms`).
+    fn postings_budget(&self) -> u64;
     /// What is new for `author` since its last read (moved past unless `peek`).
     fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox>;
 

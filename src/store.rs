@@ -38,7 +38,6 @@ pub(crate) mod pads;
 mod rows;
 mod sqlite;
 pub(crate) mod tasks;
-pub(crate) mod terms;
 pub mod text;
 mod tokens;
 pub mod vectors;

@@ -2,18 +2,14 @@
 //! `agent.deliveries`, and the dispatcher that carries addressed notes to
 //! A2A agents and brings what they say back into the thread.
 //!
-//! A conversation (`agents::Conversation`) is one addressed note and one
-//! agent. The dispatcher sends its outbox one message at a time
-//! (non-blocking sends), then follows the task the agent answers with by
-//! polling it — every 0.25 s, and after 10 s without a change slower, up
-//! to every 2 s — and
-//! turns each change of the task's state into at most one reply authored by
-//! the agent: a status line while it works, a `question` tagged
-//! `needs_eyes` when it needs input, a `result` when it completes, a note
-//! tagged `needs_eyes` when it fails. A reply by the person to that question
-//! goes back on the same task (and where the server opens a new task for
-//! it, as FastA2A does, the new task is followed). Sends that fail are
-//! retried with back-off; past `Config::agent_give_up` the person is asked.
+//! A conversation (`agents::conversation`, where its states and transitions
+//! are) is one addressed note and one agent. The dispatcher here sends its
+//! outbox one message at a time (non-blocking sends), polls the task the
+//! agent answers with, and carries out what the conversation's transitions
+//! say: replies authored by the agent in the thread, or a question to the
+//! person when a note cannot be delivered. A reply by the person to the
+//! agent's question goes back on the same task (and where the server opens
+//! a new task for it, as FastA2A does, the new task is followed).
 //! Everything is in `agents.json`, so a restarted engine picks up where it
 //! was; replies carry `meta.a2a` = {task, state}, and a reply already in
 //! the thread is not posted again.
@@ -25,23 +21,12 @@ use tokio::sync::watch;
 
 use super::Engine;
 use crate::access::Grant;
-use crate::agents::a2a::{self, Reply, Task};
-use crate::agents::{Conversation, Outgoing, Registered};
+use crate::agents::a2a;
+use crate::agents::conversation::{Effect, Event, Post, DROP, MAX_POLL, RETRY};
+use crate::agents::{Conversation, Registered};
 use crate::error::{Error, Result};
 use crate::model::{self, Kind, NEEDS_EYES};
 use crate::protocol::*;
-
-/// The longest a live conversation waits between looks at its task.
-const MAX_POLL: Duration = Duration::from_secs(2);
-/// How often a task is looked at while it is young, or just changed.
-const FIRST_POLL: Duration = Duration::from_millis(250);
-/// Looks at `FIRST_POLL` before backing off: 10 s of quiet.
-const QUICK_POLLS: u32 = 40;
-/// The longest wait between two tries of a failing send.
-const MAX_BACKOFF: Duration = Duration::from_secs(60);
-/// Answers the person gives to "could not deliver" to stop trying.
-const DROP: &str = "drop";
-const RETRY: &str = "retry";
 
 /// Wall-clock milliseconds: deliveries are scheduled in real time, whatever
 /// clock the engine's entries use.
@@ -49,11 +34,6 @@ fn wall_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
-}
-
-fn backoff(attempts: u32) -> i64 {
-    let ms = 1000u64.saturating_mul(1 << attempts.min(10));
-    ms.min(MAX_BACKOFF.as_millis() as u64) as i64
 }
 
 impl Engine {
@@ -187,7 +167,9 @@ impl Engine {
         }
     }
 
-    /// One look at one conversation: send what waits, or read its task.
+    /// One look at one conversation: send what waits, or read its task;
+    /// then what it found goes through the conversation's state machine
+    /// (`agents::conversation`), whose effects are carried out here.
     async fn step(&self, mut c: Conversation) {
         let read_outbox = c.outbox.len();
         let before = c.delivery.clone();
@@ -196,55 +178,55 @@ impl Engine {
         };
         let ep = agent.endpoint();
         let now = wall_ms();
-        if let Some(out) = c.outbox.first().cloned() {
+        let event = if let Some(out) = c.outbox.first().cloned() {
             let (id, ctx) = (
                 format!("pad-{}-{}", out.entry, c.delivery.agent),
                 c.context.clone(),
             );
-            let text = out.text.clone();
             let on_task = out.on_task.clone();
-            let sent = blocking(move || a2a::send(&ep, &id, &text, &ctx, on_task.as_deref())).await;
-            match sent {
-                Ok(reply) => {
-                    c.last_sent = Some(c.outbox.remove(0));
-                    c.failing_since = None;
-                    c.delivery.attempts = 0;
-                    c.delivery.question = None;
-                    c.delivery.detail = None;
-                    self.reached(&agent, None);
-                    match reply {
-                        Reply::Task(t) => self.absorb(&mut c, t, now).await,
-                        Reply::Message(text) => {
-                            self.post(&mut c, "completed", Kind::Result, &text, &[])
-                                .await;
-                            c.delivery.state = DeliveryState::Done;
-                            c.posted_state = Some("completed".into());
-                        }
-                    }
-                }
-                Err(e) => self.failed_send(&mut c, &agent, e, now).await,
+            match blocking(move || a2a::send(&ep, &id, &out.text, &ctx, on_task.as_deref())).await {
+                Ok(reply) => Event::Accepted(reply),
+                Err(e) => Event::NotSent {
+                    why: e.why,
+                    refused: e.refused,
+                },
             }
         } else if let Some(task) = c.delivery.task.clone() {
             match blocking(move || a2a::get(&ep, &task)).await {
-                Ok(t) => {
-                    self.reached(&agent, None);
-                    self.absorb(&mut c, t, now).await;
-                }
-                Err(e) if e.lost => {
-                    self.reached(&agent, None);
-                    self.lost_task(&mut c, now).await;
-                }
-                Err(e) if e.refused => self.failed_send(&mut c, &agent, e, now).await,
-                Err(a2a::CallError { why, .. }) => {
-                    self.reached(&agent, Some(why.clone()));
-                    c.delivery.detail = Some(format!("lost touch: {why}"));
-                    c.quiet_polls = c.quiet_polls.saturating_add(1);
-                    c.next_at = now + backoff(c.quiet_polls);
-                }
+                Ok(t) => Event::Polled(t),
+                Err(e) if e.lost => Event::Lost,
+                Err(e) if e.refused => Event::NotSent {
+                    why: e.why,
+                    refused: true,
+                },
+                Err(e) => Event::Unreachable(e.why),
             }
         } else {
             // Nothing to send and no task: finished.
             c.next_at = i64::MAX;
+            let _ = self.0.agents.put(c, read_outbox);
+            return;
+        };
+        self.reached(
+            &agent,
+            match &event {
+                Event::NotSent { why, .. } | Event::Unreachable(why) => Some(why.clone()),
+                _ => None,
+            },
+        );
+        let give_up = self.0.config.agent_give_up.as_millis() as i64;
+        for effect in c.on(event, now, give_up) {
+            match effect {
+                Effect::Post(p) => {
+                    let id = self.post(&mut c, &p).await;
+                    c.posted(&p, id);
+                }
+                Effect::AskPerson(text) => {
+                    if let Some(q) = self.ask_about(&c, text).await {
+                        c.asked(q);
+                    }
+                }
+            }
         }
         if c.delivery != before {
             c.delivery.updated_at = model::fmt_time(self.now());
@@ -261,40 +243,9 @@ impl Engine {
         }
     }
 
-    async fn failed_send(
-        &self,
-        c: &mut Conversation,
-        agent: &Registered,
-        e: a2a::CallError,
-        now: i64,
-    ) {
-        let why = e.why;
-        self.reached(agent, Some(why.clone()));
-        c.delivery.attempts += 1;
-        let since = *c.failing_since.get_or_insert(now);
-        c.delivery.detail = Some(format!("not delivered: {why}"));
-        c.next_at = now + backoff(c.delivery.attempts);
-        if c.delivery.question.is_some() {
-            return; // asked already
-        }
-        let give_up = self.0.config.agent_give_up.as_millis() as i64;
-        // A refused token does not heal by waiting: ask at once.
-        if !e.refused && now - since < give_up {
-            return;
-        }
-        // Long enough: ask the person, and wait for their word.
-        let minutes = (now - since) / 60_000;
-        let name = &c.delivery.agent;
-        let text = if e.refused {
-            format!(
-                "{name} refused this note: {why}. If its A2A URL changed (Agent Zero's does when its login changes: Settings → MCP/A2A → A2A server shows the new one), register it again — `pad agent add {name} --a2a 'NEW_URL' --replace`, or Register in the app's Agents view — and the note goes out at once. Or reply '{RETRY}' to try again as it is, or '{DROP}' to stop."
-            )
-        } else {
-            format!(
-                "I could not deliver this note to {name} for {}: {why}. Reply '{RETRY}' to try again, or '{DROP}' to stop.",
-                if minutes >= 1 { format!("{minutes} min") } else { format!("{} s", (now - since) / 1000) }
-            )
-        };
+    /// Asks the person, as the engine, whether to try a note again;
+    /// returns the question's id.
+    async fn ask_about(&self, c: &Conversation, text: String) -> Option<String> {
         let question = self
             .add(
                 AddParams {
@@ -310,170 +261,20 @@ impl Engine {
             )
             .await;
         match question {
-            Ok(q) => {
-                c.delivery.state = DeliveryState::Failed;
-                c.delivery.question = Some(q.id.clone());
-                c.thread.push(q.id);
-                c.next_at = i64::MAX;
-            }
-            Err(e) => tracing::warn!("cannot ask about an undelivered note: {e}"),
-        }
-    }
-
-    /// The agent no longer knows the task it was given (it restarted: Agent
-    /// Zero keeps tasks in memory): said in the thread, and the last message
-    /// sent again, once; a second loss is the person's to look at.
-    async fn lost_task(&self, c: &mut Conversation, now: i64) {
-        let name = c.delivery.agent.clone();
-        match c.last_sent.clone().filter(|_| !c.resent) {
-            Some(again) => {
-                c.resent = true;
-                let text = format!(
-                    "{name} lost this task (it restarted, or forgot it); sending it again."
-                );
-                self.post(c, "lost", Kind::Note, &text, &[]).await;
-                c.delivery.task = None;
-                c.posted_state = None;
-                c.posted_messages = 0;
-                c.outbox.insert(
-                    0,
-                    Outgoing {
-                        on_task: None,
-                        ..again
-                    },
-                );
-                c.delivery.state = DeliveryState::Pending;
-                c.delivery.detail = Some("sent again: the agent lost the task".into());
-                c.next_at = now;
-            }
-            None => {
-                let text = format!(
-                    "{name} lost this task again; it is not sent a third time. Hand it over again when {name} runs steadily."
-                );
-                self.post(c, "lost", Kind::Note, &text, &[NEEDS_EYES]).await;
-                c.delivery.task = None;
-                c.delivery.state = DeliveryState::Failed;
-                c.delivery.detail = Some("the agent lost the task twice".into());
-                c.next_at = i64::MAX;
+            Ok(q) => Some(q.id),
+            Err(e) => {
+                tracing::warn!("cannot ask about an undelivered note: {e}");
+                None
             }
         }
-    }
-
-    /// Takes in the task as the agent tells it: at most one reply per change.
-    async fn absorb(&self, c: &mut Conversation, t: Task, now: i64) {
-        if c.delivery.task.as_deref() != Some(&t.id) {
-            c.delivery.task = Some(t.id.clone());
-            c.posted_state = None;
-            c.posted_messages = 0;
-        }
-        if let Some(ctx) = &t.context {
-            c.context = ctx.clone();
-        }
-        let said: Vec<&str> = t
-            .history
-            .iter()
-            .filter(|m| m.agent && !m.text.trim().is_empty())
-            .map(|m| m.text.as_str())
-            .collect();
-        let new: Vec<&str> = said.iter().skip(c.posted_messages).copied().collect();
-        let changed = c.posted_state.as_deref() != Some(t.state.as_str());
-        let status = t
-            .status_text
-            .clone()
-            .or_else(|| new.last().map(|s| s.to_string()));
-        if changed {
-            c.quiet_polls = 0;
-            // What the agent said in states the polls did not catch (it
-            // worked and asked between two looks): one status reply first.
-            let result_is_said = t.state == "completed" && t.artifacts.is_empty();
-            let earlier: Vec<&str> = new
-                .iter()
-                .copied()
-                .filter(|m| Some(*m) != status.as_deref())
-                .collect();
-            if t.state != "working" && !result_is_said && !earlier.is_empty() {
-                self.post(c, "working", Kind::Note, &earlier.join("\n\n"), &[])
-                    .await;
-            }
-            match t.state.as_str() {
-                "submitted" => c.delivery.state = DeliveryState::Sent,
-                "working" => {
-                    c.delivery.state = DeliveryState::Working;
-                    if let Some(s) = &status {
-                        self.post(c, &t.state, Kind::Note, s, &[]).await;
-                    }
-                    c.delivery.detail = status.clone();
-                }
-                "input-required" | "auth-required" => {
-                    let q = status.clone().unwrap_or_else(|| {
-                        format!(
-                            "{} needs more from you to go on; reply here.",
-                            c.delivery.agent
-                        )
-                    });
-                    if let Some(id) = self
-                        .post(c, &t.state, Kind::Question, &q, &[NEEDS_EYES])
-                        .await
-                    {
-                        c.delivery.question = Some(id);
-                    }
-                    c.delivery.state = DeliveryState::WaitingForYou;
-                    c.delivery.detail = Some(q);
-                }
-                "completed" => {
-                    let text = if !t.artifacts.is_empty() {
-                        t.artifacts.join("\n\n")
-                    } else if !new.is_empty() {
-                        new.join("\n\n")
-                    } else {
-                        format!("{} finished, with nothing to show.", c.delivery.agent)
-                    };
-                    self.post(c, &t.state, Kind::Result, &text, &[]).await;
-                    c.delivery.state = DeliveryState::Done;
-                    c.delivery.detail = None;
-                }
-                "failed" | "rejected" | "canceled" => {
-                    let why = status.clone().unwrap_or_else(|| "it gave no reason".into());
-                    let text = format!("{} {}: {why}", c.delivery.agent, t.state);
-                    self.post(c, &t.state, Kind::Note, &text, &[NEEDS_EYES])
-                        .await;
-                    c.delivery.state = DeliveryState::Failed;
-                    c.delivery.detail = Some(why);
-                }
-                _ => {}
-            }
-            c.posted_state = Some(t.state.clone());
-        } else {
-            c.quiet_polls = c.quiet_polls.saturating_add(1);
-        }
-        c.posted_messages = said.len();
-        let waiting = matches!(
-            c.delivery.state,
-            DeliveryState::Done | DeliveryState::Failed | DeliveryState::WaitingForYou
-        );
-        c.next_at = if waiting && c.outbox.is_empty() {
-            i64::MAX
-        } else {
-            let slower = c.quiet_polls.saturating_sub(QUICK_POLLS).min(4);
-            let ms = FIRST_POLL.as_millis() as i64 * (1 << slower) as i64;
-            now + ms.min(MAX_POLL.as_millis() as i64)
-        };
     }
 
     /// Posts what the agent said as a reply in the thread, authored by it,
     /// split into several entries when longer than an entry may be. Not
     /// again if a reply for this task and state is already there (a restart
     /// between posting and saving). Returns the (first) entry's id.
-    async fn post(
-        &self,
-        c: &mut Conversation,
-        state: &str,
-        kind: Kind,
-        text: &str,
-        tags: &[&str],
-    ) -> Option<String> {
-        let task = c.delivery.task.clone().unwrap_or_default();
-        let mark = json!({"task": task, "state": state});
+    async fn post(&self, c: &mut Conversation, p: &Post) -> Option<String> {
+        let mark = json!({"task": p.task, "state": p.state});
         if let Ok(thread) = self
             .thread(
                 IdParams {
@@ -491,7 +292,7 @@ impl Engine {
             }
         }
         let max = self.0.config.max_content_chars.max(100);
-        let chars: Vec<char> = text.chars().collect();
+        let chars: Vec<char> = p.text.chars().collect();
         let mut first = None;
         for part in chars.chunks(max) {
             let mut meta = Map::new();
@@ -506,8 +307,12 @@ impl Engine {
                         pad: c.delivery.pad.clone(),
                         content,
                         author: Some(c.delivery.agent.clone()),
-                        kind: Some(kind),
-                        tags: tags.iter().map(|t| t.to_string()).collect(),
+                        kind: Some(p.kind),
+                        tags: if p.needs_eyes {
+                            vec![NEEDS_EYES.into()]
+                        } else {
+                            Vec::new()
+                        },
                         reply_to: Some(c.reply_to.clone()),
                         meta: Some(meta),
                         ..Default::default()

@@ -10,11 +10,11 @@ use crate::access::Grant;
 use crate::error::Result;
 use crate::guard::scoped;
 use crate::model;
-use crate::protocol::{LooksLike, SearchHit};
+use crate::protocol::LooksLike;
 use crate::semantic::ModelKind;
-use crate::store::terms;
 use crate::store::vectors::embedded_text;
 use crate::store::EntryFilter;
+use crate::terms;
 
 /// Words shared over words in either (Jaccard) from which two notes say
 /// nearly the same: one word changed in a ten-word note is 0.82.
@@ -65,7 +65,7 @@ impl Engine {
         let query: String = content.chars().take(1000).collect();
         let hits = {
             let _turn = self.turn().await?;
-            self.db().search_text(&query, &filter, 10, false).await?
+            self.text_hits(&query, &filter, 10, false).await?
         };
         let said = |e: &crate::model::Entry, same: &str, similarity: f64| LooksLike {
             id: e.id.clone(),
@@ -103,18 +103,4 @@ impl Engine {
             .filter(|(_, cosine)| *cosine >= threshold)
             .map(|(e, cosine)| said(e, "meaning", *cosine)))
     }
-}
-
-/// Hits with exactly the text of a hit before them leave the page; the
-/// first says their ids in `copies`.
-pub(super) fn collapse_copies(hits: Vec<SearchHit>) -> Vec<SearchHit> {
-    let mut out: Vec<SearchHit> = Vec::with_capacity(hits.len());
-    for hit in hits {
-        let text = hit.entry.content.trim();
-        match out.iter_mut().find(|h| h.entry.content.trim() == text) {
-            Some(first) => first.copies.push(hit.entry.id),
-            None => out.push(hit),
-        }
-    }
-    out
 }

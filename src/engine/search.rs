@@ -2,13 +2,14 @@
 
 use std::time::Instant;
 
-use super::{duplicates, fusion, limit, Engine};
+use super::{fusion, limit, Engine};
 use crate::access::Grant;
 use crate::error::{Error, Result};
 use crate::guard::scoped;
 use crate::model::{self, Entry};
 use crate::protocol::*;
 use crate::store::EntryFilter;
+use crate::terms::{self, TierHits};
 
 impl Engine {
     pub async fn search(&self, p: SearchParams, grant: Option<&Grant>) -> Result<SearchResult> {
@@ -29,7 +30,7 @@ impl Engine {
         loop {
             let mut r = self.search_inner(p, grant, want).await?;
             let found = r.hits.len();
-            r.hits = duplicates::collapse_copies(r.hits);
+            r.hits = collapse_copies(r.hits);
             if r.hits.len() >= page || found < want as usize || want >= MAX_SEARCH_LIMIT {
                 r.hits.truncate(page);
                 return Ok(r);
@@ -121,7 +122,7 @@ impl Engine {
                 let substrings =
                     mode != SearchMode::Hybrid || query.split_whitespace().count() == 1;
                 let _turn = self.turn().await?;
-                self.db().search_text(query, &filter, k, substrings).await?
+                self.text_hits(query, &filter, k, substrings).await?
             }
         };
         let Some(meaning) = meaning else {
@@ -186,6 +187,67 @@ impl Engine {
             mode,
             not_embedded,
         })
+    }
+
+    /// Text search over live entries, case and accents aside: the tiers
+    /// below on the store's primitives, each only while the ones before
+    /// found fewer hits than asked, and ranked after them.
+    ///
+    /// A keyword query (`terms::is_keywords`) runs up to four tiers:
+    ///
+    /// 1. every word whole ("login" finds "Login failed");
+    /// 2. every word's beginning ("dock" finds "Docker");
+    /// 3. substrings anywhere ("ocker" finds "Docker"), newest first;
+    /// 4. any of the words, by BM25.
+    ///
+    /// A question runs tier 4 alone over its uncommon words, so the notes
+    /// sharing its rarest words come first: every match while the words'
+    /// postings fit the store's budget (the most common words left out until
+    /// they do), else the newest matches of the rarest word. `substrings:
+    /// false` skips tier 3 (hybrid search does for queries of several
+    /// words: meaning search covers them, and tier 3 is the slowest).
+    pub(super) async fn text_hits(
+        &self,
+        query: &str,
+        filter: &EntryFilter,
+        limit: u32,
+        substrings: bool,
+    ) -> Result<Vec<(Entry, f64)>> {
+        let db = self.db();
+        // Read your writes: the text index has every acknowledged write.
+        db.index_text().await?;
+        let mut hits = TierHits::new(limit);
+        if terms::is_keywords(query) {
+            let words = terms::query_words(query);
+            hits.add(db.word_hits(&words, filter, limit, false).await?);
+            if !hits.full() {
+                hits.add(db.word_hits(&words, filter, limit, true).await?);
+            }
+            if substrings && !hits.full() {
+                hits.add(db.substring_hits(&words, filter, limit).await?);
+            }
+        }
+        if hits.full() {
+            return Ok(hits.into_vec());
+        }
+        let counted = db
+            .word_counts(&terms::question_words(query), filter)
+            .await?;
+        let Some(rarest) = counted.iter().min_by_key(|(_, df)| *df).cloned() else {
+            return Ok(hits.into_vec());
+        };
+        let kept = terms::within_budget(&counted, db.postings_budget());
+        let newest_only = kept.is_empty();
+        let kept: Vec<(String, u64)> = if newest_only {
+            vec![rarest]
+        } else {
+            counted
+                .into_iter()
+                .filter(|(w, _)| kept.contains(w))
+                .collect()
+        };
+        hits.add(db.any_word_hits(&kept, filter, limit, newest_only).await?);
+        Ok(hits.into_vec())
     }
 
     /// The `k` live entries nearest in meaning to `text` that pass `filter`,
@@ -255,3 +317,17 @@ fn fused_depth(limit: u32) -> u32 {
 /// score 0.20–0.62 ("tests are flaky" / "the integration suite fails randomly
 /// about one run in five" is 0.20).
 const HYBRID_MIN_SIMILARITY: f64 = 0.15;
+
+/// Hits with exactly the text of a hit before them leave the page; the
+/// first says their ids in `copies`.
+fn collapse_copies(hits: Vec<SearchHit>) -> Vec<SearchHit> {
+    let mut out: Vec<SearchHit> = Vec::with_capacity(hits.len());
+    for hit in hits {
+        let text = hit.entry.content.trim();
+        match out.iter_mut().find(|h| h.entry.content.trim() == text) {
+            Some(first) => first.copies.push(hit.entry.id),
+            None => out.push(hit),
+        }
+    }
+    out
+}

@@ -22,7 +22,7 @@ impl Engine {
             self.0.stop.subscribe(),
         )
         .await;
-        self.0.bus.relay_to(relay);
+        self.0.bus.relay_to(relay.outbox());
     }
 
     fn received(&self, incoming: Incoming) {

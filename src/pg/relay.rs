@@ -108,8 +108,9 @@ impl Relay {
     }
 
     /// Sends an event this engine published to the other engines.
-    pub fn send(&self, event: Arc<Event>) {
-        let _ = self.tx.send(event);
+    /// Where to put events for the other engines (`Bus::relay_to`).
+    pub fn outbox(&self) -> crate::events::Outbox {
+        self.tx.clone()
     }
 }
 

@@ -1,6 +1,7 @@
-//! Text search on PostgreSQL: the SQLite store's tiers (`Store::search_text`)
-//! over the `words` tsvector and the trigram index, with BM25 computed in
-//! SQL the way FTS5's `bm25()` computes it, so both stores rank alike.
+//! Text search's primitives on PostgreSQL (the tiers `engine::search` runs,
+//! as on SQLite) over the `words` tsvector and the trigram index, with BM25
+//! computed in SQL the way FTS5's `bm25()` computes it, so both stores rank
+//! alike.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -11,19 +12,8 @@ use sqlx::Row;
 use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::model::Entry;
-use crate::store::terms::{self, B, K1};
-use crate::store::text::{query_words, TierHits};
 use crate::store::EntryFilter;
-
-/// How many of the newest matches are ranked when a word is too common to
-/// rank every match of (as on SQLite).
-const NEWEST_CANDIDATES: u32 = 200;
-
-/// PostgreSQL's share of `terms::POSTINGS_BUDGET`: it gathers every match of
-/// a question's words before taking the newest, at ~3 µs a match (a
-/// question at 100k entries: p50 45 ms with 10,000), so it ranks by fewer
-/// of the common words than SQLite does.
-const POSTINGS_BUDGET: u64 = 3_000;
+use crate::terms::{self, B, K1};
 
 /// At most this many matches are scored by BM25, the newest: taking each
 /// candidate's words apart costs PostgreSQL ~20 µs.
@@ -55,47 +45,22 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl PgStore {
-    pub async fn search_text(
-        &self,
-        query: &str,
-        filter: &EntryFilter,
-        limit: u32,
-        substrings: bool,
-    ) -> Result<Vec<(Entry, f64)>> {
-        let mut hits = TierHits::new(limit);
-        if terms::is_keywords(query) {
-            let words: Vec<String> = query_words(query)
-                .into_iter()
-                .map(str::to_lowercase)
-                .collect();
-            hits.add(self.word_hits(&words, filter, limit, false).await?);
-            if !hits.full() {
-                hits.add(self.word_hits(&words, filter, limit, true).await?);
-            }
-            if substrings && !hits.full() {
-                hits.add(self.substring_hits(&words, filter, limit).await?);
-            }
-        }
-        if !hits.full() {
-            let words = terms::question_words(query);
-            hits.add(self.ranked_hits(&words, filter, limit).await?);
-        }
-        Ok(hits.into_vec())
-    }
-
-    async fn word_hits(
+    /// Tiers 1 and 2: entries holding every word whole or (`prefix`) by its
+    /// beginning, ranked, among the newest matches.
+    pub async fn word_hits(
         &self,
         words: &[String],
         filter: &EntryFilter,
         limit: u32,
         prefix: bool,
     ) -> Result<Vec<(Entry, f64)>> {
-        // Words as the index holds them: letters and digits; a word with
-        // none can only match as a substring.
+        // Words as the index holds them: letters and digits, lower-cased; a
+        // word with none can only match as a substring.
         let terms: Vec<String> = words
             .iter()
             .map(|w| {
-                w.chars()
+                w.to_lowercase()
+                    .chars()
                     .filter(|c| c.is_alphanumeric())
                     .collect::<String>()
             })
@@ -137,23 +102,20 @@ impl PgStore {
         Ok(ranked.into_iter().map(|((_, e), s)| (e, s)).collect())
     }
 
-    /// Entries holding any of `words`, ranked by BM25 as on SQLite: every
-    /// match while the words' postings fit the budget (the most common left
-    /// out until they do), else the newest matches of the rarest word.
-    async fn ranked_hits(
+    /// For tier 4: how many entries hold each word (words in none left
+    /// out), at most the filtered pad's size. A word the planner's
+    /// statistics list as common is weighed by its share there; any other is
+    /// rare, and counted (cheaply, for that reason), up to just past the budget.
+    pub async fn word_counts(
         &self,
         words: &[String],
         filter: &EntryFilter,
-        limit: u32,
-    ) -> Result<Vec<(Entry, f64)>> {
+    ) -> Result<Vec<(String, u64)>> {
         if words.is_empty() {
             return Ok(Vec::new());
         }
         let stats = self.word_stats().await?;
         let cap = self.pad_size(filter).await?;
-        // A word the planner's statistics list as common is weighed by its
-        // share there; any other is rare, and counted (cheaply, for that
-        // reason), up to just past the budget.
         let mut dfs: Vec<Option<i64>> = words
             .iter()
             .map(|w| stats.common.get(w).map(|share| (share * stats.n) as i64))
@@ -180,7 +142,7 @@ impl PgStore {
             }
             sql.push(']');
             let mut q = sqlx::query_scalar::<_, Vec<i64>>(sqlx::AssertSqlSafe(sql))
-                .bind((POSTINGS_BUDGET + 1) as i64);
+                .bind((terms::POSTINGS_BUDGET_PG + 1) as i64);
             for w in &rare {
                 q = q.bind(format!("'{w}'"));
             }
@@ -190,29 +152,34 @@ impl PgStore {
                 *df = counts.next();
             }
         }
-        let (n, avgdl) = (stats.n, stats.avgdl);
-        let counted: Vec<(String, u64)> = words
+        Ok(words
             .iter()
             .zip(dfs)
             .filter_map(|(w, df)| Some((w, df?)))
             .filter(|(_, df)| *df > 0)
             .map(|(w, df)| (w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64))
-            .collect();
-        if counted.is_empty() {
+            .collect())
+    }
+
+    /// Tier 4: entries holding any of `words` (with how many entries hold
+    /// each), ranked by BM25 as on SQLite, best first; `newest_only` ranks
+    /// only the newest matches (`terms::newest_candidates`).
+    pub async fn any_word_hits(
+        &self,
+        words: &[(String, u64)],
+        filter: &EntryFilter,
+        limit: u32,
+        newest_only: bool,
+    ) -> Result<Vec<(Entry, f64)>> {
+        if words.is_empty() {
             return Ok(Vec::new());
         }
-        let mut kept = terms::within_budget(&counted, POSTINGS_BUDGET);
-        let newest_only = kept.is_empty();
-        if newest_only {
-            let rarest = counted.iter().min_by_key(|(_, df)| *df).expect("not empty");
-            kept.push(rarest.0.clone());
-        }
-        let idfs: Vec<f64> = kept
+        let stats = self.word_stats().await?;
+        let (n, avgdl) = (stats.n, stats.avgdl);
+        let kept: Vec<String> = words.iter().map(|(w, _)| w.clone()).collect();
+        let idfs: Vec<f64> = words
             .iter()
-            .map(|w| {
-                let df = counted.iter().find(|(c, _)| c == w).map_or(0, |c| c.1);
-                terms::idf(n, df as f64)
-            })
+            .map(|(_, df)| terms::idf(n, *df as f64))
             .collect();
         let tsquery = kept
             .iter()
@@ -240,7 +207,7 @@ impl PgStore {
         // The newest `MAX_CANDIDATES` are scored (every match in a pad of
         // that size or less).
         let candidates = if newest_only {
-            NEWEST_CANDIDATES.max(limit * 10)
+            terms::newest_candidates(limit)
         } else {
             MAX_CANDIDATES
         };
@@ -328,7 +295,8 @@ impl PgStore {
         )
     }
 
-    async fn substring_hits(
+    /// Tier 3: entries holding every word anywhere, newest first.
+    pub async fn substring_hits(
         &self,
         words: &[String],
         filter: &EntryFilter,
@@ -337,10 +305,12 @@ impl PgStore {
         let likes: Vec<String> = words
             .iter()
             .map(|w| {
-                // A query's % and _ are escaped to plain characters.
+                // Matched against lower(content); a query's % and _ are
+                // escaped to plain characters.
                 format!(
                     "%{}%",
-                    w.replace('\\', "\\\\")
+                    w.to_lowercase()
+                        .replace('\\', "\\\\")
                         .replace('%', "\\%")
                         .replace('_', "\\_")
                 )

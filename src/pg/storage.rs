@@ -70,14 +70,51 @@ impl Storage for PgStore {
         Box::pin(PgStore::entries_by_id(self, ids))
     }
 
-    fn search_text<'a>(
+    fn word_hits<'a>(
         &'a self,
-        query: &'a str,
+        words: &'a [String],
         filter: &'a EntryFilter,
         limit: u32,
-        substrings: bool,
+        prefix: bool,
     ) -> Fut<'a, Vec<(Entry, f64)>> {
-        Box::pin(PgStore::search_text(self, query, filter, limit, substrings))
+        Box::pin(PgStore::word_hits(self, words, filter, limit, prefix))
+    }
+
+    fn substring_hits<'a>(
+        &'a self,
+        words: &'a [String],
+        filter: &'a EntryFilter,
+        limit: u32,
+    ) -> Fut<'a, Vec<(Entry, f64)>> {
+        Box::pin(PgStore::substring_hits(self, words, filter, limit))
+    }
+
+    fn word_counts<'a>(
+        &'a self,
+        words: &'a [String],
+        filter: &'a EntryFilter,
+    ) -> Fut<'a, Vec<(String, u64)>> {
+        Box::pin(PgStore::word_counts(self, words, filter))
+    }
+
+    fn any_word_hits<'a>(
+        &'a self,
+        words: &'a [(String, u64)],
+        filter: &'a EntryFilter,
+        limit: u32,
+        newest_only: bool,
+    ) -> Fut<'a, Vec<(Entry, f64)>> {
+        Box::pin(PgStore::any_word_hits(
+            self,
+            words,
+            filter,
+            limit,
+            newest_only,
+        ))
+    }
+
+    fn postings_budget(&self) -> u64 {
+        crate::terms::POSTINGS_BUDGET_PG
     }
 
     fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox> {

@@ -145,15 +145,48 @@ impl Storage for Sqlite {
         self.blocking(move |s| s.entries_by_id(&ids))
     }
 
-    fn search_text<'a>(
+    fn word_hits<'a>(
         &'a self,
-        query: &'a str,
+        words: &'a [String],
         filter: &'a EntryFilter,
         limit: u32,
-        substrings: bool,
+        prefix: bool,
     ) -> Fut<'a, Vec<(Entry, f64)>> {
-        let (query, filter) = (query.to_string(), filter.clone());
-        self.blocking(move |s| s.search_text(&query, &filter, limit, substrings))
+        let (words, filter) = (words.to_vec(), filter.clone());
+        self.blocking(move |s| s.word_hits(&words, &filter, limit, prefix))
+    }
+
+    fn substring_hits<'a>(
+        &'a self,
+        words: &'a [String],
+        filter: &'a EntryFilter,
+        limit: u32,
+    ) -> Fut<'a, Vec<(Entry, f64)>> {
+        let (words, filter) = (words.to_vec(), filter.clone());
+        self.blocking(move |s| s.substring_hits(&words, &filter, limit))
+    }
+
+    fn word_counts<'a>(
+        &'a self,
+        words: &'a [String],
+        filter: &'a EntryFilter,
+    ) -> Fut<'a, Vec<(String, u64)>> {
+        self.inline(move |s| s.word_counts(words, filter))
+    }
+
+    fn any_word_hits<'a>(
+        &'a self,
+        words: &'a [(String, u64)],
+        filter: &'a EntryFilter,
+        limit: u32,
+        newest_only: bool,
+    ) -> Fut<'a, Vec<(Entry, f64)>> {
+        let (words, filter) = (words.to_vec(), filter.clone());
+        self.blocking(move |s| s.any_word_hits(&words, &filter, limit, newest_only))
+    }
+
+    fn postings_budget(&self) -> u64 {
+        crate::terms::POSTINGS_BUDGET
     }
 
     fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox> {

@@ -22,9 +22,10 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
 use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
 use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
-use super::{lock, terms, EntryFilter, Store};
+use super::{lock, EntryFilter, Store};
 use crate::error::{Error, Result};
 use crate::model::Entry;
+use crate::terms;
 
 /// The two indexes, with their columns and what fills them from an entry
 /// `e`: words (ranked, word-prefix matches; `meta` holds one token per pad
@@ -259,110 +260,68 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
-/// How many of the newest matches are ranked: at least this many, and at
-/// least 20 per hit asked for. Ranking every match of a very common word
-/// costs tens of milliseconds at 100k entries; ranking the newest few hundred
-/// costs a few, and for a scratch-pad the newest matches are the ones wanted.
-const MIN_CANDIDATES: u32 = 200;
-const CANDIDATES_PER_HIT: u32 = 10;
-
 impl Store {
-    /// Case-insensitive text search over live entries, accents aside.
-    ///
-    /// A keyword query (`terms::is_keywords`) runs up to four tiers, each
-    /// only while the ones before found fewer hits than asked, and ranked
-    /// after them:
-    ///
-    /// 1. every word whole ("login" finds "Login failed");
-    /// 2. every word's beginning ("dock" finds "Docker"; prefix queries cost
-    ///    more, as FTS5 merges every matching term);
-    /// 3. substrings anywhere ("ocker" finds "Docker"), through the trigram
-    ///    index, newest first; words under three characters use LIKE;
-    /// 4. any of the words, by BM25.
-    ///
-    /// A question runs tier 4 alone over its uncommon words, so the notes
-    /// sharing its rarest words come first. `substrings: false` skips tier
-    /// 3 (hybrid search does for queries of several words: meaning search
-    /// covers them, and tier 3 is the slowest).
-    pub fn search_text(
+    /// Text search's tiers 1 and 2 (`engine::search`'s pipeline): entries
+    /// holding every word whole ("login" finds "Login failed") or, with
+    /// `prefix`, by its beginning ("dock" finds "Docker"; prefix queries
+    /// cost more, as FTS5 merges every matching term). Case and accents aside.
+    pub fn word_hits(
         &self,
-        query: &str,
+        words: &[String],
         filter: &EntryFilter,
         limit: u32,
-        substrings: bool,
+        prefix: bool,
     ) -> Result<Vec<(Entry, f64)>> {
-        self.catch_up_text()?;
         let conn = self.reader()?;
-        let mut hits = TierHits::new(limit);
-        if terms::is_keywords(query) {
-            let words = query_words(query);
-            hits.add(word_hits(&conn, &words, filter, limit, false)?);
-            if !hits.full() {
-                hits.add(word_hits(&conn, &words, filter, limit, true)?);
-            }
-            if substrings && !hits.full() {
-                hits.add(substring_hits(&conn, &words, filter, limit)?);
-            }
-        }
-        if !hits.full() {
-            hits.add(ranked_hits(
-                &conn,
-                &terms::question_words(query),
-                filter,
-                limit,
-            )?);
-        }
-        Ok(hits.into_vec())
-    }
-}
-
-/// A query's words. Control characters (a NUL, say) separate words like
-/// spaces: FTS5 cannot take them inside a quoted term.
-pub(crate) fn query_words(query: &str) -> Vec<&str> {
-    query
-        .split(|c: char| c.is_whitespace() || c.is_control())
-        .filter(|w| !w.is_empty())
-        .collect()
-}
-
-/// Text search's page, filled tier by tier (words, then word beginnings,
-/// then substrings), each hit once, in the order the tiers found them.
-pub(crate) struct TierHits {
-    hits: Vec<(Entry, f64)>,
-    seen: std::collections::HashSet<String>,
-    limit: usize,
-}
-
-impl TierHits {
-    pub fn new(limit: u32) -> TierHits {
-        TierHits {
-            hits: Vec::new(),
-            seen: Default::default(),
-            limit: limit as usize,
-        }
+        word_hits(&conn, words, filter, limit, prefix)
     }
 
-    pub fn add(&mut self, more: Vec<(Entry, f64)>) {
-        for (e, score) in more {
-            if self.hits.len() < self.limit && self.seen.insert(e.id.clone()) {
-                self.hits.push((e, score));
-            }
-        }
+    /// Tier 3: entries holding every word anywhere ("ocker" finds
+    /// "Docker"), through the trigram index, newest first; words under three
+    /// characters use LIKE.
+    pub fn substring_hits(
+        &self,
+        words: &[String],
+        filter: &EntryFilter,
+        limit: u32,
+    ) -> Result<Vec<(Entry, f64)>> {
+        let conn = self.reader()?;
+        substring_hits(&conn, words, filter, limit)
     }
 
-    /// The page is full: later tiers need not run.
-    pub fn full(&self) -> bool {
-        self.hits.len() >= self.limit
+    /// For tier 4: how many entries hold each word (words in none left
+    /// out), at most the filtered pad's size.
+    pub fn word_counts(
+        &self,
+        words: &[String],
+        filter: &EntryFilter,
+    ) -> Result<Vec<(String, u64)>> {
+        let conn = self.reader()?;
+        word_counts(&conn, words, filter)
     }
 
-    pub fn into_vec(self) -> Vec<(Entry, f64)> {
-        self.hits
+    /// Tier 4: entries holding any of `words`, ranked by BM25, best first;
+    /// `newest_only` ranks only the newest matches (`terms::newest_candidates`).
+    pub fn any_word_hits(
+        &self,
+        words: &[(String, u64)],
+        filter: &EntryFilter,
+        limit: u32,
+        newest_only: bool,
+    ) -> Result<Vec<(Entry, f64)>> {
+        let any = words
+            .iter()
+            .map(|(w, _)| format!("\"{}\"", w.replace('"', "\"\"")))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let conn = self.reader()?;
+        bm25_hits(&conn, &any, filter, limit, newest_only)
     }
 }
 
 fn word_hits(
     conn: &Connection,
-    words: &[&str],
+    words: &[String],
     filter: &EntryFilter,
     limit: u32,
     prefix: bool,
@@ -388,19 +347,13 @@ fn word_hits(
     bm25_hits(conn, &fts_query, filter, limit, true)
 }
 
-/// Tier 4: entries holding any of `words`, ranked by BM25 over every match
-/// when the words' postings fit `terms::POSTINGS_BUDGET` (the most common
-/// words left out until they do), else over the newest matches of the
-/// rarest word. A pad or author filter narrows inside the index.
-fn ranked_hits(
+/// How many entries hold each of `words` (words in none left out): FTS5's
+/// document counts, at most the filtered pad's size.
+fn word_counts(
     conn: &Connection,
     words: &[String],
     filter: &EntryFilter,
-    limit: u32,
-) -> Result<Vec<(Entry, f64)>> {
-    if words.is_empty() {
-        return Ok(Vec::new());
-    }
+) -> Result<Vec<(String, u64)>> {
     // At most the pad's entries can match inside a pad.
     let cap: Option<i64> = match &filter.pad {
         Some(pad) => conn
@@ -419,26 +372,12 @@ fn ranked_hits(
             counted.push((w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64));
         }
     }
-    if counted.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut kept = terms::within_budget(&counted, terms::POSTINGS_BUDGET);
-    let newest_only = kept.is_empty();
-    if newest_only {
-        let rarest = counted.iter().min_by_key(|(_, df)| *df).expect("not empty");
-        kept.push(rarest.0.clone());
-    }
-    let any = kept
-        .iter()
-        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
-        .collect::<Vec<_>>()
-        .join(" OR ");
-    bm25_hits(conn, &any, filter, limit, newest_only)
+    Ok(counted)
 }
 
 /// The entries matching `words` (an FTS5 expression over `content`) that
 /// pass `filter`, best first by BM25, then newest. `newest_only` ranks only
-/// the newest matches (at least `MIN_CANDIDATES`): a common word's every
+/// the newest matches (`terms::newest_candidates`): a common word's every
 /// match would cost tens of milliseconds to rank. Ranking runs on (id,
 /// score) alone; only the winners are read in full.
 fn bm25_hits(
@@ -460,7 +399,7 @@ fn bm25_hits(
     filter.push_sql_per_entry(&mut sql, &mut args);
     let candidates = if newest_only {
         sql.push_str(" ORDER BY entries_words.rowid DESC LIMIT ?");
-        MIN_CANDIDATES.max(limit * CANDIDATES_PER_HIT)
+        terms::newest_candidates(limit)
     } else {
         sql.push_str(" ORDER BY 2 DESC, e.seq DESC LIMIT ?");
         limit
@@ -514,7 +453,7 @@ fn narrowing(filter: &EntryFilter) -> String {
 
 fn substring_hits(
     conn: &Connection,
-    words: &[&str],
+    words: &[String],
     filter: &EntryFilter,
     limit: u32,
 ) -> Result<Vec<(Entry, f64)>> {
@@ -546,7 +485,7 @@ fn substring_hits(
     filter.push_sql_per_entry(&mut sql, &mut args);
     for w in words {
         sql.push_str(" AND pad_contains(e.content, ?)");
-        args.push(Sql::Text(w.to_string()));
+        args.push(Sql::Text(w.clone()));
     }
     // Ordering by the FTS table's own rowid lets SQLite take FTS5's order and
     // stop at the limit instead of joining and sorting every match.

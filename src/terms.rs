@@ -1,6 +1,7 @@
 //! What a text query asks for, decided once for both stores: its words as
 //! the word indexes hold them, whether it reads as keywords or as a
-//! question, and which of its words are worth ranking by.
+//! question, and which of its words are worth ranking by; and text search's
+//! tuning (postings budgets, newest candidates) in one place.
 //!
 //! A keyword query ("docker login", "dock") keeps every word required and
 //! falls back to word beginnings and substrings; a question ("when did we
@@ -10,13 +11,32 @@
 /// Queries of up to this many words are keywords; longer ones are questions.
 const KEYWORD_WORDS: usize = 3;
 
-/// How many postings the ranked tier may score: a word whose matches would
-/// push the total past this is too common to rank by (its weight in BM25 is
-/// near nothing anyway), and is left out, most common first. 25,000 cost
-/// p50 20 ms / p99 36 ms for a question at 100k entries; 10,000 keep it
-/// near 10 ms (benches/search.rs, docs/benchmarks.md). A pad of up to this
-/// many entries always ranks every word.
+/// How many postings the ranked tier may score on SQLite: a word whose
+/// matches would push the total past this is too common to rank by (its
+/// weight in BM25 is near nothing anyway), and is left out, most common
+/// first. 25,000 cost p50 20 ms / p99 36 ms for a question at 100k entries;
+/// 10,000 keep it near 10 ms (benches/search.rs, docs/benchmarks.md). A pad
+/// of up to this many entries always ranks every word.
 pub const POSTINGS_BUDGET: u64 = 10_000;
+
+/// The same budget on PostgreSQL: it gathers every match of a question's
+/// words before taking the newest, at ~3 µs a match (a question at 100k
+/// entries: p50 45 ms with 10,000), so it ranks by fewer of the common words.
+pub const POSTINGS_BUDGET_PG: u64 = 3_000;
+
+/// When even the rarest word is too common to rank every match of, the
+/// newest matches are ranked: at least this many, and at least
+/// `CANDIDATES_PER_HIT` per hit asked for. Ranking every match of a very
+/// common word costs tens of milliseconds at 100k entries; ranking the newest
+/// few hundred costs a few, and for a scratch-pad the newest matches are the
+/// ones wanted.
+const NEWEST_CANDIDATES: u32 = 200;
+const CANDIDATES_PER_HIT: u32 = 10;
+
+/// How many of the newest matches are ranked for a page of `limit`.
+pub fn newest_candidates(limit: u32) -> u32 {
+    NEWEST_CANDIDATES.max(limit.saturating_mul(CANDIDATES_PER_HIT))
+}
 
 /// BM25's parameters, as FTS5's `bm25()` has them, so both stores rank alike.
 pub const K1: f64 = 1.2;
@@ -85,6 +105,52 @@ pub fn idf(n: f64, df: f64) -> f64 {
         1e-6
     } else {
         idf
+    }
+}
+
+/// A query's words as typed. Control characters (a NUL, say) separate words
+/// like spaces: FTS5 cannot take them inside a quoted term.
+pub fn query_words(query: &str) -> Vec<String> {
+    query
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Text search's page, filled tier by tier (words, then word beginnings,
+/// then substrings, then any word), each hit once, in the order the tiers
+/// found them.
+pub struct TierHits {
+    hits: Vec<(crate::model::Entry, f64)>,
+    seen: std::collections::HashSet<String>,
+    limit: usize,
+}
+
+impl TierHits {
+    pub fn new(limit: u32) -> TierHits {
+        TierHits {
+            hits: Vec::new(),
+            seen: Default::default(),
+            limit: limit as usize,
+        }
+    }
+
+    pub fn add(&mut self, more: Vec<(crate::model::Entry, f64)>) {
+        for (e, score) in more {
+            if self.hits.len() < self.limit && self.seen.insert(e.id.clone()) {
+                self.hits.push((e, score));
+            }
+        }
+    }
+
+    /// The page is full: later tiers need not run.
+    pub fn full(&self) -> bool {
+        self.hits.len() >= self.limit
+    }
+
+    pub fn into_vec(self) -> Vec<(crate::model::Entry, f64)> {
+        self.hits
     }
 }
 
