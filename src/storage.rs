@@ -35,6 +35,26 @@ use crate::store::{
     Patch, Purge, ReportRow, Restore, TokenRow,
 };
 
+thread_local! {
+    static SCAN_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread runs a whole client's scan (`run_on_scan_thread`):
+/// a store's blocking work may run inline here instead of moving to yet
+/// another thread (each hop costs a wake-up, tens to hundreds of µs on a
+/// busy machine).
+pub fn on_scan_thread() -> bool {
+    SCAN_THREAD.with(std::cell::Cell::get)
+}
+
+/// Runs `f` as a client's scan on this (blocking) thread.
+pub fn run_on_scan_thread<T>(f: impl FnOnce() -> T) -> T {
+    SCAN_THREAD.with(|s| s.set(true));
+    let out = f();
+    SCAN_THREAD.with(|s| s.set(false));
+    out
+}
+
 /// What every store operation returns: a boxed future of a result.
 pub type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
 
@@ -326,6 +346,11 @@ pub trait Storage: Send + Sync + 'static {
     ) -> Fut<'_, Vec<(i64, f32)>>;
 
     // --- What one store alone has ---
+
+    /// Whether the store's scans block a thread (SQLite's: synchronous),
+    /// so a scan of several operations is best run on one blocking thread
+    /// of its own (`run_on_scan_thread`).
+    fn scans_block(&self) -> bool;
 
     /// The shared database, when this store is one (its engines relay
     /// events and token changes to each other through it).

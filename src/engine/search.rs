@@ -206,7 +206,31 @@ impl Engine {
     /// they do), else the newest matches of the rarest word. `substrings:
     /// false` skips tier 3 (hybrid search does for queries of several
     /// words: meaning search covers them, and tier 3 is the slowest).
+    ///
+    /// On a store whose scans block a thread, the whole pipeline runs on one
+    /// blocking thread, its operations inline there.
     pub(super) async fn text_hits(
+        &self,
+        query: &str,
+        filter: &EntryFilter,
+        limit: u32,
+        substrings: bool,
+    ) -> Result<Vec<(Entry, f64)>> {
+        if !self.db().scans_block() {
+            return self.text_tiers(query, filter, limit, substrings).await;
+        }
+        let (engine, query, filter) = (self.clone(), query.to_string(), filter.clone());
+        let runtime = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || {
+            crate::storage::run_on_scan_thread(|| {
+                runtime.block_on(engine.text_tiers(&query, &filter, limit, substrings))
+            })
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("text search task failed: {e}")))?
+    }
+
+    async fn text_tiers(
         &self,
         query: &str,
         filter: &EntryFilter,

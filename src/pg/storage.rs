@@ -365,6 +365,10 @@ impl Storage for PgStore {
         Box::pin(async move { semantic.nearest_pg(self, query, &filter, k).await })
     }
 
+    fn scans_block(&self) -> bool {
+        false
+    }
+
     fn team(&self) -> Option<&PgStore> {
         Some(self)
     }

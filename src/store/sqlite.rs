@@ -69,12 +69,16 @@ impl Sqlite {
         Box::pin(async move { f(&self.store) })
     }
 
-    /// Runs `f` on a blocking thread.
+    /// Runs `f` on a blocking thread: this one, when it runs a whole scan
+    /// (`storage::run_on_scan_thread`), else one of the runtime's.
     fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Store) -> Result<T> + Send + 'static,
     ) -> Fut<'static, T> {
         let store = self.store.clone();
+        if crate::storage::on_scan_thread() {
+            return Box::pin(async move { f(&store) });
+        }
         Box::pin(async move {
             tokio::task::spawn_blocking(move || f(&store))
                 .await
@@ -462,6 +466,10 @@ impl Storage for Sqlite {
         k: usize,
     ) -> Fut<'_, Vec<(i64, f32)>> {
         self.blocking(move |s| semantic.nearest(s, &query, &filter, k))
+    }
+
+    fn scans_block(&self) -> bool {
+        true
     }
 
     fn team(&self) -> Option<&crate::pg::PgStore> {
