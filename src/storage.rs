@@ -49,10 +49,17 @@ pub fn on_scan_thread() -> bool {
 
 /// Runs `f` as a client's scan on this (blocking) thread.
 pub fn run_on_scan_thread<T>(f: impl FnOnce() -> T) -> T {
+    /// Clears the mark however `f` ends (a panic too): the thread goes
+    /// back to the runtime's pool.
+    struct Unmark;
+    impl Drop for Unmark {
+        fn drop(&mut self) {
+            SCAN_THREAD.with(|s| s.set(false));
+        }
+    }
     SCAN_THREAD.with(|s| s.set(true));
-    let out = f();
-    SCAN_THREAD.with(|s| s.set(false));
-    out
+    let _unmark = Unmark;
+    f()
 }
 
 /// What every store operation returns: a boxed future of a result.

@@ -216,7 +216,12 @@ impl Conversation {
                     Reply::Message(text) => {
                         self.delivery.state = DeliveryState::Done;
                         self.posted_state = Some("completed".into());
-                        vec![self.post("completed", Kind::Result, text, false)]
+                        vec![Effect::Post(self.post(
+                            "completed",
+                            Kind::Result,
+                            text,
+                            false,
+                        ))]
                     }
                 }
             }
@@ -249,15 +254,15 @@ impl Conversation {
         self.next_at = i64::MAX;
     }
 
-    fn post(&self, state: &str, kind: Kind, text: String, needs_eyes: bool) -> Effect {
-        Effect::Post(Post {
+    fn post(&self, state: &str, kind: Kind, text: String, needs_eyes: bool) -> Post {
+        Post {
             task: self.delivery.task.clone().unwrap_or_default(),
             state: state.to_string(),
             kind,
             text,
             needs_eyes,
             asks: false,
-        })
+        }
     }
 
     fn not_sent(&mut self, why: String, refused: bool, now: i64, give_up_ms: i64) -> Vec<Effect> {
@@ -315,7 +320,7 @@ impl Conversation {
                 self.delivery.state = DeliveryState::Pending;
                 self.delivery.detail = Some("sent again: the agent lost the task".into());
                 self.next_at = now;
-                vec![said]
+                vec![Effect::Post(said)]
             }
             None => {
                 let said = self.post(
@@ -328,7 +333,7 @@ impl Conversation {
                 self.delivery.state = DeliveryState::Failed;
                 self.delivery.detail = Some("the agent lost the task twice".into());
                 self.next_at = i64::MAX;
-                vec![said]
+                vec![Effect::Post(said)]
             }
         }
     }
@@ -367,7 +372,12 @@ impl Conversation {
                 .filter(|m| Some(*m) != status.as_deref())
                 .collect();
             if t.state != "working" && !result_is_said && !earlier.is_empty() {
-                effects.push(self.post("working", Kind::Note, earlier.join("\n\n"), false));
+                effects.push(Effect::Post(self.post(
+                    "working",
+                    Kind::Note,
+                    earlier.join("\n\n"),
+                    false,
+                )));
             }
             let agent = self.delivery.agent.clone();
             match t.state.as_str() {
@@ -375,7 +385,12 @@ impl Conversation {
                 "working" => {
                     self.delivery.state = DeliveryState::Working;
                     if let Some(s) = &status {
-                        effects.push(self.post(&t.state, Kind::Note, s.clone(), false));
+                        effects.push(Effect::Post(self.post(
+                            &t.state,
+                            Kind::Note,
+                            s.clone(),
+                            false,
+                        )));
                     }
                     self.delivery.detail = status.clone();
                 }
@@ -383,12 +398,9 @@ impl Conversation {
                     let q = status.clone().unwrap_or_else(|| {
                         format!("{agent} needs more from you to go on; reply here.")
                     });
-                    if let Effect::Post(mut p) =
-                        self.post(&t.state, Kind::Question, q.clone(), true)
-                    {
-                        p.asks = true;
-                        effects.push(Effect::Post(p));
-                    }
+                    let mut ask = self.post(&t.state, Kind::Question, q.clone(), true);
+                    ask.asks = true;
+                    effects.push(Effect::Post(ask));
                     self.delivery.state = DeliveryState::WaitingForYou;
                     self.delivery.detail = Some(q);
                 }
@@ -400,14 +412,14 @@ impl Conversation {
                     } else {
                         format!("{agent} finished, with nothing to show.")
                     };
-                    effects.push(self.post(&t.state, Kind::Result, text, false));
+                    effects.push(Effect::Post(self.post(&t.state, Kind::Result, text, false)));
                     self.delivery.state = DeliveryState::Done;
                     self.delivery.detail = None;
                 }
                 "failed" | "rejected" | "canceled" => {
                     let why = status.clone().unwrap_or_else(|| "it gave no reason".into());
                     let text = format!("{agent} {}: {why}", t.state);
-                    effects.push(self.post(&t.state, Kind::Note, text, true));
+                    effects.push(Effect::Post(self.post(&t.state, Kind::Note, text, true)));
                     self.delivery.state = DeliveryState::Failed;
                     self.delivery.detail = Some(why);
                 }

@@ -204,7 +204,9 @@ impl Engine {
         } else {
             // Nothing to send and no task: finished.
             c.next_at = i64::MAX;
-            let _ = self.0.agents.put(c, read_outbox);
+            if let Err(e) = self.0.agents.put(c, read_outbox) {
+                tracing::warn!("cannot save a delivery: {e}");
+            }
             return;
         };
         self.reached(

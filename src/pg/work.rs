@@ -40,17 +40,6 @@ impl PgStore {
         row.as_ref().map(read_pad).transpose()
     }
 
-    /// Pads that have a rolling window. Read on every write that may need
-    /// one: another engine may have set a window meanwhile.
-    pub async fn windows(&self) -> Result<Vec<(String, i64)>> {
-        let rows = sqlx::query("SELECT name, max_entries FROM pads WHERE max_entries IS NOT NULL")
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
-            .collect()
-    }
-
     pub async fn configure(
         &self,
         name: &str,
