@@ -10,8 +10,10 @@
 //! - write p50/p99, 1 client;
 //! - writes/s with 16 clients: on one SQLite engine, and over two engines
 //!   (8 clients each) on one PostgreSQL database;
-//! - text and hybrid search p50 at 100k entries (hybrid with a fresh query
-//!   each time, so the query's embedding is included);
+//! - text, hybrid and semantic search p50/p99 at 100k entries (meaning
+//!   with a fresh query each time, so the query's embedding is included;
+//!   semantic also filtered to the big pad — the index's candidates checked
+//!   against the filter — and to a pad of 300, scored exactly);
 //! - event latency: a write on engine A until a subscriber on engine B has
 //!   it (PostgreSQL), next to a subscriber on the same engine (SQLite).
 //!
@@ -20,6 +22,7 @@
 //! embedder (seeded random unit vectors, the same on both stores), so the
 //! run does not spend ~17 minutes embedding 100k notes twice; the search
 //! itself, and its query embedding, are the engine's. `BENCH_QUICK=1`: 10k.
+//! `BENCH_ONLY=search` skips the write and event rows.
 
 mod common;
 #[path = "../tests/common/model.rs"]
@@ -34,8 +37,9 @@ use std::time::{Duration, Instant};
 
 use common::{sentence, stats, timed, Engine};
 use scratchpad::client::Client;
-use scratchpad::semantic::{SqliteVectors, VectorSource};
-use serde_json::json;
+use scratchpad::semantic::VectorSource;
+use scratchpad::store::SqliteVectors;
+use serde_json::{json, Value};
 
 fn main() {
     common::two_thread_runtime().block_on(run());
@@ -77,7 +81,7 @@ async fn run() {
     let (sq_dir, a_dir, b_dir) = (tempdir(), tempdir(), tempdir());
 
     // Writes.
-    {
+    if std::env::var("BENCH_ONLY").as_deref() != Ok("search") {
         let sq = start(sq_dir.path(), None, false).await;
         let a = start(a_dir.path(), Some(&url), false).await;
         let b = start(b_dir.path(), Some(&url), false).await;
@@ -141,6 +145,7 @@ async fn run() {
         for c in [&mut cs, &mut ca] {
             let mut r = rng.clone();
             common::fill_with(c, "big", big, || sentence(&mut r)).await;
+            common::fill_with(c, "small", 300, || sentence(&mut r)).await;
         }
     }
     let seeded = {
@@ -184,24 +189,37 @@ async fn run() {
         "kernel",
     ];
     let queries = if quick { 50 } else { 200 };
-    for mode in ["text", "hybrid"] {
+    let shapes: [(&str, &str, Value); 5] = [
+        ("text", "text", json!({})),
+        ("hybrid", "hybrid", json!({})),
+        ("semantic", "semantic", json!({})),
+        ("semantic, big pad (index, checked)", "semantic", json!({"pad": "big"})),
+        ("semantic, pad of 300 (exact)", "semantic", json!({"pad": "small"})),
+    ];
+    println!("{:<44} {:>12} {:>12}", "p50 / p99", "SQLite", "PostgreSQL");
+    for (name, mode, filter) in shapes {
         let (mut ls, mut lp) = (Vec::new(), Vec::new());
         for i in 0..queries {
             let q = match mode {
                 "text" => words[i % words.len()].to_string(),
                 // A query never seen before: its embedding is computed.
-                _ => format!("{} problem number {i}", words[i % words.len()]),
+                _ => format!("{} problem number {i} {name}", words[i % words.len()]),
             };
-            let p = json!({"query": q, "mode": mode, "limit": 10});
+            let mut p = json!({"query": q, "mode": mode, "limit": 10});
+            for (k, v) in filter.as_object().unwrap() {
+                p[k] = v.clone();
+            }
             ls.push(timed(&mut cs, "search", p.clone()).await);
             lp.push(timed(&mut ca, "search", p).await);
         }
         let (s, p) = (stats(ls), stats(lp));
         println!(
-            "{:<44} {:>9.2} ms {:>9.2} ms",
-            format!("{mode} search p50, {big} entries"),
+            "{:<44} {:>5.2} / {:<5.2} {:>5.2} / {:<5.2} ms",
+            format!("{name}, {big} entries"),
             s.p50 / 1000.0,
-            p.p50 / 1000.0
+            s.p99 / 1000.0,
+            p.p50 / 1000.0,
+            p.p99 / 1000.0
         );
     }
 }

@@ -15,6 +15,7 @@ pub(crate) mod export;
 mod fusion;
 mod history;
 pub mod lock;
+mod meaning;
 mod pads;
 mod search;
 mod team;
@@ -33,16 +34,16 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use crate::access::Grant;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::events::{Bus, EventType, Filter, Subscription};
-use crate::guard::scoped;
+use crate::guard::Guard;
 use crate::model::{self, Entry};
+use crate::pg::PgStore;
 use crate::protocol::*;
 use crate::semantic::{ModelSource, Semantic, SemanticConfig};
-use crate::storage::Storage;
-use crate::store::{Durability, EntryFilter, NewEntry, Patch};
+use crate::storage::{EntryFilter, NewEntry, Patch, Storage};
+use crate::store::Durability;
 
 /// How an engine is set up. `Config::new(dir)` gives the defaults `pad serve`
 /// starts with.
@@ -119,13 +120,51 @@ impl Config {
     }
 }
 
+/// Opens the store `config` names: PostgreSQL when it gives a database
+/// URL, else SQLite files in its data directory. The one place a store is
+/// chosen; beside the contract it gives what only that store has: SQLite's
+/// files (for tests), a team's database (its engines relay events through
+/// it).
+async fn open_store(
+    config: &Config,
+) -> Result<(
+    Arc<dyn Storage>,
+    Option<Arc<crate::store::Store>>,
+    Option<PgStore>,
+)> {
+    match &config.database {
+        None => {
+            let store = crate::store::Store::open(
+                &config.data_dir,
+                config.durability,
+                config.default_ttl_seconds,
+                config.wal_restart_pages,
+                config.clock.now_ms(),
+                config.semantic.is_some(),
+            )?;
+            store.keep_history(!config.history.is_zero());
+            let sqlite = crate::store::Sqlite::new(store)?;
+            let files = sqlite.store().clone();
+            Ok((Arc::new(sqlite), Some(files), None))
+        }
+        Some(url) => {
+            let store = PgStore::open(url, config.default_ttl_seconds).await?;
+            store.keep_history(!config.history.is_zero());
+            tracing::info!("keeping everything in PostgreSQL at {}", store.describe());
+            Ok((Arc::new(store.clone()), None, Some(store)))
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct Engine(Arc<Inner>);
 
 struct Inner {
     config: Config,
-    /// Where the entries are (`storage::open` chose it).
+    /// Where the entries are (`open_store` chose it).
     store: Arc<dyn Storage>,
+    /// The same store's files when it is SQLite, for tests that look at them.
+    sqlite: Option<Arc<crate::store::Store>>,
     /// Dropped before `lock` (fields drop in order): dropping it stops the
     /// embedding worker, which saves the index while the data dir is still ours.
     semantic: Option<Arc<Semantic>>,
@@ -183,7 +222,7 @@ impl Engine {
                 ))
             },
         )?;
-        let store = crate::storage::open(&config).await?;
+        let (store, sqlite, team) = open_store(&config).await?;
         let semantic = match config.semantic.clone() {
             Some(c) => Some(Arc::new(Semantic::start(
                 c,
@@ -197,6 +236,7 @@ impl Engine {
         let agents = crate::agents::Agents::open(&config.data_dir)?;
         let engine = Engine(Arc::new(Inner {
             store,
+            sqlite,
             semantic,
             bus: Bus::default(),
             waiters: threads::Waiters::default(),
@@ -216,8 +256,8 @@ impl Engine {
             config,
             lock: Mutex::new(Some(dir_lock)),
         }));
-        if let Some(team) = engine.db().team() {
-            engine.relay_events(team.clone()).await;
+        if let Some(team) = team {
+            engine.relay_events(team).await;
         }
         Ok(engine)
     }
@@ -238,7 +278,7 @@ impl Engine {
     /// The SQLite store, when the engine keeps its entries in SQLite (for
     /// tests and benchmarks that look at its files).
     pub fn sqlite_store(&self) -> Option<&Arc<crate::store::Store>> {
-        self.0.store.sqlite()
+        self.0.sqlite.as_ref()
     }
 
     /// Semantic search, when configured (it may still be loading, or unavailable).
@@ -303,7 +343,7 @@ impl Engine {
         self.0.connections.fetch_sub(1, Ordering::Relaxed);
     }
 
-    pub fn subscribe(&self, p: SubscribeParams, grant: Option<&Grant>) -> Result<Subscription> {
+    pub fn subscribe(&self, p: SubscribeParams, guard: &Guard) -> Result<Subscription> {
         let pads: Vec<String> = p
             .pads
             .iter()
@@ -313,21 +353,15 @@ impl Engine {
                 None => model::pad_name("pads", raw),
             })
             .collect::<Result<Vec<_>>>()?;
-        if let Some(g) = grant {
-            if let Some(outside) = pads.iter().find(|p| !g.covers_pattern(p)) {
-                return Err(Error::Forbidden(format!(
-                    "token '{}' may not watch '{outside}': it allows {}. Subscribe to pads it covers, or leave 'pads' out to watch all of them.",
-                    g.name,
-                    g.describe()
-                )));
-            }
+        for pattern in &pads {
+            guard.may_watch(pattern)?;
         }
         let tags = model::tags("tags", &p.tags)?;
         Ok(self.0.bus.subscribe(Filter {
             pads,
             tags,
             kinds: p.kinds,
-            scope: grant.map(|g| g.pads.clone()),
+            scope: guard.scope_pads(),
         }))
     }
 
@@ -508,7 +542,7 @@ impl Engine {
         Ok(after)
     }
 
-    pub async fn list(&self, p: ListParams, grant: Option<&Grant>) -> Result<ListResult> {
+    pub async fn list(&self, p: ListParams, guard: &Guard) -> Result<ListResult> {
         let limit = limit("limit", p.limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)?;
         let cursor = cursor(p.cursor.as_deref())?;
         let filter = EntryFilter {
@@ -534,7 +568,7 @@ impl Engine {
             min_confidence: p.min_confidence.map(model::confidence).transpose()?,
             scope: None,
         };
-        let filter = scoped(filter, grant)?;
+        let filter = guard.scope(filter)?;
         // A long page (up to 1,000 entries of up to 4,000 characters) is a
         // scan: in turn, so it cannot hold up the point reads of other clients.
         let _turn = if limit > LONG_PAGE {
@@ -576,7 +610,7 @@ impl Engine {
         &self,
         p: InboxParams,
         default_author: Option<&str>,
-        grant: Option<&Grant>,
+        guard: &Guard,
     ) -> Result<InboxResult> {
         let author = named(
             "author",
@@ -587,15 +621,13 @@ impl Engine {
             let _turn = self.turn().await?;
             self.db().inbox(&author, p.peek).await?
         };
-        if let Some(g) = grant {
-            for list in [
-                &mut inbox.needs_eyes,
-                &mut inbox.replies,
-                &mut inbox.addressed,
-                &mut inbox.reminders,
-            ] {
-                list.retain(|e| g.covers(&e.pad));
-            }
+        for list in [
+            &mut inbox.needs_eyes,
+            &mut inbox.replies,
+            &mut inbox.addressed,
+            &mut inbox.reminders,
+        ] {
+            list.retain(|e| guard.covers(&e.pad));
         }
         Ok(InboxResult {
             author,

@@ -4,17 +4,18 @@
 //! access (a token's grant is looked up afresh, so a revoked token stops at
 //! once) and asks it before acting: may this caller read or write that pad,
 //! act on that entry, hand work to that agent, call an owner's method. The
-//! engine narrows what it reads with the same grant (`scoped`). The grant's
-//! own tests and their wording live with it (`access::Grant`); every caller
-//! goes through here.
+//! engine takes the same guard and asks it what it may show and change
+//! (`covers`, `may_read`, `may_write`, `scope`). The grant's own tests and
+//! their wording live with it (`access::Grant`); every caller goes through
+//! here.
 
 use std::sync::Arc;
 
 use crate::access::{Access, Grant};
-use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model;
-use crate::store::EntryFilter;
+use crate::storage::rules::{ambiguous, no_entry};
+use crate::storage::{EntryFilter, Storage};
 
 /// One call's access: the owner (no grant) or a token's grant.
 pub struct Guard {
@@ -23,12 +24,15 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// The guard of a call made with `access`: fails for a token revoked
-    /// since `hello`, and for a connection without a token on an engine
-    /// that requires one.
-    pub fn of(engine: &Engine, access: Access) -> Result<Guard> {
-        let grant = engine.grant(&access)?;
-        Ok(Guard { access, grant })
+    /// The guard of a call made with `access` and, for a token, its grant
+    /// as stored now (`Engine::grant`).
+    pub fn new(access: Access, grant: Option<Arc<Grant>>) -> Guard {
+        Guard { access, grant }
+    }
+
+    /// The owner's: everything is allowed (the engine's own calls).
+    pub fn owner() -> Guard {
+        Guard::new(Access::Owner, None)
     }
 
     pub fn access(&self) -> &Access {
@@ -50,7 +54,7 @@ impl Guard {
     }
 
     /// Refuses a method only the owner may call; `what` says what it does.
-    pub fn owner(&self, what: &str) -> Result<()> {
+    pub fn owner_only(&self, what: &str) -> Result<()> {
         match self.grant() {
             None => Ok(()),
             Some(g) => Err(Error::Forbidden(format!(
@@ -79,16 +83,13 @@ impl Guard {
     /// its prefix resolves among the entries it may read only (a foreign
     /// entry neither matches nor makes a prefix ambiguous), and the error
     /// names no foreign pad.
-    pub async fn entry(&self, engine: &Engine, id: &str, write: bool) -> Result<String> {
+    pub async fn entry(&self, db: &dyn Storage, id: &str, write: bool) -> Result<String> {
         let Some(g) = self.grant() else {
             return Ok(id.to_owned());
         };
         let covers = |pad: &str| g.covers(pad);
-        match engine.visible_matches(id, &covers).await?.as_slice() {
-            [] => Err(crate::store::entries::no_entry(
-                "id",
-                &id.trim().to_lowercase(),
-            )),
+        match db.visible_matches(id, &covers).await?.as_slice() {
+            [] => Err(no_entry("id", &id.trim().to_lowercase())),
             // Readable already (the pad is covered): a write needs more.
             [(full, pad)] => {
                 if write {
@@ -96,7 +97,7 @@ impl Guard {
                 }
                 Ok(full.clone())
             }
-            _ => Err(crate::store::entries::ambiguous("id", id)),
+            _ => Err(ambiguous("id", id)),
         }
     }
 
@@ -112,12 +113,12 @@ impl Guard {
     /// Refuses addressing a registered agent the grant does not name. The
     /// names are read exactly as the engine stores them (`model::recipients`),
     /// so no spelling passes here and reaches the agent after.
-    pub fn hand_to(&self, engine: &Engine, to: &[String]) -> Result<()> {
+    pub fn hand_to(&self, to: &[String], registered: impl Fn(&str) -> bool) -> Result<()> {
         let Some(g) = self.grant() else {
             return Ok(());
         };
         for agent in model::recipients("to", to)? {
-            if engine.is_registered_agent(&agent) {
+            if registered(&agent) {
                 g.check_dispatch(&agent)?;
             }
         }
@@ -137,23 +138,59 @@ impl Guard {
     }
 }
 
-/// Narrows a filter to what a token may read: its pad must be covered, and
-/// without a pad the search spans the token's pads only.
-pub fn scoped(mut filter: EntryFilter, grant: Option<&Grant>) -> Result<EntryFilter> {
-    if let Some(g) = grant {
-        if let Some(pad) = &filter.pad {
-            g.check_read(pad)?;
-        }
-        filter.scope = Some(g.pads.clone());
+impl Guard {
+    /// Whether the caller may read the pad named `pad` (a stored name).
+    pub fn covers(&self, pad: &str) -> bool {
+        self.grant().is_none_or(|g| g.covers(pad))
     }
-    Ok(filter)
-}
 
-/// Everything a token may read, in one pad or (without one) in all of them.
-pub fn pad_scoped(pad: Option<&str>, grant: Option<&Grant>) -> Result<EntryFilter> {
-    let filter = EntryFilter {
-        pad: pad.map(|n| model::pad_name("pad", n)).transpose()?,
-        ..EntryFilter::default()
-    };
-    scoped(filter, grant)
+    /// Refuses reading the pad named `pad` (a stored name).
+    pub fn may_read(&self, pad: &str) -> Result<()> {
+        self.grant().map_or(Ok(()), |g| g.check_read(pad))
+    }
+
+    /// Refuses writing in the pad named `pad` (a stored name).
+    pub fn may_write(&self, pad: &str) -> Result<()> {
+        self.grant().map_or(Ok(()), |g| g.check_write(pad))
+    }
+
+    /// Refuses watching pads `pattern` names (a name or `prefix*`) unless
+    /// the grant covers all of them.
+    pub fn may_watch(&self, pattern: &str) -> Result<()> {
+        match self.grant() {
+            Some(g) if !g.covers_pattern(pattern) => Err(Error::Forbidden(format!(
+                "token '{}' may not watch '{pattern}': it allows {}. Subscribe to pads it covers, or leave 'pads' out to watch all of them.",
+                g.name,
+                g.describe()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The pads a token may read (names and `prefix*` patterns); `None`:
+    /// every pad.
+    pub fn scope_pads(&self) -> Option<Vec<String>> {
+        self.grant().map(|g| g.pads.clone())
+    }
+
+    /// Narrows a filter to what the caller may read: its pad must be
+    /// covered, and without a pad it spans the token's pads only.
+    pub fn scope(&self, mut filter: EntryFilter) -> Result<EntryFilter> {
+        if let Some(g) = self.grant() {
+            if let Some(pad) = &filter.pad {
+                g.check_read(pad)?;
+            }
+            filter.scope = Some(g.pads.clone());
+        }
+        Ok(filter)
+    }
+
+    /// Everything the caller may read, in one pad or (without one) in all.
+    pub fn pad_scope(&self, pad: Option<&str>) -> Result<EntryFilter> {
+        let filter = EntryFilter {
+            pad: pad.map(|n| model::pad_name("pad", n)).transpose()?,
+            ..EntryFilter::default()
+        };
+        self.scope(filter)
+    }
 }

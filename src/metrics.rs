@@ -20,11 +20,10 @@ use prometheus::{
     IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
-use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::Kind;
 use crate::protocol::{SearchMode, METHODS};
-use crate::store::PadRow;
+use crate::storage::PadRow;
 
 /// Series per metric labelled by pad.
 pub const TOP_PADS: usize = 50;
@@ -296,10 +295,10 @@ impl Metrics {
         self.purged_entries.inc_by(purged_entries as u64);
     }
 
-    /// The exposition text, with stored-state figures read now.
-    pub async fn render(&self, engine: &Engine) -> Result<String> {
-        let now = engine.clock().now_ms();
-        let snapshot = Snapshot::read(engine, now).await?;
+    /// The exposition text, with the figures the engine read for this
+    /// scrape (`Engine::metrics_text`).
+    pub fn render(&self, stored: Stored, live: Live, now: i64) -> Result<String> {
+        let snapshot = Snapshot::new(stored, live, now);
         let mut cum = self.scrape.lock().unwrap_or_else(|p| p.into_inner());
         snapshot.apply(self, &mut cum);
         let mut out = Vec::new();
@@ -312,7 +311,7 @@ impl Metrics {
 
 /// The stored-state figures of one scrape.
 struct Snapshot {
-    counts: crate::store::Counts,
+    counts: crate::storage::Counts,
     by_pad: Vec<(String, i64)>,
     other_entries: i64,
     avg_size: f64,
@@ -332,52 +331,31 @@ struct Snapshot {
 }
 
 /// What a scrape reads from the store, either one.
-struct Stored {
-    counts: crate::store::Counts,
-    busiest: Vec<PadRow>,
-    stalest: Vec<PadRow>,
-    live_entries: i64,
-    avg_size: f64,
-    tags: Vec<(String, i64)>,
-    recent: Vec<(String, i64)>,
-    journal_queue: i64,
-    index_queue: i64,
-    embed_queue: i64,
-    disk: Vec<(&'static str, u64)>,
+pub struct Stored {
+    pub counts: crate::storage::Counts,
+    pub busiest: Vec<PadRow>,
+    pub stalest: Vec<PadRow>,
+    pub live_entries: i64,
+    pub avg_size: f64,
+    pub tags: Vec<(String, i64)>,
+    pub recent: Vec<(String, i64)>,
+    pub journal_queue: i64,
+    pub index_queue: i64,
+    pub embed_queue: i64,
+    pub disk: Vec<(&'static str, u64)>,
 }
 
-impl Stored {
-    async fn read(engine: &Engine, now: i64) -> Result<Stored> {
-        let db = engine.db();
-        // Before anything reads the store: reading applies the journal.
-        let (journal_queue, index_queue) = db.queues().await?;
-        let (live_entries, avg_size) = db.content_size().await?;
-        Ok(Stored {
-            counts: db.counts().await?,
-            busiest: db.pads_by(false, TOP_PADS).await?,
-            stalest: db.pads_by(true, TOP_PADS).await?,
-            live_entries,
-            avg_size,
-            tags: db.tags(&Default::default()).await?,
-            recent: db
-                .recent_writes_by_pad(now - RECENT.as_millis() as i64, TOP_PADS)
-                .await?,
-            journal_queue,
-            index_queue,
-            // On PostgreSQL the queue is the team's: only an engine that
-            // embeds reports it.
-            embed_queue: match engine.semantic() {
-                Some(_) => db.embed_queue().await?,
-                None => 0,
-            },
-            disk: db.disk_usage().await?,
-        })
-    }
+/// What a scrape reads from the engine itself.
+pub struct Live {
+    pub connections: u64,
+    pub subscribers: u64,
+    pub lagged: u64,
+    pub semantic: Option<crate::semantic::SemanticStats>,
+    pub uptime: u64,
 }
 
 impl Snapshot {
-    async fn read(engine: &Engine, now: i64) -> Result<Snapshot> {
-        let stored = Stored::read(engine, now).await?;
+    fn new(stored: Stored, live: Live, now: i64) -> Snapshot {
         let shown: i64 = stored.busiest.iter().map(|p| p.entries).sum();
         let mut tags = stored.tags;
         if tags.len() > TOP_TAGS {
@@ -390,8 +368,8 @@ impl Snapshot {
             .into_iter()
             .map(|p| (p.name, ((now - p.last_write_at) / 1000).max(0)))
             .collect();
-        let semantic = engine.semantic().map(|s| s.stats());
-        Ok(Snapshot {
+        let semantic = live.semantic;
+        Snapshot {
             counts: stored.counts,
             by_pad: stored
                 .busiest
@@ -407,13 +385,13 @@ impl Snapshot {
             index_queue: stored.index_queue,
             embed_queue: stored.embed_queue,
             disk: stored.disk,
-            connections: engine.connection_count(),
-            subscribers: engine.subscriber_count(),
-            lagged: engine.lagged_events(),
+            connections: live.connections,
+            subscribers: live.subscribers,
+            lagged: live.lagged,
             embedded: semantic.as_ref().map_or(0, |s| s.embedded),
             embed_seconds: semantic.as_ref().map_or(0.0, |s| s.embed_seconds),
-            uptime: engine.uptime().as_secs(),
-        })
+            uptime: live.uptime,
+        }
     }
 
     fn apply(self, m: &Metrics, cum: &mut Cumulative) {
@@ -481,13 +459,17 @@ pub fn token(data_dir: &std::path::Path) -> std::io::Result<String> {
 
 /// Serves `GET /metrics` until `shutdown`; with `token`, only to requests
 /// that carry it as a bearer token. Anything but GET is refused
-/// (405), any other path is a 404 that names the right one.
-pub async fn serve(
+/// (405), any other path is a 404 that names the right one. `render` gives
+/// the text of a scrape (`None`: metrics are off).
+pub async fn serve<F>(
     listener: tokio::net::TcpListener,
-    engine: Engine,
+    render: impl Fn() -> F + Clone + Send + Sync + 'static,
     token: Option<String>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    F: std::future::Future<Output = Result<Option<String>>> + Send + 'static,
+{
     use axum::http::{header, StatusCode};
     use axum::response::IntoResponse;
     use axum::routing::{on, MethodFilter};
@@ -505,17 +487,15 @@ pub async fn serve(
         .route(
             "/metrics",
             on(MethodFilter::GET, move || {
-                let engine = engine.clone();
+                let scrape = render();
                 async move {
-                    let Some(m) = engine.metrics() else {
-                        return (
+                    match scrape.await {
+                        Ok(None) => (
                             StatusCode::SERVICE_UNAVAILABLE,
                             "metrics are off\n".to_string(),
                         )
-                            .into_response();
-                    };
-                    match m.render(&engine).await {
-                        Ok(text) => (
+                            .into_response(),
+                        Ok(Some(text)) => (
                             [(
                                 header::CONTENT_TYPE,
                                 "text/plain; version=0.0.4; charset=utf-8",

@@ -27,7 +27,6 @@ mod vectors;
 mod work;
 
 pub use relay::{Incoming, Relay};
-pub(crate) use vectors::best;
 pub use vectors::PgVectors;
 
 use std::time::Duration;
@@ -309,7 +308,7 @@ impl Query {
 
     /// The conditions of `filter` (`e` is entries, `p` its pad), as
     /// `EntryFilter::push_sql` writes them for SQLite.
-    pub fn filter(&mut self, filter: &crate::store::EntryFilter) -> &mut Self {
+    pub fn filter(&mut self, filter: &crate::storage::EntryFilter) -> &mut Self {
         self.raw(" AND p.archived_at IS NULL");
         if let Some(pad) = &filter.pad {
             self.push(" AND e.pad = $?", Arg::Text(pad.clone()));

@@ -102,7 +102,8 @@ pub async fn dispatch(
         return Ok(reply(engine.hello(session.author.clone(), &access)));
     }
     let access = session.access(engine)?;
-    let guard = Guard::of(engine, access)?;
+    let grant = engine.grant(&access)?;
+    let guard = Guard::new(access, grant);
     if let Some(a) = &session.author {
         engine.seen(a);
     }

@@ -19,8 +19,8 @@ mod index;
 mod lane;
 mod model;
 pub mod runtime;
-mod shared_db;
 mod source;
+pub mod vector;
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
@@ -33,10 +33,9 @@ use std::time::{Duration, Instant};
 pub use backlog::Helper;
 pub use index::{VectorIndex, FILE as INDEX_FILE};
 pub use model::{Model, ModelKind, ModelSource, Precision, MAX_TOKENS};
-pub use source::{Embed, SqliteVectors, VectorSource};
+pub use source::{Embed, VectorSource};
 
 use crate::error::{Error, Result};
-use crate::store::{EntryFilter, Store};
 
 /// How semantic search is set up.
 #[derive(Clone, Debug)]
@@ -89,7 +88,7 @@ impl SemanticConfig {
 /// again on the stored full-precision vectors: the index holds 8-bit
 /// integers, and near-ties at the edge of the top k (thousands of
 /// near-duplicate notes) must not be decided by rounding.
-const RESCORE_FACTOR: usize = 4;
+pub const RESCORE_FACTOR: usize = 4;
 
 /// A search waits for the embedding backlog when at most this many entries
 /// (and edits) are in it: three batches, ~0.4 s of embedding on one core
@@ -268,83 +267,61 @@ impl Semantic {
         Ok(v)
     }
 
-    /// Read-your-writes by meaning: waits until every entry and edit
-    /// committed before the call is embedded and in the index, unless the
-    /// backlog is a flood (more than `SETTLE_MAX_BACKLOG`) or the wait passes
-    /// `SETTLE_TIMEOUT`. Returns how many entries and edits the index still
-    /// lacks (0 when it has them all). Runs SQLite: the store reads settle
-    /// the journal first, so "committed" includes every acknowledged write.
-    pub async fn settle(&self, store: &Arc<Store>) -> Result<u64> {
-        let s = store.clone();
-        let (target, backlog) = tokio::task::spawn_blocking(move || {
-            Ok::<_, Error>((s.embed_target()?, s.embed_queue()?))
-        })
-        .await
-        .map_err(|e| Error::Internal(format!("settling the index failed: {e}")))??;
-        let caught_up = |at: &(i64, i64)| at.0 >= target.0 && at.1 >= target.1;
+    /// Filters with at most this many matching entries are searched on
+    /// their stored vectors alone (`SemanticConfig::exact_max`).
+    pub fn exact_max(&self) -> usize {
+        self.exact_max
+    }
+
+    /// The index's best `want` candidates for `query`, checked by `keep`
+    /// best first when given (`VectorIndex::candidates`); `None` while the
+    /// index is being built. Scans every vector: call it from a blocking
+    /// thread.
+    pub fn candidates(
+        &self,
+        query: &[f32],
+        want: usize,
+        keep: Option<&dyn Fn(i64) -> bool>,
+    ) -> Option<Vec<i64>> {
+        let index = read(&self.shared.index);
+        let found = index.as_ref()?.candidates(query, want, keep);
+        Some(found.into_iter().map(|(id, _)| id).collect())
+    }
+
+    /// The same for a filter applied afterwards, with every copy of a note
+    /// (`VectorIndex::candidates_to_filter`), and how many rows the index
+    /// holds (asking for more than that finds nothing new).
+    pub fn candidates_to_filter(&self, query: &[f32], want: usize) -> Option<(Vec<i64>, usize)> {
+        let index = read(&self.shared.index);
+        let index = index.as_ref()?;
+        let found = index.candidates_to_filter(query, want);
+        Some((found.into_iter().map(|(id, _)| id).collect(), index.len()))
+    }
+
+    /// Whether the index holds everything up to `mark` (each part at least).
+    pub fn indexed_to(&self, mark: (i64, i64)) -> bool {
+        let at = *self.shared.indexed.borrow();
+        at.0 >= mark.0 && at.1 >= mark.1
+    }
+
+    /// Waits until the index holds everything up to `mark`, or `deadline`;
+    /// whether it does.
+    pub async fn wait_indexed(&self, mark: (i64, i64), deadline: tokio::time::Instant) -> bool {
         let mut indexed = self.shared.indexed.subscribe();
-        if caught_up(&indexed.borrow()) {
-            return Ok(0);
-        }
-        self.send(Msg::Wake)?;
-        if backlog <= SETTLE_MAX_BACKLOG {
-            let waited = tokio::time::timeout(SETTLE_TIMEOUT, indexed.wait_for(caught_up)).await;
-            if matches!(waited, Ok(Ok(_))) {
-                return Ok(0);
-            }
-        }
-        let s = store.clone();
-        let left = tokio::task::spawn_blocking(move || s.embed_queue())
-            .await
-            .map_err(|e| Error::Internal(format!("settling the index failed: {e}")))??;
-        Ok(left.max(0) as u64)
+        let reached = |at: &(i64, i64)| at.0 >= mark.0 && at.1 >= mark.1;
+        let waited = tokio::time::timeout_at(deadline, indexed.wait_for(reached)).await;
+        matches!(waited, Ok(Ok(_)))
+    }
+
+    /// Asks the worker to look for work now (someone waits for it).
+    pub fn wake(&self) -> Result<()> {
+        self.send(Msg::Wake)
     }
 
     fn send(&self, msg: Msg) -> Result<()> {
         lock(&self.tx)
             .send(msg)
             .map_err(|_| Error::Unavailable("the embedding worker stopped".into()))
-    }
-
-    /// The `k` nearest live entries passing `filter`, as (id, cosine).
-    /// Runs SQLite and the index: call it from a blocking thread.
-    pub fn nearest(
-        &self,
-        store: &Store,
-        query: &[f32],
-        filter: &EntryFilter,
-        k: usize,
-    ) -> Result<Vec<(i64, f32)>> {
-        // A selective filter: score its few candidates exactly.
-        let matching = if filter.is_unfiltered() {
-            store.live_entries()?
-        } else {
-            store.count_matching(filter, self.exact_max.saturating_add(1))?
-        };
-        if matching <= self.exact_max {
-            return store.nearest_exact(query, filter, k);
-        }
-        let guard = read(&self.shared.index);
-        let Some(index) = guard.as_ref() else {
-            // Still being rebuilt: exact is slower but just as right.
-            return store.nearest_exact(query, filter, k);
-        };
-        let want = k * RESCORE_FACTOR;
-        let candidates = if filter.is_unfiltered() && !store.any_archived()? {
-            // Nothing to filter out. (An entry deleted a moment ago may
-            // still be in the index; rescoring below skips it.)
-            index.candidates(query, want, None)
-        } else {
-            // A broad filter: the best candidates that pass it.
-            store.with_filter_check(filter, |passes| index.candidates(query, want, Some(passes)))?
-        };
-        drop(guard);
-        // Rank the candidates on their full-precision vectors.
-        let ids: Vec<i64> = candidates.iter().map(|(id, _)| *id).collect();
-        let mut scored = store.similarities(query, &ids)?;
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-        scored.truncate(k);
-        Ok(scored)
     }
 
     /// Forgets every vector and embeds every entry again (new model files,
@@ -538,7 +515,7 @@ impl Worker {
         let started = Instant::now();
         let model = self.load_model()?;
         let source = self.source.as_ref();
-        let key = format!("{} / {}", model.name, crate::store::vectors::EMBEDDED_AS);
+        let key = format!("{} / {}", model.name, vector::EMBEDDED_AS);
         if source.use_model(&key).map_err(|e| e.to_string())? {
             tracing::info!("embedding every entry with {}", model.name);
         }

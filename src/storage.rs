@@ -4,36 +4,40 @@
 //! Two stores implement it: SQLite files in the data directory
 //! (`store::Sqlite`, one machine, the default) and a PostgreSQL database
 //! shared by the engines of a team (`pg::PgStore`). The engine holds an
-//! `Arc<dyn Storage>` chosen once, in `open`, and calls nothing else: a store
-//! that lacks an operation, or offers it with another signature, does not
-//! compile (the examples on `Storage` show it).
+//! `Arc<dyn Storage>` chosen once, when it starts (`engine::open_store`), and
+//! calls nothing else: a store that lacks an operation, or offers it with
+//! another signature, does not compile (the examples on `Storage` show it).
+//! What only a team has (relaying events between engines) the engine keeps
+//! beside it, typed, from the same choice.
+//!
+//! The shapes passed across (`types`) and the rules both stores apply the
+//! same way (`rules`: a new entry, a stale version, an unknown id, a task in
+//! the wrong state) live here, in neither store.
 //!
 //! Each operation answers the same on both stores, with the same errors.
 //! How it runs is the store's business: SQLite answers a point operation in
 //! microseconds and runs it inline, and sends scans (search, export, sweeps)
 //! to a blocking thread; PostgreSQL awaits its pool. Where a store has
-//! nothing to do (PostgreSQL indexes text as it writes; SQLite has no team)
-//! the operation says so in its type or its documented answer, never by
-//! panicking.
+//! nothing to do (PostgreSQL indexes text as it writes) the operation says
+//! so in its documented answer, never by panicking.
 //!
 //! A future is boxed (`Fut`) so the contract can be a trait object: one
 //! allocation per call, against microseconds of work at the least.
+
+mod cycle;
+pub mod rules;
+mod types;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::engine::Config;
 use crate::error::Result;
 use crate::model::{Entry, Pad};
-use crate::pg::PgStore;
 use crate::protocol::{Change, Skipped, Version};
 use crate::semantic::{Semantic, VectorSource};
-pub use crate::store::NewEntry;
-use crate::store::{
-    Added, Counts, EntryFilter, Finish, HistoryFilter, Inbox, PadEntries, PadRow, PadSweep, Page,
-    Patch, Purge, ReportRow, Restore, TokenRow,
-};
+pub(crate) use cycle::{CycleSearch, Step};
+pub use types::*;
 
 thread_local! {
     static SCAN_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -67,20 +71,6 @@ pub type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
 
 /// Which pads a caller may see or change, by name.
 pub type Visible<'a> = &'a (dyn Fn(&str) -> bool + Sync);
-
-/// Opens the store `config` names: PostgreSQL when it gives a database URL,
-/// else SQLite files in its data directory. The one place a store is chosen.
-pub async fn open(config: &Config) -> Result<Arc<dyn Storage>> {
-    Ok(match &config.database {
-        None => Arc::new(crate::store::Sqlite::open(config)?),
-        Some(url) => {
-            let store = PgStore::open(url, config.default_ttl_seconds).await?;
-            store.keep_history(!config.history.is_zero());
-            tracing::info!("keeping everything in PostgreSQL at {}", store.describe());
-            Arc::new(store)
-        }
-    })
-}
 
 /// Everything the engine asks of a store.
 ///
@@ -339,30 +329,51 @@ pub trait Storage: Send + Sync + 'static {
 
     /// Where the embedding worker reads texts and writes vectors.
     fn vectors(&self) -> Result<Arc<dyn VectorSource>>;
-    /// Read-your-writes by meaning: waits (bounded) until every write
-    /// acknowledged before the call is embedded and in `semantic`'s index;
-    /// returns how many were not.
-    fn settle<'a>(&'a self, semantic: &'a Semantic) -> Fut<'a, u64>;
-    /// The `k` nearest live entries passing `filter`, as (id, cosine).
-    fn nearest(
+    /// Live entries in live pads (the pads' counters: no scan).
+    fn live_entries(&self) -> Fut<'_, usize>;
+    /// How many live entries pass `filter`, counting no further than `cap`.
+    fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize>;
+    /// Whether any pad is archived (its entries stay in the index but must
+    /// not be found).
+    fn any_archived(&self) -> Fut<'_, bool>;
+    /// The `k` entries passing `filter` nearest `query`, every stored vector
+    /// among them scored exactly, as (id, cosine), best first.
+    fn nearest_exact(
         &self,
-        semantic: Arc<Semantic>,
         query: Arc<[f32]>,
         filter: EntryFilter,
         k: usize,
     ) -> Fut<'_, Vec<(i64, f32)>>;
+    /// The cosine of `query` with each of these entries' stored vectors
+    /// (an entry without one is left out), in no order.
+    fn similarities(&self, query: Arc<[f32]>, ids: Vec<i64>) -> Fut<'_, Vec<(i64, f32)>>;
+    /// The best `want` of `index`'s candidates for `query` among entries
+    /// passing `filter` (`None`: every entry in the index may come), or
+    /// `None` while the index is still being built. How a filter meets the
+    /// index is the store's: SQLite checks candidates one by one in process
+    /// as the index walks them best first; PostgreSQL checks a batch in one
+    /// query and asks the index for more until enough pass.
+    fn index_candidates(
+        &self,
+        index: Arc<Semantic>,
+        query: Arc<[f32]>,
+        filter: Option<EntryFilter>,
+        want: usize,
+    ) -> Fut<'_, Option<Vec<i64>>>;
+    /// Read-your-writes by meaning, first step: what every write
+    /// acknowledged until now needs embedded, and how many wait.
+    fn embed_goal(&self) -> Fut<'_, EmbedGoal>;
+    /// The mark this engine's index reaches once it holds every vector
+    /// `goal` needs; `None` while some are not embedded yet (by whichever
+    /// engine takes them).
+    fn embedded_mark(&self, goal: EmbedGoal) -> Fut<'_, Option<(i64, i64)>>;
+    /// How many of `goal`'s entries and edits are not embedded yet.
+    fn embed_left(&self, goal: EmbedGoal) -> Fut<'_, u64>;
 
-    // --- What one store alone has ---
+    // --- How it runs ---
 
     /// Whether the store's scans block a thread (SQLite's: synchronous),
     /// so a scan of several operations is best run on one blocking thread
     /// of its own (`run_on_scan_thread`).
     fn scans_block(&self) -> bool;
-
-    /// The shared database, when this store is one (its engines relay
-    /// events and token changes to each other through it).
-    fn team(&self) -> Option<&PgStore>;
-    /// The SQLite store, when this is one (tests and benchmarks that look
-    /// at its files).
-    fn sqlite(&self) -> Option<&Arc<crate::store::Store>>;
 }

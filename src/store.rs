@@ -27,19 +27,19 @@
 //!   indexers learn of them whatever path made them.
 
 mod activity;
-pub(crate) mod cycle;
 mod derived;
-pub(crate) mod entries;
+mod entries;
 mod filter;
-pub(crate) mod history;
+mod history;
 mod journal;
 mod migrate;
-pub(crate) mod pads;
+mod pads;
 mod rows;
 mod sqlite;
-pub(crate) mod tasks;
+mod tasks;
 pub mod text;
 mod tokens;
+mod vector_source;
 pub mod vectors;
 
 use std::ops::{Deref, DerefMut};
@@ -52,16 +52,9 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
 
-pub(crate) use activity::by_minute;
-pub use activity::PadRow;
-pub use entries::{Added, NewEntry, Page, Patch};
-pub use filter::EntryFilter;
-pub use history::{HistoryFilter, Purge, Restore};
-pub use pads::{Counts, Inbox, PadEntries, PadSweep};
 pub use sqlite::Sqlite;
-pub use tasks::{Finish, ReportRow, DEFAULT_LEASE_MS};
 pub use text::TextIndex;
-pub use tokens::TokenRow;
+pub use vector_source::SqliteVectors;
 pub use vectors::VectorStore;
 
 /// How hard a commit works to reach the disk.
@@ -637,5 +630,27 @@ impl Drop for Store {
     /// Applies what is still journaled, so a clean close leaves it empty.
     fn drop(&mut self) {
         drop(self.writer());
+    }
+}
+
+/// Runs `f` in one write transaction: committed if it succeeds, else rolled
+/// back.
+pub(crate) fn in_transaction<T>(
+    w: &mut Writer,
+    f: impl FnOnce(&mut Writer) -> Result<T>,
+) -> Result<T> {
+    w.conn.execute_batch("BEGIN IMMEDIATE")?;
+    match f(w) {
+        Ok(v) => {
+            if let Err(e) = w.conn.execute_batch("COMMIT") {
+                let _ = w.conn.execute_batch("ROLLBACK");
+                return Err(e.into());
+            }
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = w.conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
     }
 }

@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use scratchpad::model::Kind;
-use scratchpad::store::{Added, Durability, EntryFilter, NewEntry, Store};
+use scratchpad::storage::{Added, EntryFilter, NewEntry};
+use scratchpad::store::{Durability, Store};
 
 const NOW: i64 = 1_790_000_000_000;
 

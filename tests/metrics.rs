@@ -23,12 +23,12 @@ async fn start_with(
     .await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(scratchpad::metrics::serve(
-        listener,
-        h.engine.clone(),
-        None,
-        std::future::pending(),
-    ));
+    let engine = h.engine.clone();
+    tokio::spawn(async move {
+        engine
+            .serve_metrics(listener, None, std::future::pending())
+            .await
+    });
     (h, addr)
 }
 

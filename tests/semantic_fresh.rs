@@ -226,7 +226,7 @@ async fn a_backlog_split_with_a_second_model_keeps_each_note_its_own_vector() {
     for note in notes.iter().step_by(7) {
         // The text as it was embedded (`embedded_text`): its own vector
         // answers it at a cosine of ~1.
-        let query = scratchpad::store::vectors::embedded_text("tester", note);
+        let query = scratchpad::semantic::vector::embedded_text("tester", note);
         let r = ok(
             &mut c,
             "search",

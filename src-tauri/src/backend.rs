@@ -166,14 +166,13 @@ async fn run_engine(
                 if let Ok(local) = listener.local_addr() {
                     engine.set_metrics_address(format!("http://{local}/metrics"));
                 }
-                tokio::spawn(scratchpad::metrics::serve(
-                    listener,
-                    engine.clone(),
-                    None,
-                    async {
+                let engine = engine.clone();
+                tokio::spawn(async move {
+                    let stopped = async {
                         let _ = metrics_stopped.await;
-                    },
-                ));
+                    };
+                    engine.serve_metrics(listener, None, stopped).await
+                });
             }
             // The app still runs; stats (and the activity view) say no metrics.
             Err(e) => tracing::warn!("metrics: cannot listen on {addr}: {e}"),

@@ -183,7 +183,7 @@ pub async fn trash(a: TrashArgs, c: &mut Client, out: Out<'_>) -> anyhow::Result
                 v["by"].as_str().unwrap_or(""),
                 v["at"].as_str().unwrap_or(""),
                 v["change"],
-                crate::store::history::preview(e["content"].as_str().unwrap_or(""))
+                crate::storage::rules::preview(e["content"].as_str().unwrap_or(""))
             );
         }
         if !r["next_cursor"].is_null() {

@@ -240,14 +240,13 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
             } else {
                 None
             };
-            Some(tokio::spawn(crate::metrics::serve(
-                listener,
-                engine.clone(),
-                token,
-                async {
+            let engine = engine.clone();
+            Some(tokio::spawn(async move {
+                let stopped = async {
                     let _ = metrics_stopped.await;
-                },
-            )))
+                };
+                engine.serve_metrics(listener, token, stopped).await
+            }))
         }
         None => None,
     };

@@ -4,13 +4,14 @@
 use std::sync::atomic::Ordering;
 
 use super::Engine;
-use crate::access::Grant;
 use crate::error::Result;
-use crate::guard::scoped;
+use crate::guard::Guard;
+use crate::metrics::{Live, Stored, RECENT, TOP_PADS};
 use crate::model::{fmt_time, Pad};
 use crate::protocol::{Activity, PadActivity, SemanticInfo, StatsParams, StatsResult, TagCount};
 use crate::semantic;
-use crate::store::{Counts, Durability, EntryFilter, PadRow};
+use crate::storage::{Counts, EntryFilter, PadRow};
+use crate::store::Durability;
 
 /// What the activity view is made of, read from either store.
 struct ActivityRows {
@@ -22,8 +23,8 @@ struct ActivityRows {
 }
 
 /// A token sees only its pads in the lists: look past the top 5 for them.
-fn depth(grant: Option<&Grant>) -> usize {
-    if grant.is_some() {
+fn depth(guard: &Guard) -> usize {
+    if guard.grant().is_some() {
         10_000
     } else {
         5
@@ -33,8 +34,8 @@ fn depth(grant: Option<&Grant>) -> usize {
 impl ActivityRows {
     /// Write rate over the last hour, top tags, busiest and stalest pads.
     /// To a token, only its pads: their tags and their places in the lists.
-    fn into_activity(self, now: i64, grant: Option<&Grant>) -> Activity {
-        let covered = |p: &PadRow| grant.is_none_or(|g| g.covers(&p.name));
+    fn into_activity(self, now: i64, guard: &Guard) -> Activity {
+        let covered = |p: &PadRow| guard.covers(&p.name);
         let pad = |p: PadRow| PadActivity {
             idle_seconds: ((now - p.last_write_at) / 1000).max(0),
             expires_at: p
@@ -73,8 +74,8 @@ impl ActivityRows {
 }
 
 /// The counts as a token sees them: its pads alone.
-fn scope_counts(counts: &mut Counts, pads: Vec<Pad>, grant: &Grant, tags: usize) {
-    let pads: Vec<_> = pads.into_iter().filter(|p| grant.covers(&p.name)).collect();
+fn scope_counts(counts: &mut Counts, pads: Vec<Pad>, guard: &Guard, tags: usize) {
+    let pads: Vec<_> = pads.into_iter().filter(|p| guard.covers(&p.name)).collect();
     counts.entries = pads.iter().map(|p| p.entries).sum();
     counts.live_pads = pads.iter().filter(|p| !p.archived).count() as i64;
     counts.archived_pads = pads.iter().filter(|p| p.archived).count() as i64;
@@ -93,30 +94,30 @@ struct Figures {
 
 impl Engine {
     /// What `stats` reads from the store, in one scan's turn.
-    async fn figures(&self, now: i64, activity: bool, grant: Option<&Grant>) -> Result<Figures> {
+    async fn figures(&self, now: i64, activity: bool, guard: &Guard) -> Result<Figures> {
         let _turn = self.turn().await?;
         let db = self.db();
         // Before anything reads the store: reading applies the journal.
         let (journal_queue, index_queue) = db.queues().await?;
-        let keep = |pad: &str| grant.is_none_or(|g| g.covers(pad));
+        let keep = |pad: &str| guard.covers(pad);
         let activity = if activity {
             Some(
                 ActivityRows {
                     per_minute: db.writes_per_minute(now, 60, &keep).await?,
-                    top_tags: db.tags(&scoped(Default::default(), grant)?).await?,
-                    busiest: db.pads_by(false, depth(grant)).await?,
-                    stalest: db.pads_by(true, depth(grant)).await?,
+                    top_tags: db.tags(&guard.scope(Default::default())?).await?,
+                    busiest: db.pads_by(false, depth(guard)).await?,
+                    stalest: db.pads_by(true, depth(guard)).await?,
                     avg_entry_bytes: db.content_size().await?.1,
                 }
-                .into_activity(now, grant),
+                .into_activity(now, guard),
             )
         } else {
             None
         };
         let mut counts = db.counts().await?;
-        if let Some(g) = grant {
-            let tags = db.tags(&scoped(EntryFilter::default(), Some(g))?).await?;
-            scope_counts(&mut counts, db.pads(true).await?, g, tags.len());
+        if guard.grant().is_some() {
+            let tags = db.tags(&guard.scope(EntryFilter::default())?).await?;
+            scope_counts(&mut counts, db.pads(true).await?, guard, tags.len());
         }
         Ok(Figures {
             counts,
@@ -135,9 +136,9 @@ impl Engine {
 
     /// The engine's figures. To a token, counts and activity cover only the
     /// pads it may read: no other pad's name, tag or size shows.
-    pub async fn stats(&self, p: StatsParams, grant: Option<&Grant>) -> Result<StatsResult> {
+    pub async fn stats(&self, p: StatsParams, guard: &Guard) -> Result<StatsResult> {
         let now = self.now();
-        let f = self.figures(now, p.activity, grant).await?;
+        let f = self.figures(now, p.activity, guard).await?;
         Ok(StatsResult {
             version: env!("CARGO_PKG_VERSION").into(),
             pid: std::process::id(),
@@ -199,5 +200,68 @@ impl Engine {
             embedded: st.embedded,
             embed_per_second: (st.embed_per_second * 10.0).round() / 10.0,
         }
+    }
+}
+
+impl Engine {
+    /// The metrics endpoint's text for a scrape now, with the stored state
+    /// read in one scan's turn; `None` when metrics are off.
+    pub async fn metrics_text(&self) -> Result<Option<String>> {
+        let Some(metrics) = self.metrics() else {
+            return Ok(None);
+        };
+        let now = self.clock().now_ms();
+        let stored = {
+            let _turn = self.turn().await?;
+            let db = self.db();
+            // Before anything reads the store: reading applies the journal.
+            let (journal_queue, index_queue) = db.queues().await?;
+            let (live_entries, avg_size) = db.content_size().await?;
+            let since = now - RECENT.as_millis() as i64;
+            Stored {
+                counts: db.counts().await?,
+                busiest: db.pads_by(false, TOP_PADS).await?,
+                stalest: db.pads_by(true, TOP_PADS).await?,
+                live_entries,
+                avg_size,
+                tags: db.tags(&Default::default()).await?,
+                recent: db.recent_writes_by_pad(since, TOP_PADS).await?,
+                journal_queue,
+                index_queue,
+                // On PostgreSQL the queue is the team's: only an engine that
+                // embeds reports it.
+                embed_queue: match self.semantic() {
+                    Some(_) => db.embed_queue().await?,
+                    None => 0,
+                },
+                disk: db.disk_usage().await?,
+            }
+        };
+        let live = Live {
+            connections: self.connection_count(),
+            subscribers: self.subscriber_count(),
+            lagged: self.lagged_events(),
+            semantic: self.semantic().map(|s| s.stats()),
+            uptime: self.uptime().as_secs(),
+        };
+        metrics.render(stored, live, now).map(Some)
+    }
+}
+
+impl Engine {
+    /// Serves this engine's metrics on `listener` until `shutdown`
+    /// (`metrics::serve`; with `token`, only to scrapers that send it).
+    pub async fn serve_metrics(
+        &self,
+        listener: tokio::net::TcpListener,
+        token: Option<String>,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let engine = self.clone();
+        let render = move || {
+            let engine = engine.clone();
+            async move { engine.metrics_text().await }
+        };
+        crate::metrics::serve(listener, render, token, shutdown).await
     }
 }

@@ -20,11 +20,11 @@ use serde_json::{json, Map};
 use tokio::sync::watch;
 
 use super::Engine;
-use crate::access::Grant;
 use crate::agents::a2a;
 use crate::agents::conversation::{Effect, Event, Post, DROP, MAX_POLL, RETRY};
 use crate::agents::{Conversation, Registered};
 use crate::error::{Error, Result};
+use crate::guard::Guard;
 use crate::model::{self, Kind, NEEDS_EYES};
 use crate::protocol::*;
 
@@ -102,18 +102,12 @@ impl Engine {
         Ok(AgentRemoveResult { removed, dropped })
     }
 
-    pub fn deliveries(
-        &self,
-        p: DeliveriesParams,
-        grant: Option<&Grant>,
-    ) -> Result<DeliveriesResult> {
+    pub fn deliveries(&self, p: DeliveriesParams, guard: &Guard) -> Result<DeliveriesResult> {
         let mut deliveries = self
             .0
             .agents
             .deliveries(p.pad.as_deref(), p.entry.as_deref());
-        if let Some(g) = grant {
-            deliveries.retain(|d| g.covers(&d.pad));
-        }
+        deliveries.retain(|d| guard.covers(&d.pad));
         Ok(DeliveriesResult { deliveries })
     }
 
@@ -282,7 +276,7 @@ impl Engine {
                 IdParams {
                     id: c.delivery.entry.clone(),
                 },
-                None,
+                &Guard::owner(),
             )
             .await
         {
@@ -338,11 +332,7 @@ impl Engine {
 
     /// The roster: registered agents, and every author seen within
     /// `seen_within` (default a day) with what it is doing.
-    pub async fn agent_list(
-        &self,
-        p: AgentListParams,
-        grant: Option<&Grant>,
-    ) -> Result<AgentListResult> {
+    pub async fn agent_list(&self, p: AgentListParams, guard: &Guard) -> Result<AgentListResult> {
         let within = p.seen_within.unwrap_or(86_400).min(365 * 86_400) as i64;
         let now = self.now();
         let since = model::fmt_time(now - within * 1000);
@@ -353,7 +343,7 @@ impl Engine {
                     limit: Some(MAX_LIST_LIMIT),
                     ..Default::default()
                 },
-                grant,
+                guard,
             )
             .await?
             .entries;
@@ -364,7 +354,7 @@ impl Engine {
                     limit: Some(500),
                     ..Default::default()
                 },
-                grant,
+                guard,
             )
             .await?
             .entries;
@@ -375,7 +365,7 @@ impl Engine {
                     limit: Some(500),
                     ..Default::default()
                 },
-                grant,
+                guard,
             )
             .await?
             .entries;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::Engine;
 use crate::error::Result;
 use crate::events::EventType;
-use crate::store::PadSweep;
+use crate::storage::PadSweep;
 
 impl Engine {
     /// Starts the background indexer and expiry sweep; they end on `shutdown`.

@@ -6,14 +6,13 @@ use std::collections::HashSet;
 
 use super::search::Probe;
 use super::Engine;
-use crate::access::Grant;
 use crate::error::Result;
-use crate::guard::scoped;
+use crate::guard::Guard;
 use crate::model;
 use crate::protocol::LooksLike;
+use crate::semantic::vector::embedded_text;
 use crate::semantic::ModelKind;
-use crate::store::vectors::embedded_text;
-use crate::store::EntryFilter;
+use crate::storage::EntryFilter;
 use crate::terms;
 
 /// Words shared over words in either (Jaccard) from which two notes say
@@ -49,16 +48,13 @@ impl Engine {
         pad: &str,
         author: &str,
         content: &str,
-        grant: Option<&Grant>,
+        guard: &Guard,
     ) -> Result<Option<LooksLike>> {
         let pad = model::pad_name("pad", pad)?;
-        let filter = scoped(
-            EntryFilter {
-                pad: Some(pad),
-                ..EntryFilter::default()
-            },
-            grant,
-        )?;
+        let filter = guard.scope(EntryFilter {
+            pad: Some(pad),
+            ..EntryFilter::default()
+        })?;
         let new_words: HashSet<String> = terms::index_words(content).into_iter().collect();
         // Notes sharing the new one's words, best first: a repeat is among
         // them. The search takes the words as a question (any of them).

@@ -4,9 +4,9 @@
 //! are the rules: what a token may see and undo, and reverting an edit.
 
 use super::{limit, Engine};
-use crate::access::Grant;
 use crate::error::{Error, Result};
 use crate::events::EventType;
+use crate::guard::Guard;
 use crate::id;
 use crate::model::{self, Entry};
 use crate::protocol::{
@@ -14,7 +14,7 @@ use crate::protocol::{
     PurgeResult, RestoreParams, RestoreResult, Skipped, TrashParams, TrashResult, UpdateParams,
     Version,
 };
-use crate::store::{HistoryFilter, Purge, Restore};
+use crate::storage::{HistoryFilter, Purge, Restore};
 
 const DEFAULT_TRASH_LIMIT: u32 = 50;
 const DEFAULT_CHANGES_LIMIT: u32 = 100;
@@ -43,8 +43,8 @@ impl Engine {
 
     /// The seq and pad of an entry, live or deleted, whose id starts with
     /// `id`, among the pads the caller may read.
-    pub async fn kept_id(&self, id: &str, grant: Option<&Grant>) -> Result<(i64, String)> {
-        let visible = |pad: &str| grant.is_none_or(|g| g.covers(pad));
+    pub async fn kept_id(&self, id: &str, guard: &Guard) -> Result<(i64, String)> {
+        let visible = |pad: &str| guard.covers(pad);
         match self.db().kept_matches(id, &visible).await?.as_slice() {
             [] => Err(Error::NotFound {
                 field: "id",
@@ -55,12 +55,12 @@ impl Engine {
                 ),
             }),
             [one] => Ok(one.clone()),
-            _ => Err(crate::store::entries::ambiguous("id", id)),
+            _ => Err(crate::storage::rules::ambiguous("id", id)),
         }
     }
 
-    pub async fn history(&self, p: HistoryParams, grant: Option<&Grant>) -> Result<HistoryResult> {
-        let (seq, _) = self.kept_id(&p.id, grant).await?;
+    pub async fn history(&self, p: HistoryParams, guard: &Guard) -> Result<HistoryResult> {
+        let (seq, _) = self.kept_id(&p.id, guard).await?;
         let (entry, versions) = self.db().history(seq).await?;
         Ok(HistoryResult {
             id: id::encode(seq),
@@ -69,10 +69,10 @@ impl Engine {
         })
     }
 
-    pub async fn trash(&self, p: TrashParams, grant: Option<&Grant>) -> Result<TrashResult> {
+    pub async fn trash(&self, p: TrashParams, guard: &Guard) -> Result<TrashResult> {
         let limit = limit("limit", p.limit, DEFAULT_TRASH_LIMIT, MAX_HISTORY_LIMIT)?;
         let cursor = super::cursor(p.cursor.as_deref())?;
-        let filter = self.history_filter(p.pad.as_deref(), p.by.as_deref(), grant)?;
+        let filter = self.history_filter(p.pad.as_deref(), p.by.as_deref(), guard)?;
         let (entries, next) = self.db().trash(&filter, limit, cursor).await?;
         Ok(TrashResult {
             entries,
@@ -86,16 +86,14 @@ impl Engine {
         &self,
         p: RestoreParams,
         by: &str,
-        grant: Option<&Grant>,
+        guard: &Guard,
     ) -> Result<RestoreResult> {
-        let writable = |pad: &str| grant.is_none_or(|g| g.check_write(pad).is_ok());
+        let writable = |pad: &str| guard.may_write(pad).is_ok();
         let now = self.now();
         let out = match (p.id, p.version, p.change) {
             (Some(id), version, None) => {
-                let (seq, pad) = self.kept_id(&id, grant).await?;
-                if let Some(g) = grant {
-                    g.check_write(&pad)?;
-                }
+                let (seq, pad) = self.kept_id(&id, guard).await?;
+                guard.may_write(&pad)?;
                 match version {
                     None => {
                         if let (Some(live), _) = self.db().history(seq).await? {
@@ -116,7 +114,7 @@ impl Engine {
                 let versions = self.db().change(change).await?;
                 let visible: Vec<Version> = versions
                     .into_iter()
-                    .filter(|v| grant.is_none_or(|g| g.covers(&v.entry.pad)))
+                    .filter(|v| guard.covers(&v.entry.pad))
                     .collect();
                 if visible.is_empty() {
                     return Err(Error::NotFound {
@@ -129,7 +127,7 @@ impl Engine {
                 if visible.iter().any(|v| v.action != Action::Edit) {
                     self.db().restore(Restore::Change(change), by, now, &writable).await?
                 } else {
-                    self.undo_edits(visible, by, grant).await?
+                    self.undo_edits(visible, by, guard).await?
                 }
             }
             (None, Some(_), _) => {
@@ -201,19 +199,17 @@ impl Engine {
         &self,
         versions: Vec<Version>,
         by: &str,
-        grant: Option<&Grant>,
+        guard: &Guard,
     ) -> Result<(Vec<Entry>, Vec<Skipped>)> {
         let (mut restored, mut skipped) = (Vec::new(), Vec::new());
         for v in versions {
             let id = v.entry.id.clone();
-            if let Some(g) = grant {
-                if g.check_write(&v.entry.pad).is_err() {
-                    skipped.push(Skipped {
-                        id,
-                        reason: "its pad is not one your token may write".into(),
-                    });
-                    continue;
-                }
+            if guard.may_write(&v.entry.pad).is_err() {
+                skipped.push(Skipped {
+                    id,
+                    reason: "its pad is not one your token may write".into(),
+                });
+                continue;
             }
             let after = v.entry.version + 1;
             match self.update(revert(v.entry, after), by).await {
@@ -234,7 +230,7 @@ impl Engine {
     /// Erases kept versions for good (the owner's call).
     pub async fn purge(&self, p: PurgeParams) -> Result<PurgeResult> {
         let which = match (p.id, p.pad, p.all) {
-            (Some(id), None, false) => Purge::Seq(self.kept_id(&id, None).await?.0),
+            (Some(id), None, false) => Purge::Seq(self.kept_id(&id, &Guard::owner()).await?.0),
             (None, Some(pad), false) => Purge::Pad(model::pad_name("pad", &pad)?),
             (None, None, true) => Purge::All,
             _ => {
@@ -249,9 +245,9 @@ impl Engine {
     }
 
     /// Who did what: entries created, edited, deleted and restored, newest first.
-    pub async fn changes(&self, p: ChangesParams, grant: Option<&Grant>) -> Result<ChangesResult> {
+    pub async fn changes(&self, p: ChangesParams, guard: &Guard) -> Result<ChangesResult> {
         let limit = limit("limit", p.limit, DEFAULT_CHANGES_LIMIT, MAX_HISTORY_LIMIT)? as usize;
-        let mut filter = self.history_filter(p.pad.as_deref(), p.by.as_deref(), grant)?;
+        let mut filter = self.history_filter(p.pad.as_deref(), p.by.as_deref(), guard)?;
         filter.since = p
             .since
             .as_deref()
@@ -271,18 +267,18 @@ impl Engine {
         &self,
         pad: Option<&str>,
         by: Option<&str>,
-        grant: Option<&Grant>,
+        guard: &Guard,
     ) -> Result<HistoryFilter> {
         let pad = pad.map(|p| model::pad_name("pad", p)).transpose()?;
-        if let (Some(g), Some(pad)) = (grant, &pad) {
-            g.check_read(pad)?;
+        if let Some(pad) = &pad {
+            guard.may_read(pad)?;
         }
         Ok(HistoryFilter {
             pad,
             by: by.map(|b| model::author("by", b)).transpose()?,
             since: None,
             until: None,
-            scope: grant.map(|g| g.pads.clone()),
+            scope: guard.scope_pads(),
         })
     }
 }

@@ -1,16 +1,15 @@
 //! Pads: listing, configuring, touching, clearing, exporting; and tags.
 
 use super::{export, Engine};
-use crate::access::Grant;
 use crate::error::{Error, Result};
 use crate::events::EventType;
-use crate::guard::pad_scoped;
+use crate::guard::Guard;
 use crate::model::{self, Entry, Pad};
 use crate::protocol::*;
 
 impl Engine {
-    pub async fn tags(&self, p: TagsParams, grant: Option<&Grant>) -> Result<TagsResult> {
-        let filter = pad_scoped(p.pad.as_deref(), grant)?;
+    pub async fn tags(&self, p: TagsParams, guard: &Guard) -> Result<TagsResult> {
+        let filter = guard.pad_scope(p.pad.as_deref())?;
         let tags = {
             let _turn = self.turn().await?;
             self.db().tags(&filter).await?
@@ -23,11 +22,9 @@ impl Engine {
         })
     }
 
-    pub async fn pads(&self, p: PadListParams, grant: Option<&Grant>) -> Result<Vec<Pad>> {
+    pub async fn pads(&self, p: PadListParams, guard: &Guard) -> Result<Vec<Pad>> {
         let mut pads = self.db().pads(p.include_archived).await?;
-        if let Some(g) = grant {
-            pads.retain(|pad| g.covers(&pad.name));
-        }
+        pads.retain(|pad| guard.covers(&pad.name));
         Ok(pads)
     }
 

@@ -3,18 +3,17 @@
 use std::time::Instant;
 
 use super::{fusion, limit, Engine};
-use crate::access::Grant;
 use crate::error::{Error, Result};
-use crate::guard::scoped;
+use crate::guard::Guard;
 use crate::model::{self, Entry};
 use crate::protocol::*;
-use crate::store::EntryFilter;
+use crate::storage::EntryFilter;
 use crate::terms::{self, TierHits};
 
 impl Engine {
-    pub async fn search(&self, p: SearchParams, grant: Option<&Grant>) -> Result<SearchResult> {
+    pub async fn search(&self, p: SearchParams, guard: &Guard) -> Result<SearchResult> {
         let started = Instant::now();
-        let result = self.search_page(&p, grant).await;
+        let result = self.search_page(&p, guard).await;
         if let (Some(m), Ok(r)) = (self.metrics(), &result) {
             m.search(r.mode, started.elapsed());
         }
@@ -24,11 +23,11 @@ impl Engine {
     /// A page of `limit` hits, exact copies folded into the first of them
     /// before the page is cut: while copies leave it short and more hits may
     /// exist, the search runs again for twice as many.
-    async fn search_page(&self, p: &SearchParams, grant: Option<&Grant>) -> Result<SearchResult> {
+    async fn search_page(&self, p: &SearchParams, guard: &Guard) -> Result<SearchResult> {
         let page = limit("limit", p.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)? as usize;
         let mut want = page as u32;
         loop {
-            let mut r = self.search_inner(p, grant, want).await?;
+            let mut r = self.search_inner(p, guard, want).await?;
             let found = r.hits.len();
             r.hits = collapse_copies(r.hits);
             if r.hits.len() >= page || found < want as usize || want >= MAX_SEARCH_LIMIT {
@@ -43,7 +42,7 @@ impl Engine {
     async fn search_inner(
         &self,
         p: &SearchParams,
-        grant: Option<&Grant>,
+        guard: &Guard,
         want: u32,
     ) -> Result<SearchResult> {
         let query = p.query.trim();
@@ -82,7 +81,7 @@ impl Engine {
             min_confidence: p.min_confidence.map(model::confidence).transpose()?,
             ..EntryFilter::default()
         };
-        let filter = scoped(filter, grant)?;
+        let filter = guard.scope(filter)?;
         let ready = self.semantic().filter(|s| s.is_ready());
         let mode = match (p.mode, ready) {
             (SearchMode::Text, _) | (SearchMode::Hybrid, None) => SearchMode::Text,
@@ -216,18 +215,34 @@ impl Engine {
         limit: u32,
         substrings: bool,
     ) -> Result<Vec<(Entry, f64)>> {
-        if !self.db().scans_block() {
-            return self.text_tiers(query, filter, limit, substrings).await;
-        }
-        let (engine, query, filter) = (self.clone(), query.to_string(), filter.clone());
-        let runtime = tokio::runtime::Handle::current();
-        tokio::task::spawn_blocking(move || {
-            crate::storage::run_on_scan_thread(|| {
-                runtime.block_on(engine.text_tiers(&query, &filter, limit, substrings))
-            })
+        let (query, filter) = (query.to_string(), filter.clone());
+        self.as_one_scan(move |engine| async move {
+            engine.text_tiers(&query, &filter, limit, substrings).await
         })
         .await
-        .map_err(|e| Error::Internal(format!("text search task failed: {e}")))?
+    }
+
+    /// Runs `scan`, several store operations, as one: on a store whose
+    /// scans block a thread, on one blocking thread of its own with each
+    /// operation inline there (a hop per operation cost SQLite up to 1.6 ms
+    /// p50, docs/benchmarks.md); on others, here.
+    pub(super) async fn as_one_scan<T, F>(
+        &self,
+        scan: impl FnOnce(Engine) -> F + Send + 'static,
+    ) -> Result<T>
+    where
+        F: std::future::Future<Output = Result<T>> + Send,
+        T: Send + 'static,
+    {
+        if !self.db().scans_block() {
+            return scan(self.clone()).await;
+        }
+        let (engine, runtime) = (self.clone(), tokio::runtime::Handle::current());
+        tokio::task::spawn_blocking(move || {
+            crate::storage::run_on_scan_thread(|| runtime.block_on(scan(engine)))
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("a search task failed: {e}")))?
     }
 
     async fn text_tiers(
@@ -296,14 +311,13 @@ impl Engine {
         };
         let settled = async {
             match probe {
-                Probe::Search => self.db().settle(semantic).await,
+                Probe::Search => self.settle(semantic).await,
                 Probe::NewNote => Ok(0),
             }
         };
         let (vector, not_embedded) = tokio::try_join!(vector, settled)?;
         let _turn = self.turn().await?;
         let near = self
-            .db()
             .nearest(semantic.clone(), vector, filter, k as usize)
             .await?;
         let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();

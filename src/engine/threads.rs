@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 use super::Engine;
-use crate::access::Grant;
 use crate::error::{Error, Result};
 use crate::events::EventType;
+use crate::guard::Guard;
 use crate::model::{self, Entry, Kind};
 use crate::protocol::*;
 
@@ -103,15 +103,13 @@ impl Drop for Registered<'_> {
 impl Engine {
     /// An entry and its replies, oldest first; replies on pads a token may
     /// not read are left out.
-    pub async fn thread(&self, p: IdParams, grant: Option<&Grant>) -> Result<ThreadResult> {
+    pub async fn thread(&self, p: IdParams, guard: &Guard) -> Result<ThreadResult> {
         let id = p.id;
         let (entry, mut replies) = {
             let _turn = self.turn().await?;
             self.db().thread(&id, MAX_THREAD_REPLIES).await?
         };
-        if let Some(g) = grant {
-            replies.retain(|r| g.covers(&r.pad));
-        }
+        replies.retain(|r| guard.covers(&r.pad));
         Ok(ThreadResult { entry, replies })
     }
 

@@ -8,7 +8,7 @@ use crate::access::{self, Access, Grant, Grants};
 use crate::error::{Error, Result};
 use crate::model::fmt_time;
 use crate::protocol::*;
-use crate::store::TokenRow;
+use crate::storage::TokenRow;
 
 impl Engine {
     /// What a connection may do after saying `hello` with `token` (or none).

@@ -5,16 +5,15 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use super::{meta_text, named, text_field, Engine};
-use crate::access::Grant;
 use crate::error::{Error, Result};
 use crate::events::EventType;
-use crate::guard::pad_scoped;
+use crate::guard::Guard;
 use crate::model::{self, Entry, Kind, Status};
 use crate::protocol::*;
-use crate::store::{Finish, NewEntry, ReportRow};
+use crate::storage::{Finish, NewEntry, ReportRow};
 
 /// A claim lasts this long unless the claimant asks otherwise or heartbeats.
-pub const DEFAULT_LEASE_SECONDS: u64 = (crate::store::DEFAULT_LEASE_MS / 1000) as u64;
+pub const DEFAULT_LEASE_SECONDS: u64 = (crate::storage::DEFAULT_LEASE_MS / 1000) as u64;
 pub const MAX_LEASE_SECONDS: u64 = 24 * 3600;
 /// An entry may be shared to at most this many pads at once.
 pub const MAX_SHARE_TARGETS: usize = 20;
@@ -153,12 +152,10 @@ impl Engine {
         &self,
         p: ShareParams,
         default_author: Option<&str>,
-        grant: Option<&Grant>,
+        guard: &Guard,
     ) -> Result<ShareResult> {
         let source = self.get(&p.id).await?;
-        if let Some(g) = grant {
-            g.check_read(&source.pad)?;
-        }
+        guard.may_read(&source.pad)?;
         if p.to.is_empty() {
             return Err(Error::invalid(
                 "to",
@@ -188,9 +185,7 @@ impl Engine {
                     ),
                 ));
             }
-            if let Some(g) = grant {
-                g.check_write(&pad)?;
-            }
+            guard.may_write(&pad)?;
             if !targets.contains(&pad) {
                 targets.push(pad);
             }
@@ -234,8 +229,8 @@ impl Engine {
 
     /// Per author and per task: what was written, finished, failed, retried,
     /// how long tasks took, and the tokens agents recorded in `meta.tokens`.
-    pub async fn report(&self, p: ReportParams, grant: Option<&Grant>) -> Result<ReportResult> {
-        let filter = pad_scoped(p.pad.as_deref(), grant)?;
+    pub async fn report(&self, p: ReportParams, guard: &Guard) -> Result<ReportResult> {
+        let filter = guard.pad_scope(p.pad.as_deref())?;
         let pad = filter.pad.clone();
         let rows = {
             let _turn = self.turn().await?;

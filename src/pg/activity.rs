@@ -4,7 +4,7 @@ use sqlx::Row;
 
 use super::PgStore;
 use crate::error::Result;
-use crate::store::PadRow;
+use crate::storage::PadRow;
 
 impl PgStore {
     /// Entries written in each of the last `minutes` minutes up to `now`,
@@ -29,7 +29,7 @@ impl PgStore {
             .iter()
             .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
             .collect::<Result<Vec<_>>>()?;
-        Ok(crate::store::by_minute(rows, minutes, keep))
+        Ok(crate::storage::rules::by_minute(rows, minutes, keep))
     }
 
     /// Live pads, most entries first or least recently written first.

@@ -9,9 +9,9 @@ use crate::error::{Error, Result};
 use crate::id;
 use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
-use crate::store::cycle::{CycleSearch, Step};
-use crate::store::entries::{ambiguous, check_version, new_entry, no_entry, prefix_range, replied};
-use crate::store::{Added, EntryFilter, NewEntry, Page, Patch};
+use crate::storage::rules::{ambiguous, check_version, new_entry, no_entry, prefix_range, replied};
+use crate::storage::{Added, EntryFilter, NewEntry, Page, Patch};
+use crate::storage::{CycleSearch, Step};
 
 impl PgStore {
     /// Inserts an entry, committed before it is acknowledged: its pad row

@@ -11,8 +11,8 @@ use crate::error::Result;
 use crate::id;
 use crate::model::{fmt_time, Entry};
 use crate::protocol::{Action, Change, Skipped, Version};
-use crate::store::history::{newest_first, nothing_to_restore, preview, KEPT_COLUMNS};
-use crate::store::{HistoryFilter, Purge, Restore};
+use crate::storage::rules::{newest_first, nothing_to_restore, preview, KEPT_COLUMNS};
+use crate::storage::{HistoryFilter, Purge, Restore};
 
 const VERSION_COLUMNS: &str = "e.batch, e.action, e.actor, e.at, e.restored_at, e.restored_by, e.n";
 const COUNT: usize = 26;
@@ -167,7 +167,7 @@ impl PgStore {
         id: &str,
         visible: &(dyn Fn(&str) -> bool + Sync),
     ) -> Result<Vec<(i64, String)>> {
-        let (lo, hi) = crate::store::entries::prefix_range("id", &id.trim().to_lowercase())?;
+        let (lo, hi) = crate::storage::rules::prefix_range("id", &id.trim().to_lowercase())?;
         let rows: Vec<(i64, String)> = sqlx::query_as(
             "SELECT seq, pad FROM entries WHERE seq BETWEEN $1 AND $2 \
              UNION SELECT seq, pad FROM entry_history WHERE seq BETWEEN $1 AND $2 \

@@ -12,7 +12,7 @@ use sqlx::Row;
 use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::model::Entry;
-use crate::store::EntryFilter;
+use crate::storage::EntryFilter;
 use crate::terms::{self, B, K1};
 
 /// At most this many matches are scored by BM25, the newest: taking each

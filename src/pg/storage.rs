@@ -5,14 +5,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{PgStore, PgVectors};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::{Entry, Pad};
 use crate::protocol::{Change, Skipped, Version};
 use crate::semantic::{Semantic, VectorSource};
-use crate::storage::{Fut, Storage, Visible};
-use crate::store::{
-    Added, Counts, EntryFilter, Finish, HistoryFilter, Inbox, NewEntry, PadEntries, PadRow,
-    PadSweep, Page, Patch, Purge, ReportRow, Restore, TokenRow,
+use crate::storage::{
+    Added, Counts, EmbedGoal, EntryFilter, Finish, Fut, HistoryFilter, Inbox, NewEntry, PadEntries,
+    PadRow, PadSweep, Page, Patch, Purge, ReportRow, Restore, Storage, TokenRow, Visible,
 };
 
 impl Storage for PgStore {
@@ -351,29 +350,107 @@ impl Storage for PgStore {
         Ok(Arc::new(PgVectors::new(self)?))
     }
 
-    fn settle<'a>(&'a self, semantic: &'a Semantic) -> Fut<'a, u64> {
-        Box::pin(semantic.settle_pg(self))
+    fn live_entries(&self) -> Fut<'_, usize> {
+        Box::pin(PgStore::live_entries(self))
     }
 
-    fn nearest(
+    fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize> {
+        Box::pin(async move { PgStore::count_matching(self, &filter, cap).await })
+    }
+
+    fn any_archived(&self) -> Fut<'_, bool> {
+        Box::pin(PgStore::any_archived(self))
+    }
+
+    fn nearest_exact(
         &self,
-        semantic: Arc<Semantic>,
         query: Arc<[f32]>,
         filter: EntryFilter,
         k: usize,
     ) -> Fut<'_, Vec<(i64, f32)>> {
-        Box::pin(async move { semantic.nearest_pg(self, query, &filter, k).await })
+        Box::pin(async move { PgStore::nearest_exact(self, &query, &filter, k).await })
+    }
+
+    fn similarities(&self, query: Arc<[f32]>, ids: Vec<i64>) -> Fut<'_, Vec<(i64, f32)>> {
+        Box::pin(async move { PgStore::similarities(self, &query, &ids).await })
+    }
+
+    /// A filter is checked on a batch of candidates in one query, asking the
+    /// index for four times more until enough pass (or it has no more).
+    fn index_candidates(
+        &self,
+        index: Arc<Semantic>,
+        query: Arc<[f32]>,
+        filter: Option<EntryFilter>,
+        want: usize,
+    ) -> Fut<'_, Option<Vec<i64>>> {
+        Box::pin(async move {
+            let mut asked = want;
+            loop {
+                let (i, q) = (index.clone(), query.clone());
+                let checked = filter.is_some();
+                let found = tokio::task::spawn_blocking(move || {
+                    if checked {
+                        i.candidates_to_filter(&q, asked)
+                    } else {
+                        i.candidates(&q, asked, None).map(|c| (c, 0))
+                    }
+                })
+                .await
+                .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))?;
+                let Some((ids, len)) = found else {
+                    return Ok(None);
+                };
+                let Some(filter) = &filter else {
+                    return Ok(Some(ids));
+                };
+                let pass = self.passing(filter, &ids).await?;
+                let kept: Vec<i64> = ids.into_iter().filter(|id| pass.contains(id)).collect();
+                if kept.len() >= want || asked >= len {
+                    return Ok(Some(kept));
+                }
+                asked = asked.saturating_mul(4).min(len);
+            }
+        })
+    }
+
+    /// The newest queued entry, and the vectors' newest row when read:
+    /// any engine of the team may embed what is queued.
+    fn embed_goal(&self) -> Fut<'_, EmbedGoal> {
+        Box::pin(async move {
+            let (queued, backlog, n) = self.embed_backlog().await?;
+            Ok(EmbedGoal {
+                upto: (queued.unwrap_or(0), n),
+                backlog,
+            })
+        })
+    }
+
+    /// Once nothing up to the goal waits in the queue, the index must reach
+    /// the vectors' newest row (which holds them).
+    fn embedded_mark(&self, goal: EmbedGoal) -> Fut<'_, Option<(i64, i64)>> {
+        Box::pin(async move {
+            let n = match goal.upto {
+                (0, n) => n,
+                (queued, _) if PgStore::embed_left(self, queued).await? == 0 => {
+                    self.vectors_last_n().await?
+                }
+                _ => return Ok(None),
+            };
+            Ok(Some((n, i64::MIN)))
+        })
+    }
+
+    fn embed_left(&self, goal: EmbedGoal) -> Fut<'_, u64> {
+        Box::pin(async move {
+            Ok(match goal.upto.0 {
+                0 => 0,
+                queued => PgStore::embed_left(self, queued).await?.max(0) as u64,
+            })
+        })
     }
 
     fn scans_block(&self) -> bool {
         false
-    }
-
-    fn team(&self) -> Option<&PgStore> {
-        Some(self)
-    }
-
-    fn sqlite(&self) -> Option<&Arc<crate::store::Store>> {
-        None
     }
 }

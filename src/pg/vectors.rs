@@ -20,9 +20,9 @@ use sqlx::{PgPool, Row};
 
 use super::{PgStore, Query};
 use crate::error::{Error, Result};
+use crate::semantic::vector::{best, dot, embedded_text, from_blob, to_blob, VectorRow};
 use crate::semantic::{Embed, VectorSource};
-use crate::store::vectors::{dot, embedded_text, from_blob, to_blob, VectorRow};
-use crate::store::EntryFilter;
+use crate::storage::EntryFilter;
 
 /// The advisory lock vector writers hold from drawing `n` to their commit.
 const WRITE_LOCK: i64 = 0x7061_645f_7665_6373; // "pad_vecs"
@@ -422,11 +422,4 @@ impl PgStore {
         let rows = q.build().fetch_all(self.pool()).await?;
         rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
     }
-}
-
-/// The `k` best, best first; among equal scores the newest, as everywhere.
-pub(crate) fn best(mut scored: Vec<(i64, f32)>, k: usize) -> Vec<(i64, f32)> {
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-    scored.truncate(k);
-    scored
 }

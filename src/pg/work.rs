@@ -10,9 +10,10 @@ use super::{
 use crate::error::{Error, Result};
 use crate::model::{Entry, Kind, Pad, Status};
 use crate::protocol::Action;
-use crate::store::pads::{no_pad, PadEntries};
-use crate::store::tasks::{is_task, may_finish, may_heartbeat};
-use crate::store::{
+use crate::storage::rules::no_pad;
+use crate::storage::rules::{is_task, may_finish, may_heartbeat};
+use crate::storage::PadEntries;
+use crate::storage::{
     Counts, EntryFilter, Finish, Inbox, PadSweep, ReportRow, TokenRow, DEFAULT_LEASE_MS,
 };
 

@@ -80,11 +80,12 @@ async fn entry_add(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
         p.author = Some(name.to_owned());
     }
     c.guard.pad(&p.pad, "pad", true)?;
-    c.guard.hand_to(c.engine, &p.to)?;
+    c.guard
+        .hand_to(&p.to, |a| c.engine.is_registered_agent(a))?;
     if let Some(parent) = &mut p.reply_to {
         *parent = c
             .guard
-            .entry(c.engine, parent, false)
+            .entry(c.engine.db(), parent, false)
             .await
             .map_err(|e| e.for_field("reply_to"))?;
     }
@@ -93,14 +94,14 @@ async fn entry_add(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     for dep in &mut p.depends_on {
         *dep = c
             .guard
-            .entry(c.engine, dep, false)
+            .entry(c.engine.db(), dep, false)
             .await
             .map_err(|e| e.for_field("depends_on"))?;
     }
     let looks_like = if p.check_duplicates {
         let author = model::entry_author(p.author.as_deref(), c.session.author.as_deref())?;
         c.engine
-            .looks_like(&p.pad, &author, &p.content, c.guard.grant())
+            .looks_like(&p.pad, &author, &p.content, &c.guard)
             .await?
     } else {
         None
@@ -111,17 +112,17 @@ async fn entry_add(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
 
 async fn entry_get(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p: IdParams = parse("entry.get", params)?;
-    let id = c.guard.entry(c.engine, &p.id, false).await?;
+    let id = c.guard.entry(c.engine.db(), &p.id, false).await?;
     Ok(reply(EntryResult::of(c.engine.get(&id).await?)))
 }
 
 async fn entry_update(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let mut p: UpdateParams = parse("entry.update", params)?;
-    p.id = c.guard.entry(c.engine, &p.id, true).await?;
+    p.id = c.guard.entry(c.engine.db(), &p.id, true).await?;
     for dep in p.depends_on.iter_mut().flatten() {
         *dep = c
             .guard
-            .entry(c.engine, dep, false)
+            .entry(c.engine.db(), dep, false)
             .await
             .map_err(|e| e.for_field("depends_on"))?;
     }
@@ -131,7 +132,7 @@ async fn entry_update(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
 
 async fn entry_delete(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let mut p: DeleteParams = parse("entry.delete", params)?;
-    p.id = c.guard.entry(c.engine, &p.id, true).await?;
+    p.id = c.guard.entry(c.engine.db(), &p.id, true).await?;
     let (gone, change) = c.engine.delete(p, &actor(c.session)).await?;
     Ok(reply(DeleteResult {
         deleted: true,
@@ -142,51 +143,51 @@ async fn entry_delete(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
 
 async fn entry_history(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p = parse("entry.history", params)?;
-    Ok(reply(c.engine.history(p, c.guard.grant()).await?))
+    Ok(reply(c.engine.history(p, &c.guard).await?))
 }
 
 async fn entry_trash(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p = parse("entry.trash", params)?;
-    Ok(reply(c.engine.trash(p, c.guard.grant()).await?))
+    Ok(reply(c.engine.trash(p, &c.guard).await?))
 }
 
 async fn entry_restore(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p: RestoreParams = parse("entry.restore", params)?;
     c.guard.any_write()?;
     let by = actor(c.session);
-    Ok(reply(c.engine.restore(p, &by, c.guard.grant()).await?))
+    Ok(reply(c.engine.restore(p, &by, &c.guard).await?))
 }
 
 async fn entry_purge(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p: PurgeParams = parse("entry.purge", params)?;
-    c.guard.owner("purge the history and trash for good")?;
+    c.guard.owner_only("purge the history and trash for good")?;
     Ok(reply(c.engine.purge(p).await?))
 }
 
 async fn entry_changes(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p = parse("entry.changes", params)?;
-    Ok(reply(c.engine.changes(p, c.guard.grant()).await?))
+    Ok(reply(c.engine.changes(p, &c.guard).await?))
 }
 
 async fn entry_list(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p = parse("entry.list", params)?;
-    Ok(reply(c.engine.list(p, c.guard.grant()).await?))
+    Ok(reply(c.engine.list(p, &c.guard).await?))
 }
 
 async fn search(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p = parse("search", params)?;
-    Ok(reply(c.engine.search(p, c.guard.grant()).await?))
+    Ok(reply(c.engine.search(p, &c.guard).await?))
 }
 
 async fn tags_list(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p = parse("tags.list", params)?;
-    Ok(reply(c.engine.tags(p, c.guard.grant()).await?))
+    Ok(reply(c.engine.tags(p, &c.guard).await?))
 }
 
 async fn pad_list(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p = parse("pad.list", params)?;
     Ok(reply(PadListResult {
-        pads: c.engine.pads(p, c.guard.grant()).await?,
+        pads: c.engine.pads(p, &c.guard).await?,
     }))
 }
 
@@ -241,7 +242,7 @@ async fn subscribe(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
                 .into(),
         ));
     };
-    let mut sub = c.engine.subscribe(p, c.guard.grant())?;
+    let mut sub = c.engine.subscribe(p, &c.guard)?;
     let id = sub.id;
     let (engine, access) = (c.engine.clone(), c.guard.access().clone());
     let task = tokio::spawn(async move {
@@ -280,12 +281,12 @@ async fn unsubscribe(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
 
 async fn stats(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p = parse("stats", params)?;
-    Ok(reply(c.engine.stats(p, c.guard.grant()).await?))
+    Ok(reply(c.engine.stats(p, &c.guard).await?))
 }
 
 async fn reindex(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let _: ReindexParams = parse("reindex", params)?;
-    c.guard.owner("rebuild the semantic index")?;
+    c.guard.owner_only("rebuild the semantic index")?;
     Ok(reply(c.engine.reindex().await?))
 }
 
@@ -293,7 +294,7 @@ async fn inbox(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p: InboxParams = parse("inbox", params)?;
     c.guard.own_inbox(p.author.as_deref())?;
     let author = c.session.author.as_deref();
-    Ok(reply(c.engine.inbox(p, author, c.guard.grant()).await?))
+    Ok(reply(c.engine.inbox(p, author, &c.guard).await?))
 }
 
 async fn plan_order(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
@@ -310,36 +311,36 @@ async fn task_claim(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
 
 async fn task_heartbeat(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let mut p: HeartbeatParams = parse("task.heartbeat", params)?;
-    p.id = c.guard.entry(c.engine, &p.id, true).await?;
+    p.id = c.guard.entry(c.engine.db(), &p.id, true).await?;
     Ok(reply(EntryResult::of(c.engine.heartbeat(p).await?)))
 }
 
 async fn task_complete(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let mut p: CompleteParams = parse("task.complete", params)?;
-    p.id = c.guard.entry(c.engine, &p.id, true).await?;
+    p.id = c.guard.entry(c.engine.db(), &p.id, true).await?;
     Ok(reply(EntryResult::of(c.engine.complete(p).await?)))
 }
 
 async fn task_fail(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let mut p: FailParams = parse("task.fail", params)?;
-    p.id = c.guard.entry(c.engine, &p.id, true).await?;
+    p.id = c.guard.entry(c.engine.db(), &p.id, true).await?;
     Ok(reply(EntryResult::of(c.engine.fail(p).await?)))
 }
 
 async fn entry_share(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let mut p: ShareParams = parse("entry.share", params)?;
-    p.id = c.guard.entry(c.engine, &p.id, false).await?;
+    p.id = c.guard.entry(c.engine.db(), &p.id, false).await?;
     if let Some(name) = c.guard.token() {
         p.author = Some(name.to_owned());
     }
     let author = c.session.author.as_deref();
-    Ok(reply(c.engine.share(p, author, c.guard.grant()).await?))
+    Ok(reply(c.engine.share(p, author, &c.guard).await?))
 }
 
 async fn entry_thread(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let mut p: IdParams = parse("entry.thread", params)?;
-    p.id = c.guard.entry(c.engine, &p.id, false).await?;
-    Ok(reply(c.engine.thread(p, c.guard.grant()).await?))
+    p.id = c.guard.entry(c.engine.db(), &p.id, false).await?;
+    Ok(reply(c.engine.thread(p, &c.guard).await?))
 }
 
 async fn ask(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
@@ -349,7 +350,7 @@ async fn ask(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     }
     match &mut p.id {
         // Waiting on a question asked before: reading it suffices.
-        Some(id) => *id = c.guard.entry(c.engine, id, false).await?,
+        Some(id) => *id = c.guard.entry(c.engine.db(), id, false).await?,
         None => c
             .guard
             .pad(p.pad.as_deref().unwrap_or(model::INBOX), "pad", true)?,
@@ -359,47 +360,47 @@ async fn ask(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
 
 async fn report(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p = parse("report", params)?;
-    Ok(reply(c.engine.report(p, c.guard.grant()).await?))
+    Ok(reply(c.engine.report(p, &c.guard).await?))
 }
 
 async fn token_create(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p: TokenCreateParams = parse("token.create", params)?;
-    c.guard.owner("create tokens")?;
+    c.guard.owner_only("create tokens")?;
     Ok(reply(c.engine.token_create(p).await?))
 }
 
 async fn token_list(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let _: TokenListParams = parse("token.list", params)?;
-    c.guard.owner("list tokens")?;
+    c.guard.owner_only("list tokens")?;
     Ok(reply(c.engine.token_list().await?))
 }
 
 async fn token_revoke(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p: TokenRevokeParams = parse("token.revoke", params)?;
-    c.guard.owner("revoke tokens")?;
+    c.guard.owner_only("revoke tokens")?;
     Ok(reply(c.engine.token_revoke(p).await?))
 }
 
 async fn agent_add(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p: AgentAddParams = parse("agent.add", params)?;
-    c.guard.owner("register agents")?;
+    c.guard.owner_only("register agents")?;
     Ok(reply(c.engine.agent_add(p, &actor(c.session)).await?))
 }
 
 async fn agent_list(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p = parse("agent.list", params)?;
-    Ok(reply(c.engine.agent_list(p, c.guard.grant()).await?))
+    Ok(reply(c.engine.agent_list(p, &c.guard).await?))
 }
 
 async fn agent_remove(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p: AgentNameParams = parse("agent.remove", params)?;
-    c.guard.owner("remove agents")?;
+    c.guard.owner_only("remove agents")?;
     Ok(reply(c.engine.agent_remove(p)?))
 }
 
 async fn agent_deliveries(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p = parse("agent.deliveries", params)?;
-    Ok(reply(c.engine.deliveries(p, c.guard.grant())?))
+    Ok(reply(c.engine.deliveries(p, &c.guard)?))
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-pub const DIMENSIONS: usize = crate::store::vectors::DIMENSIONS;
+pub const DIMENSIONS: usize = super::vector::DIMENSIONS;
 /// Below this many rows one thread scans (a second costs more to start).
 const PARALLEL_FROM: usize = 50_000;
 

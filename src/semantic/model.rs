@@ -17,7 +17,7 @@ use fastembed::{
     TokenizerFiles, UserDefinedEmbeddingModel,
 };
 
-use crate::store::vectors::DIMENSIONS;
+use super::vector::DIMENSIONS;
 
 /// Word pieces MiniLM embeds per text (sentence-transformers' limit for it):
 /// about the first 1,000 characters of an entry count.

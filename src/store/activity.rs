@@ -9,15 +9,8 @@ use rusqlite::params;
 use super::Store;
 use crate::error::Result;
 use crate::id;
-
-/// A live pad with its size and idleness.
-#[derive(Debug, Clone)]
-pub struct PadRow {
-    pub name: String,
-    pub entries: i64,
-    pub last_write_at: i64,
-    pub ttl_seconds: Option<i64>,
-}
+use crate::storage::rules::by_minute;
+use crate::storage::PadRow;
 
 impl Store {
     /// Entries written in each of the last `minutes` minutes up to `now`,
@@ -115,23 +108,4 @@ impl Store {
         }
         out
     }
-}
-
-/// Counts per (minute, pad) summed per minute over the pads `keep` accepts,
-/// oldest minute first.
-pub(crate) fn by_minute(
-    rows: Vec<(i64, String, i64)>,
-    minutes: usize,
-    keep: impl Fn(&str) -> bool,
-) -> Vec<u64> {
-    let mut out = vec![0u64; minutes];
-    for (m, pad, n) in rows {
-        // An entry written in the current millisecond lands one past the
-        // last minute: it belongs to the last.
-        let m = (m as usize).min(minutes.saturating_sub(1));
-        if let Some(slot) = out.get_mut(m).filter(|_| keep(&pad)) {
-            *slot += n as u64;
-        }
-    }
-    out
 }

@@ -3,141 +3,18 @@
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
-use super::cycle::{CycleSearch, Step};
 use super::history;
 use super::journal::{Journal, Pending, Record};
 use super::rows::{read_entry, returning_columns, EntryRow, ENTRY_COLUMNS};
-use super::{EntryFilter, Store, Writer};
+use super::{in_transaction, Store, Writer};
 use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
-use crate::model::{fmt_time, Category, Entry, Kind, Status};
+use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
-
-/// A validated entry ready to insert (and, as is, a journal record's body).
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct NewEntry {
-    pub pad: String,
-    pub author: String,
-    pub kind: Kind,
-    pub content: String,
-    pub tags: Vec<String>,
-    pub status: Option<Status>,
-    pub assignee: Option<String>,
-    pub resume: Option<String>,
-    pub category: Option<Category>,
-    pub confidence: Option<f64>,
-    pub depends_on: Vec<String>,
-    /// The entry answered: an id or unique prefix, resolved to the full id
-    /// when the reply is committed.
-    #[serde(default)]
-    pub reply_to: Option<String>,
-    #[serde(default)]
-    pub choices: Vec<String>,
-    /// Authors the note is addressed to.
-    #[serde(default)]
-    pub to: Vec<String>,
-    pub remind_at: Option<i64>,
-    pub pinned: bool,
-    pub meta: Option<String>,
-    pub now: i64,
-}
-
-/// A validated change to an entry. `None` leaves a field as it is; for nullable
-/// fields `Some(None)` clears it.
-#[derive(Debug, Default)]
-pub struct Patch {
-    pub content: Option<String>,
-    pub tags: Option<Vec<String>>,
-    pub kind: Option<Kind>,
-    pub status: Option<Option<Status>>,
-    pub assignee: Option<Option<String>>,
-    pub resume: Option<Option<String>>,
-    pub category: Option<Option<Category>>,
-    pub confidence: Option<Option<f64>>,
-    pub pinned: Option<bool>,
-    pub depends_on: Option<Vec<String>>,
-    pub remind_at: Option<Option<i64>>,
-    pub meta: Option<Option<String>>,
-}
-
-impl Patch {
-    /// The entry as this patch leaves it (`depends_on` is resolved by the
-    /// caller, which sets it): version and `updated_at` move on.
-    pub(crate) fn apply(self, after: &mut Entry, now: i64) {
-        let patch = self;
-        if let Some(c) = patch.content {
-            after.content = c;
-        }
-        if let Some(t) = patch.tags {
-            after.tags = t;
-        }
-        if let Some(k) = patch.kind {
-            after.kind = k;
-        }
-        if let Some(s) = patch.status {
-            after.status = s;
-        }
-        if let Some(a) = patch.assignee {
-            after.assignee = a;
-        }
-        if let Some(r) = patch.resume {
-            after.resume = r;
-        }
-        if let Some(c) = patch.category {
-            after.category = c;
-        }
-        if let Some(c) = patch.confidence {
-            after.confidence = c;
-        }
-        if let Some(p) = patch.pinned {
-            after.pinned = p;
-        }
-        if let Some(r) = patch.remind_at {
-            after.remind_at = r.map(fmt_time);
-        }
-        if let Some(m) = &patch.meta {
-            after.meta = m.as_deref().and_then(|m| serde_json::from_str(m).ok());
-        }
-        after.version += 1;
-        after.updated_at = fmt_time(now);
-    }
-}
-
-pub struct Page {
-    pub entries: Vec<Entry>,
-    pub next_cursor: Option<String>,
-}
-
-/// What one insert did.
-#[derive(Debug)]
-pub struct Added {
-    pub entry: Entry,
-    /// What the pad's rolling window pushed out.
-    pub rolled: Vec<Entry>,
-    /// A reply's parent, before and after its reply count (and, when this
-    /// reply answers it, its answer) moved.
-    pub parent: Option<(Entry, Entry)>,
-}
-
-pub(crate) fn in_transaction<T>(
-    w: &mut Writer,
-    f: impl FnOnce(&mut Writer) -> Result<T>,
-) -> Result<T> {
-    w.conn.execute_batch("BEGIN IMMEDIATE")?;
-    match f(w) {
-        Ok(v) => {
-            if let Err(e) = w.conn.execute_batch("COMMIT") {
-                let _ = w.conn.execute_batch("ROLLBACK");
-                return Err(e.into());
-            }
-            Ok(v)
-        }
-        Err(e) => {
-            let _ = w.conn.execute_batch("ROLLBACK");
-            Err(e)
-        }
-    }
-}
+use crate::storage::rules::{ambiguous, check_version, new_entry, no_entry, prefix_range, replied};
+use crate::storage::EntryFilter;
+use crate::storage::{Added, NewEntry, Page, Patch};
+use crate::storage::{CycleSearch, Step};
 
 /// Commits journaled entries, in id order, in one transaction. If SQLite
 /// cannot write (a full or failing disk: `Error::Unavailable`), the batch
@@ -281,58 +158,6 @@ fn insert_rows<'a>(
         pad.execute(params![name, n, last])?;
     }
     Ok(())
-}
-
-/// The entry as stored, new: what `entry.add` answers.
-pub(crate) fn new_entry(seq: i64, e: NewEntry) -> Entry {
-    Entry {
-        id: id::encode(seq),
-        pad: e.pad,
-        author: e.author,
-        kind: e.kind,
-        content: e.content,
-        tags: e.tags,
-        status: e.status,
-        assignee: e.assignee,
-        resume: e.resume,
-        lease_until: None,
-        attempts: 0,
-        error: None,
-        category: e.category,
-        confidence: e.confidence,
-        depends_on: e.depends_on,
-        reply_to: e.reply_to,
-        choices: e.choices,
-        to: e.to,
-        replies: 0,
-        answer: None,
-        remind_at: e.remind_at.map(fmt_time),
-        pinned: e.pinned,
-        meta: e.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
-        created_at: fmt_time(e.now),
-        updated_at: fmt_time(e.now),
-        version: 1,
-    }
-}
-
-/// Counts a new reply on its parent, and makes it the parent's answer when it
-/// is the first by someone other than the parent's author. An answered
-/// question no longer needs the person's eyes: it loses `needs_eyes`.
-/// Returns the parent before and after.
-/// The parent as a new reply leaves it (see `note_reply`).
-pub(crate) fn replied(before: &Entry, reply: i64, e: &NewEntry) -> Entry {
-    let mut after = before.clone();
-    after.replies += 1;
-    let answers = before.answer.is_none() && before.author != e.author;
-    if answers {
-        after.answer = Some(id::encode(reply));
-        if before.kind == Kind::Question && before.has_tag(crate::model::NEEDS_EYES) {
-            after.tags.retain(|t| t != crate::model::NEEDS_EYES);
-            after.version += 1;
-            after.updated_at = fmt_time(e.now);
-        }
-    }
-    after
 }
 
 fn note_reply(conn: &Connection, parent: i64, reply: i64, e: &NewEntry) -> Result<(Entry, Entry)> {
@@ -692,41 +517,6 @@ impl Store {
     }
 }
 
-pub(crate) fn check_version(id: &str, actual: i64, expected: Option<i64>) -> Result<()> {
-    match expected {
-        Some(v) if v != actual => Err(Error::Conflict {
-            message: format!(
-                "entry {id} is at version {actual}, not {v}: someone changed it since you read it. Fetch it again (entry.get), merge your change, and retry with if_version {actual}."
-            ),
-            expected: Some(v),
-            actual: Some(actual),
-        }),
-        _ => Ok(()),
-    }
-}
-
-/// The answer for an id that names no entry — and, to a token, for one
-/// outside its grant: the two must read the same.
-pub fn no_entry(field: &'static str, id: &str) -> Error {
-    Error::NotFound {
-        field,
-        message: format!("no entry with id '{id}'. It may have been deleted or purged; list the pad (entry.list) to find current ids."),
-    }
-}
-
-/// Resolves an id or unique id prefix to `(seq, full id)`. An id still only
-/// in the journal — acknowledged, but the database refuses writes (a full
-/// disk) — is `-32005`, never "no entry": it exists, and will be stored.
-/// The seq range an id or id prefix names, or the error saying what an id is.
-pub(crate) fn prefix_range(field: &'static str, id: &str) -> Result<(i64, i64)> {
-    id::prefix_range(id).ok_or_else(|| {
-        Error::invalid(
-            field,
-            format!("'{id}' is not an entry id; ids are up to {ID_LEN} characters of 0-9 and a-z (without i, l, o, u), e.g. '2k9xe4mr07cb'. A unique prefix is enough."),
-        )
-    })
-}
-
 impl Store {
     /// Up to two entries whose id starts with `id` among those in pads
     /// `visible` accepts (the journal's too): how a scoped caller's prefix
@@ -763,6 +553,9 @@ impl Store {
     }
 }
 
+/// Resolves an id or unique id prefix to `(seq, full id)`. An id still only
+/// in the journal — acknowledged, but the database refuses writes (a full
+/// disk) — is `-32005`, never "no entry": it exists, and will be stored.
 pub(crate) fn resolve(
     conn: &Connection,
     journal: &Journal,
@@ -787,16 +580,6 @@ pub(crate) fn resolve(
         // No ids listed: some may lie outside what the caller may read.
         _ => Err(ambiguous(field, &id)),
     }
-}
-
-pub(crate) fn ambiguous(field: &'static str, id: &str) -> Error {
-    Error::invalid(
-        field,
-        format!(
-            "id prefix '{}' matches several entries; give more characters (or the full id).",
-            id.trim().to_lowercase()
-        ),
-    )
 }
 
 pub(crate) fn load(conn: &Connection, seq: i64) -> Result<EntryRow> {

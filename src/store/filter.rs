@@ -3,39 +3,9 @@
 
 use rusqlite::types::Value as Sql;
 
-use super::NewEntry;
-use crate::model::{Category, Kind, Status};
-/// Filters shared by `entry.list` and `search`.
-#[derive(Debug, Default, Clone)]
-pub struct EntryFilter {
-    pub pad: Option<String>,
-    pub tags: Vec<String>,
-    pub author: Option<String>,
-    pub kind: Option<Kind>,
-    pub status: Option<Status>,
-    pub since: Option<i64>,
-    pub category: Option<Category>,
-    pub min_confidence: Option<f64>,
-    /// The pads a scoped token may read (names and `prefix*` patterns);
-    /// `None`: every pad.
-    pub scope: Option<Vec<String>>,
-}
+use crate::storage::{EntryFilter, NewEntry};
 
 impl EntryFilter {
-    /// Whether the filter names no condition of its own (it still hides
-    /// archived pads).
-    pub fn is_unfiltered(&self) -> bool {
-        self.pad.is_none()
-            && self.tags.is_empty()
-            && self.author.is_none()
-            && self.kind.is_none()
-            && self.status.is_none()
-            && self.since.is_none()
-            && self.category.is_none()
-            && self.min_confidence.is_none()
-            && self.scope.is_none()
-    }
-
     /// Appends ` AND …` clauses for this filter; `e` is entries, `p` its pad.
     pub(crate) fn push_sql(&self, sql: &mut String, args: &mut Vec<Sql>) {
         self.push_clauses(sql, args, false);

@@ -9,19 +9,15 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, Connection, OptionalExtension, Row, ToSql};
 
-use super::entries::in_transaction;
+use super::in_transaction;
 use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
 use super::Store;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::id;
 use crate::model::{fmt_time, Entry};
 use crate::protocol::{Action, Change, Skipped, Version};
-
-/// Every column of `entries`; `entry_history` has them under the same names.
-pub(crate) const KEPT_COLUMNS: &str = "seq, pad, author, kind, content, tags, status, assignee, \
-     resume, lease_until, category, confidence, depends_on, remind_at, pinned, meta, created_at, \
-     updated_at, version, reply_to, choices, replies, answer, attempts, error, claimed_at, \
-     finished_at, lease_ms, reminded_at, addressed_to";
+use crate::storage::rules::{newest_first, nothing_to_restore, preview, KEPT_COLUMNS};
+use crate::storage::{HistoryFilter, Purge, Restore};
 
 /// A history row: `ENTRY_COLUMNS` (aliased `e`) and then these.
 const VERSION_COLUMNS: &str = "e.batch, e.action, e.actor, e.at, e.restored_at, e.restored_by, e.n";
@@ -115,17 +111,6 @@ fn versions_where(conn: &Connection, cond: &str, key: i64) -> Result<Vec<Version
         .collect::<rusqlite::Result<_>>()?)
 }
 
-/// What `entry.trash` and `entry.changes` narrow to.
-#[derive(Debug, Default, Clone)]
-pub struct HistoryFilter {
-    pub pad: Option<String>,
-    pub by: Option<String>,
-    pub since: Option<i64>,
-    pub until: Option<i64>,
-    /// A token's pads (names and `prefix*` patterns); `None`: every pad.
-    pub scope: Option<Vec<String>>,
-}
-
 impl HistoryFilter {
     /// ` AND …` over a table aliased `e` with `pad`, and the change's actor
     /// and time in `actor_col` and `at_col`.
@@ -152,41 +137,6 @@ impl HistoryFilter {
     }
 }
 
-/// What `Store::restore` brings back.
-#[derive(Debug, Clone, Copy)]
-pub enum Restore {
-    /// The entry with this seq, from its latest deletion.
-    Seq(i64),
-    /// Every entry one change deleted.
-    Change(i64),
-}
-
-/// What `Store::purge` erases for good.
-#[derive(Debug, Clone)]
-pub enum Purge {
-    Seq(i64),
-    Pad(String),
-    All,
-}
-
-/// Changes gathered from several queries, merged newest first and cut to
-/// `limit`, with whether any were cut.
-pub(crate) fn newest_first(mut all: Vec<(i64, Change)>, limit: usize) -> (Vec<Change>, bool) {
-    all.sort_by_key(|c| std::cmp::Reverse(c.0));
-    let truncated = all.len() > limit;
-    all.truncate(limit);
-    (all.into_iter().map(|c| c.1).collect(), truncated)
-}
-
-/// The first line of `content`, at most 80 characters.
-pub fn preview(content: &str) -> String {
-    let line = content.lines().next().unwrap_or("").trim();
-    match line.char_indices().nth(80) {
-        Some((i, _)) => format!("{}…", &line[..i]),
-        None => line.to_owned(),
-    }
-}
-
 impl Store {
     /// Whether changes keep what they replace (`pad serve --history-days 0`: not).
     pub fn keep_history(&self, on: bool) {
@@ -200,7 +150,7 @@ impl Store {
         id: &str,
         visible: &(dyn Fn(&str) -> bool + Sync),
     ) -> Result<Vec<(i64, String)>> {
-        let (lo, hi) = super::entries::prefix_range("id", &id.trim().to_lowercase())?;
+        let (lo, hi) = crate::storage::rules::prefix_range("id", &id.trim().to_lowercase())?;
         let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(
             "SELECT seq, pad FROM entries WHERE seq BETWEEN ?1 AND ?2 \
@@ -485,23 +435,5 @@ impl Store {
             [max_rows],
         )?;
         Ok(old + over)
-    }
-}
-
-pub(crate) fn nothing_to_restore(which: Restore) -> Error {
-    match which {
-        Restore::Seq(seq) => Error::NotFound {
-            field: "id",
-            message: format!(
-                "entry {} was never deleted, so there is nothing to restore; to go back to an earlier version give version too (entry.history lists them).",
-                id::encode(seq)
-            ),
-        },
-        Restore::Change(batch) => Error::NotFound {
-            field: "change",
-            message: format!(
-                "change {batch} deleted nothing that is still kept; entry.trash and entry.changes list the changes you can undo."
-            ),
-        },
     }
 }

@@ -33,9 +33,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::entries::NewEntry;
 use crate::error::{Error, Result};
 use crate::id::IdGen;
+use crate::storage::NewEntry;
 
 const FILES: [&str; 2] = ["journal-a", "journal-b"];
 /// Where records that SQLite refused, alone, are kept for a person to look at.

@@ -5,28 +5,11 @@ use rusqlite::{params, OptionalExtension};
 use super::history;
 use super::rows::{read_entry, read_pad, ENTRY_COLUMNS, PAD_COLUMNS};
 use super::Store;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::{Entry, Pad};
 use crate::protocol::Action;
-
-/// What one expiry sweep did.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct PadSweep {
-    /// Pads archived by this sweep (their idle time passed their TTL).
-    pub archived: Vec<String>,
-    /// Entries deleted because their pad stayed archived past retention.
-    pub purged_entries: usize,
-    /// Pads removed entirely (archived past retention, nothing pinned left).
-    pub purged_pads: usize,
-}
-
-#[derive(Debug, Clone, Copy, serde::Serialize)]
-pub struct Counts {
-    pub entries: i64,
-    pub live_pads: i64,
-    pub archived_pads: i64,
-    pub tags: i64,
-}
+use crate::storage::rules::no_pad;
+use crate::storage::{Counts, Inbox, PadEntries, PadSweep};
 
 impl Store {
     pub fn pads(&self, include_archived: bool) -> Result<Vec<Pad>> {
@@ -187,7 +170,7 @@ impl Store {
     }
 
     /// Tags in use on the live entries passing `filter`, most used first.
-    pub fn tags(&self, filter: &super::EntryFilter) -> Result<Vec<(String, i64)>> {
+    pub fn tags(&self, filter: &crate::storage::EntryFilter) -> Result<Vec<(String, i64)>> {
         let mut sql = String::from(
             "SELECT t.tag, count(*) AS n FROM entry_tags t JOIN entries e ON e.seq = t.seq \
              JOIN pads p ON p.name = e.pad WHERE 1",
@@ -266,28 +249,6 @@ impl Store {
             tags,
         })
     }
-}
-
-/// A pad's entries as an export loads them: the entries, how many were
-/// left out, and the bytes of all (`Store::pad_entries`).
-pub type PadEntries = (Vec<Entry>, usize, usize);
-
-pub(crate) fn no_pad(name: &str) -> Error {
-    Error::NotFound {
-        field: "name",
-        message: format!("no pad named '{name}'. List pads with pad.list (add include_archived to see archived ones)."),
-    }
-}
-
-/// What is new for an author since its inbox was last read.
-pub struct Inbox {
-    pub needs_eyes: Vec<Entry>,
-    pub replies: Vec<Entry>,
-    /// Notes by others addressed to the author (`to`). An author that has
-    /// never read its inbox gets every one ever addressed to it.
-    pub addressed: Vec<Entry>,
-    /// The author's own entries whose reminder came due.
-    pub reminders: Vec<Entry>,
 }
 
 impl Store {

@@ -9,16 +9,16 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use super::{
-    Added, Counts, EntryFilter, Finish, HistoryFilter, Inbox, NewEntry, PadEntries, PadRow,
-    PadSweep, Page, Patch, Purge, ReportRow, Restore, Store, TokenRow,
-};
-use crate::engine::Config;
+use super::SqliteVectors;
+use super::Store;
 use crate::error::{Error, Result};
 use crate::model::{Entry, Pad};
 use crate::protocol::{Change, Skipped, Version};
-use crate::semantic::{Semantic, SqliteVectors, VectorSource};
-use crate::storage::{Fut, Storage, Visible};
+use crate::semantic::{Semantic, VectorSource};
+use crate::storage::{
+    Added, Counts, EmbedGoal, EntryFilter, Finish, Fut, HistoryFilter, Inbox, NewEntry, PadEntries,
+    PadRow, PadSweep, Page, Patch, Purge, ReportRow, Restore, Storage, TokenRow, Visible,
+};
 
 /// `entry.list` pages up to this long are read inline; longer ones (up to
 /// 1,000 entries of up to 4,000 characters) on a blocking thread.
@@ -33,16 +33,8 @@ pub struct Sqlite {
 }
 
 impl Sqlite {
-    pub fn open(config: &Config) -> Result<Sqlite> {
-        let store = Store::open(
-            &config.data_dir,
-            config.durability,
-            config.default_ttl_seconds,
-            config.wal_restart_pages,
-            config.clock.now_ms(),
-            config.semantic.is_some(),
-        )?;
-        store.keep_history(!config.history.is_zero());
+    /// The contract's side of an opened store: starts applying its journal.
+    pub fn new(store: Store) -> Result<Sqlite> {
         let store = Arc::new(store);
         store.start_applier();
         let windows = store.windows()?.into_iter().collect();
@@ -50,6 +42,11 @@ impl Sqlite {
             store,
             windows: Mutex::new(windows),
         })
+    }
+
+    /// The store's files, for tests and benchmarks that look at them.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
     }
 
     fn window(&self, pad: &str) -> Option<i64> {
@@ -454,29 +451,68 @@ impl Storage for Sqlite {
         Ok(Arc::new(SqliteVectors(self.store.clone())))
     }
 
-    fn settle<'a>(&'a self, semantic: &'a Semantic) -> Fut<'a, u64> {
-        Box::pin(semantic.settle(&self.store))
+    fn live_entries(&self) -> Fut<'_, usize> {
+        self.inline(|s| s.live_entries())
     }
 
-    fn nearest(
+    fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize> {
+        self.blocking(move |s| s.count_matching(&filter, cap))
+    }
+
+    fn any_archived(&self) -> Fut<'_, bool> {
+        self.inline(|s| s.any_archived())
+    }
+
+    fn nearest_exact(
         &self,
-        semantic: Arc<Semantic>,
         query: Arc<[f32]>,
         filter: EntryFilter,
         k: usize,
     ) -> Fut<'_, Vec<(i64, f32)>> {
-        self.blocking(move |s| semantic.nearest(s, &query, &filter, k))
+        self.blocking(move |s| s.nearest_exact(&query, &filter, k))
+    }
+
+    fn similarities(&self, query: Arc<[f32]>, ids: Vec<i64>) -> Fut<'_, Vec<(i64, f32)>> {
+        self.blocking(move |s| s.similarities(&query, &ids))
+    }
+
+    /// Each candidate is checked in process as the index walks them best
+    /// first (a point lookup, remembered), so a broad filter checks few.
+    fn index_candidates(
+        &self,
+        index: Arc<Semantic>,
+        query: Arc<[f32]>,
+        filter: Option<EntryFilter>,
+        want: usize,
+    ) -> Fut<'_, Option<Vec<i64>>> {
+        self.blocking(move |s| match filter {
+            None => Ok(index.candidates(&query, want, None)),
+            Some(filter) => s.with_filter_check(&filter, |passes| {
+                index.candidates(&query, want, Some(passes))
+            }),
+        })
+    }
+
+    /// The last entry and edit: this engine's own worker embeds them and its
+    /// index's mark reaches them together.
+    fn embed_goal(&self) -> Fut<'_, EmbedGoal> {
+        self.blocking(|s| {
+            Ok(EmbedGoal {
+                upto: s.embed_target()?,
+                backlog: s.embed_queue()?,
+            })
+        })
+    }
+
+    fn embedded_mark(&self, goal: EmbedGoal) -> Fut<'_, Option<(i64, i64)>> {
+        Box::pin(async move { Ok(Some(goal.upto)) })
+    }
+
+    fn embed_left(&self, _goal: EmbedGoal) -> Fut<'_, u64> {
+        self.blocking(|s| Ok(s.embed_queue()?.max(0) as u64))
     }
 
     fn scans_block(&self) -> bool {
         true
-    }
-
-    fn team(&self) -> Option<&crate::pg::PgStore> {
-        None
-    }
-
-    fn sqlite(&self) -> Option<&Arc<Store>> {
-        Some(&self.store)
     }
 }

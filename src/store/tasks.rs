@@ -11,43 +11,10 @@ use super::entries::resolve;
 use super::journal::Journal;
 use super::rows::{read_entry, returning_columns, ENTRY_COLUMNS};
 use super::Store;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::{Entry, Kind, Status};
-
-/// The lease a claim gets when its claimant names none.
-pub const DEFAULT_LEASE_MS: i64 = 300_000;
-
-/// How a task attempt ends.
-#[derive(Debug, Clone)]
-pub enum Finish {
-    Done {
-        resume: Option<String>,
-    },
-    /// With `retry`, the task goes back to `todo` for the next claimant.
-    Failed {
-        error: String,
-        resume: Option<String>,
-        retry: bool,
-    },
-}
-
-/// One row of `report`: what it needs of an entry.
-#[derive(Debug)]
-pub struct ReportRow {
-    pub id: String,
-    pub pad: String,
-    pub author: String,
-    pub kind: Kind,
-    pub content: String,
-    pub status: Option<Status>,
-    pub assignee: Option<String>,
-    pub attempts: i64,
-    pub error: Option<String>,
-    pub claimed_at: Option<i64>,
-    pub finished_at: Option<i64>,
-    /// `meta.tokens`, when the writer recorded its token use.
-    pub tokens: Option<serde_json::Value>,
-}
+use crate::storage::rules::{is_task, may_finish, may_heartbeat};
+use crate::storage::{Finish, ReportRow, DEFAULT_LEASE_MS};
 
 /// Whether the dependency `id` no longer holds anything up: it is done, it is
 /// not a task (a note or a result is there once written), or it is gone.
@@ -279,7 +246,7 @@ impl Store {
     }
 
     /// What `report` needs of the entries on live pads passing `filter`.
-    pub fn report_rows(&self, filter: &super::EntryFilter) -> Result<Vec<ReportRow>> {
+    pub fn report_rows(&self, filter: &crate::storage::EntryFilter) -> Result<Vec<ReportRow>> {
         let mut args = Vec::new();
         let mut sql = String::from(
             // A task's title is its first line: 300 characters are plenty,
@@ -340,77 +307,4 @@ fn task(conn: &Connection, journal: &Journal, id: &str) -> Result<(i64, String, 
     let entry = load(conn, seq)?;
     is_task(&entry)?;
     Ok((seq, full_id, entry))
-}
-
-/// Whether `agent` may extend its lease on `task` (either store checks this
-/// on the row it holds for the change).
-pub(crate) fn may_heartbeat(full_id: &str, task: &Entry, agent: Option<&str>) -> Result<()> {
-    if task.status != Some(Status::Doing) {
-        return Err(Error::Conflict {
-            message: format!(
-                "task {full_id} is {}, not being worked on, so there is no lease to extend{}. Claim it again (task.claim) to work on it.",
-                status_name(task),
-                if task.status == Some(Status::Todo) && task.assignee.is_some() {
-                    " (its lease ran out and it went back to the queue)"
-                } else {
-                    ""
-                }
-            ),
-            expected: None,
-            actual: None,
-        });
-    }
-    check_holder(task, agent)
-}
-
-/// Whether `agent` may end `task` (done or failed).
-pub(crate) fn may_finish(full_id: &str, task: &Entry, agent: Option<&str>) -> Result<()> {
-    if task.status == Some(Status::Done) {
-        return Err(Error::Conflict {
-            message: format!(
-                "task {full_id} is already done{}; nothing to end. Add a new task for further work.",
-                task.assignee
-                    .as_deref()
-                    .map(|a| format!(" (by {a})"))
-                    .unwrap_or_default()
-            ),
-            expected: None,
-            actual: None,
-        });
-    }
-    if task.status == Some(Status::Doing) {
-        check_holder(task, agent)?;
-    }
-    Ok(())
-}
-
-fn status_name(e: &Entry) -> &'static str {
-    e.status.map(Status::as_str).unwrap_or("without a status")
-}
-
-pub(crate) fn is_task(e: &Entry) -> Result<()> {
-    if e.kind != Kind::Task {
-        return Err(Error::invalid(
-            "id",
-            format!(
-                "entry {} is a {}, not a task; task.* methods work on entries of kind 'task' (entry.update can change its kind).",
-                e.id, e.kind
-            ),
-        ));
-    }
-    Ok(())
-}
-
-fn check_holder(e: &Entry, agent: Option<&str>) -> Result<()> {
-    match (agent, e.assignee.as_deref()) {
-        (Some(a), Some(holder)) if a != holder => Err(Error::Conflict {
-            message: format!(
-                "task {} is held by {holder}, not {a}: its lease ran out and {holder} claimed it. Stop work on it; claim the next task (task.claim).",
-                e.id
-            ),
-            expected: None,
-            actual: None,
-        }),
-        _ => Ok(()),
-    }
 }

@@ -22,9 +22,10 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
 use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
 use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
-use super::{lock, EntryFilter, Store};
+use super::{lock, Store};
 use crate::error::{Error, Result};
 use crate::model::Entry;
+use crate::storage::EntryFilter;
 use crate::terms;
 
 /// The two indexes, with their columns and what fills them from an entry

@@ -5,17 +5,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::Store;
 use crate::error::{Error, Result};
-
-#[derive(Debug, Clone)]
-pub struct TokenRow {
-    pub name: String,
-    pub hash: String,
-    pub pads: Vec<String>,
-    pub read_only: bool,
-    /// Registered agents it may hand work to (`*`: any).
-    pub agents: Vec<String>,
-    pub created_at: i64,
-}
+use crate::storage::TokenRow;
 
 impl Store {
     pub fn tokens(&self) -> Result<Vec<TokenRow>> {

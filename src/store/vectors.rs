@@ -26,22 +26,9 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
 use super::lock;
 use crate::error::{Error, Result};
+use crate::semantic::vector::{dot, embedded_text, from_blob, to_blob, VectorRow};
 
-pub const DIMENSIONS: usize = 384;
 const SCHEMA_VERSION: i64 = 1;
-
-/// The text a note's vector is computed from: its author and its content,
-/// as a transcript line ("agent-zero: the staging DB is migrated"). Who
-/// wrote a note is part of what it is about — "what did agent-zero find
-/// about staging?" — and a question naming a person finds what they said
-/// (docs/protocol.md, `search`). One recipe for both stores.
-pub fn embedded_text(author: &str, content: &str) -> String {
-    format!("{author}: {content}")
-}
-
-/// Names `embedded_text`'s recipe in the model key the vectors are stored
-/// under: vectors computed from another recipe are computed again.
-pub const EMBEDDED_AS: &str = "author: content";
 
 /// What the worker does next: embed these texts (`Some`) or drop these
 /// vectors (`None`: the entry is gone), then move the watermarks.
@@ -56,15 +43,6 @@ impl Work {
     pub fn is_empty(&self) -> bool {
         self.items.is_empty() && self.seq_upto == 0 && self.change_upto == 0
     }
-}
-
-/// One row of the vectors table, as the index follows it.
-#[derive(Debug)]
-pub struct VectorRow {
-    pub seq: i64,
-    pub n: i64,
-    /// `None`: a tombstone, the entry was deleted.
-    pub vec: Option<Vec<f32>>,
 }
 
 pub struct VectorStore {
@@ -359,16 +337,6 @@ impl VectorStore {
     }
 }
 
-pub fn to_blob(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-pub fn from_blob(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
 fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
     let conn = connect_derived(path)?;
     conn.set_prepared_statement_cache_capacity(32);
@@ -409,8 +377,9 @@ use rusqlite::params_from_iter;
 use rusqlite::types::Value as Sql;
 
 use super::rows::{EntryRow, ENTRY_COLUMNS};
-use super::{EntryFilter, Store};
+use super::Store;
 use crate::model::Entry;
+use crate::storage::EntryFilter;
 
 /// The live entries that have a vector and pass `filter`, as SQL after
 /// `SELECT …`; `e` is the entry, `v` its vector.
@@ -554,14 +523,4 @@ impl Store {
         }
         Ok(out)
     }
-}
-
-/// The dot product of `query` with a stored vector (little-endian f32s);
-/// both are unit length, so this is their cosine similarity.
-pub(crate) fn dot(query: &[f32], blob: &[u8]) -> f32 {
-    query
-        .iter()
-        .zip(blob.chunks_exact(4))
-        .map(|(q, c)| q * f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .sum()
 }

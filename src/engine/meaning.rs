@@ -1,0 +1,96 @@
+//! Meaning search, written once for both stores on the store contract's
+//! primitives: read your writes (`settle`), then the nearest entries
+//! (`nearest`) — a selective filter scored exactly on its few stored
+//! vectors, else the index's best candidates that pass it, rescored on their
+//! full-precision vectors.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Engine;
+use crate::error::Result;
+use crate::semantic::vector::best;
+use crate::semantic::{Semantic, RESCORE_FACTOR, SETTLE_MAX_BACKLOG, SETTLE_TIMEOUT};
+use crate::storage::EntryFilter;
+
+/// How often a wait for another engine's embeddings looks again.
+const EMBEDDED_POLL: Duration = Duration::from_millis(20);
+
+impl Engine {
+    /// Read-your-writes by meaning: waits until every entry and edit
+    /// acknowledged before the call is embedded and in this engine's index,
+    /// unless the backlog is a flood (more than `SETTLE_MAX_BACKLOG`) or the
+    /// wait passes `SETTLE_TIMEOUT`. Returns how many entries and edits were
+    /// still not embedded (0 when the index has them all).
+    pub(super) async fn settle(&self, semantic: &Semantic) -> Result<u64> {
+        let db = self.db();
+        let deadline = tokio::time::Instant::now() + SETTLE_TIMEOUT;
+        let goal = db.embed_goal().await?;
+        loop {
+            if let Some(mark) = db.embedded_mark(goal).await? {
+                if semantic.indexed_to(mark) {
+                    return Ok(0);
+                }
+                semantic.wake()?;
+                if goal.backlog <= SETTLE_MAX_BACKLOG && semantic.wait_indexed(mark, deadline).await
+                {
+                    return Ok(0);
+                }
+                return db.embed_left(goal).await;
+            }
+            // Not embedded yet (on a team, perhaps by another engine).
+            semantic.wake()?;
+            if goal.backlog > SETTLE_MAX_BACKLOG {
+                return Ok(goal.backlog as u64);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return db.embed_left(goal).await;
+            }
+            tokio::time::sleep(EMBEDDED_POLL).await;
+        }
+    }
+
+    /// The `k` live entries nearest `query` that pass `filter`, as (id,
+    /// cosine), best first (among equal scores the newest).
+    pub(super) async fn nearest(
+        &self,
+        semantic: Arc<Semantic>,
+        query: Arc<[f32]>,
+        filter: EntryFilter,
+        k: usize,
+    ) -> Result<Vec<(i64, f32)>> {
+        self.as_one_scan(move |engine| async move {
+            let db = engine.db();
+            // Unfiltered: the pads' counters (no scan).
+            let matching = if filter.is_unfiltered() {
+                db.live_entries().await?
+            } else {
+                db.count_matching(filter.clone(), semantic.exact_max().saturating_add(1))
+                    .await?
+            };
+            if matching <= semantic.exact_max() {
+                return db.nearest_exact(query, filter, k).await;
+            }
+            // Nothing to filter out when no condition is given and no pad is
+            // archived (an entry deleted a moment ago may still be in the
+            // index; rescoring skips it).
+            let check = !filter.is_unfiltered() || db.any_archived().await?;
+            let want = k * RESCORE_FACTOR;
+            let candidates = db
+                .index_candidates(
+                    semantic,
+                    query.clone(),
+                    check.then_some(filter.clone()),
+                    want,
+                )
+                .await?;
+            let Some(ids) = candidates else {
+                // Still being built: exact is slower but just as right.
+                return db.nearest_exact(query, filter, k).await;
+            };
+            // Ranked on the full-precision vectors.
+            Ok(best(db.similarities(query, ids).await?, k))
+        })
+        .await
+    }
+}
