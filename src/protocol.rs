@@ -83,6 +83,7 @@ pub struct HelloParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct HelloResult {
     pub server: String,
     pub version: String,
@@ -174,6 +175,7 @@ pub struct DeleteParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct EntryResult {
     pub entry: Entry,
     /// Only for `entry.add` with `check_duplicates`: the live note of the
@@ -193,6 +195,7 @@ impl EntryResult {
 
 /// A note a new one repeats (`entry.add` with `check_duplicates`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct LooksLike {
     pub id: String,
     /// Its first 120 characters.
@@ -205,6 +208,7 @@ pub struct LooksLike {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct DeleteResult {
     pub deleted: bool,
     pub id: String,
@@ -299,12 +303,14 @@ pub struct TagsParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TagCount {
     pub tag: String,
     pub count: i64,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TagsResult {
     pub tags: Vec<TagCount>,
 }
@@ -317,6 +323,7 @@ pub struct PadListParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PadListResult {
     pub pads: Vec<Pad>,
 }
@@ -332,6 +339,7 @@ pub struct ConfigureParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PadResult {
     pub pad: Pad,
 }
@@ -351,6 +359,7 @@ pub struct ClearParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ClearResult {
     pub deleted: usize,
     /// The change that moved them to the trash: `entry.restore {change}`
@@ -379,6 +388,7 @@ pub struct ExportParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ExportResult {
     pub text: String,
     /// Entries in the text.
@@ -400,6 +410,7 @@ pub struct SubscribeParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SubscribeResult {
     pub subscription: u64,
 }
@@ -411,6 +422,7 @@ pub struct UnsubscribeParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct OkResult {
     pub ok: bool,
 }
@@ -425,6 +437,7 @@ pub struct StatsParams {
 
 /// What has been happening, for the activity view and `pad stats`.
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Activity {
     /// Entries written in each minute of the last hour, oldest first (60
     /// numbers; entries deleted since are not counted).
@@ -442,6 +455,7 @@ pub struct Activity {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PadActivity {
     pub name: String,
     pub entries: i64,
@@ -452,6 +466,7 @@ pub struct PadActivity {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct StatsResult {
     pub version: String,
     pub pid: u32,
@@ -488,6 +503,7 @@ pub struct StatsResult {
 
 /// The state of semantic search, in `stats`.
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SemanticInfo {
     /// `ready`, `loading`, `unavailable` or `off`.
     pub status: String,
@@ -514,6 +530,7 @@ pub struct SemanticInfo {
 pub struct ReindexParams {}
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ReindexResult {
     /// Entries queued to be embedded again.
     pub queued: i64,
@@ -530,6 +547,7 @@ pub struct InboxParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct InboxResult {
     pub author: String,
     /// New entries by others tagged `needs_eyes`, oldest first.
@@ -552,6 +570,7 @@ pub struct PlanParams {
 
 /// Where a task stands in its plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum StepState {
     /// `todo` with every dependency met (or `doing` with its lease run out).
@@ -565,6 +584,7 @@ pub enum StepState {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PlanStep {
     pub entry: Entry,
     pub state: StepState,
@@ -573,6 +593,7 @@ pub struct PlanStep {
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PlanCounts {
     pub ready: usize,
     pub running: usize,
@@ -582,6 +603,7 @@ pub struct PlanCounts {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PlanResult {
     pub pad: String,
     /// Entries of kind `plan` (the goal and the approach), newest first.
@@ -601,6 +623,7 @@ pub struct ClaimParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ClaimResult {
     /// The task now held, or `null` when nothing is ready.
     pub entry: Option<Entry>,
@@ -652,6 +675,7 @@ pub struct ShareParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ShareResult {
     /// One copy per pad, each with `meta.shared_from` = {pad, id, author}.
     pub copies: Vec<Entry>,
@@ -664,6 +688,7 @@ pub struct ReportParams {
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct AuthorReport {
     pub author: String,
     /// Entries written (of any kind).
@@ -678,6 +703,7 @@ pub struct AuthorReport {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TaskReport {
     pub id: String,
     pub pad: String,
@@ -694,6 +720,7 @@ pub struct TaskReport {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ReportResult {
     pub pad: Option<String>,
     pub authors: Vec<AuthorReport>,
@@ -717,6 +744,7 @@ pub struct TokenCreateParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TokenInfo {
     pub name: String,
     pub pads: Vec<String>,
@@ -728,6 +756,7 @@ pub struct TokenInfo {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TokenCreateResult {
     pub token: TokenInfo,
     /// The secret, shown this once: the engine keeps only its hash.
@@ -739,6 +768,7 @@ pub struct TokenCreateResult {
 pub struct TokenListParams {}
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TokenListResult {
     pub tokens: Vec<TokenInfo>,
 }
@@ -750,6 +780,7 @@ pub struct TokenRevokeParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TokenRevokeResult {
     pub revoked: bool,
 }

@@ -1,7 +1,9 @@
 //! The UI's wire types (`ui/src/protocol.ts`) are generated from the
 //! engine's Rust types with ts-rs, so the two cannot drift: the test fails
 //! when the file differs from what the types say, and
-//! `UPDATE_TS=1 cargo test --lib typescript` rewrites it.
+//! `UPDATE_TS=1 cargo test --lib typescript` rewrites it. With them goes
+//! `Results`, what each method answers, which types the UI's `rpc` (every
+//! call's result is the method's type, never a shape written in place).
 
 use std::path::Path;
 
@@ -9,11 +11,7 @@ use ts_rs::{Config, TS};
 
 use crate::events::{EventType, Trashed};
 use crate::model::{Category, Entry, Kind, Pad, Status};
-use crate::protocol::{
-    Action, AgentCard, AgentInfo, AgentListResult, AgentSkill, AskResult, Brief, Delivery,
-    DeliveryState, ListResult, SearchHit, SearchMode, SearchResult, SeenAuthor, ThreadResult,
-    Version,
-};
+use crate::protocol::*;
 
 const FILE: &str = "ui/src/protocol.ts";
 
@@ -25,7 +23,7 @@ fn declaration<T: TS>(cfg: &Config) -> String {
 fn generated() -> String {
     // Counts and versions fit a JavaScript number; JSON carries them so.
     let cfg = Config::new().with_large_int("number");
-    let decls = [
+    let mut decls = vec![
         declaration::<Kind>(&cfg),
         declaration::<Status>(&cfg),
         declaration::<Category>(&cfg),
@@ -49,12 +47,117 @@ fn generated() -> String {
         declaration::<AgentListResult>(&cfg),
         declaration::<DeliveryState>(&cfg),
         declaration::<Delivery>(&cfg),
+        declaration::<HelloResult>(&cfg),
+        declaration::<EntryResult>(&cfg),
+        declaration::<LooksLike>(&cfg),
+        declaration::<DeleteResult>(&cfg),
+        declaration::<TagCount>(&cfg),
+        declaration::<TagsResult>(&cfg),
+        declaration::<PadListResult>(&cfg),
+        declaration::<PadResult>(&cfg),
+        declaration::<ClearResult>(&cfg),
+        declaration::<ExportResult>(&cfg),
+        declaration::<SubscribeResult>(&cfg),
+        declaration::<OkResult>(&cfg),
+        declaration::<Activity>(&cfg),
+        declaration::<PadActivity>(&cfg),
+        declaration::<StatsResult>(&cfg),
+        declaration::<SemanticInfo>(&cfg),
+        declaration::<ReindexResult>(&cfg),
+        declaration::<InboxResult>(&cfg),
+        declaration::<StepState>(&cfg),
+        declaration::<PlanStep>(&cfg),
+        declaration::<PlanCounts>(&cfg),
+        declaration::<PlanResult>(&cfg),
+        declaration::<ClaimResult>(&cfg),
+        declaration::<ShareResult>(&cfg),
+        declaration::<AuthorReport>(&cfg),
+        declaration::<TaskReport>(&cfg),
+        declaration::<ReportResult>(&cfg),
+        declaration::<TokenInfo>(&cfg),
+        declaration::<TokenCreateResult>(&cfg),
+        declaration::<TokenListResult>(&cfg),
+        declaration::<TokenRevokeResult>(&cfg),
+        declaration::<HistoryResult>(&cfg),
+        declaration::<TrashResult>(&cfg),
+        declaration::<Skipped>(&cfg),
+        declaration::<RestoreResult>(&cfg),
+        declaration::<PurgeResult>(&cfg),
+        declaration::<Change>(&cfg),
+        declaration::<ChangesResult>(&cfg),
+        declaration::<AgentResult>(&cfg),
+        declaration::<AgentRemoveResult>(&cfg),
+        declaration::<DeliveriesResult>(&cfg),
     ];
+    decls.push(results(&cfg));
     format!(
         "// Generated from the engine's Rust types by src/typescript.rs: do not edit.\n\
          // `UPDATE_TS=1 cargo test --lib typescript` rewrites it after a change.\n\n{}",
         decls.join("\n")
     )
+}
+
+/// What each method answers, as protocol.ts's `Results`.
+fn results(cfg: &Config) -> String {
+    let rows = method_results(cfg)
+        .into_iter()
+        .map(|(method, result)| format!("  \"{method}\": {result};\n"))
+        .collect::<String>();
+    format!(
+        "/**\n * What each method answers (`rpc` in api.ts returns it).\n */\nexport interface Results {{\n{rows}}}\n\nexport type Method = keyof Results;\n"
+    )
+}
+
+/// Each method with its result type, in `METHODS` order.
+fn method_results(cfg: &Config) -> Vec<(&'static str, String)> {
+    vec![
+        ("hello", HelloResult::name(cfg)),
+        ("entry.add", EntryResult::name(cfg)),
+        ("entry.get", EntryResult::name(cfg)),
+        ("entry.update", EntryResult::name(cfg)),
+        ("entry.delete", DeleteResult::name(cfg)),
+        ("entry.history", HistoryResult::name(cfg)),
+        ("entry.trash", TrashResult::name(cfg)),
+        ("entry.restore", RestoreResult::name(cfg)),
+        ("entry.purge", PurgeResult::name(cfg)),
+        ("entry.changes", ChangesResult::name(cfg)),
+        ("entry.list", ListResult::name(cfg)),
+        ("search", SearchResult::name(cfg)),
+        ("tags.list", TagsResult::name(cfg)),
+        ("pad.list", PadListResult::name(cfg)),
+        ("pad.configure", PadResult::name(cfg)),
+        ("pad.touch", PadResult::name(cfg)),
+        ("pad.clear", ClearResult::name(cfg)),
+        ("pad.export", ExportResult::name(cfg)),
+        ("subscribe", SubscribeResult::name(cfg)),
+        ("unsubscribe", OkResult::name(cfg)),
+        ("stats", StatsResult::name(cfg)),
+        ("reindex", ReindexResult::name(cfg)),
+        ("inbox", InboxResult::name(cfg)),
+        ("plan.order", PlanResult::name(cfg)),
+        ("task.claim", ClaimResult::name(cfg)),
+        ("task.heartbeat", EntryResult::name(cfg)),
+        ("task.complete", EntryResult::name(cfg)),
+        ("task.fail", EntryResult::name(cfg)),
+        ("entry.share", ShareResult::name(cfg)),
+        ("entry.thread", ThreadResult::name(cfg)),
+        ("ask", AskResult::name(cfg)),
+        ("report", ReportResult::name(cfg)),
+        ("token.create", TokenCreateResult::name(cfg)),
+        ("token.list", TokenListResult::name(cfg)),
+        ("token.revoke", TokenRevokeResult::name(cfg)),
+        ("agent.add", AgentResult::name(cfg)),
+        ("agent.list", AgentListResult::name(cfg)),
+        ("agent.remove", AgentRemoveResult::name(cfg)),
+        ("agent.deliveries", DeliveriesResult::name(cfg)),
+    ]
+}
+
+#[test]
+fn every_method_has_its_result_type() {
+    let cfg = Config::new();
+    let named: Vec<&str> = method_results(&cfg).into_iter().map(|(m, _)| m).collect();
+    assert_eq!(named, METHODS, "method_results must list METHODS, in order");
 }
 
 #[test]

@@ -112,11 +112,13 @@ pub struct AgentListResult {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct AgentResult {
     pub agent: AgentInfo,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct AgentRemoveResult {
     pub removed: bool,
     /// Deliveries to it that were dropped.
@@ -175,6 +177,7 @@ pub struct DeliveriesParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct DeliveriesResult {
     pub deliveries: Vec<Delivery>,
 }

@@ -142,6 +142,7 @@ pub struct PurgeParams {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PurgeResult {
     /// Kept versions erased for good.
     pub purged: usize,

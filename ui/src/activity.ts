@@ -3,18 +3,8 @@
 
 import { rpc } from "./api";
 import { count } from "./count";
+import type { Change, PadActivity, StatsResult } from "./protocol";
 import { ago } from "./time";
-
-/** One edit, deletion or restore (`entry.changes`). */
-interface Change {
-  at: string;
-  by: string;
-  what: string;
-  id: string;
-  pad: string;
-  change: number | null;
-  preview: string;
-}
 
 const DID: Record<string, string> = {
   edit: "edited",
@@ -30,7 +20,7 @@ const DID: Record<string, string> = {
  *  clear) is one line. */
 async function changesBox(): Promise<HTMLElement> {
   const since = new Date(Date.now() - 3600_000).toISOString();
-  const r = await rpc<{ changes: Change[] }>("entry.changes", { since, include_created: false, limit: 200 });
+  const r = await rpc("entry.changes", { since, include_created: false, limit: 200 });
   const box = el("div", "act-box wide");
   box.id = "act-changes";
   box.append(el("h3", "", "Edits and deletions, last hour"));
@@ -51,7 +41,7 @@ async function changesBox(): Promise<HTMLElement> {
       const undo = el("button", "", "Undo");
       undo.addEventListener("click", () => {
         undo.disabled = true;
-        void rpc<{ restored: unknown[] }>("entry.restore", { change: c.change }).then((res) => {
+        void rpc("entry.restore", { change: c.change }).then((res) => {
           undo.textContent = `restored ${res.restored.length}`;
         });
       });
@@ -60,32 +50,6 @@ async function changesBox(): Promise<HTMLElement> {
     box.append(row);
   }
   return box;
-}
-
-interface PadActivity {
-  name: string;
-  entries: number;
-  last_write_at: string;
-  idle_seconds: number;
-  expires_at: string | null;
-}
-
-interface Stats {
-  entries: number;
-  pads: number;
-  archived_pads: number;
-  embed_queue: number;
-  index_queue: number;
-  semantic: { status: string; model?: string; reason?: string };
-  metrics?: string;
-  activity: {
-    entries_per_minute: number[];
-    entries_last_hour: number;
-    top_tags: { tag: string; count: number }[];
-    busiest_pads: PadActivity[];
-    stalest_pads: PadActivity[];
-    avg_entry_bytes: number;
-  };
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -142,9 +106,10 @@ function padList(title: string, pads: PadActivity[], open: (pad: string) => void
 }
 
 /** Fills `root` with the activity view. */
-export async function renderActivity(root: HTMLElement, open: (pad: string) => void): Promise<Stats> {
-  const s = await rpc<Stats>("stats", { activity: true });
+export async function renderActivity(root: HTMLElement, open: (pad: string) => void): Promise<StatsResult> {
+  const s = await rpc("stats", { activity: true });
   const a = s.activity;
+  if (!a) throw new Error("the engine answered stats without its activity");
   const head = el("div", "act-figures");
   const figure = (label: string, value: string, id: string) => {
     const f = el("div", "act-figure");

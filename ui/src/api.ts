@@ -3,6 +3,7 @@
 
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import type { Method, Results } from "./protocol";
 import type { AppInfo, PadEvent, RpcError, Settings } from "./types";
 
 export class EngineError extends Error {
@@ -11,9 +12,11 @@ export class EngineError extends Error {
   }
 }
 
-export async function rpc<T = any>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+/** Calls `method`; its result is the method's own type (protocol.ts's
+ *  `Results`, generated from the engine's). */
+export async function rpc<M extends Method>(method: M, params: Record<string, unknown> = {}): Promise<Results[M]> {
   try {
-    return await invoke<T>("rpc", { method, params });
+    return await invoke<Results[M]>("rpc", { method, params });
   } catch (e) {
     const err = e as RpcError | string;
     if (typeof err === "object" && err && "code" in err) {

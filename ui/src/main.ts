@@ -198,7 +198,7 @@ async function main(): Promise<void> {
   await onShowNeedsEyes(() => {
     if (app.view !== "inbox") void showInbox().catch(fail);
   });
-  const stats = await rpc<{ waiting_questions?: string[] }>("stats");
+  const stats = await rpc("stats");
   app.waiting = new Set(stats.waiting_questions ?? []);
   await loadInbox();
   await loadPads();

@@ -241,3 +241,402 @@ question: string | null,
  * Failed sends so far.
  */
 attempts: number, updated_at: string, };
+
+export type HelloResult = { server: string, version: string, protocol: number, pid: number, author: string | null, 
+/**
+ * What this connection may do: `owner`, or the token's name and pads.
+ */
+access: string, 
+/**
+ * The name of the access token this connection presented, if any.
+ */
+token?: string | null, };
+
+export type EntryResult = { entry: Entry, 
+/**
+ * Only for `entry.add` with `check_duplicates`: the live note of the
+ * same pad this one repeats.
+ */
+looks_like?: LooksLike | null, };
+
+/**
+ * A note a new one repeats (`entry.add` with `check_duplicates`).
+ */
+export type LooksLike = { id: string, 
+/**
+ * Its first 120 characters.
+ */
+preview: string, 
+/**
+ * `text` (the same), `words` (nearly the same words) or `meaning`
+ * (nearly the same meaning).
+ */
+same: string, 
+/**
+ * 1 for the same text; the words' overlap (Jaccard) or the cosine.
+ */
+similarity: number, };
+
+export type DeleteResult = { deleted: boolean, id: string, 
+/**
+ * The change that moved it to the trash: `entry.restore {change}` undoes it.
+ */
+change: number | null, };
+
+export type TagCount = { tag: string, count: number, };
+
+export type TagsResult = { tags: Array<TagCount>, };
+
+export type PadListResult = { pads: Array<Pad>, };
+
+export type PadResult = { pad: Pad, };
+
+export type ClearResult = { deleted: number, 
+/**
+ * The change that moved them to the trash: `entry.restore {change}`
+ * brings them all back.
+ */
+change: number | null, };
+
+export type ExportResult = { text: string, 
+/**
+ * Entries in the text.
+ */
+entries: number, 
+/**
+ * Entries a budget left out.
+ */
+left_out: number, };
+
+export type SubscribeResult = { subscription: number, };
+
+export type OkResult = { ok: boolean, };
+
+/**
+ * What has been happening, for the activity view and `pad stats`.
+ */
+export type Activity = { 
+/**
+ * Entries written in each minute of the last hour, oldest first (60
+ * numbers; entries deleted since are not counted).
+ */
+entries_per_minute: Array<number>, 
+/**
+ * Entries written in the last hour.
+ */
+entries_last_hour: number, 
+/**
+ * The 10 most used tags on live pads.
+ */
+top_tags: Array<TagCount>, 
+/**
+ * The 5 live pads with the most entries.
+ */
+busiest_pads: Array<PadActivity>, 
+/**
+ * The 5 live pads idle the longest.
+ */
+stalest_pads: Array<PadActivity>, 
+/**
+ * Mean size of an entry's content on live pads, in bytes.
+ */
+avg_entry_bytes: number, };
+
+export type PadActivity = { name: string, entries: number, last_write_at: string, idle_seconds: number, 
+/**
+ * When it expires if nobody writes (`null`: never).
+ */
+expires_at: string | null, };
+
+export type StatsResult = { version: string, pid: number, uptime_seconds: number, entries: number, pads: number, archived_pads: number, tags: number, db_bytes: number, connections: number, subscribers: number, 
+/**
+ * `ask` calls waiting for an answer.
+ */
+waiting_asks: number, 
+/**
+ * The questions those calls wait for (ids).
+ */
+waiting_questions: Array<string>, 
+/**
+ * New entries acknowledged but still only in the insert journal.
+ */
+journal_queue: number, 
+/**
+ * Changes written but not yet in the text index.
+ */
+index_queue: number, 
+/**
+ * Entries written or edited but not yet embedded (0 without semantic search).
+ */
+embed_queue: number, semantic: SemanticInfo, data_dir: string, durability: string, 
+/**
+ * With `activity: true`.
+ */
+activity?: Activity | null, 
+/**
+ * Where the metrics endpoint listens, when it does.
+ */
+metrics?: string | null, };
+
+/**
+ * The state of semantic search, in `stats`.
+ */
+export type SemanticInfo = { 
+/**
+ * `ready`, `loading`, `unavailable` or `off`.
+ */
+status: string, 
+/**
+ * The model in use, e.g. `all-MiniLM-L6-v2/int8`.
+ */
+model?: string | null, 
+/**
+ * The ONNX Runtime library loaded.
+ */
+runtime?: string | null, 
+/**
+ * When unavailable or off: what is missing and how to fix it.
+ */
+reason?: string | null, 
+/**
+ * Vectors in the index.
+ */
+vectors: number, 
+/**
+ * Memory the vector index uses.
+ */
+index_bytes: number, 
+/**
+ * Entries embedded since the engine started, and how fast.
+ */
+embedded: number, embed_per_second: number, };
+
+export type ReindexResult = { 
+/**
+ * Entries queued to be embedded again.
+ */
+queued: number, };
+
+export type InboxResult = { author: string, 
+/**
+ * New entries by others tagged `needs_eyes`, oldest first.
+ */
+needs_eyes: Array<Entry>, 
+/**
+ * New entries by others that reply to one of this author's entries.
+ */
+replies: Array<Entry>, 
+/**
+ * New notes by others addressed to this author (`to`).
+ */
+addressed: Array<Entry>, 
+/**
+ * This author's entries whose reminder came due since the last read.
+ */
+reminders: Array<Entry>, };
+
+/**
+ * Where a task stands in its plan.
+ */
+export type StepState = "ready" | "running" | "blocked" | "done" | "failed";
+
+export type PlanStep = { entry: Entry, state: StepState, 
+/**
+ * Dependencies not yet done.
+ */
+waiting_on: Array<string>, };
+
+export type PlanCounts = { ready: number, running: number, blocked: number, done: number, failed: number, };
+
+export type PlanResult = { pad: string, 
+/**
+ * Entries of kind `plan` (the goal and the approach), newest first.
+ */
+plans: Array<Entry>, 
+/**
+ * The pad's tasks, each after everything it depends on.
+ */
+entries: Array<PlanStep>, counts: PlanCounts, };
+
+export type ClaimResult = { 
+/**
+ * The task now held, or `null` when nothing is ready.
+ */
+entry: Entry | null, 
+/**
+ * When nothing is ready: where the pad's tasks stand (are others still
+ * running, is everything done?).
+ */
+counts?: PlanCounts | null, };
+
+export type ShareResult = { 
+/**
+ * One copy per pad, each with `meta.shared_from` = {pad, id, author}.
+ */
+copies: Array<Entry>, };
+
+export type AuthorReport = { author: string, 
+/**
+ * Entries written (of any kind).
+ */
+entries: number, 
+/**
+ * Tasks this author finished, as their holder.
+ */
+tasks_done: number, tasks_failed: number, 
+/**
+ * Claims beyond the first of the tasks this author holds or held last.
+ */
+retries: number, 
+/**
+ * Sum of `meta.tokens` over this author's entries.
+ */
+tokens: number, };
+
+export type TaskReport = { id: string, pad: string, 
+/**
+ * The task's first line, shortened.
+ */
+title: string, status: Status | null, assignee: string | null, attempts: number, retries: number, error: string | null, 
+/**
+ * From the last claim to completion (done or failed).
+ */
+duration_seconds: number | null, tokens: number, };
+
+export type ReportResult = { pad: string | null, authors: Array<AuthorReport>, 
+/**
+ * The newest 1,000 tasks; `tasks_total` counts them all.
+ */
+tasks: Array<TaskReport>, tasks_total: number, totals: AuthorReport, };
+
+export type TokenInfo = { name: string, pads: Array<string>, read_only: boolean, 
+/**
+ * Registered agents it may hand work to (`*`: any).
+ */
+agents: Array<string>, created_at: string, };
+
+export type TokenCreateResult = { token: TokenInfo, 
+/**
+ * The secret, shown this once: the engine keeps only its hash.
+ */
+secret: string, };
+
+export type TokenListResult = { tokens: Array<TokenInfo>, };
+
+export type TokenRevokeResult = { revoked: boolean, };
+
+export type HistoryResult = { id: string, 
+/**
+ * The entry now; `null` while it is deleted.
+ */
+entry: Entry | null, 
+/**
+ * Kept versions, oldest first.
+ */
+versions: Array<Version>, };
+
+export type TrashResult = { 
+/**
+ * Deleted entries not brought back, newest deletion first.
+ */
+entries: Array<Version>, next_cursor: string | null, };
+
+export type Skipped = { id: string, reason: string, };
+
+export type RestoreResult = { restored: Array<Entry>, 
+/**
+ * What could not be undone, and why (already back, edited since, a pad
+ * the caller cannot write).
+ */
+skipped: Array<Skipped>, };
+
+export type PurgeResult = { 
+/**
+ * Kept versions erased for good.
+ */
+purged: number, };
+
+/**
+ * One thing an author did to an entry.
+ */
+export type Change = { at: string, by: string, 
+/**
+ * `created`, `restored`, or the kept version's action (`edit`,
+ * `delete`, `clear`, `window`, `expire`).
+ */
+what: string, id: string, pad: string, 
+/**
+ * The change to pass to `entry.restore` to undo it (edits and deletions).
+ */
+change: number | null, 
+/**
+ * The entry's first line, shortened (for an edit: as it was before).
+ */
+preview: string, };
+
+export type ChangesResult = { 
+/**
+ * Newest first.
+ */
+changes: Array<Change>, 
+/**
+ * More changes matched than `limit`.
+ */
+truncated: boolean, };
+
+export type AgentResult = { agent: AgentInfo, };
+
+export type AgentRemoveResult = { removed: boolean, 
+/**
+ * Deliveries to it that were dropped.
+ */
+dropped: number, };
+
+export type DeliveriesResult = { deliveries: Array<Delivery>, };
+
+/**
+ * What each method answers (`rpc` in api.ts returns it).
+ */
+export interface Results {
+  "hello": HelloResult;
+  "entry.add": EntryResult;
+  "entry.get": EntryResult;
+  "entry.update": EntryResult;
+  "entry.delete": DeleteResult;
+  "entry.history": HistoryResult;
+  "entry.trash": TrashResult;
+  "entry.restore": RestoreResult;
+  "entry.purge": PurgeResult;
+  "entry.changes": ChangesResult;
+  "entry.list": ListResult;
+  "search": SearchResult;
+  "tags.list": TagsResult;
+  "pad.list": PadListResult;
+  "pad.configure": PadResult;
+  "pad.touch": PadResult;
+  "pad.clear": ClearResult;
+  "pad.export": ExportResult;
+  "subscribe": SubscribeResult;
+  "unsubscribe": OkResult;
+  "stats": StatsResult;
+  "reindex": ReindexResult;
+  "inbox": InboxResult;
+  "plan.order": PlanResult;
+  "task.claim": ClaimResult;
+  "task.heartbeat": EntryResult;
+  "task.complete": EntryResult;
+  "task.fail": EntryResult;
+  "entry.share": ShareResult;
+  "entry.thread": ThreadResult;
+  "ask": AskResult;
+  "report": ReportResult;
+  "token.create": TokenCreateResult;
+  "token.list": TokenListResult;
+  "token.revoke": TokenRevokeResult;
+  "agent.add": AgentResult;
+  "agent.list": AgentListResult;
+  "agent.remove": AgentRemoveResult;
+  "agent.deliveries": DeliveriesResult;
+}
+
+export type Method = keyof Results;

@@ -3,7 +3,8 @@
 // FeedStore (store.ts), kept in step with the engine's events.
 
 import { Deliveries } from "./deliveries";
-import { FeedStore, type PlanStep } from "./store";
+import type { PlanStep } from "./protocol";
+import { FeedStore } from "./store";
 import type { AppInfo, Entry, Pad, Settings } from "./types";
 
 export type View = "feed" | "all" | "search" | "inbox" | "tasks" | "activity" | "trash" | "agents";

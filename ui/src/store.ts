@@ -169,12 +169,6 @@ export class FeedStore {
   }
 }
 
-/** Tasks in the order plan.order gave, for the tasks view. */
-export interface PlanStep {
-  entry: Entry;
-  state: "ready" | "running" | "blocked" | "done" | "failed";
-  waiting_on: string[];
-}
 
 /** The newest question by someone other than `me` that nobody has
  *  answered: what the quick box offers to answer. */

@@ -1,6 +1,6 @@
 import { entry } from "./fixtures";
 import { planCounts, taskWord } from "./taskwords";
-import type { PlanStep } from "./store";
+import type { PlanStep } from "./protocol";
 
 const step = (state: PlanStep["state"], waiting_on: string[] = []): PlanStep =>
   ({ entry: entry({ kind: "task", status: "todo" }), state, waiting_on } as PlanStep);

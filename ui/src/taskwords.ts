@@ -10,7 +10,7 @@
 // Off the tasks view, where the plan is not at hand, a `todo` task with
 // dependencies says `waiting` (they may be done; the tasks view knows).
 
-import type { PlanStep } from "./store";
+import type { PlanStep } from "./protocol";
 import type { Entry } from "./types";
 
 export type TaskWord = "ready" | "waiting" | "running" | "blocked" | "done" | "failed";

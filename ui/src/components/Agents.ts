@@ -9,7 +9,7 @@ import { authorChip } from "../authors";
 import { type Chat, chatLabel, chatsOf, controlParams, controlsFor } from "../chats";
 import { openConnect } from "./Connect";
 import { $, el, fail, say } from "../dom";
-import type { AgentInfo, AgentListResult, Brief, ListResult, SeenAuthor } from "../protocol";
+import type { AgentInfo, AgentListResult, Brief, SeenAuthor } from "../protocol";
 import { app } from "../state";
 import { ago } from "../time";
 
@@ -28,7 +28,7 @@ export function onAgentsOpen(pad: (name: string) => void, entry: (pad: string, i
 export async function renderAgents(box: HTMLElement, shown: () => boolean): Promise<void> {
   clearInterval(timer);
   const refresh = async () => {
-    const r = await rpc<AgentListResult>("agent.list", {});
+    const r = await rpc("agent.list", {});
     draw(box, r, await chats(r.seen));
   };
   await refresh();
@@ -47,7 +47,7 @@ async function chats(seen: SeenAuthor[]): Promise<Map<string, Chat[]>> {
   const since = new Date(Date.now() - 86_400_000).toISOString();
   const by = new Map<string, Chat[]>();
   await Promise.all(seen.slice(0, CHAT_AUTHORS).map(async (s) => {
-    const r = await rpc<ListResult>("entry.list", { author: s.author, since, limit: 200 });
+    const r = await rpc("entry.list", { author: s.author, since, limit: 200 });
     const found = chatsOf(r.entries);
     if (found.length) by.set(s.author, found);
   }));
@@ -182,11 +182,11 @@ function addForm(): HTMLFormElement {
     add.disabled = true;
     const params: Record<string, string> = { name: name.value.trim(), url: url.value.trim() };
     if (token.value.trim()) params.token = token.value.trim();
-    void rpc<{ agent: AgentInfo }>("agent.add", params)
+    void rpc("agent.add", params)
       .then(async (r) => {
         say(`registered ${r.agent.name}${r.agent.card ? ` (${r.agent.card.name})` : ""}`);
         name.value = url.value = token.value = "";
-        draw($("activity"), await rpc<AgentListResult>("agent.list", {}));
+        draw($("activity"), await rpc("agent.list", {}));
       })
       .catch(fail)
       .finally(() => {

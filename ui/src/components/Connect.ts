@@ -7,7 +7,6 @@
 import { connectAgentZero, rpc } from "../api";
 import { seenSince } from "../chats";
 import { $, el } from "../dom";
-import type { AgentListResult } from "../protocol";
 
 const AUTHOR = "agent-zero";
 let waiting = 0;
@@ -43,7 +42,7 @@ async function connect(): Promise<void> {
     const a2aUrl = $<HTMLInputElement>("connect-a2a").value.trim();
     let a2a = "";
     if (a2aUrl) {
-      const added = await rpc<{ agent: { url: string } }>("agent.add", { name: AUTHOR, url: a2aUrl, replace: true });
+      const added = await rpc("agent.add", { name: AUTHOR, url: a2aUrl, replace: true });
       a2a = `Registered its A2A server (${added.agent.url}): notes to @${AUTHOR} go there. `;
       $<HTMLInputElement>("connect-a2a").value = "";
     }
@@ -58,7 +57,7 @@ async function connect(): Promise<void> {
     result.append(wait);
     clearInterval(waiting);
     waiting = window.setInterval(() => {
-      void rpc<AgentListResult>("agent.list", { seen_within: 3600 }).then((list) => {
+      void rpc("agent.list", { seen_within: 3600 }).then((list) => {
         if (seenSince(list, AUTHOR, since)) {
           clearInterval(waiting);
           wait.textContent = "Agent Zero called: it is connected. Hand it work with @agent-zero in the quick box.";

@@ -15,7 +15,7 @@ export async function confirmAction(text: string, ok = "Delete"): Promise<boolea
 
 export async function exportPad(): Promise<void> {
   if (!padOnScreen()) return say("open a pad first: Export acts on the pad on screen", true);
-  const r = await rpc<{ text: string }>("pad.export", { name: currentPad(), format: "markdown" });
+  const r = await rpc("pad.export", { name: currentPad(), format: "markdown" });
   $("export-title").textContent = `Export of ${currentPad()}`;
   ($("export-text") as HTMLTextAreaElement).value = r.text;
   $<HTMLDialogElement>("export-dialog").showModal();

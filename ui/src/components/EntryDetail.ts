@@ -300,7 +300,7 @@ async function saveEdit(content: string): Promise<void> {
     say("saved");
   } catch (err) {
     if (err instanceof EngineError && err.code === -32002) {
-      const now = await rpc<{ entry: Entry }>("entry.get", { id: base.id });
+      const now = await rpc("entry.get", { id: base.id });
       drawTheirs(now.entry, true);
       say("not saved: it changed while you edited", true);
     } else {
@@ -317,7 +317,7 @@ async function seen(e: Entry): Promise<void> {
  *  have changed it since it was drawn). */
 export async function doneLooking(id: string): Promise<void> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const { entry } = await rpc<{ entry: Entry }>("entry.get", { id });
+    const { entry } = await rpc("entry.get", { id });
     if (!entry.tags.includes("needs_eyes")) return;
     try {
       await rpc("entry.update", { id, tags: entry.tags.filter((t) => t !== "needs_eyes"), if_version: entry.version });
@@ -332,7 +332,7 @@ export async function remove(e: Entry): Promise<void> {
   if (inTrash()) return;
   if (!(await confirmAction(`Delete this ${e.kind} by ${e.author}? It goes to the pad's trash.`))) return;
   try {
-    const r = await rpc<{ change: number | null }>("entry.delete", { id: e.id });
+    const r = await rpc("entry.delete", { id: e.id });
     offerUndo(`Deleted the ${e.kind} by ${e.author}.`, r.change, () => undefined);
   } catch (err) {
     fail(err);

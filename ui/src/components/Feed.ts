@@ -6,17 +6,16 @@
 import { rpc, setSettings } from "../api";
 import { renderActivity } from "../activity";
 import { deliveryClass, deliveryLabel } from "../deliveries";
-import type { Delivery } from "../protocol";
 import { renderAgents } from "./Agents";
 import { count, searchTitle } from "../count";
 import { $, el, fail, pinIcon, say } from "../dom";
 import { authorChip } from "../authors";
 import { app, currentPad, padLabel, padOnScreen } from "../state";
 import { fixPadName } from "../tags";
-import type { Filter, PlanStep } from "../store";
+import type { Filter } from "../store";
 import { plainPreview } from "../markdown";
 import { ago } from "../time";
-import type { Entry, Kind, Pad, Status } from "../types";
+import type { Entry, Kind, Status } from "../types";
 import { planCounts, taskWord } from "../taskwords";
 import { VirtualList } from "../virtual";
 import { confirmAction } from "./Dialogs";
@@ -69,8 +68,8 @@ export async function loadFeed(): Promise<void> {
   const f = app.view === "all" ? { ...filter(), pad: null } : filter();
   app.feed.expect(f);
   const [r, d] = await Promise.all([
-    rpc<{ entries: Entry[]; next_cursor: string | null }>("entry.list", listParams(f)),
-    rpc<{ deliveries: Delivery[] }>("agent.deliveries", f.pad ? { pad: f.pad } : {}).catch(() => ({ deliveries: [] })),
+    rpc("entry.list", listParams(f)),
+    rpc("agent.deliveries", f.pad ? { pad: f.pad } : {}).catch(() => ({ deliveries: [] })),
   ]);
   app.deliveries.load(d.deliveries);
   app.feed.load(r.entries, f);
@@ -90,7 +89,7 @@ export async function loadMore(): Promise<void> {
   if (!app.cursor || app.loadingMore || (app.view !== "feed" && app.view !== "all")) return;
   app.loadingMore = true;
   try {
-    const r = await rpc<{ entries: Entry[]; next_cursor: string | null }>("entry.list", { ...listParams(app.feed.filter), cursor: app.cursor });
+    const r = await rpc("entry.list", { ...listParams(app.feed.filter), cursor: app.cursor });
     app.feed.append(r.entries);
     app.cursor = r.next_cursor;
     draw();
@@ -283,7 +282,7 @@ export async function search(q: string): Promise<void> {
   if (f.tag) p.tags = [f.tag];
   if (f.kind) p.kind = f.kind;
   if (f.author) p.author = f.author;
-  const r = await rpc<{ hits: { entry: Entry }[]; mode: string }>("search", p);
+  const r = await rpc("search", p);
   app.shown = r.hits.map((h) => h.entry);
   $("view-title").textContent = searchTitle(app.shown.length, SEARCH_LIMIT, q, r.mode);
   list.setItems(app.shown);
@@ -297,7 +296,7 @@ export async function showTasks(): Promise<void> {
     app.view = "feed";
     return loadFeed();
   }
-  const r = await rpc<{ entries: PlanStep[] }>("plan.order", { pad: currentPad() });
+  const r = await rpc("plan.order", { pad: currentPad() });
   app.plan = r.entries;
   app.view = "tasks";
   draw();
@@ -387,7 +386,7 @@ export async function showActivity(): Promise<void> {
 }
 
 export async function loadInbox(): Promise<void> {
-  const r = await rpc<{ entries: Entry[] }>("entry.list", { tags: ["needs_eyes"], limit: 200 });
+  const r = await rpc("entry.list", { tags: ["needs_eyes"], limit: 200 });
   app.feed.loadInbox(r.entries);
 }
 
@@ -414,7 +413,7 @@ export async function clearPad(): Promise<void> {
     say("nothing deleted");
     return;
   }
-  const r = await rpc<{ deleted: number; change: number | null }>("pad.clear", { name: pad });
+  const r = await rpc("pad.clear", { name: pad });
   say(`deleted ${count(r.deleted, "entry", "entries")}`);
   offerUndo(`Cleared ${pad}: ${count(r.deleted, "entry", "entries")} in the trash.`, r.change, () => void loadFeed().catch(fail));
   await loadFeed();
@@ -448,7 +447,7 @@ export async function createPad(): Promise<void> {
   const name = fixPadName($<HTMLInputElement>("new-pad-name").value);
   if (!name) return;
   try {
-    const r = await rpc<{ pad: Pad }>("pad.configure", { name, ttl_seconds: app.settings.default_ttl_seconds });
+    const r = await rpc("pad.configure", { name, ttl_seconds: app.settings.default_ttl_seconds });
     await loadPads();
     await openPad(r.pad.name);
   } catch (e) {

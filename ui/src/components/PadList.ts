@@ -20,7 +20,7 @@ export function onOpenPad(fn: (name: string) => void): void {
 let archived: Pad[] = [];
 
 export async function loadPads(): Promise<void> {
-  const all = (await rpc<{ pads: Pad[] }>("pad.list", { include_archived: true })).pads;
+  const all = (await rpc("pad.list", { include_archived: true })).pads;
   app.pads = all.filter((p) => !p.archived);
   archived = all.filter((p) => p.archived).sort((a, b) => (b.archived_at ?? "").localeCompare(a.archived_at ?? ""));
   drawPads();

@@ -69,7 +69,7 @@ async function ready(entry: Entry | null = null): Promise<void> {
   if (entry) {
     offered = entry;
   } else {
-    const r = await rpc<{ entries: Entry[] }>("entry.list", { kind: "question", tags: ["needs_eyes"], limit: 20 }).catch(() => ({ entries: [] }));
+    const r = await rpc("entry.list", { kind: "question", tags: ["needs_eyes"], limit: 20 }).catch(() => ({ entries: [] }));
     offered = newestOpenQuestion(r.entries, settings.author);
   }
   replying = offered !== null;

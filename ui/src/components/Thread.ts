@@ -23,7 +23,7 @@ export function repliesOf(id: string): Entry[] | null {
 }
 
 export async function loadThread(id: string): Promise<void> {
-  const r = await rpc<{ entry: Entry; replies: Entry[] }>("entry.thread", { id });
+  const r = await rpc("entry.thread", { id });
   loaded = { id, replies: r.replies };
   threadVersion++;
 }
