@@ -124,12 +124,7 @@ impl Engine {
             activity,
             journal_queue,
             index_queue,
-            // On PostgreSQL the queue is the team's; without meaning search
-            // here, none of it is this engine's to report.
-            embed_queue: match self.semantic() {
-                Some(_) => db.embed_queue().await?,
-                None => 0,
-            },
+            embed_queue: self.embed_queue().await?,
             db_bytes: db.disk_bytes().await?,
         })
     }
@@ -204,6 +199,16 @@ impl Engine {
 }
 
 impl Engine {
+    /// Entries and edits waiting to be embedded. On PostgreSQL the queue is
+    /// the team's; without meaning search here, none of it is this
+    /// engine's to report.
+    async fn embed_queue(&self) -> Result<i64> {
+        match self.semantic() {
+            Some(_) => self.db().embed_queue().await,
+            None => Ok(0),
+        }
+    }
+
     /// The metrics endpoint's text for a scrape now, with the stored state
     /// read in one scan's turn; `None` when metrics are off.
     pub async fn metrics_text(&self) -> Result<Option<String>> {
@@ -228,12 +233,7 @@ impl Engine {
                 recent: db.recent_writes_by_pad(since, TOP_PADS).await?,
                 journal_queue,
                 index_queue,
-                // On PostgreSQL the queue is the team's: only an engine that
-                // embeds reports it.
-                embed_queue: match self.semantic() {
-                    Some(_) => db.embed_queue().await?,
-                    None => 0,
-                },
+                embed_queue: self.embed_queue().await?,
                 disk: db.disk_usage().await?,
             }
         };

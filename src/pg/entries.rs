@@ -9,7 +9,9 @@ use crate::error::{Error, Result};
 use crate::id;
 use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
-use crate::storage::rules::{ambiguous, check_version, new_entry, no_entry, prefix_range, replied};
+use crate::storage::rules::{
+    ambiguous, check_version, new_entry, no_entry, prefix_range, replied, would_cycle,
+};
 use crate::storage::{Added, EntryFilter, NewEntry, Page, Patch};
 use crate::storage::{CycleSearch, Step};
 
@@ -231,10 +233,7 @@ impl PgStore {
                 resolved.push(dep);
             }
             if let Some(cycle) = find_cycle(&mut tx, &full_id, &resolved).await? {
-                return Err(Error::invalid(
-                    "depends_on",
-                    format!("depends_on would make a cycle: {cycle}. Remove one of these links."),
-                ));
+                return Err(would_cycle(&cycle));
             }
             after.depends_on = resolved;
         }

@@ -243,3 +243,12 @@ pub(crate) const KEPT_COLUMNS: &str = "seq, pad, author, kind, content, tags, st
      resume, lease_until, category, confidence, depends_on, remind_at, pinned, meta, created_at, \
      updated_at, version, reply_to, choices, replies, answer, attempts, error, claimed_at, \
      finished_at, lease_ms, reminded_at, addressed_to";
+
+/// The answer to `depends_on` links that would close `cycle` (the ids in
+/// the loop, as the cycle walk names them).
+pub(crate) fn would_cycle(cycle: &str) -> Error {
+    Error::invalid(
+        "depends_on",
+        format!("depends_on would make a cycle: {cycle}. Remove one of these links."),
+    )
+}

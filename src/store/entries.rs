@@ -11,7 +11,9 @@ use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
 use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
-use crate::storage::rules::{ambiguous, check_version, new_entry, no_entry, prefix_range, replied};
+use crate::storage::rules::{
+    ambiguous, check_version, new_entry, no_entry, prefix_range, replied, would_cycle,
+};
 use crate::storage::EntryFilter;
 use crate::storage::{Added, NewEntry, Page, Patch};
 use crate::storage::{CycleSearch, Step};
@@ -366,10 +368,7 @@ impl Store {
                 resolved.push(dep);
             }
             if let Some(cycle) = find_cycle(&w.conn, &full_id, &resolved)? {
-                return Err(Error::invalid(
-                    "depends_on",
-                    format!("depends_on would make a cycle: {cycle}. Remove one of these links."),
-                ));
+                return Err(would_cycle(&cycle));
             }
             after.depends_on = resolved;
         }

@@ -12,10 +12,16 @@ import { parseQuickNote } from "./tags";
 import { exportPad, openSettings, wireDialogs } from "./components/Dialogs";
 import { wireConnect } from "./components/Connect";
 import { drawDetail, focusReply, remove, sendReply, startEdit, togglePin } from "./components/EntryDetail";
-import {
-  clearPad, createPad, drawInboxCount, drawNewPadHint, drawSoon, focusEntry, loadFeed, loadInbox, loadMore, move, nearEnd, newPad, openPad, search, showActivity, showAgents, showInbox,
-  refreshTrash, showAll, showTasks, showTrash,
-} from "./components/Feed";
+import { move, nearEnd } from "./components/List";
+import { clearPad, createPad, drawNewPadHint, newPad } from "./components/PadActions";
+import { focusEntry, loadMore, openPad, showAll } from "./views/feed";
+import { drawInboxCount } from "./views/frame";
+import { drawSoon, refilter, reload, wireTags } from "./views/index";
+import { loadInbox, showInbox } from "./views/inbox";
+import { showActivity, showAgents } from "./views/panes";
+import { search } from "./views/search";
+import { loadTasks, showTasks } from "./views/tasks";
+import { refreshTrash, showTrash } from "./views/trash";
 import { loadPads, onOpenPad, refreshPadsSoon } from "./components/PadList";
 import { loadThread, touches } from "./components/Thread";
 import { onAgentsOpen } from "./components/Agents";
@@ -64,8 +70,9 @@ function wire(): void {
     }
   });
   for (const id of ["f-kind", "f-tag", "f-author", "f-status"]) {
-    $(id).addEventListener("change", () => void (app.view === "search" ? search(($("search") as HTMLInputElement).value) : loadFeed()).catch(fail));
+    $(id).addEventListener("change", () => void refilter().catch(fail));
   }
+  wireTags();
   $("inbox-btn").addEventListener("click", () => void showInbox().catch(fail));
   $("activity-btn").addEventListener("click", () => void showActivity().catch(fail));
   $("agents-btn").addEventListener("click", () => void showAgents().catch(fail));
@@ -102,6 +109,11 @@ function wire(): void {
   document.addEventListener("keydown", keys);
 }
 
+/** Moves the selection; near the end of the feed, loads older entries. */
+function step(by: number): void {
+  if (move(by) > app.shown.length - 20) void loadMore().catch(fail);
+}
+
 function keys(ev: KeyboardEvent): void {
   const t = ev.target as HTMLElement;
   if (t.closest("input, textarea, select") || document.querySelector("dialog[open]")) return;
@@ -111,8 +123,8 @@ function keys(ev: KeyboardEvent): void {
       case "/": $("search").focus(); return true;
       case "n": $("compose-text").focus(); return true;
       case "r": return focusReply();
-      case "j": case "ArrowDown": move(1); return true;
-      case "k": case "ArrowUp": move(-1); return true;
+      case "j": case "ArrowDown": step(1); return true;
+      case "k": case "ArrowUp": step(-1); return true;
       case "p": if (e) void togglePin(e); return !!e;
       case "e": if (e) startEdit(e); return !!e;
       case "Delete": case "Backspace": if (e) void remove(e); return !!e;
@@ -155,11 +167,11 @@ async function main(): Promise<void> {
     if (ev.type === "reconnected") {
       $("engine-state").hidden = true;
       say("reconnected to the engine");
-      void Promise.all([loadInbox(), loadPads(), app.view === "feed" ? loadFeed() : Promise.resolve()]).then(drawSoon).catch(fail);
+      void Promise.all([reload(), loadPads()]).catch(fail);
       return;
     }
     if (ev.type === "lagged") {
-      void loadFeed().catch(fail);
+      void reload().catch(fail);
       refreshPadsSoon();
       return;
     }
@@ -184,8 +196,7 @@ async function main(): Promise<void> {
     if (c.pads) refreshPadsSoon();
     if (touches(ev) && app.selected) void loadThread(app.selected).then(drawDetail).catch(fail);
     if (app.view === "tasks" && ev.entry?.kind === "task" && ev.entry.pad === currentPad()) {
-      app.view = "feed";
-      void showTasks().catch(fail);
+      void loadTasks().catch(fail);
       return;
     }
     // The trash changes with a deletion, or with a listed entry restored.

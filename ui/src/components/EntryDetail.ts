@@ -16,7 +16,7 @@ import type { Entry } from "../types";
 import { confirmAction } from "./Dialogs";
 import { forgetThread, loadThread, openThread, renderThread, repliesOf, threadVersion } from "./Thread";
 import { deletedLine, historySection, inTrash, offerUndo, restoreEntry, trashed } from "./Trash";
-import { tagChip } from "./Feed";
+import { tagChip } from "./Tag";
 import { welcome } from "./Welcome";
 
 /** What the pane shows now; it is redrawn only when this changes, so a

@@ -1,11 +1,13 @@
 // The components' pure parts: which pads are listed, expiry labels, how
-// deep replies sit in a thread, the MCP entry the welcome pane offers.
+// deep replies sit in a thread, the MCP entry the welcome pane offers, what
+// a tag chip asks for.
 
 import { entry } from "../fixtures";
 import type { Pad } from "../types";
 import { expiryLabel, listedPads } from "./PadList";
 import { depths } from "./Thread";
 import { mcpEntry } from "./Welcome";
+import { TAG_FILTER, tagChip } from "./Tag";
 
 const pad = (name: string, over: Partial<Pad> = {}): Pad => ({
   name, entries: 1, last_write_at: "", expires_at: null, ttl_seconds: null, max_entries: null, archived: false, archived_at: null, ...over,
@@ -45,5 +47,23 @@ describe("Welcome", () => {
   it("offers an MCP servers entry that runs pad mcp by its full path, on the pad it was copied from", () => {
     const parsed = JSON.parse(mcpEntry("/usr/bin/pad", "proj-x"));
     expect(parsed.mcpServers.scratchpad).toEqual({ command: "/usr/bin/pad", args: ["mcp"], env: { PAD_AUTHOR: "agent-zero", PAD_PAD: "proj-x" } });
+  });
+});
+
+describe("Tag", () => {
+  it("a clicked chip asks for its tag as a filter, without the row's click", () => {
+    const asked: string[] = [];
+    const listen = (ev: Event) => asked.push((ev as CustomEvent<string>).detail);
+    document.addEventListener(TAG_FILTER, listen);
+    const row = document.createElement("div");
+    let rowClicked = false;
+    row.addEventListener("click", () => (rowClicked = true));
+    const chip = tagChip("deploy");
+    row.append(chip);
+    chip.click();
+    document.removeEventListener(TAG_FILTER, listen);
+    expect(chip.textContent).toBe("#deploy");
+    expect(asked).toEqual(["deploy"]);
+    expect(rowClicked).toBe(false);
   });
 });

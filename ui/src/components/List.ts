@@ -1,0 +1,116 @@
+// The list in the middle, shared by the views that list entries (feed, all
+// pads, search, Needs eyes, tasks, trash): virtualised rows (virtual.ts),
+// selection and the keys that move it. The selected entry opens in
+// EntryDetail. Each view (views/) decides what the list holds.
+
+import { authorChip } from "../authors";
+import { count } from "../count";
+import { deliveryClass, deliveryLabel } from "../deliveries";
+import { $, el, pinIcon } from "../dom";
+import { plainPreview } from "../markdown";
+import { app, currentPad } from "../state";
+import { taskWord } from "../taskwords";
+import { ago } from "../time";
+import type { Entry } from "../types";
+import { VirtualList } from "../virtual";
+import { drawDetail, isOpenQuestion } from "./EntryDetail";
+import { tagChip } from "./Tag";
+
+/** A row's height before it is measured (one line of text and its head). */
+export const ROW_ESTIMATE = 64;
+
+/** What a row's height depends on: when it changes, the row is measured again. */
+const rowKey = (e: Entry): string => `${e.id}:${e.version}:${e.replies}:${app.deliveries.of(e.id).length}:${app.view}`;
+const list = new VirtualList<Entry>($("feed"), ROW_ESTIMATE, row, rowKey);
+
+/** Shows `entries` (what `app.shown` holds), keeping the selection while it
+ *  is among them. */
+export function showEntries(entries: Entry[]): void {
+  app.shown = entries;
+  list.setItems(entries);
+  if (app.selected && !entries.some((e) => e.id === app.selected)) app.selected = null;
+  drawDetail();
+}
+
+/** Redraws the rows in view (a selection or a delivery changed). */
+export function refreshRows(): void {
+  list.refresh();
+}
+
+/** Whether the list is scrolled within 20 rows of its end. */
+export function nearEnd(): boolean {
+  const f = $("feed");
+  return f.scrollTop + f.clientHeight > f.scrollHeight - ROW_ESTIMATE * 20;
+}
+
+/** Whether the list is too short to scroll (more should be loaded). */
+export function notFull(): boolean {
+  const f = $("feed");
+  return f.scrollHeight <= f.clientHeight;
+}
+
+export function select(id: string | null): void {
+  app.selected = id;
+  app.editing = false;
+  list.refresh();
+  drawDetail();
+}
+
+/** Moves the selection `by` rows; returns the index it landed on. */
+export function move(by: number): number {
+  if (!app.shown.length) return -1;
+  const i = app.shown.findIndex((e) => e.id === app.selected);
+  const next = Math.min(app.shown.length - 1, Math.max(0, (i < 0 ? -1 : i) + by));
+  select(app.shown[next].id);
+  list.scrollToIndex(next);
+  return next;
+}
+
+/** Scrolls to the entry `id` and selects it, if it is listed. */
+export function reveal(id: string): void {
+  const i = app.shown.findIndex((e) => e.id === id);
+  if (i >= 0) {
+    list.scrollToIndex(i);
+    select(id);
+  }
+}
+
+/** One row: kind, state, author, time, tags; a question says open or
+ *  answered, an entry with replies how many, a reply that it is one. */
+function row(e: Entry, i: number): HTMLElement {
+  const r = el("div", "row");
+  r.dataset.id = e.id;
+  r.classList.toggle("selected", e.id === app.selected);
+  r.classList.toggle("eyes", e.tags.includes("needs_eyes"));
+  const head = el("div", "row-head");
+  head.append(el("span", `kind kind-${e.kind}`, e.kind));
+  if (e.kind === "question") head.append(el("span", `q-state ${isOpenQuestion(e) ? "q-open" : "q-answered"}`, isOpenQuestion(e) ? "open" : "answered"));
+  const word = taskWord(e, app.view === "tasks" ? app.plan[i] : undefined);
+  if (word) head.append(el("span", `state state-${word}`, word));
+  if (e.reply_to) head.append(el("span", "is-reply", "↳ reply"));
+  if (app.view === "tasks") {
+    // Who holds the task is what the tasks view is about; who wrote it is in the detail.
+    if (e.assignee && e.status === "todo" && !e.error) {
+      // Back in the queue with a last holder and no error: its lease ran out.
+      head.append(el("span", "holder lapsed", "back in the queue: the lease of"), authorChip(e.assignee, app.settings.author), el("span", "holder lapsed", "ran out"));
+    } else if (e.assignee && e.status === "todo") {
+      head.append(el("span", "holder lapsed", "back in the queue after failing for"), authorChip(e.assignee, app.settings.author));
+    } else if (e.assignee) {
+      head.append(el("span", "holder", "held by"), authorChip(e.assignee, app.settings.author));
+    } else {
+      head.append(el("span", "holder", "nobody holds it"));
+    }
+  } else {
+    head.append(authorChip(e.author, app.settings.author));
+  }
+  if (app.view !== "feed" || e.pad !== currentPad()) head.append(el("span", "pad-chip", e.pad));
+  head.append(el("span", "time", ago(e.created_at)));
+  if (e.replies > 0) head.append(el("span", "replies", count(e.replies, "reply", "replies")));
+  if (e.pinned) head.append(pinIcon());
+  for (const t of e.tags) head.append(tagChip(t));
+  for (const d of app.deliveries.of(e.id)) head.append(el("span", deliveryClass(d), deliveryLabel(d)));
+  const body = el("div", "row-body", plainPreview(e.content));
+  r.append(head, body);
+  r.addEventListener("click", () => select(e.id));
+  return r;
+}

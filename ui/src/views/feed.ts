@@ -1,0 +1,107 @@
+// The feed view: a pad's entries, newest first, live; and All pads, every
+// pad's at once. Filters (kind, #tag, author, status) narrow both; older
+// entries load as the list scrolls. Every other view goes back here.
+
+import { rpc, setSettings } from "../api";
+import { count } from "../count";
+import { $ } from "../dom";
+import { app, currentPad } from "../state";
+import type { Filter } from "../store";
+import type { Kind, Status } from "../types";
+import { nearEnd, notFull, reveal, showEntries } from "../components/List";
+import { drawPads } from "../components/PadList";
+import { frame } from "./frame";
+
+const PAGE = 1000;
+
+/** The filters as the person set them, for the pad on screen. */
+export function filter(): Filter {
+  const v = (id: string) => ($(id) as HTMLInputElement).value.trim();
+  const tag = v("f-tag").replace(/^#/, "").toLowerCase();
+  return {
+    pad: currentPad(),
+    tag: tag || null,
+    kind: (v("f-kind") || null) as Kind | null,
+    author: v("f-author").toLowerCase() || null,
+    status: (v("f-status") || null) as Status | null,
+  };
+}
+
+function listParams(f: Filter): Record<string, unknown> {
+  const p: Record<string, unknown> = { pad: f.pad, limit: PAGE };
+  if (f.tag) p.tags = [f.tag];
+  if (f.kind) p.kind = f.kind;
+  if (f.author) p.author = f.author;
+  if (f.status) p.status = f.status;
+  return p;
+}
+
+/** Opens `name`'s feed (remembered in the settings), selecting `select`. */
+export async function openPad(name: string, select: string | null = null): Promise<void> {
+  if (name !== app.settings.pad) {
+    app.settings = { ...app.settings, pad: name };
+    void setSettings(app.settings).catch(() => undefined);
+  }
+  app.view = "feed";
+  ($("search") as HTMLInputElement).value = "";
+  app.selected = select;
+  await loadFeed();
+  drawPads();
+}
+
+/** Opens `pad` on the entry `id` (a notification's Open, say). */
+export async function focusEntry(pad: string, id: string): Promise<void> {
+  await openPad(pad, id);
+  reveal(id);
+}
+
+/** Back to the feed of the pad on screen (from another view). */
+export function backToFeed(): Promise<void> {
+  app.view = "feed";
+  return loadFeed();
+}
+
+/** Loads the feed (or All pads) afresh with the filters and draws it. */
+export async function loadFeed(): Promise<void> {
+  const f = app.view === "all" ? { ...filter(), pad: null } : filter();
+  app.feed.expect(f);
+  const [r, d] = await Promise.all([
+    rpc("entry.list", listParams(f)),
+    rpc("agent.deliveries", f.pad ? { pad: f.pad } : {}).catch(() => ({ deliveries: [] })),
+  ]);
+  app.deliveries.load(d.deliveries);
+  app.feed.load(r.entries, f);
+  app.cursor = r.next_cursor;
+  draw();
+}
+
+/** Every pad's entries, newest first, live; again to go back to the pad. */
+export async function showAll(): Promise<void> {
+  app.view = app.view === "all" ? "feed" : "all";
+  app.selected = null;
+  await loadFeed();
+  drawPads();
+}
+
+/** Loads the next page of older entries; again while the view is still
+ *  near the end (a fast scroll can outrun a page). */
+export async function loadMore(): Promise<void> {
+  if (!app.cursor || app.loadingMore || (app.view !== "feed" && app.view !== "all")) return;
+  app.loadingMore = true;
+  try {
+    const r = await rpc("entry.list", { ...listParams(app.feed.filter), cursor: app.cursor });
+    app.feed.append(r.entries);
+    app.cursor = r.next_cursor;
+    draw();
+  } finally {
+    app.loadingMore = false;
+  }
+  if (nearEnd()) await loadMore();
+}
+
+export function draw(): void {
+  const where = app.view === "all" ? "All pads" : currentPad();
+  frame(`${where} · ${count(app.feed.entries.length, "entry", "entries", !!app.cursor)}`);
+  showEntries(app.feed.entries);
+  if (app.cursor && notFull()) void loadMore();
+}

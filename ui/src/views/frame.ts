@@ -1,0 +1,57 @@
+// What every view shares around the list: the title, which sidebar and
+// toolbar buttons are lit, the pad's actions (on only while a pad is on
+// screen), the Needs eyes count, and which pane shows — the list or the
+// activity pane (Activity, Agents).
+
+import { $ } from "../dom";
+import { app, currentPad, padLabel, padOnScreen } from "../state";
+
+/** Shows the list (or, `pane`, the activity pane) under `title`, with the
+ *  buttons lit for the view on screen. */
+export function frame(title: string | Node[], pane = false): void {
+  $("content").hidden = pane;
+  $("activity").hidden = !pane;
+  const t = $("view-title");
+  if (typeof title === "string") t.textContent = title;
+  else t.replaceChildren(...title);
+  for (const [id, view] of [
+    ["inbox-btn", "inbox"],
+    ["tasks-btn", "tasks"],
+    ["trash-btn", "trash"],
+    ["all-btn", "all"],
+    ["activity-btn", "activity"],
+    ["agents-btn", "agents"],
+  ] as const) {
+    $(id).classList.toggle("active", app.view === view);
+  }
+  drawInboxCount();
+  drawActions();
+}
+
+export function drawInboxCount(): void {
+  $("inbox-count").textContent = app.feed.inbox.length ? String(app.feed.inbox.length) : "";
+}
+
+/** The pad's actions name the pad they act on, and are off while the list
+ *  shows something else (Needs eyes, search, activity): then there is no
+ *  pad on screen to act on. */
+export function drawActions(): void {
+  const on = padOnScreen();
+  const pad = padLabel(currentPad());
+  const set = (id: string, label: string, title: string) => {
+    const b = $<HTMLButtonElement>(id);
+    b.textContent = label;
+    b.disabled = !on;
+    b.title = on ? title : "Open a pad first: this acts on the pad on screen";
+  };
+  set("tasks-btn", "Tasks", `Tasks of ${currentPad()} in dependency order (t)`);
+  set("trash-btn", "Trash", `Deleted entries of ${currentPad()}, to restore (d)`);
+  set("export-btn", `Export ${pad}`, `Export ${currentPad()} as markdown (x)`);
+  set("clear-btn", `Clear ${pad}`, `Move every entry of ${currentPad()} to the trash (Shift+C)`);
+  const ta = $<HTMLTextAreaElement>("compose-text");
+  ta.disabled = !on;
+  $<HTMLButtonElement>("compose-save").disabled = !on;
+  ta.placeholder = on
+    ? `Write a note to ${currentPad()}… (n to focus, Ctrl+Enter to save, #words become tags, @agent hands it over)`
+    : "Open a pad to write to it";
+}

@@ -1,0 +1,59 @@
+// The views, one controller each (feed.ts: a pad's feed and All pads;
+// search.ts; inbox.ts: Needs eyes; tasks.ts; trash.ts; panes.ts: Activity
+// and Agents), and what applies to whichever is on screen: a redraw after
+// events, the filters changing, a tag clicked.
+
+import { $, fail } from "../dom";
+import { app } from "../state";
+import { TAG_FILTER } from "../components/Tag";
+import * as feed from "./feed";
+import { drawInboxCount } from "./frame";
+import * as inbox from "./inbox";
+import { search } from "./search";
+import { loadTasks } from "./tasks";
+import { refreshTrash } from "./trash";
+
+/** Redraws the view at the next frame, if it follows events (the feed, All
+ *  pads, Needs eyes): a burst of events costs one redraw. */
+let drawFrame = 0;
+export function drawSoon(): void {
+  if (drawFrame) return;
+  drawFrame = requestAnimationFrame(() => {
+    drawFrame = 0;
+    if (app.view === "feed" || app.view === "all") feed.draw();
+    else if (app.view === "inbox") inbox.draw();
+  });
+}
+
+/** Reads what is on screen afresh (the app fell behind the events, or the
+ *  engine came back): the view stays what it is. */
+export async function reload(): Promise<void> {
+  await inbox.loadInbox();
+  switch (app.view) {
+    case "feed":
+    case "all":
+      return feed.loadFeed();
+    case "inbox":
+      return inbox.draw();
+    case "tasks":
+      return loadTasks();
+    case "trash":
+      return refreshTrash();
+    default:
+      // Search, Activity and Agents read afresh on their own.
+      return drawInboxCount();
+  }
+}
+
+/** The filters changed: the search again, else the feed. */
+export function refilter(): Promise<void> {
+  return app.view === "search" ? search(($("search") as HTMLInputElement).value) : feed.backToFeed();
+}
+
+/** A tag chip clicked anywhere filters the list to its tag. */
+export function wireTags(): void {
+  document.addEventListener(TAG_FILTER, (ev) => {
+    ($("f-tag") as HTMLInputElement).value = (ev as CustomEvent<string>).detail;
+    void refilter().catch(fail);
+  });
+}

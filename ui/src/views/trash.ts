@@ -1,0 +1,47 @@
+// The Trash view: the pad's deleted entries, restorable; live while shown
+// (a deletion or restore elsewhere loads it again).
+
+import { count } from "../count";
+import { app, currentPad } from "../state";
+import type { Entry } from "../types";
+import { showEntries } from "../components/List";
+import { loadTrash } from "../components/Trash";
+import { backToFeed } from "./feed";
+import { frame } from "./frame";
+
+/** The pad's trash in the list; again to go back to the feed. */
+export async function showTrash(): Promise<void> {
+  if (app.view === "trash") return backToFeed();
+  const shown = await loadTrash();
+  app.view = "trash";
+  app.selected = shown[0]?.id ?? null;
+  draw(shown);
+}
+
+function draw(shown: Entry[]): void {
+  frame(`${currentPad()} · trash · ${count(shown.length, "deleted entry", "deleted entries")} (restorable for 30 days)`);
+  showEntries(shown);
+}
+
+let loading = false;
+let stale = false;
+/** The open Trash view again, after something of its pad was deleted or
+ *  restored elsewhere (an agent, another window): the trash is live. A
+ *  burst of events while it loads is one more load, not one each. */
+export async function refreshTrash(): Promise<void> {
+  if (loading) {
+    stale = true;
+    return;
+  }
+  loading = true;
+  try {
+    do {
+      stale = false;
+      const shown = await loadTrash();
+      if (app.view !== "trash") return;
+      draw(shown);
+    } while (stale);
+  } finally {
+    loading = false;
+  }
+}
