@@ -193,8 +193,16 @@ async fn run() {
         ("text", "text", json!({})),
         ("hybrid", "hybrid", json!({})),
         ("semantic", "semantic", json!({})),
-        ("semantic, big pad (index, checked)", "semantic", json!({"pad": "big"})),
-        ("semantic, pad of 300 (exact)", "semantic", json!({"pad": "small"})),
+        (
+            "semantic, big pad (index, checked)",
+            "semantic",
+            json!({"pad": "big"}),
+        ),
+        (
+            "semantic, pad of 300 (exact)",
+            "semantic",
+            json!({"pad": "small"}),
+        ),
     ];
     println!("{:<44} {:>12} {:>12}", "p50 / p99", "SQLite", "PostgreSQL");
     for (name, mode, filter) in shapes {
