@@ -176,12 +176,10 @@ impl Guard {
     /// Narrows a filter to what the caller may read: its pad must be
     /// covered, and without a pad it spans the token's pads only.
     pub fn scope(&self, mut filter: EntryFilter) -> Result<EntryFilter> {
-        if let Some(g) = self.grant() {
-            if let Some(pad) = &filter.pad {
-                g.check_read(pad)?;
-            }
-            filter.scope = Some(g.pads.clone());
+        if let Some(pad) = &filter.pad {
+            self.may_read(pad)?;
         }
+        filter.scope = self.scope_pads();
         Ok(filter)
     }
 

@@ -300,16 +300,15 @@ impl Semantic {
 
     /// Whether the index holds everything up to `mark` (each part at least).
     pub fn indexed_to(&self, mark: (i64, i64)) -> bool {
-        let at = *self.shared.indexed.borrow();
-        at.0 >= mark.0 && at.1 >= mark.1
+        reached(&self.shared.indexed.borrow(), mark)
     }
 
     /// Waits until the index holds everything up to `mark`, or `deadline`;
     /// whether it does.
     pub async fn wait_indexed(&self, mark: (i64, i64), deadline: tokio::time::Instant) -> bool {
         let mut indexed = self.shared.indexed.subscribe();
-        let reached = |at: &(i64, i64)| at.0 >= mark.0 && at.1 >= mark.1;
-        let waited = tokio::time::timeout_at(deadline, indexed.wait_for(reached)).await;
+        let waited =
+            tokio::time::timeout_at(deadline, indexed.wait_for(|at| reached(at, mark))).await;
         matches!(waited, Ok(Ok(_)))
     }
 
@@ -734,6 +733,11 @@ impl QueryCache {
         self.map.clear();
         self.order.clear();
     }
+}
+
+/// Whether the index's marks `at` hold everything up to `mark` (each part).
+fn reached(at: &(i64, i64), mark: (i64, i64)) -> bool {
+    at.0 >= mark.0 && at.1 >= mark.1
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -32,11 +32,6 @@ export function showEntries(entries: Entry[]): void {
   drawDetail();
 }
 
-/** Redraws the rows in view (a selection or a delivery changed). */
-export function refreshRows(): void {
-  list.refresh();
-}
-
 /** Whether the list is scrolled within 20 rows of its end. */
 export function nearEnd(): boolean {
   const f = $("feed");

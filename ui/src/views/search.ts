@@ -4,8 +4,7 @@
 import { rpc } from "../api";
 import { searchTitle } from "../count";
 import { app } from "../state";
-import { refreshRows, showEntries } from "../components/List";
-import { drawDetail } from "../components/EntryDetail";
+import { showEntries } from "../components/List";
 import { backToFeed, filter } from "./feed";
 import { frame } from "./frame";
 
@@ -25,6 +24,4 @@ export async function search(q: string): Promise<void> {
   frame(searchTitle(hits.length, SEARCH_LIMIT, q, r.mode));
   app.selected = hits[0]?.id ?? null;
   showEntries(hits);
-  refreshRows();
-  drawDetail();
 }
