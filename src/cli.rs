@@ -364,7 +364,8 @@ pub fn main() -> ExitCode {
                 };
                 eprintln!("{}", json!({ "error": err }));
             } else {
-                eprintln!("pad: {}", crate::error::reword(&chain(&e), CLI_TERMS));
+                let said = crate::error::reword(&chain(&e), CLI_TERMS);
+                eprintln!("pad: {}", render::safe_text(&said));
             }
             ExitCode::from(exit)
         }
@@ -466,7 +467,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         if json {
             println!("{}", serde_json::to_string_pretty(v).expect("json"));
         } else {
-            human(v);
+            human(&render::terminal_safe(v));
         }
     };
     match cli.command {
@@ -685,7 +686,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 if json {
                     println!("{}", serde_json::to_string(&event)?);
                 } else {
-                    render::event(&event);
+                    render::event(&render::terminal_safe(&event));
                 }
             }
         }

@@ -353,8 +353,23 @@ pub fn choices(field: &str, raw: &[String]) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// Checks the free-form `meta` object against its 16 KiB limit.
+/// How deep `meta` may nest (the object itself is level 1). Every client
+/// reads a note inside a few levels of reply (JSON-RPC, result, entries),
+/// and the JSON readers of Rust and others stop at 128 levels: far below
+/// that, so a note anyone may write is a note everyone can read.
+pub const MAX_META_DEPTH: usize = 32;
+
+/// Checks the free-form `meta` object against its 16 KiB and 32-level limits.
 pub fn meta(raw: &serde_json::Map<String, Value>) -> Result<()> {
+    let depth = 1 + raw.values().map(nesting).max().unwrap_or(0);
+    if depth > MAX_META_DEPTH {
+        return Err(Error::over_limit(
+            "meta",
+            format!("meta nests {depth} levels deep; the limit is {MAX_META_DEPTH}. Keep meta flat: a few keys of plain values, lists or small objects."),
+            MAX_META_DEPTH,
+            depth,
+        ));
+    }
     let size = serde_json::to_vec(raw).map(|v| v.len()).unwrap_or(0);
     if size > MAX_META_BYTES {
         return Err(Error::TooLarge {
@@ -367,6 +382,23 @@ pub fn meta(raw: &serde_json::Map<String, Value>) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// Levels of objects and arrays in `v` (a plain value is 0), counted
+/// without recursion, so no depth can exhaust the stack.
+fn nesting(v: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, above)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(a) => Box::new(a.iter()),
+            Value::Object(o) => Box::new(o.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(above + 1);
+        stack.extend(children.map(|c| (c, above + 1)));
+    }
+    deepest
 }
 
 pub fn confidence(raw: f64) -> Result<f64> {

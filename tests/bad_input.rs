@@ -255,6 +255,67 @@ async fn content_and_meta_over_their_limits_are_too_large() {
     still_usable(&mut c).await;
 }
 
+/// `{"k": {"k": … 1}}`, `levels` objects deep.
+fn nested(levels: usize) -> Value {
+    let mut v = json!(1);
+    for _ in 0..levels {
+        v = json!({ "k": v });
+    }
+    v
+}
+
+#[tokio::test]
+async fn meta_nested_past_its_depth_is_refused_and_every_note_stays_readable() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    // 125 levels was accepted once, and then no Rust client (the CLI, the
+    // MCP server, the app) could read the pad back: they stop at 128.
+    for levels in [33, 125] {
+        let (msg, data) = err(
+            &mut c,
+            "entry.add",
+            json!({"pad": "deep", "content": "x", "meta": nested(levels)}),
+            code::INVALID_PARAMS,
+        )
+        .await;
+        assert!(
+            msg.contains(&format!("nests {levels} levels")) && msg.contains("limit is 32"),
+            "{msg}"
+        );
+        assert_eq!(data, json!({"field": "meta", "limit": 32, "got": levels}));
+    }
+    let kept = add(&mut c, "deep", "as deep as allowed").await["id"].clone();
+    let (msg, _) = err(
+        &mut c,
+        "entry.update",
+        json!({"id": kept, "meta": nested(60)}),
+        code::INVALID_PARAMS,
+    )
+    .await;
+    assert!(msg.contains("nests 60 levels"), "{msg}");
+    // Arrays count as levels too.
+    let mut v = json!([1]);
+    for _ in 0..40 {
+        v = json!([v]);
+    }
+    err(
+        &mut c,
+        "entry.add",
+        json!({"pad": "deep", "content": "x", "meta": {"list": v}}),
+        code::INVALID_PARAMS,
+    )
+    .await;
+    ok(
+        &mut c,
+        "entry.update",
+        json!({"id": kept, "meta": nested(32)}),
+    )
+    .await;
+    let listed = ok(&mut c, "entry.list", json!({"pad": "deep"})).await;
+    assert_eq!(listed["entries"][0]["meta"], nested(32));
+    still_usable(&mut c).await;
+}
+
 #[tokio::test]
 async fn a_line_over_one_mebibyte_is_refused_and_the_connection_survives() {
     let h = Harness::start().await;

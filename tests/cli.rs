@@ -770,3 +770,46 @@ async fn a_newcomers_terminal_a_closed_pipe_fallbacks_counts_and_errors_in_cli_w
     let err = String::from_utf8_lossy(&missing.stderr);
     assert!(err.contains("(pad ls)") && !err.contains("entry."), "{err}");
 }
+
+#[tokio::test]
+async fn what_anyone_wrote_reaches_the_terminal_escaped() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let hostile = "fine\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\rforged line\u{9b}0m";
+    let e = common::add(&mut c, "esc", hostile).await;
+    let id = e["id"].as_str().unwrap();
+    common::ok(
+        &mut c,
+        "entry.add",
+        serde_json::json!({"pad": "esc", "content": "ok", "reply_to": id}),
+    )
+    .await;
+    for args in [
+        vec!["ls", "-p", "esc"],
+        vec!["show", id],
+        vec!["thread", id],
+        vec!["search", "-m", "text", "forged"],
+        vec!["export", "esc"],
+    ] {
+        let out = stdout(&run(&h, &args).await);
+        assert!(out.contains("forged line"), "{args:?}: {out}");
+        assert!(
+            !out.contains(['\u{1b}', '\u{7}', '\r', '\u{9b}']),
+            "{args:?}: {out:?}"
+        );
+        assert!(
+            out.contains("\\u{1b}]52"),
+            "{args:?} shows the escape: {out}"
+        );
+    }
+    // An error that quotes what was sent.
+    let refused = run(&h, &["note", "x", "-t", "t\u{1b}[2Jx"]).await;
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("t\\u{1b}[2Jx") && !err.contains('\u{1b}'),
+        "{err:?}"
+    );
+    // --json is JSON: its strings escape control characters already.
+    let raw = run(&h, &["show", id, "--json"]).await;
+    assert_eq!(json_out(&raw)["entry"]["content"], hostile);
+}

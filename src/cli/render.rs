@@ -1,6 +1,51 @@
 //! Human-readable output of the CLI.
+//!
+//! What it prints comes from anyone who can write a note, a reply or an
+//! agent card, so every string is made terminal-safe before it is shown
+//! (`terminal_safe`): control characters appear escaped (`\u{1b}`), never
+//! as a clipboard write, a title, a screen clear or a line overwritten by
+//! `\r`. Line breaks and tabs stay.
+
+use std::borrow::Cow;
 
 use serde_json::Value;
+
+/// `text` with every control character but a line break or a tab shown as
+/// an escape: the C0 set, DEL, the C1 set (a lone 0x9b starts a CSI
+/// sequence in some terminals), and the line and paragraph separators.
+pub fn safe_text(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}')
+    };
+    if !text.contains(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if unsafe_char(c) {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
+/// A reply with every string in it (keys too) made terminal-safe.
+pub fn terminal_safe(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(safe_text(s).into_owned()),
+        Value::Array(a) => Value::Array(a.iter().map(terminal_safe).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (safe_text(k).into_owned(), terminal_safe(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
 
 fn s(v: &Value) -> &str {
     v.as_str().unwrap_or("")
@@ -471,6 +516,28 @@ pub fn report(r: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_shown_escaped_and_line_breaks_kept() {
+        let hostile =
+            "ok\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\rfake\u{9b}31m\u{7f}\u{2028}\nnext\tcol";
+        let shown = safe_text(hostile);
+        assert!(
+            !shown
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{shown}"
+        );
+        assert_eq!(
+            shown,
+            "ok\\u{1b}]52;c;ZXZpbA==\\u{7}\\u{1b}[2J\\u{d}fake\\u{9b}31m\\u{7f}\\u{2028}\nnext\tcol"
+        );
+        assert!(matches!(safe_text("plain\ntext"), Cow::Borrowed(_)));
+        let reply = serde_json::json!({"entries": [{"content": "a\u{1b}[31m", "meta": {"k\u{7}": ["\r"]}}]});
+        let safe = terminal_safe(&reply);
+        assert_eq!(safe["entries"][0]["content"], "a\\u{1b}[31m");
+        assert_eq!(safe["entries"][0]["meta"]["k\\u{7}"][0], "\\u{d}");
+    }
 
     #[test]
     fn times_to_come_round_up_and_counts_agree_in_number() {

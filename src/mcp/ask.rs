@@ -102,10 +102,11 @@ impl PadTools {
     }
 
     /// The first call writes the question (the desktop asks at once) and
-    /// returns the form, with the question's id as the state; the call
-    /// again with the person's response writes an accepted answer as their
-    /// reply, then waits on the desktop as any ask does — so an answer given
-    /// there meanwhile wins, and a declined form leaves the desktop asking.
+    /// returns the form, with a one-time state this server holds (`Held`);
+    /// the call again with the person's response writes an accepted answer
+    /// as their reply, then waits on the desktop as any ask does — so an
+    /// answer given there meanwhile wins, and a declined form leaves the
+    /// desktop asking.
     async fn ask_in_round_trips(
         &self,
         link: &mut Link<'_>,
@@ -114,7 +115,11 @@ impl PadTools {
         state: Option<String>,
         responses: Option<InputResponses>,
     ) -> Asked {
-        let Some(qid) = state else {
+        let bound = Bound {
+            author: self.author(),
+            session: session_of(ctx),
+        };
+        let Some(state) = state else {
             let qid = match write_question(link, &a).await {
                 Ok(qid) => qid,
                 Err(e) => return Asked::Done(fail(e), None),
@@ -126,23 +131,24 @@ impl PadTools {
                     requested_schema: form(&a.choices),
                 },
             ));
+            let state = HELD.hold(qid, bound, Instant::now());
             return Asked::InClient(InputRequiredResult::new(
                 Some([(FORM.to_string(), form)].into()),
-                Some(qid),
+                Some(state),
             ));
         };
-        // The state comes back from the client: only a question this
-        // server's author asked may be answered through it.
+        // The state comes back from the client: only one this server gave,
+        // to this caller and session, names a question — once.
+        let Some(qid) = HELD.take(&state, &bound, Instant::now()) else {
+            return Asked::Done(
+                fail("ask_person: the request state is not one this server gave this session (or it was used, or it expired); call ask_person again without it.".to_string()),
+                None,
+            );
+        };
         let asked = match link.call("entry.get", json!({"id": qid})).await {
             Ok(r) => r["entry"].clone(),
             Err(e) => return Asked::Done(fail(e), None),
         };
-        if asked["kind"] != "question" || asked["author"] != self.author().as_str() {
-            return Asked::Done(
-                fail(format!("ask_person: the request state names {qid}, which is not a question this agent asked; call ask_person again without it.")),
-                None,
-            );
-        }
         let given = responses
             .and_then(|mut r| r.remove(FORM))
             .and_then(|v| serde_json::from_value::<ElicitResult>(v).ok())
@@ -224,6 +230,62 @@ impl PadTools {
                 }
             }
         }
+    }
+}
+
+/// Whom a round trip's state was given to: the caller (the server's author
+/// or the token it speaks for) and the MCP session, where the transport has
+/// one (over stdio the process is the session).
+#[derive(Clone, PartialEq, Debug)]
+struct Bound {
+    author: String,
+    session: Option<String>,
+}
+
+/// The MCP session a call came through over HTTP (`Mcp-Session-Id`).
+fn session_of(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    ctx.extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// How long a round trip's state stays good: past the longest wait, with
+/// room for the person to fill in the form.
+const HELD_FOR: Duration = Duration::from_secs(3600);
+/// Round trips held at once; the oldest goes first past it.
+const HELD_MAX: usize = 1000;
+
+/// The states of round trips this server has open: a random key the client
+/// carries back (`requestState` is the client's to change, so it names
+/// nothing by itself), the question it stands for and whom it was given to.
+/// Taken once.
+struct Held(std::sync::Mutex<Vec<(String, String, Bound, Instant)>>);
+
+static HELD: Held = Held(std::sync::Mutex::new(Vec::new()));
+
+impl Held {
+    fn hold(&self, qid: String, bound: Bound, now: Instant) -> String {
+        let mut key = [0u8; 16];
+        getrandom::fill(&mut key).expect("the system's random source");
+        let key: String = key.iter().map(|b| format!("{b:02x}")).collect();
+        let mut held = self.0.lock().expect("held states");
+        held.retain(|(.., at)| now.duration_since(*at) < HELD_FOR);
+        if held.len() >= HELD_MAX {
+            held.remove(0);
+        }
+        held.push((key.clone(), qid, bound, now));
+        key
+    }
+
+    /// The question `key` stands for, if it was given to `bound` and is
+    /// still good; it is spent either way.
+    fn take(&self, key: &str, bound: &Bound, now: Instant) -> Option<String> {
+        let mut held = self.0.lock().expect("held states");
+        let i = held.iter().position(|(k, ..)| k == key)?;
+        let (_, qid, to, at) = held.remove(i);
+        (to == *bound && now.duration_since(at) < HELD_FOR).then_some(qid)
     }
 }
 
@@ -405,4 +467,52 @@ fn answered(r: &Value) -> (CallToolResult, Option<String>) {
         )),
         answer["id"].as_str().map(str::to_string),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn to(author: &str, session: Option<&str>) -> Bound {
+        Bound {
+            author: author.into(),
+            session: session.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_held_state_answers_once_and_only_the_caller_and_session_it_was_given_to() {
+        let now = Instant::now();
+        let held = Held(std::sync::Mutex::new(Vec::new()));
+        let mine = to("agent-a", Some("s1"));
+        let key = held.hold("q1".into(), mine.clone(), now);
+        assert_eq!(key.len(), 32);
+        assert_ne!(
+            key,
+            held.hold("q1".into(), mine.clone(), now),
+            "keys are random"
+        );
+        // Another session, another caller, a question's id: nothing.
+        assert_eq!(held.take(&key, &to("agent-a", Some("s2")), now), None);
+        let key = held.hold("q1".into(), mine.clone(), now);
+        assert_eq!(held.take(&key, &to("agent-b", Some("s1")), now), None);
+        assert_eq!(held.take("q1", &mine, now), None);
+        let key = held.hold("q1".into(), mine.clone(), now);
+        assert_eq!(held.take(&key, &mine, now).as_deref(), Some("q1"));
+        assert_eq!(held.take(&key, &mine, now), None, "spent");
+        let key = held.hold("q2".into(), mine.clone(), now);
+        assert_eq!(held.take(&key, &mine, now + HELD_FOR), None, "expired");
+    }
+
+    #[test]
+    fn held_states_are_bounded() {
+        let now = Instant::now();
+        let held = Held(std::sync::Mutex::new(Vec::new()));
+        let first = held.hold("q0".into(), to("a", None), now);
+        for i in 1..=HELD_MAX {
+            held.hold(format!("q{i}"), to("a", None), now);
+        }
+        assert_eq!(held.0.lock().unwrap().len(), HELD_MAX);
+        assert_eq!(held.take(&first, &to("a", None), now), None);
+    }
 }

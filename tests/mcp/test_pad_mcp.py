@@ -583,8 +583,9 @@ def test_an_answer_on_the_desktop_withdraws_the_clients_form(engine):
 def test_on_protocol_2026_07_28_the_form_is_an_input_required_round_trip(engine):
     """That version forbids requests to the client: the first call returns
     the form (the question already on the desktop), the client calls again
-    with the person's response, and the answer lands in the thread. A
-    forged state naming someone else's question is refused."""
+    with the person's response, and the answer lands in the thread. The
+    state is the server's to hold: a question's id, another session's state
+    or a state used once already answers nothing."""
     async def on_elicit(ctx, p):  # declares the capability; the round trip carries the form
         raise AssertionError("no elicitation request on 2026-07-28")
 
@@ -593,6 +594,14 @@ def test_on_protocol_2026_07_28_the_form_is_an_input_required_round_trip(engine)
     async def body(s):
         await s.discover()
         first = await s.call_tool("ask_person", args, allow_input_required=True)
+
+        async def other_session(s2):
+            await s2.discover()
+            return await s2.call_tool(
+                "ask_person", args, allow_input_required=True, request_state=first.request_state,
+                input_responses={"answer": types.ElicitResult(action="accept", content={"choice": "yes"})})
+        stolen = await session_with_elicitation(engine, other_session, on_elicit, author="agent-modern",
+                                                pad="mcp-modern")
         second = await s.call_tool(
             "ask_person", args, allow_input_required=True, request_state=first.request_state,
             input_responses={"answer": types.ElicitResult(action="accept", content={"answer": "not on a Friday"})})
@@ -601,17 +610,24 @@ def test_on_protocol_2026_07_28_the_form_is_an_input_required_round_trip(engine)
         forged = await s.call_tool("ask_person", args, allow_input_required=True, request_state=foreign,
                                    input_responses={"answer": types.ElicitResult(action="accept",
                                                                                  content={"choice": "yes"})})
-        return first, second, forged
+        replayed = await s.call_tool("ask_person", args, allow_input_required=True,
+                                     request_state=first.request_state,
+                                     input_responses={"answer": types.ElicitResult(action="accept",
+                                                                                   content={"choice": "yes"})})
+        return first, stolen, second, forged, replayed
 
-    first, second, forged = asyncio.run(
+    first, stolen, second, forged, replayed = asyncio.run(
         session_with_elicitation(engine, body, on_elicit, author="agent-modern", pad="mcp-modern"))
     assert isinstance(first, types.InputRequiredResult), first
     form = first.input_requests["answer"].params
     assert "Deploy on Friday?" in form.message and form.requested_schema["properties"]["choice"]["enum"] == ["yes", "no"]
     assert not second.is_error and text(second).startswith("Answer from user: not on a Friday"), text(second)
-    assert forged.is_error and "not a question this agent asked" in text(forged), text(forged)
+    for refused in (stolen, forged, replayed):
+        assert refused.is_error and "not one this server gave this session" in text(refused), text(refused)
     with engine.client() as c:
-        thread = c.thread(first.request_state)
+        [q] = [e for e in c.list("mcp-modern", kind="question")["entries"] if e["content"] == "Deploy on Friday?"]
+        assert first.request_state != q["id"] and q["id"][:9] not in first.request_state
+        thread = c.thread(q["id"])
         assert [(e["author"], e["content"]) for e in thread["replies"]] == [("user", "not on a Friday")]
 
 
