@@ -199,7 +199,9 @@ impl Agents {
         self.save(&s)
     }
 
-    pub fn infos(&self) -> Vec<AgentInfo> {
+    /// The registered agents, their active deliveries counted in the pads
+    /// `counts(pad)` allows.
+    pub fn infos(&self, counts: &dyn Fn(&str) -> bool) -> Vec<AgentInfo> {
         let s = self.state.lock().expect("agents lock");
         s.agents
             .iter()
@@ -215,6 +217,7 @@ impl Agents {
                     .deliveries
                     .iter()
                     .filter(|c| c.delivery.agent == a.name && c.is_live())
+                    .filter(|c| counts(&c.delivery.pad))
                     .count(),
             })
             .collect()
@@ -224,8 +227,10 @@ impl Agents {
     /// a registered agent opens a conversation; a reply by someone else to
     /// a conversation's question or thread goes to the agent. Returns
     /// whether there is something to send. Called after the entry is
-    /// committed, before it is acknowledged.
-    pub fn noticed(&self, e: &Entry, now: i64) -> Result<bool> {
+    /// committed, before it is acknowledged. `may_reach(agent)` says whether
+    /// the writer may hand work to that agent: a reply by a token whose
+    /// grant does not name it stays in the thread and is not passed on.
+    pub fn noticed(&self, e: &Entry, now: i64, may_reach: &dyn Fn(&str) -> bool) -> Result<bool> {
         let mut s = self.state.lock().expect("agents lock");
         let mut changed = false;
         // What agents and the engine itself ("could not deliver …") write
@@ -233,7 +238,10 @@ impl Agents {
         let by_agent = e.author == "engine" || s.agents.iter().any(|a| a.name == e.author);
         if let Some(parent) = e.reply_to.as_ref().filter(|_| !by_agent) {
             for c in s.deliveries.iter_mut() {
-                if c.delivery.agent == e.author || !c.thread.contains(parent) {
+                if c.delivery.agent == e.author
+                    || !c.thread.contains(parent)
+                    || !may_reach(&c.delivery.agent)
+                {
                     continue;
                 }
                 c.heard(e, parent, now);
@@ -241,7 +249,7 @@ impl Agents {
             }
         }
         for name in &e.to {
-            if *name == e.author || !s.agents.iter().any(|a| a.name == *name) {
+            if *name == e.author || !s.agents.iter().any(|a| a.name == *name) || !may_reach(name) {
                 continue;
             }
             // A reply already carried to this agent as a follow-up above.

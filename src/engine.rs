@@ -380,7 +380,15 @@ impl Engine {
         }
     }
 
-    pub async fn add(&self, p: AddParams, default_author: Option<&str>) -> Result<Entry> {
+    /// Writes an entry. `guard` decides what it may set in motion: a reply
+    /// in a thread handed to an agent reaches the agent only if the caller
+    /// may hand work to it.
+    pub async fn add(
+        &self,
+        p: AddParams,
+        default_author: Option<&str>,
+        guard: &Guard,
+    ) -> Result<Entry> {
         let now = self.now();
         let pad = model::pad_name("pad", &p.pad)?;
         let max = self.0.config.max_content_chars;
@@ -451,18 +459,19 @@ impl Engine {
             meta: p.meta.as_ref().map(meta_text).transpose()?,
             now,
         };
-        self.insert(entry).await
+        self.insert(entry, guard).await
     }
 
-    /// Inserts a validated entry (applying its pad's window) and tells subscribers.
-    async fn insert(&self, entry: NewEntry) -> Result<Entry> {
+    /// Inserts a validated entry (applying its pad's window) and tells
+    /// subscribers and the agents (as far as `guard` allows).
+    async fn insert(&self, entry: NewEntry, guard: &Guard) -> Result<Entry> {
         let added = self.db().add(entry).await?;
         let entry = added.entry;
         if let Some(m) = self.metrics() {
             m.entry_written(entry.kind);
         }
         self.0.bus.entry_changed(EventType::Created, None, &entry);
-        self.agents_notice(&entry);
+        self.agents_notice(&entry, guard);
         if let Some((before, after)) = added.parent {
             if after.answer.as_deref() == Some(&entry.id) {
                 self.0.waiters.answer(&after.id, &entry);

@@ -125,6 +125,14 @@ impl Guard {
         Ok(())
     }
 
+    /// Whether what the caller writes may reach the registered agent
+    /// `agent` (a note addressed to it, a reply in a thread handed to it,
+    /// an answer to its question): the owner's does; a token's if its grant
+    /// names the agent.
+    pub fn may_hand_to(&self, agent: &str) -> bool {
+        self.grant().is_none_or(|g| g.check_dispatch(agent).is_ok())
+    }
+
     /// A token reads only its own inbox.
     pub fn own_inbox(&self, asked: Option<&str>) -> Result<()> {
         if let (Some(name), Some(asked)) = (self.token(), asked) {

@@ -331,6 +331,48 @@ async fn history_and_trash_are_scoped_to_a_tokens_pads() {
 }
 
 #[tokio::test]
+async fn undoing_a_change_across_pads_shows_a_token_only_its_pads() {
+    let clock = Clock::manual(1_800_000_000_000);
+    let c2 = clock.clone();
+    let h = Harness::with(move |c| c.clock = c2).await;
+    let mut me = h.client().await;
+    let mut foreign = Vec::new();
+    for pad in ["mine", "theirs", "others"] {
+        ok(
+            &mut me,
+            "pad.configure",
+            json!({"name": pad, "ttl_seconds": 60}),
+        )
+        .await;
+        let id = str_of(&add(&mut me, pad, &format!("in {pad}")).await, "id").to_string();
+        if pad != "mine" {
+            foreign.push(id);
+        }
+    }
+    // One sweep archives all three; a week on, one change purges them all.
+    clock.advance(Duration::from_secs(120));
+    h.engine.sweep().await.unwrap();
+    clock.advance(Duration::from_secs(8 * 86_400));
+    h.engine.sweep().await.unwrap();
+    let trash = ok(&mut me, "entry.trash", json!({})).await;
+    let change = trash["entries"][0]["change"].clone();
+    assert!(trash["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|v| v["change"] == change));
+    let secret = token(&mut me, "scoped", &["mine"], false).await;
+    let mut t = as_token(&h, &secret).await;
+    let back = ok(&mut t, "entry.restore", json!({"change": change})).await;
+    assert_eq!(back["restored"][0]["content"], "in mine", "{back}");
+    let said = back.to_string();
+    for id in &foreign {
+        assert!(!said.contains(id.as_str()), "a foreign id in {said}");
+    }
+    assert!(back["skipped"].as_array().unwrap().is_empty(), "{back}");
+}
+
+#[tokio::test]
 async fn retention_empties_the_trash_and_the_window_keeps_what_it_drops() {
     let clock = Clock::manual(1_800_000_000_000);
     let c2 = clock.clone();

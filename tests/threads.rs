@@ -314,6 +314,46 @@ async fn the_askers_own_reply_never_wakes_its_ask() {
     h.stop().await;
 }
 
+/// A reply in another pad joins the thread but does not answer: the
+/// question's `answer` is shown to whoever reads its pad, and must not
+/// name an entry they cannot read.
+#[tokio::test]
+async fn only_a_reply_in_the_questions_own_pad_answers_it() {
+    let h = Harness::start().await;
+    let mut agent = as_author(&h, "agent-0").await;
+    let q = ok(
+        &mut agent,
+        "ask",
+        json!({"content": "which region?", "pad": "shared", "wait_seconds": 0}),
+    )
+    .await["question"]
+        .clone();
+    let mut me = h.client().await;
+    ok(
+        &mut me,
+        "entry.add",
+        json!({"pad": "private", "content": "eu-west, says my notes", "reply_to": q["id"]}),
+    )
+    .await;
+    let got = ok(&mut me, "entry.get", json!({"id": q["id"]})).await["entry"].clone();
+    assert!(got["answer"].is_null(), "{got}");
+    assert_eq!(got["replies"], 1);
+    assert!(
+        got["tags"].to_string().contains("needs_eyes"),
+        "still waits: {got}"
+    );
+    let answer = ok(
+        &mut me,
+        "entry.add",
+        json!({"pad": "shared", "content": "eu-west", "reply_to": q["id"]}),
+    )
+    .await["entry"]["id"]
+        .clone();
+    let got = ok(&mut me, "entry.get", json!({"id": q["id"]})).await["entry"].clone();
+    assert_eq!(got["answer"], answer);
+    h.stop().await;
+}
+
 /// A thousand asks wait on one engine as parked futures: the process gains
 /// no thread per waiter, and each gets its own answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -81,7 +81,7 @@ impl Engine {
         let info = self
             .0
             .agents
-            .infos()
+            .infos(&|_| true)
             .into_iter()
             .find(|a| a.name == name)
             .ok_or_else(|| Error::Internal("the agent just added is gone".into()))?;
@@ -128,11 +128,15 @@ impl Engine {
 
     /// Tells the dispatcher about a committed entry (an addressed note, or
     /// a reply in an agent's conversation).
-    pub(super) fn agents_notice(&self, e: &model::Entry) {
+    pub(super) fn agents_notice(&self, e: &model::Entry, guard: &Guard) {
         if e.to.is_empty() && e.reply_to.is_none() {
             return;
         }
-        match self.0.agents.noticed(e, wall_ms()) {
+        match self
+            .0
+            .agents
+            .noticed(e, wall_ms(), &|agent| guard.may_hand_to(agent))
+        {
             Ok(true) => self.0.agents.wake.notify_one(),
             Ok(false) => {}
             Err(err) => tracing::warn!("cannot record the delivery of {}: {err}", e.id),
@@ -254,6 +258,7 @@ impl Engine {
                     ..Default::default()
                 },
                 None,
+                &Guard::owner(),
             )
             .await;
         match question {
@@ -314,6 +319,7 @@ impl Engine {
                         ..Default::default()
                     },
                     None,
+                    &Guard::owner(),
                 )
                 .await;
             match added {
@@ -369,8 +375,17 @@ impl Engine {
             )
             .await?
             .entries;
-        let registered = self.0.agents.names();
-        let presence = self.0.agents.presence();
+        // To a token, the roster holds what its pads show: the agents its
+        // grant names (their last error, which may quote any pad, left
+        // out), and the authors who wrote in its pads — not who else is
+        // connected.
+        let scoped = guard.grant().is_some();
+        let mut registered = self.0.agents.names();
+        registered.retain(|a| guard.may_hand_to(a));
+        let mut presence = self.0.agents.presence();
+        if scoped {
+            presence.retain(|a, _| recent.iter().any(|e| e.author == *a));
+        }
         let brief = |e: &model::Entry| Brief {
             id: e.id.clone(),
             pad: e.pad.clone(),
@@ -425,10 +440,14 @@ impl Engine {
             });
         }
         seen.sort_by(|a, b| b.last_seen.cmp(&a.last_seen));
-        Ok(AgentListResult {
-            agents: self.0.agents.infos(),
-            seen,
-        })
+        let mut agents = self.0.agents.infos(&|pad| guard.covers(pad));
+        agents.retain(|a| registered.contains(&a.name));
+        if scoped {
+            for a in &mut agents {
+                a.error = None;
+            }
+        }
+        Ok(AgentListResult { agents, seen })
     }
 }
 

@@ -124,11 +124,17 @@ impl Engine {
                         ),
                     });
                 }
-                if visible.iter().any(|v| v.action != Action::Edit) {
+                let shown: Vec<String> = visible.iter().map(|v| v.entry.id.clone()).collect();
+                let (restored, mut skipped) = if visible.iter().any(|v| v.action != Action::Edit)
+                {
                     self.db().restore(Restore::Change(change), by, now, &writable).await?
                 } else {
                     self.undo_edits(visible, by, guard).await?
-                }
+                };
+                // What the change did in pads the caller may not read is
+                // not its to see, skipped or not.
+                skipped.retain(|s| shown.contains(&s.id));
+                (restored, skipped)
             }
             (None, Some(_), _) => {
                 return Err(Error::invalid(

@@ -158,6 +158,7 @@ impl Engine {
                     ..AddParams::default()
                 },
                 default_author,
+                &Guard::owner(),
             )
             .await?,
         };

@@ -222,7 +222,7 @@ impl Engine {
                 meta: Some(meta.clone()),
                 now: self.now(),
             };
-            copies.push(self.insert(copy).await?);
+            copies.push(self.insert(copy, &Guard::owner()).await?);
         }
         Ok(ShareResult { copies })
     }

@@ -106,7 +106,10 @@ async fn entry_add(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     } else {
         None
     };
-    let entry = c.engine.add(p, c.session.author.as_deref()).await?;
+    let entry = c
+        .engine
+        .add(p, c.session.author.as_deref(), &c.guard)
+        .await?;
     Ok(reply(EntryResult { entry, looks_like }))
 }
 

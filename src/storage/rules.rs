@@ -48,7 +48,9 @@ pub(crate) fn new_entry(seq: i64, e: NewEntry) -> Entry {
 pub(crate) fn replied(before: &Entry, reply: i64, e: &NewEntry) -> Entry {
     let mut after = before.clone();
     after.replies += 1;
-    let answers = before.answer.is_none() && before.author != e.author;
+    // A reply in another pad is in the thread but not the answer: the
+    // answer's id is shown with the question, to whoever reads its pad.
+    let answers = before.answer.is_none() && before.author != e.author && before.pad == e.pad;
     if answers {
         after.answer = Some(id::encode(reply));
         if before.kind == Kind::Question && before.has_tag(crate::model::NEEDS_EYES) {
