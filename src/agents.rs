@@ -65,6 +65,12 @@ struct Saved {
 /// Finished conversations kept (for the notes' delivery state and follow-ups).
 const KEEP_FINISHED: usize = 500;
 
+/// Replies one agent may have posted in a minute: past it, its tasks are not
+/// looked at again until the minute frees up, so nothing it says is lost and
+/// no agent floods a pad.
+pub const MAX_REPLIES_PER_MINUTE: usize = 30;
+const MINUTE: i64 = 60_000;
+
 /// Registered agents, deliveries and presence, behind one lock.
 pub struct Agents {
     path: PathBuf,
@@ -73,6 +79,8 @@ pub struct Agents {
     presence: Arc<Mutex<HashMap<String, Presence>>>,
     /// Woken when there is something to send.
     pub wake: tokio::sync::Notify,
+    /// When each agent's replies of the last minute were posted (ms).
+    replies: Mutex<HashMap<String, std::collections::VecDeque<i64>>>,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -121,6 +129,7 @@ impl Agents {
             state: Mutex::new(saved),
             presence: Arc::default(),
             wake: tokio::sync::Notify::new(),
+            replies: Mutex::default(),
         })
     }
 
@@ -338,6 +347,27 @@ impl Agents {
             .collect()
     }
 
+    /// Notes a reply of `agent` posted at `now`.
+    pub fn replied(&self, agent: &str, now: i64) {
+        let mut r = self.replies.lock().expect("replies lock");
+        r.entry(agent.to_string()).or_default().push_back(now);
+    }
+
+    /// When `agent` may be looked at again, if it has posted its minute's
+    /// worth of replies (`MAX_REPLIES_PER_MINUTE`); `None`: now.
+    pub fn reply_room(&self, agent: &str, now: i64) -> Option<i64> {
+        let mut r = self.replies.lock().expect("replies lock");
+        let times = r.get_mut(agent)?;
+        while times.front().is_some_and(|t| now - t >= MINUTE) {
+            times.pop_front();
+        }
+        if times.is_empty() {
+            r.remove(agent);
+            return None;
+        }
+        (times.len() >= MAX_REPLIES_PER_MINUTE).then(|| times[0] + MINUTE)
+    }
+
     /// Says that a connection speaks as `author`, until the guard drops.
     pub fn here(&self, author: &str, now: i64) -> Here {
         let mut p = self.presence.lock().expect("presence lock");
@@ -391,4 +421,29 @@ fn prune(list: &mut Vec<Conversation>) {
             true
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_past_its_replies_a_minute_waits_for_the_minute_to_free_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let agents = Agents::open(dir.path()).unwrap();
+        assert_eq!(agents.reply_room("helper", 0), None);
+        for i in 0..MAX_REPLIES_PER_MINUTE as i64 {
+            assert_eq!(agents.reply_room("helper", 1_000 + i), None);
+            agents.replied("helper", 1_000 + i);
+        }
+        assert_eq!(agents.reply_room("helper", 5_000), Some(61_000));
+        assert_eq!(agents.reply_room("other", 5_000), None, "per agent");
+        assert_eq!(
+            agents.reply_room("helper", 61_000),
+            None,
+            "the first aged out"
+        );
+        assert_eq!(agents.reply_room("helper", 200_000), None);
+        assert!(agents.replies.lock().unwrap().is_empty(), "forgotten");
+    }
 }

@@ -330,6 +330,60 @@ async fn history_and_trash_are_scoped_to_a_tokens_pads() {
     assert!(msg.contains("entry.history"), "{msg}");
 }
 
+/// One writer's burst rolls its own notes out, not everyone else's: an agent
+/// that once answered with ~1,000 notes pushed all of the person's into the
+/// trash of a pad with a window.
+#[tokio::test]
+async fn a_burst_by_one_writer_rolls_its_own_notes_out_of_the_window_first() {
+    let h = Harness::start().await;
+    let mut me = h.client().await;
+    ok(
+        &mut me,
+        "pad.configure",
+        json!({"name": "w", "max_entries": 10}),
+    )
+    .await;
+    for i in 0..4 {
+        add(&mut me, "w", &format!("mine {i}")).await;
+    }
+    let mut agent = Client::connect(&h.socket).await.unwrap();
+    ok(&mut agent, "hello", json!({"author": "chatty"})).await;
+    for i in 0..40 {
+        add(&mut agent, "w", &format!("burst {i}")).await;
+    }
+    let listed = ok(&mut me, "entry.list", json!({"pad": "w"})).await;
+    let contents: Vec<&str> = listed["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(contents.len(), 10, "{contents:?}");
+    for i in 0..4 {
+        assert!(
+            contents.contains(&format!("mine {i}").as_str()),
+            "{contents:?}"
+        );
+    }
+    assert!(contents.contains(&"burst 39") && !contents.contains(&"burst 33"));
+    let trash = ok(&mut me, "entry.trash", json!({"pad": "w", "limit": 100})).await;
+    assert_eq!(trash["entries"].as_array().unwrap().len(), 34);
+    // A writer holding no more than half the window rolls the oldest of all
+    // out, as a window does.
+    add(&mut me, "w", "mine 4").await;
+    let listed = ok(&mut me, "entry.list", json!({"pad": "w"})).await;
+    let contents: Vec<&str> = listed["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["content"].as_str().unwrap())
+        .collect();
+    assert!(
+        !contents.contains(&"mine 0") && contents.contains(&"burst 34"),
+        "{contents:?}"
+    );
+}
+
 #[tokio::test]
 async fn undoing_a_change_across_pads_shows_a_token_only_its_pads() {
     let clock = Clock::manual(1_800_000_000_000);

@@ -226,6 +226,20 @@ impl Conversation {
                 }
             }
             Event::NotSent { why, refused } => self.not_sent(why, refused, now, give_up_ms),
+            // Asked about one task, the agent told of another: not this
+            // conversation's (an agent minting a task per look would
+            // otherwise post without end).
+            Event::Polled(t) if self.delivery.task.as_ref().is_some_and(|id| *id != t.id) => {
+                let asked = self.delivery.task.clone().unwrap_or_default();
+                self.on(
+                    Event::Unreachable(format!(
+                        "asked for task {asked}, it answered with task {}",
+                        t.id
+                    )),
+                    now,
+                    give_up_ms,
+                )
+            }
             Event::Polled(t) => self.absorb(t, now),
             Event::Lost => self.lost(now),
             Event::Unreachable(why) => {
@@ -409,6 +423,8 @@ impl Conversation {
                         t.artifacts.join("\n\n")
                     } else if !new.is_empty() {
                         new.join("\n\n")
+                    } else if let Some(s) = &status {
+                        s.clone()
                     } else {
                         format!("{agent} finished, with nothing to show.")
                     };

@@ -174,8 +174,15 @@ impl Engine {
         let Some(agent) = self.0.agents.registered(&c.delivery.agent) else {
             return;
         };
-        let ep = agent.endpoint();
         let now = wall_ms();
+        if let Some(at) = self.0.agents.reply_room(&agent.name, now) {
+            c.next_at = at;
+            if let Err(e) = self.0.agents.put(c, read_outbox) {
+                tracing::warn!("cannot save a delivery: {e}");
+            }
+            return;
+        }
+        let ep = agent.endpoint();
         let event = if let Some(out) = c.outbox.first().cloned() {
             let (id, ctx) = (
                 format!("pad-{}-{}", out.entry, c.delivery.agent),
@@ -219,6 +226,9 @@ impl Engine {
             match effect {
                 Effect::Post(p) => {
                     let id = self.post(&mut c, &p).await;
+                    if id.is_some() {
+                        self.0.agents.replied(&agent.name, wall_ms());
+                    }
                     c.posted(&p, id);
                 }
                 Effect::AskPerson(text) => {
@@ -270,8 +280,8 @@ impl Engine {
         }
     }
 
-    /// Posts what the agent said as a reply in the thread, authored by it,
-    /// split into several entries when longer than an entry may be. Not
+    /// Posts what the agent said as one reply in the thread, authored by it,
+    /// cut to what an entry may hold (`fold`). Not
     /// again if a reply for this task and state is already there (a restart
     /// between posting and saving). Returns the (first) entry's id.
     async fn post(&self, c: &mut Conversation, p: &Post) -> Option<String> {
@@ -292,48 +302,47 @@ impl Engine {
                 return Some(e.id.clone());
             }
         }
-        let max = self.0.config.max_content_chars.max(100);
-        let chars: Vec<char> = p.text.chars().collect();
-        let mut first = None;
-        for part in chars.chunks(max) {
-            let mut meta = Map::new();
-            meta.insert("a2a".into(), mark.clone());
-            let content: String = part.iter().collect();
-            if content.trim().is_empty() {
-                continue;
-            }
-            let added = self
-                .add(
-                    AddParams {
-                        pad: c.delivery.pad.clone(),
-                        content,
-                        author: Some(c.delivery.agent.clone()),
-                        kind: Some(p.kind),
-                        tags: if p.needs_eyes {
-                            vec![NEEDS_EYES.into()]
-                        } else {
-                            Vec::new()
-                        },
-                        reply_to: Some(c.reply_to.clone()),
-                        meta: Some(meta),
-                        ..Default::default()
+        let content = fold(
+            &p.text,
+            self.0.config.max_content_chars,
+            &c.delivery.agent,
+            &p.task,
+        );
+        if content.trim().is_empty() {
+            return None;
+        }
+        let mut meta = Map::new();
+        meta.insert("a2a".into(), mark);
+        let added = self
+            .add(
+                AddParams {
+                    pad: c.delivery.pad.clone(),
+                    content,
+                    author: Some(c.delivery.agent.clone()),
+                    kind: Some(p.kind),
+                    tags: if p.needs_eyes {
+                        vec![NEEDS_EYES.into()]
+                    } else {
+                        Vec::new()
                     },
-                    None,
-                    &Guard::owner(),
-                )
-                .await;
-            match added {
-                Ok(e) => {
-                    c.thread.push(e.id.clone());
-                    first.get_or_insert(e.id);
-                }
-                Err(e) => {
-                    tracing::warn!("cannot post {}'s reply: {e}", c.delivery.agent);
-                    break;
-                }
+                    reply_to: Some(c.reply_to.clone()),
+                    meta: Some(meta),
+                    ..Default::default()
+                },
+                None,
+                &Guard::owner(),
+            )
+            .await;
+        match added {
+            Ok(e) => {
+                c.thread.push(e.id.clone());
+                Some(e.id)
+            }
+            Err(e) => {
+                tracing::warn!("cannot post {}'s reply: {e}", c.delivery.agent);
+                None
             }
         }
-        first
     }
 
     /// The roster: registered agents, and every author seen within
@@ -451,10 +460,57 @@ impl Engine {
     }
 }
 
+/// What an agent said, as one note's content: cut when longer than a note
+/// may be, with a line saying how much went and where the whole is. One
+/// answer is one note, however long (a 4 MB answer once became ~1,000).
+fn fold(text: &str, max_chars: usize, agent: &str, task: &str) -> String {
+    let total = text.chars().count();
+    if total <= max_chars {
+        return text.to_string();
+    }
+    let whole = if task.is_empty() {
+        agent.to_string()
+    } else {
+        format!("{agent} (task {task})")
+    };
+    let said = |cut: usize| {
+        format!(
+            "\n\n[… {cut} more characters cut: a note holds at most {max_chars}. The whole answer is with {whole}.]"
+        )
+    };
+    // The line's own length depends on the number in it: measure with the
+    // largest it can be.
+    let room = max_chars.saturating_sub(said(total).chars().count());
+    let kept: String = text.chars().take(room).collect();
+    format!("{kept}{}", said(total - room))
+}
+
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> std::result::Result<T, a2a::CallError> + Send + 'static,
 ) -> std::result::Result<T, a2a::CallError> {
     tokio::task::spawn_blocking(f)
         .await
         .unwrap_or_else(|e| Err(format!("the call to the agent panicked: {e}").into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fold;
+
+    #[test]
+    fn a_long_answer_is_one_note_cut_to_the_limit_and_says_so() {
+        assert_eq!(fold("short", 100, "helper", "t1"), "short");
+        let long = "é".repeat(4_000_000);
+        let folded = fold(&long, 20_000, "helper", "t1");
+        assert_eq!(folded.chars().count(), 20_000);
+        let room = folded.find("\n\n[…").unwrap();
+        let cut = 4_000_000 - folded[..room].chars().count();
+        assert!(
+            folded.ends_with(&format!(
+                "[… {cut} more characters cut: a note holds at most 20000. The whole answer is with helper (task t1).]"
+            )),
+            "{}",
+            &folded[room..]
+        );
+    }
 }

@@ -10,7 +10,7 @@ use crate::id;
 use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
 use crate::storage::rules::{
-    ambiguous, check_version, new_entry, no_entry, prefix_range, replied, would_cycle,
+    ambiguous, check_version, new_entry, no_entry, prefix_range, replied, window_drops, would_cycle,
 };
 use crate::storage::{Added, EntryFilter, NewEntry, Page, Patch};
 use crate::storage::{CycleSearch, Step};
@@ -81,7 +81,7 @@ impl PgStore {
         };
         // The pad's row last: every writer of the pad waits for its lock,
         // which is then held only through the commit.
-        let max_entries: Option<i64> = sqlx::query_scalar(
+        let (max_entries, entries): (Option<i64>, i64) = sqlx::query_as(
             "INSERT INTO pads (name, ttl_seconds, created_at, last_write_at, entries) \
              VALUES ($1, CASE WHEN $1 = 'inbox' THEN NULL ELSE \
                  (SELECT nullif(value, '')::bigint FROM settings WHERE key = 'default_ttl_seconds') END, \
@@ -89,25 +89,41 @@ impl PgStore {
              ON CONFLICT (name) DO UPDATE SET \
                  last_write_at = greatest(pads.last_write_at, excluded.last_write_at), \
                  entries = pads.entries + 1, archived_at = NULL \
-             RETURNING max_entries",
+             RETURNING max_entries, entries",
         )
         .bind(&e.pad)
         .bind(e.now)
         .fetch_one(&mut *tx)
         .await?;
         let rolled = match max_entries {
-            None => Vec::new(),
-            Some(max) => {
-                // The oldest past the window, kept in the trash first.
-                let out: Vec<i64> = sqlx::query_scalar(
-                    "SELECT seq FROM entries \
-                     WHERE pad = $1 AND NOT pinned AND NOT ('important' = ANY(tags)) ORDER BY seq \
-                     LIMIT greatest(0, (SELECT entries FROM pads WHERE name = $1) - $2)",
+            Some(max) if entries > max => {
+                // Past the window: the writer's oldest while it holds most
+                // of it, else the oldest (`window_drops`), kept in the
+                // trash first.
+                let own: Vec<i64> = sqlx::query_scalar(
+                    "SELECT seq FROM entries WHERE pad = $1 AND NOT pinned \
+                     AND NOT ('important' = ANY(tags)) AND author = $2 AND seq != $3 \
+                     ORDER BY seq LIMIT $4",
                 )
                 .bind(&e.pad)
+                .bind(&e.author)
+                .bind(seq)
                 .bind(max)
                 .fetch_all(&mut *tx)
                 .await?;
+                let out = match window_drops(max, entries - max, &own) {
+                    Some(out) => out,
+                    None => {
+                        sqlx::query_scalar(
+                            "SELECT seq FROM entries WHERE pad = $1 AND NOT pinned \
+                             AND NOT ('important' = ANY(tags)) ORDER BY seq LIMIT $2",
+                        )
+                        .bind(&e.pad)
+                        .bind(entries - max)
+                        .fetch_all(&mut *tx)
+                        .await?
+                    }
+                };
                 if out.is_empty() {
                     Vec::new()
                 } else {
@@ -125,6 +141,7 @@ impl PgStore {
                     .1
                 }
             }
+            _ => Vec::new(),
         };
         tx.commit().await?;
         Ok(Added {

@@ -62,6 +62,19 @@ pub(crate) fn replied(before: &Entry, reply: i64, e: &NewEntry) -> Entry {
     after
 }
 
+/// Which entries a pad's rolling window drops when a write overflows it by
+/// `overflow`: the writer's own oldest first while the writer holds more
+/// than half the window, so one writer's burst (an agent's flood) never
+/// pushes everyone else's notes out; `None`: the oldest of all, as a window
+/// does. `own_older`: the writer's entries the window may drop (not
+/// pinned, not `important`), oldest first, the new one left out, at most
+/// `max` of them.
+pub(crate) fn window_drops(max: i64, overflow: i64, own_older: &[i64]) -> Option<Vec<i64>> {
+    let own = own_older.len() as i64;
+    let overflow = overflow.max(0);
+    ((own + 1) * 2 > max && own >= overflow).then(|| own_older[..overflow as usize].to_vec())
+}
+
 pub(crate) fn check_version(id: &str, actual: i64, expected: Option<i64>) -> Result<()> {
     match expected {
         Some(v) if v != actual => Err(Error::Conflict {

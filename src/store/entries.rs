@@ -12,7 +12,7 @@ use crate::id::{self, ID_LEN};
 use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
 use crate::storage::rules::{
-    ambiguous, check_version, new_entry, no_entry, prefix_range, replied, would_cycle,
+    ambiguous, check_version, new_entry, no_entry, prefix_range, replied, window_drops, would_cycle,
 };
 use crate::storage::EntryFilter;
 use crate::storage::{Added, NewEntry, Page, Patch};
@@ -234,17 +234,38 @@ impl Store {
             let rolled = match max_entries {
                 None => Vec::new(),
                 Some(max) => {
-                    // The oldest past the window, kept in the trash first.
-                    let out: Vec<i64> = w
-                        .conn
-                        .prepare_cached(
-                            "SELECT seq FROM entries WHERE pad = ?1 AND pinned = 0 \
-                             AND NOT EXISTS (SELECT 1 FROM entry_tags t \
-                               WHERE t.seq = entries.seq AND t.tag = 'important') ORDER BY seq \
-                             LIMIT max(0, (SELECT entries FROM pads WHERE name = ?1) - ?2)",
-                        )?
-                        .query_map(params![e.pad, max], |r| r.get(0))?
-                        .collect::<rusqlite::Result<_>>()?;
+                    // Past the window: the writer's oldest while it holds
+                    // most of it, else the oldest (`window_drops`), kept in
+                    // the trash first.
+                    let overflow: i64 = w.conn.query_row(
+                        "SELECT entries - ?2 FROM pads WHERE name = ?1",
+                        params![e.pad, max],
+                        |r| r.get(0),
+                    )?;
+                    let droppable = "pad = ?1 AND pinned = 0 AND NOT EXISTS (SELECT 1 FROM \
+                         entry_tags t WHERE t.seq = entries.seq AND t.tag = 'important')";
+                    let out: Vec<i64> = if overflow <= 0 {
+                        Vec::new()
+                    } else {
+                        let own: Vec<i64> = w
+                            .conn
+                            .prepare_cached(&format!(
+                                "SELECT seq FROM entries WHERE {droppable} AND author = ?2 \
+                                 AND seq != ?3 ORDER BY seq LIMIT ?4"
+                            ))?
+                            .query_map(params![e.pad, e.author, seq, max], |r| r.get(0))?
+                            .collect::<rusqlite::Result<_>>()?;
+                        match window_drops(max, overflow, &own) {
+                            Some(out) => out,
+                            None => w
+                                .conn
+                                .prepare_cached(&format!(
+                                    "SELECT seq FROM entries WHERE {droppable} ORDER BY seq LIMIT ?2"
+                                ))?
+                                .query_map(params![e.pad, overflow], |r| r.get(0))?
+                                .collect::<rusqlite::Result<_>>()?,
+                        }
+                    };
                     if out.is_empty() {
                         Vec::new()
                     } else {

@@ -81,7 +81,8 @@ def sdk_app():
                     await asyncio.sleep(4)
                 if "bench" in text:
                     await asyncio.sleep(random.uniform(0.5, 1.5))
-                await up.add_artifact([text_part(f"echo: {text}")], name="result")
+                said = "x" * 4_000_000 if "huge" in text else f"echo: {text}"
+                await up.add_artifact([text_part(said)], name="result")
                 await up.complete()
                 if "bench" in text:
                     log(context.task_id, context.context_id, text, done=True)

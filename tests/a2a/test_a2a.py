@@ -376,6 +376,22 @@ def test_the_roster_says_who_is_here_and_what_they_do(engine, agents):
         assert {s["author"]: s for s in c.agents()["seen"]}["agent-x"]["connected"] == 0
 
 
+def test_a_huge_answer_is_one_note_that_says_it_was_cut(engine, agents):
+    """A 4 MB answer once became ~1,000 notes."""
+    agent = agents("sdk")
+    with engine.client() as c:
+        c.hello(author="user")
+        c.add_agent("helper", agent.url)
+        note = c.send("helper", "a huge report please", pad="proj")
+        result = wait_for("the result", lambda: next(
+            (r for r in replies(c, note["id"]) if r["kind"] == "result"), None), timeout=60)
+        time.sleep(1)
+        assert len(replies(c, note["id"])) <= 2  # the status line and the result
+        assert result["content"].startswith("xxxx")
+        assert "more characters cut: a note holds at most" in result["content"][-200:]
+        assert f"The whole answer is with helper (task {delivery(c, note['id'])['task']})" in result["content"]
+
+
 def test_a_scoped_token_sees_the_roster_of_its_own_pads_only(engine, agents):
     """The roster shows a token the agents its grant names (not their last
     error, which may quote any pad), deliveries counted in its pads, and

@@ -278,3 +278,47 @@ fn polls_slow_down_when_nothing_changes_and_an_answer_at_once_is_the_result() {
     assert_eq!(posts(&fx), [("completed", Kind::Result, "42")]);
     assert_eq!(c.delivery.state, DeliveryState::Done);
 }
+
+#[test]
+fn a_look_answered_with_another_task_posts_nothing_and_backs_off() {
+    let mut c = started();
+    c.on(
+        Event::Accepted(Reply::Task(task("t1", "working", &[], None))),
+        0,
+        GIVE_UP,
+    );
+    // An agent minting a new task on every look once posted 4 notes a second.
+    for (i, id) in ["t2", "t3", "t4", "t5"].iter().enumerate() {
+        let now = 1_000 * (i as i64 + 1);
+        let fx = c.on(
+            Event::Polled(task(id, "working", &[&format!("step {i}")], None)),
+            now,
+            GIVE_UP,
+        );
+        assert!(fx.is_empty(), "{fx:?}");
+        assert_eq!(c.delivery.task.as_deref(), Some("t1"));
+        assert!(c.next_at > now + 1_000, "backs off");
+    }
+    assert!(c
+        .delivery
+        .detail
+        .as_deref()
+        .is_some_and(|d| d.contains("asked for task t1, it answered with task t5")));
+    assert!(c.is_live());
+}
+
+#[test]
+fn a_task_completed_with_only_a_status_message_gives_that_message_as_the_result() {
+    let mut c = started();
+    let fx = c.on(
+        Event::Accepted(Reply::Task(task(
+            "t1",
+            "completed",
+            &[],
+            Some("deployed v2"),
+        ))),
+        0,
+        GIVE_UP,
+    );
+    assert_eq!(posts(&fx), [("completed", Kind::Result, "deployed v2")]);
+}
