@@ -301,11 +301,16 @@ pub fn bearer_secret(path: &Path) -> std::io::Result<String> {
     private_secret(path, |t| t.len() >= 32, random_hex)
 }
 
-/// The token of an `Authorization: Bearer <token>` header value.
+/// The token of an `Authorization: Bearer <token>` header value. The
+/// scheme's name is case-insensitive (RFC 9110): `bearer` is as good.
 pub fn bearer(authorization: Option<&str>) -> &str {
-    authorization
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("")
+    let Some(v) = authorization.map(str::trim) else {
+        return "";
+    };
+    match v.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
+        _ => "",
+    }
 }
 
 /// Compares two secrets in time independent of where they differ.
@@ -317,6 +322,17 @@ pub fn same_secret(a: &str, b: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bearer_scheme_is_read_in_any_case() {
+        for h in ["Bearer abc", "bearer abc", "BEARER  abc ", " Bearer abc"] {
+            assert_eq!(bearer(Some(h)), "abc", "{h:?}");
+        }
+        for h in ["Basic abc", "Bearerabc", "abc", ""] {
+            assert_eq!(bearer(Some(h)), "", "{h:?}");
+        }
+        assert_eq!(bearer(None), "");
+    }
 
     fn grant(pads: &[&str], read_only: bool) -> Grant {
         Grant {

@@ -268,13 +268,15 @@ impl Agents {
             {
                 continue;
             }
+            // The thread's conversation with this agent, if it has one: a
+            // context is one agent's (another's would mix two conversations).
             let root = e
                 .reply_to
                 .as_ref()
                 .and_then(|p| {
                     s.deliveries
                         .iter()
-                        .find(|c| c.thread.contains(p))
+                        .find(|c| c.delivery.agent == *name && c.thread.contains(p))
                         .map(|c| c.context.clone())
                 })
                 .unwrap_or_else(|| format!("pad-{}", e.reply_to.as_deref().unwrap_or(&e.id)));
@@ -298,12 +300,13 @@ impl Agents {
             .collect()
     }
 
-    /// When the next conversation is due (ms), if any is live.
-    pub fn next_due(&self) -> Option<i64> {
+    /// When the next conversation not `busy(entry, agent)` is due (ms), if
+    /// any is live.
+    pub fn next_due(&self, busy: &dyn Fn(&str, &str) -> bool) -> Option<i64> {
         let s = self.state.lock().expect("agents lock");
         s.deliveries
             .iter()
-            .filter(|c| c.is_live())
+            .filter(|c| c.is_live() && !busy(&c.delivery.entry, &c.delivery.agent))
             .map(|c| c.next_at)
             .min()
     }
@@ -374,6 +377,7 @@ impl Agents {
         let e = p.entry(author.to_string()).or_default();
         e.connected += 1;
         e.last_seen = now;
+        age(&mut p);
         Here {
             presence: self.presence.clone(),
             author: author.to_string(),
@@ -393,6 +397,7 @@ impl Agents {
                     last_seen: now,
                 },
             );
+            age(&mut p);
         }
     }
 
@@ -403,6 +408,27 @@ impl Agents {
     pub fn names(&self) -> Vec<String> {
         let s = self.state.lock().expect("agents lock");
         s.agents.iter().map(|a| a.name.clone()).collect()
+    }
+}
+
+/// Authors the presence list remembers: past it, those not connected go,
+/// longest unseen first, down to nine tenths of it. (200,000 names said in
+/// `hello` once made the roster 35 MB.) Who wrote is found in the entries.
+pub const MAX_PRESENCE: usize = 1000;
+
+fn age(p: &mut HashMap<String, Presence>) {
+    if p.len() <= MAX_PRESENCE {
+        return;
+    }
+    let mut gone: Vec<(i64, String)> = p
+        .iter()
+        .filter(|(_, e)| e.connected == 0)
+        .map(|(a, e)| (e.last_seen, a.clone()))
+        .collect();
+    gone.sort_unstable();
+    let over = p.len() - MAX_PRESENCE * 9 / 10;
+    for (_, a) in gone.into_iter().take(over) {
+        p.remove(&a);
     }
 }
 
@@ -445,5 +471,80 @@ mod tests {
         );
         assert_eq!(agents.reply_room("helper", 200_000), None);
         assert!(agents.replies.lock().unwrap().is_empty(), "forgotten");
+    }
+
+    fn entry(id: &str, author: &str, to: &[&str], reply_to: Option<&str>) -> Entry {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "pad": "proj", "author": author, "kind": "note", "content": "x",
+            "tags": [], "status": null, "assignee": null, "resume": null, "lease_until": null,
+            "category": null, "confidence": null, "depends_on": [], "remind_at": null,
+            "pinned": false, "meta": null, "created_at": "2026-11-25T00:00:00Z",
+            "updated_at": "2026-11-25T00:00:00Z", "version": 1, "to": to, "reply_to": reply_to
+        }))
+        .expect("an entry")
+    }
+
+    #[test]
+    fn a_note_to_another_agent_in_a_thread_starts_its_own_context() {
+        let dir = tempfile::tempdir().unwrap();
+        let agents = Agents::open(dir.path()).unwrap();
+        for name in ["alpha", "beta"] {
+            let agent = Registered {
+                name: name.into(),
+                url: "http://127.0.0.1:9/".into(),
+                token: None,
+                dialect: a2a::Dialect::V03,
+                card: None,
+                added_at: 0,
+                added_by: "user".into(),
+                reachable: None,
+                error: None,
+            };
+            agents.add(agent, false).unwrap();
+        }
+        let all = |_: &str| true;
+        agents
+            .noticed(&entry("n1", "user", &["alpha"], None), 0, &all)
+            .unwrap();
+        let mut s = agents.state.lock().unwrap();
+        s.deliveries[0].context = "alphas-own-context".into();
+        drop(s);
+        agents
+            .noticed(&entry("n2", "user", &["beta"], Some("n1")), 0, &all)
+            .unwrap();
+        agents
+            .noticed(&entry("n3", "user", &["alpha"], Some("n1")), 0, &all)
+            .unwrap();
+        let s = agents.state.lock().unwrap();
+        let of = |agent: &str| -> Vec<&str> {
+            s.deliveries
+                .iter()
+                .filter(|c| c.delivery.agent == agent)
+                .map(|c| c.context.as_str())
+                .collect()
+        };
+        assert_eq!(of("beta"), ["pad-n1"], "not alpha's context");
+        assert_eq!(
+            of("alpha"),
+            ["alphas-own-context"],
+            "n3 joined alpha's conversation"
+        );
+    }
+
+    #[test]
+    fn presence_forgets_the_longest_unseen_past_its_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let agents = Agents::open(dir.path()).unwrap();
+        let _kept = agents.here("connected-early", 0);
+        for i in 0..200_000 {
+            agents.seen(&format!("author-{i}"), 1 + i);
+        }
+        let p = agents.presence();
+        assert!(p.len() <= MAX_PRESENCE, "{}", p.len());
+        assert!(
+            p.contains_key("connected-early"),
+            "a connected author stays"
+        );
+        assert!(p.contains_key("author-199999") && !p.contains_key("author-0"));
     }
 }

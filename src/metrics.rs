@@ -49,6 +49,7 @@ pub struct Metrics {
     lagged: IntCounter,
     embedded: IntCounter,
     embed_seconds: prometheus::Counter,
+    http_refused: IntCounterVec,
     // Read at scrape time.
     active_pads: IntGauge,
     archived_pads: IntGauge,
@@ -192,6 +193,16 @@ impl Metrics {
                 "scratchpad_embedded_entries_total",
                 "Entries embedded for semantic search since the engine started.",
             )?,
+            http_refused: reg(
+                &registry,
+                IntCounterVec::new(
+                    Opts::new(
+                        "scratchpad_http_refused_total",
+                        "HTTP requests and connections refused (no valid token, or over a listener's limit), by listener.",
+                    ),
+                    &["listener"],
+                )?,
+            )?,
             embed_seconds: reg(
                 &registry,
                 prometheus::Counter::new(
@@ -281,6 +292,12 @@ impl Metrics {
     }
 
     /// An error answered outside a method call (a bad line, a bad request).
+    /// The counter of refusals by the HTTP listener `listener` ("mcp",
+    /// "metrics").
+    pub fn http_refused(&self, listener: &str) -> IntCounter {
+        self.http_refused.with_label_values(&[listener])
+    }
+
     pub fn error(&self, code: i64) {
         self.errors.with_label_values(&[&code.to_string()]).inc();
     }
@@ -465,6 +482,7 @@ pub async fn serve<F>(
     listener: tokio::net::TcpListener,
     render: impl Fn() -> F + Clone + Send + Sync + 'static,
     token: Option<String>,
+    refusals: crate::tcp::Refusals,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()>
 where
@@ -516,9 +534,10 @@ where
                 "Scratchpad serves its metrics at GET /metrics\n",
             )
         })
-        .layer(axum::middleware::from_fn(
+        .layer(axum::middleware::from_fn({
+            let refusals = refusals.clone();
             move |req: axum::extract::Request, next: axum::middleware::Next| {
-                let (hosts, token) = (hosts.clone(), token.clone());
+                let (hosts, token, refusals) = (hosts.clone(), token.clone(), refusals.clone());
                 async move {
                     let host = req
                         .headers()
@@ -531,15 +550,23 @@ where
                     );
                     if let Some(want) = token.as_deref() {
                         if !crate::access::same_secret(given, want) {
+                            refusals.note("no valid bearer token");
                             return (
                                 StatusCode::UNAUTHORIZED,
-                                [(header::WWW_AUTHENTICATE, "Bearer")],
+                                [(header::WWW_AUTHENTICATE, "Bearer"), (header::CONNECTION, "close")],
                                 "send `Authorization: Bearer <token>` with the token in metrics.token in the engine's data directory (Prometheus: bearer_token_file)\n",
                             )
                                 .into_response();
                         }
                     }
                     if any_host || crate::access::host_allowed(host, &hosts) {
+                        let admitted = req
+                            .extensions()
+                            .get::<crate::tcp::Standing>()
+                            .is_none_or(|s| s.admit());
+                        if !admitted {
+                            return crate::tcp::full();
+                        }
                         next.run(req).await
                     } else {
                         (
@@ -549,7 +576,7 @@ where
                             .into_response()
                     }
                 }
-            },
-        ));
-    crate::tcp::serve(listener, app, shutdown).await
+            }
+        }));
+    crate::tcp::serve(listener, app, refusals, shutdown).await
 }

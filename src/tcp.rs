@@ -2,26 +2,37 @@
 //!
 //! These listeners are on loopback or a private address, which every local
 //! account (and, on a bridge, every container) reaches before any token is
-//! checked. So each listener serves at most `MAX_CONNECTIONS` at once — one
-//! more is answered `503` and closed at once, never left hanging — a request
-//! head must arrive whole within `HEAD_TIMEOUT` and a request body within
-//! `BODY_TIMEOUT`, or the connection is closed. Nothing reached over TCP can
-//! take the descriptors or memory the owner's socket needs: those come out
-//! of `server::FD_RESERVE`.
+//! checked. So a connection starts as a newcomer: at most `MAX_NEWCOMERS`
+//! at once; its first request the app lets through (a valid token) makes it
+//! a member, of which each listener serves `MAX_CONNECTIONS` more — so
+//! connections without a token, however many, never take the places of
+//! clients that showed one. One more newcomer than the cap is answered
+//! `503` and closed at once, never left hanging; a refused request closes
+//! its connection. A request head must arrive whole within `HEAD_TIMEOUT`
+//! and a request body within `BODY_TIMEOUT`, or the connection is closed.
+//! Refusals are counted (`Refusals`: a metric, and one log line a minute at
+//! most), not logged one by one. Nothing reached over TCP can take the
+//! descriptors or memory the owner's socket needs: those come out of
+//! `server::FD_RESERVE`.
 
 use std::future::Future;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// Connections one TCP listener serves at once.
+use crate::model;
+
+/// Connections that made a request the app let through, per listener.
 pub const MAX_CONNECTIONS: usize = 64;
+/// Connections yet to make one, per listener.
+pub const MAX_NEWCOMERS: usize = 32;
 /// A request's head (request line and headers) must arrive within this.
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// A request's body must arrive within this (MCP messages are small).
@@ -30,15 +41,18 @@ pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 const DRAIN: Duration = Duration::from_secs(5);
 
 /// Serves `app` on `listener` until `shutdown`, within the bounds above.
+/// The app calls `Standing::admit` on a request it lets through.
 pub async fn serve(
     listener: TcpListener,
     app: axum::Router,
+    refusals: Refusals,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let app = app.layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
         BODY_TIMEOUT,
     ));
-    let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let newcomers = Arc::new(Semaphore::new(MAX_NEWCOMERS));
+    let members = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let graceful = GracefulShutdown::new();
     let mut builder = Builder::new(TokioExecutor::new());
     builder
@@ -62,28 +76,121 @@ pub async fn serve(
         // Small requests on a kept-alive connection must not wait for
         // Nagle's algorithm (~40 ms each).
         let _ = tcp.set_nodelay(true);
-        let Ok(permit) = permits.clone().try_acquire_owned() else {
+        let Ok(permit) = newcomers.clone().try_acquire_owned() else {
+            refusals.note(&format!(
+                "{MAX_NEWCOMERS} connections without a valid request yet, the limit"
+            ));
             refuse(tcp);
             continue;
         };
-        let service = TowerToHyperService::new(app.clone());
+        let standing = Standing(Arc::new(StandingOf {
+            permit: Mutex::new(Some(permit)),
+            member: AtomicBool::new(false),
+            members: members.clone(),
+        }));
+        let with_standing = app.clone().layer(axum::Extension(standing.clone()));
+        let service = TowerToHyperService::new(with_standing);
         let conn = builder
             .serve_connection_with_upgrades(TokioIo::new(tcp), service)
             .into_owned();
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             let _ = conn.await;
-            drop(permit);
+            drop(standing);
         });
     }
     let _ = tokio::time::timeout(DRAIN, graceful.shutdown()).await;
     Ok(())
 }
 
+/// Where a connection stands: a newcomer, or a member once a request of its
+/// was let through. In every request's extensions.
+#[derive(Clone)]
+pub struct Standing(Arc<StandingOf>);
+
+struct StandingOf {
+    /// Its place among the newcomers, then among the members.
+    permit: Mutex<Option<OwnedSemaphorePermit>>,
+    member: AtomicBool,
+    members: Arc<Semaphore>,
+}
+
+impl Standing {
+    /// Makes the connection a member (its request was let through); false
+    /// when the members' places are all taken.
+    pub fn admit(&self) -> bool {
+        if self.0.member.load(Ordering::Acquire) {
+            return true;
+        }
+        let Ok(place) = self.0.members.clone().try_acquire_owned() else {
+            return false;
+        };
+        *self.0.permit.lock().expect("standing lock") = Some(place);
+        self.0.member.store(true, Ordering::Release);
+        true
+    }
+}
+
+/// The answer when every member's place is taken.
+pub fn full() -> axum::response::Response {
+    axum::response::IntoResponse::into_response((
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        [(axum::http::header::RETRY_AFTER, "5")],
+        format!("this listener already serves {MAX_CONNECTIONS} connections, its limit; retry in a moment\n"),
+    ))
+}
+
+/// Requests and connections a listener refused: counted (in a metric,
+/// when the engine keeps them) and said in the log at most once a minute,
+/// so a flood of them costs neither the disk nor the log's reader.
+#[derive(Clone)]
+pub struct Refusals {
+    what: &'static str,
+    counter: Option<prometheus::IntCounter>,
+    said: Arc<Mutex<(Option<Instant>, u64)>>,
+}
+
+/// How often the log says how many were refused.
+const SAY_EVERY: Duration = Duration::from_secs(60);
+
+impl Refusals {
+    pub fn new(what: &'static str, counter: Option<prometheus::IntCounter>) -> Refusals {
+        Refusals {
+            what,
+            counter,
+            said: Arc::default(),
+        }
+    }
+
+    /// Counts one refusal, `why` it was.
+    pub fn note(&self, why: &str) {
+        if let Some(c) = &self.counter {
+            c.inc();
+        }
+        let mut said = self.said.lock().expect("refusals lock");
+        said.1 += 1;
+        if said.0.is_none_or(|at| at.elapsed() >= SAY_EVERY) {
+            tracing::warn!(
+                "{}: refused {} since this was last said; the latest: {}",
+                self.what,
+                model::count(said.1 as i64, "request", "requests"),
+                why.trim_end()
+            );
+            *said = (Some(Instant::now()), 0);
+        }
+    }
+
+    /// How many were refused since the last line in the log.
+    #[cfg(test)]
+    fn unsaid(&self) -> u64 {
+        self.said.lock().expect("refusals lock").1
+    }
+}
+
 /// Tells a connection over the cap why, without waiting on it, and closes it.
 fn refuse(tcp: tokio::net::TcpStream) {
     let body = format!(
-        "this listener already serves {MAX_CONNECTIONS} connections, its limit; retry in a moment\n"
+        "this listener already serves {MAX_NEWCOMERS} connections that have not shown a valid token yet, its limit; retry in a moment\n"
     );
     let answer = format!(
         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nRetry-After: 5\r\nConnection: close\r\n\r\n{body}",
@@ -91,4 +198,24 @@ fn refuse(tcp: tokio::net::TcpStream) {
     );
     // A fresh socket's send buffer takes this whole; if not, the close says enough.
     let _ = tcp.try_write(answer.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_counted_and_said_once_a_minute() {
+        let counter = prometheus::IntCounter::new("t", "t").unwrap();
+        let r = Refusals::new("test", Some(counter.clone()));
+        for _ in 0..1000 {
+            r.note("no token");
+        }
+        assert_eq!(counter.get(), 1000);
+        assert_eq!(
+            r.unsaid(),
+            999,
+            "the first was said; the rest wait a minute"
+        );
+    }
 }

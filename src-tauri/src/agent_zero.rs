@@ -50,9 +50,13 @@ impl Endpoint {
         };
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(async move {
-            let served = scratchpad::mcp::serve_http(vec![listener], token, tools, 1000, async {
-                let _ = stopped.await;
-            });
+            // The app's engine is another process: refusals are counted in
+            // the log only.
+            let refusals = scratchpad::tcp::Refusals::new("the endpoint for Agent Zero", None);
+            let served =
+                scratchpad::mcp::serve_http(vec![listener], token, tools, 1000, refusals, async {
+                    let _ = stopped.await;
+                });
             if let Err(e) = served.await {
                 tracing::warn!("the endpoint for Agent Zero stopped: {e}");
             }

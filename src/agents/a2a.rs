@@ -230,7 +230,12 @@ pub fn card(url: &str, token: Option<&str>) -> Result<(AgentCard, Dialect), Stri
 }
 
 fn card_raw(url: &str, token: Option<&str>) -> Result<(AgentCard, Dialect), String> {
-    let base = base(url);
+    // A query (a token some servers take there) goes after the card's path.
+    let (url_path, query) = match url.split_once('?') {
+        Some((p, q)) => (p, format!("?{}", q.split('#').next().unwrap_or(""))),
+        None => (url.split('#').next().unwrap_or(url), String::new()),
+    };
+    let base = base(url_path);
     let origin = match base.split_once("://") {
         Some((s, rest)) => format!("{s}://{}", rest.split('/').next().unwrap_or(rest)),
         None => base.clone(),
@@ -243,7 +248,7 @@ fn card_raw(url: &str, token: Option<&str>) -> Result<(AgentCard, Dialect), Stri
     };
     for root in roots {
         for name in ["agent-card.json", "agent.json"] {
-            let u = format!("{root}/.well-known/{name}");
+            let u = format!("{root}/.well-known/{name}{query}");
             let mut req = agent().get(&u);
             if let Some(t) = token {
                 req = req.header("Authorization", &format!("Bearer {t}"));
@@ -271,8 +276,26 @@ fn card_raw(url: &str, token: Option<&str>) -> Result<(AgentCard, Dialect), Stri
     ))
 }
 
+/// The most a card keeps of what the agent says of itself: its name and
+/// version, its description, a skill's words, and how many skills.
+const CARD_NAME: usize = 100;
+const CARD_TEXT: usize = 1000;
+const CARD_SKILLS: usize = 32;
+
+/// `text` cut to `max` characters, with `…` when cut.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut kept: String = text.chars().take(max.saturating_sub(1)).collect();
+    kept.push('…');
+    kept
+}
+
 fn read_card(v: &Value) -> (AgentCard, Dialect) {
     let s = |v: &Value| v.as_str().unwrap_or("").to_string();
+    let short = |v: &Value| cut(v.as_str().unwrap_or(""), CARD_NAME);
+    let long = |v: &Value| cut(v.as_str().unwrap_or(""), CARD_TEXT);
     let v10 = v["supportedInterfaces"]
         .as_array()
         .is_some_and(|l| l.iter().any(|i| s(&i["protocolVersion"]).starts_with('1')))
@@ -281,19 +304,20 @@ fn read_card(v: &Value) -> (AgentCard, Dialect) {
         .as_array()
         .map(|l| {
             l.iter()
+                .take(CARD_SKILLS)
                 .map(|k| AgentSkill {
-                    id: s(&k["id"]),
-                    name: s(&k["name"]),
-                    description: s(&k["description"]),
+                    id: short(&k["id"]),
+                    name: short(&k["name"]),
+                    description: long(&k["description"]),
                 })
                 .collect()
         })
         .unwrap_or_default();
     (
         AgentCard {
-            name: s(&v["name"]),
-            description: s(&v["description"]),
-            version: s(&v["version"]),
+            name: short(&v["name"]),
+            description: long(&v["description"]),
+            version: short(&v["version"]),
             skills,
         },
         if v10 { Dialect::V10 } else { Dialect::V03 },
@@ -479,5 +503,20 @@ mod tests {
         let (_, d) = read_card(&json!({"name": "x", "supportedInterfaces": [
             {"url": "http://h/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}));
         assert_eq!(d, Dialect::V10);
+    }
+
+    #[test]
+    fn a_card_keeps_a_bounded_amount_of_what_the_agent_says() {
+        let skill = json!({"id": "s".repeat(500), "name": "n", "description": "d".repeat(5000)});
+        let (card, _) = read_card(&json!({"name": "N".repeat(10_000),
+            "description": "D".repeat(1_000_000), "version": "1",
+            "skills": vec![skill; 1000]}));
+        assert_eq!(card.name.chars().count(), CARD_NAME);
+        assert!(card.name.ends_with('…'));
+        assert_eq!(card.description.chars().count(), CARD_TEXT);
+        assert_eq!(card.skills.len(), CARD_SKILLS);
+        assert_eq!(card.skills[0].id.chars().count(), CARD_NAME);
+        assert_eq!(card.skills[0].description.chars().count(), CARD_TEXT);
+        assert_eq!(cut("short", 10), "short");
     }
 }

@@ -15,7 +15,8 @@ pub enum AgentCmd {
     /// line.
     Add {
         name: String,
-        /// The agent's A2A endpoint, e.g. http://localhost:50001/a2a/t-TOKEN.
+        /// The agent's A2A endpoint, e.g. http://localhost:50001/a2a/t-TOKEN;
+        /// '-' reads it from stdin, so a token in it stays out of `ps`.
         #[arg(long)]
         a2a: String,
         /// Read a bearer token from this file.
@@ -77,6 +78,15 @@ pub async fn agent(cmd: AgentCmd, c: &mut Client, out: Out<'_>) -> anyhow::Resul
                     UsageError(format!("the environment variable {var} is not set; export it with the agent's token first"))
                 })?),
                 (None, None) => None,
+            };
+            let a2a = if a2a == "-" {
+                let mut url = String::new();
+                std::io::stdin()
+                    .read_line(&mut url)
+                    .map_err(|e| UsageError(format!("cannot read the A2A URL from stdin: {e}")))?;
+                url.trim().to_string()
+            } else {
+                a2a
             };
             let mut params = json!({"name": name, "url": a2a, "replace": replace});
             if let Some(t) = token {

@@ -122,7 +122,11 @@ pub fn main(args: ServeArgs, socket: Option<PathBuf>) -> ExitCode {
         .enable_all()
         .build()
         .expect("a tokio runtime starts");
-    match rt.block_on(run(args, socket.unwrap_or_else(paths::socket_path))) {
+    let ran = rt.block_on(run(args, socket.unwrap_or_else(paths::socket_path)));
+    // The engine has stopped and saved everything: a call still waiting on a
+    // hanging agent (up to its 15 s time-out) is not waited for.
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    match ran {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("pad serve: {}", super::chain(&e));
@@ -212,6 +216,7 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
             token,
             tools,
             args.mcp_http_max_sessions as usize,
+            engine.http_refusals("MCP over HTTP", "mcp"),
             async {
                 let _ = http_stopped.await;
             },

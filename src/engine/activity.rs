@@ -262,6 +262,12 @@ impl Engine {
             let engine = engine.clone();
             async move { engine.metrics_text().await }
         };
-        crate::metrics::serve(listener, render, token, shutdown).await
+        let refusals = self.http_refusals("metrics endpoint", "metrics");
+        crate::metrics::serve(listener, render, token, refusals, shutdown).await
+    }
+
+    /// Where an HTTP listener of this engine counts what it refuses.
+    pub fn http_refusals(&self, what: &'static str, listener: &str) -> crate::tcp::Refusals {
+        crate::tcp::Refusals::new(what, self.metrics().map(|m| m.http_refused(listener)))
     }
 }

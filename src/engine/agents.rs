@@ -14,10 +14,12 @@
 //! was; replies carry `meta.a2a` = {task, state}, and a reply already in
 //! the thread is not posted again.
 
+use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map};
 use tokio::sync::watch;
+use tokio::task::JoinSet;
 
 use super::Engine;
 use crate::agents::a2a;
@@ -27,6 +29,12 @@ use crate::error::{Error, Result};
 use crate::guard::Guard;
 use crate::model::{self, Kind, NEEDS_EYES};
 use crate::protocol::*;
+
+/// Looks at conversations running at once, in all and with one agent: a
+/// look waits on the agent (up to its 15 s time-out), so one slow agent
+/// delays only its own conversations.
+const STEPS: usize = 32;
+const STEPS_PER_AGENT: usize = 4;
 
 /// Wall-clock milliseconds: deliveries are scheduled in real time, whatever
 /// clock the engine's entries use.
@@ -143,17 +151,37 @@ impl Engine {
         }
     }
 
-    /// Carries addressed notes to their agents until `stop`.
+    /// Carries addressed notes to their agents until `stop`. Conversations
+    /// are looked at concurrently — at most `STEPS_PER_AGENT` of one agent
+    /// and `STEPS` in all, each conversation by one look at a time — so a
+    /// hanging agent holds up only its own. A stop returns at once: calls
+    /// still out are left to their time-out, their conversations saved as
+    /// they were before the look.
     pub(super) async fn run_agents(self, mut stop: watch::Receiver<bool>) {
+        let mut running: JoinSet<()> = JoinSet::new();
+        let mut out: HashMap<tokio::task::Id, (String, String)> = HashMap::new();
         loop {
             let now = wall_ms();
             for c in self.0.agents.due(now) {
-                if *stop.borrow() {
-                    return;
+                let key = (c.delivery.entry.clone(), c.delivery.agent.clone());
+                let of_agent = out.values().filter(|(_, a)| *a == key.1).count();
+                if out.values().any(|k| *k == key)
+                    || of_agent >= STEPS_PER_AGENT
+                    || out.len() >= STEPS
+                {
+                    continue;
                 }
-                self.step(c).await;
+                let engine = self.clone();
+                let task = running.spawn(async move { engine.step(c).await });
+                out.insert(task.id(), key);
             }
-            let wait = match self.0.agents.next_due() {
+            // Waiting for a look to end says when the rest may go.
+            let busy = |e: &str, a: &str| {
+                out.len() >= STEPS
+                    || out.values().filter(|(_, oa)| oa == a).count() >= STEPS_PER_AGENT
+                    || out.values().any(|(oe, oa)| oe == e && oa == a)
+            };
+            let wait = match self.0.agents.next_due(&busy) {
                 Some(at) => Duration::from_millis((at - wall_ms()).clamp(20, 5000) as u64),
                 None => MAX_POLL,
             };
@@ -161,6 +189,14 @@ impl Engine {
                 _ = stop.changed() => return,
                 _ = self.0.agents.wake.notified() => {}
                 _ = tokio::time::sleep(wait) => {}
+                Some(done) = running.join_next_with_id(), if !running.is_empty() => {
+                    // Done, or panicked: either way its conversation is free.
+                    let id = match done {
+                        Ok((id, ())) => id,
+                        Err(e) => e.id(),
+                    };
+                    out.remove(&id);
+                }
             }
         }
     }
@@ -491,7 +527,16 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .unwrap_or_else(|e| Err(format!("the call to the agent panicked: {e}").into()))
+        .map_err(|mut e| {
+            // What went wrong may quote the agent at length: the roster and
+            // the delivery's detail keep the start of it.
+            e.why = a2a::cut(&e.why, MAX_WHY);
+            e
+        })
 }
+
+/// The most kept of why a call to an agent failed.
+const MAX_WHY: usize = 500;
 
 #[cfg(test)]
 mod tests {

@@ -76,6 +76,7 @@ pub async fn serve_http(
     token: String,
     config: McpConfig,
     max_sessions: usize,
+    refusals: crate::tcp::Refusals,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     use rmcp::transport::streamable_http_server::{
@@ -103,6 +104,7 @@ pub async fn serve_http(
     );
     let token = Arc::new(token);
     let socket = Arc::new(socket);
+    let listener_refusals = refusals.clone();
     let app = axum::Router::new()
         .route_service("/mcp", service)
         // The older SSE transport on the same path (an entry without `type`).
@@ -130,8 +132,12 @@ pub async fn serve_http(
         ))
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
-                let (token, socket, open_sessions) =
-                    (token.clone(), socket.clone(), open_sessions.clone());
+                let (token, socket, open_sessions, refusals) = (
+                    token.clone(),
+                    socket.clone(),
+                    open_sessions.clone(),
+                    refusals.clone(),
+                );
                 async move {
                     // Only /mcp is served. Anything else — the OAuth
                     // discovery paths clients probe after a 401 above all —
@@ -141,6 +147,7 @@ pub async fn serve_http(
                     if path != "/mcp" && path != super::rpc_http::PATH {
                         return axum::response::IntoResponse::into_response((
                             StatusCode::NOT_FOUND,
+                            [(header::CONNECTION, "close")],
                             NOT_HERE,
                         ));
                     }
@@ -160,18 +167,28 @@ pub async fn serve_http(
                             }
                             Err(why) => {
                                 // Some clients (Agent Zero's) show only "401":
-                                // the owner finds the reason in the log.
-                                tracing::warn!(
-                                    "MCP over HTTP: refused a request: {}",
-                                    why.trim_end()
-                                );
+                                // the owner finds the reason in the log, said
+                                // once a minute with how many there were. The
+                                // connection closes: without a token it
+                                // holds no place.
+                                refusals.note(&why);
                                 return axum::response::IntoResponse::into_response((
                                     StatusCode::UNAUTHORIZED,
-                                    [(header::WWW_AUTHENTICATE, challenge(&why))],
+                                    [
+                                        (header::WWW_AUTHENTICATE, challenge(&why)),
+                                        (header::CONNECTION, "close".into()),
+                                    ],
                                     why,
                                 ));
                             }
                         }
+                    }
+                    let admitted = req
+                        .extensions()
+                        .get::<crate::tcp::Standing>()
+                        .is_none_or(|s| s.admit());
+                    if !admitted {
+                        return crate::tcp::full();
                     }
                     if req.uri().path() == super::rpc_http::PATH {
                         if req.method() != Method::POST {
@@ -226,9 +243,14 @@ pub async fn serve_http(
     for listener in listeners {
         let app = app.clone();
         let mut stopped = stopped.clone();
-        servers.spawn(crate::tcp::serve(listener, app, async move {
-            let _ = stopped.wait_for(|s| *s).await;
-        }));
+        servers.spawn(crate::tcp::serve(
+            listener,
+            app,
+            listener_refusals.clone(),
+            async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            },
+        ));
     }
     while let Some(done) = servers.join_next().await {
         done.map_err(std::io::Error::other)??;

@@ -210,6 +210,14 @@ elif FLAVOUR == "fasta2a":
     application = fasta2a_app(False)
 elif FLAVOUR == "agent-zero":
     application = fasta2a_app(True)
+elif FLAVOUR == "hanging":
+    # Serves its card, then takes every A2A call in and never answers.
+    inner = sdk_app()
+
+    async def application(scope, receive, send):
+        if scope["type"] == "http" and scope["method"] == "POST":
+            await asyncio.sleep(3600)
+        return await inner(scope, receive, send)
 else:
     sys.exit(f"unknown flavour {FLAVOUR}")
 

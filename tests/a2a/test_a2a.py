@@ -62,7 +62,11 @@ class Agent:
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.wait(timeout=10)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # a request it never answers
+                self.proc.kill()
+                self.proc.wait()
 
     def received(self) -> list:
         if not self.log.exists():
@@ -149,6 +153,13 @@ def registering_reads_the_card_and_keeps_the_secret(engine, agents):
         out = subprocess.run([pad_binary(), "agent", "ls"], env=env, capture_output=True,
                              text=True, check=True).stdout
         assert "agent-zero" in out and "Agent Zero" in out and TOKEN not in out
+        # The URL with its token can come on stdin, out of `ps`; a query in
+        # it stays after the card's path.
+        again = subprocess.run([pad_binary(), "agent", "add", "zero-again", "--a2a", "-"], env=env,
+                               input=zero.url + "?project=p1\n", capture_output=True, text=True)
+        assert again.returncode == 0, again.stderr
+        assert "zero-again" in again.stdout and TOKEN not in again.stdout
+        assert {a["name"]: a for a in c.agents()["agents"]}["zero-again"]["card"]["name"] == "Agent Zero"
         path = pathlib.Path(engine.data) / "agents.json"
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         # Work handed over and back: no answer, export or event names the secret.
@@ -374,6 +385,32 @@ def test_the_roster_says_who_is_here_and_what_they_do(engine, agents):
     with engine.client() as c:
         c.hello(author="user")
         assert {s["author"]: s for s in c.agents()["seen"]}["agent-x"]["connected"] == 0
+
+
+def test_a_hanging_agent_delays_only_its_own_deliveries(engine, agents):
+    """Looks at agents once went one at a time, each waiting up to 15 s:
+    behind six notes to a hanging agent, a healthy one-step task waited
+    more than a minute."""
+    stuck, helper = agents("hanging"), agents("sdk")
+    with engine.client() as c:
+        c.hello(author="user")
+        c.add_agent("stuck", stuck.url)
+        c.add_agent("helper", helper.url)
+        for i in range(6):
+            c.send("stuck", f"job {i}", pad="proj")
+        time.sleep(0.5)
+        started = time.time()
+        note = c.send("helper", "a quick one", pad="proj")
+        result = wait_for("the result", lambda: next(
+            (r for r in replies(c, note["id"]) if r["kind"] == "result"), None), timeout=45)
+        took = time.time() - started
+        assert result["content"] == "echo: a quick one"
+        # Alone it takes about a second; behind the hanging agent it took 75 s.
+        assert took < 30, took
+        print(f"healthy agent's result beside a hanging one: {took:.2f} s")
+    stopping = time.time()
+    engine.stop()
+    assert time.time() - stopping < 10, "a stop does not wait out a hanging call"
 
 
 def test_a_huge_answer_is_one_note_that_says_it_was_cut(engine, agents):

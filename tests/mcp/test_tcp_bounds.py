@@ -16,7 +16,8 @@ import urllib.request
 
 from pad_engine import Engine
 
-MAX_CONNECTIONS = 64  # src/tcp.rs
+MAX_CONNECTIONS = 64  # src/tcp.rs: connections a listener let a request through
+MAX_NEWCOMERS = 32  # src/tcp.rs: connections yet to
 HEAD_TIMEOUT = 10  # seconds, src/tcp.rs
 
 FLOOD = r"""
@@ -82,7 +83,7 @@ def test_idle_tcp_floods_leave_the_owner_served():
                 raise AssertionError("the listener is full: expected 503")
             except urllib.error.HTTPError as refused:
                 assert refused.code == 503
-                assert f"{MAX_CONNECTIONS} connections" in refused.read().decode()
+                assert f"{MAX_NEWCOMERS} connections" in refused.read().decode()
             except (ConnectionResetError, urllib.error.URLError) as closed:
                 # The close can overtake the answer; it is still no hang.
                 assert "timed out" not in str(closed), closed
@@ -121,5 +122,63 @@ def test_a_half_sent_request_head_is_cut_off():
         assert HEAD_TIMEOUT - 1 <= took <= HEAD_TIMEOUT + 5, took
         assert rest == b"" or rest.startswith(b"HTTP/1.1 408"), rest
         s.close()
+    finally:
+        e.stop()
+
+
+INITIALIZE = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+              b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}')
+
+
+def post(port, token=None, conn=None):
+    """One POST /mcp (initialize) on `conn` (a new connection if none): the
+    status, and whether the server closed the connection after it."""
+    import http.client
+    conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    conn.request("POST", "/mcp", INITIALIZE, headers)
+    r = conn.getresponse()
+    r.read()
+    return r.status, r.getheader("Connection") == "close"
+
+
+def test_clients_without_a_token_hold_no_place_and_are_counted_not_logged():
+    """64 token-less keep-alive connections once made every real request get
+    503 for a minute, and each refusal logged ~300 bytes."""
+    import http.client
+    mcp, metrics = free_port(), free_port()
+    e = Engine(extra_args=["--mcp-http", f"127.0.0.1:{mcp}", "--metrics", f"127.0.0.1:{metrics}"])
+    try:
+        token = open(os.path.join(e.data, "mcp-http.token")).read().strip()
+        # A client with the token keeps its connection.
+        member = http.client.HTTPConnection("127.0.0.1", mcp, timeout=10)
+        assert post(mcp, token, member) == (200, False)
+        held = []
+        for _ in range(3 * MAX_CONNECTIONS):
+            c = http.client.HTTPConnection("127.0.0.1", mcp, timeout=10)
+            status, closed = post(mcp, None, c)
+            assert (status, closed) == (401, True)
+            held.append(c)
+        # The refused connections are gone: new clients with the token get in.
+        for _ in range(12):
+            assert post(mcp, token)[0] == 200
+        assert post(mcp, token, member)[0] == 200
+        # Idle newcomers fill their own places only.
+        idle = [socket.create_connection(("127.0.0.1", mcp)) for _ in range(MAX_NEWCOMERS)]
+        time.sleep(0.3)
+        assert post(mcp, token, member)[0] == 200
+        for s in idle:
+            s.close()
+        time.sleep(0.3)
+        assert post(mcp, token)[0] == 200
+        refused_lines = [line for line in e.log().splitlines() if "refused" in line]
+        assert len(refused_lines) <= 2, refused_lines
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5) as r:
+            scrape = r.read().decode()
+        counted = [line for line in scrape.splitlines()
+                   if line.startswith('scratchpad_http_refused_total{listener="mcp"}')]
+        assert counted and float(counted[0].split()[-1]) >= 3 * MAX_CONNECTIONS, counted
     finally:
         e.stop()
