@@ -1,16 +1,20 @@
 //! Agents the person can reach: the registry of A2A endpoints, the
-//! deliveries of addressed notes (one conversation per note and agent), and
-//! who is connected right now.
+//! conversations of addressed notes (one per note and agent), and who is
+//! connected right now.
 //!
-//! Registry and deliveries live in `<data>/agents.json` (0600, written whole
-//! and renamed into place on every change), because they hold secrets
-//! (tokens, Agent Zero's token in its URL) that must not travel to a shared
-//! database, and because an endpoint such as `http://localhost:50001` is
-//! reachable from one machine: each engine reaches the agents registered
-//! with it. A conversation's states and transitions are
-//! `agents/conversation.rs`; the dispatcher that talks to the agents is
-//! `engine/agents.rs`; the wire client is `agents/a2a.rs`. This module is
-//! pure state: no I/O but its own file.
+//! The registry lives in `<data>/agents.json` (0600, written whole and
+//! renamed into place when an agent is added, removed or its state
+//! changes), because it holds secrets (tokens, Agent Zero's token in its
+//! URL) that must not travel to a shared database, and because an endpoint
+//! such as `http://localhost:50001` is reachable from one machine: each
+//! engine reaches the agents registered with it. Deliveries live in the
+//! store with the notes (the `deliveries` table, written in the note's own
+//! transaction: `handoffs` says which rows a new entry brings); this module
+//! keeps the conversations begun in memory, as the store has them, for
+//! the dispatcher. A conversation's states and transitions are
+//! `agents/conversation.rs`; the dispatcher that talks to the agents and
+//! saves the conversations is `engine/agents.rs`; the wire client is
+//! `agents/a2a.rs`. This module does no I/O but its own file.
 
 pub mod a2a;
 pub mod conversation;
@@ -24,8 +28,9 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::model::{fmt_time, Entry};
-use crate::protocol::{AgentCard, AgentInfo, Delivery};
+use crate::model::fmt_time;
+use crate::protocol::{AgentCard, AgentInfo};
+use crate::storage::Handoff;
 
 pub const FILE: &str = "agents.json";
 
@@ -56,13 +61,17 @@ impl Registered {
     }
 }
 
+/// The registry as saved, and the conversations as held in memory (in
+/// the file before the store kept them: read once, to move them there).
 #[derive(Default, Serialize, Deserialize)]
 struct Saved {
     agents: Vec<Registered>,
+    #[serde(default, skip_serializing)]
     deliveries: Vec<Conversation>,
 }
 
-/// Finished conversations kept (for the notes' delivery state and follow-ups).
+/// Finished conversations kept in memory (their threads still carry
+/// follow-ups); the store keeps as many.
 const KEEP_FINISHED: usize = 500;
 
 /// Replies one agent may have posted in a minute: past it, its tasks are not
@@ -81,6 +90,9 @@ pub struct Agents {
     pub wake: tokio::sync::Notify,
     /// When each agent's replies of the last minute were posted (ms).
     replies: Mutex<HashMap<String, std::collections::VecDeque<i64>>>,
+    /// The open "could not deliver" question of each agent: one per agent,
+    /// however many notes wait for it. Held while a question is asked.
+    pub give_ups: tokio::sync::Mutex<HashMap<String, String>>,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -107,15 +119,30 @@ impl Drop for Here {
 }
 
 impl Agents {
-    pub fn open(dir: &Path) -> Result<Agents> {
+    /// The registry of `dir`, and the conversations its file still held
+    /// from before the store kept them (for the engine to move there, then
+    /// `forget_file_deliveries`). A damaged file is moved aside, said in
+    /// the log, and the engine starts with no registered agents: a broken
+    /// file must not keep the person's notes from them.
+    pub fn open(dir: &Path) -> Result<(Agents, Vec<Conversation>)> {
         let path = dir.join(FILE);
-        let saved = match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| {
-                Error::Internal(format!(
-                    "{} is damaged ({e}); move it aside to start with no registered agents",
-                    path.display()
-                ))
-            })?,
+        let mut saved: Saved = match std::fs::read_to_string(&path) {
+            Ok(text) => match serde_json::from_str(&text) {
+                Ok(saved) => saved,
+                Err(e) => {
+                    let aside = dir.join(format!("{FILE}.damaged"));
+                    let moved = std::fs::rename(&path, &aside);
+                    tracing::error!(
+                        "{} is damaged ({e}); {}: register the agents again (pad agent add)",
+                        path.display(),
+                        match moved {
+                            Ok(()) => format!("moved aside to {}", aside.display()),
+                            Err(e) => format!("and cannot be moved aside ({e})"),
+                        }
+                    );
+                    Saved::default()
+                }
+            },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Saved::default(),
             Err(e) => {
                 return Err(Error::Internal(format!(
@@ -124,13 +151,29 @@ impl Agents {
                 )))
             }
         };
-        Ok(Agents {
+        let old = std::mem::take(&mut saved.deliveries);
+        let agents = Agents {
             path,
             state: Mutex::new(saved),
             presence: Arc::default(),
             wake: tokio::sync::Notify::new(),
             replies: Mutex::default(),
-        })
+            give_ups: tokio::sync::Mutex::default(),
+        };
+        Ok((agents, old))
+    }
+
+    /// Rewrites the file with the registry alone (its old deliveries are
+    /// in the store now).
+    pub fn forget_file_deliveries(&self) -> Result<()> {
+        let s = self.state.lock().expect("agents lock");
+        self.save(&s)
+    }
+
+    /// Takes in the conversations the store holds (at start).
+    pub fn load(&self, conversations: Vec<Conversation>) {
+        let mut s = self.state.lock().expect("agents lock");
+        s.deliveries = conversations;
     }
 
     fn save(&self, s: &Saved) -> Result<()> {
@@ -139,11 +182,17 @@ impl Agents {
             .map_err(|e| Error::Internal(format!("cannot write {}: {e}", self.path.display())))
     }
 
-    /// Runs `f` on the state and saves it.
+    /// Runs `f` on the state and saves the registry; if saving fails the
+    /// registry is as it was (so a failed `agent.add` registers nothing,
+    /// and a failed removal leaves the agent, on disk and here alike).
     fn change<T>(&self, f: impl FnOnce(&mut Saved) -> Result<T>) -> Result<T> {
         let mut s = self.state.lock().expect("agents lock");
+        let before = s.agents.clone();
         let out = f(&mut s)?;
-        self.save(&s)?;
+        if let Err(e) = self.save(&s) {
+            s.agents = before;
+            return Err(e);
+        }
         Ok(out)
     }
 
@@ -232,62 +281,74 @@ impl Agents {
             .collect()
     }
 
-    /// What a newly written entry means for the agents: a note addressed to
-    /// a registered agent opens a conversation; a reply by someone else to
-    /// a conversation's question or thread goes to the agent. Returns
-    /// whether there is something to send. Called after the entry is
-    /// committed, before it is acknowledged. `may_reach(agent)` says whether
-    /// the writer may hand work to that agent: a reply by a token whose
-    /// grant does not name it stays in the thread and is not passed on.
-    pub fn noticed(&self, e: &Entry, now: i64, may_reach: &dyn Fn(&str) -> bool) -> Result<bool> {
-        let mut s = self.state.lock().expect("agents lock");
-        let mut changed = false;
-        // What agents and the engine itself ("could not deliver …") write
-        // in a thread is said to the person, never passed on as a follow-up.
-        let by_agent = e.author == "engine" || s.agents.iter().any(|a| a.name == e.author);
-        if let Some(parent) = e.reply_to.as_ref().filter(|_| !by_agent) {
-            for c in s.deliveries.iter_mut() {
-                if c.delivery.agent == e.author
-                    || !c.thread.contains(parent)
-                    || !may_reach(&c.delivery.agent)
+    /// Which agents a new entry goes to (`Handoff`s, written with it): a
+    /// reply by someone else in a conversation's thread (`reply_to`, an id
+    /// or a prefix of one) is passed on in that conversation; a note
+    /// addressed (`to`) to an agent starts a conversation with it. What
+    /// agents and the engine itself ("could not deliver …") write is said
+    /// to the person, never passed on. `may_reach(agent)`: whether the
+    /// writer may hand work to that agent (a token's grant names it).
+    /// Addressed names no engine here has registered are handed off too:
+    /// another engine of a team may reach them.
+    pub fn handoffs(
+        &self,
+        author: &str,
+        to: &[String],
+        reply_to: Option<&str>,
+        may_reach: &dyn Fn(&str) -> bool,
+    ) -> Vec<Handoff> {
+        let s = self.state.lock().expect("agents lock");
+        let mut out: Vec<Handoff> = Vec::new();
+        let by_agent = author == "engine" || s.agents.iter().any(|a| a.name == author);
+        if let Some(parent) = reply_to.filter(|_| !by_agent) {
+            let parent = parent.trim().to_lowercase();
+            for c in &s.deliveries {
+                let agent = &c.delivery.agent;
+                if agent == author
+                    || !may_reach(agent)
+                    || !c.thread.iter().any(|t| t.starts_with(&parent))
                 {
                     continue;
                 }
-                c.heard(e, parent, now);
-                changed = true;
+                out.push(Handoff {
+                    agent: agent.clone(),
+                    root: Some(c.delivery.entry.clone()),
+                });
             }
         }
-        for name in &e.to {
-            if *name == e.author || !s.agents.iter().any(|a| a.name == *name) || !may_reach(name) {
+        for name in to {
+            if name == author || !may_reach(name) || out.iter().any(|h| h.agent == *name) {
                 continue;
             }
-            // A reply already carried to this agent as a follow-up above.
-            if s.deliveries
-                .iter()
-                .any(|c| c.delivery.agent == *name && c.thread.contains(&e.id))
-            {
-                continue;
-            }
-            // The thread's conversation with this agent, if it has one: a
-            // context is one agent's (another's would mix two conversations).
-            let root = e
-                .reply_to
-                .as_ref()
-                .and_then(|p| {
-                    s.deliveries
-                        .iter()
-                        .find(|c| c.delivery.agent == *name && c.thread.contains(p))
-                        .map(|c| c.context.clone())
-                })
-                .unwrap_or_else(|| format!("pad-{}", e.reply_to.as_deref().unwrap_or(&e.id)));
-            s.deliveries.push(Conversation::start(e, name, root, now));
-            changed = true;
+            out.push(Handoff {
+                agent: name.clone(),
+                root: None,
+            });
         }
-        if changed {
-            prune(&mut s.deliveries);
-            self.save(&s)?;
+        out
+    }
+
+    /// The conversation of the note `root` with `agent`, if begun.
+    pub fn conversation(&self, root: &str, agent: &str) -> Option<Conversation> {
+        let s = self.state.lock().expect("agents lock");
+        s.deliveries
+            .iter()
+            .find(|c| c.delivery.entry == root && c.delivery.agent == agent)
+            .cloned()
+    }
+
+    /// A conversation begun, or changed by a message it took in.
+    pub fn begun(&self, c: Conversation) {
+        let mut s = self.state.lock().expect("agents lock");
+        match s
+            .deliveries
+            .iter_mut()
+            .find(|o| o.delivery.entry == c.delivery.entry && o.delivery.agent == c.delivery.agent)
+        {
+            Some(old) => *old = c,
+            None => s.deliveries.push(c),
         }
-        Ok(changed)
+        prune(&mut s.deliveries);
     }
 
     /// Conversations with something to do at `now`.
@@ -311,43 +372,19 @@ impl Agents {
             .min()
     }
 
-    /// Stores a conversation's new state, unless it was dropped meanwhile.
-    /// Messages that arrived for it since it was read (when its outbox held
-    /// `read_outbox`) are kept.
-    pub fn put(&self, c: Conversation, read_outbox: usize) -> Result<()> {
-        self.change(|s| {
-            if let Some(old) = s.deliveries.iter_mut().find(|o| {
-                o.delivery.entry == c.delivery.entry && o.delivery.agent == c.delivery.agent
-            }) {
-                let arrived: Vec<Outgoing> = old.outbox.iter().skip(read_outbox).cloned().collect();
-                let thread: Vec<String> = old
-                    .thread
-                    .iter()
-                    .filter(|t| !c.thread.contains(t))
-                    .cloned()
-                    .collect();
-                let reply_to = old.reply_to.clone();
-                let newer = !arrived.is_empty();
-                *old = c;
-                old.outbox.extend(arrived);
-                old.thread.extend(thread);
-                if newer {
-                    old.reply_to = reply_to;
-                    old.next_at = 0;
-                }
-            }
-            Ok(())
-        })
-    }
-
-    pub fn deliveries(&self, pad: Option<&str>, entry: Option<&str>) -> Vec<Delivery> {
-        let s = self.state.lock().expect("agents lock");
-        s.deliveries
-            .iter()
-            .filter(|c| pad.is_none_or(|p| c.delivery.pad == p))
-            .filter(|c| entry.is_none_or(|id| c.delivery.entry == id))
-            .map(|c| c.delivery.clone())
-            .collect()
+    /// Keeps a conversation's new state after a look, unless it was
+    /// dropped meanwhile (its agent removed). Nothing else changes a
+    /// conversation while it is looked at: messages for it wait in the
+    /// store until the look ends.
+    pub fn put(&self, c: Conversation) {
+        let mut s = self.state.lock().expect("agents lock");
+        if let Some(old) = s
+            .deliveries
+            .iter_mut()
+            .find(|o| o.delivery.entry == c.delivery.entry && o.delivery.agent == c.delivery.agent)
+        {
+            *old = c;
+        }
     }
 
     /// Notes a reply of `agent` posted at `now`.
@@ -452,11 +489,12 @@ fn prune(list: &mut Vec<Conversation>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Entry;
 
     #[test]
     fn an_agent_past_its_replies_a_minute_waits_for_the_minute_to_free_up() {
         let dir = tempfile::tempdir().unwrap();
-        let agents = Agents::open(dir.path()).unwrap();
+        let (agents, _) = Agents::open(dir.path()).unwrap();
         assert_eq!(agents.reply_room("helper", 0), None);
         for i in 0..MAX_REPLIES_PER_MINUTE as i64 {
             assert_eq!(agents.reply_room("helper", 1_000 + i), None);
@@ -485,56 +523,97 @@ mod tests {
     }
 
     #[test]
-    fn a_note_to_another_agent_in_a_thread_starts_its_own_context() {
+    fn a_new_entry_is_handed_to_the_conversations_of_its_thread_and_its_addressees() {
         let dir = tempfile::tempdir().unwrap();
-        let agents = Agents::open(dir.path()).unwrap();
+        let (agents, _) = Agents::open(dir.path()).unwrap();
         for name in ["alpha", "beta"] {
-            let agent = Registered {
-                name: name.into(),
-                url: "http://127.0.0.1:9/".into(),
-                token: None,
-                dialect: a2a::Dialect::V03,
-                card: None,
-                added_at: 0,
-                added_by: "user".into(),
-                reachable: None,
-                error: None,
-            };
-            agents.add(agent, false).unwrap();
+            agents.add(registered(name), false).unwrap();
         }
         let all = |_: &str| true;
-        agents
-            .noticed(&entry("n1", "user", &["alpha"], None), 0, &all)
-            .unwrap();
-        let mut s = agents.state.lock().unwrap();
-        s.deliveries[0].context = "alphas-own-context".into();
-        drop(s);
-        agents
-            .noticed(&entry("n2", "user", &["beta"], Some("n1")), 0, &all)
-            .unwrap();
-        agents
-            .noticed(&entry("n3", "user", &["alpha"], Some("n1")), 0, &all)
-            .unwrap();
-        let s = agents.state.lock().unwrap();
-        let of = |agent: &str| -> Vec<&str> {
-            s.deliveries
-                .iter()
-                .filter(|c| c.delivery.agent == agent)
-                .map(|c| c.context.as_str())
-                .collect()
-        };
-        assert_eq!(of("beta"), ["pad-n1"], "not alpha's context");
+        let note = entry("n1abc", "user", &["alpha"], None);
         assert_eq!(
-            of("alpha"),
-            ["alphas-own-context"],
-            "n3 joined alpha's conversation"
+            agents.handoffs("user", &note.to, None, &all),
+            [Handoff {
+                agent: "alpha".into(),
+                root: None
+            }]
         );
+        agents.begun(Conversation::start(&note, "alpha", 0));
+        // A reply in alpha's thread (by a prefix of its id) addressed to beta:
+        // a follow-up for alpha, a new conversation for beta, in its own
+        // context.
+        let to = vec!["beta".to_string(), "alpha".to_string()];
+        assert_eq!(
+            agents.handoffs("user", &to, Some("N1A"), &all),
+            [
+                Handoff {
+                    agent: "alpha".into(),
+                    root: Some("n1abc".into())
+                },
+                Handoff {
+                    agent: "beta".into(),
+                    root: None
+                },
+            ]
+        );
+        let reply = entry("n2", "user", &["beta"], Some("n1abc"));
+        assert_eq!(Conversation::start(&reply, "beta", 0).context, "pad-n1abc");
+        // What alpha itself, the engine, or a writer that may not reach it
+        // writes there stays in the thread.
+        assert!(agents
+            .handoffs("alpha", &[], Some("n1abc"), &all)
+            .is_empty());
+        assert!(agents
+            .handoffs("engine", &[], Some("n1abc"), &all)
+            .is_empty());
+        assert!(agents
+            .handoffs("user", &to, Some("n1abc"), &|a: &str| a == "beta")
+            .iter()
+            .all(|h| h.agent == "beta"));
+    }
+
+    fn registered(name: &str) -> Registered {
+        Registered {
+            name: name.into(),
+            url: "http://127.0.0.1:9/".into(),
+            token: Some("secret".into()),
+            dialect: a2a::Dialect::V03,
+            card: None,
+            added_at: 0,
+            added_by: "user".into(),
+            reachable: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_damaged_registry_is_moved_aside_and_a_failed_save_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(FILE), "{not json").unwrap();
+        let (agents, old) = Agents::open(dir.path()).expect("starts anyway");
+        assert!(agents.names().is_empty() && old.is_empty());
+        assert!(dir.path().join("agents.json.damaged").exists());
+        agents.add(registered("kept"), false).unwrap();
+        // A registry that cannot be written: nothing is registered or
+        // removed here that the file would not have after a restart.
+        let file = dir.path().join(FILE);
+        std::fs::remove_file(&file).unwrap();
+        std::fs::create_dir(&file).unwrap();
+        assert!(agents.add(registered("new"), false).is_err());
+        assert!(agents.remove("kept").is_err());
+        assert_eq!(agents.names(), ["kept"]);
+        // The file holds the registry alone.
+        std::fs::remove_dir(&file).unwrap();
+        agents.add(registered("new"), false).unwrap();
+        let saved: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert!(saved.get("deliveries").is_none(), "{saved}");
     }
 
     #[test]
     fn presence_forgets_the_longest_unseen_past_its_cap() {
         let dir = tempfile::tempdir().unwrap();
-        let agents = Agents::open(dir.path()).unwrap();
+        let (agents, _) = Agents::open(dir.path()).unwrap();
         let _kept = agents.here("connected-early", 0);
         for i in 0..200_000 {
             agents.seen(&format!("author-{i}"), 1 + i);

@@ -17,6 +17,7 @@ mod history;
 pub mod lock;
 mod meaning;
 mod pads;
+mod roster;
 mod search;
 mod team;
 mod threads;
@@ -233,7 +234,7 @@ impl Engine {
         };
         let grants = tokens::load_grants(store.tokens().await?);
         let owner_hash = crate::access::hash(&crate::access::owner_token(&config.data_dir)?);
-        let agents = crate::agents::Agents::open(&config.data_dir)?;
+        let agents = agents::open(&config, &*store).await?;
         let engine = Engine(Arc::new(Inner {
             store,
             sqlite,
@@ -397,6 +398,12 @@ impl Engine {
         let author = model::entry_author(p.author.as_deref(), default_author)?;
         let choices = model::choices("choices", &p.choices)?;
         let to = model::recipients("to", &p.to)?;
+        let handoffs = self
+            .0
+            .agents
+            .handoffs(&author, &to, p.reply_to.as_deref(), &|a| {
+                guard.may_hand_to(a)
+            });
         let kind = match (p.kind, choices.is_empty()) {
             (None, false) => model::Kind::Question,
             (Some(k), false) if k != model::Kind::Question => {
@@ -458,20 +465,22 @@ impl Engine {
             pinned: p.pinned,
             meta: p.meta.as_ref().map(meta_text).transpose()?,
             now,
+            handoffs,
         };
-        self.insert(entry, guard).await
+        self.insert(entry).await
     }
 
-    /// Inserts a validated entry (applying its pad's window) and tells
-    /// subscribers and the agents (as far as `guard` allows).
-    async fn insert(&self, entry: NewEntry, guard: &Guard) -> Result<Entry> {
+    /// Inserts a validated entry (applying its pad's window, with the
+    /// deliveries it brings) and tells subscribers and the dispatcher.
+    async fn insert(&self, entry: NewEntry) -> Result<Entry> {
+        let handed = !entry.handoffs.is_empty();
         let added = self.db().add(entry).await?;
         let entry = added.entry;
         if let Some(m) = self.metrics() {
             m.entry_written(entry.kind);
         }
         self.0.bus.entry_changed(EventType::Created, None, &entry);
-        self.agents_notice(&entry, guard);
+        self.agents_notice(handed);
         if let Some((before, after)) = added.parent {
             if after.answer.as_deref() == Some(&entry.id) {
                 self.0.waiters.answer(&after.id, &entry);

@@ -18,6 +18,7 @@ macro_rules! sql {
 }
 
 mod activity;
+mod deliveries;
 mod entries;
 mod history;
 mod relay;

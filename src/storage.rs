@@ -279,6 +279,33 @@ pub trait Storage: Send + Sync + 'static {
     /// `false` when no token has this name.
     fn revoke_token<'a>(&'a self, name: &'a str) -> Fut<'a, bool>;
 
+    // --- Deliveries to A2A agents (rows written with their entries) ---
+
+    /// Messages for `agents` no conversation has taken yet, oldest first.
+    /// (Messages for names no engine takes are dropped by the sweep after
+    /// a day.)
+    fn deliveries_waiting<'a>(&'a self, agents: &'a [String]) -> Fut<'a, Vec<DeliveryRow>>;
+    /// Conversations begun: every live one and the newest 500 finished.
+    fn conversations(&self) -> Fut<'_, Vec<DeliveryRow>>;
+    /// Stores a conversation's state (its root row); `taken`: the waiting
+    /// message it took in, waiting no more. One transaction.
+    fn save_conversation<'a>(
+        &'a self,
+        row: &'a DeliveryRow,
+        taken: Option<&'a str>,
+        now: i64,
+    ) -> Fut<'a, ()>;
+    /// Forgets a waiting message (its entry is gone).
+    fn drop_delivery<'a>(&'a self, row: &'a DeliveryRow) -> Fut<'a, ()>;
+    /// Forgets what `agent` has not finished; how many conversations.
+    fn drop_agent_deliveries<'a>(&'a self, agent: &'a str) -> Fut<'a, usize>;
+    /// Conversations of a pad, or of one note (a full id).
+    fn deliveries<'a>(
+        &'a self,
+        pad: Option<&'a str>,
+        entry: Option<&'a str>,
+    ) -> Fut<'a, Vec<DeliveryRow>>;
+
     // --- Upkeep ---
 
     /// Archives idle pads and purges archives past `retention_ms`, with

@@ -27,6 +27,7 @@
 //!   indexers learn of them whatever path made them.
 
 mod activity;
+mod deliveries;
 mod derived;
 mod entries;
 mod filter;

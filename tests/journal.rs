@@ -35,6 +35,7 @@ fn note(pad: &str, content: &str) -> NewEntry {
         pinned: false,
         meta: Some(r#"{"n":1}"#.into()),
         now: NOW,
+        handoffs: Vec::new(),
     }
 }
 

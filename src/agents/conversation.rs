@@ -58,7 +58,9 @@ pub struct Conversation {
     pub outbox: Vec<Outgoing>,
     /// The entry the agent's next reply answers.
     pub reply_to: String,
-    /// When to try or look again (ms).
+    /// When to try or look again (ms). Not stored: a conversation read
+    /// back (an engine restarted) is looked at at once.
+    #[serde(skip)]
     pub next_at: i64,
     /// Since when sending has failed (ms), for giving up.
     pub failing_since: Option<i64>,
@@ -67,6 +69,7 @@ pub struct Conversation {
     pub posted_state: Option<String>,
     pub posted_messages: usize,
     /// How many polls in a row found nothing new (for backing off).
+    #[serde(skip)]
     pub quiet_polls: u32,
     /// The last message the agent accepted: sent again, once, if the agent
     /// loses its task (a restart of an agent keeping tasks in memory).
@@ -123,8 +126,11 @@ pub fn backoff(attempts: u32) -> i64 {
 
 impl Conversation {
     /// A new conversation: the note `e` handed to `agent`, in the A2A
-    /// context `context`.
-    pub fn start(e: &Entry, agent: &str, context: String, now: i64) -> Conversation {
+    /// context of its thread (`pad-<the note it answers, or its own id>`)
+    /// until the agent names its own. A context is one agent's: another
+    /// agent's conversation in the same thread has its own.
+    pub fn start(e: &Entry, agent: &str, now: i64) -> Conversation {
+        let context = format!("pad-{}", e.reply_to.as_deref().unwrap_or(&e.id));
         Conversation {
             delivery: Delivery {
                 entry: e.id.clone(),

@@ -3,16 +3,21 @@
 //! A2A agents and brings what they say back into the thread.
 //!
 //! A conversation (`agents::conversation`, where its states and transitions
-//! are) is one addressed note and one agent. The dispatcher here sends its
-//! outbox one message at a time (non-blocking sends), polls the task the
-//! agent answers with, and carries out what the conversation's transitions
-//! say: replies authored by the agent in the thread, or a question to the
-//! person when a note cannot be delivered. A reply by the person to the
-//! agent's question goes back on the same task (and where the server opens
-//! a new task for it, as FastA2A does, the new task is followed).
-//! Everything is in `agents.json`, so a restarted engine picks up where it
-//! was; replies carry `meta.a2a` = {task, state}, and a reply already in
-//! the thread is not posted again.
+//! are) is one addressed note and one agent. The store holds what is to be
+//! delivered, written with each note (`deliveries`: the note itself, and
+//! each reply to pass on); the dispatcher here takes those messages into
+//! their conversations (`take_waiting`), sends each conversation's outbox
+//! one message at a time (non-blocking sends, the note's text as it is
+//! now: a deleted note is not sent), polls the task the agent answers
+//! with, and carries out what the conversation's transitions say: replies
+//! authored by the agent in the thread, or a question to the person when a
+//! note cannot be delivered (one open question per agent). A reply by the
+//! person to the agent's question goes back on the same task (and where
+//! the server opens a new task for it, as FastA2A does, the new task is
+//! followed). Each conversation's state is saved in the store when it
+//! changes, so a restarted engine picks up where it was; replies carry
+//! `meta.a2a` = {task, state}, and a reply already in the thread is not
+//! posted again.
 
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -24,11 +29,12 @@ use tokio::task::JoinSet;
 use super::Engine;
 use crate::agents::a2a;
 use crate::agents::conversation::{Effect, Event, Post, DROP, MAX_POLL, RETRY};
-use crate::agents::{Conversation, Registered};
+use crate::agents::{Agents, Conversation, Registered};
 use crate::error::{Error, Result};
 use crate::guard::Guard;
-use crate::model::{self, Kind, NEEDS_EYES};
+use crate::model::{self, NEEDS_EYES};
 use crate::protocol::*;
+use crate::storage::{DeliveryRow, Storage};
 
 /// Looks at conversations running at once, in all and with one agent: a
 /// look waits on the agent (up to its 15 s time-out), so one slow agent
@@ -42,6 +48,48 @@ fn wall_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// The registry of the engine's data directory, with the conversations
+/// the store holds; a registry file still holding deliveries (from before
+/// the store kept them) has them moved to the store.
+pub(super) async fn open(config: &super::Config, store: &dyn Storage) -> Result<Agents> {
+    let (agents, old) = Agents::open(&config.data_dir)?;
+    let mut conversations = Vec::new();
+    for row in store.conversations().await? {
+        let Some(state) = row.state else { continue };
+        match serde_json::from_str::<Conversation>(&state) {
+            Ok(c) => conversations.push(c),
+            Err(e) => tracing::warn!("a stored delivery of {} cannot be read: {e}", row.entry),
+        }
+    }
+    if !old.is_empty() {
+        let now = wall_ms();
+        for c in &old {
+            store.save_conversation(&stored(c), None, now).await?;
+        }
+        tracing::info!(
+            "moved {} deliveries from {} to the store",
+            old.len(),
+            crate::agents::FILE
+        );
+        conversations.extend(old);
+        agents.forget_file_deliveries()?;
+    }
+    agents.load(conversations);
+    Ok(agents)
+}
+
+/// A conversation as the store keeps it (its note's row).
+fn stored(c: &Conversation) -> DeliveryRow {
+    DeliveryRow {
+        entry: c.delivery.entry.clone(),
+        agent: c.delivery.agent.clone(),
+        root: c.delivery.entry.clone(),
+        pad: c.delivery.pad.clone(),
+        state: Some(serde_json::to_string(c).expect("a conversation serializes")),
+        live: c.is_live(),
+    }
 }
 
 impl Engine {
@@ -85,6 +133,9 @@ impl Engine {
             error: None,
         };
         self.0.agents.add(agent, p.replace)?;
+        // Registered again: what could not be sent is tried at once, and a
+        // later failure asks afresh.
+        self.0.agents.give_ups.lock().await.remove(&name);
         tracing::info!("registered agent {name}");
         let info = self
             .0
@@ -96,9 +147,14 @@ impl Engine {
         Ok(AgentResult { agent: info })
     }
 
-    pub fn agent_remove(&self, p: AgentNameParams) -> Result<AgentRemoveResult> {
+    pub async fn agent_remove(&self, p: AgentNameParams) -> Result<AgentRemoveResult> {
         let name = model::author("name", &p.name)?;
-        let (removed, dropped) = self.0.agents.remove(&name)?;
+        let (removed, _) = self.0.agents.remove(&name)?;
+        let dropped = if removed {
+            self.db().drop_agent_deliveries(&name).await?
+        } else {
+            0
+        };
         if !removed {
             return Err(Error::NotFound {
                 field: "name",
@@ -110,12 +166,37 @@ impl Engine {
         Ok(AgentRemoveResult { removed, dropped })
     }
 
-    pub fn deliveries(&self, p: DeliveriesParams, guard: &Guard) -> Result<DeliveriesResult> {
-        let mut deliveries = self
-            .0
-            .agents
-            .deliveries(p.pad.as_deref(), p.entry.as_deref());
-        deliveries.retain(|d| guard.covers(&d.pad));
+    /// The deliveries of a pad or a note, as the store has them (a team's
+    /// engines see the same); a note not yet taken up is `pending`.
+    pub async fn deliveries(&self, p: DeliveriesParams, guard: &Guard) -> Result<DeliveriesResult> {
+        let rows = self
+            .db()
+            .deliveries(p.pad.as_deref(), p.entry.as_deref())
+            .await?;
+        // One not begun is shown for an agent registered here: a name
+        // nobody registered (an agent that reads its inbox) has none.
+        let deliveries = rows
+            .into_iter()
+            .filter(|r| guard.covers(&r.pad))
+            .filter(|r| r.state.is_some() || self.is_registered_agent(&r.agent))
+            .map(|r| {
+                r.state
+                    .as_deref()
+                    .and_then(|s| serde_json::from_str::<Conversation>(s).ok())
+                    .map(|c| c.delivery)
+                    .unwrap_or_else(|| Delivery {
+                        entry: r.entry,
+                        pad: r.pad,
+                        agent: r.agent,
+                        state: DeliveryState::Pending,
+                        detail: None,
+                        task: None,
+                        question: None,
+                        attempts: 0,
+                        updated_at: model::fmt_time(self.now()),
+                    })
+            })
+            .collect();
         Ok(DeliveriesResult { deliveries })
     }
 
@@ -134,20 +215,75 @@ impl Engine {
         self.0.agents.seen(author, self.now());
     }
 
-    /// Tells the dispatcher about a committed entry (an addressed note, or
-    /// a reply in an agent's conversation).
-    pub(super) fn agents_notice(&self, e: &model::Entry, guard: &Guard) {
-        if e.to.is_empty() && e.reply_to.is_none() {
+    /// Wakes the dispatcher for a committed entry that brought deliveries
+    /// (their rows committed with it).
+    pub(super) fn agents_notice(&self, handed: bool) {
+        if handed {
+            self.0.agents.wake.notify_one();
+        }
+    }
+
+    /// Takes the messages waiting in the store into their conversations:
+    /// a note starts one, a reply goes into its note's; a message whose
+    /// entry is gone is forgotten. Messages of a conversation being looked
+    /// at (`looking`: note and agent) wait for the next turn.
+    async fn take_waiting(&self, looking: &[(String, String)]) {
+        let agents = self.0.agents.names();
+        if agents.is_empty() {
             return;
         }
-        match self
-            .0
-            .agents
-            .noticed(e, wall_ms(), &|agent| guard.may_hand_to(agent))
-        {
-            Ok(true) => self.0.agents.wake.notify_one(),
-            Ok(false) => {}
-            Err(err) => tracing::warn!("cannot record the delivery of {}: {err}", e.id),
+        let waiting = match self.db().deliveries_waiting(&agents).await {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::warn!("cannot read the deliveries waiting: {e}");
+                return;
+            }
+        };
+        let now = wall_ms();
+        for row in waiting {
+            if looking
+                .iter()
+                .any(|(e, a)| *e == row.root && *a == row.agent)
+            {
+                continue;
+            }
+            let entry = match self.db().get(&row.entry).await {
+                Ok(e) => e,
+                Err(Error::NotFound { .. }) => {
+                    // Deleted (or purged) before it could be sent.
+                    let _ = self.db().drop_delivery(&row).await;
+                    continue;
+                }
+                Err(e) => {
+                    tracing::warn!("cannot read {} to deliver it: {e}", row.entry);
+                    continue;
+                }
+            };
+            let c = if row.entry == row.root {
+                Conversation::start(&entry, &row.agent, now)
+            } else {
+                let Some(mut c) = self.0.agents.conversation(&row.root, &row.agent) else {
+                    let _ = self.db().drop_delivery(&row).await;
+                    continue;
+                };
+                let parent = entry.reply_to.clone().unwrap_or_default();
+                c.heard(&entry, &parent, now);
+                // The person's word on the agent's give-up question: the
+                // next failure asks afresh.
+                let mut open = self.0.agents.give_ups.lock().await;
+                if open.get(&row.agent) == Some(&parent) {
+                    open.remove(&row.agent);
+                }
+                c
+            };
+            match self
+                .db()
+                .save_conversation(&stored(&c), Some(&row.entry), self.now())
+                .await
+            {
+                Ok(()) => self.0.agents.begun(c),
+                Err(e) => tracing::warn!("cannot save the delivery of {}: {e}", row.entry),
+            }
         }
     }
 
@@ -161,6 +297,8 @@ impl Engine {
         let mut running: JoinSet<()> = JoinSet::new();
         let mut out: HashMap<tokio::task::Id, (String, String)> = HashMap::new();
         loop {
+            let looking: Vec<(String, String)> = out.values().cloned().collect();
+            self.take_waiting(&looking).await;
             let now = wall_ms();
             for c in self.0.agents.due(now) {
                 let key = (c.delivery.entry.clone(), c.delivery.agent.clone());
@@ -205,18 +343,36 @@ impl Engine {
     /// then what it found goes through the conversation's state machine
     /// (`agents::conversation`), whose effects are carried out here.
     async fn step(&self, mut c: Conversation) {
-        let read_outbox = c.outbox.len();
         let before = c.delivery.clone();
+        let kept = serde_json::to_string(&c).expect("a conversation serializes");
         let Some(agent) = self.0.agents.registered(&c.delivery.agent) else {
             return;
         };
         let now = wall_ms();
         if let Some(at) = self.0.agents.reply_room(&agent.name, now) {
             c.next_at = at;
-            if let Err(e) = self.0.agents.put(c, read_outbox) {
-                tracing::warn!("cannot save a delivery: {e}");
+            return self.keep(c, &kept).await;
+        }
+        // What goes out is the note as it is now: edited, its new text;
+        // deleted (or purged), nothing.
+        while let Some(out) = c.outbox.first() {
+            match self.db().get(&out.entry).await {
+                Ok(e) => {
+                    c.outbox[0].text = e.content;
+                    break;
+                }
+                Err(Error::NotFound { .. }) => {
+                    c.outbox.remove(0);
+                    c.delivery.detail = Some("not sent: the note was deleted".into());
+                    if c.outbox.is_empty() && c.delivery.task.is_none() {
+                        c.delivery.state = DeliveryState::Failed;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("cannot read {} to send it: {e}", out.entry);
+                    break;
+                }
             }
-            return;
         }
         let ep = agent.endpoint();
         let event = if let Some(out) = c.outbox.first().cloned() {
@@ -245,10 +401,11 @@ impl Engine {
         } else {
             // Nothing to send and no task: finished.
             c.next_at = i64::MAX;
-            if let Err(e) = self.0.agents.put(c, read_outbox) {
-                tracing::warn!("cannot save a delivery: {e}");
+            if c.delivery != before {
+                c.delivery.updated_at = model::fmt_time(self.now());
+                self.0.bus.delivery(&c.delivery.pad, c.delivery.clone());
             }
-            return;
+            return self.keep(c, &kept).await;
         };
         self.reached(
             &agent,
@@ -268,7 +425,21 @@ impl Engine {
                     c.posted(&p, id);
                 }
                 Effect::AskPerson(text) => {
-                    if let Some(q) = self.ask_about(&c, text).await {
+                    // One question per agent: a note failing beside one
+                    // already asked about waits for the same answer.
+                    let mut open = self.0.agents.give_ups.lock().await;
+                    let asked = match open.get(&agent.name) {
+                        Some(q) => Some(q.clone()),
+                        None => {
+                            let q = self.ask_about(&c, text).await;
+                            if let Some(q) = &q {
+                                open.insert(agent.name.clone(), q.clone());
+                            }
+                            q
+                        }
+                    };
+                    drop(open);
+                    if let Some(q) = asked {
                         c.asked(q);
                     }
                 }
@@ -278,9 +449,23 @@ impl Engine {
             c.delivery.updated_at = model::fmt_time(self.now());
             self.0.bus.delivery(&c.delivery.pad, c.delivery.clone());
         }
-        if let Err(e) = self.0.agents.put(c, read_outbox) {
-            tracing::warn!("cannot save a delivery: {e}");
+        self.keep(c, &kept).await
+    }
+
+    /// Keeps a conversation after a look: in memory, and in the store when
+    /// what is stored of it changed (`kept`: as stored before).
+    async fn keep(&self, c: Conversation, kept: &str) {
+        let now = serde_json::to_string(&c).expect("a conversation serializes");
+        if now != kept {
+            if let Err(e) = self
+                .db()
+                .save_conversation(&stored(&c), None, self.now())
+                .await
+            {
+                tracing::warn!("cannot save the delivery of {}: {e}", c.delivery.entry);
+            }
         }
+        self.0.agents.put(c);
     }
 
     fn reached(&self, agent: &Registered, error: Option<String>) {
@@ -379,120 +564,6 @@ impl Engine {
                 None
             }
         }
-    }
-
-    /// The roster: registered agents, and every author seen within
-    /// `seen_within` (default a day) with what it is doing.
-    pub async fn agent_list(&self, p: AgentListParams, guard: &Guard) -> Result<AgentListResult> {
-        let within = p.seen_within.unwrap_or(86_400).min(365 * 86_400) as i64;
-        let now = self.now();
-        let since = model::fmt_time(now - within * 1000);
-        let recent = self
-            .list(
-                ListParams {
-                    since: Some(since),
-                    limit: Some(MAX_LIST_LIMIT),
-                    ..Default::default()
-                },
-                guard,
-            )
-            .await?
-            .entries;
-        let doing = self
-            .list(
-                ListParams {
-                    status: Some(model::Status::Doing),
-                    limit: Some(500),
-                    ..Default::default()
-                },
-                guard,
-            )
-            .await?
-            .entries;
-        let questions = self
-            .list(
-                ListParams {
-                    kind: Some(Kind::Question),
-                    limit: Some(500),
-                    ..Default::default()
-                },
-                guard,
-            )
-            .await?
-            .entries;
-        // To a token, the roster holds what its pads show: the agents its
-        // grant names (their last error, which may quote any pad, left
-        // out), and the authors who wrote in its pads — not who else is
-        // connected.
-        let scoped = guard.grant().is_some();
-        let mut registered = self.0.agents.names();
-        registered.retain(|a| guard.may_hand_to(a));
-        let mut presence = self.0.agents.presence();
-        if scoped {
-            presence.retain(|a, _| recent.iter().any(|e| e.author == *a));
-        }
-        let brief = |e: &model::Entry| Brief {
-            id: e.id.clone(),
-            pad: e.pad.clone(),
-            content: e.content.chars().take(200).collect(),
-            at: e.updated_at.clone(),
-        };
-        let mut seen: Vec<SeenAuthor> = Vec::new();
-        let mut names: Vec<String> = presence
-            .iter()
-            .filter(|(_, p)| p.connected > 0 || now - p.last_seen <= within * 1000)
-            .map(|(a, _)| a.clone())
-            .collect();
-        for e in &recent {
-            if !names.contains(&e.author) {
-                names.push(e.author.clone());
-            }
-        }
-        for name in registered.iter() {
-            if !names.contains(name) {
-                names.push(name.clone());
-            }
-        }
-        for author in names {
-            let last = recent.iter().find(|e| e.author == author);
-            let live = presence.get(&author).copied().unwrap_or_default();
-            let wrote = last.and_then(|e| model::parse_time("at", &e.created_at).ok());
-            let last_seen = wrote.unwrap_or(0).max(live.last_seen);
-            if last_seen == 0 && !registered.contains(&author) {
-                continue;
-            }
-            seen.push(SeenAuthor {
-                last_seen: if last_seen > 0 {
-                    model::fmt_time(last_seen)
-                } else {
-                    String::new()
-                },
-                connected: live.connected,
-                registered: registered.contains(&author),
-                pad: last.map(|e| e.pad.clone()),
-                last_note: last.map(brief),
-                claimed: doing
-                    .iter()
-                    .filter(|e| e.assignee.as_deref() == Some(author.as_str()))
-                    .map(brief)
-                    .collect(),
-                open_questions: questions
-                    .iter()
-                    .filter(|e| e.author == author && e.answer.is_none())
-                    .map(brief)
-                    .collect(),
-                author,
-            });
-        }
-        seen.sort_by(|a, b| b.last_seen.cmp(&a.last_seen));
-        let mut agents = self.0.agents.infos(&|pad| guard.covers(pad));
-        agents.retain(|a| registered.contains(&a.name));
-        if scoped {
-            for a in &mut agents {
-                a.error = None;
-            }
-        }
-        Ok(AgentListResult { agents, seen })
     }
 }
 

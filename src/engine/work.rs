@@ -221,8 +221,9 @@ impl Engine {
                 pinned: false,
                 meta: Some(meta.clone()),
                 now: self.now(),
+                handoffs: Vec::new(),
             };
-            copies.push(self.insert(copy, &Guard::owner()).await?);
+            copies.push(self.insert(copy).await?);
         }
         Ok(ShareResult { copies })
     }

@@ -60,6 +60,20 @@ impl PgStore {
         .bind((!e.to.is_empty()).then_some(&e.to))
         .fetch_one(&mut *tx)
         .await?;
+        for h in &e.handoffs {
+            let root = h.root.as_deref().and_then(id::decode).unwrap_or(seq);
+            sqlx::query(
+                "INSERT INTO deliveries (entry, agent, root, pad, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+            )
+            .bind(seq)
+            .bind(&h.agent)
+            .bind(root)
+            .bind(&e.pad)
+            .bind(e.now)
+            .execute(&mut *tx)
+            .await?;
+        }
         let parent = match parent {
             Some((parent, _)) => {
                 let before = load(&mut tx, parent).await?;

@@ -10,8 +10,9 @@ use crate::model::{Entry, Pad};
 use crate::protocol::{Change, Skipped, Version};
 use crate::semantic::{Semantic, VectorSource};
 use crate::storage::{
-    Added, Counts, EmbedGoal, EntryFilter, Finish, Fut, HistoryFilter, Inbox, NewEntry, PadEntries,
-    PadRow, PadSweep, Page, Patch, Purge, ReportRow, Restore, Storage, TokenRow, Visible,
+    Added, Counts, DeliveryRow, EmbedGoal, EntryFilter, Finish, Fut, HistoryFilter, Inbox,
+    NewEntry, PadEntries, PadRow, PadSweep, Page, Patch, Purge, ReportRow, Restore, Storage,
+    TokenRow, Visible,
 };
 
 impl Storage for PgStore {
@@ -280,6 +281,39 @@ impl Storage for PgStore {
 
     fn revoke_token<'a>(&'a self, name: &'a str) -> Fut<'a, bool> {
         Box::pin(PgStore::revoke_token(self, name))
+    }
+
+    fn deliveries_waiting<'a>(&'a self, agents: &'a [String]) -> Fut<'a, Vec<DeliveryRow>> {
+        Box::pin(PgStore::deliveries_waiting(self, agents))
+    }
+
+    fn conversations(&self) -> Fut<'_, Vec<DeliveryRow>> {
+        Box::pin(PgStore::conversations(self))
+    }
+
+    fn save_conversation<'a>(
+        &'a self,
+        row: &'a DeliveryRow,
+        taken: Option<&'a str>,
+        now: i64,
+    ) -> Fut<'a, ()> {
+        Box::pin(PgStore::save_conversation(self, row, taken, now))
+    }
+
+    fn drop_delivery<'a>(&'a self, row: &'a DeliveryRow) -> Fut<'a, ()> {
+        Box::pin(PgStore::drop_delivery(self, row))
+    }
+
+    fn drop_agent_deliveries<'a>(&'a self, agent: &'a str) -> Fut<'a, usize> {
+        Box::pin(PgStore::drop_agent_deliveries(self, agent))
+    }
+
+    fn deliveries<'a>(
+        &'a self,
+        pad: Option<&'a str>,
+        entry: Option<&'a str>,
+    ) -> Fut<'a, Vec<DeliveryRow>> {
+        Box::pin(PgStore::deliveries(self, pad, entry))
     }
 
     fn sweep(&self, now: i64, retention_ms: i64) -> Fut<'_, PadSweep> {

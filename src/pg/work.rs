@@ -208,6 +208,10 @@ impl PgStore {
         .execute(&mut *tx)
         .await?
         .rows_affected() as usize;
+        sqlx::query("DELETE FROM deliveries WHERE NOT taken AND updated_at < $1")
+            .bind(now - crate::storage::rules::UNCLAIMED_DELIVERY_MS)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(PadSweep {
             archived,

@@ -398,12 +398,12 @@ async fn agent_list(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
 async fn agent_remove(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p: AgentNameParams = parse("agent.remove", params)?;
     c.guard.owner_only("remove agents")?;
-    Ok(reply(c.engine.agent_remove(p)?))
+    Ok(reply(c.engine.agent_remove(p).await?))
 }
 
 async fn agent_deliveries(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p = parse("agent.deliveries", params)?;
-    Ok(reply(c.engine.deliveries(p, &c.guard)?))
+    Ok(reply(c.engine.deliveries(p, &c.guard).await?))
 }
 
 #[cfg(test)]

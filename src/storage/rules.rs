@@ -75,6 +75,10 @@ pub(crate) fn window_drops(max: i64, overflow: i64, own_older: &[i64]) -> Option
     ((own + 1) * 2 > max && own >= overflow).then(|| own_older[..overflow as usize].to_vec())
 }
 
+/// A delivery for an agent no engine has taken this long (ms) — a name
+/// nobody registered, or whose engine is gone — is dropped by the sweep.
+pub(crate) const UNCLAIMED_DELIVERY_MS: i64 = 86_400_000;
+
 pub(crate) fn check_version(id: &str, actual: i64, expected: Option<i64>) -> Result<()> {
     match expected {
         Some(v) if v != actual => Err(Error::Conflict {

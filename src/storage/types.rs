@@ -30,6 +30,31 @@ pub struct NewEntry {
     pub pinned: bool,
     pub meta: Option<String>,
     pub now: i64,
+    /// Agents this entry goes to, written with it (a `deliveries` row each).
+    #[serde(default)]
+    pub handoffs: Vec<Handoff>,
+}
+
+/// An entry handed to an A2A agent: the note that starts a conversation
+/// (`root` none), or a reply passed on in the conversation of the note
+/// `root` (a full id).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct Handoff {
+    pub agent: String,
+    pub root: Option<String>,
+}
+
+/// A delivery as stored: one message (`entry`) for one agent, in the
+/// conversation of the note `root`; a root row carries the conversation's
+/// `state` (JSON, none until begun) and whether it goes on (`live`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeliveryRow {
+    pub entry: String,
+    pub agent: String,
+    pub root: String,
+    pub pad: String,
+    pub state: Option<String>,
+    pub live: bool,
 }
 
 /// A validated change to an entry. `None` leaves a field as it is; for nullable

@@ -110,6 +110,9 @@ fn insert_rows<'a>(
     )?;
     let mut tag =
         conn.prepare_cached("INSERT OR IGNORE INTO entry_tags (seq, tag) VALUES (?, ?)")?;
+    let mut handoff = conn.prepare_cached(
+        "INSERT OR IGNORE INTO deliveries (entry, agent, root, pad, updated_at) VALUES (?, ?, ?, ?, ?)",
+    )?;
     // (pad, entries, last write): a batch touches few pads.
     let mut pads: Vec<(&str, i64, i64)> = Vec::new();
     for (seq, e) in rows {
@@ -137,6 +140,10 @@ fn insert_rows<'a>(
         ])?;
         for t in &e.tags {
             tag.execute(params![seq, t])?;
+        }
+        for h in &e.handoffs {
+            let root = h.root.as_deref().and_then(id::decode).unwrap_or(seq);
+            handoff.execute(params![seq, h.agent, root, e.pad, e.now])?;
         }
         match pads.iter_mut().find(|p| p.0 == e.pad) {
             Some(p) => {

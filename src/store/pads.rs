@@ -221,6 +221,10 @@ impl Store {
             "DELETE FROM pads WHERE archived_at IS NOT NULL AND archived_at <= ? AND entries = 0",
             [cutoff],
         )?;
+        tx.execute(
+            "DELETE FROM deliveries WHERE taken = 0 AND updated_at < ?",
+            [now - crate::storage::rules::UNCLAIMED_DELIVERY_MS],
+        )?;
         tx.commit()?;
         Ok(PadSweep {
             archived,

@@ -16,8 +16,9 @@ use crate::model::{Entry, Pad};
 use crate::protocol::{Change, Skipped, Version};
 use crate::semantic::{Semantic, VectorSource};
 use crate::storage::{
-    Added, Counts, EmbedGoal, EntryFilter, Finish, Fut, HistoryFilter, Inbox, NewEntry, PadEntries,
-    PadRow, PadSweep, Page, Patch, Purge, ReportRow, Restore, Storage, TokenRow, Visible,
+    Added, Counts, DeliveryRow, EmbedGoal, EntryFilter, Finish, Fut, HistoryFilter, Inbox,
+    NewEntry, PadEntries, PadRow, PadSweep, Page, Patch, Purge, ReportRow, Restore, Storage,
+    TokenRow, Visible,
 };
 
 /// `entry.list` pages up to this long are read inline; longer ones (up to
@@ -368,6 +369,39 @@ impl Storage for Sqlite {
 
     fn revoke_token<'a>(&'a self, name: &'a str) -> Fut<'a, bool> {
         self.inline(move |s| s.revoke_token(name))
+    }
+
+    fn deliveries_waiting<'a>(&'a self, agents: &'a [String]) -> Fut<'a, Vec<DeliveryRow>> {
+        self.inline(move |s| s.deliveries_waiting(agents))
+    }
+
+    fn conversations(&self) -> Fut<'_, Vec<DeliveryRow>> {
+        self.inline(|s| s.conversations())
+    }
+
+    fn save_conversation<'a>(
+        &'a self,
+        row: &'a DeliveryRow,
+        taken: Option<&'a str>,
+        now: i64,
+    ) -> Fut<'a, ()> {
+        self.inline(move |s| s.save_conversation(row, taken, now))
+    }
+
+    fn drop_delivery<'a>(&'a self, row: &'a DeliveryRow) -> Fut<'a, ()> {
+        self.inline(move |s| s.drop_delivery(row))
+    }
+
+    fn drop_agent_deliveries<'a>(&'a self, agent: &'a str) -> Fut<'a, usize> {
+        self.inline(move |s| s.drop_agent_deliveries(agent))
+    }
+
+    fn deliveries<'a>(
+        &'a self,
+        pad: Option<&'a str>,
+        entry: Option<&'a str>,
+    ) -> Fut<'a, Vec<DeliveryRow>> {
+        self.inline(move |s| s.deliveries(pad, entry))
     }
 
     fn sweep(&self, now: i64, retention_ms: i64) -> Fut<'_, PadSweep> {

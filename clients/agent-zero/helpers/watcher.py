@@ -10,7 +10,9 @@ HTTP, which carries no events, it reads the inbox every `poll_seconds`):
   mechanism, `context.communicate(UserMessage(...))`, which the loop handles
   at its next step; a chat that has finished continues with it;
 - a reply carrying `meta.control` `pause`, `resume` or `stop` (the app's
-  buttons, `pad agent-zero stop`) pauses, resumes or halts the chat;
+  buttons, `pad agent-zero stop`) by one of the `controllers` (the person,
+  "user", unless the settings name more) pauses, resumes or halts the chat;
+  anyone else's is only their words, like any reply;
 - a note addressed to `@agent-zero` starts a new chat bound to that note's
   thread (unless the engine sends it over A2A, or the settings say no);
 - anything else (needs-eyes notes, replies to older notes, reminders) waits
@@ -213,10 +215,15 @@ class Watcher(threading.Thread):
             if control is None:
                 start_chat(e, cfg)
             return
-        if control in CONTROLS:
+        if control in CONTROLS and e.get("author") in controllers(cfg):
             apply_control(context, control, e, cfg)
             return
         context.communicate(UserMessage(message=message_for(e)))
+
+
+def controllers(cfg: dict[str, Any]) -> list[str]:
+    """The authors whose pause, resume and stop a chat obeys."""
+    return [a.strip().lstrip("@").lower() for a in str(cfg.get("controllers") or "user").split(",") if a.strip()]
 
 
 def apply_control(context: Any, control: str, e: dict[str, Any], cfg: dict[str, Any]) -> None:

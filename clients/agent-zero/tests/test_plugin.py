@@ -125,10 +125,18 @@ def test_stop_from_the_pad_halts_the_loop_at_its_next_step(plugin, engine):
 def test_pause_holds_the_loop_until_resume(plugin, engine):
     context = new_context()
     loop = plugin.Loop(plugin.root)
-    paused_at = []
+    paused_at, bystander = [], []
 
     async def between(i):
-        if i == 0:
+        # Another author's control is only words (an intervention: the step
+        # runs again), and the chat goes on.
+        if i == 0 and not paused_at and not bystander:
+            root = thread_of(engine, context)["entry"]["id"]
+            with engine.client(author="bystander") as other:
+                other.reply(root, "pause", meta={"control": "pause"})
+            await asyncio.sleep(1)
+            bystander.append(context.paused)
+        elif i == 0 and not paused_at:
             root = thread_of(engine, context)["entry"]["id"]
             with engine.client(author="user") as person:
                 person.reply(root, "pause", meta={"control": "pause"})
@@ -148,7 +156,8 @@ def test_pause_holds_the_loop_until_resume(plugin, engine):
 
     t = time.monotonic()
     assert asyncio.run(loop.run(context, "work", [("response", {"text": "done"})], between)) == "done"
-    assert paused_at == [True] and time.monotonic() - t >= 0.5
+    assert bystander == [False] and paused_at == [True] and time.monotonic() - t >= 0.5
+    assert any("Written by bystander" in m for m in loop.history), loop.history
 
 
 def test_ask_person_returns_the_answer_given_in_the_app(plugin, engine):

@@ -42,12 +42,7 @@ fn posts(effects: &[Effect]) -> Vec<(&str, Kind, &str)> {
 }
 
 fn started() -> Conversation {
-    Conversation::start(
-        &note("n1", "user", "deploy it"),
-        "helper",
-        "pad-n1".into(),
-        0,
-    )
+    Conversation::start(&note("n1", "user", "deploy it"), "helper", 0)
 }
 
 #[test]
