@@ -301,7 +301,7 @@ impl Conversation {
         let minutes = (now - since) / 60_000;
         let text = if refused {
             format!(
-                "{name} refused this note: {why}. If its A2A URL changed (Agent Zero's does when its login changes: Settings → MCP/A2A → A2A server shows the new one), register it again — `pad agent add {name} --a2a 'NEW_URL' --replace`, or Register in the app's Agents view — and the note goes out at once. Or reply '{RETRY}' to try again as it is, or '{DROP}' to stop."
+                "{name} refused this note: {why}. If its A2A URL changed (Agent Zero's does when its login changes: Settings → MCP/A2A → A2A server shows the new one), register it again — `echo 'NEW_URL' | pad agent add {name} --a2a - --replace`, or Register in the app's Agents view — and the note goes out at once. Or reply '{RETRY}' to try again as it is, or '{DROP}' to stop."
             )
         } else {
             format!(
