@@ -284,3 +284,36 @@ async fn a_note_waits_a_day_for_its_agent_to_be_registered() {
     assert_eq!(agent.received(), ["written the day it was"]);
     h.stop().await;
 }
+
+/// An engine from before kept its deliveries in agents.json: they move to
+/// the store, and the file keeps the registry alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deliveries_an_older_engine_kept_in_its_file_move_to_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let old = json!({
+        "agents": [{"name": "helper", "url": "http://127.0.0.1:9/", "dialect": "0.3",
+                    "card": null, "added_at": 0, "added_by": "user"}],
+        "deliveries": [{
+            "delivery": {"entry": "1jq000000001", "pad": "proj", "agent": "helper",
+                         "state": "done", "detail": null, "task": "t1", "question": null,
+                         "attempts": 0, "updated_at": "2026-11-25T00:00:00.000Z"},
+            "context": "pad-1jq000000001", "thread": ["1jq000000001"], "outbox": [],
+            "reply_to": "1jq000000001", "next_at": i64::MAX,
+            "failing_since": null, "posted_state": "completed", "posted_messages": 1,
+            "quiet_polls": 0
+        }]
+    });
+    std::fs::write(data.join("agents.json"), old.to_string()).unwrap();
+    let h = Harness::in_dir(dir, |_| {}).await;
+    let mut c = h.client().await;
+    let listed = ok(&mut c, "agent.deliveries", json!({"pad": "proj"})).await;
+    assert_eq!(listed["deliveries"][0]["state"], "done", "{listed}");
+    assert_eq!(listed["deliveries"][0]["task"], "t1");
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("agents.json")).unwrap()).unwrap();
+    assert!(saved.get("deliveries").is_none(), "{saved}");
+    assert_eq!(saved["agents"][0]["name"], "helper");
+    h.stop().await;
+}
