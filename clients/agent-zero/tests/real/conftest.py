@@ -11,6 +11,7 @@ from Hugging Face, unreachable here); a0_setup.py says the rest."""
 import os
 import pathlib
 import sys
+import time
 
 import pytest
 
@@ -48,5 +49,12 @@ def engine(a0):
 
     e = Engine(semantic=True)
     os.environ["PAD_SOCKET"] = e.socket
+    # Recall finds notes by meaning once the model is loaded (until then a
+    # search says it searched words only): seconds on a busy machine.
+    deadline = time.time() + 120
+    with e.client() as c:
+        while c.stats()["semantic"]["status"] != "ready":
+            assert time.time() < deadline, "the embedding model did not load in 120 s"
+            time.sleep(0.2)
     yield e
     e.stop()
