@@ -70,9 +70,8 @@ struct Saved {
     deliveries: Vec<Conversation>,
 }
 
-/// Finished conversations kept in memory (their threads still carry
-/// follow-ups); the store keeps as many.
-const KEEP_FINISHED: usize = 500;
+/// Finished conversations kept in memory, as many as the store keeps.
+const KEEP_FINISHED: usize = crate::storage::rules::KEEP_FINISHED_CONVERSATIONS;
 
 /// Replies one agent may have posted in a minute: past it, its tasks are not
 /// looked at again until the minute frees up, so nothing it says is lost and
@@ -230,15 +229,15 @@ impl Agents {
         })
     }
 
-    /// Forgets the agent and drops its unfinished deliveries: (removed, dropped).
-    pub fn remove(&self, name: &str) -> Result<(bool, usize)> {
+    /// Forgets the agent and its unfinished conversations here (the store's
+    /// go with `Storage::drop_agent_deliveries`); whether it was registered.
+    pub fn remove(&self, name: &str) -> Result<bool> {
         self.change(|s| {
             let before = s.agents.len();
             s.agents.retain(|a| a.name != name);
-            let live = s.deliveries.len();
             s.deliveries
                 .retain(|c| c.delivery.agent != name || !c.is_live());
-            Ok((before != s.agents.len(), live - s.deliveries.len()))
+            Ok(before != s.agents.len())
         })
     }
 
@@ -297,8 +296,11 @@ impl Agents {
         reply_to: Option<&str>,
         may_reach: &dyn Fn(&str) -> bool,
     ) -> Vec<Handoff> {
-        let s = self.state.lock().expect("agents lock");
         let mut out: Vec<Handoff> = Vec::new();
+        if to.is_empty() && reply_to.is_none() {
+            return out;
+        }
+        let s = self.state.lock().expect("agents lock");
         let by_agent = author == "engine" || s.agents.iter().any(|a| a.name == author);
         if let Some(parent) = reply_to.filter(|_| !by_agent) {
             let parent = parent.trim().to_lowercase();

@@ -560,12 +560,8 @@ where
                         }
                     }
                     if any_host || crate::access::host_allowed(host, &hosts) {
-                        let admitted = req
-                            .extensions()
-                            .get::<crate::tcp::Standing>()
-                            .is_none_or(|s| s.admit());
-                        if !admitted {
-                            return crate::tcp::full();
+                        if let Some(full) = crate::tcp::admit(&req) {
+                            return full;
                         }
                         next.run(req).await
                     } else {

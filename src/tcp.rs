@@ -131,13 +131,19 @@ impl Standing {
     }
 }
 
-/// The answer when every member's place is taken.
-pub fn full() -> axum::response::Response {
-    axum::response::IntoResponse::into_response((
+/// Makes the connection of a request the app lets through a member
+/// (`Standing::admit`); when every member's place is taken, the answer to
+/// send instead.
+pub fn admit(req: &axum::extract::Request) -> Option<axum::response::Response> {
+    let admitted = req.extensions().get::<Standing>().is_none_or(|s| s.admit());
+    if admitted {
+        return None;
+    }
+    Some(axum::response::IntoResponse::into_response((
         axum::http::StatusCode::SERVICE_UNAVAILABLE,
         [(axum::http::header::RETRY_AFTER, "5")],
         format!("this listener already serves {MAX_CONNECTIONS} connections, its limit; retry in a moment\n"),
-    ))
+    )))
 }
 
 /// Requests and connections a listener refused: counted (in a metric,

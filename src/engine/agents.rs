@@ -20,7 +20,7 @@
 //! posted again.
 
 use std::collections::HashMap;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map};
 use tokio::sync::watch;
@@ -35,6 +35,15 @@ use crate::guard::Guard;
 use crate::model::{self, NEEDS_EYES};
 use crate::protocol::*;
 use crate::storage::{DeliveryRow, Storage};
+
+/// Whether the conversation of `entry` with `agent` must wait for a look
+/// to end: it is being looked at, or its agent (or everyone) has as many
+/// looks going as allowed.
+fn busy(out: &HashMap<tokio::task::Id, (String, String)>, entry: &str, agent: &str) -> bool {
+    out.len() >= STEPS
+        || out.values().filter(|(_, a)| a == agent).count() >= STEPS_PER_AGENT
+        || out.values().any(|(e, a)| e == entry && a == agent)
+}
 
 /// Looks at conversations running at once, in all and with one agent: a
 /// look waits on the agent (up to its 15 s time-out), so one slow agent
@@ -149,7 +158,7 @@ impl Engine {
 
     pub async fn agent_remove(&self, p: AgentNameParams) -> Result<AgentRemoveResult> {
         let name = model::author("name", &p.name)?;
-        let (removed, _) = self.0.agents.remove(&name)?;
+        let removed = self.0.agents.remove(&name)?;
         let dropped = if removed {
             self.db().drop_agent_deliveries(&name).await?
         } else {
@@ -226,25 +235,28 @@ impl Engine {
     /// Takes the messages waiting in the store into their conversations:
     /// a note starts one, a reply goes into its note's; a message whose
     /// entry is gone is forgotten. Messages of a conversation being looked
-    /// at (`looking`: note and agent) wait for the next turn.
-    async fn take_waiting(&self, looking: &[(String, String)]) {
+    /// at (`looking`: note and agent) wait for the next turn: whether any
+    /// did (or the store could not be read) is returned.
+    async fn take_waiting(&self, looking: &[(String, String)]) -> bool {
         let agents = self.0.agents.names();
         if agents.is_empty() {
-            return;
+            return false;
         }
         let waiting = match self.db().deliveries_waiting(&agents).await {
             Ok(w) => w,
             Err(e) => {
                 tracing::warn!("cannot read the deliveries waiting: {e}");
-                return;
+                return true;
             }
         };
         let now = wall_ms();
+        let mut left = false;
         for row in waiting {
             if looking
                 .iter()
                 .any(|(e, a)| *e == row.root && *a == row.agent)
             {
+                left = true;
                 continue;
             }
             let entry = match self.db().get(&row.entry).await {
@@ -285,6 +297,7 @@ impl Engine {
                 Err(e) => tracing::warn!("cannot save the delivery of {}: {e}", row.entry),
             }
         }
+        left
     }
 
     /// Carries addressed notes to their agents until `stop`. Conversations
@@ -296,36 +309,33 @@ impl Engine {
     pub(super) async fn run_agents(self, mut stop: watch::Receiver<bool>) {
         let mut running: JoinSet<()> = JoinSet::new();
         let mut out: HashMap<tokio::task::Id, (String, String)> = HashMap::new();
+        // Waiting messages are read when a note brought some (a wake), when
+        // some were left for a look to end, and every `MAX_POLL` (another
+        // engine of a team may have written some) — not after every look.
+        let mut take = true;
+        let mut taken_at = Instant::now();
         loop {
-            let looking: Vec<(String, String)> = out.values().cloned().collect();
-            self.take_waiting(&looking).await;
-            let now = wall_ms();
-            for c in self.0.agents.due(now) {
-                let key = (c.delivery.entry.clone(), c.delivery.agent.clone());
-                let of_agent = out.values().filter(|(_, a)| *a == key.1).count();
-                if out.values().any(|k| *k == key)
-                    || of_agent >= STEPS_PER_AGENT
-                    || out.len() >= STEPS
-                {
+            if take || taken_at.elapsed() >= MAX_POLL {
+                let looking: Vec<(String, String)> = out.values().cloned().collect();
+                take = self.take_waiting(&looking).await;
+                taken_at = Instant::now();
+            }
+            for c in self.0.agents.due(wall_ms()) {
+                if busy(&out, &c.delivery.entry, &c.delivery.agent) {
                     continue;
                 }
+                let key = (c.delivery.entry.clone(), c.delivery.agent.clone());
                 let engine = self.clone();
                 let task = running.spawn(async move { engine.step(c).await });
                 out.insert(task.id(), key);
             }
-            // Waiting for a look to end says when the rest may go.
-            let busy = |e: &str, a: &str| {
-                out.len() >= STEPS
-                    || out.values().filter(|(_, oa)| oa == a).count() >= STEPS_PER_AGENT
-                    || out.values().any(|(oe, oa)| oe == e && oa == a)
-            };
-            let wait = match self.0.agents.next_due(&busy) {
+            let wait = match self.0.agents.next_due(&|e, a| busy(&out, e, a)) {
                 Some(at) => Duration::from_millis((at - wall_ms()).clamp(20, 5000) as u64),
                 None => MAX_POLL,
             };
             tokio::select! {
                 _ = stop.changed() => return,
-                _ = self.0.agents.wake.notified() => {}
+                _ = self.0.agents.wake.notified() => take = true,
                 _ = tokio::time::sleep(wait) => {}
                 Some(done) = running.join_next_with_id(), if !running.is_empty() => {
                     // Done, or panicked: either way its conversation is free.

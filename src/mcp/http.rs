@@ -183,12 +183,8 @@ pub async fn serve_http(
                             }
                         }
                     }
-                    let admitted = req
-                        .extensions()
-                        .get::<crate::tcp::Standing>()
-                        .is_none_or(|s| s.admit());
-                    if !admitted {
-                        return crate::tcp::full();
+                    if let Some(full) = crate::tcp::admit(&req) {
+                        return full;
                     }
                     if req.uri().path() == super::rpc_http::PATH {
                         if req.method() != Method::POST {

@@ -75,6 +75,10 @@ pub(crate) fn window_drops(max: i64, overflow: i64, own_older: &[i64]) -> Option
     ((own + 1) * 2 > max && own >= overflow).then(|| own_older[..overflow as usize].to_vec())
 }
 
+/// Finished conversations with agents kept (their threads still carry
+/// follow-ups): by the stores, and in the dispatcher's memory.
+pub const KEEP_FINISHED_CONVERSATIONS: usize = 500;
+
 /// A delivery for an agent no engine has taken this long (ms) — a name
 /// nobody registered, or whose engine is gone — is dropped by the sweep.
 pub(crate) const UNCLAIMED_DELIVERY_MS: i64 = 86_400_000;

@@ -6,10 +6,11 @@ use rusqlite::{params, Row};
 use super::{in_transaction, Store};
 use crate::error::Result;
 use crate::id;
+use crate::storage::rules::KEEP_FINISHED_CONVERSATIONS;
 use crate::storage::DeliveryRow;
 
-/// Finished conversations kept (their threads still carry follow-ups).
-const KEEP_FINISHED: i64 = 500;
+/// Finished conversations kept (`rules::KEEP_FINISHED_CONVERSATIONS`).
+const KEEP_FINISHED: i64 = KEEP_FINISHED_CONVERSATIONS as i64;
 
 fn row(r: &Row) -> rusqlite::Result<DeliveryRow> {
     Ok(DeliveryRow {
