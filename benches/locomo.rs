@@ -4,8 +4,8 @@
 //! conversations, each question labelled with the dialog turns that answer
 //! it. Each conversation goes into a pad of its own, one note per turn
 //! (author: the speaker; an image's caption kept as "(image: …)"), written
-//! to the release `pad serve` with meaning search on. Every question of
-//! categories 1–4 is then asked in each mode (text, semantic, hybrid), with
+//! to the release `pad serve` with meaning search on. Every question is
+//! then asked in each mode (text, semantic, hybrid), with
 //! its conversation's pad as the filter, and in the same run two plain
 //! baselines rank the same turns: BM25 (Okapi, k1 1.5, b 0.75, lowercase
 //! words, as rank_bm25 does) and exact cosine over the same model's
@@ -15,9 +15,14 @@
 //!
 //! Printed: evidence recall@5/10/25 (the share of a question's answering
 //! turns found in the top k, averaged over questions) and MRR (of the first
-//! answering turn), per ranking; search latency p50/p99 per mode, with and
-//! without the pad filter (the query's embedding included; a query's
-//! embedding alone is timed separately).
+//! answering turn), per ranking, over categories 1–4; recall@10 per
+//! category (5, adversarial, included); LoCoMo's own scoring (every
+//! question, a question without evidence counted as found,
+//! `locomo/score.rs`) beside the paper's DRAGON row; search latency p50/p99
+//! per mode, with and without the pad filter (the query's embedding
+//! included; a query's embedding alone is timed separately). Two more rows
+//! rank the baselines' exact lists the engine's way (`locomo/experiment.rs`):
+//! fused, and lifted by neighbours.
 //!
 //! `BENCH_EMBED_THREADS` gives the engine's embedding more threads (default
 //! 1). `BENCH_MODEL` picks the model (`all-MiniLM-L6-v2`, the default, or
@@ -35,30 +40,33 @@
 //! whose model is loaded, and the time until every one is embedded.
 
 mod common;
+#[path = "locomo/experiment.rs"]
+mod experiment;
 #[path = "../tests/common/model.rs"]
 mod model;
 #[path = "../tests/common/paraphrases.rs"]
 mod paraphrases;
+#[path = "locomo/score.rs"]
+mod score;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{stats, Engine};
 use paraphrases::{DISTRACTORS, PARAPHRASES};
+use score::{Question, Tally};
 use scratchpad::client::Client;
 use scratchpad::semantic::{runtime, Model, ModelKind, ModelSource, Precision};
 use serde_json::{json, Value};
 
-const KS: [usize; 3] = [5, 10, 25];
 const DEPTH: usize = 25;
 
 struct Conversation {
     id: String,
     /// (turn id, speaker, text)
     turns: Vec<(String, String, String)>,
-    /// (question, answering turn ids)
-    questions: Vec<(String, HashSet<String>)>,
+    questions: Vec<Question>,
 }
 
 /// Our own small set (tests/common/paraphrases.rs) as one conversation:
@@ -77,7 +85,11 @@ fn paraphrase_set() -> Conversation {
         questions: PARAPHRASES
             .iter()
             .enumerate()
-            .map(|(i, (question, _))| (question.to_string(), HashSet::from([i.to_string()])))
+            .map(|(i, (question, _))| Question {
+                text: question.to_string(),
+                category: 4,
+                evidence: vec![format!("paraphrases/{i}")],
+            })
             .collect(),
     }
 }
@@ -128,15 +140,15 @@ fn load(path: &Path, wanted: &[String]) -> Vec<Conversation> {
                 .as_array()
                 .unwrap()
                 .iter()
-                .filter(|q| (1..=4).contains(&q["category"].as_i64().unwrap_or(0)))
-                .filter_map(|q| {
-                    let evidence: HashSet<String> = q["evidence"]
-                        .as_array()?
-                        .iter()
-                        .filter_map(|e| e.as_str().map(|s| s.trim().to_string()))
-                        .collect();
-                    (!evidence.is_empty())
-                        .then(|| (q["question"].as_str().unwrap().to_string(), evidence))
+                .map(|q| Question {
+                    text: q["question"].as_str().unwrap_or("").to_string(),
+                    category: q["category"].as_i64().unwrap_or(0),
+                    evidence: q["evidence"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|e| e.as_str().map(|s| format!("{id}/{}", s.trim())))
+                        .collect(),
                 })
                 .collect();
             Conversation {
@@ -146,42 +158,6 @@ fn load(path: &Path, wanted: &[String]) -> Vec<Conversation> {
             }
         })
         .collect()
-}
-
-/// Recall@k for each of `KS` and the reciprocal rank, for one ranking.
-#[derive(Default, Clone)]
-struct Score {
-    recall: [f64; 3],
-    rr: f64,
-    n: usize,
-}
-
-impl Score {
-    fn add(&mut self, ranked: &[String], evidence: &HashSet<String>) {
-        for (i, k) in KS.iter().enumerate() {
-            let found = ranked
-                .iter()
-                .take(*k)
-                .filter(|t| evidence.contains(*t))
-                .count();
-            self.recall[i] += found as f64 / evidence.len() as f64;
-        }
-        if let Some(at) = ranked.iter().position(|t| evidence.contains(t)) {
-            self.rr += 1.0 / (at + 1) as f64;
-        }
-        self.n += 1;
-    }
-
-    fn row(&self, name: &str) {
-        let n = self.n.max(1) as f64;
-        println!(
-            "{name:<44} {:>6.1} {:>6.1} {:>6.1} {:>7.3}",
-            100.0 * self.recall[0] / n,
-            100.0 * self.recall[1] / n,
-            100.0 * self.recall[2] / n,
-            self.rr / n
-        );
-    }
 }
 
 fn words(s: &str) -> Vec<String> {
@@ -512,17 +488,26 @@ async fn run() {
     .expect("the model loads");
 
     let modes = ["text", "semantic", "hybrid"];
-    let mut scores: HashMap<&str, Score> = HashMap::new();
+    let mut scores: HashMap<&str, Tally> = HashMap::new();
     let mut latency: HashMap<String, Vec<f64>> = HashMap::new();
     let mut embed_us = Vec::new();
     for conv in &conversations {
         let texts: Vec<&str> = conv.turns.iter().map(|t| t.2.as_str()).collect();
         let bm25 = Bm25::new(&texts);
-        let vectors: Vec<Vec<f32>> = texts
-            .chunks(32)
-            .flat_map(|chunk| model.embed(chunk).unwrap())
-            .map(normalized)
-            .collect();
+        let embed = |model: &mut Model, texts: &[String]| -> Vec<Vec<f32>> {
+            texts
+                .chunks(32)
+                .flat_map(|chunk| {
+                    let chunk: Vec<&str> = chunk.iter().map(String::as_str).collect();
+                    model.embed(&chunk).unwrap()
+                })
+                .map(normalized)
+                .collect()
+        };
+        let vectors = embed(
+            &mut model,
+            &texts.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
+        );
         // What the engine embeds: "author: content" (the author lowercased,
         // as the bench writes it). The same as `vectors` plus the name.
         let as_stored: Vec<String> = conv
@@ -530,56 +515,44 @@ async fn run() {
             .iter()
             .map(|(_, speaker, text)| format!("{}: {text}", speaker.to_lowercase()))
             .collect();
-        let stored_vectors: Vec<Vec<f32>> = as_stored
-            .chunks(32)
-            .flat_map(|chunk| {
-                let chunk: Vec<&str> = chunk.iter().map(String::as_str).collect();
-                model.embed(&chunk).unwrap()
-            })
-            .map(normalized)
-            .collect();
+        let stored_vectors = embed(&mut model, &as_stored);
         let turn_of = |i: usize| format!("{}/{}", conv.id, conv.turns[i].0);
-        for (question, evidence) in &conv.questions {
-            let evidence: HashSet<String> = evidence
-                .iter()
-                .map(|t| format!("{}/{t}", conv.id))
-                .collect();
+        for q in &conv.questions {
+            let question = q.text.as_str();
             let by_words = bm25.rank(question);
             let t = Instant::now();
             let qv = normalized(model.embed_query(question).unwrap());
             embed_us.push(t.elapsed().as_secs_f64() * 1e6);
             let by_vector = exact(&vectors, &qv);
+            let by_stored = exact(&stored_vectors, &qv);
             let fused = rrf(&[top(&by_words), top(&by_vector)]);
+            let sim = experiment::convex_scores(&by_words, &by_stored, 0.7);
             let variants = [
-                (
-                    "convex 0.5, min-max",
-                    convex(&by_words, &by_vector, 0.5, true),
-                ),
-                (
-                    "convex 0.5, theoretical min",
-                    convex(&by_words, &by_vector, 0.5, false),
-                ),
-                (
-                    "convex 0.7, theoretical min",
-                    convex(&by_words, &by_vector, 0.7, false),
-                ),
                 (
                     "convex 0.7, min-max",
                     convex(&by_words, &by_vector, 0.7, true),
                 ),
+                (FUSED, experiment::top_of(&sim)),
+                (
+                    LIFTED,
+                    experiment::top_of(&experiment::neighbours(&sim, 0.5)),
+                ),
+                (
+                    "lifted, neighbours joining",
+                    experiment::top_of(&experiment::neighbours_joining(&sim, 0.5, texts.len())),
+                ),
+                (
+                    "lifted, two each side",
+                    experiment::top_of(&experiment::neighbours_two(&sim, 0.5)),
+                ),
+                ("BM25 (baseline)", top(&by_words)),
+                ("exact cosine, same model (baseline)", top(&by_vector)),
+                ("RRF of BM25 and exact cosine (baseline)", fused),
+                (AS_STORED, top(&by_stored)),
             ];
-            for (name, list) in variants.iter() {
+            for (name, list) in variants {
                 let ranked: Vec<String> = list.iter().map(|i| turn_of(*i)).collect();
-                scores.entry(name).or_default().add(&ranked, &evidence);
-            }
-            for (name, list) in [
-                ("BM25 (baseline)", &top(&by_words)),
-                ("exact cosine, same model (baseline)", &top(&by_vector)),
-                ("RRF of BM25 and exact cosine (baseline)", &fused),
-                (AS_STORED, &top(&exact(&stored_vectors, &qv))),
-            ] {
-                let ranked: Vec<String> = list.iter().map(|i| turn_of(*i)).collect();
-                scores.entry(name).or_default().add(&ranked, &evidence);
+                scores.entry(name).or_default().add(&ranked, q);
             }
             for mode in modes {
                 for filtered in [true, false] {
@@ -599,44 +572,39 @@ async fn run() {
                             .iter()
                             .filter_map(|h| ids.get(h["entry"]["id"].as_str().unwrap()).cloned())
                             .collect();
-                        scores.entry(mode).or_default().add(&ranked, &evidence);
+                        scores.entry(mode).or_default().add(&ranked, q);
                     }
                 }
             }
         }
     }
-    let questions = scores["text"].n;
     println!(
-        "\n{questions} questions (categories 1-4), conversations {}",
+        "\nconversations {}",
         conversations
             .iter()
             .map(|c| c.id.as_str())
             .collect::<Vec<_>>()
             .join(", ")
     );
-    println!(
-        "{:<44} {:>6} {:>6} {:>6} {:>7}",
-        "ranking", "R@5", "R@10", "R@25", "MRR"
-    );
-    for name in [
+    let ours: Vec<String> = modes.iter().map(|m| format!("ours, {m}")).collect();
+    let mut rows: Vec<(&str, &Tally)> = [
         "BM25 (baseline)",
         "exact cosine, same model (baseline)",
         "RRF of BM25 and exact cosine (baseline)",
         AS_STORED,
-    ] {
-        scores[name].row(name);
-    }
-    for name in [
-        "convex 0.5, min-max",
-        "convex 0.5, theoretical min",
-        "convex 0.7, theoretical min",
         "convex 0.7, min-max",
-    ] {
-        scores[name].row(name);
+        FUSED,
+        LIFTED,
+        "lifted, neighbours joining",
+        "lifted, two each side",
+    ]
+    .into_iter()
+    .map(|name| (name, &scores[name]))
+    .collect();
+    for (mode, name) in modes.iter().zip(&ours) {
+        rows.push((name.as_str(), &scores[mode]));
     }
-    for mode in modes {
-        scores[mode].row(&format!("ours, {mode}"));
-    }
+    score::print(&rows);
     println!("\nsearch latency, {total} entries (the query's embedding included):");
     let mut keys: Vec<&String> = latency.keys().collect();
     keys.sort();
@@ -657,6 +625,13 @@ async fn run() {
     );
     drop(engine);
 }
+
+/// The engine's fusion (min–max, words 0.7) on the baselines' lists: BM25
+/// and exact cosine over "author: text".
+const FUSED: &str = "BM25 + \"author: text\" cosine, fused 0.7";
+/// The same, each hit lifted by half its best neighbour's score (the turn
+/// before or after it), as the engine's hybrid does.
+const LIFTED: &str = "the same, lifted by neighbours (0.5)";
 
 /// Exact cosine over the text the engine embeds ("author: content"):
 /// what `semantic` should equal, the index being exact.

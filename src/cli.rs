@@ -8,6 +8,7 @@
 pub mod agent_zero;
 mod agents;
 mod args;
+mod explain;
 mod history;
 mod render;
 mod serve;
@@ -99,6 +100,9 @@ enum Command {
         /// entries first, then the newest; says what it left out.
         #[arg(long)]
         budget: Option<usize>,
+        /// Also notes a newer note supersedes (marked).
+        #[arg(long)]
+        include_superseded: bool,
     },
     /// Print events as they happen (Ctrl-C to stop).
     Watch {
@@ -211,6 +215,10 @@ struct NoteArgs {
     /// Pin it: pinned entries never expire.
     #[arg(long)]
     pin: bool,
+    /// The id of an older note this one replaces: kept, but lists and
+    /// searches show this one instead.
+    #[arg(long, value_name = "ID")]
+    supersedes: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -241,6 +249,9 @@ struct LsArgs {
     /// Every matching entry, page after page.
     #[arg(short, long)]
     all: bool,
+    /// Also notes a newer note supersedes.
+    #[arg(long)]
+    include_superseded: bool,
 }
 
 #[derive(Args, Debug)]
@@ -262,6 +273,13 @@ struct SearchArgs {
     limit: u32,
     #[arg(short, long, default_value = "hybrid", value_parser = ["hybrid", "text", "semantic"])]
     mode: String,
+    /// Also notes a newer note supersedes.
+    #[arg(long)]
+    include_superseded: bool,
+    /// Say why each hit ranked where it did: the words and their weights,
+    /// each ranking's place and score, the filter, what was dropped.
+    #[arg(long)]
+    explain: bool,
 }
 
 #[derive(Args, Debug)]
@@ -286,6 +304,9 @@ struct EditArgs {
     /// Only if the entry is still at this version.
     #[arg(long)]
     if_version: Option<i64>,
+    /// The older note this one replaces ('none': it replaces none).
+    #[arg(long, value_name = "ID")]
+    supersedes: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -484,7 +505,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 .call(
                     "entry.add",
                     json!({"pad": a.pad, "content": content, "tags": a.tags, "kind": a.kind,
-                           "author": a.author, "pinned": a.pin}),
+                           "author": a.author, "pinned": a.pin, "supersedes": a.supersedes}),
                 )
                 .await?;
             out(&r, &|r| {
@@ -499,7 +520,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let since = a.since.as_deref().map(since_arg).transpose()?;
             let mut params = json!({"pad": a.pad, "tags": a.tags, "author": a.author, "kind": a.kind,
                                     "status": a.status, "since": since, "limit": a.limit,
-                                    "category": a.category, "min_confidence": a.min_confidence});
+                                    "category": a.category, "min_confidence": a.min_confidence,
+                                    "include_superseded": a.include_superseded});
             strip_nulls(&mut params);
             let mut all = Vec::new();
             loop {
@@ -520,7 +542,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let asked_words_only = a.mode == "text";
             let mut params = json!({"query": a.query, "pad": a.pad, "tags": a.tags, "kind": a.kind,
                                     "author": a.author, "limit": a.limit, "mode": a.mode,
-                                    "category": a.category, "min_confidence": a.min_confidence});
+                                    "category": a.category, "min_confidence": a.min_confidence,
+                                    "include_superseded": a.include_superseded,
+                                    "explain": a.explain});
             strip_nulls(&mut params);
             let r = c.call("search", params).await?;
             // Asked for meaning (the default) and got words only: say so once.
@@ -571,9 +595,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(v) = a.if_version {
                 params["if_version"] = json!(v);
             }
+            if let Some(s) = a.supersedes {
+                params["supersedes"] = if s == "none" { Value::Null } else { json!(s) };
+            }
             if params.as_object().map(|o| o.len()) == Some(1) {
                 return Err(UsageError(
-                    "nothing to change: give new content, --tag, --kind, --status, --pin or --unpin".into(),
+                    "nothing to change: give new content, --tag, --kind, --status, --pin, --unpin or --supersedes".into(),
                 )
                 .into());
             }
@@ -669,8 +696,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             pad,
             format,
             budget,
+            include_superseded,
         } => {
-            let mut params = json!({"name": pad, "format": format, "budget": budget});
+            let mut params = json!({"name": pad, "format": format, "budget": budget,
+                                    "include_superseded": include_superseded});
             strip_nulls(&mut params);
             let r = c.call("pad.export", params).await?;
             out(&r, &|r| print!("{}", r["text"].as_str().unwrap_or("")));

@@ -11,6 +11,7 @@ mod activity;
 mod agents;
 mod background;
 mod duplicates;
+mod explain;
 pub(crate) mod export;
 mod fusion;
 mod history;
@@ -19,6 +20,7 @@ mod meaning;
 mod pads;
 mod roster;
 mod search;
+mod supersede;
 mod team;
 mod threads;
 mod tokens;
@@ -461,6 +463,7 @@ impl Engine {
             reply_to: p.reply_to,
             choices,
             to,
+            supersedes: p.supersedes,
             remind_at,
             pinned: p.pinned,
             meta: p.meta.as_ref().map(meta_text).transpose()?,
@@ -481,6 +484,10 @@ impl Engine {
         }
         self.0.bus.entry_changed(EventType::Created, None, &entry);
         self.agents_notice(handed);
+        if entry.supersedes.is_some() {
+            self.superseded_changed(vec![entry.supersedes.clone()])
+                .await;
+        }
         if let Some((before, after)) = added.parent {
             if after.answer.as_deref() == Some(&entry.id) {
                 self.0.waiters.answer(&after.id, &entry);
@@ -548,7 +555,11 @@ impl Engine {
                 .meta
                 .map(|m| m.as_ref().map(meta_text).transpose())
                 .transpose()?,
+            supersedes: p.supersedes.clone(),
         };
+        if let Some(Some(older)) = &p.supersedes {
+            self.refuse_supersede_loop(&p.id, older).await?;
+        }
         let now = self.now();
         let (before, after) = self
             .db()
@@ -557,6 +568,10 @@ impl Engine {
         self.0
             .bus
             .entry_changed(EventType::Updated, Some(&before), &after);
+        if before.supersedes != after.supersedes {
+            self.superseded_changed(vec![before.supersedes, after.supersedes.clone()])
+                .await;
+        }
         Ok(after)
     }
 
@@ -585,6 +600,7 @@ impl Engine {
             category: p.category,
             min_confidence: p.min_confidence.map(model::confidence).transpose()?,
             scope: None,
+            current_only: !p.include_superseded,
         };
         let filter = guard.scope(filter)?;
         // A long page (up to 1,000 entries of up to 4,000 characters) is a

@@ -476,13 +476,14 @@ impl PadTools {
             .unwrap_or_default();
         let repeat = match looks_like["id"].as_str() {
             Some(id) => format!(
-                " It looks like note {id} \"{}\" ({}); if it is the same, update_note {id} instead and delete_note this one.",
+                " It looks like note {id} \"{}\" ({}): if this one replaces it (the fact changed), update_note {} with supersedes \"{id}\" (the older note is kept, and searches show this one); if it is the same, update_note {id} instead and delete_note this one.",
                 looks_like["preview"].as_str().unwrap_or(""),
                 match looks_like["same"].as_str() {
                     Some("text") => "the same text",
                     Some("words") => "nearly the same words",
                     _ => "nearly the same meaning",
-                }
+                },
+                entry["id"].as_str().unwrap_or("")
             ),
             None => String::new(),
         };

@@ -69,6 +69,14 @@ pub struct Entry {
     /// agents registered with an A2A endpoint are sent it (`agent.add`).
     #[serde(default)]
     pub to: Vec<String>,
+    /// The id of the older note this one replaces: it holds now, the older
+    /// one is kept and found with `include_superseded`.
+    #[serde(default)]
+    pub supersedes: Option<String>,
+    /// The id of the newest live note that supersedes this one, if any
+    /// (read from theirs: nothing is written on this note).
+    #[serde(default)]
+    pub superseded_by: Option<String>,
     pub remind_at: Option<String>,
     pub pinned: bool,
     #[cfg_attr(test, ts(type = "Record<string, unknown> | null"))]

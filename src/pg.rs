@@ -42,7 +42,8 @@ use crate::model::{fmt_time, Category, Entry, Kind, Pad, Status};
 pub(crate) const ENTRY_COLUMNS: &str = "e.seq, e.pad, e.author, e.kind, e.content, e.tags, \
      e.status, e.assignee, e.resume, e.lease_until, e.category, e.confidence, e.depends_on, \
      e.remind_at, e.pinned, e.meta, e.created_at, e.updated_at, e.version, e.attempts, e.error, \
-     e.reply_to, e.choices, e.replies, e.answer, e.addressed_to";
+     e.reply_to, e.choices, e.replies, e.answer, e.addressed_to, e.supersedes, \
+     (SELECT MAX(s.seq) FROM entries s WHERE s.supersedes = e.seq)";
 
 const PAD_COLUMNS: &str = "name, ttl_seconds, max_entries, last_write_at, entries, archived_at";
 
@@ -224,6 +225,8 @@ pub(crate) fn read_entry_seq(row: &PgRow) -> Result<(i64, Entry)> {
         to: row
             .try_get::<Option<Vec<String>>, _>(25)?
             .unwrap_or_default(),
+        supersedes: id_of(26)?,
+        superseded_by: id_of(27)?,
     };
     Ok((seq, entry))
 }
@@ -334,6 +337,9 @@ impl Query {
         }
         if let Some(scope) = &filter.scope {
             self.scope(scope);
+        }
+        if filter.current_only {
+            self.raw(crate::storage::rules::CURRENT_ONLY);
         }
         if !filter.tags.is_empty() {
             self.push(" AND e.tags @> $?", Arg::Texts(filter.tags.clone()));

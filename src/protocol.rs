@@ -11,9 +11,11 @@ use serde_json::{Map, Value};
 use crate::model::{Category, Entry, Kind, Pad, Status};
 
 mod agents;
+mod explain;
 mod history;
 mod work;
 pub use agents::*;
+pub use explain::*;
 pub use history::*;
 pub use work::*;
 
@@ -125,6 +127,10 @@ pub struct AddParams {
     /// inbox, and agents registered with an A2A endpoint are sent it.
     #[serde(default)]
     pub to: Vec<String>,
+    /// The id (or unique prefix) of an older note this one replaces: the
+    /// older one is kept, and left out of lists and searches unless they
+    /// ask for `include_superseded`.
+    pub supersedes: Option<String>,
     pub remind_in: Option<u64>,
     pub remind_at: Option<String>,
     #[serde(default)]
@@ -166,6 +172,9 @@ pub struct UpdateParams {
     pub remind_at: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
     pub meta: Option<Option<Map<String, Value>>>,
+    /// The older note this one replaces (`null`: none).
+    #[serde(default, deserialize_with = "nullable")]
+    pub supersedes: Option<Option<String>>,
     pub if_version: Option<i64>,
 }
 
@@ -233,6 +242,9 @@ pub struct ListParams {
     pub since: Option<String>,
     pub limit: Option<u32>,
     pub cursor: Option<String>,
+    /// Also list notes a newer note supersedes (each says which).
+    #[serde(default)]
+    pub include_superseded: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -266,6 +278,13 @@ pub struct SearchParams {
     pub category: Option<Category>,
     pub min_confidence: Option<f64>,
     pub limit: Option<u32>,
+    /// Also find notes a newer note supersedes (each says which).
+    #[serde(default)]
+    pub include_superseded: bool,
+    /// Say why: the query's words, weights and filter (`explain` on the
+    /// result) and each hit's place in each ranking (`explain` on the hit).
+    #[serde(default)]
+    pub explain: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -279,6 +298,10 @@ pub struct SearchHit {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
     pub copies: Vec<String>,
+    /// With `explain`: why it ranked here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub explain: Option<HitExplain>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -296,6 +319,10 @@ pub struct SearchResult {
     /// did not wait for it. Text search sees them. Absent when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub not_embedded: u64,
+    /// With `explain`: what the query became and what narrowed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub explain: Option<QueryExplain>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -387,6 +414,9 @@ pub struct ExportParams {
     /// Markdown only: the most characters the text may have; pinned and
     /// `important` entries go in first, then the newest.
     pub budget: Option<usize>,
+    /// Also export notes a newer note supersedes (each marked).
+    #[serde(default)]
+    pub include_superseded: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -131,6 +131,9 @@ pub trait Storage: Send + Sync + 'static {
     fn thread<'a>(&'a self, id: &'a str, limit: usize) -> Fut<'a, (Entry, Vec<Entry>)>;
     /// The live entries with these ids, in their order (`None`: gone).
     fn entries_by_id<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<Option<Entry>>>;
+    /// For each id, the live entries just before and just after it in its
+    /// pad (by id: the order written), in the ids' order.
+    fn pad_neighbours<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 2]>>;
     /// Text search's tiers 1 and 2 (`engine::search` runs them): entries
     /// holding every word whole or, with `prefix`, by its beginning, case
     /// and accents aside, best first.

@@ -31,6 +31,7 @@ fn note(pad: &str, content: &str) -> NewEntry {
         reply_to: None,
         choices: Vec::new(),
         to: Vec::new(),
+        supersedes: None,
         remind_at: None,
         pinned: false,
         meta: Some(r#"{"n":1}"#.into()),

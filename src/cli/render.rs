@@ -115,6 +115,12 @@ fn header(e: &Value) -> String {
     if let Some(parent) = e["reply_to"].as_str() {
         line.push_str(&format!(" ↳ {parent}"));
     }
+    if let Some(older) = e["supersedes"].as_str() {
+        line.push_str(&format!(" (supersedes {older})"));
+    }
+    if let Some(newer) = e["superseded_by"].as_str() {
+        line.push_str(&format!(" [superseded by {newer}]"));
+    }
     match e["replies"].as_i64() {
         Some(1) => line.push_str(" (1 reply)"),
         Some(n) if n > 1 => line.push_str(&format!(" ({n} replies)")),
@@ -249,6 +255,9 @@ pub fn thread(r: &Value) {
 
 pub fn hits(r: &Value) {
     let hits = r["hits"].as_array().cloned().unwrap_or_default();
+    if let Some(q) = r.get("explain") {
+        super::explain::query(q);
+    }
     if hits.is_empty() {
         println!("no matches");
         return;
@@ -265,6 +274,9 @@ pub fn hits(r: &Value) {
             by.join("+")
         );
         println!("    {}", preview(s(&h["entry"]["content"])));
+        if let Some(why) = h.get("explain") {
+            super::explain::hit(why, h);
+        }
     }
 }
 

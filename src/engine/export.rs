@@ -234,6 +234,12 @@ fn block(e: &Entry, indent: &str) -> String {
     if let (Some(parent), true) = (&e.reply_to, indent.is_empty()) {
         facts.push(format!("reply to `{parent}`"));
     }
+    if let Some(older) = &e.supersedes {
+        facts.push(format!("supersedes `{older}` (older, kept)"));
+    }
+    if let Some(newer) = &e.superseded_by {
+        facts.push(format!("**superseded** by `{newer}`"));
+    }
     let _ = writeln!(out, "\n{indent}{marker} {}", facts.join(" · "));
     for line in e.content.trim_end().lines() {
         let _ = writeln!(out, "{indent}  {line}");

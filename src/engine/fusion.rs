@@ -18,12 +18,58 @@ use std::collections::HashMap;
 /// still finds every target in the top 5 at 0.7.
 pub const WORDS_WEIGHT: f64 = 0.7;
 
-/// A fused hit: the item, its score (0–1), and which sides found it.
+/// How much of its best neighbour's fused score a hit gains: the note
+/// written just before or after it in its pad, or the note it replies to,
+/// when that one is a hit too. A turn that answers a question often shares
+/// few words with it, while the turn before it (the question asked in the
+/// conversation) shares many. On LoCoMo's development conversations 0.4 to
+/// 0.8 each raised recall@10 by 5 to 7 points; 0.5 keeps most of 0.4's
+/// precision at 5 and most of 0.8's recall at 10 (docs/benchmarks.md,
+/// "Neighbours, categories and LoCoMo's own scoring").
+pub const NEIGHBOUR_WEIGHT: f64 = 0.5;
+
+/// A fused hit: the item, its score, where each side ranked it, and what
+/// its neighbours added.
 pub struct Fused<T> {
     pub item: T,
+    /// The words' and the meaning's weighted scaled scores, plus `lifted`.
     pub score: f64,
-    pub by_words: bool,
-    pub by_meaning: bool,
+    pub words: Option<Side>,
+    pub meaning: Option<Side>,
+    /// What its neighbours added to `score` (`lift`).
+    pub lifted: f64,
+}
+
+/// Where one side ranked a hit: its place (from 1), its score there (BM25
+/// or cosine), and, when fused, that score scaled to 0–1 within the side's
+/// list.
+#[derive(Clone, Copy, Debug)]
+pub struct Side {
+    pub rank: usize,
+    pub score: f64,
+    pub scaled: Option<f64>,
+}
+
+/// One side's list as it ranks alone (`text` or `semantic` mode): each
+/// hit's score is its score there.
+pub fn one_side<T>(list: Vec<(T, f64)>, words: bool) -> Vec<Fused<T>> {
+    list.into_iter()
+        .enumerate()
+        .map(|(i, (item, score))| {
+            let place = Some(Side {
+                rank: i + 1,
+                score,
+                scaled: None,
+            });
+            Fused {
+                item,
+                score,
+                words: if words { place } else { None },
+                meaning: if words { None } else { place },
+                lifted: 0.0,
+            }
+        })
+        .collect()
 }
 
 /// Fuses the two ranked lists (`(key, item, score)`, best first), best
@@ -41,27 +87,48 @@ where
             1.0 - WORDS_WEIGHT
         };
         let scaled = rescaled(list.iter().map(|x| x.2).collect());
-        for ((key, item, _), s) in list.into_iter().zip(scaled) {
+        for (rank, ((key, item, score), s)) in list.into_iter().zip(scaled).enumerate() {
             let i = *at.entry(key).or_insert_with(|| {
                 fused.push(Fused {
                     item,
                     score: 0.0,
-                    by_words: false,
-                    by_meaning: false,
+                    words: None,
+                    meaning: None,
+                    lifted: 0.0,
                 });
                 fused.len() - 1
             });
             fused[i].score += weight * s;
+            let place = Some(Side {
+                rank: rank + 1,
+                score,
+                scaled: Some(s),
+            });
             if side == 0 {
-                fused[i].by_words = true;
+                fused[i].words = place;
             } else {
-                fused[i].by_meaning = true;
+                fused[i].meaning = place;
             }
         }
     }
     // Stable: equal scores keep first-seen order (the word side's first).
     fused.sort_by(|a, b| b.score.total_cmp(&a.score));
     fused
+}
+
+/// Lifts each hit by `NEIGHBOUR_WEIGHT` times the best fused score among
+/// its neighbours (`near[i]`: the positions in `hits` of hit i's
+/// neighbours that are hits), then ranks again, best first. Each hit is
+/// lifted by the scores as fused, not as lifted, so no chain feeds itself.
+pub fn lift<T>(mut hits: Vec<Fused<T>>, near: &[Vec<usize>]) -> Vec<Fused<T>> {
+    let before: Vec<f64> = hits.iter().map(|h| h.score).collect();
+    for (hit, near) in hits.iter_mut().zip(near) {
+        let best = near.iter().map(|&j| before[j]).fold(0.0, f64::max);
+        hit.lifted = NEIGHBOUR_WEIGHT * best;
+        hit.score += hit.lifted;
+    }
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    hits
 }
 
 /// Scores mapped onto 0–1 by the list's own range; a list whose scores are
@@ -91,9 +158,11 @@ mod tests {
         let f = fuse(words, meaning);
         assert_eq!(f.len(), 5, "each item once");
         let three = f.iter().find(|x| x.item == 3).unwrap();
-        assert!(three.by_words && three.by_meaning);
+        let (w, m) = (three.words.unwrap(), three.meaning.unwrap());
+        assert_eq!((w.rank, w.score, w.scaled), (3, 1.0, Some(0.0)));
+        assert_eq!((m.rank, m.score), (2, 0.7));
         let four = f.iter().find(|x| x.item == 4).unwrap();
-        assert!(!four.by_words && four.by_meaning);
+        assert!(four.words.is_none() && four.meaning.is_some());
         assert_eq!(keys(&f)[0], 1, "the word side's clear best leads");
         assert!(f.windows(2).all(|w| w[0].score >= w[1].score));
     }
@@ -105,6 +174,27 @@ mod tests {
         let words = vec![(1, 1, 10.0), (2, 2, 5.0), (3, 3, 1.0)];
         let meaning = vec![(4, 4, 0.8), (3, 3, 0.5), (2, 2, 0.2)];
         assert_eq!(keys(&fuse(words, meaning))[0], 1);
+    }
+
+    #[test]
+    fn a_hit_beside_a_strong_one_rises_above_an_equal_one_alone() {
+        // 2 and 3 fuse equal; 2 sits beside 1, the best hit.
+        let words = vec![(1, 1, 10.0), (2, 2, 4.0), (3, 3, 4.0), (4, 4, 0.0)];
+        let f = fuse(words, Vec::new());
+        let at = |k: u32| f.iter().position(|x| x.item == k).unwrap();
+        let mut near = vec![Vec::new(); f.len()];
+        near[at(2)].push(at(1));
+        near[at(1)].push(at(2));
+        let lifted = lift(f, &near);
+        assert_eq!(keys(&lifted)[..3], [1, 2, 3]);
+        let two = lifted.iter().find(|x| x.item == 2).unwrap();
+        // The best's fused score is the words' weight (it is their best).
+        assert!((two.lifted - NEIGHBOUR_WEIGHT * WORDS_WEIGHT).abs() < 1e-9);
+        let one = lifted.iter().find(|x| x.item == 1).unwrap();
+        assert!(
+            (one.lifted - NEIGHBOUR_WEIGHT * WORDS_WEIGHT * 0.4).abs() < 1e-9,
+            "its neighbour's own fused score, not its lifted one"
+        );
     }
 
     #[test]

@@ -38,6 +38,7 @@ impl Engine {
             };
             self.0.bus.trashed(&gone.pad, trashed);
         }
+        self.superseded_changed(vec![gone.supersedes.clone()]).await;
         Ok((gone, change))
     }
 
@@ -161,6 +162,8 @@ impl Engine {
                 .bus
                 .publish(EventType::Created, &e.pad, Some(e.clone()));
         }
+        self.superseded_changed(restored.iter().map(|e| e.supersedes.clone()).collect())
+            .await;
         Ok(RestoreResult { restored, skipped })
     }
 
@@ -306,6 +309,7 @@ fn revert(old: Entry, current: i64) -> UpdateParams {
         depends_on: Some(old.depends_on),
         remind_at: Some(old.remind_at),
         meta: Some(old.meta),
+        supersedes: Some(old.supersedes),
         if_version: Some(current),
     }
 }

@@ -117,10 +117,13 @@ impl Engine {
         // One turn for loading and rendering both: exports at once would
         // otherwise each hold a whole pad and its text.
         let _turn = self.turn().await?;
-        let (pad, (entries, unloaded, bytes)) = {
+        let (pad, (mut entries, unloaded, bytes)) = {
             let name = name.clone();
             self.db().pad_with_entries(&name, max_bytes).await?
         };
+        if !p.include_superseded {
+            entries.retain(|e| e.superseded_by.is_none());
+        }
         let render = move || {
             if unloaded > 0 && p.budget.is_none() {
                 return Err(Error::TooLarge {

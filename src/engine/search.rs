@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use super::explain::{self, TextPlan};
 use super::{fusion, limit, Engine};
 use crate::error::{Error, Result};
 use crate::guard::Guard;
@@ -21,15 +22,24 @@ impl Engine {
     }
 
     /// A page of `limit` hits, exact copies folded into the first of them
-    /// before the page is cut: while copies leave it short and more hits may
-    /// exist, the search runs again for twice as many.
+    /// and superseded notes left out (unless `include_superseded`) before
+    /// the page is cut: while they leave it short and more hits may exist,
+    /// the search runs again for twice as many.
     async fn search_page(&self, p: &SearchParams, guard: &Guard) -> Result<SearchResult> {
         let page = limit("limit", p.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)? as usize;
         let mut want = page as u32;
         loop {
             let mut r = self.search_inner(p, guard, want).await?;
             let found = r.hits.len();
+            if !p.include_superseded {
+                r.hits.retain(|h| h.entry.superseded_by.is_none());
+            }
+            let current = r.hits.len();
             r.hits = collapse_copies(r.hits);
+            if let Some(e) = &mut r.explain {
+                e.superseded_left_out = found - current;
+                e.copies_folded = current - r.hits.len();
+            }
             if r.hits.len() >= page || found < want as usize || want >= MAX_SEARCH_LIMIT {
                 r.hits.truncate(page);
                 return Ok(r);
@@ -112,8 +122,8 @@ impl Engine {
                 }))
             }
         };
-        let text_hits = match mode {
-            SearchMode::Semantic => Vec::new(),
+        let (text_hits, plan) = match mode {
+            SearchMode::Semantic => (Vec::new(), None),
             _ => {
                 // Substrings (the slowest tier) only for one-word queries in
                 // hybrid, such as an identifier fragment; longer queries are
@@ -121,71 +131,109 @@ impl Engine {
                 let substrings =
                     mode != SearchMode::Hybrid || query.split_whitespace().count() == 1;
                 let _turn = self.turn().await?;
-                self.text_hits(query, &filter, k, substrings).await?
+                let (hits, plan) = self.text_hits(query, &filter, k, substrings).await?;
+                (hits, Some(plan))
             }
         };
-        let Some(meaning) = meaning else {
-            return Ok(SearchResult {
-                hits: text_hits
-                    .into_iter()
-                    .map(|(entry, score)| SearchHit {
-                        entry,
-                        score,
-                        found_by: vec!["text".into()],
-                        copies: Vec::new(),
-                    })
-                    .collect(),
-                mode: SearchMode::Text,
-                not_embedded: 0,
-            });
+        let (near, not_embedded) = match meaning {
+            Some(task) => task
+                .await
+                .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))??,
+            None => (Vec::new(), 0),
         };
-        let (near, not_embedded) = meaning
-            .await
-            .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))??;
-        if mode == SearchMode::Semantic {
-            return Ok(SearchResult {
-                hits: near
-                    .into_iter()
-                    .map(|(entry, score)| SearchHit {
-                        entry,
-                        score,
-                        found_by: vec!["semantic".into()],
-                        copies: Vec::new(),
-                    })
-                    .collect(),
-                mode,
-                not_embedded,
-            });
-        }
-        // Hybrid: weak meaning matches are noise next to word matches.
+        let text_found = text_hits.len();
+        let near_found = near.len();
         let keyed = |hits: Vec<(Entry, f64)>| -> Vec<(String, Entry, f64)> {
             hits.into_iter()
                 .map(|(e, s)| (e.id.clone(), e, s))
                 .collect()
         };
-        let near: Vec<(Entry, f64)> = near
-            .into_iter()
-            .filter(|(_, score)| *score >= HYBRID_MIN_SIMILARITY)
-            .collect();
-        let hits = fusion::fuse(keyed(text_hits), keyed(near))
-            .into_iter()
-            .take(limit as usize)
-            .map(|f| SearchHit {
-                entry: f.item,
-                score: f.score,
-                found_by: [(f.by_words, "text"), (f.by_meaning, "semantic")]
+        let mut below_floor = 0;
+        let ranked = match mode {
+            SearchMode::Text => fusion::one_side(text_hits, true),
+            SearchMode::Semantic => fusion::one_side(near, false),
+            SearchMode::Hybrid => {
+                // Weak meaning matches are noise next to word matches.
+                let near: Vec<(Entry, f64)> = near
+                    .into_iter()
+                    .filter(|(_, score)| *score >= HYBRID_MIN_SIMILARITY)
+                    .collect();
+                below_floor = near_found - near.len();
+                let fused = fusion::fuse(keyed(text_hits), keyed(near));
+                self.lifted_by_neighbours(fused).await?
+            }
+        };
+        let mut ranked: Vec<fusion::Fused<Entry>> =
+            ranked.into_iter().take(limit as usize).collect();
+        let explain = match p.explain {
+            false => None,
+            true => {
+                let sides = explain::Sides {
+                    k,
+                    text: plan.is_some().then_some(text_found),
+                    meaning: (mode != SearchMode::Text).then_some(near_found),
+                    below_floor,
+                };
+                Some(
+                    self.explain_query(query, mode, plan.as_ref(), &filter, p, sides)
+                        .await?,
+                )
+            }
+        };
+        let hits = ranked
+            .drain(..)
+            .map(|f| {
+                let why = explain.as_ref().map(|q| explain::hit(&f, q, mode));
+                SearchHit {
+                    found_by: [
+                        (f.words.is_some(), "text"),
+                        (f.meaning.is_some(), "semantic"),
+                    ]
                     .into_iter()
                     .filter(|(by, _)| *by)
                     .map(|(_, name)| name.to_string())
                     .collect(),
-                copies: Vec::new(),
+                    score: f.score,
+                    entry: f.item,
+                    copies: Vec::new(),
+                    explain: why,
+                }
             })
             .collect();
         Ok(SearchResult {
             hits,
             mode,
             not_embedded,
+            explain,
         })
+    }
+
+    /// `fusion::lift` with each hit's neighbours: the notes just before and
+    /// after it in its pad, and the note it replies to.
+    async fn lifted_by_neighbours(
+        &self,
+        fused: Vec<fusion::Fused<Entry>>,
+    ) -> Result<Vec<fusion::Fused<Entry>>> {
+        let seqs: Vec<i64> = fused
+            .iter()
+            .map(|f| crate::id::decode(&f.item.id).unwrap_or(-1))
+            .collect();
+        let around = self.db().pad_neighbours(&seqs).await?;
+        let at: std::collections::HashMap<i64, usize> =
+            seqs.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+        let near: Vec<Vec<usize>> = fused
+            .iter()
+            .zip(&around)
+            .map(|(f, [before, after])| {
+                let parent = f.item.reply_to.as_deref().and_then(crate::id::decode);
+                [*before, *after, parent]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| at.get(&s).copied())
+                    .collect()
+            })
+            .collect();
+        Ok(fusion::lift(fused, &near))
     }
 
     /// Text search over live entries, case and accents aside: the tiers
@@ -214,7 +262,7 @@ impl Engine {
         filter: &EntryFilter,
         limit: u32,
         substrings: bool,
-    ) -> Result<Vec<(Entry, f64)>> {
+    ) -> Result<(Vec<(Entry, f64)>, TextPlan)> {
         let (query, filter) = (query.to_string(), filter.clone());
         self.as_one_scan(move |engine| async move {
             engine.text_tiers(&query, &filter, limit, substrings).await
@@ -251,12 +299,16 @@ impl Engine {
         filter: &EntryFilter,
         limit: u32,
         substrings: bool,
-    ) -> Result<Vec<(Entry, f64)>> {
+    ) -> Result<(Vec<(Entry, f64)>, TextPlan)> {
         let db = self.db();
         // Read your writes: the text index has every acknowledged write.
         db.index_text().await?;
+        let mut plan = TextPlan {
+            keywords: terms::is_keywords(query),
+            ..TextPlan::default()
+        };
         let mut hits = TierHits::new(limit);
-        if terms::is_keywords(query) {
+        if plan.keywords {
             let words = terms::query_words(query);
             hits.add(db.word_hits(&words, filter, limit, false).await?);
             if !hits.full() {
@@ -267,26 +319,39 @@ impl Engine {
             }
         }
         if hits.full() {
-            return Ok(hits.into_vec());
+            return Ok((hits.into_vec(), plan));
         }
-        let counted = db
-            .word_counts(&terms::question_words(query), filter)
-            .await?;
+        let asked = terms::question_words(query);
+        plan.dropped_common = terms::index_words(query)
+            .into_iter()
+            .filter(|w| !asked.contains(w))
+            .collect();
+        let counted = db.word_counts(&asked, filter).await?;
         let Some(rarest) = counted.iter().min_by_key(|(_, df)| *df).cloned() else {
-            return Ok(hits.into_vec());
+            return Ok((hits.into_vec(), plan));
         };
         let kept = terms::within_budget(&counted, db.postings_budget());
-        let newest_only = kept.is_empty();
-        let kept: Vec<(String, u64)> = if newest_only {
+        plan.newest_only = kept.is_empty();
+        let kept: Vec<(String, u64)> = if plan.newest_only {
             vec![rarest]
         } else {
             counted
-                .into_iter()
+                .iter()
                 .filter(|(w, _)| kept.contains(w))
+                .cloned()
                 .collect()
         };
-        hits.add(db.any_word_hits(&kept, filter, limit, newest_only).await?);
-        Ok(hits.into_vec())
+        plan.over_budget = counted
+            .iter()
+            .filter(|(w, _)| !kept.iter().any(|(k, _)| k == w))
+            .map(|(w, _)| w.clone())
+            .collect();
+        hits.add(
+            db.any_word_hits(&kept, filter, limit, plan.newest_only)
+                .await?,
+        );
+        plan.ranked = kept;
+        Ok((hits.into_vec(), plan))
     }
 
     /// The `k` live entries nearest in meaning to `text` that pass `filter`,
@@ -354,7 +419,7 @@ fn fused_depth(limit: u32) -> u32 {
 /// unrelated sentences near 0–0.1, while paraphrases in our retrieval test
 /// score 0.20–0.62 ("tests are flaky" / "the integration suite fails randomly
 /// about one run in five" is 0.20).
-const HYBRID_MIN_SIMILARITY: f64 = 0.15;
+pub(super) const HYBRID_MIN_SIMILARITY: f64 = 0.15;
 
 /// Hits with exactly the text of a hit before them leave the page; the
 /// first says their ids in `copies`.

@@ -217,6 +217,7 @@ impl Engine {
                 reply_to: None,
                 choices: source.choices.clone(),
                 to: Vec::new(),
+                supersedes: None,
                 remind_at: None,
                 pinned: false,
                 meta: Some(meta.clone()),

@@ -41,6 +41,10 @@ pub struct AddNote {
     )]
     #[serde(default)]
     pub to: Vec<String>,
+    #[schemars(
+        description = "The id of an older note this one replaces (a fact that changed: the database moved, the plan changed). The older note is kept, and searches and lists show this one instead unless asked for include_superseded."
+    )]
+    pub supersedes: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -71,6 +75,11 @@ pub struct SearchNotes {
         range(min = 1, max = 200)
     )]
     pub limit: Option<u32>,
+    #[schemars(
+        description = "Also show notes a newer note supersedes (marked SUPERSEDED); default false: current notes only."
+    )]
+    #[serde(default)]
+    pub include_superseded: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -89,6 +98,11 @@ pub struct ListNotes {
         range(min = 1, max = 1000)
     )]
     pub limit: Option<u32>,
+    #[schemars(
+        description = "Also show notes a newer note supersedes (marked SUPERSEDED); default false: current notes only."
+    )]
+    #[serde(default)]
+    pub include_superseded: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -103,6 +117,10 @@ pub struct UpdateNote {
     pub tags: Option<Vec<String>>,
     #[schemars(description = "For tasks: todo, doing, done, failed or blocked.")]
     pub status: Option<String>,
+    #[schemars(
+        description = "The id of an older note this one replaces (a fact that changed: the database moved, the plan changed). The older note is kept, and searches and lists show this one instead unless asked for include_superseded."
+    )]
+    pub supersedes: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -149,6 +167,9 @@ impl PadTools {
         if !p.to.is_empty() {
             params["to"] = json!(p.to);
         }
+        if let Some(older) = p.supersedes {
+            params["supersedes"] = json!(older);
+        }
         self.saved(link, params).await
     }
 
@@ -175,6 +196,9 @@ impl PadTools {
         }
         if let Some(m) = p.mode {
             params["mode"] = json!(m);
+        }
+        if p.include_superseded {
+            params["include_superseded"] = json!(true);
         }
         match link.call("search", params).await {
             Ok(r) => {
@@ -218,6 +242,9 @@ impl PadTools {
         if let Some(k) = p.kind {
             params["kind"] = json!(k);
         }
+        if p.include_superseded {
+            params["include_superseded"] = json!(true);
+        }
         match link.call("entry.list", params).await {
             Ok(r) => {
                 let entries = r["entries"].as_array().cloned().unwrap_or_default();
@@ -257,9 +284,13 @@ impl PadTools {
         if let Some(s) = p.status {
             params["status"] = json!(s);
         }
+        if let Some(older) = p.supersedes {
+            params["supersedes"] = json!(older);
+        }
         if params.as_object().is_some_and(|o| o.len() == 1) {
             return fail(
-                "Nothing to change: give content, tags or status along with the id.".into(),
+                "Nothing to change: give content, tags, status or supersedes along with the id."
+                    .into(),
             );
         }
         match link.call("entry.update", params).await {

@@ -108,6 +108,12 @@ pub(super) fn line(e: &Value) -> String {
     if let Some(parent) = e["reply_to"].as_str() {
         head.push_str(&format!(", reply to [{parent}]"));
     }
+    if let Some(older) = e["supersedes"].as_str() {
+        head.push_str(&format!(", supersedes [{older}] (older, kept)"));
+    }
+    if let Some(newer) = e["superseded_by"].as_str() {
+        head.push_str(&format!(", SUPERSEDED by [{newer}]"));
+    }
     match e["replies"].as_i64() {
         Some(1) => head.push_str(", 1 reply"),
         Some(n) if n > 1 => head.push_str(&format!(", {n} replies")),

@@ -10,7 +10,8 @@ use crate::id;
 use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
 use crate::storage::rules::{
-    ambiguous, check_version, new_entry, no_entry, prefix_range, replied, window_drops, would_cycle,
+    ambiguous, check_version, new_entry, no_entry, not_superseding_itself, prefix_range, replied,
+    window_drops, would_cycle,
 };
 use crate::storage::{Added, EntryFilter, NewEntry, Page, Patch};
 use crate::storage::{CycleSearch, Step};
@@ -33,11 +34,14 @@ impl PgStore {
             None => None,
         };
         e.reply_to = parent.as_ref().map(|p| p.1.clone());
+        if let Some(older) = &e.supersedes {
+            e.supersedes = Some(resolve(&mut tx, "supersedes", older).await?.1);
+        }
         let seq: i64 = sqlx::query_scalar(sql!(
             "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
              category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at, \
-             reply_to, choices, addressed_to) \
-             VALUES ({NEXT_ID}, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $1, $1, $16, $17, $18) \
+             reply_to, choices, addressed_to, supersedes) \
+             VALUES ({NEXT_ID}, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $1, $1, $16, $17, $18, $19) \
              RETURNING seq"
         ))
         .bind(e.now)
@@ -58,6 +62,7 @@ impl PgStore {
         .bind(e.reply_to.as_deref().and_then(id::decode))
         .bind((!e.choices.is_empty()).then_some(&e.choices))
         .bind((!e.to.is_empty()).then_some(&e.to))
+        .bind(e.supersedes.as_deref().and_then(id::decode))
         .fetch_one(&mut *tx)
         .await?;
         for h in &e.handoffs {
@@ -213,6 +218,27 @@ impl PgStore {
         Ok(seqs.iter().map(|s| found.remove(s)).collect())
     }
 
+    /// For each seq, the live entries just before and after it in its pad.
+    pub async fn pad_neighbours(&self, seqs: &[i64]) -> Result<Vec<[Option<i64>; 2]>> {
+        let rows: Vec<(i64, Option<i64>, Option<i64>)> = sqlx::query_as(
+            "SELECT e.seq, \
+               (SELECT p.seq FROM entries p WHERE p.pad = e.pad AND p.seq < e.seq \
+                ORDER BY p.seq DESC LIMIT 1), \
+               (SELECT n.seq FROM entries n WHERE n.pad = e.pad AND n.seq > e.seq \
+                ORDER BY n.seq LIMIT 1) \
+             FROM entries e WHERE e.seq = ANY($1)",
+        )
+        .bind(seqs)
+        .fetch_all(self.pool())
+        .await?;
+        let found: std::collections::HashMap<i64, [Option<i64>; 2]> =
+            rows.into_iter().map(|(s, p, n)| (s, [p, n])).collect();
+        Ok(seqs
+            .iter()
+            .map(|s| found.get(s).copied().unwrap_or([None, None]))
+            .collect())
+    }
+
     /// An entry and every reply under it, at any depth, oldest first.
     pub async fn thread(&self, id: &str, limit: usize) -> Result<(Entry, Vec<Entry>)> {
         let mut conn = self.pool().acquire().await?;
@@ -268,6 +294,13 @@ impl PgStore {
             }
             after.depends_on = resolved;
         }
+        if let Some(older) = &patch.supersedes {
+            after.supersedes = match older {
+                Some(o) => Some(resolve(&mut tx, "supersedes", o).await?.1),
+                None => None,
+            };
+            not_superseding_itself(&full_id, after.supersedes.as_deref())?;
+        }
         let (remind_set, remind_ms) = (patch.remind_at.is_some(), patch.remind_at.flatten());
         patch.apply(&mut after, now);
         let meta_text = after
@@ -289,7 +322,7 @@ impl PgStore {
              resume = $6, category = $7, confidence = $8, pinned = $9, depends_on = $10, \
              remind_at = CASE WHEN $11 THEN $12 ELSE remind_at END, \
              reminded_at = CASE WHEN $11 THEN NULL ELSE reminded_at END, \
-             meta = $13, updated_at = $14, version = version + 1 WHERE seq = $15",
+             meta = $13, updated_at = $14, version = version + 1, supersedes = $16 WHERE seq = $15",
         )
         .bind(&after.content)
         .bind(&after.tags)
@@ -306,6 +339,7 @@ impl PgStore {
         .bind(meta_text)
         .bind(now)
         .bind(seq)
+        .bind(after.supersedes.as_deref().and_then(id::decode))
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

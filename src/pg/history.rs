@@ -15,7 +15,7 @@ use crate::storage::rules::{newest_first, nothing_to_restore, preview, KEPT_COLU
 use crate::storage::{HistoryFilter, Purge, Restore};
 
 const VERSION_COLUMNS: &str = "e.batch, e.action, e.actor, e.at, e.restored_at, e.restored_by, e.n";
-const COUNT: usize = 26;
+const COUNT: usize = 28;
 
 const IN_TRASH: &str = "e.action <> 'edit' AND e.restored_at IS NULL \
      AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)";

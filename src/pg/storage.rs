@@ -70,6 +70,10 @@ impl Storage for PgStore {
         Box::pin(PgStore::entries_by_id(self, ids))
     }
 
+    fn pad_neighbours<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 2]>> {
+        Box::pin(PgStore::pad_neighbours(self, ids))
+    }
+
     fn word_hits<'a>(
         &'a self,
         words: &'a [String],

@@ -89,6 +89,15 @@ async fn entry_add(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
             .await
             .map_err(|e| e.for_field("reply_to"))?;
     }
+    // Superseding hides the older note from its pad's readers: the caller
+    // must be able to write there.
+    if let Some(older) = &mut p.supersedes {
+        *older = c
+            .guard
+            .entry(c.engine.db(), older, true)
+            .await
+            .map_err(|e| e.for_field("supersedes"))?;
+    }
     // A token's task may wait only on tasks it can read (else it could
     // watch a foreign task turn ready in plan.order).
     for dep in &mut p.depends_on {
@@ -103,6 +112,8 @@ async fn entry_add(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
         c.engine
             .looks_like(&p.pad, &author, &p.content, &c.guard)
             .await?
+            // The note it says it replaces is no news.
+            .filter(|l| p.supersedes.as_deref() != Some(l.id.as_str()))
     } else {
         None
     };
@@ -122,6 +133,13 @@ async fn entry_get(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
 async fn entry_update(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let mut p: UpdateParams = parse("entry.update", params)?;
     p.id = c.guard.entry(c.engine.db(), &p.id, true).await?;
+    if let Some(Some(older)) = &mut p.supersedes {
+        *older = c
+            .guard
+            .entry(c.engine.db(), older, true)
+            .await
+            .map_err(|e| e.for_field("supersedes"))?;
+    }
     for dep in p.depends_on.iter_mut().flatten() {
         *dep = c
             .guard

@@ -29,6 +29,8 @@ pub(crate) fn new_entry(seq: i64, e: NewEntry) -> Entry {
         reply_to: e.reply_to,
         choices: e.choices,
         to: e.to,
+        supersedes: e.supersedes,
+        superseded_by: None,
         replies: 0,
         answer: None,
         remind_at: e.remind_at.map(fmt_time),
@@ -265,7 +267,25 @@ pub(crate) fn by_minute(
 pub(crate) const KEPT_COLUMNS: &str = "seq, pad, author, kind, content, tags, status, assignee, \
      resume, lease_until, category, confidence, depends_on, remind_at, pinned, meta, created_at, \
      updated_at, version, reply_to, choices, replies, answer, attempts, error, claimed_at, \
-     finished_at, lease_ms, reminded_at, addressed_to";
+     finished_at, lease_ms, reminded_at, addressed_to, supersedes";
+
+/// The SQL condition (both stores) that leaves out notes a live note
+/// supersedes: `e` is entries.
+pub(crate) const CURRENT_ONLY: &str =
+    " AND NOT EXISTS (SELECT 1 FROM entries s WHERE s.supersedes = e.seq)";
+
+/// A note cannot supersede itself.
+pub(crate) fn not_superseding_itself(id: &str, supersedes: Option<&str>) -> Result<()> {
+    if supersedes == Some(id) {
+        return Err(Error::invalid(
+            "supersedes",
+            format!(
+                "entry {id} cannot supersede itself; give the id of the older note it replaces."
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// The answer to `depends_on` links that would close `cycle` (the ids in
 /// the loop, as the cycle walk names them).

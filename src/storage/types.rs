@@ -26,6 +26,10 @@ pub struct NewEntry {
     /// Authors the note is addressed to.
     #[serde(default)]
     pub to: Vec<String>,
+    /// The older note this one replaces: an id or unique prefix, resolved
+    /// to the full id when the entry is committed.
+    #[serde(default)]
+    pub supersedes: Option<String>,
     pub remind_at: Option<i64>,
     pub pinned: bool,
     pub meta: Option<String>,
@@ -73,6 +77,9 @@ pub struct Patch {
     pub depends_on: Option<Vec<String>>,
     pub remind_at: Option<Option<i64>>,
     pub meta: Option<Option<String>>,
+    /// The older note this one replaces (resolved by the store, which sets
+    /// it), or `Some(None)`: it replaces none.
+    pub supersedes: Option<Option<String>>,
 }
 
 impl Patch {
@@ -148,6 +155,8 @@ pub struct EntryFilter {
     /// The pads a scoped token may read (names and `prefix*` patterns);
     /// `None`: every pad.
     pub scope: Option<Vec<String>>,
+    /// Leave out notes a live note supersedes.
+    pub current_only: bool,
 }
 
 impl EntryFilter {
@@ -163,6 +172,7 @@ impl EntryFilter {
             && self.category.is_none()
             && self.min_confidence.is_none()
             && self.scope.is_none()
+            && !self.current_only
     }
 }
 

@@ -12,7 +12,8 @@ use crate::id::{self, ID_LEN};
 use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
 use crate::storage::rules::{
-    ambiguous, check_version, new_entry, no_entry, prefix_range, replied, window_drops, would_cycle,
+    ambiguous, check_version, new_entry, no_entry, not_superseding_itself, prefix_range, replied,
+    window_drops, would_cycle,
 };
 use crate::storage::EntryFilter;
 use crate::storage::{Added, NewEntry, Page, Patch};
@@ -105,8 +106,8 @@ fn insert_rows<'a>(
     let mut entry = conn.prepare_cached(
         "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
          category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at, \
-         reply_to, choices, addressed_to) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         reply_to, choices, addressed_to, supersedes) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )?;
     let mut tag =
         conn.prepare_cached("INSERT OR IGNORE INTO entry_tags (seq, tag) VALUES (?, ?)")?;
@@ -137,6 +138,7 @@ fn insert_rows<'a>(
             e.reply_to.as_deref().and_then(id::decode),
             (!e.choices.is_empty()).then(|| json_list(&e.choices)),
             (!e.to.is_empty()).then(|| json_list(&e.to)),
+            e.supersedes.as_deref().and_then(id::decode),
         ])?;
         for t in &e.tags {
             tag.execute(params![seq, t])?;
@@ -200,11 +202,15 @@ impl Store {
     /// A plain entry is journaled (see `store::journal`) and applied to
     /// SQLite in the background, with whatever else is pending, in one
     /// transaction. An entry that needs the database to be written — its
-    /// `depends_on` or `reply_to` must exist, its pad's window drops older
+    /// `depends_on`, `reply_to` or `supersedes` must exist, its pad's window drops older
     /// entries, or it moves its parent's reply count — is committed
     /// directly, after everything journaled before it.
     pub fn add(&self, mut e: NewEntry, max_entries: Option<i64>) -> Result<Added> {
-        if e.depends_on.is_empty() && e.reply_to.is_none() && max_entries.is_none() {
+        if e.depends_on.is_empty()
+            && e.reply_to.is_none()
+            && e.supersedes.is_none()
+            && max_entries.is_none()
+        {
             let seq = self.journal.append(e.clone())?;
             if self.journal.overflowing() {
                 // Writes come faster than the journal can be applied at all:
@@ -233,6 +239,9 @@ impl Store {
                 None => None,
             };
             e.reply_to = parent.as_ref().map(|p| p.1.clone());
+            if let Some(older) = &e.supersedes {
+                e.supersedes = Some(resolve(&w.conn, &self.journal, "supersedes", older)?.1);
+            }
             insert_rows(&w.conn, [(seq, &e)])?;
             let parent = match parent {
                 Some((parent, _)) => Some(note_reply(&w.conn, parent, seq, &e)?),
@@ -400,6 +409,13 @@ impl Store {
             }
             after.depends_on = resolved;
         }
+        if let Some(older) = &patch.supersedes {
+            after.supersedes = match older {
+                Some(o) => Some(resolve(&w.conn, &self.journal, "supersedes", o)?.1),
+                None => None,
+            };
+            not_superseding_itself(&full_id, after.supersedes.as_deref())?;
+        }
         let (remind_set, remind_ms) = (patch.remind_at.is_some(), patch.remind_at.flatten());
         patch.apply(&mut after, now);
         let meta_text = after
@@ -422,7 +438,7 @@ impl Store {
                  resume = ?, category = ?, confidence = ?, pinned = ?, depends_on = ?, \
                  remind_at = CASE WHEN ?11 THEN ?12 ELSE remind_at END, \
                  reminded_at = CASE WHEN ?11 THEN NULL ELSE reminded_at END, \
-                 meta = ?, updated_at = ?, version = version + 1 WHERE seq = ?",
+                 meta = ?, supersedes = ?, updated_at = ?, version = version + 1 WHERE seq = ?",
             )?
             .execute(params![
                 after.content,
@@ -438,6 +454,7 @@ impl Store {
                 remind_set,
                 remind_ms,
                 meta_text,
+                after.supersedes.as_deref().and_then(id::decode),
                 now,
                 seq
             ])?;

@@ -48,6 +48,9 @@ impl EntryFilter {
         if let Some(scope) = &self.scope {
             push_scope(sql, args, scope);
         }
+        if self.current_only {
+            sql.push_str(crate::storage::rules::CURRENT_ONLY);
+        }
         for tag in &self.tags {
             sql.push_str(if per_entry {
                 " AND EXISTS (SELECT 1 FROM entry_tags t WHERE t.seq = e.seq AND t.tag = ?)"
@@ -72,7 +75,8 @@ pub(crate) fn push_scope(sql: &mut String, args: &mut Vec<Sql>, scope: &[String]
 }
 
 impl EntryFilter {
-    /// `push_sql`'s conditions, for an entry still only in the journal.
+    /// `push_sql`'s conditions, for an entry still only in the journal
+    /// (never superseded: a note that supersedes commits the journal first).
     pub(crate) fn admits(&self, e: &NewEntry, archived: &dyn Fn(&str) -> bool) -> bool {
         let is = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
         !archived(&e.pad)

@@ -9,16 +9,19 @@ use crate::model::{fmt_time, Category, Entry, Kind, Pad, Status};
 pub const ENTRY_COLUMNS: &str = "e.seq, e.pad, e.author, e.kind, e.content, e.tags, e.status, \
      e.assignee, e.resume, e.lease_until, e.category, e.confidence, e.depends_on, e.remind_at, \
      e.pinned, e.meta, e.created_at, e.updated_at, e.version, e.attempts, e.error, e.reply_to, \
-     e.choices, e.replies, e.answer, e.addressed_to";
+     e.choices, e.replies, e.answer, e.addressed_to, e.supersedes, \
+     (SELECT MAX(s.seq) FROM entries s WHERE s.supersedes = e.seq)";
 
 /// `ENTRY_COLUMNS` without the `e.` alias, for `RETURNING` (which cannot
 /// name one).
 pub fn returning_columns() -> String {
-    ENTRY_COLUMNS.replace("e.", "")
+    ENTRY_COLUMNS
+        .replace("= e.seq", "= entries.seq")
+        .replace("e.", "")
 }
 
 /// How many columns `ENTRY_COLUMNS` selects; a query's extra columns follow.
-pub const ENTRY_COLUMN_COUNT: usize = 26;
+pub const ENTRY_COLUMN_COUNT: usize = 28;
 
 #[derive(Debug)]
 pub struct EntryRow {
@@ -65,6 +68,8 @@ impl EntryRow {
                 to: text(25)?
                     .and_then(|c| serde_json::from_str(&c).ok())
                     .unwrap_or_default(),
+                supersedes: id_of(26)?,
+                superseded_by: id_of(27)?,
                 remind_at: row.get::<_, Option<i64>>(13)?.map(fmt_time),
                 pinned: row.get(14)?,
                 meta: text(15)?

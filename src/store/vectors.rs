@@ -508,6 +508,27 @@ impl Store {
     }
 
     /// The entries with these ids, in the same order; `None` for one that is gone.
+    /// For each seq, the live entries just before and after it in its pad.
+    pub fn pad_neighbours(&self, seqs: &[i64]) -> Result<Vec<[Option<i64>; 2]>> {
+        let conn = self.reader()?;
+        let mut near = conn.prepare_cached(
+            "SELECT (SELECT p.seq FROM entries p WHERE p.pad = e.pad AND p.seq < e.seq \
+                     ORDER BY p.seq DESC LIMIT 1), \
+                    (SELECT n.seq FROM entries n WHERE n.pad = e.pad AND n.seq > e.seq \
+                     ORDER BY n.seq LIMIT 1) \
+             FROM entries e WHERE e.seq = ?",
+        )?;
+        let mut out = Vec::with_capacity(seqs.len());
+        for seq in seqs {
+            out.push(
+                near.query_row([seq], |r| Ok([r.get(0)?, r.get(1)?]))
+                    .optional()?
+                    .unwrap_or([None, None]),
+            );
+        }
+        Ok(out)
+    }
+
     pub fn entries_by_id(&self, seqs: &[i64]) -> Result<Vec<Option<Entry>>> {
         let conn = self.reader()?;
         let mut load = conn.prepare_cached(&format!(

@@ -138,7 +138,7 @@ def test_errors_are_tool_errors_that_say_how_to_fix_the_call(engine):
     _, (tags, missing, nothing, long) = run(engine, body)
     assert tags.is_error and "limit is 10" in text(tags)
     assert missing.is_error and "0000000000zz" in text(missing)
-    assert nothing.is_error and "give content, tags or status" in text(nothing)
+    assert nothing.is_error and "give content, tags, status or supersedes" in text(nothing)
     assert long.is_error and "4000" in text(long).replace(",", "")
 
 
@@ -486,6 +486,34 @@ def test_read_pad_stays_within_its_budget_and_says_what_it_left_out(engine):
     assert "left out" in out and "max_chars" in out, out[-400:]
     assert len(larger.content[0].text) > 40000
     assert bad.is_error and "max_chars is 10" in text(bad)
+
+
+def test_a_note_that_supersedes_another_is_what_search_list_and_read_pad_show(engine):
+    """The duplicate hint offers superseding; after it, the current note is
+    what the tools show, and the older one is one argument away."""
+    async def body(s):
+        first = await s.call_tool("add_note", {"content": "the staging database is on db-1.internal", "pad": "facts"})
+        old_id = text(first).split("Saved note ")[1].split(" ")[0]
+        again = await s.call_tool("add_note", {"content": "the staging database is on db-1.internal", "pad": "facts"})
+        new_id = text(again).split("Saved note ")[1].split(" ")[0]
+        moved = await s.call_tool("update_note", {"id": new_id, "content": "the staging database moved to db-2.internal",
+                                                  "supersedes": old_id})
+        return (old_id, new_id, text(again), moved,
+                await s.call_tool("search_notes", {"query": "staging database", "pad": "facts", "mode": "text"}),
+                await s.call_tool("search_notes", {"query": "staging database", "pad": "facts", "mode": "text",
+                                                   "include_superseded": True}),
+                await s.call_tool("list_notes", {"pad": "facts"}),
+                await s.call_tool("read_pad", {"pad": "facts"}))
+
+    _, (old_id, new_id, hint, moved, hits, all_hits, listed, md) = run(engine, body)
+    assert f'update_note {new_id} with supersedes "{old_id}"' in hint, hint
+    assert not moved.is_error, text(moved)
+    assert f"supersedes [{old_id}]" in text(moved), text(moved)
+    assert "db-2.internal" in text(hits) and "db-1.internal" not in text(hits), text(hits)
+    assert f"[{old_id}]" in text(all_hits) and f"SUPERSEDED by [{new_id}]" in text(all_hits), text(all_hits)
+    assert "1 note in 'facts'" in text(listed), text(listed)
+    assert "db-2.internal" in text(md) and "db-1.internal" not in text(md), text(md)
+    assert f"supersedes `{old_id}`" in text(md), text(md)
 
 
 def test_ask_person_reports_progress_to_a_client_that_asks(engine):

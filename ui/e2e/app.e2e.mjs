@@ -105,6 +105,16 @@ test("search finds an entry; clearing a pad asks first", async () => {
   const search = await browser.$("#search");
   await search.setValue("quarterly");
   await waitFor("a search hit", () => rowWith("quarterly numbers look odd"));
+  // Why this result? asks the engine to explain the search, for this hit.
+  await clickRow("quarterly numbers look odd");
+  await waitFor("the toggle", () => browser.$("#why").isExisting());
+  await browser.execute(() => { document.getElementById("why").open = true; });
+  const why = await browser.$("#why");
+  await waitFor("the explanation", async () => (await why.getText()).includes("holds quarterly"));
+  const text = await why.getText();
+  assert.match(text, /words: #1/);
+  assert.match(text, /the query read as keywords, ranked by quarterly/);
+  await browser.$("#search").click();
   await browser.keys("Escape");
 
   await clickPad("scratch");
@@ -144,6 +154,34 @@ test("the app's engine serves Prometheus metrics when the settings ask", async (
   assert.match(body, /^scratchpad_entries_total\{kind="note"\} \d+$/m);
   assert.match(body, /^scratchpad_active_pads \d+$/m);
   assert.equal((await fetch(url, { method: "POST" })).status, 405);
+});
+
+test("a note that supersedes another takes its place in the feed; Replace… writes the current one", async () => {
+  await clickPad("inbox");
+  const old = (await call("entry.add", { pad: "inbox", author: "agent-0", content: "staging db lives on db-1.internal" })).entry;
+  await waitFor("the older note", () => rowWith("db-1.internal"));
+  const current = (await call("entry.add", { pad: "inbox", author: "agent-0", content: "staging db moved to db-2.internal", supersedes: old.id })).entry;
+  await waitFor("the current note, marked", () =>
+    browser.execute(() => [...document.querySelectorAll(".row")].some((r) => r.textContent.includes("db-2.internal") && r.textContent.includes("replaces an older note"))));
+  await waitFor("the older note gone from the feed", async () => !(await rowWith("db-1.internal")));
+  await clickRow("db-2.internal");
+  await waitFor("what it replaces, in the detail", async () => (await browser.$("#detail-main").getText()).includes(`replaces: ${old.id}`));
+  const clicked = await browser.execute(() => {
+    const b = [...document.querySelectorAll("#detail-main button")].find((x) => x.textContent === "Replace…");
+    b?.click();
+    return !!b;
+  });
+  assert.ok(clicked, "a Replace… button");
+  await waitFor("the replacing editor", () => browser.$("#replacing-line").isDisplayed());
+  await browser.$("#edit-text").setValue("staging db moved to db-3.internal");
+  await browser.$("#edit-save").click();
+  await waitFor("the person's current note", () => rowWith("db-3.internal"));
+  await waitFor("the note it replaced gone from the feed", async () => !(await rowWith("db-2.internal")));
+  const all = await call("entry.list", { pad: "inbox", include_superseded: true });
+  const mine = all.entries.find((e) => e.content === "staging db moved to db-3.internal");
+  assert.equal(mine.author, "user");
+  assert.equal(mine.supersedes, current.id);
+  assert.equal(all.entries.find((e) => e.id === current.id).superseded_by, mine.id, "kept, marked");
 });
 
 test("screenshot of the main window with a live feed", async () => {

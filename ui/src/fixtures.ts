@@ -24,6 +24,8 @@ export function entry(over: Partial<Entry> = {}): Entry {
     reply_to: null,
     choices: [],
     to: [],
+    supersedes: null,
+    superseded_by: null,
     replies: 0,
     answer: null,
     remind_at: null,

@@ -49,7 +49,17 @@ answer: string | null,
  * The authors this note is addressed to: it reaches their inbox, and
  * agents registered with an A2A endpoint are sent it (`agent.add`).
  */
-to: Array<string>, remind_at: string | null, pinned: boolean, meta: Record<string, unknown> | null, created_at: string, updated_at: string, version: number, };
+to: Array<string>, 
+/**
+ * The id of the older note this one replaces: it holds now, the older
+ * one is kept and found with `include_superseded`.
+ */
+supersedes: string | null, 
+/**
+ * The id of the newest live note that supersedes this one, if any
+ * (read from theirs: nothing is written on this note).
+ */
+superseded_by: string | null, remind_at: string | null, pinned: boolean, meta: Record<string, unknown> | null, created_at: string, updated_at: string, version: number, };
 
 /**
  * A pad as listed by `pad.list` and returned by `pad.configure`.
@@ -62,6 +72,107 @@ export type ListResult = { entries: Array<Entry>, next_cursor: string | null, };
 
 export type SearchMode = "hybrid" | "text" | "semantic";
 
+export type WordWeight = { word: string, 
+/**
+ * How many live entries hold it (within the filter).
+ */
+entries: number, 
+/**
+ * Its BM25 weight (inverse document frequency).
+ */
+weight: number, };
+
+export type Candidates = { asked: number, found: number, below_floor: number, };
+
+export type Ranked = { rank: number, score: number, scaled?: number | null, };
+
+/**
+ * What the query became before any note was scored.
+ */
+export type QueryExplain = { 
+/**
+ * `keywords` (one word, or up to three with no common word among
+ * them: every word required, then word beginnings and substrings) or
+ * `question` (any of its uncommon words, ranked by BM25).
+ */
+reads_as: string, 
+/**
+ * The words ranked by, rarest first: how many entries hold each and
+ * its BM25 weight (idf over the store's live entries).
+ */
+words: Array<WordWeight>, 
+/**
+ * Common words a question left out ("the", "when", "did" …).
+ */
+dropped_common: Array<string>, 
+/**
+ * Words left out because ranking every note holding them would pass
+ * the postings budget (the most common go first).
+ */
+dropped_over_budget: Array<string>, 
+/**
+ * Every word was too common to rank all its matches: only the newest
+ * matches of the rarest word were ranked.
+ */
+newest_only: boolean, 
+/**
+ * The conditions that narrowed the candidates, as applied: the
+ * filters given, a token's pads, archived pads and (unless asked)
+ * superseded notes left out.
+ */
+filter: Array<string>, 
+/**
+ * The word side: how many hits it was asked for (the candidates'
+ * budget) and how many it found. Absent in `semantic` mode.
+ */
+text?: Candidates | null, 
+/**
+ * The meaning side, the same; `below_floor` counts its matches under
+ * the hybrid's cosine floor, left out. Absent in `text` mode.
+ */
+meaning?: Candidates | null, 
+/**
+ * Hybrid: the cosine under which meaning matches are left out.
+ */
+meaning_floor?: number | null, 
+/**
+ * Hits left out of the page because a newer note supersedes them.
+ */
+superseded_left_out: number, 
+/**
+ * Hits folded into an earlier hit with exactly their text (its
+ * `copies`).
+ */
+copies_folded: number, };
+
+/**
+ * Why one hit ranked where it did.
+ */
+export type HitExplain = { 
+/**
+ * The query's ranked words this note holds, with their weight.
+ */
+words: Array<WordWeight>, 
+/**
+ * Its place in the word side's list: rank (from 1), score (BM25, or
+ * the keyword tier's), and the score scaled 0–1 in that list.
+ */
+text?: Ranked | null, 
+/**
+ * Its place in the meaning side's list; `score` is the cosine
+ * similarity of its vector and the query's.
+ */
+meaning?: Ranked | null, 
+/**
+ * Hybrid: what the note next to it in its pad (or the one it replies
+ * to), a hit too, added to its score.
+ */
+neighbours: number, 
+/**
+ * The score it ranked by (the hit's `score`).
+ */
+score: number, };
+
 export type SearchHit = { entry: Entry, score: number, 
 /**
  * Which searches found it: `text`, `semantic`, or both.
@@ -70,7 +181,11 @@ found_by: Array<string>,
 /**
  * Other live entries with exactly this text, shown once as this hit.
  */
-copies?: Array<string>, };
+copies?: Array<string>, 
+/**
+ * With `explain`: why it ranked here.
+ */
+explain?: HitExplain, };
 
 export type SearchResult = { hits: Array<SearchHit>, 
 /**
@@ -82,7 +197,11 @@ mode: SearchMode,
  * could not see yet: the embedding backlog was a flood, so the search
  * did not wait for it. Text search sees them. Absent when 0.
  */
-not_embedded?: number, };
+not_embedded?: number, 
+/**
+ * With `explain`: what the query became and what narrowed it.
+ */
+explain?: QueryExplain, };
 
 export type ThreadResult = { entry: Entry, 
 /**

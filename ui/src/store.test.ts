@@ -36,6 +36,19 @@ describe("FeedStore", () => {
     expect(s.entries).toHaveLength(0);
   });
 
+  it("drops a note when a newer one supersedes it, and brings it back when that one goes", () => {
+    const s = new FeedStore();
+    const old = entry();
+    s.load([old], { ...NO_FILTER, pad: "p" });
+    const current = entry({ supersedes: old.id });
+    s.apply(ev("created", current));
+    expect(s.apply(ev("updated", { ...old, superseded_by: current.id })).feed).toBe(true);
+    expect(s.entries.map((e) => e.id)).toEqual([current.id]);
+    s.apply(ev("deleted", current));
+    s.apply(ev("updated", old));
+    expect(s.entries.map((e) => e.id)).toEqual([old.id]);
+  });
+
   it("removes deleted entries, and everything unpinned on pad.clear", () => {
     const s = new FeedStore();
     const a = entry();

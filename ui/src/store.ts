@@ -13,8 +13,11 @@ export interface Filter {
 
 export const NO_FILTER: Filter = { pad: null, tag: null, kind: null, author: null, status: null };
 
+/** Whether `e` belongs in a list under filter `f`. A note a newer one
+ *  supersedes is left out, as the engine's lists leave it out. */
 export function matches(e: Entry, f: Filter): boolean {
   return (
+    !e.superseded_by &&
     (f.pad === null || e.pad === f.pad) &&
     (f.tag === null || e.tags.includes(f.tag)) &&
     (f.kind === null || e.kind === f.kind) &&

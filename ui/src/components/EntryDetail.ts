@@ -17,6 +17,7 @@ import { confirmAction } from "./Dialogs";
 import { forgetThread, loadThread, openThread, renderThread, repliesOf, threadVersion } from "./Thread";
 import { deletedLine, historySection, inTrash, offerUndo, restoreEntry, trashed } from "./Trash";
 import { tagChip } from "./Tag";
+import { whySection } from "./Why";
 import { welcome } from "./Welcome";
 
 /** What the pane shows now; it is redrawn only when this changes, so a
@@ -27,6 +28,10 @@ let drawn = "";
  *  made against this version, so an agent's change meanwhile is a conflict
  *  the person decides, never silently overwritten or lost. */
 let editBase: Entry | null = null;
+
+/** Whether the editor writes a new note that replaces `editBase` (the
+ *  older one is kept, marked superseded) rather than editing it. */
+let replacing = false;
 
 /** Whether `e` is a question nobody else has answered yet. */
 export const isOpenQuestion = (e: Entry): boolean => e.kind === "question" && e.answer === null;
@@ -81,6 +86,8 @@ function view(e: Entry): HTMLElement[] {
   };
   fact("id", e.id);
   fact("in reply to", e.reply_to);
+  fact("replaces", e.supersedes ? `${e.supersedes} (the older note, kept)` : null);
+  if (e.superseded_by) facts.append(el("div", "fact superseded", `superseded by ${e.superseded_by}: a newer note holds now`));
   fact("state", taskWord(e));
   fact("held by", e.assignee);
   fact("lease until", e.lease_until);
@@ -103,12 +110,14 @@ function view(e: Entry): HTMLElement[] {
   };
   button(e.pinned ? "Unpin" : "Pin", "p", () => void togglePin(e));
   button("Edit", "e", () => startEdit(e));
+  if (!e.superseded_by) button("Replace…", "Write what holds now as a new note: this one is kept, marked superseded, and lists and searches show the new one", () => startEdit(e, true));
   if (e.tags.includes("needs_eyes")) button("Done looking", "removes the needs_eyes tag", () => void seen(e));
   button("Delete", "Delete", () => void remove(e), "danger");
   const body = el("div", "markdown");
   body.innerHTML = renderMarkdown(e.content);
   const waiting = isOpenQuestion(e) ? [waitingLine(e)] : [];
-  return [head, ...waiting, facts, tags, actions, body, historySection(e)];
+  const why = app.view === "search" ? whySection(e) : null;
+  return [head, ...waiting, facts, tags, actions, ...(why ? [why] : []), body, historySection(e)];
 }
 
 /** Whether the agent that asked still waits for the answer. */
@@ -165,7 +174,7 @@ function editor(e: Entry): HTMLElement[] {
   save.id = "edit-save";
   const cancel = el("button", "", "Cancel");
   const stop = () => {
-    app.editing = false;
+    app.editing = replacing = false;
     editBase = null;
     drawDetail();
   };
@@ -185,7 +194,11 @@ function editor(e: Entry): HTMLElement[] {
   theirs.id = "edit-theirs";
   theirs.hidden = true;
   queueMicrotask(() => ta.focus());
-  return [ta, tags, actions, theirs];
+  if (!replacing) return [ta, tags, actions, theirs];
+  save.textContent = "Save as the current note";
+  const head = el("div", "replacing", `This replaces the ${e.kind} by ${e.author}: it is kept, marked superseded, and lists and searches show the new one.`);
+  head.id = "replacing-line";
+  return [head, ta, tags, actions];
 }
 
 /** Beside the person's editor: the entry as someone else changed it since
@@ -278,8 +291,9 @@ export async function togglePin(e: Entry): Promise<void> {
   await rpc("entry.update", { id: e.id, pinned: !e.pinned, if_version: e.version }).catch(fail);
 }
 
-export function startEdit(e: Entry): void {
+export function startEdit(e: Entry, replace = false): void {
   editBase = null;
+  replacing = replace;
   app.editing = true;
   app.selected = e.id;
   drawDetail();
@@ -293,6 +307,15 @@ async function saveEdit(content: string): Promise<void> {
   if (!base) return;
   try {
     const tags = $<HTMLInputElement>("edit-tags").value.split(/[\s,]+/).map((t) => t.replace(/^#/, "").trim()).filter(Boolean);
+    if (replacing) {
+      const r = await rpc("entry.add", { pad: base.pad, kind: base.kind, content, tags, supersedes: base.id, author: app.settings.author });
+      app.editing = replacing = false;
+      editBase = null;
+      app.selected = r.entry.id;
+      drawDetail();
+      say("saved; the older note is kept, marked superseded");
+      return;
+    }
     await rpc("entry.update", { id: base.id, content, tags, if_version: base.version });
     app.editing = false;
     editBase = null;

@@ -83,6 +83,8 @@ function row(e: Entry, i: number): HTMLElement {
   const word = taskWord(e, app.view === "tasks" ? app.plan[i] : undefined);
   if (word) head.append(el("span", `state state-${word}`, word));
   if (e.reply_to) head.append(el("span", "is-reply", "↳ reply"));
+  if (e.supersedes) head.append(el("span", "replaces", "replaces an older note"));
+  if (e.superseded_by) head.append(el("span", "superseded", "superseded"));
   if (app.view === "tasks") {
     // Who holds the task is what the tasks view is about; who wrote it is in the detail.
     if (e.assignee && e.status === "todo" && !e.error) {

@@ -5,6 +5,7 @@ import { rpc } from "../api";
 import { searchTitle } from "../count";
 import { app } from "../state";
 import { showEntries } from "../components/List";
+import { searched } from "../components/Why";
 import { backToFeed, filter } from "./feed";
 import { frame } from "./frame";
 
@@ -12,6 +13,7 @@ import { frame } from "./frame";
 const SEARCH_LIMIT = 100;
 
 export async function search(q: string): Promise<void> {
+  searched(null);
   if (!q.trim()) return backToFeed();
   app.view = "search";
   const f = filter();
@@ -20,6 +22,7 @@ export async function search(q: string): Promise<void> {
   if (f.kind) p.kind = f.kind;
   if (f.author) p.author = f.author;
   const r = await rpc("search", p);
+  searched(p);
   const hits = r.hits.map((h) => h.entry);
   frame(searchTitle(hits.length, SEARCH_LIMIT, q, r.mode));
   app.selected = hits[0]?.id ?? null;

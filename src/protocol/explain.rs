@@ -1,0 +1,94 @@
+//! `search {explain: true}`: why the hits ranked where they did, in the
+//! figures the ranking used. Absent unless asked for.
+
+use serde::{Deserialize, Serialize};
+
+/// What the query became before any note was scored.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct QueryExplain {
+    /// `keywords` (one word, or up to three with no common word among
+    /// them: every word required, then word beginnings and substrings) or
+    /// `question` (any of its uncommon words, ranked by BM25).
+    pub reads_as: String,
+    /// The words ranked by, rarest first: how many entries hold each and
+    /// its BM25 weight (idf over the store's live entries).
+    pub words: Vec<WordWeight>,
+    /// Common words a question left out ("the", "when", "did" …).
+    pub dropped_common: Vec<String>,
+    /// Words left out because ranking every note holding them would pass
+    /// the postings budget (the most common go first).
+    pub dropped_over_budget: Vec<String>,
+    /// Every word was too common to rank all its matches: only the newest
+    /// matches of the rarest word were ranked.
+    pub newest_only: bool,
+    /// The conditions that narrowed the candidates, as applied: the
+    /// filters given, a token's pads, archived pads and (unless asked)
+    /// superseded notes left out.
+    pub filter: Vec<String>,
+    /// The word side: how many hits it was asked for (the candidates'
+    /// budget) and how many it found. Absent in `semantic` mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<Candidates>,
+    /// The meaning side, the same; `below_floor` counts its matches under
+    /// the hybrid's cosine floor, left out. Absent in `text` mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meaning: Option<Candidates>,
+    /// Hybrid: the cosine under which meaning matches are left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meaning_floor: Option<f64>,
+    /// Hits left out of the page because a newer note supersedes them.
+    pub superseded_left_out: usize,
+    /// Hits folded into an earlier hit with exactly their text (its
+    /// `copies`).
+    pub copies_folded: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct WordWeight {
+    pub word: String,
+    /// How many live entries hold it (within the filter).
+    pub entries: u64,
+    /// Its BM25 weight (inverse document frequency).
+    pub weight: f64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct Candidates {
+    pub asked: u32,
+    pub found: usize,
+    #[serde(default)]
+    pub below_floor: usize,
+}
+
+/// Why one hit ranked where it did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct HitExplain {
+    /// The query's ranked words this note holds, with their weight.
+    pub words: Vec<WordWeight>,
+    /// Its place in the word side's list: rank (from 1), score (BM25, or
+    /// the keyword tier's), and the score scaled 0–1 in that list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<Ranked>,
+    /// Its place in the meaning side's list; `score` is the cosine
+    /// similarity of its vector and the query's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meaning: Option<Ranked>,
+    /// Hybrid: what the note next to it in its pad (or the one it replies
+    /// to), a hit too, added to its score.
+    pub neighbours: f64,
+    /// The score it ranked by (the hit's `score`).
+    pub score: f64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct Ranked {
+    pub rank: usize,
+    pub score: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaled: Option<f64>,
+}

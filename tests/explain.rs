@@ -1,0 +1,260 @@
+//! `search {explain: true}`, on both stores: each part of the explanation —
+//! a common word dropped, a filter, a copy folded, a superseded note left
+//! out, each side's place and score — and that its figures are the ones
+//! the ranking used (the hybrid's score is rebuilt from them).
+
+mod common;
+
+use common::{add, embedded_all, ok, semantic_config, Harness};
+use scratchpad::client::Client;
+use scratchpad::semantic::Precision;
+use serde_json::{json, Value};
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn explained(c: &mut Client, params: Value) -> Value {
+    let mut params = params;
+    params["explain"] = json!(true);
+    ok(c, "search", params).await
+}
+
+#[tokio::test]
+async fn a_question_says_its_dropped_words_its_weights_and_each_hits_place() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    add(
+        &mut c,
+        "ops",
+        "we moved the staging database to db-2 on Tuesday",
+    )
+    .await;
+    add(&mut c, "ops", "the staging cluster runs three nodes").await;
+    add(&mut c, "ops", "lunch is at noon").await;
+    for i in 0..20 {
+        add(&mut c, "other", &format!("the database backup {i} ran")).await;
+    }
+    let plain = ok(
+        &mut c,
+        "search",
+        json!({"query": "when did we move the staging database?", "mode": "text"}),
+    )
+    .await;
+    assert!(
+        plain.get("explain").is_none(),
+        "nothing unless asked: {plain}"
+    );
+    assert!(plain["hits"][0].get("explain").is_none());
+
+    let r = explained(
+        &mut c,
+        json!({"query": "when did we move the staging database?", "mode": "text"}),
+    )
+    .await;
+    let q = &r["explain"];
+    assert_eq!(q["reads_as"], "question");
+    let dropped = strings(&q["dropped_common"]);
+    for w in ["when", "did", "we", "the"] {
+        assert!(dropped.contains(&w.to_string()), "{w} dropped: {q}");
+    }
+    let words: Vec<(String, u64, f64)> = q["words"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["word"].as_str().unwrap().to_string(),
+                w["entries"].as_u64().unwrap(),
+                w["weight"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let find = |word: &str| words.iter().find(|w| w.0 == word).cloned().unwrap();
+    assert_eq!(find("database").1, 21, "{q}");
+    assert_eq!(find("staging").1, 2);
+    assert!(
+        find("staging").2 > find("database").2,
+        "rarer weighs more: {q}"
+    );
+    assert!(
+        words.windows(2).all(|w| w[0].2 >= w[1].2),
+        "heaviest first: {q}"
+    );
+    assert!(
+        !words.iter().any(|w| w.0 == "move"),
+        "a word no note holds weighs nothing: {q}"
+    );
+
+    // Each hit: the words it holds, with the query's weights; its place.
+    let hits = r["hits"].as_array().unwrap();
+    for (i, h) in hits.iter().enumerate() {
+        let why = &h["explain"];
+        assert_eq!(why["text"]["rank"], i + 1);
+        assert_eq!(why["score"], h["score"], "the score it ranked by");
+        assert_eq!(why["text"]["score"], h["score"]);
+        assert!(why.get("meaning").is_none());
+        let content = h["entry"]["content"].as_str().unwrap();
+        for w in why["words"].as_array().unwrap() {
+            let word = w["word"].as_str().unwrap();
+            assert!(content.to_lowercase().contains(word), "{word} in {content}");
+            assert_eq!(w["weight"].as_f64().unwrap(), find(word).2);
+        }
+    }
+    let moved = hits
+        .iter()
+        .find(|h| h["entry"]["content"] == "we moved the staging database to db-2 on Tuesday")
+        .unwrap();
+    let held: Vec<&str> = moved["explain"]["words"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["word"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        held,
+        ["staging", "database"],
+        "'moved' is not 'move': whole words, {}",
+        moved["explain"]
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn the_filter_a_copy_folded_and_a_superseded_note_are_said() {
+    let h = Harness::start().await;
+    let mut owner = h.client().await;
+    let old = add(&mut owner, "proj-a", "deploy with make release").await;
+    let _copy1 = ok(
+        &mut owner,
+        "entry.add",
+        json!({"pad": "proj-a", "content": "deploy with make ship", "tags": ["deploy"],
+               "supersedes": old["id"]}),
+    )
+    .await;
+    for _ in 0..2 {
+        ok(
+            &mut owner,
+            "entry.add",
+            json!({"pad": "proj-a", "content": "deploy runs on fridays", "tags": ["deploy"]}),
+        )
+        .await;
+    }
+    let secret = ok(
+        &mut owner,
+        "token.create",
+        json!({"name": "agent-x", "pads": ["proj-*"]}),
+    )
+    .await["secret"]
+        .clone();
+    let mut agent = Client::connect(&h.socket).await.unwrap();
+    ok(&mut agent, "hello", json!({"token": secret})).await;
+
+    let r = explained(
+        &mut agent,
+        json!({"query": "deploy", "mode": "text", "pad": "proj-a", "tags": ["deploy"]}),
+    )
+    .await;
+    let q = &r["explain"];
+    assert_eq!(q["reads_as"], "keywords");
+    let filter = strings(&q["filter"]);
+    for c in [
+        "pad = proj-a",
+        "tagged deploy",
+        "only the token's pads: proj-*",
+        "notes a newer note supersedes left out",
+    ] {
+        assert!(filter.contains(&c.to_string()), "{c}: {filter:?}");
+    }
+    assert_eq!(q["copies_folded"], 1, "{q}");
+    assert_eq!(r["hits"].as_array().unwrap().len(), 2);
+    let folded = r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["entry"]["content"] == "deploy runs on fridays")
+        .unwrap();
+    assert_eq!(folded["copies"].as_array().unwrap().len(), 1);
+    assert_eq!(q["text"]["asked"], 20);
+    assert_eq!(q["words"][0]["word"], "deploy");
+
+    // Without the tag: the superseded note matches, and is left out.
+    let r = explained(
+        &mut owner,
+        json!({"query": "deploy", "mode": "text", "pad": "proj-a"}),
+    )
+    .await;
+    assert_eq!(r["explain"]["superseded_left_out"], 1, "{}", r["explain"]);
+    let r = explained(
+        &mut owner,
+        json!({"query": "deploy", "mode": "text", "pad": "proj-a", "include_superseded": true}),
+    )
+    .await;
+    assert_eq!(r["explain"]["superseded_left_out"], 0);
+    assert!(!strings(&r["explain"]["filter"])
+        .iter()
+        .any(|c| c.contains("supersedes")));
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_hybrid_hits_score_is_rebuilt_from_its_explanation() {
+    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::Int8))).await;
+    let mut c = h.client().await;
+    for note in [
+        "the integration suite fails randomly about one run in five",
+        "the login page retries three times before it gives up",
+        "the nightly backup finished in twelve minutes",
+        "tests are slow on the arm runners",
+        "we should pin the compiler version in CI",
+    ] {
+        add(&mut c, "dev", note).await;
+    }
+    embedded_all(&mut c).await;
+    let r = explained(
+        &mut c,
+        json!({"query": "why are the tests flaky?", "pad": "dev", "limit": 5}),
+    )
+    .await;
+    assert_eq!(r["mode"], "hybrid");
+    let q = &r["explain"];
+    assert_eq!(q["meaning_floor"], 0.15);
+    assert_eq!(
+        q["meaning"]["asked"], 20,
+        "hybrid asks each side for more than it shows"
+    );
+    let hits = r["hits"].as_array().unwrap();
+    assert!(!hits.is_empty());
+    let mut last = f64::MAX;
+    for h in hits {
+        let why = &h["explain"];
+        let part = |side: &str| {
+            why.get(side)
+                .and_then(|s| s["scaled"].as_f64())
+                .unwrap_or(0.0)
+        };
+        let rebuilt =
+            0.7 * part("text") + 0.3 * part("meaning") + why["neighbours"].as_f64().unwrap();
+        let score = h["score"].as_f64().unwrap();
+        assert!(
+            (rebuilt - score).abs() < 1e-9,
+            "{rebuilt} vs {score}: {why}"
+        );
+        assert!(score <= last, "ranked by that score");
+        last = score;
+        let by = strings(&h["found_by"]);
+        assert_eq!(by.contains(&"text".into()), why.get("text").is_some());
+        assert_eq!(
+            by.contains(&"semantic".into()),
+            why.get("meaning").is_some()
+        );
+        if let Some(m) = why.get("meaning") {
+            assert!(m["score"].as_f64().unwrap() >= 0.15, "above the floor: {m}");
+        }
+    }
+    h.stop().await;
+}
