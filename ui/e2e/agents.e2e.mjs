@@ -73,7 +73,8 @@ test("@agent-zero in the quick box hands the note over; the answer lands in the 
   await toWindow("quick");
   const input = await browser.$("#quick-input");
   await waitFor("the quick box", () => input.isDisplayed());
-  await typeQuick("@agent-zero tidy the staging logs");
+  // A handoff reaches the agent as typed: its #words are tags beside it.
+  await typeQuick("@agent-zero tidy the staging logs (PR #4821) #ops");
   await browser.keys("Enter");
   await waitFor("Enter to hide the box", async () => !quickVisible());
   await toWindow("main");
@@ -81,7 +82,8 @@ test("@agent-zero in the quick box hands the note over; the answer lands in the 
     (await call("entry.list", { pad: "inbox", author: "user" })).entries.find((e) => e.to.includes("agent-zero")));
   const result = await waitFor("agent zero's answer", async () =>
     (await call("entry.thread", { id: note.id })).replies.find((r) => r.author === "agent-zero" && r.kind === "result"), 30_000);
-  assert.equal(result.content, "agent zero says: @agent-zero tidy the staging logs");
+  assert.equal(result.content, "agent zero says: @agent-zero tidy the staging logs (PR #4821) #ops", "byte for byte at the agent");
+  assert.deepEqual(note.tags, ["4821", "ops"]);
   await waitFor("the notification", () => notificationsShown() >= 1);
   if (NOTIFY_LOG) await waitFor("its text", () => /agent-zero finished in inbox/.test(readFileSync(NOTIFY_LOG, "utf8")));
   await clickPad("inbox");

@@ -48,9 +48,16 @@ describe("fixPadName", () => {
 
 describe("addressing a note", () => {
   it("takes the @names at the start as whom the note is for, and keeps the text", () => {
-    expect(parseQuickNote("@agent-zero tidy the logs #ops")).toEqual({ content: "@agent-zero tidy the logs", tags: ["ops"], to: ["agent-zero"] });
+    expect(parseQuickNote("@agent-zero tidy the logs #ops")).toEqual({ content: "@agent-zero tidy the logs #ops", tags: ["ops"], to: ["agent-zero"] });
     expect(parseQuickNote("@Agent-Zero, @helper: both of you").to).toEqual(["agent-zero", "helper"]);
   });
+  it("sends a handoff's text as typed: its #words become tags beside it, never cut", () => {
+    const typed = "@agent-zero deploy the 5s timeout fix (PR #4821) to production";
+    expect(parseQuickNote(typed)).toEqual({ content: typed, tags: ["4821"], to: ["agent-zero"] });
+    // Not addressed: #words are tags and leave the text, as before.
+    expect(parseQuickNote("deploy the fix #hotfix").content).toBe("deploy the fix");
+  });
+
   it("leaves an @ further in the text alone", () => {
     expect(parseQuickNote("mail bob@example.com about @helper").to).toEqual([]);
     expect(parseQuickNote("plain note").to).toEqual([]);

@@ -27,6 +27,9 @@ export function fixPadName(raw: string): string {
   return cleaned.replace(/^[-.]+|[-.]+$/g, "").slice(0, 64);
 }
 
+/** A note addressed to agents (a handoff) keeps its text as typed: its
+ *  #words are tags beside it, never cut from the instruction ("deploy the
+ *  fix (PR #4821)" must reach the agent whole). */
 export function parseQuickNote(text: string): QuickNote {
   const tags: string[] = [];
   const stripped = text.replace(TAG, (whole, lead: string, word: string) => {
@@ -42,5 +45,6 @@ export function parseQuickNote(text: string): QuickNote {
     .trim();
   const lead = ADDRESS.exec(text);
   const to = lead ? [...new Set([...lead[0].matchAll(ONE)].map((m) => m[1].replace(/[:.]+$/, "").toLowerCase()))].slice(0, 10) : [];
-  return { content: content === "" ? text.trim() : content, tags, to };
+  const handoff = to.length > 0;
+  return { content: handoff || content === "" ? text.trim() : content, tags, to };
 }
