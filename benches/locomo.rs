@@ -20,9 +20,10 @@
 //! question, a question without evidence counted as found,
 //! `locomo/score.rs`) beside the paper's DRAGON row; search latency p50/p99
 //! per mode, with and without the pad filter (the query's embedding
-//! included; a query's embedding alone is timed separately). Two more rows
-//! rank the baselines' exact lists the engine's way (`locomo/experiment.rs`):
-//! fused, and lifted by neighbours.
+//! included; a query's embedding alone is timed separately). More rows rank
+//! the baselines' exact lists the engine's way (`locomo/experiment.rs`):
+//! fused, lifted by neighbours, and two variants of the lift under trial
+//! (neighbours joining as candidates; two neighbours each side).
 //!
 //! `BENCH_EMBED_THREADS` gives the engine's embedding more threads (default
 //! 1). `BENCH_MODEL` picks the model (`all-MiniLM-L6-v2`, the default, or
