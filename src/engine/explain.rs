@@ -98,7 +98,7 @@ impl Engine {
 /// Why `f` ranked where it did: the query's ranked words it holds (whole
 /// words for a question; for keywords also a word's beginning or inside,
 /// as their tiers match), its place in each list, its neighbours' lift.
-pub(super) fn hit(f: &Fused<Entry>, q: &QueryExplain, mode: SearchMode) -> HitExplain {
+pub(super) fn hit(f: &Fused<Entry>, q: &QueryExplain) -> HitExplain {
     let words = match f.words {
         None => Vec::new(),
         Some(_) => {
@@ -123,11 +123,8 @@ pub(super) fn hit(f: &Fused<Entry>, q: &QueryExplain, mode: SearchMode) -> HitEx
         words,
         text: f.words.map(ranked),
         meaning: f.meaning.map(ranked),
-        neighbours: if mode == SearchMode::Hybrid {
-            f.lifted
-        } else {
-            0.0
-        },
+        // Only a hybrid's hits are lifted (`fusion::one_side` lifts none).
+        neighbours: f.lifted,
         score: f.score,
     }
 }

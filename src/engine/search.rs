@@ -143,11 +143,6 @@ impl Engine {
         };
         let text_found = text_hits.len();
         let near_found = near.len();
-        let keyed = |hits: Vec<(Entry, f64)>| -> Vec<(String, Entry, f64)> {
-            hits.into_iter()
-                .map(|(e, s)| (e.id.clone(), e, s))
-                .collect()
-        };
         let mut below_floor = 0;
         let ranked = match mode {
             SearchMode::Text => fusion::one_side(text_hits, true),
@@ -159,12 +154,16 @@ impl Engine {
                     .filter(|(_, score)| *score >= HYBRID_MIN_SIMILARITY)
                     .collect();
                 below_floor = near_found - near.len();
+                let keyed = |hits: Vec<(Entry, f64)>| -> Vec<(String, Entry, f64)> {
+                    hits.into_iter()
+                        .map(|(e, s)| (e.id.clone(), e, s))
+                        .collect()
+                };
                 let fused = fusion::fuse(keyed(text_hits), keyed(near));
                 self.lifted_by_neighbours(fused).await?
             }
         };
-        let mut ranked: Vec<fusion::Fused<Entry>> =
-            ranked.into_iter().take(limit as usize).collect();
+        let ranked = ranked.into_iter().take(limit as usize);
         let explain = match p.explain {
             false => None,
             true => {
@@ -181,9 +180,8 @@ impl Engine {
             }
         };
         let hits = ranked
-            .drain(..)
             .map(|f| {
-                let why = explain.as_ref().map(|q| explain::hit(&f, q, mode));
+                let why = explain.as_ref().map(|q| explain::hit(&f, q));
                 SearchHit {
                     found_by: [
                         (f.words.is_some(), "text"),
