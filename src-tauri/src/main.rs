@@ -132,6 +132,15 @@ fn on_notification(app: &AppHandle, entry: &Value, action: notify::Action) {
     }
 }
 
+/// The title of entry `id` (its first line): what a notification of a
+/// reply says it is about. None when it cannot be read.
+pub fn entry_title(app: &AppHandle, id: &str) -> Option<String> {
+    let state = app.try_state::<AppState>()?;
+    let got = tauri::async_runtime::block_on(state.backend.call("entry.get", json!({ "id": id })));
+    let t = notify::title_of(got.ok()?["entry"]["content"].as_str()?);
+    (!t.is_empty()).then_some(t)
+}
+
 /// A summary notification's buttons: show Needs eyes, or take
 /// `needs_eyes` off every note it was about.
 fn on_group(app: &AppHandle, group: notify::Group) {

@@ -98,8 +98,9 @@ pub fn action(entry: &Value, key: &str) -> Option<Action> {
 }
 
 /// "agent-0 asks in inbox" (a question) or "agent-0 needs your eyes in
-/// proj-x", and the first 200 characters of the entry.
-pub fn text(event: &Value) -> (String, String) {
+/// proj-x", and the first 200 characters of the entry, after what it is
+/// about (`about`: the title of the entry it replies to) when it is a reply.
+pub fn text(event: &Value, about: Option<&str>) -> (String, String) {
     let e = &event["entry"];
     let author = e["author"].as_str().unwrap_or("someone");
     let pad = e["pad"].as_str().unwrap_or("a pad");
@@ -111,11 +112,26 @@ pub fn text(event: &Value) -> (String, String) {
         format!("{author} needs your eyes in {pad}")
     };
     let content = e["content"].as_str().unwrap_or("");
-    let mut body: String = content.chars().take(200).collect();
+    let mut body: String = about.map(|t| format!("about “{t}”\n")).unwrap_or_default();
+    body.extend(content.chars().take(200));
     if content.chars().count() > 200 {
         body.push('…');
     }
     (summary, body)
+}
+
+/// The longest title, in characters, before it is cut with "…" (the
+/// window's `TITLE_CHARS`).
+const TITLE_CHARS: usize = 60;
+
+/// An entry's title: its first line, at most `TITLE_CHARS` characters.
+pub fn title_of(content: &str) -> String {
+    let first = content.trim().lines().next().unwrap_or("").trim();
+    if first.chars().count() <= TITLE_CHARS {
+        return first.to_owned();
+    }
+    let cut: String = first.chars().take(TITLE_CHARS - 1).collect();
+    format!("{}…", cut.trim_end())
 }
 
 /// Needs-eyes notes waiting to be shown, per (author, pad): a burst is one
@@ -246,11 +262,21 @@ fn show_now(
     event: &Value,
     on_action: impl FnOnce(&AppHandle, &Value, Action) + Send + 'static,
 ) {
-    let (summary, body) = text(event);
     let entry = event["entry"].clone();
+    let about = entry["reply_to"]
+        .as_str()
+        .and_then(|id| crate::entry_title(app, id));
+    let (summary, body) = text(event, about.as_deref());
     let app = app.clone();
     {
         let mut n = notify_rust::Notification::new();
+        if entry["kind"] == "question" {
+            // Someone may wait for the answer: the daemon keeps it on
+            // screen until it is answered (here or elsewhere) or closed.
+            n.urgency(notify_rust::Urgency::Critical)
+                .hint(notify_rust::Hint::Resident(true))
+                .timeout(notify_rust::Timeout::Never);
+        }
         n.appname("Scratchpad")
             .summary(&summary)
             // The body is plain text to the daemon: escape markup it may parse.
@@ -467,7 +493,7 @@ mod tests {
         let done = json!({"type": "created", "entry": {"author": "agent-zero", "kind": "result",
             "pad": "ops", "content": "all tidy", "meta": {"a2a": {"task": "t", "state": "completed"}}}});
         assert!(wanted(&done, "user"));
-        assert_eq!(text(&done).0, "agent-zero finished in ops");
+        assert_eq!(text(&done, None).0, "agent-zero finished in ops");
         let own = json!({"type": "created", "entry": {"author": "agent-zero", "kind": "result", "meta": null}});
         assert!(!wanted(&own, "user"));
     }
@@ -510,11 +536,23 @@ mod tests {
     }
 
     #[test]
-    fn a_question_says_who_asks() {
-        let (summary, _) = text(
-            &json!({"entry": {"author": "agent-0", "pad": "inbox", "kind": "question", "content": "ok?"}}),
-        );
+    fn a_question_says_who_asks_and_what_about() {
+        let q = json!({"entry": {"author": "agent-0", "pad": "inbox", "kind": "question", "content": "ok?"}});
+        let (summary, body) = text(&q, None);
         assert_eq!(summary, "agent-0 asks in inbox");
+        assert_eq!(body, "ok?");
+        let (_, body) = text(&q, Some("deploy the fix (PR #4821)"));
+        assert_eq!(body, "about “deploy the fix (PR #4821)”\nok?");
+    }
+
+    #[test]
+    fn a_title_is_the_first_line_cut_to_sixty_characters() {
+        assert_eq!(title_of("  deploy it\nthen tell me"), "deploy it");
+        let long = "ü".repeat(100);
+        let t = title_of(&long);
+        assert_eq!(t.chars().count(), TITLE_CHARS);
+        assert!(t.ends_with('…'));
+        assert_eq!(title_of(""), "");
     }
 
     #[test]
@@ -551,7 +589,10 @@ mod tests {
     #[test]
     fn long_content_is_shortened() {
         let long = "é".repeat(300);
-        let (summary, body) = text(&json!({"entry": {"author": "a", "pad": "p", "content": long}}));
+        let (summary, body) = text(
+            &json!({"entry": {"author": "a", "pad": "p", "content": long}}),
+            None,
+        );
         assert_eq!(summary, "a needs your eyes in p");
         assert_eq!(body.chars().count(), 201);
     }

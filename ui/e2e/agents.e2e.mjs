@@ -14,29 +14,37 @@ import path from "node:path";
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import {
-  NOTIFY_LOG, browser, call, clickPad, freePort, launch, notificationsShown, quickVisible, quit, screenshot, socket, toWindow, typeQuick, waitFor,
+  NOTIFY_LOG, browser, call, clickPad, freePort, launch, notificationsShown, quickVisible, quit, screenshot, sleep, socket, toWindow, typeQuick, waitFor,
 } from "./harness.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
 const python = process.env.A2A_PYTHON ?? path.join(process.env.CARGO_TARGET_DIR ?? path.join(root, "..", "scratchpad-target"), "venv", "bin", "python");
 const port = await freePort();
 const url = `http://127.0.0.1:${port}/a2a/t-s3cr3t-a0-token`;
+const helperPort = await freePort();
 let agent;
+let helper;
 let present;
+
+const listening = (p) => () => new Promise((resolve) => {
+  const s = net.createConnection(p, "127.0.0.1");
+  s.on("connect", () => { s.end(); resolve(true); });
+  s.on("error", () => resolve(false));
+});
 
 before(async () => {
   agent = spawn(python, [path.join(root, "tests/a2a/agents.py"), "agent-zero", String(port), path.join(os.tmpdir(), `a2a-e2e-${port}.log`)], { stdio: "inherit" });
-  await waitFor("the A2A agent to listen", () => new Promise((resolve) => {
-    const s = net.createConnection(port, "127.0.0.1");
-    s.on("connect", () => { s.end(); resolve(true); });
-    s.on("error", () => resolve(false));
-  }), 30_000);
+  // A second agent, on FastA2A, that asks before it works ("… ask …").
+  helper = spawn(python, [path.join(root, "tests/a2a/agents.py"), "fasta2a", String(helperPort), path.join(os.tmpdir(), `a2a-e2e-${helperPort}.log`)], { stdio: "inherit" });
+  await waitFor("the A2A agent to listen", listening(port), 30_000);
+  await waitFor("the asking A2A agent to listen", listening(helperPort), 30_000);
   await launch();
 });
 
 after(async () => {
   present?.end();
   agent?.kill();
+  helper?.kill();
   // The next file's tests count and click dunst's notifications: leave none.
   execFileSync("dunstctl", ["close-all"]);
   await quit();
@@ -96,4 +104,51 @@ test("@agent-zero in the quick box hands the note over; the answer lands in the 
     return /→ agent-zero: done/.test(text) && /agent zero says/.test(text);
   }, 15_000);
   await screenshot("agent-result-thread");
+});
+
+test("an agent's question says what it is about in Needs eyes, its detail, the quick box and the notification, which outlives dunst's timeout; the detail says truly that the agent waits", async () => {
+  execFileSync("dunstctl", ["close-all"]);
+  await call("agent.add", { name: "helper", url: `http://127.0.0.1:${helperPort}/` });
+  const about = "ask about the nightly backup window";
+  const note = (await call("entry.add", { pad: "ops", author: "user", content: `${about}\nand keep it under an hour`, to: ["helper"] })).entry;
+  const q = await waitFor("the helper's question", async () =>
+    (await call("entry.thread", { id: note.id })).replies.find((r) => r.kind === "question"), 30_000);
+  assert.equal(q.reply_to, note.id);
+
+  await browser.$("#inbox-btn").click();
+  const row = () => browser.$(`.row[data-id="${q.id}"]`);
+  const rowText = () => browser.execute((id) => document.querySelector(`.row[data-id="${id}"]`)?.textContent ?? "", q.id);
+  await waitFor("the question in Needs eyes, with what it is about", async () => (await rowText()).includes(`asks about “${about}”`));
+  await (await row()).click();
+  await waitFor("what it replies to, and that the agent waits", async () => {
+    const t = await browser.$("#detail-main").getText();
+    return t.includes(`in reply to: “${about}”`) && /helper is waiting for your answer/.test(t);
+  });
+  await screenshot("question-context");
+
+  await waitFor("the question's notification", () => notificationsShown() >= 1);
+  if (NOTIFY_LOG) {
+    const log = readFileSync(NOTIFY_LOG, "utf8");
+    const notify = log.slice(log.lastIndexOf("helper asks in ops"));
+    assert.ok(notify.includes(`about “${about}”`), "the notification says what the question is about");
+    assert.match(notify, /string "urgency"\s+variant\s+byte 2/, "sent as critical");
+    assert.match(notify, /string "resident"\s+variant\s+boolean true/, "sent as resident");
+  }
+  // dunst closes a normal notification after 10 s; the agent may wait far longer.
+  await sleep(12_000);
+  assert.ok(notificationsShown() >= 1, "the question is still on screen after dunst's default timeout");
+
+  execFileSync("xdotool", ["key", "ctrl+shift+space"]);
+  await waitFor("the quick window on screen", async () => quickVisible());
+  await toWindow("quick");
+  await waitFor("the quick box says what the question is about", async () =>
+    (await browser.execute(() => document.getElementById("quick-about")?.textContent ?? "")) === `about “${about}”`);
+  await typeQuick("staging");
+  await browser.keys("Enter");
+  await waitFor("Enter to hide the box", async () => !quickVisible());
+  await toWindow("main");
+  await waitFor("the helper's result", async () =>
+    (await call("entry.thread", { id: note.id })).replies.some((r) => r.kind === "result" && r.content === "done: used staging"), 30_000);
+  await waitFor("the answered question's notification withdrawn", () => notificationsShown() === 0);
+  await browser.$("#inbox-btn").click();
 });

@@ -1,6 +1,7 @@
 // Nothing an agent does is final, in the real app under Xvfb, D-Bus and
 // dunst: an agent's clear of the person's notes raises one notification
-// whose Undo brings them all back; the person's own delete offers Undo;
+// whose Undo brings them all back, and the pad itself says so with Undo;
+// the person's own delete offers Undo;
 // the Trash view restores what an agent deleted; History takes an agent's
 // edit back.
 
@@ -43,8 +44,44 @@ test("an agent clears 40 of the person's notes: one notification, and its Undo b
     const text = await browser.execute(() => document.getElementById("act-changes")?.textContent ?? "");
     return /agent-x cleared 41 entries in proj-x/.test(text) && /user restored 41 entries/.test(text);
   });
+  // Undone already: the clear is no longer offered to undo.
+  const clearLine = await browser.execute(() =>
+    [...document.querySelectorAll("#act-changes .act-change")].find((r) => /cleared 41 entries/.test(r.textContent))?.textContent ?? "");
+  assert.match(clearLine, /brought back/);
+  assert.doesNotMatch(clearLine, /Undo/);
   await screenshot("activity-changes");
   await browser.$("#activity-btn").click();
+});
+
+test("an agent clears the pad on screen: the pad says so with Undo; Trash restores the whole clear; Undo leaves once nothing is left to undo", async () => {
+  for (let i = 0; i < 3; i++) await call("entry.add", { pad: "proj-z", author: "user", content: `z note ${i}` });
+  await clickPad("proj-z");
+  await waitFor("the pad's notes", () => rowWith("z note 2"));
+  const banner = () => browser.$("#pad-banner");
+  assert.equal(await (await banner()).isDisplayed(), false, "no banner before anything happened");
+  await callAs("agent-z", "pad.clear", { name: "proj-z" });
+  await waitFor("the banner in the pad", async () => (await (await banner()).isDisplayed()) && /agent-z cleared 3 entries of this pad/.test(await (await banner()).getText()));
+  await waitFor("the emptied pad says where its notes went, not how to start", async () =>
+    /moved to the trash: Undo above brings it back/.test(await browser.$("#detail-main").getText()));
+  await screenshot("pad-banner");
+  await browser.execute(() => [...document.querySelectorAll("#pad-banner button")].find((b) => b.textContent === "Undo").click());
+  await waitFor("the three back", async () => (await ids("proj-z")).length === 3);
+  await waitFor("the banner gone", async () => !(await (await banner()).isDisplayed()));
+  await waitFor("the notes back in the feed", () => rowWith("z note 0"));
+
+  await callAs("agent-z", "pad.clear", { name: "proj-z" });
+  await waitFor("the banner again", async () => await (await banner()).isDisplayed());
+  await browser.$("#trash-btn").click();
+  await waitFor("the trash lists the clear", () => rowWith("z note 1"));
+  await clickRow("z note 1");
+  const all = await browser.$("#restore-all-btn");
+  await waitFor("Restore all", () => all.isDisplayed());
+  assert.match(await all.getText(), /Restore all 3 from this clear/);
+  await all.click();
+  await waitFor("the three back again", async () => (await ids("proj-z")).length === 3);
+  await browser.$("#trash-btn").click();
+  await waitFor("the banner gone once nothing is left to undo", async () => !(await (await banner()).isDisplayed()));
+  execFileSync("dunstctl", ["close-all"]);
 });
 
 test("a burst of an agent's single deletes is one notification, not five", async () => {

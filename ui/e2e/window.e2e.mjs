@@ -2,8 +2,9 @@
 // D-Bus and dunst: an agent's edit never wipes the person's; actions name
 // the pad they act on and are off where there is none; a waiting question
 // stays on top of Needs eyes, shows whether the agent still waits, and its
-// choices read by meaning; replying or "done looking" empties Needs eyes;
-// agents and the person are told apart.
+// choices read by meaning; replying or "done looking" empties Needs eyes,
+// which groups notes by agent and pad; replies fold under the note they
+// answer; agents and the person are told apart.
 
 import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -118,16 +119,57 @@ test("a burst of an agent's needs_eyes notes is one notification, and its Done l
   for (let i = 0; i < 8; i++) {
     ids.push((await call("entry.add", { pad: "flood", author: "agent-9", content: `flood note ${i}`, tags: ["needs_eyes"] })).entry.id);
   }
+  const ci = (await call("entry.add", { pad: "builds", author: "ci", content: "CI failed on main", tags: ["needs_eyes"] })).entry;
   await waitFor("a notification", () => notificationsShown() >= 1);
   await sleep(2500);
-  assert.equal(notificationsShown(), 1, "one notification for eight notes");
+  assert.equal(notificationsShown(), 2, "one notification for eight notes, one for the CI note");
   if (NOTIFY_LOG) assert.match(readFileSync(NOTIFY_LOG, "utf8"), /agent-9: 8 notes need your eyes in flood/);
   await screenshot("eyes-summary");
-  clickNotificationButton("Done looking");
+  // Needs eyes groups by agent and pad: the CI failure is not buried among the alarms.
+  await browser.$("#inbox-btn").click();
+  const heads = () => browser.execute(() => [...document.querySelectorAll("#feed .eyes-group-name")].map((h) => h.textContent));
+  await waitFor("the groups", async () => {
+    const h = await heads();
+    return h.includes("agent-9 in flood · 8 notes") && h.includes("ci in builds · 1 note");
+  });
+  await screenshot("eyes-groups");
+  await browser.$("#inbox-btn").click();
+  await call("entry.update", { id: ci.id, tags: [] });
+  clickNotificationButton("Done looking", "agent-9");
   await waitFor("all eight done", async () => {
     for (const id of ids) if ((await call("entry.get", { id })).entry.tags.includes("needs_eyes")) return false;
     return true;
   });
+});
+
+test("replies fold under the note they answer: the note says how many and the latest, and opens them in place", async () => {
+  const root = (await call("entry.add", { pad: "threads", author: "user", content: "@agent-x draft the release notes" })).entry;
+  const first = (await callAs("agent-x", "entry.add", { pad: "threads", reply_to: root.id, content: "on it: reading the changelog" })).entry;
+  await callAs("agent-x", "entry.add", { pad: "threads", reply_to: first.id, content: "the changelog is missing 3 PRs" });
+  await callAs("agent-x", "entry.add", { pad: "threads", reply_to: root.id, kind: "result", content: "release notes drafted" });
+  await call("entry.add", { pad: "threads", author: "user", content: "a note of its own" });
+  await clickPad("threads");
+  await waitFor("the thread's root", () => rowWith("draft the release notes"));
+  const rowTexts = () => browser.execute(() => [...document.querySelectorAll("#feed .row")].map((r) => r.textContent));
+  let rows = await rowTexts();
+  assert.equal(rows.length, 2, "one row per thread, not one per reply");
+  const rootRow = rows.find((t) => t.includes("draft the release notes"));
+  assert.match(rootRow, /▸ 3 replies/);
+  assert.match(rootRow, /latest: agent-x .* release notes drafted/);
+  await screenshot("thread-folded");
+  await browser.execute(() => document.querySelector("#feed .fold-toggle").click());
+  await waitFor("the replies in place", async () => (await rowTexts()).length === 5);
+  rows = await rowTexts();
+  assert.ok(rows[1].includes("draft the release notes") || rows[0].includes("draft the release notes"));
+  const inThread = await browser.execute(() => [...document.querySelectorAll("#feed .row.in-thread")].map((r) => r.textContent));
+  assert.equal(inThread.length, 3);
+  assert.match(inThread[0], /on it: reading the changelog/, "oldest first");
+  assert.match(inThread[1], /missing 3 PRs/);
+  assert.match(inThread[1], /↳ re “on it: reading the changelog”/, "a reply says what it answers");
+  assert.match(await browser.execute(() => document.querySelector("#feed .fold-toggle").textContent), /▾ 3 replies/);
+  await screenshot("thread-open");
+  await browser.execute(() => document.querySelector("#feed .fold-toggle").click());
+  await waitFor("folded again", async () => (await rowTexts()).length === 2);
 });
 
 test("a pad that expires while the app is open moves to Archived, with a notice and Restore", async () => {

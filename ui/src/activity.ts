@@ -16,8 +16,9 @@ const DID: Record<string, string> = {
 };
 
 /** Who changed or deleted what in the last hour, newest first, each
- *  deletion and edit with Undo; a change that touched many entries (a
- *  clear) is one line. */
+ *  deletion and edit with Undo (a deletion only while something it took is
+ *  still in the trash); a change that touched many entries (a clear) is
+ *  one line. */
 async function changesBox(): Promise<HTMLElement> {
   const since = new Date(Date.now() - 3600_000).toISOString();
   const r = await rpc("entry.changes", { since, include_created: false, limit: 200 });
@@ -37,7 +38,9 @@ async function changesBox(): Promise<HTMLElement> {
     const row = el("div", "act-change");
     const what = n > 1 ? `${DID[c.what] ?? c.what} ${n} entries` : `${DID[c.what] ?? c.what} “${c.preview}”`;
     row.append(el("span", "author", c.by), el("span", "", ` ${what} in `), el("span", "pad-chip", c.pad), el("span", "time", ` ${ago(c.at)}`));
-    if (c.change !== null) {
+    if (c.change !== null && c.what !== "edit" && !stillDeleted(r.changes, c.change)) {
+      row.append(el("span", "hint", " · brought back"));
+    } else if (c.change !== null) {
       const undo = el("button", "", "Undo");
       undo.addEventListener("click", () => {
         undo.disabled = true;
@@ -50,6 +53,16 @@ async function changesBox(): Promise<HTMLElement> {
     box.append(row);
   }
   return box;
+}
+
+/** Whether deletion `change` still has an entry in the trash: one it took
+ *  that no later `restored` row among `changes` brought back. */
+export function stillDeleted(changes: Change[], change: number): boolean {
+  const back = new Map<string, string>();
+  for (const c of changes) {
+    if (c.what === "restored" && (back.get(c.id) ?? "") < c.at) back.set(c.id, c.at);
+  }
+  return changes.some((c) => c.change === change && c.what !== "edit" && (back.get(c.id) ?? "") < c.at);
 }
 
 const SVG = "http://www.w3.org/2000/svg";

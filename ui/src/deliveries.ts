@@ -25,6 +25,14 @@ export class Deliveries {
   of(entry: string): Delivery[] {
     return this.by.get(entry) ?? [];
   }
+
+  /** Whether an agent's task waits for the answer to question `id`. */
+  waitingOn(id: string): boolean {
+    for (const list of this.by.values()) {
+      if (list.some((d) => d.question === id && d.state === "waiting_for_you")) return true;
+    }
+    return false;
+  }
 }
 
 /** "→ agent-zero: working", "→ helper: not delivered: cannot reach …". */

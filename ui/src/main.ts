@@ -11,7 +11,7 @@ import { app, currentPad, padOnScreen, selectedEntry } from "./state";
 import { parseQuickNote } from "./tags";
 import { exportPad, openSettings, wireDialogs } from "./components/Dialogs";
 import { wireConnect } from "./components/Connect";
-import { drawDetail, focusReply, remove, sendReply, startEdit, togglePin } from "./components/EntryDetail";
+import { drawDetail, focusReply, onOpenEntry, remove, sendReply, startEdit, togglePin } from "./components/EntryDetail";
 import { move, nearEnd } from "./components/List";
 import { clearPad, createPad, drawNewPadHint, newPad } from "./components/PadActions";
 import { focusEntry, loadMore, openPad, showAll } from "./views/feed";
@@ -26,6 +26,7 @@ import { loadPads, onOpenPad, refreshPadsSoon } from "./components/PadList";
 import { loadThread, touches } from "./components/Thread";
 import { onAgentsOpen } from "./components/Agents";
 import { trashed } from "./components/Trash";
+import { drawBanner, noteTrashed, recheckSoon } from "./components/Banner";
 
 async function compose(ev: Event): Promise<void> {
   ev.preventDefault();
@@ -77,6 +78,7 @@ function wire(): void {
   $("activity-btn").addEventListener("click", () => void showActivity().catch(fail));
   $("agents-btn").addEventListener("click", () => void showAgents().catch(fail));
   onAgentsOpen((pad) => void openPad(pad).catch(fail), (pad, id) => void focusEntry(pad, id).catch(fail));
+  onOpenEntry((pad, id) => void focusEntry(pad, id).catch(fail));
   $("tasks-btn").addEventListener("click", () => void showTasks().catch(fail));
   $("all-btn").addEventListener("click", () => void showAll().catch(fail));
   $("trash-btn").addEventListener("click", () => void showTrash().catch(fail));
@@ -192,6 +194,8 @@ async function main(): Promise<void> {
     if (ev.type === "pad_expired" && ev.pad) {
       say(`pad ${ev.pad} was idle past its expiry and is archived: it is under Archived in the sidebar, with Restore (nothing in it is deleted for 7 days)`);
     }
+    if (ev.type === "trashed" && ev.trashed && ev.pad && noteTrashed(ev.pad, ev.trashed, app.settings.author)) drawBanner();
+    if (ev.type === "created" && ev.entry) recheckSoon(ev.entry.pad);
     const c = app.feed.apply(ev);
     if (c.pads) refreshPadsSoon();
     if (touches(ev) && app.selected) void loadThread(app.selected).then(drawDetail).catch(fail);

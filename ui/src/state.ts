@@ -26,6 +26,8 @@ export const app = {
   /** Questions an agent's `ask` is waiting on now (stats, then the
    *  `waiting` and `stopped_waiting` events). */
   waiting: new Set<string>(),
+  /** Threads the person opened in the feed (their roots' ids). */
+  open: new Set<string>(),
   /** Where notes handed to agents stand (`agent.deliveries`, `delivery` events). */
   deliveries: new Deliveries(),
 };

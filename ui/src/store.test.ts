@@ -1,4 +1,4 @@
-import { FeedStore, NO_FILTER, matches, newestOpenQuestion } from "./store";
+import { FeedStore, NO_FILTER, foldedUnder, matches, newestOpenQuestion, threaded } from "./store";
 import { entry } from "./fixtures";
 import type { Entry, PadEvent } from "./types";
 
@@ -87,6 +87,23 @@ describe("FeedStore", () => {
     expect(s.inbox[s.inbox.length - 1].id).toBe(question.id);
   });
 
+  it("groups Needs eyes' notes by agent and pad, so a burst of alarms does not bury another note", () => {
+    const s = new FeedStore();
+    const ci = entry({ tags: ["needs_eyes"], author: "ci", pad: "builds", content: "CI failed on main" });
+    s.apply(ev("needs_eyes", ci));
+    const alarms = Array.from({ length: 8 }, () => entry({ tags: ["needs_eyes"], author: "monitor", pad: "ops" }));
+    for (const e of alarms.slice(0, 7)) s.apply(ev("needs_eyes", e));
+    const question = entry({ kind: "question", tags: ["needs_eyes"], author: "monitor", pad: "ops" });
+    s.apply(ev("needs_eyes", question));
+    s.apply(ev("needs_eyes", alarms[7]));
+    // The question first; then the alarms together, newest first; the CI note stays a group of its own.
+    expect(s.inbox.map((e) => e.id)).toEqual([question.id, ...alarms.map((e) => e.id).reverse(), ci.id]);
+    // A newer CI note brings its group up, above the alarms.
+    const again = entry({ tags: ["needs_eyes"], author: "ci", pad: "builds" });
+    s.apply(ev("needs_eyes", again));
+    expect(s.inbox.map((e) => e.id)).toEqual([question.id, again.id, ci.id, ...alarms.map((e) => e.id).reverse()]);
+  });
+
   it("keeps what events bring while a pad's first page is loading", () => {
     const s = new FeedStore();
     const f = { ...NO_FILTER, pad: "p" };
@@ -138,5 +155,31 @@ describe("newestOpenQuestion", () => {
     const note = entry({ kind: "note", author: "agent-3" });
     expect(newestOpenQuestion([old, answered, newest, mine, note], "user")?.id).toBe(newest.id);
     expect(newestOpenQuestion([answered, mine, note], "user")).toBeNull();
+  });
+});
+
+describe("threaded", () => {
+  it("folds replies under the note they answer, opened in place oldest first at their depth; an open question stays a row", () => {
+    const handoff = entry({ author: "user", content: "@agent-zero deploy the fix" });
+    const sent = entry({ reply_to: handoff.id, content: "working on it" });
+    const question = entry({ kind: "question", reply_to: handoff.id, content: "Which region?" });
+    const other = entry({ content: "unrelated" });
+    const orphan = entry({ reply_to: "1jkqnotlisted", content: "replies to an older page" });
+    const feed = [orphan, other, question, sent, handoff];
+    const ids = (es: { id: string }[]) => es.map((e) => e.id);
+
+    const closed = threaded(feed, new Set());
+    expect(ids(closed.rows)).toEqual([orphan.id, other.id, question.id, handoff.id]);
+    expect(ids(closed.folded.get(handoff.id) ?? [])).toEqual([sent.id]);
+
+    const answer = entry({ author: "user", reply_to: question.id, content: "eu-west" });
+    const answered = { ...question, answer: answer.id };
+    const done = entry({ kind: "result", reply_to: handoff.id, content: "deployed" });
+    const later = [done, answer, orphan, other, answered, sent, handoff];
+    const open = threaded(later, new Set([handoff.id]));
+    expect(ids(open.rows)).toEqual([orphan.id, other.id, handoff.id, sent.id, answered.id, answer.id, done.id]);
+    expect(open.depth).toEqual([0, 0, 0, 1, 1, 2, 1]);
+    expect(foldedUnder(later, answer.id)).toBe(handoff.id);
+    expect(foldedUnder(later, other.id)).toBe(null);
   });
 });

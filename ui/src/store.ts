@@ -34,12 +34,88 @@ function newerFirst(a: Entry, b: Entry): number {
 /** Whether `e` is a question nobody has answered yet. */
 export const openQuestion = (e: Entry): boolean => e.kind === "question" && e.answer === null;
 
-/** Needs eyes' order: open questions first — an agent may be waiting on
- *  one — then everything else, newest first within each. */
-export function eyesOrder(a: Entry, b: Entry): number {
-  const qa = openQuestion(a) ? 0 : 1;
-  const qb = openQuestion(b) ? 0 : 1;
-  return qa - qb || newerFirst(a, b);
+/** Who wrote a Needs-eyes note where: the notes of one agent in one pad
+ *  are one group, so a burst of alarms does not bury a note from elsewhere. */
+export const eyesGroup = (e: Entry): string => `${e.author}\u0000${e.pad}`;
+
+/** Sorts `list` into Needs eyes' order: open questions first — an agent
+ *  may be waiting on one — newest first; then the notes in their groups
+ *  (`eyesGroup`), the group with the newest note first, newest first in
+ *  each. Returns `list`. */
+export function eyesSort(list: Entry[]): Entry[] {
+  const newest = new Map<string, string>();
+  for (const e of list) {
+    const k = eyesGroup(e);
+    if (!openQuestion(e) && (newest.get(k) ?? "") < e.id) newest.set(k, e.id);
+  }
+  const rank = (e: Entry): string => (openQuestion(e) ? e.id : (newest.get(eyesGroup(e)) ?? e.id));
+  const questionsFirst = (e: Entry): number => (openQuestion(e) ? 0 : 1);
+  return list.sort((a, b) => {
+    const ra = rank(a);
+    const rb = rank(b);
+    return questionsFirst(a) - questionsFirst(b) || (ra < rb ? 1 : ra > rb ? -1 : 0) || newerFirst(a, b);
+  });
+}
+
+/** The feed as threads (`threaded`): the rows in order, each row's depth,
+ *  and per thread root the replies folded under it, oldest first. */
+export interface Threads {
+  rows: Entry[];
+  depth: number[];
+  folded: Map<string, Entry[]>;
+}
+
+/** The first listed entry up the chain of `e`'s replies-to: the root of
+ *  its thread among `byId`, or null when it replies to nothing listed. */
+function rootIn(byId: Map<string, Entry>, e: Entry): { root: string; depth: number } | null {
+  let found: { root: string; depth: number } | null = null;
+  const seen = new Set<string>();
+  for (let p = e.reply_to, depth = 1; p && byId.has(p) && !seen.has(p); p = byId.get(p)!.reply_to ?? null, depth++) {
+    seen.add(p);
+    found = { root: p, depth };
+  }
+  return found;
+}
+
+/** The feed (`entries`, newest first) as threads: a reply whose thread's
+ *  root is listed folds under it, and shows after it, oldest first at its
+ *  depth, only while the thread is `open`. An open question stays a row
+ *  of its own until it is answered: what waits on the person never hides. */
+export function threaded(entries: Entry[], open: ReadonlySet<string>): Threads {
+  const byId = new Map(entries.map((e) => [e.id, e]));
+  const folded = new Map<string, Entry[]>();
+  const depthOf = new Map<string, number>();
+  const top: Entry[] = [];
+  for (const e of entries) {
+    const at = openQuestion(e) ? null : rootIn(byId, e);
+    if (!at) {
+      top.push(e);
+      continue;
+    }
+    depthOf.set(e.id, at.depth);
+    const list = folded.get(at.root);
+    if (list) list.unshift(e);
+    else folded.set(at.root, [e]);
+  }
+  const rows: Entry[] = [];
+  const depth: number[] = [];
+  for (const e of top) {
+    rows.push(e);
+    depth.push(0);
+    if (!open.has(e.id)) continue;
+    for (const r of folded.get(e.id) ?? []) {
+      rows.push(r);
+      depth.push(depthOf.get(r.id) ?? 1);
+    }
+  }
+  return { rows, depth, folded };
+}
+
+/** The root of the thread `id` folds under in `entries`, if it folds. */
+export function foldedUnder(entries: Entry[], id: string): string | null {
+  const byId = new Map(entries.map((e) => [e.id, e]));
+  const e = byId.get(id);
+  return e && !openQuestion(e) ? (rootIn(byId, e)?.root ?? null) : null;
 }
 
 /** Puts `e` into `list` (newest first) where it belongs: a binary search,
@@ -65,8 +141,7 @@ export interface Change {
 export class FeedStore {
   entries: Entry[] = [];
   filter: Filter = { ...NO_FILTER };
-  /** needs_eyes entries by others: open questions first, then newest first
-   *  (`eyesOrder`). */
+  /** needs_eyes entries by others, in Needs eyes' order (`eyesSort`). */
   inbox: Entry[] = [];
   me = "user";
 
@@ -99,7 +174,7 @@ export class FeedStore {
   }
 
   loadInbox(entries: Entry[]): void {
-    this.inbox = entries.filter((e) => e.author !== this.me).sort(eyesOrder);
+    this.inbox = eyesSort(entries.filter((e) => e.author !== this.me));
   }
 
   dismiss(id: string): void {
@@ -130,7 +205,7 @@ export class FeedStore {
           if (j >= 0) {
             if (e.tags.includes("needs_eyes")) this.inbox[j] = e;
             else this.inbox.splice(j, 1);
-            this.inbox.sort(eyesOrder);
+            eyesSort(this.inbox);
             change.inbox = true;
           }
         }
@@ -153,7 +228,7 @@ export class FeedStore {
       case "needs_eyes":
         if (e && e.author !== this.me && !this.inbox.some((x) => x.id === e.id)) {
           this.inbox.unshift(e);
-          this.inbox.sort(eyesOrder);
+          eyesSort(this.inbox);
           change.inbox = true;
         }
         break;

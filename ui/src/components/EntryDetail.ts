@@ -10,13 +10,15 @@ import { deliveryClass, deliveryLabel } from "../deliveries";
 import { renderMarkdown } from "../markdown";
 import { app, selectedEntry } from "../state";
 import { parseQuickNote } from "../tags";
+import { title } from "../context";
 import { taskWord } from "../taskwords";
 import { ago } from "../time";
 import type { Entry } from "../types";
 import { confirmAction } from "./Dialogs";
 import { forgetThread, loadThread, openThread, renderThread, repliesOf, threadVersion } from "./Thread";
-import { deletedLine, historySection, inTrash, offerUndo, restoreEntry, trashed } from "./Trash";
+import { deletedLine, historySection, inTrash, offerUndo, restoreEntry, trashed, undoChange } from "./Trash";
 import { tagChip } from "./Tag";
+import { bannerShown } from "./Banner";
 import { whySection } from "./Why";
 import { welcome } from "./Welcome";
 
@@ -39,7 +41,7 @@ export const isOpenQuestion = (e: Entry): boolean => e.kind === "question" && e.
 export function drawDetail(): void {
   const e = selectedEntry();
   const delivered = e ? app.deliveries.of(e.id).map((d) => `${d.agent}=${d.state}@${d.updated_at}`).join(",") : "";
-  const key = e ? `${e.id}:${e.version}:${threadVersion}:${app.editing}:${app.view === "trash"}:${app.waiting.has(e.id)}:${delivered}` : `none:${app.shown.length === 0}:${app.view}:${app.settings.pad}`;
+  const key = e ? `${e.id}:${e.version}:${threadVersion}:${app.editing}:${app.view === "trash"}:${waitedOn(e)}:${delivered}` : `none:${app.shown.length === 0}:${app.view}:${app.settings.pad}:${bannerShown()}`;
   if (key === drawn) return;
   const entryChanged = !drawn.startsWith(e ? `${e.id}:` : "none:");
   drawn = key;
@@ -49,7 +51,7 @@ export function drawDetail(): void {
     forgetThread();
     form.hidden = true;
     $("thread").replaceChildren();
-    main.replaceChildren(app.shown.length || app.view !== "feed" ? el("p", "hint", app.shown.length ? "Select an entry (j / k) to read it here." : "Nothing here.") : welcome());
+    main.replaceChildren(emptyPane());
     return;
   }
   if (inTrash()) {
@@ -74,6 +76,15 @@ export function drawDetail(): void {
   form.hidden = app.editing;
 }
 
+/** The pane with nothing selected: how to start in an empty pad — unless
+ *  someone just emptied it (its banner offers Undo). */
+function emptyPane(): HTMLElement {
+  if (app.shown.length) return el("p", "hint", "Select an entry (j / k) to read it here.");
+  if (app.view !== "feed") return el("p", "hint", "Nothing here.");
+  if (bannerShown()) return el("p", "hint", "Everything here was moved to the trash: Undo above brings it back, or Trash (d) lists it.");
+  return welcome();
+}
+
 function view(e: Entry): HTMLElement[] {
   const head = el("div", "detail-head");
   head.append(el("span", `kind kind-${e.kind}`, e.kind));
@@ -85,7 +96,7 @@ function view(e: Entry): HTMLElement[] {
     if (value) facts.append(el("div", "fact", `${label}: ${value}`));
   };
   fact("id", e.id);
-  fact("in reply to", e.reply_to);
+  if (e.reply_to) facts.append(replyToLine(e.reply_to));
   fact("replaces", e.supersedes ? `${e.supersedes} (the older note, kept)` : null);
   if (e.superseded_by) facts.append(el("div", "fact superseded", `superseded by ${e.superseded_by}: a newer note holds now`));
   fact("state", taskWord(e));
@@ -120,11 +131,43 @@ function view(e: Entry): HTMLElement[] {
   return [head, ...waiting, facts, tags, actions, ...(why ? [why] : []), body, historySection(e)];
 }
 
+/** What the entry replies to, by its title, and a button that opens it. */
+function replyToLine(parent: string): HTMLElement {
+  const line = el("div", "fact reply-to");
+  const text = el("span", "", "in reply to: …");
+  void title(parent).then((t) => (text.textContent = `in reply to: “${t}”`));
+  const open = el("button", "link", "Open");
+  open.title = `Open the entry this replies to (${parent})`;
+  open.addEventListener("click", () => void openParent(parent).catch(fail));
+  line.append(text, " ", open);
+  return line;
+}
+
+/** Shows entry `id` where it lives (its pad's feed). */
+async function openParent(id: string): Promise<void> {
+  const { entry } = await rpc("entry.get", { id });
+  openEntry(entry.pad, entry.id);
+}
+
+let openEntry: (pad: string, id: string) => void = () => undefined;
+
+/** How the detail opens another entry (main.ts: the feed's `focusEntry`). */
+export function onOpenEntry(fn: (pad: string, id: string) => void): void {
+  openEntry = fn;
+}
+
+/** Whether someone waits for the question's answer now: an `ask` call
+ *  (`waiting` events), or an agent the person handed work to over A2A
+ *  whose task waits on this question (its delivery). */
+export function waitedOn(e: Entry): boolean {
+  return app.waiting.has(e.id) || app.deliveries.waitingOn(e.id);
+}
+
 /** Whether the agent that asked still waits for the answer. */
 function waitingLine(e: Entry): HTMLElement {
   const line = el("div", "waiting");
   line.id = "waiting-line";
-  if (app.waiting.has(e.id)) {
+  if (waitedOn(e)) {
     line.textContent = `${e.author} is waiting for your answer`;
   } else {
     line.classList.add("gone");
@@ -154,6 +197,18 @@ function trashView(e: Entry): HTMLElement[] {
       .catch(fail);
   });
   actions.append(restore);
+  const together = v ? [...trashed.values()].filter((x) => x.change === v.change).length : 0;
+  if (v && together > 1) {
+    const all = el("button", "", `Restore all ${together} from this ${v.action === "clear" ? "clear" : "deletion"}`);
+    all.id = "restore-all-btn";
+    all.title = `Brings back every entry ${v.by} deleted in the same call`;
+    all.addEventListener("click", () => {
+      void undoChange(v.change)
+        .then((n) => say(`restored ${n === 1 ? "1 entry" : `${n} entries`}`))
+        .catch(fail);
+    });
+    actions.append(all);
+  }
   const body = el("div", "markdown");
   body.innerHTML = renderMarkdown(e.content);
   return [head, line, actions, body];

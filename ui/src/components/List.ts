@@ -4,6 +4,7 @@
 // EntryDetail. Each view (views/) decides what the list holds.
 
 import { authorChip } from "../authors";
+import { aboutChip } from "../context";
 import { count } from "../count";
 import { deliveryClass, deliveryLabel } from "../deliveries";
 import { $, el, pinIcon } from "../dom";
@@ -20,12 +21,27 @@ import { tagChip } from "./Tag";
 export const ROW_ESTIMATE = 64;
 
 /** What a row's height depends on: when it changes, the row is measured again. */
-const rowKey = (e: Entry): string => `${e.id}:${e.version}:${e.replies}:${app.deliveries.of(e.id).length}:${app.view}`;
+const rowKey = (e: Entry): string =>
+  `${e.id}:${e.version}:${e.replies}:${app.deliveries.of(e.id).length}:${app.view}:${layout.folded?.get(e.id)?.length ?? 0}`;
 const list = new VirtualList<Entry>($("feed"), ROW_ESTIMATE, row, rowKey);
 
+/** How a view lays its rows out, beyond the rows themselves. */
+export interface Layout {
+  /** What goes above a row (Needs eyes: a group's head), if anything. */
+  above?: (e: Entry, i: number) => HTMLElement | null;
+  /** Each row's depth in its thread (the feed's open threads). */
+  depth?: number[];
+  /** Per thread root, the replies folded under it. */
+  folded?: Map<string, Entry[]>;
+  /** Opens or closes the thread of a root. */
+  toggle?: (id: string) => void;
+}
+let layout: Layout = {};
+
 /** Shows `entries` (what `app.shown` holds), keeping the selection while it
- *  is among them. */
-export function showEntries(entries: Entry[]): void {
+ *  is among them, laid out as `how` says. */
+export function showEntries(entries: Entry[], how: Layout = {}): void {
+  layout = how;
   app.shown = entries;
   list.setItems(entries);
   if (app.selected && !entries.some((e) => e.id === app.selected)) app.selected = null;
@@ -70,8 +86,25 @@ export function reveal(id: string): void {
   }
 }
 
+/** Under a thread's root: how many replies fold under it, the latest's
+ *  author and time, and a button that opens or closes the thread. */
+function foldLine(e: Entry, replies: Entry[]): HTMLElement {
+  const open = app.open.has(e.id);
+  const latest = replies[replies.length - 1];
+  const line = el("div", "fold");
+  const b = el("button", "fold-toggle", `${open ? "▾" : "▸"} ${count(replies.length, "reply", "replies")}`);
+  b.setAttribute("aria-expanded", String(open));
+  b.title = open ? "Fold the replies" : "Show the replies here";
+  b.addEventListener("click", (ev) => {
+    ev.stopPropagation();
+    layout.toggle?.(e.id);
+  });
+  line.append(b, el("span", "fold-latest", `latest: ${latest.author} ${ago(latest.created_at)} · ${plainPreview(latest.content, 80)}`));
+  return line;
+}
+
 /** One row: kind, state, author, time, tags; a question says open or
- *  answered, an entry with replies how many, a reply that it is one. */
+ *  answered, an entry with replies how many, a reply what it answers. */
 function row(e: Entry, i: number): HTMLElement {
   const r = el("div", "row");
   r.dataset.id = e.id;
@@ -82,7 +115,6 @@ function row(e: Entry, i: number): HTMLElement {
   if (e.kind === "question") head.append(el("span", `q-state ${isOpenQuestion(e) ? "q-open" : "q-answered"}`, isOpenQuestion(e) ? "open" : "answered"));
   const word = taskWord(e, app.view === "tasks" ? app.plan[i] : undefined);
   if (word) head.append(el("span", `state state-${word}`, word));
-  if (e.reply_to) head.append(el("span", "is-reply", "↳ reply"));
   if (e.supersedes) head.append(el("span", "replaces", "replaces an older note"));
   if (e.superseded_by) head.append(el("span", "superseded", "superseded"));
   if (app.view === "tasks") {
@@ -102,12 +134,24 @@ function row(e: Entry, i: number): HTMLElement {
   }
   if (app.view !== "feed" || e.pad !== currentPad()) head.append(el("span", "pad-chip", e.pad));
   head.append(el("span", "time", ago(e.created_at)));
-  if (e.replies > 0) head.append(el("span", "replies", count(e.replies, "reply", "replies")));
+  if (e.replies > 0 && !layout.folded?.has(e.id)) head.append(el("span", "replies", count(e.replies, "reply", "replies")));
   if (e.pinned) head.append(pinIcon());
   for (const t of e.tags) head.append(tagChip(t));
   for (const d of app.deliveries.of(e.id)) head.append(el("span", deliveryClass(d), deliveryLabel(d)));
   const body = el("div", "row-body", plainPreview(e.content));
-  r.append(head, body);
+  const over = layout.above?.(e, i);
+  if (over) r.append(over);
+  r.append(head);
+  const about = aboutChip(e);
+  if (about) r.append(about);
+  r.append(body);
+  const replies = layout.folded?.get(e.id);
+  if (replies?.length) r.append(foldLine(e, replies));
+  const depth = layout.depth?.[i] ?? 0;
+  if (depth > 0) {
+    r.classList.add("in-thread");
+    r.style.paddingLeft = `${12 + Math.min(depth, 6) * 18}px`;
+  }
   r.addEventListener("click", () => select(e.id));
   return r;
 }

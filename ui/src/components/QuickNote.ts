@@ -9,6 +9,7 @@ import { listen } from "@tauri-apps/api/event";
 import { LogicalSize, getCurrentWindow } from "@tauri-apps/api/window";
 import { EngineError, getSettings, hideQuick, rpc } from "../api";
 import { choiceClass } from "../choices";
+import { title } from "../context";
 import { newestOpenQuestion } from "../store";
 import { parseQuickNote } from "../tags";
 import type { Entry, Settings } from "../types";
@@ -40,6 +41,7 @@ function drawMode(): void {
     $("quick-pad").textContent = `→ ${settings.pad}`;
   }
   line.classList.toggle("replying", replying && !!offered);
+  drawAbout();
   const choices = $("quick-choices");
   choices.replaceChildren();
   if (replying && offered) {
@@ -53,6 +55,20 @@ function drawMode(): void {
     }
   }
   fit();
+}
+
+/** What the question answered is about: the note or task it replies to. */
+function drawAbout(): void {
+  const about = $("quick-about");
+  about.textContent = "";
+  const parent = replying ? offered?.reply_to : null;
+  if (!parent) return;
+  void title(parent).then((t) => {
+    if (replying && offered?.reply_to === parent) {
+      about.textContent = `about “${t}”`;
+      fit();
+    }
+  });
 }
 
 /** The window as tall as what it shows: the whole question, its choices. */

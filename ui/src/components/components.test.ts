@@ -1,6 +1,6 @@
 // The components' pure parts: which pads are listed, expiry labels, how
 // deep replies sit in a thread, the MCP entry the welcome pane offers, what
-// a tag chip asks for.
+// a tag chip asks for, what a pad's banner says, a reply's title.
 
 import { entry } from "../fixtures";
 import type { Pad } from "../types";
@@ -8,6 +8,8 @@ import { expiryLabel, listedPads } from "./PadList";
 import { depths } from "./Thread";
 import { mcpEntry } from "./Welcome";
 import { TAG_FILTER, tagChip } from "./Tag";
+import { bannerText, noteTrashed } from "./Banner";
+import { titleOf } from "../context";
 
 const pad = (name: string, over: Partial<Pad> = {}): Pad => ({
   name, entries: 1, last_write_at: "", expires_at: null, ttl_seconds: null, max_entries: null, archived: false, archived_at: null, ...over,
@@ -65,5 +67,28 @@ describe("Tag", () => {
     expect(chip.textContent).toBe("#deploy");
     expect(asked).toEqual(["deploy"]);
     expect(rowClicked).toBe(false);
+  });
+});
+
+describe("Banner", () => {
+  const trashed = (by: string, action: "delete" | "clear" | "expire", n: number, change: number) => ({ change, by, action, count: n, authors: { user: n } });
+
+  it("says who took how many from the pad, gathering one author's calls", () => {
+    expect(noteTrashed("ops", trashed("agent-x", "delete", 2, 7), "user")).toBe(true);
+    expect(noteTrashed("ops", trashed("agent-x", "clear", 12, 8), "user")).toBe(true);
+    expect(noteTrashed("ops", trashed("User", "clear", 5, 9), "user")).toBe(false);
+    expect(noteTrashed("ops", trashed("engine", "expire", 5, 10), "user")).toBe(false);
+    expect(bannerText({ by: "agent-x", cleared: true, count: 14, changes: [7, 8] })).toBe("agent-x cleared 14 entries of this pad");
+    expect(bannerText({ by: "helper", cleared: false, count: 1, changes: [3] })).toBe("helper deleted 1 entry of this pad");
+  });
+});
+
+describe("titleOf", () => {
+  it("is the first line as plain text, cut at sixty characters", () => {
+    expect(titleOf("**deploy** the fix (PR #4821)\nthen tell me")).toBe("deploy the fix (PR #4821)");
+    const t = titleOf("word ".repeat(40));
+    expect([...t]).toHaveLength(60);
+    expect(t.endsWith("…")).toBe(true);
+    expect(titleOf("  ")).toBe("(empty)");
   });
 });

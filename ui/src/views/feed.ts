@@ -1,12 +1,12 @@
-// The feed view: a pad's entries, newest first, live; and All pads, every
-// pad's at once. Filters (kind, #tag, author, status) narrow both; older
+// The feed view: a pad's entries, newest first, live, replies folded under
+// the note they answer (opened in place); and All pads, every pad's at once. Filters (kind, #tag, author, status) narrow both; older
 // entries load as the list scrolls. Every other view goes back here.
 
 import { rpc, setSettings } from "../api";
 import { count } from "../count";
 import { $ } from "../dom";
 import { app, currentPad } from "../state";
-import type { Filter } from "../store";
+import { foldedUnder, threaded, type Filter } from "../store";
 import type { Kind, Status } from "../types";
 import { nearEnd, notFull, reveal, showEntries } from "../components/List";
 import { drawPads } from "../components/PadList";
@@ -52,6 +52,8 @@ export async function openPad(name: string, select: string | null = null): Promi
 /** Opens `pad` on the entry `id` (a notification's Open, say). */
 export async function focusEntry(pad: string, id: string): Promise<void> {
   await openPad(pad, id);
+  const root = foldedUnder(app.feed.entries, id);
+  if (root && !app.open.has(root)) toggleThread(root);
   reveal(id);
 }
 
@@ -102,6 +104,13 @@ export async function loadMore(): Promise<void> {
 export function draw(): void {
   const where = app.view === "all" ? "All pads" : currentPad();
   frame(`${where} · ${count(app.feed.entries.length, "entry", "entries", !!app.cursor)}`);
-  showEntries(app.feed.entries);
+  const t = threaded(app.feed.entries, app.open);
+  showEntries(t.rows, { depth: t.depth, folded: t.folded, toggle: toggleThread });
   if (app.cursor && notFull()) void loadMore();
+}
+
+/** Opens or folds the thread under root `id`, in place. */
+function toggleThread(id: string): void {
+  if (!app.open.delete(id)) app.open.add(id);
+  draw();
 }

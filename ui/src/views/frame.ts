@@ -1,8 +1,9 @@
 // What every view shares around the list: the title, which sidebar and
 // toolbar buttons are lit, the pad's actions (on only while a pad is on
-// screen), the Needs eyes count, and which pane shows — the list or the
+// screen), the Needs eyes count, the pad's banner, and which pane shows — the list or the
 // activity pane (Activity, Agents).
 
+import { drawBanner } from "../components/Banner";
 import { $ } from "../dom";
 import { app, currentPad, padLabel, padOnScreen } from "../state";
 
@@ -26,6 +27,7 @@ export function frame(title: string | Node[], pane = false): void {
   }
   drawInboxCount();
   drawActions();
+  drawBanner();
 }
 
 export function drawInboxCount(): void {

@@ -1,10 +1,13 @@
 // The Needs eyes view: what agents flagged for the person, open questions
-// first; "Done looking" takes the flag off every note at once.
+// first, then notes grouped by agent and pad; "Done looking" takes the
+// flag off a group's notes, or every note at once.
 
 import { rpc } from "../api";
 import { count } from "../count";
 import { el, fail, say } from "../dom";
 import { app } from "../state";
+import { eyesGroup } from "../store";
+import type { Entry } from "../types";
 import { doneLooking, isOpenQuestion } from "../components/EntryDetail";
 import { showEntries } from "../components/List";
 import { drawPads } from "../components/PadList";
@@ -42,12 +45,37 @@ export function draw(): void {
     title.push(document.createTextNode(" "), all);
   }
   frame(title);
-  showEntries(shown);
+  showEntries(shown, { above: groupHead });
+}
+
+/** Above the first note of a group (one agent's notes in one pad): who,
+ *  where, how many, and Done looking for the group. */
+function groupHead(e: Entry, i: number): HTMLElement | null {
+  const shown = app.feed.inbox;
+  if (isOpenQuestion(e)) return null;
+  const prev = shown[i - 1];
+  if (prev && !isOpenQuestion(prev) && eyesGroup(prev) === eyesGroup(e)) return null;
+  const members = shown.filter((x) => !isOpenQuestion(x) && eyesGroup(x) === eyesGroup(e));
+  const head = el("div", "eyes-group");
+  head.append(el("span", "eyes-group-name", `${e.author} in ${e.pad} · ${count(members.length, "note", "notes")}`));
+  if (members.length > 1) {
+    const done = el("button", "link", `Done looking at these ${members.length}`);
+    done.title = `Takes needs_eyes off ${e.author}'s ${members.length} notes in ${e.pad}`;
+    done.addEventListener("click", (ev) => {
+      ev.stopPropagation();
+      void doneLookingAt(members).catch(fail);
+    });
+    head.append(done);
+  }
+  return head;
 }
 
 /** Done looking at every note in Needs eyes; open questions stay. */
-async function doneLookingAll(): Promise<void> {
-  const notes = app.feed.inbox.filter((e) => !isOpenQuestion(e));
+function doneLookingAll(): Promise<void> {
+  return doneLookingAt(app.feed.inbox.filter((e) => !isOpenQuestion(e)));
+}
+
+async function doneLookingAt(notes: Entry[]): Promise<void> {
   for (const e of notes) await doneLooking(e.id);
   say(`done looking at ${count(notes.length, "note", "notes")}`);
 }
