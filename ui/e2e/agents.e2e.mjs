@@ -152,3 +152,57 @@ test("an agent's question says what it is about in Needs eyes, its detail, the q
   await waitFor("the answered question's notification withdrawn", () => notificationsShown() === 0);
   await browser.$("#inbox-btn").click();
 });
+
+test("a handoff is addressed as typed: @ completes known agents, a chip says who, an unknown name is held with the nearest one; the status says what really happened; a failed handoff offers Re-send", async () => {
+  await clickPad("inbox");
+  const compose = await browser.$("#compose-text");
+  const text = (sel) => browser.execute((s) => document.querySelector(s)?.textContent ?? "", sel);
+  const mine = async (words) => (await call("entry.list", { pad: "inbox", author: "user", limit: 200 })).entries.filter((e) => e.content.includes(words));
+
+  // A typo is held, with the name it probably meant.
+  await compose.click();
+  await compose.setValue("@agent-zreo rotate the staging keys");
+  await waitFor("the chip", async () => (await text("#compose-to")) === "→ agent-zreo");
+  await browser.$("#compose-save").click();
+  await waitFor("the warning", async () => /Nobody answers to @agent-zreo \(did you mean @agent-zero\?\)/.test(await text("#status")));
+  assert.equal((await mine("rotate the staging keys")).length, 0, "nothing sent to nobody");
+
+  // @ completes a registered agent; Tab takes it.
+  await compose.setValue("@agent-z");
+  await waitFor("the completion", async () => (await text("#compose-suggest")).includes("@agent-zero"));
+  await browser.keys("Tab");
+  await waitFor("the name completed", async () => (await compose.getValue()) === "@agent-zero ");
+  await compose.addValue("rotate the staging keys");
+  await waitFor("the chip", async () => (await text("#compose-to")) === "→ agent-zero");
+  await screenshot("handoff-chip");
+  await browser.$("#compose-save").click();
+  await waitFor("the note, addressed", async () => (await mine("rotate the staging keys")).some((e) => e.to.includes("agent-zero")));
+  await waitFor("the status says what happened", async () => /handed to agent-zero|agent-zero is working on it|agent-zero finished/.test(await text("#status")), 15_000);
+
+  // An agent that is down: the note is queued, and the status says so (not "handed").
+  const sleepyPort = await freePort();
+  const sleepy = spawn(python, [path.join(root, "tests/a2a/agents.py"), "fasta2a", String(sleepyPort), path.join(os.tmpdir(), `a2a-e2e-${sleepyPort}.log`)], { stdio: "inherit" });
+  await waitFor("the sleepy agent to listen", listening(sleepyPort), 30_000);
+  await call("agent.add", { name: "sleepy", url: `http://127.0.0.1:${sleepyPort}/` });
+  sleepy.kill();
+  await waitFor("the sleepy agent gone", async () => !(await listening(sleepyPort)()));
+  await compose.setValue("@sleepy archive last week's logs");
+  await browser.$("#compose-save").click();
+  await waitFor("the status: queued, retried", async () => /sleepy not reached \(.*\) — the note is queued and retried/.test(await text("#status")), 20_000);
+
+  // A handoff the agent failed offers Re-send: the same note goes again.
+  const log = path.join(os.tmpdir(), `a2a-e2e-${port}.log`);
+  const received = () => readFileSync(log, "utf8").split("\n").filter((l) => l.includes("make it fail on purpose")).length;
+  await compose.setValue("@agent-zero make it fail on purpose");
+  await browser.$("#compose-save").click();
+  const failed = await waitFor("the failed handoff", async () => (await mine("make it fail on purpose"))[0], 15_000);
+  await waitFor("the agent got it once", () => received() === 1, 15_000);
+  const row = () => browser.$(`.row[data-id="${failed.id}"]`);
+  await waitFor("the note's row", async () => (await row()).isExisting());
+  await (await row()).click();
+  const resend = await browser.$("#detail-main .delivery-action");
+  await waitFor("Re-send on the failed handoff", async () => (await resend.isExisting()) && (await resend.getText()) === "Re-send", 20_000);
+  await resend.click();
+  await waitFor("the agent got it again", () => received() === 2, 20_000);
+  assert.equal((await mine("make it fail on purpose")).length, 2, "sent again as a new note");
+});

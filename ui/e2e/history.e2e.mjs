@@ -81,6 +81,8 @@ test("an agent clears the pad on screen: the pad says so with Undo; Trash restor
   await waitFor("the three back again", async () => (await ids("proj-z")).length === 3);
   await browser.$("#trash-btn").click();
   await waitFor("the banner gone once nothing is left to undo", async () => !(await (await banner()).isDisplayed()));
+  // The clears' notifications are gathered, then shown: let them come, then clear them for the next test.
+  await sleep(2500);
   execFileSync("dunstctl", ["close-all"]);
 });
 

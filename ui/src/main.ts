@@ -9,6 +9,8 @@ import { appInfo, getSettings, onEvent, onFocusEntry, onShowNeedsEyes, rpc } fro
 import { $, fail, say } from "./dom";
 import { app, currentPad, padOnScreen, selectedEntry } from "./state";
 import { parseQuickNote } from "./tags";
+import { checkAddressed, handoffStatus } from "./handoff";
+import { drawAddressed, wireAddressing } from "./components/Addressing";
 import { exportPad, openSettings, wireDialogs } from "./components/Dialogs";
 import { wireConnect } from "./components/Connect";
 import { drawDetail, focusReply, onOpenEntry, remove, sendReply, startEdit, togglePin } from "./components/EntryDetail";
@@ -34,9 +36,13 @@ async function compose(ev: Event): Promise<void> {
   if (!ta.value.trim() || !padOnScreen()) return;
   const { content, tags, to } = parseQuickNote(ta.value);
   try {
-    await rpc("entry.add", { pad: currentPad(), content, tags, to, kind: ($("compose-kind") as HTMLSelectElement).value, author: app.settings.author });
+    const warning = await checkAddressed(ta.value, to, app.settings.author);
+    if (warning) return say(warning, true);
+    const r = await rpc("entry.add", { pad: currentPad(), content, tags, to, kind: ($("compose-kind") as HTMLSelectElement).value, author: app.settings.author });
+    if (to.length) app.handoffs.add(r.entry.id);
     ta.value = "";
-    say(to.length ? `saved to ${currentPad()} and handed to ${to.join(", ")}` : `saved to ${currentPad()}`);
+    drawAddressed($("compose-to"), "");
+    say(to.length ? `saved to ${currentPad()}; handing to ${to.join(", ")}…` : `saved to ${currentPad()}`);
   } catch (e) {
     fail(e);
   }
@@ -49,6 +55,7 @@ function wire(): void {
   wireConnect();
   onOpenPad((name) => void openPad(name).catch(fail));
   $("compose").addEventListener("submit", (ev) => void compose(ev));
+  wireAddressing($<HTMLTextAreaElement>("compose-text"), $("compose-to"), $("compose-suggest"), () => app.settings.author);
   $("compose-text").addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) void compose(ev);
     if (ev.key === "Escape") (ev.target as HTMLElement).blur();
@@ -186,11 +193,17 @@ async function main(): Promise<void> {
     }
     if (ev.type === "delivery" && ev.delivery) {
       if (app.deliveries.apply(ev.delivery)) {
+        // What really happened to a note the person just handed over.
+        if (app.handoffs.has(ev.delivery.entry)) {
+          const s = handoffStatus(ev.delivery);
+          say(s.text, s.bad);
+        }
         drawSoon();
         drawDetail();
       }
       return;
     }
+    if (ev.type === "created" && ev.entry && ev.entry.to.length && ev.entry.author === app.settings.author) app.handoffs.add(ev.entry.id);
     if (ev.type === "pad_expired" && ev.pad) {
       say(`pad ${ev.pad} was idle past its expiry and is archived: it is under Archived in the sidebar, with Restore (nothing in it is deleted for 7 days)`);
     }

@@ -28,6 +28,9 @@ export const app = {
   waiting: new Set<string>(),
   /** Threads the person opened in the feed (their roots' ids). */
   open: new Set<string>(),
+  /** Notes the person handed to agents lately: their deliveries' news
+   *  goes to the status line. */
+  handoffs: new Set<string>(),
   /** Where notes handed to agents stand (`agent.deliveries`, `delivery` events). */
   deliveries: new Deliveries(),
 };

@@ -11,6 +11,8 @@ import { renderMarkdown } from "../markdown";
 import { app, selectedEntry } from "../state";
 import { parseQuickNote } from "../tags";
 import { title } from "../context";
+import { checkAddressed } from "../handoff";
+import type { Delivery } from "../protocol";
 import { taskWord } from "../taskwords";
 import { ago } from "../time";
 import type { Entry } from "../types";
@@ -109,7 +111,7 @@ function view(e: Entry): HTMLElement[] {
   fact("reminder", e.remind_at);
   if (e.choices.length) fact("choices", e.choices.join(" · "));
   if (e.to.length) fact("for", e.to.join(", "));
-  for (const d of app.deliveries.of(e.id)) facts.append(el("div", `fact ${deliveryClass(d)}`, deliveryLabel(d)));
+  for (const d of app.deliveries.of(e.id)) facts.append(deliveryLine(e, d));
   const tags = el("div", "tags");
   for (const t of e.tags) tags.append(tagChip(t));
   const actions = el("div", "actions");
@@ -129,6 +131,31 @@ function view(e: Entry): HTMLElement[] {
   const waiting = isOpenQuestion(e) ? [waitingLine(e)] : [];
   const why = app.view === "search" ? whySection(e) : null;
   return [head, ...waiting, facts, tags, actions, ...(why ? [why] : []), body, historySection(e)];
+}
+
+/** Where the note stands with one agent; a failed handoff offers Retry
+ *  (the engine asked whether to try again: the answer "retry") or Re-send
+ *  (the agent failed it: the same note, handed over anew). */
+function deliveryLine(e: Entry, d: Delivery): HTMLElement {
+  const line = el("div", `fact ${deliveryClass(d)}`, deliveryLabel(d));
+  if (d.state !== "failed") return line;
+  const b = el("button", "link", d.question ? "Retry now" : "Re-send");
+  b.className = "delivery-action";
+  b.title = d.question ? `Try to deliver it to ${d.agent} again` : `Hand the same note to ${d.agent} again, as a new note`;
+  b.addEventListener("click", () => {
+    b.disabled = true;
+    const params = d.question
+      ? { pad: d.pad, reply_to: d.question, content: "retry", author: app.settings.author }
+      : { pad: e.pad, content: e.content, tags: e.tags, to: [d.agent], author: app.settings.author };
+    void rpc("entry.add", params)
+      .then((r) => {
+        if (!d.question) app.handoffs.add(r.entry.id);
+        say(d.question ? `retrying ${d.agent}…` : `sent again to ${d.agent} as a new note`);
+      })
+      .catch(fail);
+  });
+  line.append(" ", b);
+  return line;
 }
 
 /** What the entry replies to, by its title, and a button that opens it. */
@@ -315,6 +342,11 @@ export async function reply(e: Entry, text: string): Promise<boolean> {
   if (!text.trim()) return false;
   const { content, tags, to } = parseQuickNote(text);
   try {
+    const warning = await checkAddressed(text, to, app.settings.author);
+    if (warning) {
+      say(warning, true);
+      return false;
+    }
     await rpc("entry.add", { pad: e.pad, reply_to: e.id, content, tags, to, author: app.settings.author });
     say(isOpenQuestion(e) ? `answered ${e.author}` : `replied to ${e.author}`);
     // Replying is looking: the note leaves Needs eyes (a question leaves

@@ -10,6 +10,8 @@ import { LogicalSize, getCurrentWindow } from "@tauri-apps/api/window";
 import { EngineError, getSettings, hideQuick, rpc } from "../api";
 import { choiceClass } from "../choices";
 import { title } from "../context";
+import { checkAddressed } from "../handoff";
+import { drawAddressed, wireAddressing } from "./Addressing";
 import { newestOpenQuestion } from "../store";
 import { parseQuickNote } from "../tags";
 import type { Entry, Settings } from "../types";
@@ -102,6 +104,12 @@ form.addEventListener("submit", (ev) => {
 async function send(text: string): Promise<void> {
   if (!text.trim()) return;
   const { content, tags, to } = parseQuickNote(text);
+  const warning = await checkAddressed(text, to, settings.author);
+  if (warning) {
+    $("quick-status").textContent = warning;
+    fit();
+    return;
+  }
   const target = replying ? offered : null;
   const params = target
     ? { pad: target.pad, reply_to: target.id, content, tags, to, author: settings.author }
@@ -109,6 +117,7 @@ async function send(text: string): Promise<void> {
   try {
     await rpc("entry.add", params);
     input.value = "";
+    drawAddressed($("quick-to"), "");
     $("quick-status").textContent = "";
     offered = null;
     replying = false;
@@ -129,6 +138,7 @@ document.addEventListener("keydown", (ev) => {
   }
 });
 
+wireAddressing(input, $("quick-to"), $("quick-suggest"), () => settings.author);
 void listen("quick-shown", () => void ready());
 void listen<Entry>("quick-reply", (e) => void ready(e.payload));
 void listen("settings-changed", () => void ready(replying ? offered : null));
