@@ -165,7 +165,7 @@ test("Tab in the quick box switches from answering to a plain note", async () =>
   await toWindow("main");
 });
 
-test("a needs_eyes note's notification offers Reply, which opens the quick box on it", async () => {
+test("a needs_eyes note's notification offers Reply, which opens the quick box on it; the reply takes it out of Needs eyes", async () => {
   execFileSync("dunstctl", ["close-all"]);
   const note = (await call("entry.add", { pad: "ops", author: "agent-ops", content: "disk at 91% on db-2", tags: ["needs_eyes"] })).entry;
   // The question of the test before may still be notified late beside it:
@@ -185,6 +185,8 @@ test("a needs_eyes note's notification offers Reply, which opens the quick box o
   });
   assert.equal(t.replies[0].content, "I will clean the logs");
   assert.equal(t.replies[0].pad, "ops");
+  await waitFor("the note out of Needs eyes: replying is looking", async () =>
+    !(await call("entry.get", { id: note.id })).entry.tags.includes("needs_eyes"));
   await waitFor("Enter to hide the box", async () => !quickVisible());
   await toWindow("main");
 });

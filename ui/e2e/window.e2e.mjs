@@ -289,6 +289,37 @@ test("the tasks view says who holds each task and counts failed ones; rows read 
   assert.deepEqual(await order(), before);
 });
 
+test("a task reads as titles and times, and the person can mark it done, fail it, unblock it or reopen it", async () => {
+  const migrate = (await call("entry.add", { pad: "chores", author: "planner", kind: "task", content: "migrate the billing db\nstep by step" })).entry;
+  const swap = (await call("entry.add", { pad: "chores", author: "planner", kind: "task", content: "switch traffic to the new db", depends_on: [migrate.id] })).entry;
+  const stuck = (await call("entry.add", { pad: "chores", author: "planner", kind: "task", content: "renew the TLS certificate" })).entry;
+  await callAs("worker-7", "entry.update", { id: stuck.id, status: "blocked" });
+  await callAs("worker-7", "task.claim", { pad: "chores", agent: "worker-7", lease_seconds: 600 });
+  await clickPad("chores");
+  await waitFor("the feed", () => rowWith("switch traffic"));
+  await clickRow("switch traffic");
+  await waitFor("what it waits on, by title", async () => (await text("#detail-main")).includes("waits on: “migrate the billing db”"));
+  assert.ok(!(await text("#detail-main")).includes(migrate.id), "no raw id for what it waits on");
+  await clickRow("migrate the billing db");
+  await waitFor("the lease in words", async () => /lease: runs out in (10m|9m)/.test(await text("#detail-main")));
+  const buttonIn = (label) => browser.execute((l) => {
+    const b = [...document.querySelectorAll("#detail-main .actions button")].find((x) => x.textContent === l);
+    b?.click();
+    return !!b;
+  }, label);
+  assert.ok(await buttonIn("Mark done"));
+  await waitFor("done", async () => (await call("entry.get", { id: migrate.id })).entry.status === "done");
+  await waitFor("Reopen offered", async () => (await text("#detail-main .actions")).includes("Reopen"));
+  await clickRow("renew the TLS certificate");
+  await waitFor("Unblock offered", async () => (await text("#detail-main .actions")).includes("Unblock"));
+  assert.ok(await buttonIn("Unblock"));
+  await waitFor("back in the queue", async () => (await call("entry.get", { id: stuck.id })).entry.status === "todo");
+  await clickRow("switch traffic");
+  await waitFor("its actions", async () => (await text("#detail-main .actions")).includes("Mark failed"));
+  assert.ok(await buttonIn("Mark failed"));
+  await waitFor("failed", async () => (await call("entry.get", { id: swap.id })).entry.status === "failed");
+});
+
 test("All pads is one live feed across every pad", async () => {
   await call("entry.add", { pad: "pad-one", author: "agent-1", content: "from pad one" });
   await call("entry.add", { pad: "pad-two", author: "agent-2", content: "from pad two" });

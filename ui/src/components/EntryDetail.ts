@@ -11,6 +11,7 @@ import { renderMarkdown } from "../markdown";
 import { app, selectedEntry } from "../state";
 import { parseQuickNote } from "../tags";
 import { title } from "../context";
+import { doneLooking } from "../eyes";
 import { checkAddressed } from "../handoff";
 import type { Delivery } from "../protocol";
 import { taskWord } from "../taskwords";
@@ -103,12 +104,12 @@ function view(e: Entry): HTMLElement[] {
   if (e.superseded_by) facts.append(el("div", "fact superseded", `superseded by ${e.superseded_by}: a newer note holds now`));
   fact("state", taskWord(e));
   fact("held by", e.assignee);
-  fact("lease until", e.lease_until);
+  fact("lease", e.lease_until ? `${Date.parse(e.lease_until) > Date.now() ? "runs out" : "ran out"} ${ago(e.lease_until)} (${clock(e.lease_until)})` : null);
   fact("resume", e.resume);
   fact("last error", e.error);
   fact("category", e.category ? `${e.category}${e.confidence !== null ? ` (confidence ${e.confidence})` : ""}` : null);
-  fact("waits on", e.depends_on.join(", "));
-  fact("reminder", e.remind_at);
+  if (e.depends_on.length) facts.append(waitsOnLine(e.depends_on));
+  fact("reminder", e.remind_at ? `${ago(e.remind_at)} (${clock(e.remind_at)})` : null);
   if (e.choices.length) fact("choices", e.choices.join(" · "));
   if (e.to.length) fact("for", e.to.join(", "));
   for (const d of app.deliveries.of(e.id)) facts.append(deliveryLine(e, d));
@@ -125,6 +126,9 @@ function view(e: Entry): HTMLElement[] {
   button("Edit", "e", () => startEdit(e));
   if (!e.superseded_by) button("Replace…", "Write what holds now as a new note: this one is kept, marked superseded, and lists and searches show the new one", () => startEdit(e, true));
   if (e.tags.includes("needs_eyes")) button("Done looking", "removes the needs_eyes tag", () => void seen(e));
+  if (e.kind === "task") {
+    for (const [label, status, title] of taskMoves(e)) button(label, title, () => void setStatus(e, status));
+  }
   button("Delete", "Delete", () => void remove(e), "danger");
   const body = el("div", "markdown");
   body.innerHTML = renderMarkdown(e.content);
@@ -155,6 +159,41 @@ function deliveryLine(e: Entry, d: Delivery): HTMLElement {
       .catch(fail);
   });
   line.append(" ", b);
+  return line;
+}
+
+/** What the person can do with a task: finish it, fail it, unblock it,
+ *  or reopen a finished one. */
+function taskMoves(e: Entry): [string, "todo" | "done" | "failed", string][] {
+  if (e.status === "done" || e.status === "failed") return [["Reopen", "todo", "Back to the queue, to do again"]];
+  const moves: [string, "todo" | "done" | "failed", string][] = [
+    ["Mark done", "done", "Done: tasks waiting on it can go"],
+    ["Mark failed", "failed", "Failed: say why in a reply"],
+  ];
+  if (e.status === "blocked") moves.push(["Unblock", "todo", "Back to the queue: whoever takes tasks can claim it"]);
+  return moves;
+}
+
+async function setStatus(e: Entry, status: "todo" | "done" | "failed"): Promise<void> {
+  try {
+    await rpc("entry.update", { id: e.id, status, if_version: e.version });
+    say(status === "todo" ? "back in the queue" : `marked ${status}`);
+  } catch (err) {
+    fail(err);
+  }
+}
+
+/** "14:03" for a time today, else "26 Nov 14:03": when, beside "in 4m". */
+export function clock(t: string, now = new Date()): string {
+  const d = new Date(t);
+  const hm = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return d.toDateString() === now.toDateString() ? hm : `${d.toLocaleDateString([], { day: "numeric", month: "short" })} ${hm}`;
+}
+
+/** The tasks this one waits on, by their titles. */
+function waitsOnLine(ids: string[]): HTMLElement {
+  const line = el("div", "fact waits-on", "waits on: …");
+  void Promise.all(ids.map((id) => title(id))).then((ts) => (line.textContent = `waits on: ${ts.map((t) => `“${t}”`).join(", ")}`));
   return line;
 }
 
@@ -421,21 +460,6 @@ async function saveEdit(content: string): Promise<void> {
 
 async function seen(e: Entry): Promise<void> {
   await doneLooking(e.id).catch(fail);
-}
-
-/** Takes the `needs_eyes` tag off an entry, as it is now (an agent may
- *  have changed it since it was drawn). */
-export async function doneLooking(id: string): Promise<void> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const { entry } = await rpc("entry.get", { id });
-    if (!entry.tags.includes("needs_eyes")) return;
-    try {
-      await rpc("entry.update", { id, tags: entry.tags.filter((t) => t !== "needs_eyes"), if_version: entry.version });
-      return;
-    } catch (err) {
-      if (!(err instanceof EngineError && err.code === -32002)) throw err;
-    }
-  }
 }
 
 export async function remove(e: Entry): Promise<void> {

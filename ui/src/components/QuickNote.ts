@@ -10,6 +10,7 @@ import { LogicalSize, getCurrentWindow } from "@tauri-apps/api/window";
 import { EngineError, getSettings, hideQuick, rpc } from "../api";
 import { choiceClass } from "../choices";
 import { title } from "../context";
+import { doneLooking } from "../eyes";
 import { checkAddressed } from "../handoff";
 import { drawAddressed, wireAddressing } from "./Addressing";
 import { newestOpenQuestion } from "../store";
@@ -116,6 +117,9 @@ async function send(text: string): Promise<void> {
     : { pad: settings.pad, content, tags, to, author: settings.author };
   try {
     await rpc("entry.add", params);
+    // Replying is looking: a flagged note leaves Needs eyes (a question
+    // leaves it when answered, by the engine).
+    if (target && target.kind !== "question" && target.tags.includes("needs_eyes")) await doneLooking(target.id);
     input.value = "";
     drawAddressed($("quick-to"), "");
     $("quick-status").textContent = "";
