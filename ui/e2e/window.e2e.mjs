@@ -97,9 +97,10 @@ test("a waiting question stays on top of Needs eyes, reads its choices by meanin
 test("agents and the person are told apart: a colour and initials per agent, 'you' for the person", async () => {
   await call("entry.add", { pad: "colours", author: "agent-zero", content: "from agent zero" });
   await call("entry.add", { pad: "colours", author: "claude", content: "from claude" });
+  for (const a of ["codex", "gemini", "agent-9", "helper"]) await call("entry.add", { pad: "colours", author: a, content: `from ${a}` });
   await call("entry.add", { pad: "colours", author: "user", content: "from me" });
   await clickPad("colours");
-  await waitFor("the three notes", () => rowWith("from me"));
+  await waitFor("the notes", () => rowWith("from me"));
   const chips = await browser.execute(() =>
     [...document.querySelectorAll("#feed .row")].map((r) => {
       const a = r.querySelector(".avatar");
@@ -107,8 +108,8 @@ test("agents and the person are told apart: a colour and initials per agent, 'yo
     }),
   );
   const byText = Object.fromEntries(chips);
-  assert.deepEqual(Object.keys(byText).sort(), ["AZ", "CL", "you"]);
-  assert.equal(new Set(Object.values(byText)).size, 3, "three different colours");
+  assert.deepEqual(Object.keys(byText).sort(), ["A9", "AZ", "CL", "CO", "GE", "HE", "you"]);
+  assert.equal(new Set(Object.values(byText)).size, 7, "six agents, six colours, and the person's own");
   await screenshot("authors");
 });
 

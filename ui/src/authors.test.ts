@@ -1,15 +1,14 @@
-import { authorChip, hue, initials } from "./authors";
+import { COLOURS, authorChip, colour, initials } from "./authors";
 
 describe("authors", () => {
-  it("gives each name a stable hue outside the person's band", () => {
-    expect(hue("agent-zero")).toBe(hue("Agent-Zero"));
-    const hues = ["agent-0", "agent-1", "agent-2", "claude", "codex", "gemini"].map(hue);
-    expect(new Set(hues).size).toBeGreaterThan(4);
-    for (let i = 0; i < 500; i++) {
-      const h = hue(`agent-${i}`);
-      expect(h < 195 || h >= 225).toBe(true);
-      expect(h).toBeLessThan(360);
-    }
+  it("gives agents colours in order of first appearance, each kept", () => {
+    localStorage.clear();
+    const six = ["agent-0", "agent-1", "agent-2", "claude", "codex", "gemini"].map(colour);
+    expect(new Set(six).size).toBe(6);
+    expect(six).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(colour("Agent-1")).toBe(1);
+    for (let i = 0; i < 30; i++) expect(colour(`more-${i}`)).toBeLessThan(COLOURS);
+    expect(colour("claude")).toBe(3);
   });
 
   it("makes initials from names", () => {
@@ -24,6 +23,6 @@ describe("authors", () => {
     expect(me.querySelector(".author")?.classList.contains("me")).toBe(true);
     const agent = authorChip("agent-zero", "user");
     expect(agent.querySelector(".avatar")?.textContent).toBe("AZ");
-    expect(agent.style.getPropertyValue("--hue")).toBe(String(hue("agent-zero")));
+    expect(agent.classList.contains(`c${colour("agent-zero")}`)).toBe(true);
   });
 });

@@ -1,20 +1,38 @@
-// Authors told apart at a glance: each agent gets a stable colour and
-// initials from its name; the person is always drawn the same, distinct
-// from every agent (no agent hue comes near it).
+// Authors told apart at a glance: each agent gets a colour of its own —
+// the ten of the palette (style.css `.c0`…`.c9`) given in order of first
+// appearance, so the first agents never share one — and initials from its
+// name; the person is always drawn the same, apart from every agent. The
+// colours given are kept (localStorage), so an agent keeps its colour.
 
 import { el } from "./dom";
 
-/** A stable hue for an agent's name (FNV-1a), kept out of the band around
- *  the person's colour. */
-export function hue(name: string): number {
-  let h = 0x811c9dc5;
-  for (const ch of name.toLowerCase()) {
-    h ^= ch.codePointAt(0) ?? 0;
-    h = Math.imul(h, 0x01000193) >>> 0;
+/** How many colours the palette has. */
+export const COLOURS = 10;
+
+const KEY = "agent-colours";
+
+/** The colours given so far: agent name → place in the palette. */
+function given(): Record<string, number> {
+  try {
+    return JSON.parse(localStorage.getItem(KEY) ?? "{}") as Record<string, number>;
+  } catch {
+    return {};
   }
-  // 300 of the 360 degrees; the person's 30° band (195–225, blue) is skipped.
-  const d = h % 300;
-  return d < 195 ? d : d + 30;
+}
+
+/** The agent's colour: the one it was given, or the next one. */
+export function colour(name: string): number {
+  const key = name.toLowerCase();
+  const all = given();
+  if (all[key] === undefined) {
+    all[key] = Object.keys(all).length % COLOURS;
+    try {
+      localStorage.setItem(KEY, JSON.stringify(all));
+    } catch {
+      // no storage: the colour holds for this session only
+    }
+  }
+  return all[key];
 }
 
 /** Up to two letters: "agent-zero" → "AZ", "claude" → "CL". */
@@ -29,9 +47,8 @@ export function authorChip(name: string, me: string): HTMLElement {
   const chip = el("span", "who");
   const mine = name.toLowerCase() === me.toLowerCase();
   const badge = el("span", mine ? "avatar me" : "avatar", mine ? "you" : initials(name));
-  if (!mine) badge.style.setProperty("--hue", String(hue(name)));
   chip.append(badge, el("span", mine ? "author me" : "author", name));
-  if (!mine) chip.style.setProperty("--hue", String(hue(name)));
+  if (!mine) chip.classList.add(`c${colour(name)}`);
   chip.title = mine ? `${name} (you)` : `${name} (an agent)`;
   return chip;
 }

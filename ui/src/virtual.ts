@@ -77,8 +77,10 @@ export class VirtualList<T> {
   ) {
     this.spacer = document.createElement("div");
     this.spacer.className = "vlist-spacer";
+    this.spacer.setAttribute("aria-hidden", "true");
     this.rows = document.createElement("div");
     this.rows.className = "vlist-rows";
+    this.rows.setAttribute("role", "none");
     viewport.replaceChildren(this.spacer, this.rows);
     viewport.addEventListener("scroll", () => this.schedule(), { passive: true });
     // A wider or narrower pane wraps text differently: measure again. Not
@@ -146,7 +148,11 @@ export class VirtualList<T> {
       out.push(row);
       drawn.push(i);
     }
+    // Rows are drawn anew: focus on one (a person moving through the list
+    // by keyboard) goes to the new tab stop, not to the page.
+    const hadFocus = this.rows.contains(document.activeElement);
     this.rows.replaceChildren(...out);
+    if (hadFocus) this.rows.querySelector<HTMLElement>('[tabindex="0"]')?.focus({ preventScroll: true });
     // Measure what was drawn; place the rows by their real heights.
     let shift = 0;
     const anchor = v.scrollTop;

@@ -24,6 +24,9 @@ export const ROW_ESTIMATE = 64;
 const rowKey = (e: Entry): string =>
   `${e.id}:${e.version}:${e.replies}:${app.deliveries.of(e.id).length}:${app.view}:${layout.folded?.get(e.id)?.length ?? 0}`;
 const list = new VirtualList<Entry>($("feed"), ROW_ESTIMATE, row, rowKey);
+// A list a screen reader announces: each row an item, one tab stop (the
+// selected row), arrows and j/k moving focus and selection together.
+$("feed").setAttribute("role", "list");
 
 /** How a view lays its rows out, beyond the rows themselves. */
 export interface Layout {
@@ -108,7 +111,17 @@ function foldLine(e: Entry, replies: Entry[]): HTMLElement {
 function row(e: Entry, i: number): HTMLElement {
   const r = el("div", "row");
   r.dataset.id = e.id;
-  r.classList.toggle("selected", e.id === app.selected);
+  const selected = e.id === app.selected;
+  r.classList.toggle("selected", selected);
+  r.setAttribute("role", "listitem");
+  r.setAttribute("aria-posinset", String(i + 1));
+  r.setAttribute("aria-setsize", String(app.shown.length));
+  r.setAttribute("aria-label", `${e.kind} by ${e.author}, ${ago(e.created_at)}: ${plainPreview(e.content, 160)}`);
+  if (selected) r.setAttribute("aria-current", "true");
+  r.tabIndex = selected || (!app.selected && i === 0) ? 0 : -1;
+  r.addEventListener("focus", () => {
+    if (app.selected !== e.id) select(e.id);
+  });
   r.classList.toggle("eyes", e.tags.includes("needs_eyes"));
   const head = el("div", "row-head");
   head.append(el("span", `kind kind-${e.kind}`, e.kind));
