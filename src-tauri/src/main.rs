@@ -132,6 +132,31 @@ fn on_notification(app: &AppHandle, entry: &Value, action: notify::Action) {
     }
 }
 
+/// Opens a link from an entry in the person's browser (`xdg-open`, the
+/// desktop's choice): web and mail links only, never a file or a command.
+#[tauri::command]
+fn open_link(url: String) -> Result<(), String> {
+    let lower = url.to_ascii_lowercase();
+    if !["http://", "https://", "mailto:"]
+        .iter()
+        .any(|p| lower.starts_with(p))
+    {
+        return Err(format!(
+            "not opened: {url} is not a web or mail link (http, https, mailto)"
+        ));
+    }
+    let mut child = std::process::Command::new("xdg-open")
+        .arg(&url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot open {url}: xdg-open: {e}"))?;
+    // Reaped on its own thread: xdg-open may wait for the browser.
+    std::thread::spawn(move || child.wait());
+    Ok(())
+}
+
 /// The title of entry `id` (its first line): what a notification of a
 /// reply says it is about. None when it cannot be read.
 pub fn entry_title(app: &AppHandle, id: &str) -> Option<String> {
@@ -311,6 +336,13 @@ async fn connect_agent_zero(
     }))
 }
 
+/// Shows the quick-note box from the window (Ctrl+K, or its button): for
+/// when the global hotkey is taken or the desktop has none (Wayland).
+#[tauri::command]
+fn open_quick(app: AppHandle) {
+    show_quick(&app, None);
+}
+
 /// Hides the quick-note box (Esc, or after saving).
 #[tauri::command]
 fn hide_quick(app: AppHandle) {
@@ -474,7 +506,9 @@ fn main() {
             get_settings,
             set_settings,
             connect_agent_zero,
-            hide_quick
+            hide_quick,
+            open_quick,
+            open_link
         ])
         .on_window_event(|window, event| {
             // Closing the main window hides it to the tray: agents keep

@@ -16,7 +16,8 @@ pub struct Settings {
     pub author: String,
     /// Desktop notifications for entries tagged `needs_eyes`.
     pub notifications: bool,
-    /// Idle time before a pad created in the app expires (`null`: never).
+    /// Idle time before a pad created in the app expires (`null`, the
+    /// default: never — the person's own pads are kept).
     pub default_ttl_seconds: Option<i64>,
     /// The pad the quick-note box writes to (the last one open).
     pub pad: String,
@@ -40,7 +41,7 @@ impl Default for Settings {
             hotkey: "Ctrl+Shift+Space".into(),
             author: "user".into(),
             notifications: true,
-            default_ttl_seconds: Some(7200),
+            default_ttl_seconds: None,
             pad: "inbox".into(),
             metrics: None,
             model: None,

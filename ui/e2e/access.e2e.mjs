@@ -5,6 +5,7 @@
 // WCAG 2 A and AA: contrast computed from the rendered styles, named
 // controls and fields, the feed a list of focusable items.
 
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { test, before, after } from "node:test";
@@ -122,4 +123,64 @@ test("the feed is a list of focusable items a screen reader announces; moving fo
   const focused = await browser.execute(() => ({ id: document.activeElement?.dataset?.id, selected: document.querySelector("#feed .row.selected")?.dataset.id }));
   assert.ok(focused.id, "focus is on a row");
   assert.equal(focused.id, focused.selected, "the focused row is the selected one");
+});
+
+/** Resizes the main window (X, through xdotool) and waits for the page to see it. */
+async function resize(width, height) {
+  const ids = execFileSync("xdotool", ["search", "--name", "^Scratchpad$"]).toString().trim().split("\n");
+  for (const id of ids) execFileSync("xdotool", ["windowsize", id, String(width), String(height)]);
+  await waitFor(`the window at ${width} px`, async () => Math.abs((await browser.execute(() => window.innerWidth)) - width) <= 2);
+}
+
+test("a layout a person keeps open: one toolbar row, filters behind Filter, Clear in the pad menu, no list tools on Agents; at 760 px nothing scrolls sideways and an entry opens over the list", async () => {
+  await clickPad("access");
+  await waitFor("the feed", () => rowWith("deploy the 5s timeout fix"));
+  const layout = () => browser.execute(() => {
+    const bar = document.getElementById("toolbar");
+    const boxes = [...bar.children].map((c) => c.getBoundingClientRect()).filter((b) => b.height > 0);
+    const firstRow = Math.min(...boxes.map((b) => b.bottom));
+    return {
+      // A control starting below the first row's bottom has wrapped.
+      rows: boxes.some((b) => b.top >= firstRow - 1) ? 2 : 1,
+      sideways: document.documentElement.scrollWidth - window.innerWidth,
+      mainSideways: document.querySelector("main").scrollWidth - document.querySelector("main").clientWidth,
+    };
+  });
+  const at = await layout();
+  assert.equal(at.rows, 1, "the toolbar is one row at the default size");
+  assert.equal(await browser.$("#filters").isDisplayed(), false, "filters hide behind Filter");
+  assert.equal(await browser.$("#clear-btn").isDisplayed(), false, "Clear is in the pad menu");
+  await browser.$("#filter-btn").click();
+  assert.equal(await browser.$("#filters").isDisplayed(), true);
+  assert.equal(await browser.$("#filter-btn").getAttribute("aria-expanded"), "true");
+  await browser.$("#filter-btn").click();
+  assert.equal(await browser.$("#filters").isDisplayed(), false);
+  await browser.$("#pad-menu-btn").click();
+  assert.equal(await browser.$("#clear-btn").isDisplayed(), true);
+  await browser.keys("Escape");
+  await waitFor("the menu closed", async () => !(await browser.$("#clear-btn").isDisplayed()));
+  await browser.execute(() => document.querySelector("#feed .row")?.click());
+  await screenshot("layout-default");
+  await browser.$("#agents-btn").click();
+  await waitFor("Agents", async () => await browser.$("#activity").isDisplayed());
+  assert.equal(await browser.$("#toolbar").isDisplayed(), false, "no search or filters on Agents");
+  assert.equal(await browser.$("#compose").isDisplayed(), false, "no compose on Agents");
+  await browser.$("#agents-btn").click();
+
+  await resize(760, 780);
+  try {
+    await waitFor("the feed", () => rowWith("deploy the 5s timeout fix"));
+    await browser.execute(() => document.getElementById("detail-close")?.click());
+    const narrow = await layout();
+    assert.ok(narrow.sideways <= 0 && narrow.mainSideways <= 0, `nothing scrolls sideways at 760 px: ${JSON.stringify(narrow)}`);
+    assert.equal(await browser.$("#detail").isDisplayed(), false, "the list has the room");
+    await browser.execute(() => [...document.querySelectorAll("#feed .row")].find((r) => r.textContent.includes("deploy the 5s timeout fix")).click());
+    await waitFor("the entry over the list", () => browser.$("#detail").isDisplayed());
+    assert.equal(await browser.$("#detail-close").isDisplayed(), true);
+    await screenshot("layout-760");
+    await browser.$("#detail-close").click();
+    await waitFor("back to the list", async () => !(await browser.$("#detail").isDisplayed()));
+  } finally {
+    await resize(1180, 780);
+  }
 });

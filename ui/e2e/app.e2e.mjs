@@ -4,11 +4,11 @@
 // display, the bus, the daemon and dbus-monitor), from ./scripts/test.
 
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import {
-  NOTIFY_LOG, browser, call, clickPad, clickRow, freePort, launch, quickVisible, quit, rowWith, screenshot, toWindow, typeQuick, waitFor,
+  NOTIFY_LOG, OPENED_LOG, browser, call, clickPad, clickRow, freePort, launch, quickVisible, quit, rowWith, screenshot, toWindow, typeQuick, waitFor,
 } from "./harness.mjs";
 
 let metricsPort;
@@ -69,6 +69,32 @@ test("the global hotkey opens the quick-note box; Enter stores a tagged entry", 
   await toWindow("main");
 });
 
+test("Ctrl+K (or the Quick note button) opens the quick box from the window; Shift+Enter writes a second line", async () => {
+  assert.equal(quickVisible(), false);
+  await browser.$("#search").click();
+  await browser.keys(["Control", "k"]);
+  await waitFor("the quick window on screen", async () => quickVisible());
+  await toWindow("quick");
+  const input = await browser.$("#quick-input");
+  await waitFor("the quick box", () => input.isDisplayed());
+  await typeQuick("plan for friday");
+  await browser.keys(["Shift", "Enter"]);
+  await browser.keys(["Shift"]);
+  await input.addValue("- call the vendor #plans");
+  assert.equal(quickVisible(), true, "Shift+Enter is a new line, not a save");
+  await browser.keys("Enter");
+  const found = await waitFor("the two-line note", async () => (await call("entry.list", { tags: ["plans"] })).entries[0]);
+  assert.equal(found.content, "plan for friday\n- call the vendor");
+  await waitFor("Enter to hide the box", async () => !quickVisible());
+  await toWindow("main");
+  await browser.$("#quick-btn").click();
+  await waitFor("the quick window from its button", async () => quickVisible());
+  await toWindow("quick");
+  await browser.keys("Escape");
+  await waitFor("Esc to hide it", async () => !quickVisible());
+  await toWindow("main");
+});
+
 test("content with script or onerror HTML is shown as text and never runs", async () => {
   await call("entry.add", { pad: "inbox", author: "agent-x", content: "<script>window.__pwned = 1</script> and <img src=x onerror=\"window.__pwned = 2\"> here" });
   await waitFor("the hostile entry", () => rowWith("window.__pwned"));
@@ -78,6 +104,20 @@ test("content with script or onerror HTML is shown as text and never runs", asyn
   assert.equal(await browser.execute(() => window.__pwned), null);
   assert.equal(await browser.$$("#detail img").length, 0);
   assert.equal(await browser.$$("#detail script").length, 0);
+});
+
+test("a link in an entry opens in the browser, never in the app; a script link is not a link", async () => {
+  await call("entry.add", { pad: "inbox", author: "agent-x", content: "the run is at [run 42](https://ci.example.com/run/42) and [this](javascript:alert(1))" });
+  await waitFor("the entry", () => rowWith("the run is at"));
+  await clickRow("the run is at");
+  await waitFor("the link in the detail", async () => (await browser.$$("#detail .markdown a").length) >= 1);
+  const hrefs = await browser.execute(() => [...document.querySelectorAll("#detail .markdown a")].map((a) => a.getAttribute("href") ?? ""));
+  assert.ok(!hrefs.some((h) => h.startsWith("javascript")), `no script link: ${hrefs}`);
+  const at = await browser.execute(() => location.href);
+  await browser.execute(() => [...document.querySelectorAll("#detail .markdown a")].find((a) => a.textContent === "run 42").click());
+  await waitFor("the browser asked to open it", () => existsSync(OPENED_LOG) && readFileSync(OPENED_LOG, "utf8").includes("https://ci.example.com/run/42"));
+  assert.match(await browser.$("#status").getText(), /opened https:\/\/ci\.example\.com\/run\/42 in your browser/);
+  assert.equal(await browser.execute(() => location.href), at, "the app did not navigate");
 });
 
 test("an agent's needs_eyes entry raises a notification whose action opens it", async () => {
@@ -119,12 +159,16 @@ test("search finds an entry; clearing a pad asks first", async () => {
 
   await clickPad("scratch");
   await waitFor("the scratch feed", () => rowWith("second scratch note"));
+  // Clear is in the pad's menu, not among the toolbar's loudest controls.
+  assert.equal(await browser.$("#clear-btn").isDisplayed(), false, "Clear hides in the pad menu");
+  await browser.$("#pad-menu-btn").click();
   await browser.$("#clear-btn").click();
   const dialog = await browser.$("#confirm");
   // (No screenshot here: WebKitWebDriver hangs taking one over a modal dialog.)
   await waitFor("the confirmation", () => dialog.getAttribute("open").then((v) => v !== null));
   await browser.$("#confirm button[value=cancel]").click();
   assert.equal((await call("entry.list", { pad: "scratch" })).entries.length, 2, "cancel deletes nothing");
+  await browser.$("#pad-menu-btn").click();
   await browser.$("#clear-btn").click();
   await browser.$("#confirm-ok").click();
   await waitFor("the pad to empty", async () => (await call("entry.list", { pad: "scratch" })).entries.length === 0);

@@ -24,8 +24,15 @@ const runDir = path.join(home, "run");
 mkdirSync(runDir, { mode: 0o700 });
 chmodSync(runDir, 0o700);
 export const socket = path.join(runDir, "pad.sock");
+// The desktop's link opener, as the app calls it: it notes the link in
+// OUT/opened.log (there is no browser under Xvfb).
+const bin = path.join(home, "bin");
+mkdirSync(bin);
+writeFileSync(path.join(bin, "xdg-open"), `#!/bin/sh\nprintf '%s\\n' "$1" >> '${path.join(OUT, "opened.log")}'\n`, { mode: 0o755 });
+export const OPENED_LOG = path.join(OUT, "opened.log");
 export const env = {
   ...process.env,
+  PATH: `${bin}:${process.env.PATH}`,
   PAD_HOME: path.join(home, "data"),
   PAD_SOCKET: socket,
   PAD_NO_SEMANTIC: "1",

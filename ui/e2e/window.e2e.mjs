@@ -173,7 +173,7 @@ test("replies fold under the note they answer: the note says how many and the la
   await waitFor("folded again", async () => (await rowTexts()).length === 2);
 });
 
-test("a pad that expires while the app is open moves to Archived, with a notice and Restore", async () => {
+test("a pad that expires while the app is open moves to Archived, with a notice, Read and Restore", async () => {
   await call("entry.add", { pad: "short-lived", author: "agent-4", content: "a note that outlives its pad" });
   await call("pad.configure", { name: "short-lived", ttl_seconds: 1 });
   // The engine sweeps every 30 s.
@@ -184,6 +184,12 @@ test("a pad that expires while the app is open moves to Archived, with a notice 
     document.getElementById("archived").open = true;
   });
   await screenshot("archived");
+  // Read without restoring: the pad as it is, read-only.
+  await browser.execute(() => document.querySelector('#archived .archived-pad[data-pad="short-lived"] .read').click());
+  await waitFor("the archived pad, read-only", async () =>
+    /short-lived \(archived, read-only\)/.test(await text("#export-title")) && (await browser.$("#export-text").getValue()).includes("a note that outlives its pad"));
+  assert.equal(await browser.$("#export-text").getAttribute("readonly"), "true");
+  await browser.$("#export-dialog button[value=close]").click();
   await browser.execute(() => document.querySelector('#archived .archived-pad[data-pad="short-lived"] .restore').click());
   await waitFor("the pad live again", async () => (await call("pad.list")).pads.some((p) => p.name === "short-lived"));
   await waitFor("its note in the feed", () => rowWith("a note that outlives its pad"));
@@ -231,7 +237,10 @@ test("New pad is a dialog that offers the name the engine takes", async () => {
   assert.match(await text("#new-pad-ok"), /Create client-work-q4/);
   await browser.keys("Enter");
   await waitFor("the new pad open", async () => /client-work-q4/.test(await text("#view-title")));
-  assert.equal((await call("pad.touch", { name: "client-work-q4" })).pad.name, "client-work-q4", "the engine has it");
+  const made = (await call("pad.touch", { name: "client-work-q4" })).pad;
+  assert.equal(made.name, "client-work-q4", "the engine has it");
+  assert.equal(made.ttl_seconds, null, "the person's own pad is kept: it never expires");
+  assert.equal(made.expires_at, null);
 });
 
 test("tags are editable, and clicking one filters the feed to it; a pin is drawn, not an emoji", async () => {

@@ -43,6 +43,10 @@ export const getSettings = () => invoke<Settings>("get_settings");
 export const setSettings = (settings: Settings) => invoke<Settings>("set_settings", { settings });
 export const appInfo = () => invoke<AppInfo>("app_info");
 export const hideQuick = () => invoke<void>("hide_quick");
+/** Shows the quick-note box (from the window: Ctrl+K, or its button). */
+export const openQuick = () => invoke<void>("open_quick");
+/** Opens a web or mail link in the person's browser. */
+export const openLink = (url: string) => invoke<void>("open_link", { url });
 /** Installs Agent Zero's plugin into `dir`; with `address`, for Docker: serves the engine there with a new token in the plugin's settings. */
 export const connectAgentZero = (dir: string, address: string | null) =>
   invoke<{ plugin: string; url: string | null; restart: string }>("connect_agent_zero", { dir, address });

@@ -5,7 +5,7 @@
 // trusted to be safe text unless it went through textContent or the
 // markdown sanitizer.
 
-import { appInfo, getSettings, onEvent, onFocusEntry, onShowNeedsEyes, rpc } from "./api";
+import { appInfo, getSettings, onEvent, onFocusEntry, onShowNeedsEyes, openLink, openQuick, rpc } from "./api";
 import { $, fail, say } from "./dom";
 import { app, currentPad, padOnScreen, selectedEntry } from "./state";
 import { parseQuickNote } from "./tags";
@@ -14,10 +14,10 @@ import { drawAddressed, wireAddressing } from "./components/Addressing";
 import { exportPad, openSettings, wireDialogs } from "./components/Dialogs";
 import { wireConnect } from "./components/Connect";
 import { drawDetail, focusReply, onOpenEntry, remove, sendReply, startEdit, togglePin } from "./components/EntryDetail";
-import { move, nearEnd } from "./components/List";
-import { clearPad, createPad, drawNewPadHint, newPad } from "./components/PadActions";
+import { move, nearEnd, select } from "./components/List";
+import { clearPad, createPad, drawNewPadHint, newPad, wirePadMenu } from "./components/PadActions";
 import { focusEntry, loadMore, openPad, showAll } from "./views/feed";
-import { drawInboxCount } from "./views/frame";
+import { drawFilters, drawInboxCount, toggleFilters } from "./views/frame";
 import { drawSoon, refilter, reload, wireTags } from "./views/index";
 import { loadInbox, showInbox } from "./views/inbox";
 import { showActivity, showAgents } from "./views/panes";
@@ -78,8 +78,19 @@ function wire(): void {
     }
   });
   for (const id of ["f-kind", "f-tag", "f-author", "f-status"]) {
-    $(id).addEventListener("change", () => void refilter().catch(fail));
+    $(id).addEventListener("change", () => {
+      drawFilters();
+      void refilter().catch(fail);
+    });
   }
+  $("filter-btn").addEventListener("click", toggleFilters);
+  $("filters-clear").addEventListener("click", () => {
+    for (const id of ["f-kind", "f-tag", "f-author", "f-status"]) ($(id) as HTMLInputElement).value = "";
+    drawFilters();
+    void refilter().catch(fail);
+  });
+  wirePadMenu();
+  $("detail-close").addEventListener("click", () => select(null));
   wireTags();
   $("inbox-btn").addEventListener("click", () => void showInbox().catch(fail));
   $("activity-btn").addEventListener("click", () => void showActivity().catch(fail));
@@ -104,16 +115,19 @@ function wire(): void {
     }
   });
   $("settings-btn").addEventListener("click", openSettings);
+  $("quick-btn").addEventListener("click", () => void openQuick().catch(fail));
   $("feed").addEventListener("scroll", () => {
     if (nearEnd()) void loadMore().catch(fail);
   });
-  // Links in entries never navigate the app: show where they point.
+  // Links in entries never navigate the app: they open in the browser.
   $("detail").addEventListener("click", (ev) => {
     const a = (ev.target as HTMLElement).closest("a");
-    if (a) {
-      ev.preventDefault();
-      say(`link: ${a.getAttribute("href") ?? ""}`);
-    }
+    if (!a) return;
+    ev.preventDefault();
+    const href = a.getAttribute("href") ?? "";
+    void openLink(href)
+      .then(() => say(`opened ${href} in your browser`))
+      .catch((e) => say(String(e), true));
   });
   document.addEventListener("keydown", keys);
 }
@@ -125,6 +139,17 @@ function step(by: number): void {
 
 function keys(ev: KeyboardEvent): void {
   const t = ev.target as HTMLElement;
+  // Ctrl+K opens the quick box from anywhere in the window, even a field.
+  if (ev.key.toLowerCase() === "k" && (ev.ctrlKey || ev.metaKey) && !ev.altKey) {
+    ev.preventDefault();
+    void openQuick().catch(fail);
+    return;
+  }
+  // Esc closes the entry shown over the list (a narrow window).
+  if (ev.key === "Escape" && app.selected && !t.closest("input, textarea, select, dialog")) {
+    select(null);
+    return;
+  }
   if (t.closest("input, textarea, select") || document.querySelector("dialog[open]")) return;
   const e = selectedEntry();
   const handled = (() => {

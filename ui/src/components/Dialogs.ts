@@ -15,8 +15,14 @@ export async function confirmAction(text: string, ok = "Delete"): Promise<boolea
 
 export async function exportPad(): Promise<void> {
   if (!padOnScreen()) return say("open a pad first: Export acts on the pad on screen", true);
-  const r = await rpc("pad.export", { name: currentPad(), format: "markdown" });
-  $("export-title").textContent = `Export of ${currentPad()}`;
+  return showExport(currentPad(), `Export of ${currentPad()}`);
+}
+
+/** The pad as markdown, read-only, with Copy: an export, or an archived
+ *  pad read without restoring it. */
+export async function showExport(pad: string, title: string): Promise<void> {
+  const r = await rpc("pad.export", { name: pad, format: "markdown" });
+  $("export-title").textContent = title;
   ($("export-text") as HTMLTextAreaElement).value = r.text;
   $<HTMLDialogElement>("export-dialog").showModal();
 }

@@ -50,6 +50,8 @@ export function drawDetail(): void {
   drawn = key;
   const main = $("detail-main");
   const form = $<HTMLFormElement>("reply-form");
+  // A narrow window shows the detail over the list: only with something in it.
+  $("content").classList.toggle("detail-open", !!e || app.shown.length === 0);
   if (!e) {
     forgetThread();
     form.hidden = true;

@@ -60,3 +60,32 @@ export async function createPad(): Promise<void> {
     fail(e);
   }
 }
+
+/** The pad menu (⋯): Export and Clear, out of the toolbar's way; it
+ *  closes on a choice, a click elsewhere, or Esc. */
+export function wirePadMenu(): void {
+  const btn = $("pad-menu-btn");
+  const menu = $("pad-menu");
+  const close = () => {
+    menu.hidden = true;
+    btn.setAttribute("aria-expanded", "false");
+  };
+  btn.addEventListener("click", (ev) => {
+    ev.stopPropagation();
+    const open = menu.hidden;
+    menu.hidden = !open;
+    btn.setAttribute("aria-expanded", String(open));
+    if (open) menu.querySelector<HTMLElement>("button:not(:disabled)")?.focus();
+  });
+  // After the item's own handler (it bubbles here).
+  menu.addEventListener("click", close);
+  document.addEventListener("click", (ev) => {
+    if (!menu.hidden && !menu.contains(ev.target as Node)) close();
+  });
+  menu.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Escape") return;
+    ev.stopPropagation();
+    close();
+    btn.focus();
+  });
+}

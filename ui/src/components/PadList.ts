@@ -4,6 +4,7 @@
 // Archived, each with Restore: nothing vanishes without a trace.
 
 import { rpc } from "../api";
+import { showExport } from "./Dialogs";
 import { $, el, fail, say } from "../dom";
 import { app, currentPad, INBOX } from "../state";
 import { ago, until } from "../time";
@@ -91,10 +92,13 @@ function drawArchived(): void {
     row.dataset.pad = p.name;
     row.append(el("span", "pad-name", p.name), el("span", "count", String(p.entries)));
     row.append(el("span", "expiry", `archived ${p.archived_at ? ago(p.archived_at) : ""}`));
+    const read = el("button", "read", "Read");
+    read.title = `Read ${p.name} as it is, without restoring it`;
+    read.addEventListener("click", () => void showExport(p.name, `${p.name} (archived, read-only)`).catch(fail));
     const restore = el("button", "restore", "Restore");
     restore.title = `Bring ${p.name} back to the pad list with everything in it`;
     restore.addEventListener("click", () => void restorePad(p.name).catch(fail));
-    row.append(restore);
+    row.append(read, restore);
     return row;
   });
   const wasOpen = (box as HTMLDetailsElement).open;

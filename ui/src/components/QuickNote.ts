@@ -19,7 +19,7 @@ import type { Entry, Settings } from "../types";
 
 const $ = (id: string) => document.getElementById(id) as HTMLElement;
 const form = $("quick-form") as HTMLFormElement;
-const input = $("quick-input") as HTMLInputElement;
+const input = $("quick-input") as HTMLTextAreaElement;
 
 /** The entry the box offers to answer, and whether it is answering it. */
 let offered: Entry | null = null;
@@ -40,7 +40,7 @@ function drawMode(): void {
     $("quick-reply-who").textContent = "";
     $("quick-reply-text").textContent = offered ? `(open question from ${offered.author})` : "";
     $("quick-reply-hint").textContent = offered ? "Tab: answer it" : "";
-    input.placeholder = "A thought… #tags · @agent hands it over · Enter saves · Esc hides";
+    input.placeholder = "A thought… #tags · @agent hands it over · Enter saves, Shift+Enter a new line · Esc hides";
     $("quick-pad").textContent = `→ ${settings.pad}`;
   }
   line.classList.toggle("replying", replying && !!offered);
@@ -72,6 +72,13 @@ function drawAbout(): void {
       fit();
     }
   });
+}
+
+/** The box as tall as its lines (up to eight), the window with it. */
+function grow(): void {
+  input.style.height = "auto";
+  input.style.height = `${Math.min(input.scrollHeight, 8 * 26)}px`;
+  fit();
 }
 
 /** The window as tall as what it shows: the whole question, its choices. */
@@ -121,6 +128,7 @@ async function send(text: string): Promise<void> {
     // leaves it when answered, by the engine).
     if (target && target.kind !== "question" && target.tags.includes("needs_eyes")) await doneLooking(target.id);
     input.value = "";
+    grow();
     drawAddressed($("quick-to"), "");
     $("quick-status").textContent = "";
     offered = null;
@@ -143,6 +151,14 @@ document.addEventListener("keydown", (ev) => {
 });
 
 wireAddressing(input, $("quick-to"), $("quick-suggest"), () => settings.author);
+input.addEventListener("input", grow);
+// Enter saves; Shift+Enter is a new line (a note may be a list, a plan).
+input.addEventListener("keydown", (ev) => {
+  if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+    ev.preventDefault();
+    form.requestSubmit();
+  }
+});
 void listen("quick-shown", () => void ready());
 void listen<Entry>("quick-reply", (e) => void ready(e.payload));
 void listen("settings-changed", () => void ready(replying ? offered : null));

@@ -12,6 +12,11 @@ import { app, currentPad, padLabel, padOnScreen } from "../state";
 export function frame(title: string | Node[], pane = false): void {
   $("content").hidden = pane;
   $("activity").hidden = !pane;
+  // Search and filters act on lists, compose on a pad's feed: elsewhere
+  // they take no room.
+  $("toolbar").hidden = pane;
+  drawFilters(pane);
+  $("compose").hidden = app.view !== "feed";
   const t = $("view-title");
   if (typeof title === "string") t.textContent = title;
   else t.replaceChildren(...title);
@@ -49,11 +54,39 @@ export function drawActions(): void {
   set("tasks-btn", "Tasks", `Tasks of ${currentPad()} in dependency order (t)`);
   set("trash-btn", "Trash", `Deleted entries of ${currentPad()}, to restore (d)`);
   set("export-btn", `Export ${pad}`, `Export ${currentPad()} as markdown (x)`);
-  set("clear-btn", `Clear ${pad}`, `Move every entry of ${currentPad()} to the trash (Shift+C)`);
+  set("clear-btn", `Clear ${pad}…`, `Move every entry of ${currentPad()} to the trash (Shift+C)`);
+  set("pad-menu-btn", "⋯", `${currentPad()}'s actions: export, clear`);
   const ta = $<HTMLTextAreaElement>("compose-text");
   ta.disabled = !on;
   $<HTMLButtonElement>("compose-save").disabled = !on;
   ta.placeholder = on
     ? `Write a note to ${currentPad()}… (n to focus, Ctrl+Enter to save, #words become tags, @agent hands it over)`
     : "Open a pad to write to it";
+}
+
+/** The filters opened by the person (the Filter button). */
+let filtersOpen = false;
+
+/** How many filters narrow the list now. */
+function activeFilters(): number {
+  return ["f-kind", "f-tag", "f-author", "f-status"].filter((id) => ($(id) as HTMLInputElement).value.trim() !== "").length;
+}
+
+/** The Filter button says how many filters are on; the filters show while
+ *  opened or while any is on (so nothing narrows the list unseen). */
+export function drawFilters(pane = !$("activity").hidden): void {
+  const n = activeFilters();
+  const b = $("filter-btn");
+  b.textContent = n ? `Filter · ${n}` : "Filter";
+  b.classList.toggle("on", n > 0);
+  const shown = !pane && (filtersOpen || n > 0);
+  b.setAttribute("aria-expanded", String(shown));
+  $("filters").hidden = !shown;
+}
+
+/** The Filter button: opens or closes the filters. */
+export function toggleFilters(): void {
+  filtersOpen = !filtersOpen;
+  drawFilters();
+  if (filtersOpen) $("f-kind").focus();
 }

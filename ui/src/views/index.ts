@@ -7,7 +7,7 @@ import { $, fail } from "../dom";
 import { app } from "../state";
 import { TAG_FILTER } from "../components/Tag";
 import * as feed from "./feed";
-import { drawInboxCount } from "./frame";
+import { drawFilters, drawInboxCount } from "./frame";
 import * as inbox from "./inbox";
 import { search } from "./search";
 import { loadTasks } from "./tasks";
@@ -54,6 +54,7 @@ export function refilter(): Promise<void> {
 export function wireTags(): void {
   document.addEventListener(TAG_FILTER, (ev) => {
     ($("f-tag") as HTMLInputElement).value = (ev as CustomEvent<string>).detail;
+    drawFilters();
     void refilter().catch(fail);
   });
 }
