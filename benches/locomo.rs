@@ -22,8 +22,9 @@
 //! per mode, with and without the pad filter (the query's embedding
 //! included; a query's embedding alone is timed separately). More rows rank
 //! the baselines' exact lists the engine's way (`locomo/experiment.rs`):
-//! fused, lifted by neighbours, and two variants of the lift under trial
-//! (neighbours joining as candidates; two neighbours each side).
+//! fused, lifted by one neighbour each side, and two variants of the lift
+//! (neighbours joining as candidates; two neighbours each side, the one
+//! the engine took).
 //!
 //! `BENCH_EMBED_THREADS` gives the engine's embedding more threads (default
 //! 1). `BENCH_MODEL` picks the model (`all-MiniLM-L6-v2`, the default, or

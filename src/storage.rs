@@ -132,8 +132,9 @@ pub trait Storage: Send + Sync + 'static {
     /// The live entries with these ids, in their order (`None`: gone).
     fn entries_by_id<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<Option<Entry>>>;
     /// For each id, the live entries just before and just after it in its
-    /// pad (by id: the order written), in the ids' order.
-    fn pad_neighbours<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 2]>>;
+    /// pad (by id: the order written), then the ones two away — `[before,
+    /// after, two before, two after]` — in the ids' order.
+    fn pad_neighbours<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 4]>>;
     /// Text search's tiers 1 and 2 (`engine::search` runs them): entries
     /// holding every word whole or, with `prefix`, by its beginning, case
     /// and accents aside, best first.

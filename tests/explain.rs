@@ -258,3 +258,65 @@ async fn a_hybrid_hits_score_is_rebuilt_from_its_explanation() {
     }
     h.stop().await;
 }
+
+/// The neighbours' lift, rebuilt from the hits' explanations: each hit
+/// gains half the best fused score among the hits written just before or
+/// after it in its pad, and half of half for those two away (both stores'
+/// `pad_neighbours`).
+#[tokio::test]
+async fn the_neighbours_lift_is_the_notes_beside_and_two_away() {
+    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::Int8))).await;
+    let mut c = h.client().await;
+    let notes = [
+        "the integration suite fails randomly about one run in five",
+        "flaky tests again on the arm runners tonight",
+        "the login page retries three times before it gives up",
+        "tests are slow and flaky on the arm runners",
+        "we should pin the compiler version in CI",
+        "the flaky integration tests were the arm runners' clock",
+    ];
+    let mut ids = Vec::new();
+    for note in notes {
+        ids.push(add(&mut c, "dev", note).await["id"].clone());
+    }
+    // A note elsewhere is nobody's neighbour here.
+    add(&mut c, "other", "flaky tests on the arm runners").await;
+    embedded_all(&mut c).await;
+    let r = explained(
+        &mut c,
+        json!({"query": "flaky tests on the arm runners", "pad": "dev", "limit": 10}),
+    )
+    .await;
+    let hits = r["hits"].as_array().unwrap();
+    assert!(hits.len() >= 4, "most notes are hits: {r}");
+    let fused: std::collections::HashMap<usize, f64> = hits
+        .iter()
+        .map(|h| {
+            let pos = ids.iter().position(|i| *i == h["entry"]["id"]).unwrap();
+            let lift = h["explain"]["neighbours"].as_f64().unwrap();
+            (pos, h["score"].as_f64().unwrap() - lift)
+        })
+        .collect();
+    let mut far_counted = false;
+    for h in hits {
+        let pos = ids.iter().position(|i| *i == h["entry"]["id"]).unwrap();
+        let at = |d: isize| {
+            let j = pos as isize + d;
+            (j >= 0)
+                .then(|| fused.get(&(j as usize)).copied())
+                .flatten()
+                .unwrap_or(0.0)
+        };
+        let near = at(-1).max(at(1));
+        let far = 0.5 * at(-2).max(at(2));
+        far_counted |= far > near;
+        let expected = 0.5 * near.max(far);
+        let lift = h["explain"]["neighbours"].as_f64().unwrap();
+        assert!(
+            (expected - lift).abs() < 1e-9,
+            "note {pos}: lifted {lift}, expected {expected}: {r}"
+        );
+    }
+    assert!(far_counted, "a hit whose best neighbour is two away: {r}");
+    h.stop().await;
+}

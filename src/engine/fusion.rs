@@ -20,13 +20,20 @@ pub const WORDS_WEIGHT: f64 = 0.7;
 
 /// How much of its best neighbour's fused score a hit gains: the note
 /// written just before or after it in its pad, or the note it replies to,
-/// when that one is a hit too. A turn that answers a question often shares
-/// few words with it, while the turn before it (the question asked in the
+/// when that one is a hit too (the notes two away count at half their
+/// score, `FAR`). A turn that answers a question often shares few words
+/// with it, while the turn before it (the question asked in the
 /// conversation) shares many. On LoCoMo's development conversations 0.4 to
 /// 0.8 each raised recall@10 by 5 to 7 points; 0.5 keeps most of 0.4's
 /// precision at 5 and most of 0.8's recall at 10 (docs/benchmarks.md,
 /// "Neighbours, categories and LoCoMo's own scoring").
 pub const NEIGHBOUR_WEIGHT: f64 = 0.5;
+
+/// What a neighbour two notes away counts for, against one beside: on the
+/// development conversations two each side at half raised recall@10 by
+/// another point, most on open-domain questions (answers spread over a few
+/// turns), where one each side had fallen behind.
+pub const FAR: f64 = 0.5;
 
 /// A fused hit: the item, its score, where each side ranked it, and what
 /// its neighbours added.
@@ -118,12 +125,13 @@ where
 
 /// Lifts each hit by `NEIGHBOUR_WEIGHT` times the best fused score among
 /// its neighbours (`near[i]`: the positions in `hits` of hit i's
-/// neighbours that are hits), then ranks again, best first. Each hit is
-/// lifted by the scores as fused, not as lifted, so no chain feeds itself.
-pub fn lift<T>(mut hits: Vec<Fused<T>>, near: &[Vec<usize>]) -> Vec<Fused<T>> {
+/// neighbours that are hits, each with what it counts for: 1, or `FAR`),
+/// then ranks again, best first. Each hit is lifted by the scores as
+/// fused, not as lifted, so no chain feeds itself.
+pub fn lift<T>(mut hits: Vec<Fused<T>>, near: &[Vec<(usize, f64)>]) -> Vec<Fused<T>> {
     let before: Vec<f64> = hits.iter().map(|h| h.score).collect();
     for (hit, near) in hits.iter_mut().zip(near) {
-        let best = near.iter().map(|&j| before[j]).fold(0.0, f64::max);
+        let best = near.iter().map(|&(j, w)| w * before[j]).fold(0.0, f64::max);
         hit.lifted = NEIGHBOUR_WEIGHT * best;
         hit.score += hit.lifted;
     }
@@ -183,10 +191,14 @@ mod tests {
         let f = fuse(words, Vec::new());
         let at = |k: u32| f.iter().position(|x| x.item == k).unwrap();
         let mut near = vec![Vec::new(); f.len()];
-        near[at(2)].push(at(1));
-        near[at(1)].push(at(2));
+        near[at(2)].push((at(1), 1.0));
+        near[at(1)].push((at(2), 1.0));
+        // 3 is two away from 1: it counts for half.
+        near[at(3)].push((at(1), FAR));
         let lifted = lift(f, &near);
         assert_eq!(keys(&lifted)[..3], [1, 2, 3]);
+        let three = lifted.iter().find(|x| x.item == 3).unwrap();
+        assert!((three.lifted - NEIGHBOUR_WEIGHT * FAR * WORDS_WEIGHT).abs() < 1e-9);
         let two = lifted.iter().find(|x| x.item == 2).unwrap();
         // The best's fused score is the words' weight (it is their best).
         assert!((two.lifted - NEIGHBOUR_WEIGHT * WORDS_WEIGHT).abs() < 1e-9);

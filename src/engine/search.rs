@@ -219,15 +219,17 @@ impl Engine {
         let around = self.db().pad_neighbours(&seqs).await?;
         let at: std::collections::HashMap<i64, usize> =
             seqs.iter().enumerate().map(|(i, s)| (*s, i)).collect();
-        let near: Vec<Vec<usize>> = fused
+        let near: Vec<Vec<(usize, f64)>> = fused
             .iter()
             .zip(&around)
-            .map(|(f, [before, after])| {
+            .map(|(f, [before, after, before2, after2])| {
                 let parent = f.item.reply_to.as_deref().and_then(crate::id::decode);
-                [*before, *after, parent]
+                let beside = [*before, *after, parent].map(|s| (s, 1.0));
+                let far = [*before2, *after2].map(|s| (s, fusion::FAR));
+                beside
                     .into_iter()
-                    .flatten()
-                    .filter_map(|s| at.get(&s).copied())
+                    .chain(far)
+                    .filter_map(|(s, w)| Some((*at.get(&s?)?, w)))
                     .collect()
             })
             .collect();

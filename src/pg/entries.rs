@@ -218,24 +218,24 @@ impl PgStore {
         Ok(seqs.iter().map(|s| found.remove(s)).collect())
     }
 
-    /// For each seq, the live entries just before and after it in its pad.
-    pub async fn pad_neighbours(&self, seqs: &[i64]) -> Result<Vec<[Option<i64>; 2]>> {
-        let rows: Vec<(i64, Option<i64>, Option<i64>)> = sqlx::query_as(
-            "SELECT e.seq, \
-               (SELECT p.seq FROM entries p WHERE p.pad = e.pad AND p.seq < e.seq \
-                ORDER BY p.seq DESC LIMIT 1), \
-               (SELECT n.seq FROM entries n WHERE n.pad = e.pad AND n.seq > e.seq \
-                ORDER BY n.seq LIMIT 1) \
-             FROM entries e WHERE e.seq = ANY($1)",
-        )
+    /// For each seq, the live entries just before and after it in its pad,
+    /// then the ones two away.
+    pub async fn pad_neighbours(&self, seqs: &[i64]) -> Result<Vec<[Option<i64>; 4]>> {
+        type Row = (i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>);
+        let rows: Vec<Row> = sqlx::query_as(sql!(
+            "SELECT e.seq, {} FROM entries e WHERE e.seq = ANY($1)",
+            crate::storage::rules::PAD_NEIGHBOURS
+        ))
         .bind(seqs)
         .fetch_all(self.pool())
         .await?;
-        let found: std::collections::HashMap<i64, [Option<i64>; 2]> =
-            rows.into_iter().map(|(s, p, n)| (s, [p, n])).collect();
+        let found: std::collections::HashMap<i64, [Option<i64>; 4]> = rows
+            .into_iter()
+            .map(|(s, a, b, c, d)| (s, [a, b, c, d]))
+            .collect();
         Ok(seqs
             .iter()
-            .map(|s| found.get(s).copied().unwrap_or([None, None]))
+            .map(|s| found.get(s).copied().unwrap_or([None; 4]))
             .collect())
     }
 

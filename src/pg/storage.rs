@@ -70,7 +70,7 @@ impl Storage for PgStore {
         Box::pin(PgStore::entries_by_id(self, ids))
     }
 
-    fn pad_neighbours<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 2]>> {
+    fn pad_neighbours<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 4]>> {
         Box::pin(PgStore::pad_neighbours(self, ids))
     }
 

@@ -274,6 +274,14 @@ pub(crate) const KEPT_COLUMNS: &str = "seq, pad, author, kind, content, tags, st
 pub(crate) const CURRENT_ONLY: &str =
     " AND NOT EXISTS (SELECT 1 FROM entries s WHERE s.supersedes = e.seq)";
 
+/// The seqs of the live notes beside `e` in its pad (both stores): just
+/// before, just after, two before, two after (`Storage::pad_neighbours`).
+pub(crate) const PAD_NEIGHBOURS: &str = "\
+    (SELECT p.seq FROM entries p WHERE p.pad = e.pad AND p.seq < e.seq ORDER BY p.seq DESC LIMIT 1), \
+    (SELECT n.seq FROM entries n WHERE n.pad = e.pad AND n.seq > e.seq ORDER BY n.seq LIMIT 1), \
+    (SELECT p.seq FROM entries p WHERE p.pad = e.pad AND p.seq < e.seq ORDER BY p.seq DESC LIMIT 1 OFFSET 1), \
+    (SELECT n.seq FROM entries n WHERE n.pad = e.pad AND n.seq > e.seq ORDER BY n.seq LIMIT 1 OFFSET 1)";
+
 /// A note cannot supersede itself.
 pub(crate) fn not_superseding_itself(id: &str, supersedes: Option<&str>) -> Result<()> {
     if supersedes == Some(id) {

@@ -147,7 +147,7 @@ impl Storage for Sqlite {
         self.blocking(move |s| s.entries_by_id(&ids))
     }
 
-    fn pad_neighbours<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 2]>> {
+    fn pad_neighbours<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 4]>> {
         let ids = ids.to_vec();
         self.blocking(move |s| s.pad_neighbours(&ids))
     }

@@ -509,21 +509,18 @@ impl Store {
 
     /// The entries with these ids, in the same order; `None` for one that is gone.
     /// For each seq, the live entries just before and after it in its pad.
-    pub fn pad_neighbours(&self, seqs: &[i64]) -> Result<Vec<[Option<i64>; 2]>> {
+    pub fn pad_neighbours(&self, seqs: &[i64]) -> Result<Vec<[Option<i64>; 4]>> {
         let conn = self.reader()?;
-        let mut near = conn.prepare_cached(
-            "SELECT (SELECT p.seq FROM entries p WHERE p.pad = e.pad AND p.seq < e.seq \
-                     ORDER BY p.seq DESC LIMIT 1), \
-                    (SELECT n.seq FROM entries n WHERE n.pad = e.pad AND n.seq > e.seq \
-                     ORDER BY n.seq LIMIT 1) \
-             FROM entries e WHERE e.seq = ?",
-        )?;
+        let mut near = conn.prepare_cached(&format!(
+            "SELECT {} FROM entries e WHERE e.seq = ?",
+            crate::storage::rules::PAD_NEIGHBOURS
+        ))?;
         let mut out = Vec::with_capacity(seqs.len());
         for seq in seqs {
             out.push(
-                near.query_row([seq], |r| Ok([r.get(0)?, r.get(1)?]))
+                near.query_row([seq], |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]))
                     .optional()?
-                    .unwrap_or([None, None]),
+                    .unwrap_or([None; 4]),
             );
         }
         Ok(out)
