@@ -1,5 +1,6 @@
-// The README's picture of the main window (docs/img/app-main.png is this
-// test's screenshot `readme-main.png`): a pad as a person and their agents
+// The README's pictures of the main window (docs/img/app-main.png and
+// app-main-760.png are this test's screenshots `readme-main.png` and
+// `readme-main-760.png`, at the default size and 760 px): a pad as a person and their agents
 // use it — a plan, a task an agent holds, a finding, a result, a question
 // waiting for the person — with the plan open, rendered as markdown.
 
@@ -43,4 +44,23 @@ test("a working pad: every kind of entry told apart, the plan rendered, a questi
   const r = await browser.getWindowRect();
   const file = path.join(OUT, "readme-main.png");
   execFileSync("convert", [file, "-crop", `${r.width}x${r.height}+${Math.max(0, r.x)}+${Math.max(0, r.y)}`, "+repage", file]);
+
+  // The same at 760 px wide (docs/img/app-main-760.png), the plan open.
+  const ids = execFileSync("xdotool", ["search", "--name", "^Scratchpad$"]).toString().trim().split("\n");
+  const resize = async (w, h) => {
+    for (const id of ids) execFileSync("xdotool", ["windowsize", id, String(w), String(h)]);
+    await waitFor(`the window at ${w} px`, async () => Math.abs((await browser.execute(() => window.innerWidth)) - w) <= 2);
+  };
+  await resize(760, r.height);
+  try {
+    await clickRow("Move staging to the new cluster");
+    await waitFor("the plan open", async () => (await browser.$$("#detail ol li")).length === 4);
+    execFileSync("dunstctl", ["close-all"]);
+    await screenshot("readme-main-760");
+    const narrow = await browser.getWindowRect();
+    const small = path.join(OUT, "readme-main-760.png");
+    execFileSync("convert", [small, "-crop", `${narrow.width}x${narrow.height}+${Math.max(0, narrow.x)}+${Math.max(0, narrow.y)}`, "+repage", small]);
+  } finally {
+    await resize(r.width, r.height);
+  }
 });
