@@ -148,6 +148,14 @@ test("a layout a person keeps open: one toolbar row, filters behind Filter, Clea
   });
   const at = await layout();
   assert.equal(at.rows, 1, "the toolbar is one row at the default size");
+  // One place lit in the sidebar at a time, whichever view is on screen.
+  const lit = () => browser.execute(() => document.querySelectorAll("#sidebar .active").length);
+  assert.equal(await lit(), 1, "the pad alone is lit");
+  for (const b of ["#inbox-btn", "#all-btn", "#activity-btn", "#agents-btn"]) {
+    await browser.$(b).click();
+    assert.equal(await lit(), 1, `one sidebar item lit in ${b}'s view`);
+    await browser.$(b).click();
+  }
   assert.equal(await browser.$("#filters").isDisplayed(), false, "filters hide behind Filter");
   assert.equal(await browser.$("#clear-btn").isDisplayed(), false, "Clear is in the pad menu");
   await browser.$("#filter-btn").click();

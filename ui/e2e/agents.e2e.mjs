@@ -205,4 +205,39 @@ test("a handoff is addressed as typed: @ completes known agents, a chip says who
   await resend.click();
   await waitFor("the agent got it again", () => received() === 2, 20_000);
   assert.equal((await mine("make it fail on purpose")).length, 2, "sent again as a new note");
+
+  // An agent that refuses the note (a stale token): the engine asks at
+  // once whether to keep trying; Retry now answers "retry" and it tries again.
+  const gatePort = await freePort();
+  const gate = (token) => spawn(python, [path.join(root, "tests/a2a/agents.py"), "agent-zero", String(gatePort), path.join(os.tmpdir(), `a2a-e2e-${gatePort}.log`)],
+    { stdio: "inherit", env: { ...process.env, A2A_AGENT_TOKEN: token } });
+  let gateServer = gate("gate-one");
+  try {
+    await waitFor("the gatekeeper to listen", listening(gatePort), 30_000);
+    await call("agent.add", { name: "gatekeeper", url: `http://127.0.0.1:${gatePort}/a2a/t-gate-one` });
+    // Its token changes (as Agent Zero's does with its login): the registered URL is refused.
+    gateServer.kill();
+    await waitFor("the gatekeeper gone", async () => !(await listening(gatePort)()));
+    gateServer = gate("gate-two");
+    await waitFor("the gatekeeper back, with a new token", listening(gatePort), 30_000);
+    await refusedThenRetried();
+  } finally {
+    gateServer.kill();
+  }
 });
+
+async function refusedThenRetried() {
+  const refused = (await call("entry.add", { pad: "inbox", author: "user", content: "@gatekeeper open the gate", to: ["gatekeeper"] })).entry;
+  const asked = async () => (await call("entry.thread", { id: refused.id })).replies.filter((r) => r.kind === "question");
+  await waitFor("the engine asks whether to keep trying", async () => (await asked()).length >= 1, 20_000);
+  const row2 = () => browser.$(`.row[data-id="${refused.id}"]`);
+  await waitFor("the refused note's row", async () => (await row2()).isExisting());
+  await (await row2()).click();
+  const retry = await browser.$("#detail-main .delivery-action");
+  await waitFor("Retry now on the refused handoff", async () => (await retry.isExisting()) && (await retry.getText()) === "Retry now", 20_000);
+  await retry.click();
+  await waitFor("retry answered, and a fresh try refused and asked again", async () => {
+    const t = (await call("entry.thread", { id: refused.id })).replies;
+    return t.some((r) => r.author === "user" && r.content === "retry") && t.filter((r) => r.kind === "question").length >= 2;
+  }, 30_000);
+}

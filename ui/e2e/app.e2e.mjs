@@ -145,6 +145,9 @@ test("search finds an entry; clearing a pad asks first", async () => {
   const search = await browser.$("#search");
   await search.setValue("quarterly");
   await waitFor("a search hit", () => rowWith("quarterly numbers look odd"));
+  // A hit says how strong a match it is and what found it.
+  const hitRow = await browser.execute(() => [...document.querySelectorAll("#feed .row")].find((r) => r.textContent.includes("quarterly numbers look odd"))?.textContent ?? "");
+  assert.match(hitRow, /strong · words/);
   // Why this result? asks the engine to explain the search, for this hit.
   await clickRow("quarterly numbers look odd");
   await waitFor("the toggle", () => browser.$("#why").isExisting());

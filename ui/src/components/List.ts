@@ -38,6 +38,8 @@ export interface Layout {
   folded?: Map<string, Entry[]>;
   /** Opens or closes the thread of a root. */
   toggle?: (id: string) => void;
+  /** What the view adds to a row's head (search: how strong a match). */
+  badge?: (e: Entry) => HTMLElement | null;
 }
 let layout: Layout = {};
 
@@ -151,6 +153,8 @@ function row(e: Entry, i: number): HTMLElement {
   if (e.pinned) head.append(pinIcon());
   for (const t of e.tags) head.append(tagChip(t));
   for (const d of app.deliveries.of(e.id)) head.append(el("span", deliveryClass(d), deliveryLabel(d)));
+  const badge = layout.badge?.(e);
+  if (badge) head.append(badge);
   const body = el("div", "row-body", plainPreview(e.content));
   const over = layout.above?.(e, i);
   if (over) r.append(over);
