@@ -85,7 +85,6 @@ export function idle(s: number): string {
 export function chart(perMinute: number[], width = 600, height = 90): SVGSVGElement {
   const svg = document.createElementNS(SVG, "svg");
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
-  svg.setAttribute("role", "img");
   svg.setAttribute("aria-label", `Entries per minute over the last ${perMinute.length} minutes: ${perMinute.reduce((a, b) => a + b, 0)} in all, at most ${Math.max(0, ...perMinute)} in a minute`);
   svg.setAttribute("class", "chart");
   svg.setAttribute("role", "img");

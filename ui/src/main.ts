@@ -17,7 +17,7 @@ import { drawDetail, focusReply, onOpenEntry, remove, sendReply, startEdit, togg
 import { move, nearEnd, select } from "./components/List";
 import { clearPad, createPad, drawNewPadHint, newPad, wirePadMenu } from "./components/PadActions";
 import { focusEntry, loadMore, openPad, showAll } from "./views/feed";
-import { drawFilters, drawInboxCount, toggleFilters } from "./views/frame";
+import { FILTER_IDS, drawFilters, drawInboxCount, toggleFilters } from "./views/frame";
 import { drawSoon, refilter, reload, wireTags } from "./views/index";
 import { loadInbox, showInbox } from "./views/inbox";
 import { showActivity, showAgents } from "./views/panes";
@@ -77,7 +77,7 @@ function wire(): void {
       void search("").catch(fail);
     }
   });
-  for (const id of ["f-kind", "f-tag", "f-author", "f-status"]) {
+  for (const id of FILTER_IDS) {
     $(id).addEventListener("change", () => {
       drawFilters();
       void refilter().catch(fail);
@@ -85,7 +85,7 @@ function wire(): void {
   }
   $("filter-btn").addEventListener("click", toggleFilters);
   $("filters-clear").addEventListener("click", () => {
-    for (const id of ["f-kind", "f-tag", "f-author", "f-status"]) ($(id) as HTMLInputElement).value = "";
+    for (const id of FILTER_IDS) ($(id) as HTMLInputElement).value = "";
     drawFilters();
     void refilter().catch(fail);
   });
@@ -145,11 +145,6 @@ function keys(ev: KeyboardEvent): void {
     void openQuick().catch(fail);
     return;
   }
-  // Esc closes the entry shown over the list (a narrow window).
-  if (ev.key === "Escape" && app.selected && !t.closest("input, textarea, select, dialog")) {
-    select(null);
-    return;
-  }
   if (t.closest("input, textarea, select") || document.querySelector("dialog[open]")) return;
   const e = selectedEntry();
   const handled = (() => {
@@ -172,6 +167,12 @@ function keys(ev: KeyboardEvent): void {
       case "C": if (ev.shiftKey) void clearPad().catch(fail); return ev.shiftKey;
       case ",": openSettings(); return true;
       case "?": $<HTMLDialogElement>("help").showModal(); return true;
+      // Esc closes the entry shown over the list (a narrow window).
+      case "Escape": {
+        const open = app.selected !== null;
+        if (open) select(null);
+        return open;
+      }
       case "[": case "]": {
         const i = app.pads.findIndex((p) => p.name === currentPad());
         const next = app.pads[(i + (ev.key === "]" ? 1 : -1) + app.pads.length) % app.pads.length];
@@ -228,12 +229,15 @@ async function main(): Promise<void> {
       }
       return;
     }
-    if (ev.type === "created" && ev.entry && ev.entry.to.length && ev.entry.author === app.settings.author) app.handoffs.add(ev.entry.id);
     if (ev.type === "pad_expired" && ev.pad) {
       say(`pad ${ev.pad} was idle past its expiry and is archived: it is under Archived in the sidebar, with Restore (nothing in it is deleted for 7 days)`);
     }
     if (ev.type === "trashed" && ev.trashed && ev.pad && noteTrashed(ev.pad, ev.trashed, app.settings.author)) drawBanner();
-    if (ev.type === "created" && ev.entry) recheckSoon(ev.entry.pad);
+    if (ev.type === "created" && ev.entry) {
+      // A note handed over from the quick box: its news goes to the status line too.
+      if (ev.entry.to.length && ev.entry.author === app.settings.author) app.handoffs.add(ev.entry.id);
+      recheckSoon(ev.entry.pad);
+    }
     const c = app.feed.apply(ev);
     if (c.pads) refreshPadsSoon();
     if (touches(ev) && app.selected) void loadThread(app.selected).then(drawDetail).catch(fail);

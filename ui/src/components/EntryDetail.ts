@@ -145,8 +145,7 @@ function view(e: Entry): HTMLElement[] {
 function deliveryLine(e: Entry, d: Delivery): HTMLElement {
   const line = el("div", `fact ${deliveryClass(d)}`, deliveryLabel(d));
   if (d.state !== "failed") return line;
-  const b = el("button", "link", d.question ? "Retry now" : "Re-send");
-  b.className = "delivery-action";
+  const b = el("button", "delivery-action", d.question ? "Retry now" : "Re-send");
   b.title = d.question ? `Try to deliver it to ${d.agent} again` : `Hand the same note to ${d.agent} again, as a new note`;
   b.addEventListener("click", () => {
     b.disabled = true;

@@ -1,6 +1,7 @@
 // The feed view: a pad's entries, newest first, live, replies folded under
-// the note they answer (opened in place); and All pads, every pad's at once. Filters (kind, #tag, author, status) narrow both; older
-// entries load as the list scrolls. Every other view goes back here.
+// the note they answer (opened in place); and All pads, every pad's at
+// once. Filters (kind, #tag, author, status) narrow both; older entries
+// load as the list scrolls. Every other view goes back here.
 
 import { rpc, setSettings } from "../api";
 import { count } from "../count";

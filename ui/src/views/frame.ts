@@ -1,7 +1,7 @@
 // What every view shares around the list: the title, which sidebar and
 // toolbar buttons are lit, the pad's actions (on only while a pad is on
-// screen), the Needs eyes count, the pad's banner, and which pane shows — the list or the
-// activity pane (Activity, Agents).
+// screen), the Needs eyes count, the pad's banner, the filters, and which
+// pane shows — the list or the activity pane (Activity, Agents).
 
 import { drawBanner } from "../components/Banner";
 import { $ } from "../dom";
@@ -67,9 +67,12 @@ export function drawActions(): void {
 /** The filters opened by the person (the Filter button). */
 let filtersOpen = false;
 
+/** The fields that filter the list (kind, #tag, author, status). */
+export const FILTER_IDS = ["f-kind", "f-tag", "f-author", "f-status"];
+
 /** How many filters narrow the list now. */
 function activeFilters(): number {
-  return ["f-kind", "f-tag", "f-author", "f-status"].filter((id) => ($(id) as HTMLInputElement).value.trim() !== "").length;
+  return FILTER_IDS.filter((id) => ($(id) as HTMLInputElement).value.trim() !== "").length;
 }
 
 /** The Filter button says how many filters are on; the filters show while
