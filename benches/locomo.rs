@@ -24,7 +24,10 @@
 //! the baselines' exact lists the engine's way (`locomo/experiment.rs`):
 //! fused, lifted by one neighbour each side, and two variants of the lift
 //! (neighbours joining as candidates; two neighbours each side, the one
-//! the engine took).
+//! the engine took); then, two each side, the words' share at 0.6 (the
+//! engine's) and 0.5, and relevance feedback: the query given the words
+//! its first three hits share and it lacks (`Bm25::feedback`), tried and
+//! not taken (docs/benchmarks.md, "The words' share, again").
 //!
 //! `BENCH_EMBED_THREADS` gives the engine's embedding more threads (default
 //! 1). `BENCH_MODEL` picks the model (`all-MiniLM-L6-v2`, the default, or
@@ -215,8 +218,45 @@ impl Bm25 {
     }
 
     fn rank(&self, query: &str) -> Vec<(usize, f64)> {
+        let q: Vec<(String, f64)> = words(query).into_iter().map(|w| (w, 1.0)).collect();
+        self.rank_weighted(&q)
+    }
+
+    /// Words that the first hits share and the query lacks (relevance
+    /// feedback, as RM3 picks them): each word of the `docs` (best first)
+    /// held by at most a twentieth of the turns, weighed by its share of
+    /// each turn, its idf and the turn's rank; the best `n`, scaled to the
+    /// best one's weight.
+    fn feedback(&self, query: &str, docs: &[usize], n: usize) -> Vec<(String, f64)> {
+        let asked: std::collections::HashSet<String> = words(query).into_iter().collect();
+        let most = (self.docs.len() as f64 / 20.0).max(2.0);
+        let mut weight: HashMap<String, f64> = HashMap::new();
+        for (rank, &d) in docs.iter().enumerate() {
+            for (w, f) in &self.docs[d] {
+                if asked.contains(w) || self.df(w) > most || w.chars().count() < 3 {
+                    continue;
+                }
+                *weight.entry(w.clone()).or_default() +=
+                    f / self.lengths[d].max(1.0) * self.idf[w] / (rank + 1) as f64;
+            }
+        }
+        let mut best: Vec<(String, f64)> = weight.into_iter().collect();
+        best.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        best.truncate(n);
+        let top = best.first().map_or(1.0, |x| x.1);
+        best.into_iter().map(|(w, s)| (w, s / top)).collect()
+    }
+
+    fn df(&self, w: &str) -> f64 {
+        let n = self.docs.len() as f64;
+        // idf = ln((n - df + 0.5) / (df + 0.5)), solved for df (floored idfs
+        // are words in more than half the turns).
+        let idf = self.idf[w];
+        (n + 0.5 - 0.5 * idf.exp()) / (1.0 + idf.exp())
+    }
+
+    fn rank_weighted(&self, q: &[(String, f64)]) -> Vec<(usize, f64)> {
         let (k1, b) = (1.5, 0.75);
-        let q = words(query);
         let mut scored: Vec<(usize, f64)> = self
             .docs
             .iter()
@@ -224,10 +264,10 @@ impl Bm25 {
             .map(|(i, tf)| {
                 let s = q
                     .iter()
-                    .filter_map(|w| {
+                    .filter_map(|(w, weight)| {
                         let f = *tf.get(w)?;
                         Some(
-                            self.idf[w] * f * (k1 + 1.0)
+                            weight * self.idf[w] * f * (k1 + 1.0)
                                 / (f + k1 * (1.0 - b + b * self.lengths[i] / self.avgdl)),
                         )
                     })
@@ -529,6 +569,22 @@ async fn run() {
             let by_stored = exact(&stored_vectors, &qv);
             let fused = rrf(&[top(&by_words), top(&by_vector)]);
             let sim = experiment::convex_scores(&by_words, &by_stored, 0.7);
+            let two = experiment::neighbours_two(&sim, 0.5);
+            let first: Vec<usize> = two.iter().take(3).map(|x| x.0).collect();
+            let feedback = |n: usize, lambda: f64, w: f64| {
+                let mut q: Vec<(String, f64)> =
+                    words(question).into_iter().map(|w| (w, 1.0)).collect();
+                q.extend(
+                    bm25.feedback(question, &first, n)
+                        .into_iter()
+                        .map(|(w, s)| (w, lambda * s)),
+                );
+                let by_words = bm25.rank_weighted(&q);
+                experiment::top_of(&experiment::neighbours_two(
+                    &experiment::convex_scores(&by_words, &by_stored, w),
+                    0.5,
+                ))
+            };
             let variants = [
                 (
                     "convex 0.7, min-max",
@@ -543,10 +599,24 @@ async fn run() {
                     "lifted, neighbours joining",
                     experiment::top_of(&experiment::neighbours_joining(&sim, 0.5, texts.len())),
                 ),
+                ("lifted, two each side", experiment::top_of(&two)),
                 (
-                    "lifted, two each side",
-                    experiment::top_of(&experiment::neighbours_two(&sim, 0.5)),
+                    "two each side, words 0.6",
+                    experiment::top_of(&experiment::neighbours_two(
+                        &experiment::convex_scores(&by_words, &by_stored, 0.6),
+                        0.5,
+                    )),
                 ),
+                (
+                    "two each side, words 0.5",
+                    experiment::top_of(&experiment::neighbours_two(
+                        &experiment::convex_scores(&by_words, &by_stored, 0.5),
+                        0.5,
+                    )),
+                ),
+                ("two each side, feedback 5 words 0.3", feedback(5, 0.3, 0.7)),
+                ("words 0.6, feedback 5 words 0.3", feedback(5, 0.3, 0.6)),
+                ("words 0.6, feedback 3 words 0.3", feedback(3, 0.3, 0.6)),
                 ("BM25 (baseline)", top(&by_words)),
                 ("exact cosine, same model (baseline)", top(&by_vector)),
                 ("RRF of BM25 and exact cosine (baseline)", fused),
@@ -599,6 +669,11 @@ async fn run() {
         LIFTED,
         "lifted, neighbours joining",
         "lifted, two each side",
+        "two each side, words 0.6",
+        "two each side, words 0.5",
+        "two each side, feedback 5 words 0.3",
+        "words 0.6, feedback 5 words 0.3",
+        "words 0.6, feedback 3 words 0.3",
     ]
     .into_iter()
     .map(|name| (name, &scores[name]))

@@ -223,6 +223,10 @@ async fn a_hybrid_hits_score_is_rebuilt_from_its_explanation() {
     assert_eq!(r["mode"], "hybrid");
     let q = &r["explain"];
     assert_eq!(q["meaning_floor"], 0.15);
+    let w = q["words_weight"]
+        .as_f64()
+        .expect("hybrid says the words' share");
+    assert!(w > 0.0 && w < 1.0, "{w}");
     assert_eq!(
         q["meaning"]["asked"], 20,
         "hybrid asks each side for more than it shows"
@@ -238,7 +242,7 @@ async fn a_hybrid_hits_score_is_rebuilt_from_its_explanation() {
                 .unwrap_or(0.0)
         };
         let rebuilt =
-            0.7 * part("text") + 0.3 * part("meaning") + why["neighbours"].as_f64().unwrap();
+            w * part("text") + (1.0 - w) * part("meaning") + why["neighbours"].as_f64().unwrap();
         let score = h["score"].as_f64().unwrap();
         assert!(
             (rebuilt - score).abs() < 1e-9,

@@ -55,6 +55,12 @@ pub fn query(q: &Value) {
     if q["newest_only"] == true {
         println!("  every word too common: only the newest matches of the rarest were ranked");
     }
+    if let Some(w) = q["words_weight"].as_f64() {
+        println!(
+            "  fused: {w:.1} × words + {:.1} × meaning (each scaled 0–1 in its list)",
+            1.0 - w
+        );
+    }
     for (key, side) in [("text", "words"), ("meaning", "meaning")] {
         if let Some(c) = q.get(key) {
             let floor = match (c["below_floor"].as_u64(), q["meaning_floor"].as_f64()) {

@@ -89,6 +89,7 @@ impl Engine {
             meaning: candidates(sides.meaning, sides.below_floor),
             meaning_floor: (mode == SearchMode::Hybrid)
                 .then_some(super::search::HYBRID_MIN_SIMILARITY),
+            words_weight: (mode == SearchMode::Hybrid).then_some(super::fusion::WORDS_WEIGHT),
             superseded_left_out: 0,
             copies_folded: 0,
         })

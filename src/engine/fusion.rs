@@ -11,12 +11,16 @@
 use std::collections::HashMap;
 
 /// The word side's share of a fused score; the meaning side has the rest.
-/// On LoCoMo's development conversations with all-MiniLM-L6-v2, 0.7 put the
-/// hybrid level with words alone at recall@10 and above it at @25, where
-/// 0.5 fell 4 points below (the model finds a turn that answers a question
-/// far less often than the words do); our paraphrase set (tests/semantic.rs)
-/// still finds every target in the top 5 at 0.7.
-pub const WORDS_WEIGHT: f64 = 0.7;
+/// On LoCoMo's development conversations with all-MiniLM-L6-v2, before the
+/// neighbour lift, 0.7 put the hybrid level with words alone at recall@10
+/// where 0.5 fell 4 points below (the model finds a turn that answers a
+/// question far less often than the words do). With the lift (two each
+/// side), 0.6 raised recall@10 on both ways of storing a turn and kept
+/// @5, where 0.5 lost it with the turns' text alone: a hit the meaning
+/// finds now also lifts the turns around it (docs/benchmarks.md, "The
+/// words' share, again"). Our paraphrase set (tests/semantic.rs) finds
+/// every target in the top 5.
+pub const WORDS_WEIGHT: f64 = 0.6;
 
 /// How much of its best neighbour's fused score a hit gains: the note
 /// written just before or after it in its pad, or the note it replies to,

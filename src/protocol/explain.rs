@@ -37,6 +37,10 @@ pub struct QueryExplain {
     /// Hybrid: the cosine under which meaning matches are left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meaning_floor: Option<f64>,
+    /// Hybrid: the word side's share of a fused score (the meaning side
+    /// has the rest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub words_weight: Option<f64>,
     /// Hits left out of the page because a newer note supersedes them.
     pub superseded_left_out: usize,
     /// Hits folded into an earlier hit with exactly their text (its

@@ -136,6 +136,11 @@ meaning?: Candidates | null,
  */
 meaning_floor?: number | null, 
 /**
+ * Hybrid: the word side's share of a fused score (the meaning side
+ * has the rest).
+ */
+words_weight?: number | null, 
+/**
  * Hits left out of the page because a newer note supersedes them.
  */
 superseded_left_out: number, 

@@ -11,6 +11,7 @@ const query: QueryExplain = {
   text: { asked: 40, found: 3, below_floor: 0 },
   meaning: { asked: 40, found: 12, below_floor: 4 },
   meaning_floor: 0.15,
+  words_weight: 0.6,
   superseded_left_out: 1,
   copies_folded: 0,
 };
@@ -30,6 +31,7 @@ describe("whyLines", () => {
     expect(lines).toContain("common words dropped: when, did");
     expect(lines).toContain("narrowed by: pad = ops; archived pads left out");
     expect(lines).toContain("4 meaning matches under 0.15 left out");
+    expect(lines).toContain("fused: 0.6 × words + 0.4 × meaning, each scaled 0–1 in its list");
     expect(lines).toContain("1 superseded notes left out");
   });
 

@@ -33,6 +33,7 @@ export function whyLines(hit: HitExplain, q: QueryExplain): string[] {
   if (q.dropped_common.length) lines.push(`common words dropped: ${q.dropped_common.join(", ")}`);
   if (q.dropped_over_budget.length) lines.push(`too common to rank, dropped: ${q.dropped_over_budget.join(", ")}`);
   if (q.filter.length) lines.push(`narrowed by: ${q.filter.join("; ")}`);
+  if (q.words_weight != null) lines.push(`fused: ${f(q.words_weight, 1)} × words + ${f(1 - q.words_weight, 1)} × meaning, each scaled 0–1 in its list`);
   if (q.meaning && q.meaning.below_floor > 0) lines.push(`${q.meaning.below_floor} meaning matches under ${q.meaning_floor} left out`);
   if (q.superseded_left_out > 0) lines.push(`${q.superseded_left_out} superseded notes left out`);
   if (q.copies_folded > 0) lines.push(`${q.copies_folded} copies folded into the first of their text`);
