@@ -165,6 +165,11 @@ fn load(path: &Path, wanted: &[String]) -> Vec<Conversation> {
         .collect()
 }
 
+/// A query's words, each weighing 1 (`Bm25::rank_weighted`).
+fn weighed(query: &str) -> Vec<(String, f64)> {
+    words(query).into_iter().map(|w| (w, 1.0)).collect()
+}
+
 fn words(s: &str) -> Vec<String> {
     s.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -175,6 +180,8 @@ fn words(s: &str) -> Vec<String> {
 /// BM25 Okapi over one conversation, as rank_bm25 computes it.
 struct Bm25 {
     docs: Vec<HashMap<String, f64>>,
+    /// How many turns hold each word.
+    df: HashMap<String, f64>,
     lengths: Vec<f64>,
     avgdl: f64,
     idf: HashMap<String, f64>,
@@ -211,6 +218,7 @@ impl Bm25 {
         let avgdl = lengths.iter().sum::<f64>() / n;
         Bm25 {
             docs,
+            df,
             lengths,
             avgdl,
             idf,
@@ -218,8 +226,7 @@ impl Bm25 {
     }
 
     fn rank(&self, query: &str) -> Vec<(usize, f64)> {
-        let q: Vec<(String, f64)> = words(query).into_iter().map(|w| (w, 1.0)).collect();
-        self.rank_weighted(&q)
+        self.rank_weighted(&weighed(query))
     }
 
     /// Words that the first hits share and the query lacks (relevance
@@ -233,7 +240,7 @@ impl Bm25 {
         let mut weight: HashMap<String, f64> = HashMap::new();
         for (rank, &d) in docs.iter().enumerate() {
             for (w, f) in &self.docs[d] {
-                if asked.contains(w) || self.df(w) > most || w.chars().count() < 3 {
+                if asked.contains(w) || self.df[w] > most || w.chars().count() < 3 {
                     continue;
                 }
                 *weight.entry(w.clone()).or_default() +=
@@ -245,14 +252,6 @@ impl Bm25 {
         best.truncate(n);
         let top = best.first().map_or(1.0, |x| x.1);
         best.into_iter().map(|(w, s)| (w, s / top)).collect()
-    }
-
-    fn df(&self, w: &str) -> f64 {
-        let n = self.docs.len() as f64;
-        // idf = ln((n - df + 0.5) / (df + 0.5)), solved for df (floored idfs
-        // are words in more than half the turns).
-        let idf = self.idf[w];
-        (n + 0.5 - 0.5 * idf.exp()) / (1.0 + idf.exp())
     }
 
     fn rank_weighted(&self, q: &[(String, f64)]) -> Vec<(usize, f64)> {
@@ -571,19 +570,21 @@ async fn run() {
             let sim = experiment::convex_scores(&by_words, &by_stored, 0.7);
             let two = experiment::neighbours_two(&sim, 0.5);
             let first: Vec<usize> = two.iter().take(3).map(|x| x.0).collect();
+            // Fused with the words weighing `w`, lifted two each side.
+            let lifted = |by_words: &[(usize, f64)], w: f64| {
+                experiment::top_of(&experiment::neighbours_two(
+                    &experiment::convex_scores(by_words, &by_stored, w),
+                    0.5,
+                ))
+            };
             let feedback = |n: usize, lambda: f64, w: f64| {
-                let mut q: Vec<(String, f64)> =
-                    words(question).into_iter().map(|w| (w, 1.0)).collect();
+                let mut q = weighed(question);
                 q.extend(
                     bm25.feedback(question, &first, n)
                         .into_iter()
                         .map(|(w, s)| (w, lambda * s)),
                 );
-                let by_words = bm25.rank_weighted(&q);
-                experiment::top_of(&experiment::neighbours_two(
-                    &experiment::convex_scores(&by_words, &by_stored, w),
-                    0.5,
-                ))
+                lifted(&bm25.rank_weighted(&q), w)
             };
             let variants = [
                 (
@@ -600,20 +601,8 @@ async fn run() {
                     experiment::top_of(&experiment::neighbours_joining(&sim, 0.5, texts.len())),
                 ),
                 ("lifted, two each side", experiment::top_of(&two)),
-                (
-                    "two each side, words 0.6",
-                    experiment::top_of(&experiment::neighbours_two(
-                        &experiment::convex_scores(&by_words, &by_stored, 0.6),
-                        0.5,
-                    )),
-                ),
-                (
-                    "two each side, words 0.5",
-                    experiment::top_of(&experiment::neighbours_two(
-                        &experiment::convex_scores(&by_words, &by_stored, 0.5),
-                        0.5,
-                    )),
-                ),
+                ("two each side, words 0.6", lifted(&by_words, 0.6)),
+                ("two each side, words 0.5", lifted(&by_words, 0.5)),
                 ("two each side, feedback 5 words 0.3", feedback(5, 0.3, 0.7)),
                 ("words 0.6, feedback 5 words 0.3", feedback(5, 0.3, 0.6)),
                 ("words 0.6, feedback 3 words 0.3", feedback(3, 0.3, 0.6)),
