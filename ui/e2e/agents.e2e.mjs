@@ -197,12 +197,7 @@ test("a handoff is addressed as typed: @ completes known agents, a chip says who
   await browser.$("#compose-save").click();
   const failed = await waitFor("the failed handoff", async () => (await mine("make it fail on purpose"))[0], 15_000);
   await waitFor("the agent got it once", () => received() === 1, 15_000);
-  const row = () => browser.$(`.row[data-id="${failed.id}"]`);
-  await waitFor("the note's row", async () => (await row()).isExisting());
-  await (await row()).click();
-  const resend = await browser.$("#detail-main .delivery-action");
-  await waitFor("Re-send on the failed handoff", async () => (await resend.isExisting()) && (await resend.getText()) === "Re-send", 20_000);
-  await resend.click();
+  await deliveryAction(failed.id, "Re-send");
   await waitFor("the agent got it again", () => received() === 2, 20_000);
   assert.equal((await mine("make it fail on purpose")).length, 2, "sent again as a new note");
 
@@ -226,16 +221,21 @@ test("a handoff is addressed as typed: @ completes known agents, a chip says who
   }
 });
 
+/** Opens the note's row and clicks its delivery's action, once it reads `label`. */
+async function deliveryAction(id, label) {
+  const row = () => browser.$(`.row[data-id="${id}"]`);
+  await waitFor(`the row of ${id}`, async () => (await row()).isExisting());
+  await (await row()).click();
+  const action = await browser.$("#detail-main .delivery-action");
+  await waitFor(`${label} on the handoff`, async () => (await action.isExisting()) && (await action.getText()) === label, 20_000);
+  await action.click();
+}
+
 async function refusedThenRetried() {
   const refused = (await call("entry.add", { pad: "inbox", author: "user", content: "@gatekeeper open the gate", to: ["gatekeeper"] })).entry;
   const asked = async () => (await call("entry.thread", { id: refused.id })).replies.filter((r) => r.kind === "question");
   await waitFor("the engine asks whether to keep trying", async () => (await asked()).length >= 1, 20_000);
-  const row2 = () => browser.$(`.row[data-id="${refused.id}"]`);
-  await waitFor("the refused note's row", async () => (await row2()).isExisting());
-  await (await row2()).click();
-  const retry = await browser.$("#detail-main .delivery-action");
-  await waitFor("Retry now on the refused handoff", async () => (await retry.isExisting()) && (await retry.getText()) === "Retry now", 20_000);
-  await retry.click();
+  await deliveryAction(refused.id, "Retry now");
   await waitFor("retry answered, and a fresh try refused and asked again", async () => {
     const t = (await call("entry.thread", { id: refused.id })).replies;
     return t.some((r) => r.author === "user" && r.content === "retry") && t.filter((r) => r.kind === "question").length >= 2;
