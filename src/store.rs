@@ -35,6 +35,7 @@ mod history;
 mod journal;
 mod migrate;
 mod pads;
+mod rank;
 mod rows;
 mod sqlite;
 mod tasks;
@@ -285,6 +286,7 @@ pub(crate) fn open_connection(path: &Path, flags: OpenFlags) -> rusqlite::Result
             Ok(contains_ignoring_case(text, needle))
         },
     )?;
+    rank::register(&conn)?;
     Ok(conn)
 }
 

@@ -38,6 +38,13 @@ pub fn newest_candidates(limit: u32) -> u32 {
     NEWEST_CANDIDATES.max(limit.saturating_mul(CANDIDATES_PER_HIT))
 }
 
+/// How many of a ranked query's best matches the SQLite index hands over
+/// to be checked against a filter it applied itself (`store::text`): a few
+/// spare beyond the page, for an archived pad's notes.
+pub fn index_candidates(limit: u32) -> u32 {
+    limit.saturating_mul(2).saturating_add(10)
+}
+
 /// BM25's parameters, as FTS5's `bm25()` has them, so both stores rank alike.
 pub const K1: f64 = 1.2;
 pub const B: f64 = 0.75;

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{add, err, hit_contents, hit_ids, ok, Harness};
+use scratchpad::clock::Clock;
 use scratchpad::error::code;
 use serde_json::{json, Value};
 
@@ -362,5 +363,107 @@ async fn a_fragment_is_found_across_the_store_rare_or_common_with_any_filter() {
     assert_eq!(hit_contents(&r), vec!["prune the azelkx hedge"], "{r}");
     let r = ok(&mut c, "search", search("elkov", json!({"pad": "old"}))).await;
     assert!(hit_contents(&r).is_empty(), "{r}");
+    h.stop().await;
+}
+
+/// A question ranks its matches in the index first and reads the best few
+/// with the filter checked (`store::text`); when the best are all notes the
+/// filter leaves out, the ones that pass are still found, in rank order.
+#[tokio::test]
+async fn a_questions_best_matches_left_out_by_the_filter_hide_nothing() {
+    let clock = Clock::manual(1_900_000_000_000);
+    let c2 = clock.clone();
+    let h = Harness::with(move |c| c.clock = c2).await;
+    let mut c = h.client().await;
+    // Forty notes saying "zebra" four times each, in a pad that is then
+    // archived: the best matches, and every one left out.
+    ok(
+        &mut c,
+        "pad.configure",
+        json!({"name": "old-zoo", "ttl_seconds": 60}),
+    )
+    .await;
+    for i in 0..40 {
+        add(
+            &mut c,
+            "old-zoo",
+            &format!("zebra zebra zebra zebra pen {i}"),
+        )
+        .await;
+    }
+    clock.advance(std::time::Duration::from_secs(120));
+    assert_eq!(h.engine.sweep().await.unwrap().archived, ["old-zoo"]);
+    let current = add(&mut c, "zoo", "the zebra moved to the north field").await;
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "where did the zebra go?", "mode": "text", "limit": 1}),
+    )
+    .await;
+    assert_eq!(hit_ids(&r), [current["id"].as_str().unwrap()], "{r}");
+    // A filter the index cannot apply (a kind) ranks through the join:
+    // 250 better matches of another kind, then the two tasks, best first.
+    for i in 0..250 {
+        add(&mut c, "yard", &format!("okapi okapi okapi sighting {i}")).await;
+    }
+    let mut tasks = Vec::new();
+    for content in ["feed the okapi", "okapi okapi vet visit for the calf"] {
+        let t = ok(
+            &mut c,
+            "entry.add",
+            json!({"pad": "yard", "content": content, "kind": "task"}),
+        )
+        .await;
+        tasks.push(t["entry"]["id"].as_str().unwrap().to_string());
+    }
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "when is the okapi seen?", "mode": "text", "kind": "task", "limit": 5}),
+    )
+    .await;
+    tasks.reverse();
+    assert_eq!(hit_ids(&r), tasks, "the calf's task says okapi twice: {r}");
+    h.stop().await;
+}
+
+/// A question in a small pad whose words are common elsewhere: PostgreSQL
+/// reads the pad rather than gathering the words' matches across the store
+/// (`PgStore::any_word_hits`); either way the pad's matches, and only they,
+/// come back ranked.
+#[tokio::test]
+async fn a_question_in_a_small_pad_finds_its_words_common_elsewhere() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    for i in 0..80 {
+        add(
+            &mut c,
+            "orchard",
+            &format!("kiwi crate {i} packed for the market"),
+        )
+        .await;
+    }
+    let twice = add(&mut c, "tiny", "the kiwi crate is by the kiwi vines").await;
+    let once = add(&mut c, "tiny", "one crate of kiwi left").await;
+    add(&mut c, "tiny", "nothing about fruit here").await;
+    if common::postgres::wanted() {
+        // As autovacuum would have: PostgreSQL's statistics now name the
+        // words common in the store, so the pad is read.
+        let url = std::fs::read_to_string(h.dir.path().join("database-url")).unwrap();
+        let pool = sqlx::PgPool::connect(&url).await.unwrap();
+        sqlx::query("ANALYZE entries").execute(&pool).await.unwrap();
+        pool.close().await;
+    }
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "where is the kiwi crate now?", "mode": "text", "pad": "tiny"}),
+    )
+    .await;
+    assert_eq!(
+        hit_ids(&r),
+        [twice["id"].as_str().unwrap(), once["id"].as_str().unwrap()],
+        "{r}"
+    );
     h.stop().await;
 }

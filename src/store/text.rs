@@ -231,10 +231,9 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
          CREATE VIRTUAL TABLE IF NOT EXISTS entries_words USING fts5(
              content, meta, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3',
              content = '', contentless_delete = 1);
-         -- How many entries hold each word (per column): what a question's
-         -- words are weighed and budgeted by.
-         CREATE VIRTUAL TABLE IF NOT EXISTS entries_words_terms
-             USING fts5vocab(entries_words, col);
+         -- The word counts' vocabulary table of earlier builds: counting
+         -- through it walked a common word's every posting (`word_counts`).
+         DROP TABLE IF EXISTS entries_words_terms;
          INSERT OR IGNORE INTO state (key, value)
              VALUES ('seq', 0), ('change', 0), ('schema', {SCHEMA_VERSION});
          -- Merge segments 16 at a time, not 4: indexing costs ~30% less CPU
@@ -315,8 +314,9 @@ impl Store {
             .map(|(w, _)| format!("\"{}\"", w.replace('"', "\"\"")))
             .collect::<Vec<_>>()
             .join(" OR ");
+        let dfs: Vec<u64> = words.iter().map(|(_, df)| *df).collect();
         let conn = self.reader()?;
-        bm25_hits(&conn, &any, filter, limit, newest_only)
+        bm25_hits(&conn, &any, Some(&dfs), filter, limit, newest_only)
     }
 }
 
@@ -345,11 +345,14 @@ fn word_hits(
         })
         .collect::<Vec<_>>()
         .join(" ");
-    bm25_hits(conn, &fts_query, filter, limit, true)
+    bm25_hits(conn, &fts_query, None, filter, limit, true)
 }
 
-/// How many entries hold each of `words` (words in none left out): FTS5's
-/// document counts, at most the filtered pad's size.
+/// How many entries hold each of `words` (words in none left out), at
+/// most the filtered pad's size, and counted only up to just past the
+/// postings budget (`terms::POSTINGS_BUDGET`): a word more common than that
+/// is not ranked by, and counting every entry holding a word found in most
+/// of them cost 3–5 ms at 100k entries, a question's every such word.
 fn word_counts(
     conn: &Connection,
     words: &[String],
@@ -363,12 +366,19 @@ fn word_counts(
             .optional()?,
         None => None,
     };
-    let mut df_of = conn.prepare_cached(
-        "SELECT doc FROM fts.entries_words_terms WHERE term = ? AND col = 'content'",
+    let upto = cap.map_or(terms::POSTINGS_BUDGET as i64, |c| {
+        c.min(terms::POSTINGS_BUDGET as i64)
+    }) + 1;
+    let mut count = conn.prepare_cached(
+        "SELECT count(*) FROM (SELECT 1 FROM fts.entries_words WHERE entries_words MATCH ? LIMIT ?)",
     )?;
     let mut counted = Vec::with_capacity(words.len());
     for w in words {
-        let df: i64 = df_of.query_row([w], |r| r.get(0)).optional()?.unwrap_or(0);
+        if !w.chars().any(char::is_alphanumeric) {
+            continue;
+        }
+        let phrase = format!("content : \"{}\"", w.replace('"', "\"\""));
+        let df: i64 = count.query_row(params![phrase, upto], |r| r.get(0))?;
         if df > 0 {
             counted.push((w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64));
         }
@@ -377,25 +387,33 @@ fn word_counts(
 }
 
 /// The entries matching `words` (an FTS5 expression over `content`) that
-/// pass `filter`, best first by BM25, then newest. `newest_only` ranks only
+/// pass `filter`, best first by BM25, then newest: with `dfs`, how many
+/// entries hold each word, `pad_bm25` (`store::rank`) weighs them by those
+/// counts; without, FTS5's `bm25()` counts them. `newest_only` ranks only
 /// the newest matches (`terms::newest_candidates`): a common word's every
 /// match would cost tens of milliseconds to rank. Ranking runs on (id,
 /// score) alone; only the winners are read in full.
 fn bm25_hits(
     conn: &Connection,
     words: &str,
+    dfs: Option<&[u64]>,
     filter: &EntryFilter,
     limit: u32,
     newest_only: bool,
 ) -> Result<Vec<(Entry, f64)>> {
-    let mut args = vec![Sql::Text(format!(
-        "content : ({words}){}",
-        narrowing(filter)
-    ))];
-    let mut sql = String::from(
-        "SELECT e.seq, -bm25(entries_words, 1.0, 0.0) FROM fts.entries_words \
+    let matching = format!("content : ({words}){}", narrowing(filter));
+    let mut args = Vec::new();
+    let score = score_sql(dfs, &mut args);
+    args.push(Sql::Text(matching));
+    if !newest_only && narrowed_by_index(filter) {
+        if let Some(hits) = ranked_in_index(conn, &score, args.clone(), filter, limit)? {
+            return Ok(hits);
+        }
+    }
+    let mut sql = format!(
+        "SELECT e.seq, {score} FROM fts.entries_words \
          CROSS JOIN entries e ON e.seq = entries_words.rowid JOIN pads p ON p.name = e.pad \
-         WHERE entries_words MATCH ?",
+         WHERE entries_words MATCH ?"
     );
     filter.push_sql_per_entry(&mut sql, &mut args);
     let candidates = if newest_only {
@@ -420,6 +438,78 @@ fn bm25_hits(
         hits.push((load.query_row([seq], EntryRow::read)?.entry, score));
     }
     Ok(hits)
+}
+
+/// A ranked query's score column, its counts pushed to `args`.
+fn score_sql(dfs: Option<&[u64]>, args: &mut Vec<Sql>) -> String {
+    match dfs {
+        None => "-bm25(entries_words, 1.0, 0.0)".into(),
+        Some(dfs) => {
+            args.extend(dfs.iter().map(|df| Sql::Integer(*df as i64)));
+            format!("pad_bm25(entries_words{})", ", ?".repeat(dfs.len()))
+        }
+    }
+}
+
+/// `bm25_hits` ranking every match, in the index alone: FTS5 scores and
+/// keeps the best few (`terms::index_candidates`), then each is read with
+/// the filter checked, best first, until the page is full. Joining every
+/// match to its entry and pad before ranking cost as much as ranking
+/// itself (a question at 100k entries, ~4,500 matches: p50 ~20 ms joined,
+/// ~10 ms here). Only for a filter the index applies (`narrowed_by_index`):
+/// under a kind or a tag, the join ranks only the few matches that pass.
+/// `None` when too few of the best pass while more matches remain (an
+/// archived pad's): the caller then ranks only the matches that pass.
+/// `args`: the score's and the match's.
+fn ranked_in_index(
+    conn: &Connection,
+    score: &str,
+    mut args: Vec<Sql>,
+    filter: &EntryFilter,
+    limit: u32,
+) -> Result<Option<Vec<(Entry, f64)>>> {
+    let candidates = terms::index_candidates(limit);
+    args.push(Sql::Integer(candidates as i64));
+    let ranked: Vec<(i64, f64)> = conn
+        .prepare_cached(&format!(
+            "SELECT rowid, {score} FROM fts.entries_words \
+             WHERE entries_words MATCH ? ORDER BY 2 DESC, rowid DESC LIMIT ?"
+        ))?
+        .query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut sql = format!(
+        "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE e.seq = ?"
+    );
+    let mut args = vec![Sql::Null];
+    filter.push_sql_per_entry(&mut sql, &mut args);
+    let mut read = conn.prepare_cached(&sql)?;
+    let mut hits = Vec::with_capacity(limit as usize);
+    for &(seq, score) in &ranked {
+        if hits.len() == limit as usize {
+            break;
+        }
+        args[0] = Sql::Integer(seq);
+        if let Some(row) = read
+            .query_row(params_from_iter(&args), EntryRow::read)
+            .optional()?
+        {
+            hits.push((row.entry, score));
+        }
+    }
+    let every_match_seen = ranked.len() < candidates as usize;
+    Ok((hits.len() == limit as usize || every_match_seen).then_some(hits))
+}
+
+/// Whether the index's own query applies every condition of `filter` that
+/// leaves out many entries (pad, author, a token's pads: `narrowing`); what
+/// is left to check (an archived pad, a superseded note) leaves out few.
+fn narrowed_by_index(filter: &EntryFilter) -> bool {
+    filter.tags.is_empty()
+        && filter.kind.is_none()
+        && filter.status.is_none()
+        && filter.since.is_none()
+        && filter.category.is_none()
+        && filter.min_confidence.is_none()
 }
 
 /// The `meta` column's terms for a filter's pad, author and token scope,
