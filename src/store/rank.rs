@@ -28,6 +28,9 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
     // SAFETY: FTS5 hands out its API through a pointer bound to `SELECT
     // fts5(?1)` (sqlite.org/fts5.html, "Extending FTS5"); the statement is
     // finalized before return, and the API lives as long as the connection.
+    let failed = |rc, why: Option<&str>| {
+        rusqlite::Error::SqliteFailure(ffi::Error::new(rc), why.map(str::to_string))
+    };
     unsafe {
         let db = conn.handle();
         let mut stmt: *mut ffi::sqlite3_stmt = ptr::null_mut();
@@ -39,7 +42,7 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
             ptr::null_mut(),
         );
         if rc != ffi::SQLITE_OK {
-            return Err(rusqlite::Error::SqliteFailure(ffi::Error::new(rc), None));
+            return Err(failed(rc, None));
         }
         let mut api: *mut ffi::fts5_api = ptr::null_mut();
         ffi::sqlite3_bind_pointer(
@@ -56,10 +59,7 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
             _ => None,
         };
         let Some(create) = create else {
-            return Err(rusqlite::Error::SqliteFailure(
-                ffi::Error::new(ffi::SQLITE_ERROR),
-                Some("this SQLite has no FTS5".into()),
-            ));
+            return Err(failed(ffi::SQLITE_ERROR, Some("this SQLite has no FTS5")));
         };
         let rc = create(
             api,
@@ -69,7 +69,7 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
             None,
         );
         if rc != ffi::SQLITE_OK {
-            return Err(rusqlite::Error::SqliteFailure(ffi::Error::new(rc), None));
+            return Err(failed(rc, None));
         }
     }
     Ok(())
@@ -85,10 +85,8 @@ unsafe extern "C" fn pad_bm25(
     // SAFETY: FTS5 calls this with its API, the row's context and `n_val`
     // argument values, all valid for the call.
     let result = unsafe {
-        let dfs: Vec<f64> = (0..n_val.max(0) as usize)
-            .map(|i| ffi::sqlite3_value_double(*vals.add(i)))
-            .collect();
-        score(&*api, fts, &dfs)
+        let counts = std::slice::from_raw_parts(vals, n_val.max(0) as usize);
+        score(&*api, fts, counts)
     };
     match result {
         // SAFETY: `ctx` is this call's.
@@ -97,14 +95,15 @@ unsafe extern "C" fn pad_bm25(
     }
 }
 
-/// The current row's score for phrases held by `dfs` entries each.
+/// The current row's score for phrases held by `counts` entries each (the
+/// call's arguments, read as they are needed: no allocation per row).
 ///
 /// # Safety
-/// `api` and `fts` as FTS5 passes them to an auxiliary function.
+/// `api`, `fts` and `counts` as FTS5 passes them to an auxiliary function.
 unsafe fn score(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
-    dfs: &[f64],
+    counts: &[*mut ffi::sqlite3_value],
 ) -> Result<f64, c_int> {
     let check = |rc: c_int| {
         if rc == ffi::SQLITE_OK {
@@ -128,7 +127,7 @@ unsafe fn score(
         let (n, avgdl) = (rows as f64, (tokens as f64 / rows.max(1) as f64).max(1.0));
         let norm = terms::K1 * (1.0 - terms::B + terms::B * length as f64 / avgdl);
         let mut total = 0.0;
-        for (phrase, df) in dfs.iter().enumerate().take(phrases) {
+        for (phrase, &count) in counts.iter().enumerate().take(phrases) {
             let mut iter = ffi::Fts5PhraseIter {
                 a: ptr::null(),
                 b: ptr::null(),
@@ -143,7 +142,8 @@ unsafe fn score(
                 next(fts, &mut iter, &mut col, &mut off);
             }
             if tf > 0.0 {
-                total += terms::idf(n, *df) * tf * (terms::K1 + 1.0) / (tf + norm);
+                let df = ffi::sqlite3_value_double(count);
+                total += terms::idf(n, df) * tf * (terms::K1 + 1.0) / (tf + norm);
             }
         }
         Ok(total)

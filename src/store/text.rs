@@ -374,9 +374,6 @@ fn word_counts(
     )?;
     let mut counted = Vec::with_capacity(words.len());
     for w in words {
-        if !w.chars().any(char::is_alphanumeric) {
-            continue;
-        }
         let phrase = format!("content : \"{}\"", w.replace('"', "\"\""));
         let df: i64 = count.query_row(params![phrase, upto], |r| r.get(0))?;
         if df > 0 {
