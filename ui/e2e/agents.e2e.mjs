@@ -196,9 +196,14 @@ test("a handoff is addressed as typed: @ completes known agents, a chip says who
   await compose.setValue("@agent-zero make it fail on purpose");
   await browser.$("#compose-save").click();
   const failed = await waitFor("the failed handoff", async () => (await mine("make it fail on purpose"))[0], 15_000);
-  await waitFor("the agent got it once", () => received() === 1, 15_000);
+  // A timeout says what the agent got and where the delivery stands.
+  const told = (id) => async (e) => {
+    const { deliveries } = await call("agent.deliveries", { entry: id });
+    throw new Error(`${e.message} (the agent got it ${received()} times; the deliveries: ${JSON.stringify(deliveries)})`);
+  };
+  await waitFor("the agent got it once", () => received() === 1, 15_000).catch(told(failed.id));
   await deliveryAction(failed.id, "Re-send");
-  await waitFor("the agent got it again", () => received() === 2, 20_000);
+  await waitFor("the agent got it again", () => received() === 2, 20_000).catch(told(failed.id));
   assert.equal((await mine("make it fail on purpose")).length, 2, "sent again as a new note");
 
   // An agent that refuses the note (a stale token): the engine asks at

@@ -95,6 +95,9 @@ test("a waiting question stays on top of Needs eyes, reads its choices by meanin
 });
 
 test("agents and the person are told apart: a colour and initials per agent, 'you' for the person", async () => {
+  // Colours are given in order of first appearance and wrap after ten
+  // (authors.ts): the agents of earlier tests would decide which these get.
+  await browser.execute(() => localStorage.removeItem("agent-colours"));
   await call("entry.add", { pad: "colours", author: "agent-zero", content: "from agent zero" });
   await call("entry.add", { pad: "colours", author: "claude", content: "from claude" });
   for (const a of ["codex", "gemini", "agent-9", "helper"]) await call("entry.add", { pad: "colours", author: a, content: `from ${a}` });
