@@ -401,8 +401,8 @@ async fn a_questions_best_matches_left_out_by_the_filter_hide_nothing() {
     )
     .await;
     assert_eq!(hit_ids(&r), [current["id"].as_str().unwrap()], "{r}");
-    // A filter the index cannot apply (a kind) ranks through the join:
-    // 250 better matches of another kind, then the two tasks, best first.
+    // A kind filter: 250 better matches of another kind, then the two
+    // tasks, best first.
     for i in 0..250 {
         add(&mut c, "yard", &format!("okapi okapi okapi sighting {i}")).await;
     }
@@ -424,6 +424,55 @@ async fn a_questions_best_matches_left_out_by_the_filter_hide_nothing() {
     .await;
     tasks.reverse();
     assert_eq!(hit_ids(&r), tasks, "the calf's task says okapi twice: {r}");
+    h.stop().await;
+}
+
+/// A question filtered by kind or tag finds a note by the kind and tags it
+/// has now: changing either after the note was written moves it in or out
+/// (SQLite's word index holds both, and re-reads a note whose kind or tags
+/// change).
+#[tokio::test]
+async fn a_question_filtered_by_kind_or_tag_follows_their_changes() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    for i in 0..30 {
+        let text = format!("the staging database backup ran {i}");
+        add(&mut c, "ops", &text).await;
+    }
+    let note = add(&mut c, "ops", "the staging database moved to db-2").await;
+    let id = note["id"].as_str().unwrap();
+    let with = |mut base: Value, more: &Value| {
+        let more = more.as_object().unwrap().clone();
+        base.as_object_mut().unwrap().extend(more);
+        base
+    };
+    let question = json!({"query": "where is the staging database?", "mode": "text", "limit": 5});
+    let filed = [
+        (
+            json!({"tags": ["infra"]}),
+            json!({"tags": ["infra", "db"]}),
+            json!({"tags": []}),
+        ),
+        (
+            json!({"kind": "insight"}),
+            json!({"kind": "insight"}),
+            json!({"kind": "note"}),
+        ),
+    ];
+    for (filter, change, undo) in filed {
+        let ask = with(question.clone(), &filter);
+        let r = ok(&mut c, "search", ask.clone()).await;
+        assert!(hit_ids(&r).is_empty(), "nothing is filed so yet: {r}");
+        ok(&mut c, "entry.update", with(json!({"id": id}), &change)).await;
+        let r = ok(&mut c, "search", ask.clone()).await;
+        assert_eq!(hit_ids(&r), [id], "filed so now: {r}");
+        ok(&mut c, "entry.update", with(json!({"id": id}), &undo)).await;
+        let r = ok(&mut c, "search", ask).await;
+        assert!(
+            !hit_ids(&r).contains(&id.to_string()),
+            "no longer filed so: {r}"
+        );
+    }
     h.stop().await;
 }
 

@@ -29,14 +29,16 @@ use crate::storage::EntryFilter;
 use crate::terms;
 
 /// The two indexes, with their columns and what fills them from an entry
-/// `e`: words (ranked, word-prefix matches; `meta` holds one token per pad
-/// and per author, so a filter by either narrows the index's own work) and
-/// trigrams (any substring of three or more characters).
+/// `e`: words (ranked, word-prefix matches; `meta` holds a token for the
+/// entry's pad, author, kind and each tag, so a filter by any of them
+/// narrows the index's own work) and trigrams (any substring of three or
+/// more characters).
 const TABLES: [(&str, &str, &str); 2] = [
     (
         "entries_words",
         "content, meta",
-        "content, 'p' || hex(pad) || ' a' || hex(author)",
+        "content, 'p' || hex(pad) || ' a' || hex(author) || ' k' || hex(kind) \
+         || coalesce((SELECT group_concat(' t' || hex(value), '') FROM json_each(tags)), '')",
     ),
     ("entries_fts", "content", "content"),
 ];
@@ -46,8 +48,8 @@ const BATCH: i64 = 2000;
 /// Segments FTS5 merges at once (its default is 4).
 const AUTOMERGE: i64 = 16;
 /// 4: the trigram index keeps no positions (`detail = none`); 5: the word
-/// index's `meta` column and its vocabulary.
-const SCHEMA_VERSION: i64 = 5;
+/// index's `meta` column and its vocabulary; 6: kinds and tags in `meta`.
+const SCHEMA_VERSION: i64 = 6;
 
 pub struct TextIndex {
     conn: Mutex<Connection>,
@@ -454,7 +456,8 @@ fn score_sql(dfs: Option<&[u64]>, args: &mut Vec<Sql>) -> String {
 /// match to its entry and pad before ranking cost as much as ranking
 /// itself (a question at 100k entries, ~4,500 matches: p50 ~20 ms joined,
 /// ~10 ms here). Only for a filter the index applies (`narrowed_by_index`):
-/// under a kind or a tag, the join ranks only the few matches that pass.
+/// under a status, a date or a category, the join ranks only the few
+/// matches that pass.
 /// `None` when too few of the best pass while more matches remain (an
 /// archived pad's): the caller then ranks only the matches that pass.
 /// `args`: the score's and the match's.
@@ -498,20 +501,19 @@ fn ranked_in_index(
 }
 
 /// Whether the index's own query applies every condition of `filter` that
-/// leaves out many entries (pad, author, a token's pads: `narrowing`); what
-/// is left to check (an archived pad, a superseded note) leaves out few.
+/// leaves out many entries (pad, author, kind, tags, a token's pads:
+/// `narrowing`); what is left to check (an archived pad, a superseded note)
+/// leaves out few.
 fn narrowed_by_index(filter: &EntryFilter) -> bool {
-    filter.tags.is_empty()
-        && filter.kind.is_none()
-        && filter.status.is_none()
+    filter.status.is_none()
         && filter.since.is_none()
         && filter.category.is_none()
         && filter.min_confidence.is_none()
 }
 
-/// The `meta` column's terms for a filter's pad, author and token scope,
-/// as ` AND …` for a word index query: FTS5 then walks only the matching
-/// entries' postings. `push_sql` still checks each exactly.
+/// The `meta` column's terms for a filter's pad, author, kind, tags and
+/// token scope, as ` AND …` for a word index query: FTS5 then walks only
+/// the matching entries' postings. `push_sql` still checks each exactly.
 fn narrowing(filter: &EntryFilter) -> String {
     let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
     let mut q = String::new();
@@ -520,6 +522,12 @@ fn narrowing(filter: &EntryFilter) -> String {
     }
     if let Some(author) = &filter.author {
         q.push_str(&format!(" AND meta : a{}", hex(author)));
+    }
+    if let Some(kind) = filter.kind {
+        q.push_str(&format!(" AND meta : k{}", hex(kind.as_str())));
+    }
+    for tag in &filter.tags {
+        q.push_str(&format!(" AND meta : t{}", hex(tag)));
     }
     if let Some(scope) = &filter.scope {
         if scope.is_empty() {
