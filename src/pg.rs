@@ -294,8 +294,15 @@ impl Query {
         self
     }
 
+    /// The query, planned with its values each time it runs (an unnamed
+    /// statement, not kept prepared): a filter's or a word's selectivity
+    /// decides the plan. A kept statement falls to PostgreSQL's generic
+    /// plan after five runs, one plan for any values: two common words
+    /// then gathered every match from the words index and sorted them
+    /// (p50 21 ms at 100k entries) where their plan reads the newest rows
+    /// (2 ms).
     pub fn build(&self) -> sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments> {
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(self.sql.as_str()));
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(self.sql.as_str())).persistent(false);
         for a in &self.args {
             q = match a {
                 Arg::Text(s) => q.bind(s),

@@ -144,7 +144,10 @@ impl PgStore {
                 ));
             }
             sql.push(']');
+            // Planned with the words (`Query::build`): a generic plan may
+            // read the table for a word the index finds at once.
             let mut q = sqlx::query_scalar::<_, Vec<i64>>(sqlx::AssertSqlSafe(sql))
+                .persistent(false)
                 .bind((terms::POSTINGS_BUDGET_PG + 1) as i64);
             for w in &rare {
                 q = q.bind(format!("'{w}'"));
