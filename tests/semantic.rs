@@ -395,11 +395,22 @@ async fn edits_are_re_embedded_and_deletions_leave_the_index() {
     let note = add(&mut c, "ops", "the cat sleeps on the warm windowsill").await;
     let other = add(&mut c, "ops", "quarterly revenue grew by twelve percent").await;
     add(&mut c, "misc", "Paris is the capital of France").await;
-    embedded_all(&mut c).await;
+    let s = embedded_all(&mut c).await;
     assert_eq!(
         best(&mut c, "a kitten napping in the sun").await,
         "the cat sleeps on the warm windowsill"
     );
+
+    // A change of kind or tags leaves the text: nothing is embedded again.
+    let embedded = s["semantic"]["embedded"].clone();
+    ok(
+        &mut c,
+        "entry.update",
+        json!({"id": note["id"], "tags": ["pets"], "kind": "insight"}),
+    )
+    .await;
+    let s = embedded_all(&mut c).await;
+    assert_eq!(s["semantic"]["embedded"], embedded, "{s}");
 
     ok(
         &mut c,

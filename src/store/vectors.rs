@@ -201,23 +201,25 @@ impl VectorStore {
         let room = limit - items.len() as i64;
         if room > 0 {
             // An entry past `seq_upto` is embedded by a later id pass, with
-            // whatever text it has then; edits of it need nothing now.
-            let changed: Vec<(i64, i64, Option<String>)> = tx
+            // whatever text it has then; edits of it need nothing now. A
+            // change of kind or tags alone (`filed_only`) leaves the text,
+            // and the vector, as they were: it is passed by.
+            let changed: Vec<(i64, i64, bool, Option<String>)> = tx
                 .prepare_cached(
-                    "SELECT c.n, c.seq, e.author, e.content FROM store.changes c \
+                    "SELECT c.n, c.seq, c.filed_only, e.author, e.content FROM store.changes c \
                      LEFT JOIN store.entries e ON e.seq = c.seq \
                      WHERE c.n > ? ORDER BY c.n LIMIT ?",
                 )?
                 .query_map(params![change_from, room], |r| {
                     let (author, content): (Option<String>, Option<String>) =
-                        (r.get(2)?, r.get(3)?);
+                        (r.get(3)?, r.get(4)?);
                     let text = author.zip(content).map(|(a, c)| embedded_text(&a, &c));
-                    Ok((r.get(0)?, r.get(1)?, text))
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, text))
                 })?
                 .collect::<rusqlite::Result<_>>()?;
-            for (n, seq, content) in changed {
+            for (n, seq, filed_only, content) in changed {
                 change_upto = n;
-                if seq <= seq_upto && !items.iter().any(|(s, _)| *s == seq) {
+                if !filed_only && seq <= seq_upto && !items.iter().any(|(s, _)| *s == seq) {
                     items.push((seq, content));
                 }
             }
