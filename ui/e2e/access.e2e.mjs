@@ -151,8 +151,12 @@ test("a layout a person keeps open: one toolbar row, filters behind Filter, Clea
   // One place lit in the sidebar at a time, whichever view is on screen.
   const lit = () => browser.execute(() => document.querySelectorAll("#sidebar .active").length);
   assert.equal(await lit(), 1, "the pad alone is lit");
+  // A view switches after its list loads: wait for the button's own view
+  // before counting what is lit.
+  const litIs = (b) => browser.execute((sel) => document.querySelector(sel).classList.contains("active"), b);
   for (const b of ["#inbox-btn", "#all-btn", "#activity-btn", "#agents-btn"]) {
     await browser.$(b).click();
+    await waitFor(`${b}'s view`, () => litIs(b));
     assert.equal(await lit(), 1, `one sidebar item lit in ${b}'s view`);
     await browser.$(b).click();
   }
