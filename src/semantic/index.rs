@@ -340,11 +340,19 @@ fn header(applied: i64, payload: &[u8], generation: &str) -> Vec<u8> {
     h.extend_from_slice(&applied.to_le_bytes());
     h.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     h.extend_from_slice(&checksum(payload).to_le_bytes());
+    h.extend_from_slice(&stamp(generation));
+    h
+}
+
+/// A generation as the header holds it: its first 16 bytes, zero-padded.
+/// A store's generation may be longer (PostgreSQL's is an md5 in hex, 32
+/// characters), so a saved file is matched on this form, not on the text.
+fn stamp(generation: &str) -> [u8; 16] {
     let mut g = [0u8; 16];
     let bytes = generation.as_bytes();
-    g[..bytes.len().min(16)].copy_from_slice(&bytes[..bytes.len().min(16)]);
-    h.extend_from_slice(&g);
-    h
+    let n = bytes.len().min(16);
+    g[..n].copy_from_slice(&bytes[..n]);
+    g
 }
 
 /// `Ok(None)`: no saved file. `Err`: a file that must not be used, and why.
@@ -370,10 +378,7 @@ fn load(
     if payload.len() != len || checksum(payload) != sum {
         return Err("checksum mismatch (corrupt or truncated)".into());
     }
-    let saved_generation = String::from_utf8_lossy(&bytes[32..48])
-        .trim_end_matches('\0')
-        .to_string();
-    if saved_generation != generation {
+    if bytes[32..48] != stamp(generation) {
         return Err("built from other vectors (the store was re-embedded)".into());
     }
     if applied > last_n {
@@ -409,7 +414,7 @@ fn checksum(bytes: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{checksum, VectorIndex, DIMENSIONS, NEAR_TIES};
+    use super::{checksum, load, VectorIndex, DIMENSIONS, FILE, NEAR_TIES};
 
     #[test]
     fn identical_notes_rank_newest_first_and_near_ties_all_reach_rescoring() {
@@ -445,6 +450,35 @@ mod tests {
         let odd = index.candidates(&v, 10, Some(&|k| k % 2 == 1));
         assert_eq!(odd[0].0, 299);
         assert!(odd.iter().all(|(k, _)| k % 2 == 1));
+    }
+
+    #[test]
+    fn a_saved_index_is_used_again_whatever_its_generations_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let v: Vec<f32> = (0..DIMENSIONS).map(|i| (i % 5) as f32 - 2.0).collect();
+        // SQLite's generation is 16 hex characters, PostgreSQL's 32 (md5).
+        for (generation, other) in [
+            ("0123456789abcdef", "fedcba9876543210"),
+            (
+                "0123456789abcdef0123456789abcdef",
+                "fedcba98765432100123456789abcdef",
+            ),
+        ] {
+            let mut index = VectorIndex::from_vectors([(7, v.as_slice())]);
+            index.applied = 3;
+            index.generation = generation.to_string();
+            index.save(dir.path()).unwrap();
+            let path = dir.path().join(FILE);
+            let loaded = load(&path, generation, 3, 0)
+                .unwrap()
+                .expect("a saved file");
+            assert_eq!(loaded.flat.len(), 1, "{generation}");
+            assert_eq!(loaded.applied, 3);
+            assert!(
+                load(&path, other, 3, 0).is_err(),
+                "another generation: {other}"
+            );
+        }
     }
 
     #[test]
