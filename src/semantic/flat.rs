@@ -10,7 +10,7 @@
 //! irons out the rounding.
 //!
 //! The scan uses AVX2 when the CPU has it and both cores above
-//! `PARALLEL_FROM` rows: 1M rows (384 MB) take ~15 ms on 2 cores.
+//! `PARALLEL_FROM` rows: 100k rows (38 MB) take ~1.25 ms on one core.
 
 use std::collections::HashMap;
 
@@ -99,22 +99,17 @@ impl Flat {
         let mut q = Vec::with_capacity(DIMENSIONS);
         let qscale = quantize(query, &mut q);
         let mut out = vec![0f32; self.len()];
-        let score_rows = |rows: &[i8], scales: &[f32], out: &mut [f32]| {
-            let dot = dot_kernel();
-            for ((row, scale), o) in rows.chunks_exact(DIMENSIONS).zip(scales).zip(out) {
-                *o = dot(row, &q) as f32 / (scale * qscale);
-            }
-        };
+        let score_rows = kernel();
         if self.len() < PARALLEL_FROM {
-            score_rows(&self.rows, &self.scales, &mut out);
+            score_rows(&self.rows, &self.scales, &q, qscale, &mut out);
         } else {
             let half = self.len() / 2;
             let (rows_a, rows_b) = self.rows.split_at(half * DIMENSIONS);
             let (scales_a, scales_b) = self.scales.split_at(half);
             let (out_a, out_b) = out.split_at_mut(half);
             std::thread::scope(|s| {
-                s.spawn(|| score_rows(rows_b, scales_b, out_b));
-                score_rows(rows_a, scales_a, out_a);
+                s.spawn(|| score_rows(rows_b, scales_b, &q, qscale, out_b));
+                score_rows(rows_a, scales_a, &q, qscale, out_a);
             });
         }
         out
@@ -144,26 +139,68 @@ impl Flat {
     }
 }
 
-type Dot = fn(&[i8], &[i8]) -> i32;
+/// Scores rows: each row's dot product with the quantized query `q`,
+/// divided by the row's scale and the query's (`qscale`), into `out`.
+type ScoreRows = fn(rows: &[i8], scales: &[f32], q: &[i8], qscale: f32, out: &mut [f32]);
 
-fn dot_portable(a: &[i8], b: &[i8]) -> i32 {
-    a.iter().zip(b).map(|(x, y)| *x as i32 * *y as i32).sum()
+fn score_rows_portable(rows: &[i8], scales: &[f32], q: &[i8], qscale: f32, out: &mut [f32]) {
+    for ((row, scale), o) in rows.chunks_exact(DIMENSIONS).zip(scales).zip(out) {
+        let dot: i32 = row.iter().zip(q).map(|(x, y)| *x as i32 * *y as i32).sum();
+        *o = dot as f32 / (scale * qscale);
+    }
 }
 
+// The AVX2 kernel reads 32 components at a time.
+const _: () = assert!(DIMENSIONS.is_multiple_of(32));
+
+/// The same with AVX2, 32 components at a time: `maddubs` multiplies the
+/// query's magnitudes (unsigned) by the row's components carrying the
+/// query's signs, adding pairs into 16 bits — exact, since every component
+/// is within ±127 (`quantize`), so a pair is at most 2·127² < 2¹⁵ — then
+/// `madd` widens the pairs to 32-bit sums. Twice the speed of the
+/// compiler's vectorised loop (1.25 vs 2.2 ms for 100k rows on one core),
+/// and the same integers.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn dot_avx2(a: &[i8], b: &[i8]) -> i32 {
-    // The same loop; compiled for AVX2 it runs 32 lanes at a time.
-    a.iter().zip(b).map(|(x, y)| *x as i32 * *y as i32).sum()
+fn score_rows_avx2(rows: &[i8], scales: &[f32], q: &[i8], qscale: f32, out: &mut [f32]) {
+    use std::arch::x86_64::*;
+    const LANES: usize = DIMENSIONS / 32;
+    assert_eq!(q.len(), DIMENSIONS);
+    // SAFETY: every load reads 32 bytes at offsets below DIMENSIONS within
+    // `q` (checked above) or a row of exactly DIMENSIONS bytes
+    // (`chunks_exact`); loads are unaligned.
+    unsafe {
+        let signed: [__m256i; LANES] =
+            std::array::from_fn(|i| _mm256_loadu_si256(q.as_ptr().add(i * 32).cast()));
+        let magnitude = signed.map(|v| _mm256_abs_epi8(v));
+        let ones = _mm256_set1_epi16(1);
+        for ((row, scale), o) in rows.chunks_exact(DIMENSIONS).zip(scales).zip(out) {
+            let mut sum = _mm256_setzero_si256();
+            for i in 0..LANES {
+                let r = _mm256_loadu_si256(row.as_ptr().add(i * 32).cast());
+                let pairs = _mm256_maddubs_epi16(magnitude[i], _mm256_sign_epi8(r, signed[i]));
+                sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, ones));
+            }
+            let x = _mm_add_epi32(
+                _mm256_castsi256_si128(sum),
+                _mm256_extracti128_si256(sum, 1),
+            );
+            let x = _mm_hadd_epi32(x, x);
+            let x = _mm_hadd_epi32(x, x);
+            *o = _mm_cvtsi128_si32(x) as f32 / (scale * qscale);
+        }
+    }
 }
 
-fn dot_kernel() -> Dot {
+fn kernel() -> ScoreRows {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above).
-        return |a, b| unsafe { dot_avx2(a, b) };
+        return |rows, scales, q, qscale, out| unsafe {
+            score_rows_avx2(rows, scales, q, qscale, out)
+        };
     }
-    dot_portable
+    score_rows_portable
 }
 
 #[cfg(test)]
@@ -193,9 +230,30 @@ mod tests {
             let exact = cos(&vs[f.key(row) as usize], &q);
             assert!((est - exact).abs() < 0.01, "{est} vs {exact}");
         }
-        // The AVX2 kernel (when present) and the portable one agree exactly.
-        let (a, b) = (&f.rows[..DIMENSIONS], &f.rows[DIMENSIONS..2 * DIMENSIONS]);
-        assert_eq!(dot_kernel()(a, b), dot_portable(a, b));
+    }
+
+    #[test]
+    fn the_simd_kernel_and_the_portable_one_agree_exactly() {
+        // Random rows and queries, and the extremes (every component ±127,
+        // where a 16-bit pair sum comes closest to overflowing; zeros).
+        let mut rng = fastrand::Rng::with_seed(9);
+        let mut rows: Vec<i8> = (0..500 * DIMENSIONS).map(|_| rng.i8(-127..=127)).collect();
+        rows.extend(std::iter::repeat_n(127, DIMENSIONS));
+        rows.extend(std::iter::repeat_n(-127, DIMENSIONS));
+        rows.extend(std::iter::repeat_n(0, DIMENSIONS));
+        let n = rows.len() / DIMENSIONS;
+        let scales: Vec<f32> = (0..n).map(|i| 100.0 + i as f32).collect();
+        let mut queries: Vec<Vec<i8>> = (0..20)
+            .map(|_| (0..DIMENSIONS).map(|_| rng.i8(-127..=127)).collect())
+            .collect();
+        queries.push(vec![127; DIMENSIONS]);
+        queries.push(vec![-127; DIMENSIONS]);
+        for q in &queries {
+            let (mut a, mut b) = (vec![0f32; n], vec![0f32; n]);
+            kernel()(&rows, &scales, q, 3.0, &mut a);
+            score_rows_portable(&rows, &scales, q, 3.0, &mut b);
+            assert_eq!(a, b);
+        }
     }
 
     #[test]
