@@ -10,7 +10,9 @@
 //!    `semantic` and `hybrid` search p50/p99 at 10k and 100k entries with
 //!    fresh queries (each one embedded) and cached ones; a search right after
 //!    1, 16, 48 and 400 writes (read-your-writes); the index's memory;
-//!    restart time to ready.
+//!    restart time to ready. At 100k the same on PostgreSQL (a durable
+//!    cluster of Debian's server, as `benches/search.rs`), its queries
+//!    interleaved with SQLite's.
 //!
 //! Entries are realistic, clustered dev notes. Recall against brute force
 //! is `benches/recall.rs`. Set BENCH_QUICK=1 for 2k/10k instead of 10k/100k.
@@ -18,6 +20,9 @@
 mod common;
 #[path = "../tests/common/model.rs"]
 mod model;
+#[allow(dead_code)]
+#[path = "../tests/common/postgres.rs"]
+mod postgres;
 
 use std::time::{Duration, Instant};
 
@@ -191,48 +196,81 @@ async fn write_rtts(c: &mut Client, n: usize, rng: &mut fastrand::Rng) -> Vec<f6
     us
 }
 
-async fn searches(c: &mut Client, label: &str, size: usize) {
+/// Semantic and hybrid search p50/p99 on each store of `stores` (a name and
+/// a client), the same queries interleaved so every store sees the same
+/// machine.
+async fn searches(stores: &mut [(&str, &mut Client)], label: &str, size: usize) {
+    let named = |what: String, store: &str, n: usize| {
+        if n == 1 {
+            what
+        } else {
+            format!("{what} ({store})")
+        }
+    };
+    let n = stores.len();
     for mode in ["semantic", "hybrid"] {
         // Fresh: every query string is new, so each one is embedded.
-        let mut fresh = Vec::new();
+        let mut fresh = vec![Vec::new(); n];
         for i in 0..200 {
             // Unique per mode too, so hybrid does not find semantic's in the cache.
             let q = format!("{} {mode} {i}", QUERIES[i % QUERIES.len()]);
-            fresh.push(timed(c, "search", json!({"query": q, "mode": mode, "limit": 10})).await);
+            for (s, (_, c)) in stores.iter_mut().enumerate() {
+                fresh[s]
+                    .push(timed(c, "search", json!({"query": q, "mode": mode, "limit": 10})).await);
+            }
         }
-        row(
-            &format!("{mode} search, {label} entries, fresh query"),
-            &stats(fresh),
-        );
-        let mut cached = Vec::new();
-        for q in QUERIES {
-            timed(c, "search", json!({"query": q, "mode": mode, "limit": 10})).await;
+        for ((store, _), us) in stores.iter().zip(fresh) {
+            row(
+                &named(
+                    format!("{mode} search, {label} entries, fresh query"),
+                    store,
+                    n,
+                ),
+                &stats(us),
+            );
+        }
+        let mut cached = vec![Vec::new(); n];
+        for (_, c) in stores.iter_mut() {
+            for q in QUERIES {
+                timed(c, "search", json!({"query": q, "mode": mode, "limit": 10})).await;
+            }
         }
         for i in 0..300 {
             let q = QUERIES[i % QUERIES.len()];
-            cached.push(timed(c, "search", json!({"query": q, "mode": mode, "limit": 10})).await);
+            for (s, (_, c)) in stores.iter_mut().enumerate() {
+                cached[s]
+                    .push(timed(c, "search", json!({"query": q, "mode": mode, "limit": 10})).await);
+            }
         }
-        row(
-            &format!("{mode} search, {label} entries, cached query"),
-            &stats(cached),
-        );
+        for ((store, _), us) in stores.iter().zip(cached) {
+            row(
+                &named(
+                    format!("{mode} search, {label} entries, cached query"),
+                    store,
+                    n,
+                ),
+                &stats(us),
+            );
+        }
     }
-    let mut filtered = Vec::new();
+    let mut filtered = vec![Vec::new(); n];
     for i in 0..200 {
         let q = QUERIES[i % QUERIES.len()];
-        filtered.push(
-            timed(
-                c,
-                "search",
-                json!({"query": q, "mode": "semantic", "pad": "small", "limit": 10}),
-            )
-            .await,
+        let p = json!({"query": q, "mode": "semantic", "pad": "small", "limit": 10});
+        for (s, (_, c)) in stores.iter_mut().enumerate() {
+            filtered[s].push(timed(c, "search", p.clone()).await);
+        }
+    }
+    for ((store, _), us) in stores.iter().zip(filtered) {
+        row(
+            &named(
+                format!("semantic, {label} entries, pad of {} (exact)", size / 500),
+                store,
+                n,
+            ),
+            &stats(us),
         );
     }
-    row(
-        &format!("semantic, {label} entries, pad of {} (exact)", size / 500),
-        &stats(filtered),
-    );
 }
 
 /// Read-your-writes: `backlog` notes written, then at once a semantic search
@@ -333,7 +371,12 @@ async fn run() {
     );
     common::fill_with(&mut c, "small", small / 500, || note(&mut rng)).await;
     drained(&mut c).await;
-    searches(&mut c, &format!("{}k", small / 1000), small).await;
+    searches(
+        &mut [("SQLite", &mut c)],
+        &format!("{}k", small / 1000),
+        small,
+    )
+    .await;
     let s = stats_of(&mut c).await;
     println!(
         "index memory at {} vectors: {:.1} MiB; engine RSS {:.0} MiB\n",
@@ -344,37 +387,84 @@ async fn run() {
     read_your_writes(&mut c, &mut rng).await;
     drop(engine);
 
-    // Up to `big` entries, embedded with two threads to save time, then
-    // searched on a restarted engine with the default single thread.
+    // Up to `big` entries on SQLite and as many on PostgreSQL, embedded with
+    // two threads to save time, then searched on restarted engines with the
+    // default single thread, side by side.
     let engine = Engine::start(dir.path(), &["--embed-threads", "2"]).await;
     let mut c = engine.client().await;
     let have = stats_of(&mut c).await["entries"].as_u64().unwrap() as usize;
-    common::fill_with(&mut c, "load", big.saturating_sub(have + big / 500), || {
-        note(&mut rng)
-    })
-    .await;
-    common::fill_with(&mut c, "small", big / 500 - small / 500, || note(&mut rng)).await;
-    let took = drained(&mut c).await;
-    println!(
-        "filled to {big}: remaining backlog drained in {took:.0}s with 2 threads ({:.0} entries/s)",
-        stats_of(&mut c).await["semantic"]["embed_per_second"]
-    );
+    fill_to(&mut c, big, have, small / 500, &mut rng).await;
     drop(engine);
-    let t = Instant::now();
-    let engine = Engine::start(dir.path(), &[]).await;
+    let pg = postgres::Postgres::start_durable();
+    let url = pg.url();
+    let pg_dir = tempfile::tempdir().unwrap();
+    let pg_args = ["--database", url.as_str()];
+    let engine = Engine::start(
+        pg_dir.path(),
+        &[&pg_args[..], &["--embed-threads", "2"]].concat(),
+    )
+    .await;
     let mut c = engine.client().await;
     drained(&mut c).await;
+    fill_to(&mut c, big, 0, 0, &mut rng).await;
+    drop(engine);
+    // As in `benches/search.rs`: autovacuum would have analysed a store this
+    // size long before anyone searches it.
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    sqlx::query("VACUUM ANALYZE").execute(&pool).await.unwrap();
+    pool.close().await;
+
+    let mut ready = Vec::new();
+    for (store, dir, args) in [
+        ("SQLite", dir.path(), &[][..]),
+        ("PostgreSQL", pg_dir.path(), &pg_args[..]),
+    ] {
+        let t = Instant::now();
+        let engine = Engine::start(dir, args).await;
+        let mut c = engine.client().await;
+        drained(&mut c).await;
+        println!(
+            "{store}: restart to ready at {big} entries (load the saved index): {:.1}s",
+            t.elapsed().as_secs_f64()
+        );
+        ready.push((store, engine, c));
+    }
+    println!();
+    let mut stores: Vec<(&str, &mut Client)> = ready.iter_mut().map(|(s, _, c)| (*s, c)).collect();
+    searches(&mut stores, &format!("{}k", big / 1000), big).await;
+    for (store, engine, c) in &mut ready {
+        let s = stats_of(c).await;
+        println!(
+            "{store}: index memory at {} vectors: {:.1} MiB; engine RSS {:.0} MiB",
+            s["semantic"]["vectors"],
+            s["semantic"]["index_bytes"].as_f64().unwrap() / 1048576.0,
+            engine.rss_mib()
+        );
+    }
+}
+
+/// Fills a store that holds `have` entries up to `big` (`big / 500` of them
+/// in the pad `small`, which holds `small_has` already) and waits for the
+/// embedding backlog to drain.
+async fn fill_to(
+    c: &mut Client,
+    big: usize,
+    have: usize,
+    small_has: usize,
+    rng: &mut fastrand::Rng,
+) {
+    common::fill_with(
+        c,
+        "load",
+        big.saturating_sub(have + big / 500 - small_has),
+        || note(rng),
+    )
+    .await;
+    common::fill_with(c, "small", big / 500 - small_has, || note(rng)).await;
+    let took = drained(c).await;
     println!(
-        "restart to ready at {big} entries (load the saved index): {:.1}s\n",
-        t.elapsed().as_secs_f64()
-    );
-    searches(&mut c, &format!("{}k", big / 1000), big).await;
-    let s = stats_of(&mut c).await;
-    println!(
-        "index memory at {} vectors: {:.1} MiB; engine RSS {:.0} MiB",
-        s["semantic"]["vectors"],
-        s["semantic"]["index_bytes"].as_f64().unwrap() / 1048576.0,
-        engine.rss_mib()
+        "filled to {big}: remaining backlog drained in {took:.0}s with 2 threads ({:.0} entries/s)",
+        stats_of(c).await["semantic"]["embed_per_second"]
     );
 }
 
