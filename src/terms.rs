@@ -24,6 +24,16 @@ pub const POSTINGS_BUDGET: u64 = 10_000;
 /// entries: p50 45 ms with 10,000), so it ranks by fewer of the common words.
 pub const POSTINGS_BUDGET_PG: u64 = 3_000;
 
+/// The budget of a hybrid search's words side, on both stores: beside the
+/// meaning side, which scores every note anyway, ranking every match of a
+/// word in 5 % of 100k notes bought little and cost the most (the words
+/// side of such a question ~6–10 ms on SQLite, contending with the vector
+/// scan on two cores: hybrid p50 / p99 7.1 / 13.7 ms with 10,000, 5.1 / 8.1
+/// with this, on one standing store, docs/benchmarks.md). A pad of up to
+/// this many entries still ranks every word, so LoCoMo's conversations are
+/// ranked as before.
+pub const HYBRID_POSTINGS_BUDGET: u64 = 3_000;
+
 /// When even the rarest word is too common to rank every match of, the
 /// newest matches are ranked: at least this many, and at least
 /// `CANDIDATES_PER_HIT` per hit asked for. Ranking every match of a very

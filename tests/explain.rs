@@ -324,3 +324,52 @@ async fn the_neighbours_lift_is_the_notes_beside_and_two_away() {
     assert!(far_counted, "a hit whose best neighbour is two away: {r}");
     h.stop().await;
 }
+
+/// A hybrid search's words side ranks within a smaller budget than text
+/// search (`terms::HYBRID_POSTINGS_BUDGET`): a word in more notes than
+/// that is said to be dropped over the budget, and the rarer words rank.
+#[tokio::test]
+async fn hybrid_ranks_its_words_within_the_smaller_budget_and_says_so() {
+    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::Int8))).await;
+    let mut c = h.client().await;
+    add(
+        &mut c,
+        "ops",
+        "the payment webhook fails on a bad signature",
+    )
+    .await;
+    embedded_all(&mut c).await; // the model is loaded
+    // Pipelined: 3,100 notes holding "webhook" (over 3,000, under the
+    // 10,000 SQLite's text search ranks within).
+    for chunk in 0..31 {
+        for i in 0..100 {
+            c.send(
+                "entry.add",
+                json!({"pad": "load", "content": format!("webhook retry {} queued", chunk * 100 + i)}),
+            )
+            .await
+            .unwrap();
+        }
+        c.flush().await.unwrap();
+        for _ in 0..100 {
+            c.response().await.unwrap().1.unwrap();
+        }
+    }
+    let question = "why does the payment webhook fail so often?";
+    let r = explained(&mut c, json!({"query": question, "mode": "hybrid"})).await;
+    assert_eq!(r["mode"], "hybrid");
+    let q = &r["explain"];
+    assert_eq!(strings(&q["dropped_over_budget"]), ["webhook"], "{q}");
+    assert_eq!(q["newest_only"], false);
+    let ranked: Vec<&str> = q["words"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["word"].as_str().unwrap())
+        .collect();
+    assert!(ranked.contains(&"payment"), "{q}");
+    assert_eq!(
+        r["hits"][0]["entry"]["content"],
+        "the payment webhook fails on a bad signature"
+    );
+}

@@ -61,7 +61,7 @@ impl Engine {
         let query: String = content.chars().take(1000).collect();
         let hits = {
             let _turn = self.turn().await?;
-            self.text_hits(&query, &filter, 10, false).await?.0
+            self.text_hits(&query, &filter, 10, false, false).await?.0
         };
         let said = |e: &crate::model::Entry, same: &str, similarity: f64| LooksLike {
             id: e.id.clone(),

@@ -131,7 +131,9 @@ impl Engine {
                 let substrings =
                     mode != SearchMode::Hybrid || query.split_whitespace().count() == 1;
                 let _turn = self.turn().await?;
-                let (hits, plan) = self.text_hits(query, &filter, k, substrings).await?;
+                let (hits, plan) = self
+                    .text_hits(query, &filter, k, substrings, mode == SearchMode::Hybrid)
+                    .await?;
                 (hits, Some(plan))
             }
         };
@@ -253,6 +255,8 @@ impl Engine {
     /// they do), else the newest matches of the rarest word. `substrings:
     /// false` skips tier 3 (hybrid search does for queries of several
     /// words: meaning search covers them, and tier 3 is the slowest).
+    /// `beside_meaning` (hybrid search) ranks within the smaller
+    /// `terms::HYBRID_POSTINGS_BUDGET`.
     ///
     /// On a store whose scans block a thread, the whole pipeline runs on one
     /// blocking thread, its operations inline there.
@@ -262,10 +266,13 @@ impl Engine {
         filter: &EntryFilter,
         limit: u32,
         substrings: bool,
+        beside_meaning: bool,
     ) -> Result<(Vec<(Entry, f64)>, TextPlan)> {
         let (query, filter) = (query.to_string(), filter.clone());
         self.as_one_scan(move |engine| async move {
-            engine.text_tiers(&query, &filter, limit, substrings).await
+            engine
+                .text_tiers(&query, &filter, limit, substrings, beside_meaning)
+                .await
         })
         .await
     }
@@ -299,6 +306,7 @@ impl Engine {
         filter: &EntryFilter,
         limit: u32,
         substrings: bool,
+        beside_meaning: bool,
     ) -> Result<(Vec<(Entry, f64)>, TextPlan)> {
         let db = self.db();
         // Read your writes: the text index has every acknowledged write.
@@ -330,7 +338,11 @@ impl Engine {
         let Some(rarest) = counted.iter().min_by_key(|(_, df)| *df).cloned() else {
             return Ok((hits.into_vec(), plan));
         };
-        let kept = terms::within_budget(&counted, db.postings_budget());
+        let budget = match beside_meaning {
+            true => db.postings_budget().min(terms::HYBRID_POSTINGS_BUDGET),
+            false => db.postings_budget(),
+        };
+        let kept = terms::within_budget(&counted, budget);
         plan.newest_only = kept.is_empty();
         let kept: Vec<(String, u64)> = if plan.newest_only {
             vec![rarest]
