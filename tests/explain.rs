@@ -338,7 +338,8 @@ async fn hybrid_ranks_its_words_within_the_smaller_budget_and_says_so() {
         "the payment webhook fails on a bad signature",
     )
     .await;
-    embedded_all(&mut c).await; // the model is loaded
+    // The model is loaded (hybrid needs it), and the first note embedded.
+    embedded_all(&mut c).await;
     // Pipelined: 3,100 notes holding "webhook" (over 3,000, under the
     // 10,000 SQLite's text search ranks within).
     for chunk in 0..31 {
