@@ -200,76 +200,59 @@ async fn write_rtts(c: &mut Client, n: usize, rng: &mut fastrand::Rng) -> Vec<f6
 /// a client), the same queries interleaved so every store sees the same
 /// machine.
 async fn searches(stores: &mut [(&str, &mut Client)], label: &str, size: usize) {
-    let named = |what: String, store: &str, n: usize| {
-        if n == 1 {
-            what
-        } else {
-            format!("{what} ({store})")
-        }
-    };
-    let n = stores.len();
+    let query = |q: &str, mode: &str| json!({"query": q, "mode": mode, "limit": 10});
     for mode in ["semantic", "hybrid"] {
         // Fresh: every query string is new, so each one is embedded.
-        let mut fresh = vec![Vec::new(); n];
-        for i in 0..200 {
-            // Unique per mode too, so hybrid does not find semantic's in the cache.
-            let q = format!("{} {mode} {i}", QUERIES[i % QUERIES.len()]);
-            for (s, (_, c)) in stores.iter_mut().enumerate() {
-                fresh[s]
-                    .push(timed(c, "search", json!({"query": q, "mode": mode, "limit": 10})).await);
-            }
-        }
-        for ((store, _), us) in stores.iter().zip(fresh) {
-            row(
-                &named(
-                    format!("{mode} search, {label} entries, fresh query"),
-                    store,
-                    n,
-                ),
-                &stats(us),
-            );
-        }
-        let mut cached = vec![Vec::new(); n];
-        for (_, c) in stores.iter_mut() {
-            for q in QUERIES {
-                timed(c, "search", json!({"query": q, "mode": mode, "limit": 10})).await;
-            }
-        }
-        for i in 0..300 {
-            let q = QUERIES[i % QUERIES.len()];
-            for (s, (_, c)) in stores.iter_mut().enumerate() {
-                cached[s]
-                    .push(timed(c, "search", json!({"query": q, "mode": mode, "limit": 10})).await);
-            }
-        }
-        for ((store, _), us) in stores.iter().zip(cached) {
-            row(
-                &named(
-                    format!("{mode} search, {label} entries, cached query"),
-                    store,
-                    n,
-                ),
-                &stats(us),
-            );
-        }
-    }
-    let mut filtered = vec![Vec::new(); n];
-    for i in 0..200 {
-        let q = QUERIES[i % QUERIES.len()];
-        let p = json!({"query": q, "mode": "semantic", "pad": "small", "limit": 10});
-        for (s, (_, c)) in stores.iter_mut().enumerate() {
-            filtered[s].push(timed(c, "search", p.clone()).await);
-        }
-    }
-    for ((store, _), us) in stores.iter().zip(filtered) {
-        row(
-            &named(
-                format!("semantic, {label} entries, pad of {} (exact)", size / 500),
-                store,
-                n,
-            ),
-            &stats(us),
+        // Unique per mode too, so hybrid does not find semantic's in the cache.
+        let fresh = each_store(stores, 200, |i| {
+            query(&format!("{} {mode} {i}", QUERIES[i % QUERIES.len()]), mode)
+        })
+        .await;
+        rows(
+            stores,
+            &format!("{mode} search, {label} entries, fresh query"),
+            fresh,
         );
+        each_store(stores, QUERIES.len(), |i| query(QUERIES[i], mode)).await;
+        let cached = each_store(stores, 300, |i| query(QUERIES[i % QUERIES.len()], mode)).await;
+        rows(
+            stores,
+            &format!("{mode} search, {label} entries, cached query"),
+            cached,
+        );
+    }
+    let filtered = each_store(stores, 200, |i| {
+        json!({"query": QUERIES[i % QUERIES.len()], "mode": "semantic", "pad": "small", "limit": 10})
+    })
+    .await;
+    let what = format!("semantic, {label} entries, pad of {} (exact)", size / 500);
+    rows(stores, &what, filtered);
+}
+
+/// `rounds` searches (`params` of the round), each sent to every store in
+/// turn; each store's round trips in µs.
+async fn each_store(
+    stores: &mut [(&str, &mut Client)],
+    rounds: usize,
+    params: impl Fn(usize) -> Value,
+) -> Vec<Vec<f64>> {
+    let mut us = vec![Vec::with_capacity(rounds); stores.len()];
+    for i in 0..rounds {
+        let p = params(i);
+        for ((_, c), us) in stores.iter_mut().zip(&mut us) {
+            us.push(timed(c, "search", p.clone()).await);
+        }
+    }
+    us
+}
+
+/// A row of figures per store, named after it when there are several.
+fn rows(stores: &[(&str, &mut Client)], what: &str, us: Vec<Vec<f64>>) {
+    for ((store, _), us) in stores.iter().zip(us) {
+        match stores.len() {
+            1 => row(what, &stats(us)),
+            _ => row(&format!("{what} ({store})"), &stats(us)),
+        }
     }
 }
 

@@ -338,9 +338,10 @@ impl Engine {
         let Some(rarest) = counted.iter().min_by_key(|(_, df)| *df).cloned() else {
             return Ok((hits.into_vec(), plan));
         };
-        let budget = match beside_meaning {
-            true => db.postings_budget().min(terms::HYBRID_POSTINGS_BUDGET),
-            false => db.postings_budget(),
+        let budget = if beside_meaning {
+            db.postings_budget().min(terms::HYBRID_POSTINGS_BUDGET)
+        } else {
+            db.postings_budget()
         };
         let kept = terms::within_budget(&counted, budget);
         plan.newest_only = kept.is_empty();
