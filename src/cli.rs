@@ -8,6 +8,7 @@
 pub mod agent_zero;
 mod agents;
 mod args;
+mod confined;
 mod explain;
 mod history;
 mod render;

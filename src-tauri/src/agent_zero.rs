@@ -98,12 +98,21 @@ where
     F: Fn(&'static str, Value) -> Fut,
     Fut: std::future::Future<Output = Result<Value, Value>>,
 {
-    let (to, _) = agent_zero::target(dir).map_err(|e| e.to_string())?;
-    agent_zero::install(&to)
-        .map_err(|e| format!("could not write the plugin into {}: {e}", to.display()))?;
+    let to = agent_zero::target(dir).map_err(|e| e.to_string())?;
+    if docker.is_some() {
+        // Its settings are rewritten below: one it cannot read stops here,
+        // before anything is written.
+        agent_zero::settings(&to).map_err(|e| e.to_string())?;
+    }
+    agent_zero::install(&to).map_err(|e| {
+        format!(
+            "could not write the plugin into {}: {e}",
+            to.path().display()
+        )
+    })?;
     let Some(addr) = docker else {
         return Ok(Connected {
-            plugin: to,
+            plugin: to.path().to_owned(),
             url: None,
         });
     };
@@ -137,12 +146,12 @@ where
         |e| {
             format!(
                 "could not save the plugin's settings in {}: {e}",
-                to.display()
+                to.path().display()
             )
         },
     )?;
     Ok(Connected {
-        plugin: to,
+        plugin: to.path().to_owned(),
         url: Some(url),
     })
 }

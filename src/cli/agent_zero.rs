@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 use serde_json::{json, Value};
 
+use super::confined::{Folder, Kind};
 use super::{Out, UsageError};
 use crate::client::Client;
 
@@ -83,8 +84,36 @@ pub const FILES: &[(&str, &str)] = &[
 /// removed on update (config.json and Agent Zero's toggles are kept).
 const OWNED_DIRS: &[&str] = &["api", "extensions", "helpers", "prompts", "tools", "webui"];
 
-/// Where the plugin goes under `dir`, and what `dir` is.
-pub fn target(dir: &Path) -> anyhow::Result<(PathBuf, &'static str)> {
+/// The plugin's folder, opened: everything the installer writes is inside
+/// it, reached without following a link (`confined`).
+pub struct PluginDir {
+    folder: Folder,
+    /// What the folder given was: "checkout" or "usr folder".
+    pub what: &'static str,
+}
+
+/// What an install did.
+#[derive(Debug, Default)]
+pub struct Installed {
+    pub written: usize,
+    /// Files the plugin no longer has, removed.
+    pub removed: usize,
+    /// Symbolic links found where the plugin's files go, removed (never
+    /// followed): their names, under the plugin's folder.
+    pub links: Vec<String>,
+}
+
+impl PluginDir {
+    pub fn path(&self) -> &Path {
+        self.folder.path()
+    }
+}
+
+/// The plugin's folder under `dir` (made when missing), and what `dir` is.
+/// Below `dir`, a symbolic link on the way (`usr`, `plugins`,
+/// `scratchpad`) is refused with its name: a container that mounts `usr/`
+/// could plant one to lead the install out.
+pub fn target(dir: &Path) -> anyhow::Result<PluginDir> {
     if !dir.is_dir() {
         return Err(UsageError(format!(
             "{} is not a folder; give Agent Zero's checkout (the folder holding agent.py) or its usr/ folder",
@@ -92,57 +121,88 @@ pub fn target(dir: &Path) -> anyhow::Result<(PathBuf, &'static str)> {
         ))
         .into());
     }
-    if dir.join("agent.py").is_file() {
-        return Ok((dir.join("usr/plugins/scratchpad"), "checkout"));
+    let (way, what): (&[&str], _) = if dir.join("agent.py").is_file() {
+        (&["usr", "plugins", "scratchpad"], "checkout")
+    } else if dir.file_name().is_some_and(|n| n == "usr")
+        || dir.join("plugins").is_dir()
+        || dir.join("settings.json").is_file()
+    {
+        (&["plugins", "scratchpad"], "usr folder")
+    } else {
+        return Err(UsageError(format!(
+            "{} is neither an Agent Zero checkout (no agent.py) nor its usr/ folder (no plugins/ or settings.json); \
+             give one of those, e.g. `pad agent-zero install ~/agent-zero` or `pad agent-zero install ~/a0-data/usr`",
+            dir.display()
+        ))
+        .into());
+    };
+    let mut folder =
+        Folder::open(dir).map_err(|e| UsageError(format!("{}: {e}", dir.display())))?;
+    for name in way {
+        folder = folder.sub(name).map_err(|e| UsageError(e.to_string()))?;
     }
-    let named_usr = dir.file_name().is_some_and(|n| n == "usr");
-    if named_usr || dir.join("plugins").is_dir() || dir.join("settings.json").is_file() {
-        return Ok((dir.join("plugins/scratchpad"), "usr folder"));
-    }
-    Err(UsageError(format!(
-        "{} is neither an Agent Zero checkout (no agent.py) nor its usr/ folder (no plugins/ or settings.json); \
-         give one of those, e.g. `pad agent-zero install ~/agent-zero` or `pad agent-zero install ~/a0-data/usr`",
-        dir.display()
-    ))
-    .into())
+    Ok(PluginDir { folder, what })
 }
 
-/// Writes the plugin into `to`; returns how many files were written and removed.
-pub fn install(to: &Path) -> std::io::Result<(usize, usize)> {
-    let mut removed = 0;
+/// Writes the plugin into its folder. A file of the plugin's folders that it
+/// no longer has is removed; a link anywhere the plugin writes is removed,
+/// never followed (config.json and Agent Zero's toggles are kept).
+pub fn install(to: &PluginDir) -> std::io::Result<Installed> {
+    let mut done = Installed::default();
     for owned in OWNED_DIRS {
-        removed += remove_stale(&to.join(owned), to)?;
+        match to.folder.kind(owned)? {
+            Some(Kind::Folder) => {
+                let sub = to.folder.sub(owned)?;
+                remove_stale(&sub, owned, &mut done)?;
+            }
+            Some(Kind::Link) => {
+                to.folder.remove(owned)?;
+                done.links.push((*owned).to_owned());
+            }
+            _ => {}
+        }
     }
     for (path, text) in FILES {
-        let dest = to.join(path);
-        std::fs::create_dir_all(dest.parent().expect("a file has a folder"))?;
-        std::fs::write(&dest, text)?;
+        let mut parts: Vec<&str> = path.split('/').collect();
+        let name = parts.pop().expect("a file has a name");
+        let mut folder = None;
+        for part in parts {
+            let at = folder.as_ref().unwrap_or(&to.folder);
+            folder = Some(at.sub(part)?);
+        }
+        let folder = folder.as_ref().unwrap_or(&to.folder);
+        if folder.kind(name)? == Some(Kind::Link) {
+            done.links.push((*path).to_owned());
+        }
+        folder.write(name, text.as_bytes(), 0o644)?;
+        done.written += 1;
     }
-    Ok((FILES.len(), removed))
+    Ok(done)
 }
 
-fn remove_stale(dir: &Path, root: &Path) -> std::io::Result<usize> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(0);
-    };
-    let mut removed = 0;
-    for entry in entries {
-        let path = entry?.path();
-        if path.is_dir() {
-            removed += remove_stale(&path, root)?;
-            if std::fs::read_dir(&path)?.next().is_none() {
-                std::fs::remove_dir(&path)?;
+fn remove_stale(dir: &Folder, rel: &str, done: &mut Installed) -> std::io::Result<()> {
+    for (name, kind) in dir.entries()? {
+        let path = format!("{rel}/{name}");
+        match kind {
+            Kind::Folder => {
+                let sub = dir.sub(&name)?;
+                remove_stale(&sub, &path, done)?;
+                if sub.entries()?.is_empty() {
+                    dir.remove_folder(&name)?;
+                }
             }
-            continue;
-        }
-        let rel = path.strip_prefix(root).expect("under the root");
-        let rel = rel.to_string_lossy();
-        if path.extension().is_some_and(|e| e == "pyc") || !FILES.iter().any(|(p, _)| *p == rel) {
-            std::fs::remove_file(&path)?;
-            removed += 1;
+            Kind::Link => {
+                dir.remove(&name)?;
+                done.links.push(path);
+            }
+            _ if name.ends_with(".pyc") || !FILES.iter().any(|(p, _)| *p == path) => {
+                dir.remove(&name)?;
+                done.removed += 1;
+            }
+            _ => {}
         }
     }
-    Ok(removed)
+    Ok(())
 }
 
 /// The plugin's default settings, from its default_config.yaml (flat
@@ -172,36 +232,49 @@ pub fn default_config() -> serde_json::Map<String, Value> {
     out
 }
 
-/// Saves the plugin's settings (`config.json` in its folder) with `changes`
-/// over what is saved, else over the defaults: every key, as Agent Zero
-/// wants a saved config (it does not merge one with the defaults). 0600: it
-/// may hold an access token.
-pub fn write_config(to: &Path, changes: &[(&str, Value)]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-
-    let path = to.join("config.json");
+/// The plugin's saved settings (`config.json` in its folder), over the
+/// defaults: every key, as Agent Zero wants a saved config (it does not
+/// merge one with the defaults). A file that is not a JSON object, or is a
+/// link, is refused with what to do rather than replaced: a setting the
+/// installer cannot read is never dropped in silence.
+pub fn settings(to: &PluginDir) -> std::io::Result<serde_json::Map<String, Value>> {
+    let path = to.path().join("config.json");
+    let refuse = |why: String| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "{} {why}; nothing was installed. Fix the file (or move it away to start from the defaults) and install again",
+                path.display()
+            ),
+        )
+    };
     let mut config = default_config();
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        if let Ok(Value::Object(saved)) = serde_json::from_str::<Value>(&text) {
-            config.extend(saved);
+    let bytes = match to.folder.kind("config.json")? {
+        None => return Ok(config),
+        Some(Kind::File) => to.folder.read("config.json")?.unwrap_or_default(),
+        Some(_) => return Err(refuse("is a symbolic link or not a file, which the installer neither reads nor writes through".into())),
+    };
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(saved)) => config.extend(saved),
+        Ok(_) => {
+            return Err(refuse(
+                "holds JSON that is not an object of settings".into(),
+            ))
         }
+        Err(e) => return Err(refuse(format!("is not valid JSON ({e})"))),
     }
+    Ok(config)
+}
+
+/// Saves the plugin's settings with `changes` over what is saved (see
+/// `settings`). 0600: it may hold an access token.
+pub fn write_config(to: &PluginDir, changes: &[(&str, Value)]) -> std::io::Result<()> {
+    let mut config = settings(to)?;
     for (k, v) in changes {
         config.insert((*k).to_owned(), v.clone());
     }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&path)?;
-    f.write_all(
-        serde_json::to_string_pretty(&config)
-            .expect("json")
-            .as_bytes(),
-    )?;
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+    let text = serde_json::to_string_pretty(&config).expect("json");
+    to.folder.write("config.json", text.as_bytes(), 0o600)
 }
 
 /// `pad agent-zero install`, which needs no engine.
@@ -225,7 +298,7 @@ fn install_into(
     token_file: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     let dir = dir.unwrap_or_else(|| PathBuf::from("."));
-    let (to, what) = target(&dir)?;
+    let to = target(&dir)?;
     let token = match &token_file {
         Some(f) => Some(
             std::fs::read_to_string(f)
@@ -237,26 +310,44 @@ fn install_into(
         ),
         None => None,
     };
-    let (written, removed) = install(&to)
-        .map_err(|e| anyhow::anyhow!("could not write the plugin into {}: {e}", to.display()))?;
+    if token.is_some() {
+        // Read before anything is written: an unreadable config.json stops
+        // the install with nothing changed.
+        settings(&to).map_err(|e| UsageError(e.to_string()))?;
+    }
+    let done = install(&to).map_err(|e| {
+        anyhow::anyhow!(
+            "could not write the plugin into {}: {e}",
+            to.path().display()
+        )
+    })?;
     if let (Some(url), Some(token)) = (&url, token) {
         write_config(&to, &[("url", json!(url)), ("token", json!(token))]).map_err(|e| {
             anyhow::anyhow!(
                 "could not save the plugin's settings in {}: {e}",
-                to.display()
+                to.path().display()
             )
         })?;
         println!("Its settings reach the engine at {url} with the token from the file (config.json, 0600).");
     }
-    let stale = if removed > 0 {
-        format!(", removed {removed} the plugin no longer has")
+    let stale = if done.removed > 0 {
+        format!(", removed {} the plugin no longer has", done.removed)
     } else {
         String::new()
     };
     println!(
-        "Installed the Scratchpad plugin for Agent Zero in {} ({what}): {written} files{stale}.",
-        to.display()
+        "Installed the Scratchpad plugin for Agent Zero in {} ({}): {} files{stale}.",
+        to.path().display(),
+        to.what,
+        done.written
     );
+    if !done.links.is_empty() {
+        println!(
+            "Removed {} symbolic link(s) where the plugin's files go, without following them: {}.",
+            done.links.len(),
+            done.links.join(", ")
+        );
+    }
     println!(
         "Restart Agent Zero to load it (Docker: `docker restart <container>`). Its settings are under \
          Settings → Agent → Scratchpad: the engine's socket (Docker: mount the socket's folder into the \
@@ -298,10 +389,15 @@ mod tests {
     /// saved, and are readable by their owner only.
     #[test]
     fn a_written_config_holds_every_key_and_is_private() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("config.json"), r#"{"pad": "mine"}"#).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let to = target(&tmp.path().join("usr")).err().map(|_| ());
+        assert!(to.is_some(), "a missing folder is refused");
+        std::fs::create_dir_all(tmp.path().join("usr/plugins/scratchpad")).unwrap();
+        let to = target(&tmp.path().join("usr")).unwrap();
+        let dir = to.path().to_owned();
+        std::fs::write(dir.join("config.json"), r#"{"pad": "mine"}"#).unwrap();
         write_config(
-            dir.path(),
+            &to,
             &[
                 ("url", json!("http://172.17.0.1:8765")),
                 ("token", json!("padt_x")),
@@ -309,7 +405,7 @@ mod tests {
         )
         .unwrap();
         let saved: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join("config.json")).unwrap())
+            serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap())
                 .unwrap();
         for key in default_config().keys() {
             assert!(saved.get(key).is_some(), "{key} missing");
@@ -320,7 +416,7 @@ mod tests {
         assert_eq!(saved["recall_budget_chars"], 3000);
         assert_eq!(saved["author"], "agent-zero");
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(dir.path().join("config.json"))
+        let mode = std::fs::metadata(dir.join("config.json"))
             .unwrap()
             .permissions()
             .mode();
