@@ -144,11 +144,32 @@ def progress_due(context_id: str, min_seconds: float) -> bool:
         return True
 
 
+# How far up a thread `chat_for` looks for a chat's note: a chat's notes are
+# a few replies from its root, and a deeper chain (a flood of replies) must
+# not cost a call per note, nor the Python stack.
+MAX_CHAIN = 64
+
+
 def chat_for(entry_id: Optional[str], cfg: dict[str, Any]) -> Optional[str]:
     """The chat an entry belongs to: one this process wrote, else the chat its
-    meta names (an entry written before a restart)."""
-    if not entry_id:
-        return None
+    meta names (an entry written before a restart), looking up the thread
+    through at most MAX_CHAIN notes."""
+    at = entry_id
+    for _ in range(MAX_CHAIN):
+        if not at:
+            return None
+        with _lock:
+            if at in owned:
+                return owned[at]
+        e = pad.call(cfg, lambda c, at=at: c.get(at))
+        meta = (e or {}).get("meta") or {}
+        chat = meta.get("agent_zero", {}).get("chat") if isinstance(meta.get("agent_zero"), dict) else None
+        if chat and e and e.get("author") == cfg["author"]:
+            with _lock:
+                owned[at] = chat
+            return chat
+        at = (e or {}).get("reply_to")
+    return None
     with _lock:
         if entry_id in owned:
             return owned[entry_id]

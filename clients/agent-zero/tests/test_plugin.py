@@ -371,3 +371,23 @@ def test_a_chat_opened_by_agent_zeros_a2a_server_gets_no_second_thread(plugin, e
     with engine.client() as c:
         assert c.search("counted 4 open incidents", mode="text")["hits"]
         assert not c.search("tallied", mode="text")["hits"]  # no result posted by the plugin
+
+
+def test_a_note_at_the_end_of_a_deep_reply_chain_still_starts_its_chat(plugin, engine):
+    """A reply chain 1,100 deep ending in a note to agent-zero: the plugin
+    looks a bounded way up the thread (no RecursionError, no call per note)
+    and the note starts its chat."""
+    from agent import AgentContext
+
+    before = set(AgentContext._contexts)
+    with engine.client(author="someone") as c:
+        at = c.add("the start of a long chain", pad="deep")["id"]
+        for i in range(1100):
+            at = c.reply(at, f"and then {i}")["id"]
+    plugin.watcher.ensure_running()
+    with engine.client(author="user") as person:
+        person.call("entry.add", {"pad": "deep", "content": "sum this chain up", "to": ["agent-zero"],
+                                  "reply_to": at})
+    new = wait_for(lambda: set(AgentContext._contexts) - before)
+    context = AgentContext.get(new.pop())
+    assert "sum this chain up" in context.messages[0].message
