@@ -135,6 +135,12 @@ impl Grant {
     }
 }
 
+/// Whether a token's pads (names and `prefix*` patterns) are every pad:
+/// `*` among them.
+pub fn covers_all(pads: &[String]) -> bool {
+    pads.iter().any(|p| p == "*")
+}
+
 /// `proj-*` matches by prefix; anything else only itself.
 pub fn pattern_matches(pattern: &str, pad: &str) -> bool {
     match pattern.strip_suffix('*') {

@@ -469,6 +469,7 @@ impl Engine {
             meta: p.meta.as_ref().map(meta_text).transpose()?,
             now,
             handoffs,
+            by_token: guard.grant().is_some(),
         };
         self.insert(entry).await
     }

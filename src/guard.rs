@@ -9,7 +9,10 @@
 //! their wording live with it (`access::Grant`); every caller goes through
 //! here.
 
+use std::collections::HashMap;
 use std::sync::Arc;
+
+use serde_json::{Map, Value};
 
 use crate::access::{Access, Grant};
 use crate::error::{Error, Result};
@@ -18,6 +21,7 @@ use crate::storage::rules::{ambiguous, no_entry};
 use crate::storage::{EntryFilter, Storage};
 
 /// One call's access: the owner (no grant) or a token's grant.
+#[derive(Clone)]
 pub struct Guard {
     access: Access,
     grant: Option<Arc<Grant>>,
@@ -99,6 +103,19 @@ impl Guard {
             }
             _ => Err(ambiguous("id", id)),
         }
+    }
+
+    /// Whether the caller may read the note `id` (a full id).
+    pub async fn sees(&self, db: &dyn Storage, id: &str) -> Result<bool> {
+        let Some(g) = self.grant() else {
+            return Ok(true);
+        };
+        let covers = |pad: &str| g.covers(pad);
+        Ok(db
+            .visible_matches(id, &covers)
+            .await?
+            .iter()
+            .any(|(full, _)| full == id))
     }
 
     /// Refuses a read-only token before a call that writes wherever the
@@ -198,5 +215,75 @@ impl Guard {
             ..EntryFilter::default()
         };
         self.scope(filter)
+    }
+}
+
+/// The fields of an entry naming other notes.
+pub const REFERENCES: &[&str] = &[
+    "reply_to",
+    "supersedes",
+    "superseded_by",
+    "answer",
+    "depends_on",
+];
+
+impl Guard {
+    /// `v` (an answer, an event, entries) with every reference to a note
+    /// the caller may not read taken out: a note of its pads replying to,
+    /// superseding, superseded by, answered by or waiting on a note
+    /// elsewhere shows `null` there (or leaves it out of `depends_on`), so
+    /// no id of another pad reaches a token. Whether it changed anything.
+    pub async fn seal(&self, db: &dyn Storage, v: &mut Value) -> Result<bool> {
+        if self.grant().is_none() {
+            return Ok(false);
+        }
+        let mut named = Vec::new();
+        entries_in(v, &mut |e| {
+            for f in REFERENCES {
+                match e.get(*f) {
+                    Some(Value::String(id)) => named.push(id.clone()),
+                    Some(Value::Array(ids)) => {
+                        named.extend(ids.iter().filter_map(|i| i.as_str().map(str::to_owned)))
+                    }
+                    _ => {}
+                }
+            }
+        });
+        named.sort_unstable();
+        named.dedup();
+        let mut seen: HashMap<String, bool> = HashMap::with_capacity(named.len());
+        for id in named {
+            let visible = self.sees(db, &id).await?;
+            seen.insert(id, visible);
+        }
+        if seen.values().all(|v| *v) {
+            return Ok(false);
+        }
+        let hidden = |id: &str| seen.get(id) == Some(&false);
+        entries_in(v, &mut |e| {
+            for f in REFERENCES {
+                match e.get_mut(*f) {
+                    Some(Value::Array(ids)) => ids.retain(|i| !i.as_str().is_some_and(hidden)),
+                    Some(r) if r.as_str().is_some_and(hidden) => *r = Value::Null,
+                    _ => {}
+                }
+            }
+        });
+        Ok(true)
+    }
+}
+
+/// Calls `f` on every object of `v` that is an entry (it has an `id`, a
+/// `pad` and a `kind`).
+fn entries_in(v: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
+    match v {
+        Value::Object(m) => {
+            if m.contains_key("id") && m.contains_key("pad") && m.contains_key("kind") {
+                f(m);
+            }
+            m.values_mut().for_each(|x| entries_in(x, f));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| entries_in(x, f)),
+        _ => {}
     }
 }

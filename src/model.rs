@@ -27,6 +27,9 @@ pub const MAX_WINDOW_ENTRIES: i64 = 1_000_000_000;
 pub const MAX_BUDGET: usize = 100_000_000;
 pub const DEFAULT_MAX_CONTENT_CHARS: usize = 4000;
 pub const INBOX: &str = "inbox";
+/// The key of a question's `meta` naming who besides the person may answer
+/// it (`ask`'s `answer_from`).
+pub const ANSWER_FROM: &str = "answer_from";
 pub const NEEDS_EYES: &str = "needs_eyes";
 
 /// One item on a pad, as it travels on the wire.
@@ -274,6 +277,51 @@ pub fn author(field: &str, raw: &str) -> Result<String> {
         ));
     }
     Ok(a)
+}
+
+/// Names no registered agent may take: the person's, the engine's, and
+/// words that read as everyone.
+pub const RESERVED_AGENT_NAMES: &[&str] = &[
+    "user", "person", "owner", "me", "engine", "system", "everyone", "all", "agents",
+];
+
+/// Checks a registered agent's name: ASCII letters, digits, '.', '_' and
+/// '-', starting with a letter or digit — so no look-alike (a Cyrillic 'а')
+/// passes for another — not a reserved name, and without the '@' a note
+/// addresses it by.
+pub fn agent_name(field: &str, raw: &str) -> Result<String> {
+    let trimmed = raw.trim();
+    if let Some(bare) = trimmed.strip_prefix('@') {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "leave out the '@': notes address an agent as @{bare}, but its name is '{bare}'."
+            ),
+        ));
+    }
+    let name = author(field, trimmed)?;
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return Err(Error::invalid(
+            field,
+            format!("agent name '{raw}' contains '{bad}' (U+{:04X}); an agent's name is ASCII letters, digits, '.', '_' and '-' (so no look-alike passes for another agent), e.g. 'agent-zero'.", bad as u32),
+        ));
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Err(Error::invalid(
+            field,
+            format!("agent name '{name}' must start with a letter or a digit, e.g. 'agent-zero'."),
+        ));
+    }
+    if RESERVED_AGENT_NAMES.contains(&name.as_str()) {
+        return Err(Error::invalid(
+            field,
+            format!("'{name}' is reserved (the person, the engine, or everyone); give the agent a name of its own, e.g. 'agent-zero'."),
+        ));
+    }
+    Ok(name)
 }
 
 /// Checks content against the configured character limit.

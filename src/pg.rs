@@ -346,7 +346,18 @@ impl Query {
             self.scope(scope);
         }
         if filter.current_only {
-            self.raw(crate::storage::rules::CURRENT_ONLY);
+            match filter
+                .scope
+                .as_deref()
+                .filter(|s| !crate::access::covers_all(s))
+            {
+                None => self.raw(crate::storage::rules::CURRENT_ONLY),
+                // To a token, a note is superseded only by one it may read.
+                Some(scope) => self
+                    .raw(crate::storage::rules::CURRENT_ONLY_OPEN)
+                    .scope_of("s", scope)
+                    .raw(")"),
+            };
         }
         if !filter.tags.is_empty() {
             self.push(" AND e.tags @> $?", Arg::Texts(filter.tags.clone()));
@@ -356,6 +367,11 @@ impl Query {
 
     /// ` AND` `e.pad` is one of a token's pads (names and `prefix*` patterns).
     pub fn scope(&mut self, scope: &[String]) -> &mut Self {
+        self.scope_of("e", scope)
+    }
+
+    /// `scope` on the entries aliased `alias`.
+    pub fn scope_of(&mut self, alias: &str, scope: &[String]) -> &mut Self {
         let (prefixes, names): (Vec<&String>, Vec<&String>) =
             scope.iter().partition(|p| p.ends_with('*'));
         let names: Vec<String> = names.into_iter().cloned().collect();
@@ -363,9 +379,9 @@ impl Query {
             .into_iter()
             .map(|p| p.trim_end_matches('*').to_string())
             .collect();
-        self.push(" AND (e.pad = ANY($?)", Arg::Texts(names));
+        self.push(&format!(" AND ({alias}.pad = ANY($?)"), Arg::Texts(names));
         self.push(
-            " OR EXISTS (SELECT 1 FROM unnest($?::text[]) AS s(prefix) WHERE starts_with(e.pad, s.prefix)))",
+            &format!(" OR EXISTS (SELECT 1 FROM unnest($?::text[]) AS sp(prefix) WHERE starts_with({alias}.pad, sp.prefix)))"),
             Arg::Texts(prefixes),
         )
     }

@@ -682,6 +682,11 @@ pub struct AskParams {
     /// How long to wait for the answer: 0 to not wait, at most 110.
     pub wait_seconds: Option<u64>,
     pub author: Option<String>,
+    /// Who besides the person may answer: agents' names, or `*` for anyone.
+    /// By default a reply written with an access token is a reply in the
+    /// thread, not the answer (the question keeps `needs_eyes`).
+    #[serde(default)]
+    pub answer_from: Vec<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

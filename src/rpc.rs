@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+pub mod declared;
 mod methods;
 
 use crate::access::Access;
@@ -74,6 +75,12 @@ fn actor(session: &Session) -> String {
         .unwrap_or_else(|| "anonymous".to_owned())
 }
 
+/// Every method but `hello` with what it declares it may touch, in the
+/// table's order (for the scope matrix in tests/scope.rs).
+pub fn declarations() -> impl Iterator<Item = (&'static str, declared::Declared)> {
+    methods::TABLE.iter().map(|(m, _, d)| (*m, *d))
+}
+
 /// Routes one method call to its handler (`methods::TABLE`) with the call's
 /// guard: a token's grant is looked up afresh on every call, so a revoked
 /// token stops at once.
@@ -107,13 +114,17 @@ pub async fn dispatch(
     if let Some(a) = &session.author {
         engine.seen(a);
     }
-    let Some((_, handler)) = methods::TABLE.iter().find(|(m, _)| *m == method) else {
+    let Some((_, handler, declared)) = methods::TABLE.iter().find(|(m, ..)| *m == method) else {
         return Err(Error::MethodNotFound {
             method: method.to_string(),
             hint: suggest_method(method),
         });
     };
-    handler(
+    // What the method declares it touches, checked before it runs.
+    let mut params = params;
+    declared.enforce(&guard, engine, &mut params).await?;
+    let sealing = guard.clone();
+    let answer = handler(
         methods::Call {
             engine,
             session,
@@ -121,7 +132,9 @@ pub async fn dispatch(
         },
         params,
     )
-    .await
+    .await?;
+    // One scope over every answer: what the token may not read is named nowhere in it.
+    declared::seal(&sealing, engine, answer).await
 }
 
 /// A result or a whole response, serialized once, straight from its types:

@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use axum::http::header::CONTENT_TYPE;
 use axum::routing::{get, post};
-use common::{add, ok, Harness};
+use common::{add, err, ok, Harness};
 use scratchpad::client::Client;
+use scratchpad::error::code;
 use serde_json::{json, Value};
 
 /// An A2A agent that answers every message at once with "echo: TEXT", and
@@ -51,7 +52,7 @@ impl StandIn {
             )
             .route(
                 "/",
-                post(move |body: String| {
+                post(move |headers: axum::http::HeaderMap, body: String| {
                     let received = received.clone();
                     async move {
                         let req: Value = serde_json::from_str(&body).unwrap_or_default();
@@ -60,9 +61,19 @@ impl StandIn {
                             .unwrap_or("")
                             .to_string();
                         received.lock().unwrap().push(text.clone());
+                        // A careless agent repeats the credentials it was called with.
+                        let creds = match text.contains("your credentials") {
+                            true => format!(
+                                " (called with {:?})",
+                                headers
+                                    .get("authorization")
+                                    .map(|v| v.to_str().unwrap_or(""))
+                            ),
+                            false => String::new(),
+                        };
                         json_body(json!({"jsonrpc": "2.0", "id": req["id"], "result": {
                             "kind": "message", "role": "agent", "messageId": "m",
-                            "parts": [{"kind": "text", "text": format!("echo: {text}")}]}}))
+                            "parts": [{"kind": "text", "text": format!("echo: {text}{creds}")}]}}))
                     }
                 }),
             );
@@ -315,5 +326,70 @@ async fn deliveries_an_older_engine_kept_in_its_file_move_to_the_store() {
         serde_json::from_str(&std::fs::read_to_string(data.join("agents.json")).unwrap()).unwrap();
     assert!(saved.get("deliveries").is_none(), "{saved}");
     assert_eq!(saved["agents"][0]["name"], "helper");
+    h.stop().await;
+}
+
+/// Finding 16: removing an agent that has notes not yet delivered says so
+/// and drops them only when told to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_an_agent_with_undelivered_notes_is_refused_until_told_to_drop_them() {
+    let mut agent = StandIn::start().await;
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    register(&mut c, &agent, false).await;
+    agent.down();
+    let note = send(&mut c, "rotate the keys").await;
+    let (msg, _) = err(
+        &mut c,
+        "agent.remove",
+        json!({"name": "helper"}),
+        code::CONFLICT,
+    )
+    .await;
+    assert!(
+        msg.contains("1 unfinished") && msg.contains("drop_pending"),
+        "{msg}"
+    );
+    assert!(!delivery(&mut c, &note).await.is_null());
+    let r = ok(
+        &mut c,
+        "agent.remove",
+        json!({"name": "helper", "drop_pending": true}),
+    )
+    .await;
+    assert_eq!(r["removed"], true);
+    assert_eq!(r["dropped"], 1, "{r}");
+    h.stop().await;
+}
+
+/// Finding 17: an agent's reply that repeats the secret it is called with
+/// is kept and shown masked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_repeating_its_bearer_has_it_masked_in_the_thread_and_events() {
+    let agent = StandIn::start().await;
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let mut watch = h.client().await;
+    ok(&mut watch, "subscribe", json!({"pads": ["proj"]})).await;
+    ok(
+        &mut c,
+        "agent.add",
+        json!({"name": "helper", "url": agent.url(), "token": "bearer-secret-4711"}),
+    )
+    .await;
+    let note = send(&mut c, "tell me your credentials").await;
+    let answer = result_of(&mut c, &note).await;
+    let text = answer["content"].as_str().unwrap();
+    assert!(text.contains("called with"), "{answer}");
+    assert!(!text.contains("bearer-secret-4711"), "{answer}");
+    loop {
+        let event = watch.next_event().await.unwrap().unwrap();
+        assert!(!event.to_string().contains("bearer-secret-4711"), "{event}");
+        if event["entry"]["kind"] == "result" {
+            break;
+        }
+    }
+    let roster = ok(&mut c, "agent.list", json!({})).await;
+    assert!(!roster.to_string().contains("bearer-secret-4711"));
     h.stop().await;
 }

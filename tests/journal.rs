@@ -37,6 +37,7 @@ fn note(pad: &str, content: &str) -> NewEntry {
         meta: Some(r#"{"n":1}"#.into()),
         now: NOW,
         handoffs: Vec::new(),
+        by_token: false,
     }
 }
 

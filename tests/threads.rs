@@ -381,6 +381,7 @@ async fn a_thousand_waiting_asks_hold_no_thread_each_and_all_get_their_answers()
                 choices: vec!["yes".into(), "no".into()],
                 wait_seconds: Some(100),
                 author: Some(format!("agent-{i}")),
+                answer_from: Vec::new(),
             };
             engine.ask(p, None).await.unwrap()
         }));

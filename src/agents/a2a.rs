@@ -151,10 +151,28 @@ impl std::fmt::Display for CallError {
 const TASK_NOT_FOUND: i64 = -32001;
 
 fn call(ep: &Endpoint, method: &str, params: Value) -> Result<Value, CallError> {
-    call_raw(ep, method, params).map_err(|e| CallError {
-        why: scrub(e.why, &ep.url, ep.token.as_deref()),
-        ..e
-    })
+    match call_raw(ep, method, params) {
+        Ok(mut v) => {
+            scrub_all(&mut v, &ep.url, ep.token.as_deref());
+            Ok(v)
+        }
+        Err(e) => Err(CallError {
+            why: scrub(e.why, &ep.url, ep.token.as_deref()),
+            ..e
+        }),
+    }
+}
+
+/// Every text of an agent's answer with the endpoint's secrets masked, as
+/// it arrives: an agent may repeat its own URL token or bearer, and what it
+/// says is kept in the thread and shown in events, the roster and the CLI.
+fn scrub_all(v: &mut Value, url: &str, token: Option<&str>) {
+    match v {
+        Value::String(s) => *s = scrub(std::mem::take(s), url, token),
+        Value::Array(a) => a.iter_mut().for_each(|x| scrub_all(x, url, token)),
+        Value::Object(m) => m.values_mut().for_each(|x| scrub_all(x, url, token)),
+        _ => {}
+    }
 }
 
 fn call_raw(ep: &Endpoint, method: &str, params: Value) -> Result<Value, CallError> {
@@ -261,8 +279,9 @@ fn card_raw(url: &str, token: Option<&str>) -> Result<(AgentCard, Dialect), Stri
                         .limit(MAX_ANSWER_BYTES)
                         .read_to_string()
                         .map_err(|e| format!("reading the card of {}: {e}", redact(url)))?;
-                    let v: Value = serde_json::from_str(&text)
+                    let mut v: Value = serde_json::from_str(&text)
                         .map_err(|e| format!("the card of {} is not JSON: {e}", redact(url)))?;
+                    scrub_all(&mut v, url, token);
                     return Ok(read_card(&v));
                 }
                 Ok(r) => last = format!("HTTP {}", r.status().as_u16()),

@@ -35,8 +35,13 @@ pub enum AgentCmd {
         #[arg(long)]
         within: Option<String>,
     },
-    /// Forget a registered agent (its unfinished deliveries are dropped).
-    Rm { name: String },
+    /// Forget a registered agent. With notes not yet delivered to it, it is
+    /// refused (saying how many) unless --drop-pending drops them.
+    Rm {
+        name: String,
+        #[arg(long)]
+        drop_pending: bool,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -112,8 +117,13 @@ pub async fn agent(cmd: AgentCmd, c: &mut Client, out: Out<'_>) -> anyhow::Resul
             let r = c.call("agent.list", params).await?;
             out(&r, &print_list);
         }
-        AgentCmd::Rm { name } => {
-            let r = c.call("agent.remove", json!({ "name": name })).await?;
+        AgentCmd::Rm { name, drop_pending } => {
+            let r = c
+                .call(
+                    "agent.remove",
+                    json!({ "name": name, "drop_pending": drop_pending }),
+                )
+                .await?;
             out(&r, &|r| {
                 println!("removed {name}");
                 if let Some(n) = r["dropped"].as_u64().filter(|n| *n > 0) {

@@ -129,12 +129,25 @@ impl Engine {
         })
     }
 
-    /// The engine's figures. To a token, counts and activity cover only the
-    /// pads it may read: no other pad's name, tag or size shows.
+    /// The engine's figures. To a token, counts, activity and the questions
+    /// waited on cover only the pads it may read: no other pad's name, tag,
+    /// note or size shows, and figures of the whole store (its queues, its
+    /// size on disk, its folder, the process, other connections, the
+    /// vectors) read 0 or empty.
     pub async fn stats(&self, p: StatsParams, guard: &Guard) -> Result<StatsResult> {
         let now = self.now();
         let f = self.figures(now, p.activity, guard).await?;
-        Ok(StatsResult {
+        let mut waiting = self.waiting_questions();
+        if guard.grant().is_some() {
+            let mut theirs = Vec::with_capacity(waiting.len());
+            for id in waiting {
+                if self.db().get(&id).await.is_ok_and(|q| guard.covers(&q.pad)) {
+                    theirs.push(id);
+                }
+            }
+            waiting = theirs;
+        }
+        let stats = StatsResult {
             version: env!("CARGO_PKG_VERSION").into(),
             pid: std::process::id(),
             uptime_seconds: self.0.started.elapsed().as_secs(),
@@ -145,8 +158,11 @@ impl Engine {
             db_bytes: f.db_bytes,
             connections: self.0.connections.load(Ordering::Relaxed),
             subscribers: self.0.bus.subscribers(),
-            waiting_asks: self.waiting_asks() as u64,
-            waiting_questions: self.waiting_questions(),
+            waiting_asks: match guard.grant() {
+                None => self.waiting_asks() as u64,
+                Some(_) => waiting.len() as u64,
+            },
+            waiting_questions: waiting,
             journal_queue: f.journal_queue,
             index_queue: f.index_queue,
             embed_queue: f.embed_queue,
@@ -158,6 +174,29 @@ impl Engine {
             },
             activity: f.activity,
             metrics: self.0.metrics_address.get().cloned(),
+        };
+        Ok(match guard.grant() {
+            None => stats,
+            Some(_) => StatsResult {
+                pid: 0,
+                db_bytes: 0,
+                connections: 0,
+                subscribers: 0,
+                journal_queue: 0,
+                index_queue: 0,
+                embed_queue: 0,
+                data_dir: String::new(),
+                metrics: None,
+                semantic: SemanticInfo {
+                    vectors: 0,
+                    index_bytes: 0,
+                    embedded: 0,
+                    embed_per_second: 0.0,
+                    runtime: None,
+                    ..stats.semantic
+                },
+                ..stats
+            },
         })
     }
 

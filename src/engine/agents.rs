@@ -103,13 +103,7 @@ fn stored(c: &Conversation) -> DeliveryRow {
 
 impl Engine {
     pub async fn agent_add(&self, p: AgentAddParams, by: &str) -> Result<AgentResult> {
-        let name = model::author("name", &p.name)?;
-        if name == "user" {
-            return Err(Error::invalid(
-                "name",
-                "'user' is the person; give the agent a name of its own, e.g. 'agent-zero'.",
-            ));
-        }
+        let name = model::agent_name("name", &p.name)?;
         let url = p.url.trim().to_string();
         if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
             return Err(Error::invalid(
@@ -158,6 +152,27 @@ impl Engine {
 
     pub async fn agent_remove(&self, p: AgentNameParams) -> Result<AgentRemoveResult> {
         let name = model::author("name", &p.name)?;
+        if !p.drop_pending && self.is_registered_agent(&name) {
+            let live = self.db().conversations().await?;
+            let unfinished = live
+                .iter()
+                .filter(|r| r.agent == name && r.live && r.entry == r.root)
+                .count()
+                + self
+                    .db()
+                    .deliveries_waiting(std::slice::from_ref(&name))
+                    .await?
+                    .len();
+            if unfinished > 0 {
+                return Err(Error::Conflict {
+                    message: format!(
+                        "agent '{name}' has {unfinished} unfinished deliveries (notes handed to it, or replies waiting to reach it); removing it drops them. Call again with drop_pending: true (pad agent rm {name} --drop-pending), or wait until agent.deliveries shows them done."
+                    ),
+                    expected: None,
+                    actual: None,
+                });
+            }
+        }
         let removed = self.0.agents.remove(&name)?;
         let dropped = if removed {
             self.db().drop_agent_deliveries(&name).await?

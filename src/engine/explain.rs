@@ -56,7 +56,24 @@ impl Engine {
             Some(plan) if !plan.ranked.is_empty() => plan.ranked.clone(),
             Some(_) => db.word_counts(&terms::index_words(query), filter).await?,
         };
-        let n = db.live_entries().await? as f64;
+        // A token's weights are over its pads, as its counts are.
+        let n = match filter
+            .scope
+            .as_deref()
+            .filter(|s| !crate::access::covers_all(s))
+        {
+            None => db.live_entries().await? as f64,
+            Some(pads) => db
+                .pads(false)
+                .await?
+                .iter()
+                .filter(|p| {
+                    pads.iter()
+                        .any(|pat| crate::access::pattern_matches(pat, &p.name))
+                })
+                .map(|p| p.entries)
+                .sum::<i64>() as f64,
+        };
         let mut words: Vec<WordWeight> = counted
             .into_iter()
             .map(|(word, df)| WordWeight {

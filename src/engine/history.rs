@@ -97,7 +97,8 @@ impl Engine {
                 guard.may_write(&pad)?;
                 match version {
                     None => {
-                        if let (Some(live), _) = self.db().history(seq).await? {
+                        let (live, versions) = self.db().history(seq).await?;
+                        if let Some(live) = live {
                             return Err(Error::invalid(
                                 "id",
                                 format!(
@@ -106,9 +107,12 @@ impl Engine {
                                 ),
                             ));
                         }
+                        if let Some(gone) = versions.iter().rev().find(|v| v.action != Action::Edit) {
+                            self.may_bring_back(&gone.entry, None, guard).await?;
+                        }
                         self.db().restore(Restore::Seq(seq), by, now, &writable).await?
                     }
-                    Some(v) => self.revert_to(seq, v, by).await?,
+                    Some(v) => self.revert_to(seq, v, by, guard).await?,
                 }
             }
             (None, None, Some(change)) => {
@@ -128,6 +132,9 @@ impl Engine {
                 let shown: Vec<String> = visible.iter().map(|v| v.entry.id.clone()).collect();
                 let (restored, mut skipped) = if visible.iter().any(|v| v.action != Action::Edit)
                 {
+                    for v in visible.iter().filter(|v| v.action != Action::Edit) {
+                        self.may_bring_back(&v.entry, None, guard).await?;
+                    }
                     self.db().restore(Restore::Change(change), by, now, &writable).await?
                 } else {
                     self.undo_edits(visible, by, guard).await?
@@ -173,6 +180,7 @@ impl Engine {
         seq: i64,
         version: i64,
         by: &str,
+        guard: &Guard,
     ) -> Result<(Vec<Entry>, Vec<Skipped>)> {
         let (live, versions) = self.db().history(seq).await?;
         let Some(live) = live else {
@@ -199,6 +207,8 @@ impl Engine {
                 ),
             });
         };
+        self.may_bring_back(&old.entry, live.supersedes.as_deref(), guard)
+            .await?;
         let entry = self.update(revert(old.entry, live.version), by).await?;
         Ok((vec![entry], Vec::new()))
     }
@@ -217,6 +227,14 @@ impl Engine {
                 skipped.push(Skipped {
                     id,
                     reason: "its pad is not one your token may write".into(),
+                });
+                continue;
+            }
+            let now = self.db().get(&id).await.ok().and_then(|e| e.supersedes);
+            if let Err(e) = self.may_bring_back(&v.entry, now.as_deref(), guard).await {
+                skipped.push(Skipped {
+                    id,
+                    reason: e.to_string(),
                 });
                 continue;
             }

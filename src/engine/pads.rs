@@ -30,6 +30,21 @@ impl Engine {
 
     pub async fn configure(&self, p: ConfigureParams) -> Result<Pad> {
         let name = model::pad_name("name", &p.name)?;
+        // What waits for the person (questions, notes addressed to them)
+        // never expires and is never rolled out of the inbox.
+        if name == model::INBOX {
+            let field = match (p.ttl_seconds, p.max_entries) {
+                (Some(Some(_)), _) => Some("ttl_seconds"),
+                (_, Some(Some(_))) => Some("max_entries"),
+                _ => None,
+            };
+            if let Some(field) = field {
+                return Err(Error::invalid(
+                    field,
+                    format!("the inbox never expires and keeps every note: it holds what waits for the person (questions, notes addressed to them). Leave {field} out (or null), or set it on another pad."),
+                ));
+            }
+        }
         if let Some(Some(ttl)) = p.ttl_seconds {
             if !(1..=model::MAX_FUTURE_SECONDS).contains(&ttl) {
                 return Err(Error::over_limit(
@@ -90,7 +105,7 @@ impl Engine {
         Ok((count, change))
     }
 
-    pub async fn export(&self, p: ExportParams) -> Result<ExportResult> {
+    pub async fn export(&self, p: ExportParams, guard: &Guard) -> Result<ExportResult> {
         let name = model::pad_name("name", &p.name)?;
         match (p.format, p.budget) {
             (ExportFormat::Json, Some(_)) => {
@@ -121,6 +136,15 @@ impl Engine {
             let name = name.clone();
             self.db().pad_with_entries(&name, max_bytes).await?
         };
+        if guard.grant().is_some() {
+            // Sealed as every answer to a token is (`Guard::seal`): its
+            // markdown names no note it may not read.
+            let internal = |e: serde_json::Error| Error::Internal(e.to_string());
+            let mut v = serde_json::to_value(&entries).map_err(internal)?;
+            if guard.seal(self.db(), &mut v).await? {
+                entries = serde_json::from_value(v).map_err(internal)?;
+            }
+        }
         if !p.include_superseded {
             entries.retain(|e| e.superseded_by.is_none());
         }

@@ -32,7 +32,19 @@ impl Engine {
             let mut r = self.search_inner(p, guard, want).await?;
             let found = r.hits.len();
             if !p.include_superseded {
-                r.hits.retain(|h| h.entry.superseded_by.is_none());
+                // Superseded by a note the caller may read: a newer note
+                // in a pad it cannot read hides nothing from it.
+                let mut current = Vec::with_capacity(r.hits.len());
+                for h in std::mem::take(&mut r.hits) {
+                    let hidden = match &h.entry.superseded_by {
+                        None => false,
+                        Some(newer) => guard.sees(self.db(), newer).await?,
+                    };
+                    if !hidden {
+                        current.push(h);
+                    }
+                }
+                r.hits = current;
             }
             let current = r.hits.len();
             r.hits = collapse_copies(r.hits);

@@ -34,6 +34,39 @@ impl Engine {
         Ok(())
     }
 
+    /// Refuses bringing `back` (a deleted note, or an older version of a
+    /// live one whose `supersedes` is `now`) when that would hide a note
+    /// the caller may not write — superseding asks as much — or close a
+    /// loop of supersessions (each note hiding the next: a whole pad's list
+    /// empty).
+    pub(super) async fn may_bring_back(
+        &self,
+        back: &crate::model::Entry,
+        now: Option<&str>,
+        guard: &crate::guard::Guard,
+    ) -> Result<()> {
+        let Some(older) = back.supersedes.as_deref().filter(|o| Some(*o) != now) else {
+            return Ok(());
+        };
+        if guard.entry(self.db(), older, true).await.is_err() {
+            return Err(Error::Forbidden(format!(
+                "entry {} superseded a note your token may not change; bringing it back would hide that note again. Ask the person to restore it, or add a new note instead.",
+                back.id
+            )));
+        }
+        self.refuse_supersede_loop(&back.id, older)
+            .await
+            .map_err(|_| {
+                Error::invalid(
+                    "id",
+                    format!(
+                        "bringing entry {} back would close a loop: it supersedes {older}, which (through the notes it replaces) supersedes it again, and every note of the loop would be hidden. First clear 'supersedes' on one of them (entry.update with supersedes null), then restore.",
+                        back.id
+                    ),
+                )
+            })
+    }
+
     /// Tells subscribers that the notes `ids` were superseded or became
     /// current again (their `superseded_by` moved): an update event each,
     /// the note as it is now.

@@ -155,6 +155,18 @@ impl Engine {
                     kind: Some(Kind::Question),
                     tags: vec![model::NEEDS_EYES.to_string()],
                     choices: p.choices,
+                    // Put to the person: theirs to answer, and the agents'
+                    // it names (`rules::replied`).
+                    meta: Some({
+                        let anyone = p.answer_from.iter().any(|a| a.trim() == "*");
+                        let names = match anyone {
+                            true => vec!["*".to_string()],
+                            false => model::recipients("answer_from", &p.answer_from)?,
+                        };
+                        let mut m = serde_json::Map::new();
+                        m.insert(model::ANSWER_FROM.into(), serde_json::json!(names));
+                        m
+                    }),
                     ..AddParams::default()
                 },
                 default_author,

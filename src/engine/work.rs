@@ -223,6 +223,7 @@ impl Engine {
                 meta: Some(meta.clone()),
                 now: self.now(),
                 handoffs: Vec::new(),
+                by_token: false,
             };
             copies.push(self.insert(copy).await?);
         }

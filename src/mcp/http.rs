@@ -110,21 +110,10 @@ pub async fn serve_http(
         // The older SSE transport on the same path (an entry without `type`).
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
-                let (sessions, config, hosts) =
-                    (sessions.clone(), sse_config.clone(), hosts.clone());
+                let (sessions, config) = (sessions.clone(), sse_config.clone());
                 async move {
                     if !super::sse::is_sse(&req) {
                         return next.run(req).await;
-                    }
-                    let host = req
-                        .headers()
-                        .get(header::HOST)
-                        .and_then(|v| v.to_str().ok());
-                    if !crate::access::host_allowed(host, &hosts) {
-                        return axum::response::IntoResponse::into_response((
-                            StatusCode::FORBIDDEN,
-                            "Forbidden: Host header is not allowed\n",
-                        ));
                     }
                     super::sse::handle(sessions, config, req).await
                 }
@@ -132,13 +121,27 @@ pub async fn serve_http(
         ))
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
-                let (token, socket, open_sessions, refusals) = (
+                let (token, socket, open_sessions, refusals, hosts) = (
                     token.clone(),
                     socket.clone(),
                     open_sessions.clone(),
                     refusals.clone(),
+                    hosts.clone(),
                 );
                 async move {
+                    // One Host check for every path (DNS rebinding: a page
+                    // whose name resolves here must not reach the engine).
+                    let host = req
+                        .headers()
+                        .get(header::HOST)
+                        .and_then(|v| v.to_str().ok());
+                    if !crate::access::host_allowed(host, &hosts) {
+                        return axum::response::IntoResponse::into_response((
+                            StatusCode::FORBIDDEN,
+                            [(header::CONNECTION, "close")],
+                            "Forbidden: Host header is not allowed\n",
+                        ));
+                    }
                     // Only /mcp is served. Anything else — the OAuth
                     // discovery paths clients probe after a 401 above all —
                     // is 404, without asking for a token: we are not an

@@ -117,8 +117,32 @@ impl PgStore {
         if words.is_empty() {
             return Ok(Vec::new());
         }
-        let stats = self.word_stats().await?;
         let cap = self.pad_size(filter).await?;
+        if let Some(pads) = filter
+            .scope
+            .as_deref()
+            .filter(|s| !crate::access::covers_all(s))
+        {
+            // A token's counts are over its pads alone: they weigh its
+            // ranking and its explanation shows them.
+            let mut counted = Vec::with_capacity(words.len());
+            for w in words {
+                let mut q =
+                    Query::new("SELECT count(*) FROM (SELECT 1 FROM entries e WHERE e.words @@ ");
+                q.push("$?::tsquery", Arg::Text(format!("'{w}'")));
+                q.scope(pads);
+                q.push(
+                    " LIMIT $?) s",
+                    Arg::Int((terms::POSTINGS_BUDGET_PG + 1) as i64),
+                );
+                let df: i64 = q.build().fetch_one(self.pool()).await?.try_get(0)?;
+                if df > 0 {
+                    counted.push((w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64));
+                }
+            }
+            return Ok(counted);
+        }
+        let stats = self.word_stats().await?;
         let mut dfs: Vec<Option<i64>> = words
             .iter()
             .map(|w| stats.common.get(w).map(|share| (share * stats.n) as i64))

@@ -22,6 +22,10 @@ pub struct AgentAddParams {
 #[serde(deny_unknown_fields)]
 pub struct AgentNameParams {
     pub name: String,
+    /// Remove it even with notes not yet delivered to it, which are then
+    /// dropped; without, such a removal is refused and says how many wait.
+    #[serde(default)]
+    pub drop_pending: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -52,7 +52,10 @@ pub(crate) fn replied(before: &Entry, reply: i64, e: &NewEntry) -> Entry {
     after.replies += 1;
     // A reply in another pad is in the thread but not the answer: the
     // answer's id is shown with the question, to whoever reads its pad.
-    let answers = before.answer.is_none() && before.author != e.author && before.pad == e.pad;
+    let answers = before.answer.is_none()
+        && before.author != e.author
+        && before.pad == e.pad
+        && (before.kind != Kind::Question || !e.by_token || may_answer(before, &e.author));
     if answers {
         after.answer = Some(id::encode(reply));
         if before.kind == Kind::Question && before.has_tag(crate::model::NEEDS_EYES) {
@@ -62,6 +65,24 @@ pub(crate) fn replied(before: &Entry, reply: i64, e: &NewEntry) -> Entry {
         }
     }
     after
+}
+
+/// Whether `author`, writing with a token, may answer the question `q`. A
+/// question put to the person with `ask` (it carries `meta.answer_from`) is
+/// theirs to answer: a token's reply answers it only when it is addressed
+/// to the token's agent or `answer_from` names it (or `*`); otherwise it is
+/// a reply in the thread. Any other question anyone but its author answers.
+fn may_answer(q: &Entry, author: &str) -> bool {
+    let named = |a: &str| a == "*" || a.eq_ignore_ascii_case(author);
+    let Some(from) = q
+        .meta
+        .as_ref()
+        .and_then(|m| m.get(crate::model::ANSWER_FROM))
+        .and_then(|v| v.as_array())
+    else {
+        return true;
+    };
+    q.to.iter().any(|a| named(a)) || from.iter().filter_map(|v| v.as_str()).any(named)
 }
 
 /// Which entries a pad's rolling window drops when a write overflows it by
@@ -273,6 +294,10 @@ pub(crate) const KEPT_COLUMNS: &str = "seq, pad, author, kind, content, tags, st
 /// supersedes: `e` is entries.
 pub(crate) const CURRENT_ONLY: &str =
     " AND NOT EXISTS (SELECT 1 FROM entries s WHERE s.supersedes = e.seq)";
+/// `CURRENT_ONLY` left open for a condition on the newer note `s` (a
+/// token's pads) and its closing `)`.
+pub(crate) const CURRENT_ONLY_OPEN: &str =
+    " AND NOT EXISTS (SELECT 1 FROM entries s WHERE s.supersedes = e.seq";
 
 /// The seqs of the live notes beside `e` in its pad (both stores): just
 /// before, just after, two before, two after (`Storage::pad_neighbours`).

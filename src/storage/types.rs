@@ -37,6 +37,10 @@ pub struct NewEntry {
     /// Agents this entry goes to, written with it (a `deliveries` row each).
     #[serde(default)]
     pub handoffs: Vec<Handoff>,
+    /// Written with an access token: as a reply to a question it is the
+    /// answer only where the question lets it (`rules::replied`).
+    #[serde(default)]
+    pub by_token: bool,
 }
 
 /// An entry handed to an A2A agent: the note that starts a conversation

@@ -49,7 +49,20 @@ impl EntryFilter {
             push_scope(sql, args, scope);
         }
         if self.current_only {
-            sql.push_str(crate::storage::rules::CURRENT_ONLY);
+            match self
+                .scope
+                .as_deref()
+                .filter(|s| !crate::access::covers_all(s))
+            {
+                None => sql.push_str(crate::storage::rules::CURRENT_ONLY),
+                // To a token, a note is superseded only by one it may read:
+                // a newer note elsewhere does not hide it.
+                Some(scope) => {
+                    sql.push_str(crate::storage::rules::CURRENT_ONLY_OPEN);
+                    push_scope_of("s", sql, args, scope);
+                    sql.push(')');
+                }
+            }
         }
         for tag in &self.tags {
             sql.push_str(if per_entry {
@@ -64,11 +77,16 @@ impl EntryFilter {
 
 /// ` AND` `e.pad` is one of a token's pads (names and `prefix*` patterns).
 pub(crate) fn push_scope(sql: &mut String, args: &mut Vec<Sql>, scope: &[String]) {
+    push_scope_of("e", sql, args, scope)
+}
+
+/// `push_scope` on the entries aliased `alias`.
+fn push_scope_of(alias: &str, sql: &mut String, args: &mut Vec<Sql>, scope: &[String]) {
     sql.push_str(" AND (0");
     for pattern in scope {
         // Pad names hold no GLOB metacharacters, so only the `*` of a
         // pattern is one.
-        sql.push_str(" OR e.pad GLOB ?");
+        sql.push_str(&format!(" OR {alias}.pad GLOB ?"));
         args.push(Sql::Text(pattern.clone()));
     }
     sql.push(')');

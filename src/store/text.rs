@@ -371,13 +371,35 @@ fn word_counts(
     let upto = cap.map_or(terms::POSTINGS_BUDGET as i64, |c| {
         c.min(terms::POSTINGS_BUDGET as i64)
     }) + 1;
-    let mut count = conn.prepare_cached(
-        "SELECT count(*) FROM (SELECT 1 FROM fts.entries_words WHERE entries_words MATCH ? LIMIT ?)",
-    )?;
+    // A token's counts are over its pads alone: they weigh its ranking and
+    // its explanation shows them (`EntryFilter::scope`).
+    let mut sql = String::from(
+        "SELECT count(*) FROM (SELECT 1 FROM fts.entries_words \
+         CROSS JOIN entries e ON e.seq = entries_words.rowid WHERE entries_words MATCH ?",
+    );
+    let mut scope = Vec::new();
+    match filter
+        .scope
+        .as_deref()
+        .filter(|s| !crate::access::covers_all(s))
+    {
+        Some(pads) => super::filter::push_scope(&mut sql, &mut scope, pads),
+        // Every pad: the index alone answers.
+        None => {
+            sql =
+                "SELECT count(*) FROM (SELECT 1 FROM fts.entries_words WHERE entries_words MATCH ?"
+                    .into()
+        }
+    }
+    sql.push_str(" LIMIT ?)");
+    let mut count = conn.prepare_cached(&sql)?;
     let mut counted = Vec::with_capacity(words.len());
     for w in words {
         let phrase = format!("content : \"{}\"", w.replace('"', "\"\""));
-        let df: i64 = count.query_row(params![phrase, upto], |r| r.get(0))?;
+        let args = std::iter::once(Sql::Text(phrase))
+            .chain(scope.iter().cloned())
+            .chain(std::iter::once(Sql::Integer(upto)));
+        let df: i64 = count.query_row(params_from_iter(args), |r| r.get(0))?;
         if df > 0 {
             counted.push((w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64));
         }

@@ -243,6 +243,7 @@ def test_http_client_speaks_the_protocol_over_post_rpc_with_an_access_token():
     (`POST /rpc`), as the token's author, within its pads; the server's own
     token, a wrong token and `subscribe` are refused in words that say why."""
     import socket as socket_module
+    import urllib.error
     import urllib.request
 
     with socket_module.socket() as s:
@@ -271,6 +272,14 @@ def test_http_client_speaks_the_protocol_over_post_rpc_with_an_access_token():
                                          headers={"Authorization": f"Bearer {secret}"})
         with urllib.request.urlopen(request, timeout=10) as r:
             assert json.loads(r.read())["error"]["code"] == -32700
+        # A page whose name was rebound to this address is refused, as on /mcp.
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "stats", "params": {}}).encode()
+        rebound = urllib.request.Request(url + "/rpc", data=body, method="POST",
+                                         headers={"Authorization": f"Bearer {secret}",
+                                                  "Host": f"evil.example:{port}"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(rebound, timeout=10)
+        assert refused.value.code == 403
         with pytest.raises(scratchpad.EngineUnavailable, match="no Scratchpad engine answers"):
             scratchpad.HttpClient("http://127.0.0.1:9/", secret, timeout=2)
     finally:

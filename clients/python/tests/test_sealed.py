@@ -1,5 +1,5 @@
 """Only the owner and token holders get in, and a token sees only its grant
-(docs/operations.md, "Threat model"): impostor engines are refused before
+(docs/security.md, "Threat model"): impostor engines are refused before
 anything is sent, files stay private, revocation reaches subscriptions, and
 a token cannot write or read as someone else."""
 

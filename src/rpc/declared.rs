@@ -1,0 +1,184 @@
+//! What each method may touch, declared in the dispatch table beside its
+//! handler (`methods::TABLE`), and enforced here before the handler runs.
+//!
+//! A declaration names the params fields that name pads and notes and what
+//! the call does there, the field naming agents it hands work to, whether
+//! only the owner may call it, and how its answer is scoped. `enforce`
+//! checks each against the call's guard and writes each note's full id back
+//! into the params (a token's prefix resolves among the notes it may read
+//! only), so a handler works on what was checked and nothing else. A table
+//! row without a declaration does not compile; `tests/scope.rs` calls every
+//! method with a token as its declaration says and reads every answer for
+//! what the token may not see.
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::guard::Guard;
+use crate::model;
+
+/// What a call does with a pad or a note it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Does {
+    Read,
+    /// Writes there: adds, edits, deletes, claims.
+    Write,
+    /// Hides the note from its pad's readers (superseding it): a write
+    /// there.
+    Hide,
+    /// Changes the pad's settings (its limits, lifetime, archive): the
+    /// owner's, as the pads are the person's.
+    Configure,
+}
+
+/// A params field naming a pad.
+#[derive(Debug, Clone, Copy)]
+pub struct PadField {
+    pub field: &'static str,
+    pub does: Does,
+    /// Absent, it means `inbox` — unless this other field is given.
+    pub inbox_unless: Option<&'static str>,
+}
+
+/// How a method's answer is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// About what its fields name, checked here.
+    Named,
+    /// From the store through the guard's scope (`Guard::scope`,
+    /// `Guard::covers`): lists, searches, figures, events.
+    Scoped,
+    /// About the connection alone (its subscriptions).
+    Session,
+}
+
+/// One method's declaration.
+#[derive(Debug, Clone, Copy)]
+pub struct Declared {
+    pub pads: &'static [PadField],
+    /// Fields naming notes by id: a string, a list of them, or null.
+    pub notes: &'static [(&'static str, Does)],
+    /// The field naming registered agents it hands work to.
+    pub agents: Option<&'static str>,
+    /// Only the owner may call it; what it does, for the refusal.
+    pub owner_only: Option<&'static str>,
+    /// It writes wherever the notes it brings back are (a restore): a
+    /// read-only token is refused before it runs.
+    pub writes_found: bool,
+    pub answer: Answer,
+}
+
+impl Declared {
+    pub const NONE: Declared = Declared {
+        pads: &[],
+        notes: &[],
+        agents: None,
+        owner_only: None,
+        writes_found: false,
+        answer: Answer::Named,
+    };
+
+    /// Everything the declaration says of `params`, checked against the
+    /// guard; each note field's ids made full.
+    pub async fn enforce(
+        &self,
+        guard: &Guard,
+        engine: &Engine,
+        params: &mut Option<Value>,
+    ) -> Result<()> {
+        if guard.grant().is_none() {
+            return Ok(());
+        }
+        if let Some(what) = self.owner_only {
+            guard.owner_only(what)?;
+        }
+        if self.writes_found {
+            guard.any_write()?;
+        }
+        let empty = Map::new();
+        let fields = match params {
+            Some(Value::Object(m)) => m,
+            // Not an object: the handler's parse refuses it, naming why.
+            _ => &empty,
+        };
+        for pad in self.pads {
+            let named = match fields.get(pad.field) {
+                Some(Value::String(s)) => s.as_str(),
+                Some(_) => continue,
+                None => match pad.inbox_unless {
+                    Some(other) if !fields.contains_key(other) => model::INBOX,
+                    _ => continue,
+                },
+            };
+            match pad.does {
+                Does::Read => guard.pad(named, pad.field, false)?,
+                Does::Write | Does::Hide => guard.pad(named, pad.field, true)?,
+                Does::Configure => {
+                    guard.pad(named, pad.field, false)?;
+                    guard
+                        .owner_only("change a pad's settings (its limits, lifetime or archive)")?;
+                }
+            }
+        }
+        if let Some(field) = self.agents {
+            if let Some(Value::Array(to)) = fields.get(field) {
+                let to: Vec<String> = to
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect();
+                guard.hand_to(&to, |a| engine.is_registered_agent(a))?;
+            }
+        }
+        let Some(Value::Object(fields)) = params else {
+            return Ok(());
+        };
+        for (field, does) in self.notes {
+            let write = !matches!(does, Does::Read);
+            match fields.get_mut(*field) {
+                Some(Value::String(id)) => *id = resolve(guard, engine, id, write, field).await?,
+                Some(Value::Array(ids)) => {
+                    for v in ids {
+                        if let Value::String(id) = v {
+                            *id = resolve(guard, engine, id, write, field).await?;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn resolve(
+    guard: &Guard,
+    engine: &Engine,
+    id: &str,
+    write: bool,
+    field: &'static str,
+) -> Result<String> {
+    guard
+        .entry(engine.db(), id, write)
+        .await
+        .map_err(|e| e.for_field(field))
+}
+
+/// An answer to a token with every reference to a note it may not read
+/// taken out (`Guard::seal`); the owner's answers pass untouched.
+pub async fn seal(guard: &Guard, engine: &Engine, answer: Box<RawValue>) -> Result<Box<RawValue>> {
+    if guard.grant().is_none()
+        || !crate::guard::REFERENCES
+            .iter()
+            .any(|f| answer.get().contains(f))
+    {
+        return Ok(answer);
+    }
+    let internal = |e: serde_json::Error| crate::error::Error::Internal(e.to_string());
+    let mut v: Value = serde_json::from_str(answer.get()).map_err(internal)?;
+    if !guard.seal(engine.db(), &mut v).await? {
+        return Ok(answer);
+    }
+    serde_json::value::to_raw_value(&v).map_err(internal)
+}
