@@ -416,6 +416,7 @@ fn mcp_main(args: McpArgs, socket: Option<PathBuf>, autostart: bool) -> ExitCode
         author: args.author,
         autostart,
         tools: args.tools,
+        budget: Default::default(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

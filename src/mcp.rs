@@ -48,6 +48,8 @@ pub struct McpConfig {
     pub autostart: bool,
     /// Which tools to offer.
     pub tools: ToolSet,
+    /// What each HTTP client may hold at once (`tcp::Budget`).
+    pub budget: std::sync::Arc<crate::tcp::Budget>,
 }
 
 /// Which tools a server offers: all, or the core for clients that paste
@@ -119,6 +121,7 @@ impl PadTools {
         Link {
             config: &self.config,
             client: None,
+            _held: None,
         }
     }
 }
@@ -147,6 +150,8 @@ fn caller() -> Option<Caller> {
 struct Link<'a> {
     config: &'a McpConfig,
     client: Option<Client>,
+    /// Its place in the caller's budget while the connection is open.
+    _held: Option<crate::tcp::InFlight>,
 }
 
 impl Link<'_> {
@@ -155,6 +160,8 @@ impl Link<'_> {
             Some(c) => c,
             None => {
                 let config = self.config;
+                let who = caller().map_or_else(|| config.author.clone(), |c| c.name);
+                self._held = Some(config.budget.take(&who)?);
                 let mut c = crate::autostart::connect(&config.socket, config.autostart)
                     .await
                     .map_err(|e| {

@@ -6,18 +6,23 @@
 //! at once; its first request the app lets through (a valid token) makes it
 //! a member, of which each listener serves `MAX_CONNECTIONS` more — so
 //! connections without a token, however many, never take the places of
-//! clients that showed one. One more newcomer than the cap is answered
-//! `503` and closed at once, never left hanging; a refused request closes
-//! its connection. A request head must arrive whole within `HEAD_TIMEOUT`
+//! clients that showed one. A newcomer past the cap takes the place of the
+//! oldest newcomer (closed: a client with a token sends its request at
+//! once, so connections that send nothing, or their headers slowly, are
+//! the ones pushed out); if none frees in time it is answered `503` and
+//! closed at once, never left hanging; a refused request closes its
+//! connection. Over HTTP/2 a connection carries at most `MAX_STREAMS`
+//! requests at once. A request head must arrive whole within `HEAD_TIMEOUT`
 //! and a request body within `BODY_TIMEOUT`, or the connection is closed.
 //! Refusals are counted (`Refusals`: a metric, and one log line a minute at
 //! most), not logged one by one. Nothing reached over TCP can take the
 //! descriptors or memory the owner's socket needs: those come out of
 //! `server::FD_RESERVE`.
 
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -33,6 +38,9 @@ use crate::model;
 pub const MAX_CONNECTIONS: usize = 64;
 /// Connections yet to make one, per listener.
 pub const MAX_NEWCOMERS: usize = 32;
+/// Requests one HTTP/2 connection may have in progress at once (HTTP/1.1
+/// carries one).
+pub const MAX_STREAMS: u32 = 8;
 /// A request's head (request line and headers) must arrive within this.
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// A request's body must arrive within this (MCP messages are small).
@@ -53,12 +61,18 @@ pub async fn serve(
     ));
     let newcomers = Arc::new(Semaphore::new(MAX_NEWCOMERS));
     let members = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    // The newcomers, oldest first: each one's signal to close.
+    let waiting: Arc<Mutex<VecDeque<Weak<StandingOf>>>> = Arc::default();
     let graceful = GracefulShutdown::new();
     let mut builder = Builder::new(TokioExecutor::new());
     builder
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(HEAD_TIMEOUT);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(MAX_STREAMS);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let tcp = tokio::select! {
@@ -76,7 +90,18 @@ pub async fn serve(
         // Small requests on a kept-alive connection must not wait for
         // Nagle's algorithm (~40 ms each).
         let _ = tcp.set_nodelay(true);
-        let Ok(permit) = newcomers.clone().try_acquire_owned() else {
+        let permit = match newcomers.clone().try_acquire_owned() {
+            Ok(p) => Some(p),
+            Err(_) => {
+                // Full: the oldest newcomer makes room.
+                evict_oldest(&waiting);
+                tokio::time::timeout(EVICTING, newcomers.clone().acquire_owned())
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+            }
+        };
+        let Some(permit) = permit else {
             refusals.note(&format!(
                 "{MAX_NEWCOMERS} connections without a valid request yet, the limit"
             ));
@@ -87,7 +112,16 @@ pub async fn serve(
             permit: Mutex::new(Some(permit)),
             member: AtomicBool::new(false),
             members: members.clone(),
+            evict: tokio::sync::Notify::new(),
         }));
+        {
+            let mut w = waiting.lock().expect("newcomers lock");
+            w.retain(|s| {
+                s.upgrade()
+                    .is_some_and(|s| !s.member.load(Ordering::Acquire))
+            });
+            w.push_back(Arc::downgrade(&standing.0));
+        }
         let with_standing = app.clone().layer(axum::Extension(standing.clone()));
         let service = TowerToHyperService::new(with_standing);
         let conn = builder
@@ -95,7 +129,11 @@ pub async fn serve(
             .into_owned();
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
-            let _ = conn.await;
+            tokio::select! {
+                _ = conn => {}
+                // Pushed out by a newer newcomer: the connection closes.
+                _ = standing.0.evict.notified() => {}
+            }
             drop(standing);
         });
     }
@@ -113,6 +151,24 @@ struct StandingOf {
     permit: Mutex<Option<OwnedSemaphorePermit>>,
     member: AtomicBool,
     members: Arc<Semaphore>,
+    /// Told when a newer newcomer takes its place.
+    evict: tokio::sync::Notify,
+}
+
+/// How long a newcomer past the cap waits for the one it pushed out to close.
+const EVICTING: Duration = Duration::from_millis(200);
+
+/// Tells the oldest connection still a newcomer to close.
+fn evict_oldest(waiting: &Mutex<VecDeque<Weak<StandingOf>>>) {
+    let mut w = waiting.lock().expect("newcomers lock");
+    while let Some(oldest) = w.pop_front() {
+        if let Some(s) = oldest.upgrade() {
+            if !s.member.load(Ordering::Acquire) {
+                s.evict.notify_one();
+                return;
+            }
+        }
+    }
 }
 
 impl Standing {
@@ -144,6 +200,92 @@ pub fn admit(req: &axum::extract::Request) -> Option<axum::response::Response> {
         [(axum::http::header::RETRY_AFTER, "5")],
         format!("this listener already serves {MAX_CONNECTIONS} connections, its limit; retry in a moment\n"),
     )))
+}
+
+/// Requests one client (an access token, or the MCP server's token) may
+/// have in progress at once over HTTP: each holds a connection to the
+/// engine (a waiting `ask` among them).
+pub const MAX_IN_FLIGHT_PER_CLIENT: usize = 16;
+/// Requests in progress over HTTP altogether: the engine's descriptors are
+/// for its owner first.
+pub const MAX_IN_FLIGHT: usize = 128;
+/// MCP sessions one client may hold open at once.
+pub const MAX_SESSIONS_PER_CLIENT: usize = 16;
+
+/// What each client of the HTTP listeners holds, by who it is: requests in
+/// progress and MCP sessions. No client's use takes another's places.
+#[derive(Default, Debug)]
+pub struct Budget {
+    in_flight: Mutex<HashMap<String, usize>>,
+    /// Each open MCP session's client.
+    sessions: Mutex<HashMap<String, String>>,
+}
+
+/// A request in progress, counted against its client until dropped.
+pub struct InFlight {
+    budget: Arc<Budget>,
+    who: String,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut m = self.budget.in_flight.lock().expect("budget lock");
+        if let Some(n) = m.get_mut(&self.who) {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&self.who);
+            }
+        }
+    }
+}
+
+impl Budget {
+    /// A place for one more request of `who`'s, or why there is none.
+    pub fn take(self: &Arc<Self>, who: &str) -> Result<InFlight, String> {
+        let mut m = self.in_flight.lock().expect("budget lock");
+        let mine = m.get(who).copied().unwrap_or(0);
+        if mine >= MAX_IN_FLIGHT_PER_CLIENT {
+            return Err(format!(
+                "'{who}' already has {MAX_IN_FLIGHT_PER_CLIENT} requests in progress over HTTP, the most one client may; wait for one to finish (a waiting ask counts until it returns)"
+            ));
+        }
+        if m.values().sum::<usize>() >= MAX_IN_FLIGHT {
+            return Err(format!(
+                "the engine serves {MAX_IN_FLIGHT} requests over HTTP at once, its limit; retry in a moment"
+            ));
+        }
+        *m.entry(who.to_owned()).or_default() += 1;
+        Ok(InFlight {
+            budget: self.clone(),
+            who: who.to_owned(),
+        })
+    }
+
+    /// Refuses a new MCP session of `who`'s when it holds its share of the
+    /// sessions still open (`open`: their ids).
+    pub fn session_room(
+        &self,
+        who: &str,
+        open: &std::collections::HashSet<String>,
+    ) -> Result<(), String> {
+        let mut s = self.sessions.lock().expect("budget lock");
+        s.retain(|id, _| open.contains(id));
+        let mine = s.values().filter(|w| *w == who).count();
+        if mine >= MAX_SESSIONS_PER_CLIENT {
+            return Err(format!(
+                "'{who}' already holds {MAX_SESSIONS_PER_CLIENT} MCP sessions, the most one client may: end finished ones with HTTP DELETE (idle ones close by themselves)"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Counts the new MCP session `id` as `who`'s.
+    pub fn session_opened(&self, id: &str, who: &str) {
+        self.sessions
+            .lock()
+            .expect("budget lock")
+            .insert(id.to_owned(), who.to_owned());
+    }
 }
 
 /// Requests and connections a listener refused: counted (in a metric,

@@ -47,6 +47,7 @@ impl Endpoint {
             author: NAME.into(),
             autostart: false,
             tools: scratchpad::mcp::ToolSet::default(),
+            budget: Default::default(),
         };
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(async move {

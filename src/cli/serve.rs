@@ -210,6 +210,7 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
             author: args.mcp_author,
             autostart: false,
             tools: args.mcp_tools,
+            budget: Default::default(),
         };
         Some(tokio::spawn(crate::mcp::serve_http(
             listeners,

@@ -16,6 +16,8 @@ pub const SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(120
 
 /// The largest body `POST /rpc` reads.
 const RPC_BODY_LIMIT: usize = 1 << 20;
+/// The most an MCP message over HTTP may hold (a note is 4,000 characters).
+const MCP_BODY_LIMIT: usize = 4 << 20;
 
 /// The bearer token file for `--mcp-http`, in the data directory.
 pub const TOKEN_FILE: &str = "mcp-http.token";
@@ -89,6 +91,7 @@ pub async fn serve_http(
     // store there is nothing to resume from anyway.
     http.sse_retry = None;
     let socket = config.socket.clone();
+    let (budget, server_author) = (config.budget.clone(), config.author.clone());
     let sessions = super::sse::Sessions::default();
     let sse_config = config.clone();
     let mut sessions_http = LocalSessionManager::default();
@@ -121,20 +124,24 @@ pub async fn serve_http(
         ))
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
-                let (token, socket, open_sessions, refusals, hosts) = (
+                let (token, socket, open_sessions, refusals, hosts, budget, server_author) = (
                     token.clone(),
                     socket.clone(),
                     open_sessions.clone(),
                     refusals.clone(),
                     hosts.clone(),
+                    budget.clone(),
+                    server_author.clone(),
                 );
                 async move {
                     // One Host check for every path (DNS rebinding: a page
-                    // whose name resolves here must not reach the engine).
+                    // whose name resolves here must not reach the engine);
+                    // HTTP/2 names the host in the URI's authority.
                     let host = req
                         .headers()
                         .get(header::HOST)
-                        .and_then(|v| v.to_str().ok());
+                        .and_then(|v| v.to_str().ok())
+                        .or_else(|| req.uri().authority().map(|a| a.as_str()));
                     if !crate::access::host_allowed(host, &hosts) {
                         return axum::response::IntoResponse::into_response((
                             StatusCode::FORBIDDEN,
@@ -205,12 +212,29 @@ pub async fn serve_http(
                                 ))
                             }
                         };
-                        return super::rpc_http::handle(&socket, caller, &body).await;
+                        return super::rpc_http::handle(&socket, &budget, caller, &body).await;
                     }
                     // A new session (a POST without a session id) past the cap.
                     let new_session = req.method() == Method::POST
                         && !req.headers().contains_key("mcp-session-id")
                         && !super::sse::is_sse(&req);
+                    let who = caller.as_ref().map_or(server_author, |c| c.name.clone());
+                    if new_session {
+                        let open: std::collections::HashSet<String> = open_sessions
+                            .sessions
+                            .read()
+                            .await
+                            .keys()
+                            .map(|k| k.to_string())
+                            .collect();
+                        if let Err(why) = budget.session_room(&who, &open) {
+                            return axum::response::IntoResponse::into_response((
+                                StatusCode::TOO_MANY_REQUESTS,
+                                [(header::RETRY_AFTER, "30")],
+                                format!("{why}.\n"),
+                            ));
+                        }
+                    }
                     if new_session && open_sessions.sessions.read().await.len() >= max_sessions {
                         tracing::warn!("MCP over HTTP: {max_sessions} sessions open, the limit; refused a new one");
                         return axum::response::IntoResponse::into_response((
@@ -224,7 +248,34 @@ pub async fn serve_http(
                         ));
                     }
                     let delete = req.method() == Method::DELETE;
+                    // The body read whole here, so one that ends before its
+                    // length (or its chunks) is the client's mistake, said
+                    // as one, not the MCP layer's 500.
+                    let req = if req.method() == Method::POST {
+                        let (parts, body) = req.into_parts();
+                        match axum::body::to_bytes(body, MCP_BODY_LIMIT).await {
+                            Ok(b) => axum::extract::Request::from_parts(parts, axum::body::Body::from(b)),
+                            Err(e) => {
+                                return axum::response::IntoResponse::into_response((
+                                    StatusCode::BAD_REQUEST,
+                                    [(header::CONNECTION, "close")],
+                                    format!("the request body could not be read whole ({e}): send all of it, as its Content-Length (or chunked encoding) says, within {} MiB\n", MCP_BODY_LIMIT >> 20),
+                                ));
+                            }
+                        }
+                    } else {
+                        req
+                    };
                     let mut response = next.run(req).await;
+                    if new_session {
+                        if let Some(id) = response
+                            .headers()
+                            .get("mcp-session-id")
+                            .and_then(|v| v.to_str().ok())
+                        {
+                            budget.session_opened(id, &who);
+                        }
+                    }
                     // Ending a session: clients expect 200 or 204, not 202.
                     if delete && response.status() == StatusCode::ACCEPTED {
                         *response.status_mut() = StatusCode::OK;

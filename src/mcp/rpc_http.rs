@@ -42,7 +42,12 @@ fn error(id: &Value, code: i64, message: String) -> Response {
 }
 
 /// Answers one request, as `caller` (None: the server's token, refused).
-pub async fn handle(socket: &std::path::Path, caller: Option<Caller>, body: &[u8]) -> Response {
+pub async fn handle(
+    socket: &std::path::Path,
+    budget: &std::sync::Arc<crate::tcp::Budget>,
+    caller: Option<Caller>,
+    body: &[u8],
+) -> Response {
     let Some(caller) = caller else {
         return (
             StatusCode::UNAUTHORIZED,
@@ -76,6 +81,11 @@ pub async fn handle(socket: &std::path::Path, caller: Option<Caller>, body: &[u8
         return error(&id, code::METHOD_NOT_FOUND, format!("`{method}` {why}"));
     }
     let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+    // One of the token's places while its connection to the engine is open.
+    let _held = match budget.take(&caller.name) {
+        Ok(held) => held,
+        Err(why) => return error(&id, code::UNAVAILABLE, why),
+    };
     let mut client = match crate::client::Client::connect(socket).await {
         Ok(c) => c,
         Err(e) => {

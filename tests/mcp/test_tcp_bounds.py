@@ -77,16 +77,11 @@ def test_idle_tcp_floods_leave_the_owner_served():
                 assert c.stats()["entries"] >= 1
             # Quiet: ~50 ms; a socket starved by the flood would time out.
             assert time.time() - started < 5
-            # A new HTTP client is told, not left hanging.
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5)
-                raise AssertionError("the listener is full: expected 503")
-            except urllib.error.HTTPError as refused:
-                assert refused.code == 503
-                assert f"{MAX_NEWCOMERS} connections" in refused.read().decode()
-            except (ConnectionResetError, urllib.error.URLError) as closed:
-                # The close can overtake the answer; it is still no hang.
-                assert "timed out" not in str(closed), closed
+            # A new HTTP client is served: the oldest idle connection makes
+            # room for it (and the flood's stay within the caps).
+            with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=10) as r:
+                assert r.status == 200
+            assert descriptors(e.proc.pid) <= before + 2 * MAX_CONNECTIONS + 8
         finally:
             flood.stdin.close()
             flood.wait(timeout=10)
@@ -182,3 +177,181 @@ def test_clients_without_a_token_hold_no_place_and_are_counted_not_logged():
         assert counted and float(counted[0].split()[-1]) >= 3 * MAX_CONNECTIONS, counted
     finally:
         e.stop()
+
+
+MAX_IN_FLIGHT_PER_CLIENT = 16  # src/tcp.rs
+MAX_SESSIONS_PER_CLIENT = 16  # src/tcp.rs
+MAX_STREAMS = 8  # src/tcp.rs
+
+SLOW_HEADERS = r"""
+import socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+def opened():
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    return s
+held = [opened() for _ in range(n)]
+print("ready", flush=True)
+while True:  # a header byte now and then; a closed one is opened again
+    for i, s in enumerate(held):
+        try:
+            s.sendall(b"X")
+        except OSError:
+            s.close()
+            try:
+                held[i] = opened()
+            except OSError:
+                pass
+    time.sleep(0.5)
+"""
+
+
+def rpc(port, secret, method, params, timeout=60):
+    import json
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/rpc", data=body, method="POST",
+                                 headers={"Authorization": f"Bearer {secret}",
+                                          "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return json.loads(r.read())
+
+
+def test_slow_headers_without_a_token_do_not_keep_a_token_holder_out():
+    """Forty token-less connections sending their headers slowly once held
+    every newcomer place: a client with a token (a connection per call, as
+    Agent Zero's plugin) got 2 of 25 requests through in 25 s. The oldest
+    newcomer now makes room for the next."""
+    port = free_port()
+    e = Engine(extra_args=["--mcp-http", f"127.0.0.1:{port}"])
+    try:
+        with e.client() as owner:
+            secret = owner.create_token("agent-zero", ["*"])
+        slow = subprocess.Popen([sys.executable, "-c", SLOW_HEADERS, str(port), "40"],
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            assert slow.stdout.readline().strip() == "ready"
+            time.sleep(1)
+            through = 0
+            started = time.time()
+            for i in range(25):
+                try:
+                    r = rpc(port, secret, "entry.add", {"pad": "a0", "content": f"call {i}"}, timeout=30)
+                    through += "result" in r
+                except (urllib.error.URLError, ConnectionError, TimeoutError):
+                    pass
+            assert through == 25, (through, time.time() - started)
+        finally:
+            slow.kill()
+            slow.wait(timeout=10)
+    finally:
+        e.stop()
+
+
+def test_one_token_holds_at_most_its_share_of_requests_and_sessions():
+    """One token's 40 waiting asks once became 40 engine connections (and,
+    over HTTP/2, 150 from one connection); one token's 999 MCP sessions
+    kept every other token out. Each client now has its share, the owner's
+    socket is served all along, and HTTP/2 carries 8 requests at a time."""
+    import threading
+
+    port = free_port()
+    e = Engine(extra_args=["--mcp-http", f"127.0.0.1:{port}"])
+    try:
+        with e.client() as owner:
+            greedy = owner.create_token("greedy", ["*"])
+            other = owner.create_token("other", ["*"])
+        answers = []
+
+        def wait_for_an_answer():
+            try:
+                answers.append(rpc(port, greedy, "ask", {"content": "?", "wait_seconds": 8}))
+            except Exception as err:  # noqa: BLE001 - counted as not served
+                answers.append({"failed": repr(err)})
+
+        askers = [threading.Thread(target=wait_for_an_answer) for _ in range(40)]
+        for t in askers:
+            t.start()
+        time.sleep(2)
+        started = time.time()
+        with e.client(author="owner") as c:
+            c.add("the owner is served", "bounds")
+            assert c.stats()["connections"] <= MAX_IN_FLIGHT_PER_CLIENT + 8
+        assert time.time() - started < 5
+        # Another token is not kept out by the first one's asks.
+        assert "result" in rpc(port, other, "entry.add", {"pad": "x", "content": "mine"})
+        for t in askers:
+            t.join(timeout=60)
+        refused = [a for a in answers if "error" in a and "requests in progress" in a["error"]["message"]]
+        waited = [a for a in answers if "result" in a]
+        assert len(waited) <= MAX_IN_FLIGHT_PER_CLIENT and len(refused) >= 40 - MAX_IN_FLIGHT_PER_CLIENT, answers
+
+        # Sessions: one token's share, and the next token still gets one.
+        for _ in range(MAX_SESSIONS_PER_CLIENT):
+            assert post(port, greedy)[0] == 200
+        status, _ = post(port, greedy)
+        assert status == 429
+        assert post(port, other)[0] == 200
+
+        # HTTP/2 without TLS: one connection carries 8 requests at a time;
+        # streams past them are refused (REFUSED_STREAM), not served.
+        assert h2_refused(port, other, streams=14) >= 14 - MAX_STREAMS
+    finally:
+        e.stop()
+
+
+def h2_refused(port, secret, streams):
+    """Opens `streams` HTTP/2 streams at once on one connection (prior
+    knowledge, no TLS), each a POST /rpc `ask` that waits; returns how many
+    the server refused with RST_STREAM REFUSED_STREAM."""
+    import json
+    import struct
+
+    def frame(kind, flags, stream, payload=b""):
+        return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+    def literal(name, value):  # HPACK: literal header, not indexed, no Huffman
+        name, value = name.encode(), value.encode()
+        assert len(name) < 127 and len(value) < 127
+        return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ask",
+                       "params": {"content": "h2?", "wait_seconds": 5}}).encode()
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0))
+    buf = b""
+
+    def read_frame():
+        nonlocal buf
+        while len(buf) < 9 or len(buf) < 9 + int.from_bytes(buf[:3], "big"):
+            chunk = s.recv(65536)
+            assert chunk, "the server closed the connection"
+            buf += chunk
+        n = int.from_bytes(buf[:3], "big")
+        kind, flags, stream = buf[3], buf[4], int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
+        payload, buf = buf[9:9 + n], buf[9 + n:]
+        return kind, flags, stream, payload
+
+    while True:  # the server's settings, acknowledged
+        kind, flags, _, _ = read_frame()
+        if kind == 4 and not flags & 1:
+            s.sendall(frame(4, 1, 0))
+            break
+    time.sleep(0.2)
+    for i in range(streams):
+        headers = b"".join([literal(":method", "POST"), literal(":scheme", "http"),
+                            literal(":path", "/rpc"), literal(":authority", f"127.0.0.1:{port}"),
+                            literal("content-type", "application/json"),
+                            literal("authorization", f"Bearer {secret}")])
+        stream = 2 * i + 1
+        s.sendall(frame(1, 0x4, stream, headers) + frame(0, 0x1, stream, body))
+    refused, answered = set(), set()
+    while len(refused) + len(answered) < streams:
+        kind, flags, stream, payload = read_frame()
+        if kind == 3 and int.from_bytes(payload[:4], "big") == 7:
+            refused.add(stream)
+        elif kind in (0, 1) and flags & 1:
+            answered.add(stream)
+        elif kind == 7:  # GOAWAY
+            break
+    s.close()
+    return len(refused)
