@@ -192,17 +192,28 @@ impl Engine {
 
     /// The deliveries of a pad or a note, as the store has them (a team's
     /// engines see the same); a note not yet taken up is `pending`.
-    pub async fn deliveries(&self, p: DeliveriesParams, guard: &Guard) -> Result<DeliveriesResult> {
+    pub async fn deliveries(
+        &self,
+        p: DeliveriesParams,
+        guard: &Guard,
+        caller: Option<&str>,
+    ) -> Result<DeliveriesResult> {
         let rows = self
             .db()
             .deliveries(p.pad.as_deref(), p.entry.as_deref())
             .await?;
-        // One not begun is shown for an agent registered here: a name
-        // nobody registered (an agent that reads its inbox) has none.
+        // One not begun is shown for an agent registered here, and to the
+        // agent it is for (Agent Zero's plugin asks whether a note was
+        // handed to it: its writer's grant named it); a name nobody
+        // registered has none for anyone else.
         let deliveries = rows
             .into_iter()
             .filter(|r| guard.covers(&r.pad))
-            .filter(|r| r.state.is_some() || self.is_registered_agent(&r.agent))
+            .filter(|r| {
+                r.state.is_some()
+                    || self.is_registered_agent(&r.agent)
+                    || caller.is_some_and(|c| c.eq_ignore_ascii_case(&r.agent))
+            })
             .map(|r| {
                 r.state
                     .as_deref()

@@ -415,7 +415,8 @@ async fn agent_remove(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
 
 async fn agent_deliveries(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     let p = parse("agent.deliveries", params)?;
-    Ok(reply(c.engine.deliveries(p, &c.guard).await?))
+    let caller = c.session.author.as_deref();
+    Ok(reply(c.engine.deliveries(p, &c.guard, caller).await?))
 }
 
 #[cfg(test)]

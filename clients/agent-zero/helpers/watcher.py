@@ -14,7 +14,12 @@ HTTP, which carries no events, it reads the inbox every `poll_seconds`):
   "user", unless the settings name more) pauses, resumes or halts the chat;
   anyone else's is only their words, like any reply;
 - a note addressed to `@agent-zero` starts a new chat bound to that note's
-  thread (unless the engine sends it over A2A, or the settings say no);
+  thread when the engine handed it to Agent Zero — the person wrote it, or
+  a token whose grant names agent-zero: the engine keeps a delivery for it,
+  the same rule as for A2A agents (`agent.deliveries`) — at most
+  CHATS_PER_AUTHOR chats per writer in CHATS_WINDOW seconds (unless the
+  engine sends it over A2A, or the settings say no); anyone else's stays a
+  note for the next prompt;
 - anything else (needs-eyes notes, replies to older notes, reminders) waits
   in `pending` for the next prompt (helpers/recall.py).
 
@@ -38,6 +43,23 @@ pending: list[dict[str, Any]] = []  # for the next prompt, oldest first
 PENDING_MAX = 50  # older ones are dropped (recall off: nobody takes them)
 _seen: set[str] = set()
 _thread: Optional["Watcher"] = None
+# Chats one writer's notes may start in a window: a flood of addressed
+# notes (40 notes, 40 chats) must not run the machine.
+CHATS_PER_AUTHOR = 5
+CHATS_WINDOW = 600.0
+_started: dict[str, list[float]] = {}  # writer -> when their notes started chats
+
+
+def _within_bound(author: str) -> bool:
+    """Counts a chat started by `author`'s note, unless they are at the bound."""
+    now = time.monotonic()
+    with _lock:
+        recent = [t for t in _started.get(author, []) if now - t < CHATS_WINDOW]
+        if len(recent) >= CHATS_PER_AUTHOR:
+            _started[author] = recent
+            return False
+        _started[author] = recent + [now]
+        return True
 
 
 def _keep(e: dict[str, Any]) -> None:
@@ -138,6 +160,16 @@ class Watcher(threading.Thread):
                 return
             cfg = {**fresh, "author": cfg["author"]}
 
+    def _handed(self, e: dict[str, Any], cfg: dict[str, Any]) -> bool:
+        """Whether the engine handed the note to us: it keeps a delivery for
+        our name when the writer may hand work to it (the person, or a token
+        whose grant names it). The engine decides; we ask."""
+        try:
+            rows = self.conn.call("agent.deliveries", {"entry": e["id"]}).get("deliveries", [])
+        except sp.ScratchpadError:
+            return False
+        return any(str(r.get("agent", "")).lower() == cfg["author"].lower() for r in rows)
+
     def _a2a_owns(self, cfg: dict[str, Any]) -> bool:
         """Whether the engine sends notes addressed to us over A2A (asked
         again for each such note: a registration may have come or gone)."""
@@ -200,7 +232,17 @@ class Watcher(threading.Thread):
         if chat_id:
             self.deliver(chat_id, e, cfg)
         elif key == "addressed" and cfg.get("take_addressed") and not self._a2a_owns(cfg):
-            start_chat(e, cfg)
+            if not self._handed(e, cfg):
+                pad.log(f"Scratchpad: note {e['id']} by {e.get('author')} is addressed to "
+                               f"{cfg['author']} but was not handed to it (the writer's token does not name "
+                               f"{cfg['author']}: pad token create --agents {cfg['author']}); it stays a note")
+                _keep(e)
+            elif not _within_bound(str(e.get("author"))):
+                pad.log(f"Scratchpad: {e.get('author')} started {CHATS_PER_AUTHOR} chats in "
+                               f"{int(CHATS_WINDOW // 60)} minutes; note {e['id']} stays a note")
+                _keep(e)
+            else:
+                start_chat(e, cfg)
         else:
             _keep(e)
 
