@@ -105,7 +105,7 @@ impl Engine {
             text: candidates(sides.text, 0),
             meaning: candidates(sides.meaning, sides.below_floor),
             meaning_floor: (mode == SearchMode::Hybrid)
-                .then_some(super::search::HYBRID_MIN_SIMILARITY),
+                .then_some(super::fusion::HYBRID_MIN_SIMILARITY),
             words_weight: (mode == SearchMode::Hybrid).then_some(super::fusion::WORDS_WEIGHT),
             superseded_left_out: 0,
             copies_folded: 0,

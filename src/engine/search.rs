@@ -165,7 +165,7 @@ impl Engine {
                 // Weak meaning matches are noise next to word matches.
                 let near: Vec<(Entry, f64)> = near
                     .into_iter()
-                    .filter(|(_, score)| *score >= HYBRID_MIN_SIMILARITY)
+                    .filter(|(_, score)| *score >= fusion::HYBRID_MIN_SIMILARITY)
                     .collect();
                 below_floor = near_found - near.len();
                 let keyed = |hits: Vec<(Entry, f64)>| -> Vec<(String, Entry, f64)> {
@@ -438,13 +438,6 @@ pub(super) enum Probe {
 fn fused_depth(limit: u32) -> u32 {
     (limit * 2).clamp(20, MAX_SEARCH_LIMIT)
 }
-
-/// In hybrid search, meaning matches below this cosine similarity are left
-/// out, as they only push word matches down: all-MiniLM-L6-v2 puts clearly
-/// unrelated sentences near 0–0.1, while paraphrases in our retrieval test
-/// score 0.20–0.62 ("tests are flaky" / "the integration suite fails randomly
-/// about one run in five" is 0.20).
-pub(super) const HYBRID_MIN_SIMILARITY: f64 = 0.15;
 
 /// Hits with exactly the text of a hit before them leave the page; the
 /// first says their ids in `copies`.
