@@ -12,6 +12,7 @@ use tempfile::TempDir;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+pub mod cli;
 mod model;
 pub mod postgres;
 #[allow(unused_imports)]
