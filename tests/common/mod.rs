@@ -13,6 +13,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub mod cli;
+pub mod corpus;
 mod model;
 pub mod postgres;
 #[allow(unused_imports)]
