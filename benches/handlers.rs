@@ -76,6 +76,34 @@ async fn run() {
     lat(&engine, "entry.list, limit 1", &list1, &mut session).await;
     lat(&engine, "entry.list, limit 20", &list20, &mut session).await;
     lat(&engine, "search (text), limit 10", &search, &mut session).await;
+
+    // The same calls by an agent holding a token for the pad: what the
+    // guard adds (its declared checks before, the seal after).
+    let made = handle_line(
+        &engine,
+        &mut session,
+        br#"{"jsonrpc":"2.0","id":0,"method":"token.create","params":{"name":"bench","pads":["one"]}}"#,
+    )
+    .await
+    .unwrap();
+    let made: serde_json::Value = serde_json::from_slice(&made).unwrap();
+    let secret = made["result"]["secret"].as_str().expect("a token");
+    let mut agent = Session::new(None);
+    let hello =
+        format!(r#"{{"jsonrpc":"2.0","id":0,"method":"hello","params":{{"token":"{secret}"}}}}"#);
+    handle_line(&engine, &mut agent, hello.as_bytes())
+        .await
+        .unwrap();
+    lat(&engine, "token: entry.add", &add, &mut agent).await;
+    lat(&engine, "token: entry.get", &get, &mut agent).await;
+    lat(&engine, "token: entry.list, limit 20", &list20, &mut agent).await;
+    lat(
+        &engine,
+        "token: search (text), limit 10",
+        &search,
+        &mut agent,
+    )
+    .await;
     engine.shutdown().await;
 }
 
