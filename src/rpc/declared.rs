@@ -168,11 +168,14 @@ async fn resolve(
 /// An answer to a token with every reference to a note it may not read
 /// taken out (`Guard::seal`); the owner's answers pass untouched.
 pub async fn seal(guard: &Guard, engine: &Engine, answer: Box<RawValue>) -> Result<Box<RawValue>> {
-    if guard.grant().is_none()
-        || !crate::guard::REFERENCES
-            .iter()
-            .any(|f| answer.get().contains(f))
-    {
+    // Only an answer naming another note is read again: a reference set is
+    // `"field":"…"` (or `["…`) in the compact JSON, where a note's text
+    // could hold the field's name only with its quotes escaped.
+    let names_a_note = |f: &&str| {
+        let text = answer.get();
+        text.contains(&format!("\"{f}\":\"")) || text.contains(&format!("\"{f}\":[\""))
+    };
+    if guard.grant().is_none() || !crate::guard::REFERENCES.iter().any(names_a_note) {
         return Ok(answer);
     }
     let internal = |e: serde_json::Error| crate::error::Error::Internal(e.to_string());
