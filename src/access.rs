@@ -35,6 +35,8 @@ pub struct Grant {
     pub read_only: bool,
     /// Registered agents it may hand work to (`*`: any).
     pub agents: Vec<String>,
+    /// It may remove, clear or hide notes others wrote in its pads.
+    pub others: bool,
 }
 
 /// What a connection may do, as of its `hello`.
@@ -346,6 +348,7 @@ mod tests {
             pads: pads.iter().map(|s| s.to_string()).collect(),
             read_only,
             agents: Vec::new(),
+            others: false,
         }
     }
 

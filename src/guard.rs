@@ -105,6 +105,37 @@ impl Guard {
         }
     }
 
+    /// Resolves `id` for a change that removes or hides the note (`what`:
+    /// "delete", "supersede"…), refused when the note is someone else's and
+    /// the token's grant keeps it to its own (`others`): the person's notes
+    /// are the person's.
+    pub async fn may_remove(&self, db: &dyn Storage, id: &str, what: &str) -> Result<String> {
+        let full = self.entry(db, id, true).await?;
+        let Some(g) = self.grant().filter(|g| !g.others) else {
+            return Ok(full);
+        };
+        let note = db.get(&full).await?;
+        if note.author.eq_ignore_ascii_case(&g.name) {
+            return Ok(full);
+        }
+        Err(Error::Forbidden(format!(
+            "token '{}' may not {what} note {full}: '{}' wrote it, and the token changes whether its own notes show only. Reply to it or add a note of your own instead, or ask the person for a token that may (pad token create --others).",
+            g.name, note.author
+        )))
+    }
+
+    /// Refuses clearing a pad (every note in it, others' too) to a token
+    /// whose grant keeps it to its own notes.
+    pub fn may_clear(&self, pad: &str) -> Result<()> {
+        match self.grant() {
+            Some(g) if !g.others => Err(Error::Forbidden(format!(
+                "token '{}' may not clear pad '{pad}': clearing removes everyone's notes, and the token removes only its own. Delete its notes one by one (entry.delete), or ask the person for a token that may (pad token create --others).",
+                g.name
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// Whether the caller may read the note `id` (a full id).
     pub async fn sees(&self, db: &dyn Storage, id: &str) -> Result<bool> {
         let Some(g) = self.grant() else {
@@ -218,13 +249,15 @@ impl Guard {
     }
 }
 
-/// The fields of an entry naming other notes.
+/// The fields naming other notes: an entry's, and a plan step's
+/// `waiting_on`.
 pub const REFERENCES: &[&str] = &[
     "reply_to",
     "supersedes",
     "superseded_by",
     "answer",
     "depends_on",
+    "waiting_on",
 ];
 
 impl Guard {
@@ -273,14 +306,11 @@ impl Guard {
     }
 }
 
-/// Calls `f` on every object of `v` that is an entry (it has an `id`, a
-/// `pad` and a `kind`).
+/// Calls `f` on every object of `v` (entries, and what holds them).
 fn entries_in(v: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
     match v {
         Value::Object(m) => {
-            if m.contains_key("id") && m.contains_key("pad") && m.contains_key("kind") {
-                f(m);
-            }
+            f(m);
             m.values_mut().for_each(|x| entries_in(x, f));
         }
         Value::Array(a) => a.iter_mut().for_each(|x| entries_in(x, f)),

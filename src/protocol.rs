@@ -605,6 +605,10 @@ pub struct TokenCreateParams {
     /// `["*"]` for any. None by default.
     #[serde(default)]
     pub agents: Vec<String>,
+    /// It may also remove, clear or hide (supersede, restore over) notes
+    /// others wrote in its pads; by default only its own.
+    #[serde(default)]
+    pub others: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -616,6 +620,9 @@ pub struct TokenInfo {
     /// Registered agents it may hand work to (`*`: any).
     #[serde(default)]
     pub agents: Vec<String>,
+    /// It may remove, clear or hide notes others wrote in its pads.
+    #[serde(default)]
+    pub others: bool,
     pub created_at: String,
 }
 

@@ -15,11 +15,13 @@ use scratchpad::error::code;
 use scratchpad::semantic::Precision;
 use serde_json::{json, Value};
 
+/// A token for an agent the person lets change everyone's notes in its
+/// pads (`others`): what it deletes, clears or edits there is undone here.
 async fn token(owner: &mut Client, name: &str, pads: &[&str], read_only: bool) -> String {
     let r = ok(
         owner,
         "token.create",
-        json!({"name": name, "pads": pads, "read_only": read_only}),
+        json!({"name": name, "pads": pads, "read_only": read_only, "others": true}),
     )
     .await;
     r["secret"].as_str().unwrap().to_string()

@@ -379,3 +379,50 @@ async fn a_token_cannot_rehide_a_note_by_restoring_an_old_version_of_its_own() {
     );
     h.stop().await;
 }
+
+/// Anything that removes or hides someone else's notes is the owner's
+/// unless the grant says otherwise (`others`): a token deletes, clears and
+/// supersedes its own notes.
+#[tokio::test]
+async fn a_token_removes_and_hides_its_own_notes_unless_its_grant_says_others() {
+    let h = Harness::start().await;
+    let mut me = h.client().await;
+    let persons = id(&add(&mut me, "shared", "the person's plan").await);
+    let mut agent = token(&h, &mut me, "agent-a", &["shared"]).await;
+    let mine = id(&add(&mut agent, "shared", "my draft").await);
+    for (method, params) in [
+        ("entry.delete", json!({"id": persons})),
+        (
+            "entry.add",
+            json!({"pad": "shared", "content": "a better plan", "supersedes": persons}),
+        ),
+        ("entry.update", json!({"id": mine, "supersedes": persons})),
+        ("pad.clear", json!({"name": "shared"})),
+    ] {
+        let (msg, _) = err(&mut agent, method, params, code::FORBIDDEN).await;
+        assert!(msg.contains("--others"), "{method}: {msg}");
+    }
+    let listed = ok(&mut me, "entry.list", json!({"pad": "shared"})).await;
+    assert_eq!(listed["entries"].as_array().unwrap().len(), 2, "{listed}");
+    // Its own: as before.
+    let newer = ok(
+        &mut agent,
+        "entry.add",
+        json!({"pad": "shared", "content": "my final draft", "supersedes": mine}),
+    )
+    .await;
+    ok(&mut agent, "entry.delete", json!({"id": id(&newer)})).await;
+    // A grant that says others: the person's notes too.
+    let r = ok(
+        &mut me,
+        "token.create",
+        json!({"name": "janitor", "pads": ["shared"], "others": true}),
+    )
+    .await;
+    assert_eq!(r["token"]["others"], true);
+    let mut janitor = Client::connect(&h.socket).await.unwrap();
+    ok(&mut janitor, "hello", json!({"token": r["secret"]})).await;
+    ok(&mut janitor, "entry.delete", json!({"id": persons})).await;
+    ok(&mut janitor, "pad.clear", json!({"name": "shared"})).await;
+    h.stop().await;
+}

@@ -230,7 +230,9 @@ async fn superseding_asks_for_a_note_that_exists_and_that_the_caller_may_write()
     let r = ok(
         &mut me,
         "token.create",
-        json!({"name": "agent-x", "pads": ["proj-*"]}),
+        // It may hide others' notes too (`others`): superseding asks only
+        // for write access here.
+        json!({"name": "agent-x", "pads": ["proj-*"], "others": true}),
     )
     .await;
     let mut agent = Client::connect(&h.socket).await.unwrap();

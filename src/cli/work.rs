@@ -82,6 +82,10 @@ pub enum TokenCmd {
         /// separate with commas). None by default.
         #[arg(long, value_delimiter = ',')]
         agents: Vec<String>,
+        /// It may also delete, clear and supersede notes others wrote in its
+        /// pads (by default only its own).
+        #[arg(long)]
+        others: bool,
     },
     /// List tokens (never their secrets).
     List,
@@ -243,11 +247,12 @@ pub async fn token(cmd: TokenCmd, c: &mut Client, out: Out<'_>) -> anyhow::Resul
             pads,
             read_only,
             agents,
+            others,
         } => {
             let r = c
                 .call(
                     "token.create",
-                    json!({"name": name, "pads": pads, "read_only": read_only, "agents": agents}),
+                    json!({"name": name, "pads": pads, "read_only": read_only, "agents": agents, "others": others}),
                 )
                 .await?;
             out(&r, &|r| {
@@ -256,7 +261,11 @@ pub async fn token(cmd: TokenCmd, c: &mut Client, out: Out<'_>) -> anyhow::Resul
                     "token '{}' for {}{}: shown once, the engine keeps only its hash. Give it to the agent as PAD_TOKEN.",
                     r["token"]["name"].as_str().unwrap_or(""),
                     join(&r["token"]["pads"]),
-                    if r["token"]["read_only"] == true { " (read-only)" } else { "" }
+                    match (r["token"]["read_only"] == true, r["token"]["others"] == true) {
+                        (true, _) => " (read-only)",
+                        (false, true) => " (others' notes too)",
+                        (false, false) => "",
+                    }
                 );
             });
         }

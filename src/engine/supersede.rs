@@ -48,7 +48,7 @@ impl Engine {
         let Some(older) = back.supersedes.as_deref().filter(|o| Some(*o) != now) else {
             return Ok(());
         };
-        if guard.entry(self.db(), older, true).await.is_err() {
+        if guard.may_remove(self.db(), older, "hide").await.is_err() {
             return Err(Error::Forbidden(format!(
                 "entry {} superseded a note your token may not change; bringing it back would hide that note again. Ask the person to restore it, or add a new note instead.",
                 back.id

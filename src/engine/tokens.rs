@@ -72,6 +72,7 @@ impl Engine {
             pads: access::patterns(&p.pads)?,
             read_only: p.read_only,
             agents: access::agent_names(&p.agents)?,
+            others: p.others,
             created_at: self.now(),
         };
         let secret = access::new_secret()?;
@@ -145,6 +146,7 @@ fn grant_of(r: &TokenRow) -> Grant {
         pads: r.pads.clone(),
         read_only: r.read_only,
         agents: r.agents.clone(),
+        others: r.others,
     }
 }
 
@@ -154,6 +156,7 @@ fn info(r: &TokenRow) -> TokenInfo {
         pads: r.pads.clone(),
         read_only: r.read_only,
         agents: r.agents.clone(),
+        others: r.others,
         created_at: fmt_time(r.created_at),
     }
 }

@@ -93,6 +93,7 @@ pub async fn serve_http(
     let socket = config.socket.clone();
     let (budget, server_author) = (config.budget.clone(), config.author.clone());
     let sessions = super::sse::Sessions::default();
+    let sse_sessions = sessions.clone();
     let sse_config = config.clone();
     let mut sessions_http = LocalSessionManager::default();
     // The session layer primes each request's stream too.
@@ -133,6 +134,7 @@ pub async fn serve_http(
                     budget.clone(),
                     server_author.clone(),
                 );
+                let sse_sessions = sse_sessions.clone();
                 async move {
                     // One Host check for every path (DNS rebinding: a page
                     // whose name resolves here must not reach the engine);
@@ -219,14 +221,20 @@ pub async fn serve_http(
                         && !req.headers().contains_key("mcp-session-id")
                         && !super::sse::is_sse(&req);
                     let who = caller.as_ref().map_or(server_author, |c| c.name.clone());
-                    if new_session {
-                        let open: std::collections::HashSet<String> = open_sessions
+                    // A session of either transport (the older one's opens
+                    // with a GET asking for events).
+                    let new_sse = req.method() == Method::GET
+                        && super::sse::is_sse(&req)
+                        && !req.uri().query().is_some_and(|q| q.contains("sessionId="));
+                    if new_session || new_sse {
+                        let mut open: std::collections::HashSet<String> = open_sessions
                             .sessions
                             .read()
                             .await
                             .keys()
                             .map(|k| k.to_string())
                             .collect();
+                        open.extend(sse_sessions.ids());
                         if let Err(why) = budget.session_room(&who, &open) {
                             return axum::response::IntoResponse::into_response((
                                 StatusCode::TOO_MANY_REQUESTS,

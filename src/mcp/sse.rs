@@ -25,6 +25,18 @@ use super::{Caller, McpConfig, PadTools};
 #[derive(Clone, Default)]
 pub struct Sessions(Arc<Mutex<HashMap<String, mpsc::Sender<ClientJsonRpcMessage>>>>);
 
+impl Sessions {
+    /// The ids of the sessions open now.
+    pub fn ids(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .cloned()
+            .collect()
+    }
+}
+
 /// Whether `req` belongs to the SSE transport rather than streamable HTTP.
 pub fn is_sse(req: &Request) -> bool {
     let accepts_events = req
@@ -75,6 +87,10 @@ fn open(sessions: Sessions, config: McpConfig, caller: Option<Caller>, path: &st
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(id.clone(), to_server);
+    let who = caller
+        .as_ref()
+        .map_or(config.author.as_str(), |c| c.name.as_str());
+    config.budget.session_opened(&id, who);
     let transport = Channels {
         to_client,
         from_client,

@@ -336,7 +336,7 @@ impl PgStore {
 
     pub async fn tokens(&self) -> Result<Vec<TokenRow>> {
         let rows = sqlx::query(
-            "SELECT name, hash, pads, read_only, created_at, agents FROM tokens ORDER BY name",
+            "SELECT name, hash, pads, read_only, created_at, agents, others FROM tokens ORDER BY name",
         )
         .fetch_all(self.pool())
         .await?;
@@ -350,6 +350,7 @@ impl PgStore {
                     read_only: r.try_get(3)?,
                     created_at: r.try_get(4)?,
                     agents: serde_json::from_str(&r.try_get::<String, _>(5)?).unwrap_or_default(),
+                    others: r.try_get(6)?,
                 })
             })
             .collect()
@@ -357,7 +358,7 @@ impl PgStore {
 
     pub async fn add_token(&self, t: &TokenRow) -> Result<()> {
         let added = sqlx::query(
-            "INSERT INTO tokens (name, hash, pads, read_only, created_at, agents) VALUES ($1, $2, $3, $4, $5, $6) \
+            "INSERT INTO tokens (name, hash, pads, read_only, created_at, agents, others) VALUES ($1, $2, $3, $4, $5, $6, $7) \
              ON CONFLICT (name) DO NOTHING",
         )
         .bind(&t.name)
@@ -366,6 +367,7 @@ impl PgStore {
         .bind(t.read_only)
         .bind(t.created_at)
         .bind(serde_json::to_string(&t.agents).expect("strings serialize"))
+        .bind(t.others)
         .execute(self.pool())
         .await?
         .rows_affected();

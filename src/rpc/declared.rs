@@ -26,8 +26,13 @@ pub enum Does {
     /// Writes there: adds, edits, deletes, claims.
     Write,
     /// Hides the note from its pad's readers (superseding it): a write
-    /// there.
+    /// there, and the caller's own note unless its grant says `others`.
     Hide,
+    /// Removes the note (deleting it): as `Hide`.
+    Remove,
+    /// Removes every note of the pad (clearing it): the owner's, or a
+    /// grant's that says `others`.
+    Clear,
     /// Changes the pad's settings (its limits, lifetime, archive): the
     /// owner's, as the pads are the person's.
     Configure,
@@ -114,7 +119,11 @@ impl Declared {
             };
             match pad.does {
                 Does::Read => guard.pad(named, pad.field, false)?,
-                Does::Write | Does::Hide => guard.pad(named, pad.field, true)?,
+                Does::Write | Does::Hide | Does::Remove => guard.pad(named, pad.field, true)?,
+                Does::Clear => {
+                    guard.pad(named, pad.field, true)?;
+                    guard.may_clear(&model::pad_name(pad.field, named)?)?;
+                }
                 Does::Configure => {
                     guard.pad(named, pad.field, false)?;
                     guard
@@ -135,13 +144,12 @@ impl Declared {
             return Ok(());
         };
         for (field, does) in self.notes {
-            let write = !matches!(does, Does::Read);
             match fields.get_mut(*field) {
-                Some(Value::String(id)) => *id = resolve(guard, engine, id, write, field).await?,
+                Some(Value::String(id)) => *id = resolve(guard, engine, id, *does, field).await?,
                 Some(Value::Array(ids)) => {
                     for v in ids {
                         if let Value::String(id) = v {
-                            *id = resolve(guard, engine, id, write, field).await?;
+                            *id = resolve(guard, engine, id, *does, field).await?;
                         }
                     }
                 }
@@ -156,13 +164,17 @@ async fn resolve(
     guard: &Guard,
     engine: &Engine,
     id: &str,
-    write: bool,
+    does: Does,
     field: &'static str,
 ) -> Result<String> {
-    guard
-        .entry(engine.db(), id, write)
-        .await
-        .map_err(|e| e.for_field(field))
+    let db = engine.db();
+    match does {
+        Does::Read => guard.entry(db, id, false).await,
+        Does::Write | Does::Configure | Does::Clear => guard.entry(db, id, true).await,
+        Does::Hide => guard.may_remove(db, id, "supersede").await,
+        Does::Remove => guard.may_remove(db, id, "delete").await,
+    }
+    .map_err(|e| e.for_field(field))
 }
 
 /// An answer to a token with every reference to a note it may not read

@@ -15,7 +15,7 @@ use crate::model;
 use crate::protocol::*;
 
 use super::declared::Answer::Scoped;
-use super::declared::Does::{self, Configure, Hide, Read, Write};
+use super::declared::Does::{self, Clear, Configure, Hide, Read, Remove, Write};
 use super::declared::{Answer, Declared, PadField};
 
 const NONE: Declared = Declared::NONE;
@@ -87,7 +87,7 @@ table! {
         notes: &[("id", Write), ("supersedes", Hide), ("depends_on", Read)],
         ..NONE
     },
-    "entry.delete" => entry_delete WRITES_NOTE,
+    "entry.delete" => entry_delete Declared { notes: &[("id", Remove)], ..NONE },
     "entry.history" => entry_history SCOPED,
     "entry.trash" => entry_trash READS_PAD,
     "entry.restore" => entry_restore Declared { writes_found: true, answer: Scoped, ..NONE },
@@ -99,7 +99,7 @@ table! {
     "pad.list" => pad_list SCOPED,
     "pad.configure" => pad_configure Declared { pads: &[pad("name", Configure)], ..NONE },
     "pad.touch" => pad_touch Declared { pads: &[pad("name", Write)], ..NONE },
-    "pad.clear" => pad_clear Declared { pads: &[pad("name", Write)], ..NONE },
+    "pad.clear" => pad_clear Declared { pads: &[pad("name", Clear)], ..NONE },
     "pad.export" => pad_export Declared { pads: &[pad("name", Read)], ..NONE },
     "subscribe" => subscribe SCOPED,
     "unsubscribe" => unsubscribe Declared { answer: Answer::Session, ..NONE },

@@ -286,6 +286,8 @@ pub struct TokenRow {
     /// Registered agents it may hand work to (`*`: any).
     pub agents: Vec<String>,
     pub created_at: i64,
+    /// It may also remove, clear or hide notes others wrote in its pads.
+    pub others: bool,
 }
 
 /// A live pad with its size and idleness.

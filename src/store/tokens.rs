@@ -12,7 +12,7 @@ impl Store {
         let conn = self.reader()?;
         let rows = conn
             .prepare_cached(
-                "SELECT name, hash, pads, read_only, created_at, agents FROM tokens ORDER BY name",
+                "SELECT name, hash, pads, read_only, created_at, agents, others FROM tokens ORDER BY name",
             )?
             .query_map([], |r| {
                 let pads: String = r.get(2)?;
@@ -23,6 +23,7 @@ impl Store {
                     read_only: r.get(3)?,
                     created_at: r.get(4)?,
                     agents: serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or_default(),
+                    others: r.get(6)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
@@ -48,7 +49,7 @@ impl Store {
             });
         }
         w.conn.execute(
-            "INSERT INTO tokens (name, hash, pads, read_only, created_at, agents) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO tokens (name, hash, pads, read_only, created_at, agents, others) VALUES (?, ?, ?, ?, ?, ?, ?)",
             params![
                 t.name,
                 t.hash,
@@ -56,6 +57,7 @@ impl Store {
                 t.read_only,
                 t.created_at,
                 serde_json::to_string(&t.agents).expect("strings serialize"),
+                t.others,
             ],
         )?;
         Ok(())

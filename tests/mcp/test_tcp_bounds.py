@@ -291,6 +291,12 @@ def test_one_token_holds_at_most_its_share_of_requests_and_sessions():
         status, _ = post(port, greedy)
         assert status == 429
         assert post(port, other)[0] == 200
+        # The older transport's sessions (a GET asking for events) count too.
+        import http.client
+        sse = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        sse.request("GET", "/mcp", headers={"Authorization": f"Bearer {greedy}", "Accept": "text/event-stream"})
+        assert sse.getresponse().status == 429
+        sse.close()
 
         # HTTP/2 without TLS: one connection carries 8 requests at a time;
         # streams past them are refused (REFUSED_STREAM), not served.

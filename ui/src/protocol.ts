@@ -637,7 +637,11 @@ export type TokenInfo = { name: string, pads: Array<string>, read_only: boolean,
 /**
  * Registered agents it may hand work to (`*`: any).
  */
-agents: Array<string>, created_at: string, };
+agents: Array<string>, 
+/**
+ * It may remove, clear or hide notes others wrote in its pads.
+ */
+others: boolean, created_at: string, };
 
 export type TokenCreateResult = { token: TokenInfo, 
 /**
