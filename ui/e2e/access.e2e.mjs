@@ -123,6 +123,24 @@ test("the feed is a list of focusable items a screen reader announces; moving fo
   const focused = await browser.execute(() => ({ id: document.activeElement?.dataset?.id, selected: document.querySelector("#feed .row.selected")?.dataset.id }));
   assert.ok(focused.id, "focus is on a row");
   assert.equal(focused.id, focused.selected, "the focused row is the selected one");
+  // A row focused directly (a screen reader's cursor, a click) keeps the
+  // focus once it is selected and the list redrawn.
+  const other = await browser.execute(() => {
+    const r = [...document.querySelectorAll("#feed .row")].find((x) => !x.classList.contains("selected"));
+    r.focus();
+    return r.dataset.id;
+  });
+  await waitFor("the focused row selected", async () =>
+    (await browser.execute(() => document.querySelector("#feed .row.selected")?.dataset.id)) === other);
+  const kept = await browser.execute(() => document.activeElement?.dataset?.id);
+  assert.equal(kept, other, "focus stays on the row that was focused");
+  // The export's text has a name: the dialog's title.
+  const named = await browser.execute(() => {
+    const t = document.getElementById("export-text");
+    const by = t.getAttribute("aria-labelledby");
+    return by && document.getElementById(by)?.textContent;
+  });
+  assert.ok(named, "the export's text is named by its title");
 });
 
 /** Resizes the main window (X, through xdotool) and waits for the page to see it. */
