@@ -224,9 +224,11 @@ impl Guard {
     }
 
     /// The pads a token may read (names and `prefix*` patterns); `None`:
-    /// every pad.
+    /// every pad (the owner, or a grant of `*`, which narrows nothing).
     pub fn scope_pads(&self) -> Option<Vec<String>> {
-        self.grant().map(|g| g.pads.clone())
+        self.grant()
+            .filter(|g| !crate::access::covers_all(&g.pads))
+            .map(|g| g.pads.clone())
     }
 
     /// Narrows a filter to what the caller may read: its pad must be
@@ -271,7 +273,7 @@ impl Guard {
             return Ok(false);
         }
         let mut named = Vec::new();
-        entries_in(v, &mut |e| {
+        objects_in(v, &mut |e| {
             for f in REFERENCES {
                 match e.get(*f) {
                     Some(Value::String(id)) => named.push(id.clone()),
@@ -293,7 +295,7 @@ impl Guard {
             return Ok(false);
         }
         let hidden = |id: &str| seen.get(id) == Some(&false);
-        entries_in(v, &mut |e| {
+        objects_in(v, &mut |e| {
             for f in REFERENCES {
                 match e.get_mut(*f) {
                     Some(Value::Array(ids)) => ids.retain(|i| !i.as_str().is_some_and(hidden)),
@@ -307,13 +309,13 @@ impl Guard {
 }
 
 /// Calls `f` on every object of `v` (entries, and what holds them).
-fn entries_in(v: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
+fn objects_in(v: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
     match v {
         Value::Object(m) => {
             f(m);
-            m.values_mut().for_each(|x| entries_in(x, f));
+            m.values_mut().for_each(|x| objects_in(x, f));
         }
-        Value::Array(a) => a.iter_mut().for_each(|x| entries_in(x, f)),
+        Value::Array(a) => a.iter_mut().for_each(|x| objects_in(x, f)),
         _ => {}
     }
 }

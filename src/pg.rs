@@ -346,11 +346,7 @@ impl Query {
             self.scope(scope);
         }
         if filter.current_only {
-            match filter
-                .scope
-                .as_deref()
-                .filter(|s| !crate::access::covers_all(s))
-            {
+            match filter.scope.as_deref() {
                 None => self.raw(crate::storage::rules::CURRENT_ONLY),
                 // To a token, a note is superseded only by one it may read.
                 Some(scope) => self

@@ -57,11 +57,7 @@ impl Engine {
             Some(_) => db.word_counts(&terms::index_words(query), filter).await?,
         };
         // A token's weights are over its pads, as its counts are.
-        let n = match filter
-            .scope
-            .as_deref()
-            .filter(|s| !crate::access::covers_all(s))
-        {
+        let n = match filter.scope.as_deref() {
             None => db.live_entries().await? as f64,
             Some(pads) => db
                 .pads(false)

@@ -118,11 +118,7 @@ impl PgStore {
             return Ok(Vec::new());
         }
         let cap = self.pad_size(filter).await?;
-        if let Some(pads) = filter
-            .scope
-            .as_deref()
-            .filter(|s| !crate::access::covers_all(s))
-        {
+        if let Some(pads) = filter.scope.as_deref() {
             // A token's counts are over its pads alone: they weigh its
             // ranking and its explanation shows them.
             let mut counted = Vec::with_capacity(words.len());

@@ -11,6 +11,8 @@
 //! method with a token as its declaration says and reads every answer for
 //! what the token may not see.
 
+use std::sync::LazyLock;
+
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -33,9 +35,6 @@ pub enum Does {
     /// Removes every note of the pad (clearing it): the owner's, or a
     /// grant's that says `others`.
     Clear,
-    /// Changes the pad's settings (its limits, lifetime, archive): the
-    /// owner's, as the pads are the person's.
-    Configure,
 }
 
 /// A params field naming a pad.
@@ -124,11 +123,6 @@ impl Declared {
                     guard.pad(named, pad.field, true)?;
                     guard.may_clear(&model::pad_name(pad.field, named)?)?;
                 }
-                Does::Configure => {
-                    guard.pad(named, pad.field, false)?;
-                    guard
-                        .owner_only("change a pad's settings (its limits, lifetime or archive)")?;
-                }
             }
         }
         if let Some(field) = self.agents {
@@ -170,24 +164,29 @@ async fn resolve(
     let db = engine.db();
     match does {
         Does::Read => guard.entry(db, id, false).await,
-        Does::Write | Does::Configure | Does::Clear => guard.entry(db, id, true).await,
+        Does::Write | Does::Clear => guard.entry(db, id, true).await,
         Does::Hide => guard.may_remove(db, id, "supersede").await,
         Does::Remove => guard.may_remove(db, id, "delete").await,
     }
     .map_err(|e| e.for_field(field))
 }
 
+/// How a set reference reads in the compact JSON of an answer: `"field":"…`
+/// or `"field":["…` — a note's text could hold the field's name only with
+/// its quotes escaped.
+static SET_REFERENCES: LazyLock<Vec<String>> = LazyLock::new(|| {
+    crate::guard::REFERENCES
+        .iter()
+        .flat_map(|f| [format!("\"{f}\":\""), format!("\"{f}\":[\"")])
+        .collect()
+});
+
 /// An answer to a token with every reference to a note it may not read
 /// taken out (`Guard::seal`); the owner's answers pass untouched.
 pub async fn seal(guard: &Guard, engine: &Engine, answer: Box<RawValue>) -> Result<Box<RawValue>> {
-    // Only an answer naming another note is read again: a reference set is
-    // `"field":"…"` (or `["…`) in the compact JSON, where a note's text
-    // could hold the field's name only with its quotes escaped.
-    let names_a_note = |f: &&str| {
-        let text = answer.get();
-        text.contains(&format!("\"{f}\":\"")) || text.contains(&format!("\"{f}\":[\""))
-    };
-    if guard.grant().is_none() || !crate::guard::REFERENCES.iter().any(names_a_note) {
+    // Only an answer naming another note is read again.
+    let text = answer.get();
+    if guard.grant().is_none() || !SET_REFERENCES.iter().any(|p| text.contains(p.as_str())) {
         return Ok(answer);
     }
     let internal = |e: serde_json::Error| crate::error::Error::Internal(e.to_string());

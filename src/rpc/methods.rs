@@ -15,7 +15,7 @@ use crate::model;
 use crate::protocol::*;
 
 use super::declared::Answer::Scoped;
-use super::declared::Does::{self, Clear, Configure, Hide, Read, Remove, Write};
+use super::declared::Does::{self, Clear, Hide, Read, Remove, Write};
 use super::declared::{Answer, Declared, PadField};
 
 const NONE: Declared = Declared::NONE;
@@ -97,7 +97,12 @@ table! {
     "search" => search READS_PAD,
     "tags.list" => tags_list READS_PAD,
     "pad.list" => pad_list SCOPED,
-    "pad.configure" => pad_configure Declared { pads: &[pad("name", Configure)], ..NONE },
+    // A pad's limits and lifetime are the person's: the owner's alone.
+    "pad.configure" => pad_configure Declared {
+        pads: &[pad("name", Write)],
+        owner_only: Some("change a pad's settings (its limits, lifetime or archive)"),
+        ..NONE
+    },
     "pad.touch" => pad_touch Declared { pads: &[pad("name", Write)], ..NONE },
     "pad.clear" => pad_clear Declared { pads: &[pad("name", Clear)], ..NONE },
     "pad.export" => pad_export Declared { pads: &[pad("name", Read)], ..NONE },

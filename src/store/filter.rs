@@ -49,11 +49,7 @@ impl EntryFilter {
             push_scope(sql, args, scope);
         }
         if self.current_only {
-            match self
-                .scope
-                .as_deref()
-                .filter(|s| !crate::access::covers_all(s))
-            {
+            match self.scope.as_deref() {
                 None => sql.push_str(crate::storage::rules::CURRENT_ONLY),
                 // To a token, a note is superseded only by one it may read:
                 // a newer note elsewhere does not hide it.

@@ -372,24 +372,18 @@ fn word_counts(
         c.min(terms::POSTINGS_BUDGET as i64)
     }) + 1;
     // A token's counts are over its pads alone: they weigh its ranking and
-    // its explanation shows them (`EntryFilter::scope`).
-    let mut sql = String::from(
-        "SELECT count(*) FROM (SELECT 1 FROM fts.entries_words \
-         CROSS JOIN entries e ON e.seq = entries_words.rowid WHERE entries_words MATCH ?",
-    );
+    // its explanation shows them (`EntryFilter::scope`); over every pad the
+    // index alone answers.
+    let mut sql = String::from("SELECT count(*) FROM (SELECT 1 FROM fts.entries_words");
     let mut scope = Vec::new();
-    match filter
-        .scope
-        .as_deref()
-        .filter(|s| !crate::access::covers_all(s))
-    {
-        Some(pads) => super::filter::push_scope(&mut sql, &mut scope, pads),
-        // Every pad: the index alone answers.
-        None => {
-            sql =
-                "SELECT count(*) FROM (SELECT 1 FROM fts.entries_words WHERE entries_words MATCH ?"
-                    .into()
+    match filter.scope.as_deref() {
+        Some(pads) => {
+            sql.push_str(
+                " CROSS JOIN entries e ON e.seq = entries_words.rowid WHERE entries_words MATCH ?",
+            );
+            super::filter::push_scope(&mut sql, &mut scope, pads);
         }
+        None => sql.push_str(" WHERE entries_words MATCH ?"),
     }
     sql.push_str(" LIMIT ?)");
     let mut count = conn.prepare_cached(&sql)?;
