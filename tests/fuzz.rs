@@ -241,15 +241,6 @@ fn check_response(r: &Value, sent: &[Option<u64>], line: &str) {
     }
 }
 
-fn rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
-}
-
 /// One fuzzing client: sends lines (single requests, batches, several
 /// pipelined, broken ones) and checks every reply, until `until`.
 async fn fuzz_client(socket: std::path::PathBuf, token: String, seed: u64, until: Instant) -> u64 {
@@ -354,9 +345,7 @@ async fn fuzz_client(socket: std::path::PathBuf, token: String, seed: u64, until
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_protocol_holds_under_fuzzing() {
-    let seconds: u64 = std::env::var("PAD_FUZZ_SECONDS").map_or(20, |s| s.parse().unwrap());
-    let seed: u64 =
-        std::env::var("PAD_FUZZ_SEED").map_or_else(|_| fastrand::u64(..), |s| s.parse().unwrap());
+    let (seconds, seed) = common::fuzz_run();
     eprintln!("fuzzing for {seconds} s with PAD_FUZZ_SEED={seed}");
     let dir = tempfile::tempdir().unwrap();
     let (home, socket) = (dir.path().join("data"), dir.path().join("run/pad.sock"));
@@ -382,7 +371,7 @@ async fn the_protocol_holds_under_fuzzing() {
     while Instant::now() < until {
         let e = common::add(&mut owner, "kept", &format!("kept {}", kept.len())).await;
         kept.push(e["id"].as_str().unwrap().to_string());
-        peak = peak.max(rss(pid));
+        peak = peak.max(common::rss(pid));
         assert!(
             engine.child.try_wait().unwrap().is_none(),
             "the engine died (seed {seed})"

@@ -31,16 +31,6 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-        .unwrap_or(0)
-        << 10
-}
-
 struct Gen {
     rng: fastrand::Rng,
     port: u16,
@@ -348,9 +338,7 @@ fn rpc(port: u16, token: &str, method: &str, params: Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_http_front_holds_under_fuzzing() {
-    let seconds: u64 = std::env::var("PAD_FUZZ_SECONDS").map_or(20, |s| s.parse().unwrap());
-    let seed: u64 =
-        std::env::var("PAD_FUZZ_SEED").map_or_else(|_| fastrand::u64(..), |s| s.parse().unwrap());
+    let (seconds, seed) = common::fuzz_run();
     eprintln!("fuzzing HTTP for {seconds} s with PAD_FUZZ_SEED={seed}");
     let dir = tempfile::tempdir().unwrap();
     let (home, socket) = (dir.path().join("data"), dir.path().join("run/pad.sock"));
@@ -400,7 +388,7 @@ async fn the_http_front_holds_under_fuzzing() {
         let asked = Instant::now();
         ok(&mut owner, "stats", json!({})).await;
         slowest = slowest.max(asked.elapsed());
-        peak = peak.max(rss(pid));
+        peak = peak.max(common::rss(pid));
         assert!(
             engine.try_wait().unwrap().is_none(),
             "the engine died (PAD_FUZZ_SEED={seed})"

@@ -332,3 +332,22 @@ pub fn signal(child: &std::process::Child, sig: i32) {
         libc::kill(child.id() as i32, sig);
     }
 }
+
+/// A fuzz run's length and seed: `PAD_FUZZ_SECONDS` (default 20) and
+/// `PAD_FUZZ_SEED` (random unless given; the test prints it to replay).
+pub fn fuzz_run() -> (u64, u64) {
+    let seconds = std::env::var("PAD_FUZZ_SECONDS").map_or(20, |s| s.parse().unwrap());
+    let seed =
+        std::env::var("PAD_FUZZ_SEED").map_or_else(|_| fastrand::u64(..), |s| s.parse().unwrap());
+    (seconds, seed)
+}
+
+/// A process's resident memory, in bytes (0 if it is gone).
+pub fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
