@@ -360,8 +360,8 @@ impl Store {
     /// from the queue, so a read straight after a write need not commit it
     /// first. The queued copy is the entry as acknowledged, and nothing can
     /// have changed it since: edits and deletions take the writer, which
-    /// applies the queue first. (An entry in a batch being committed is no
-    /// longer queued; the read then waits for that commit, as any read.)
+    /// applies the queue first. (An entry in a batch being committed stays
+    /// queued until its commit is recorded.)
     fn journaled(&self, id: &str) -> Option<Entry> {
         if !self.journal.has_pending() {
             return None;
@@ -466,7 +466,9 @@ impl Store {
     /// `rows` (newest first) with the matching entries still only in the
     /// journal ahead of them — while the database refuses writes, an
     /// acknowledged entry is listed all the same. Journaled ids are newer
-    /// than every stored one: entries are stored in id order.
+    /// than every stored one (entries are stored in id order), but for a
+    /// batch just committed, still queued until that is recorded: those
+    /// the page holds already are left out.
     fn with_journaled(
         &self,
         conn: &Connection,
@@ -588,9 +590,11 @@ impl Store {
                 }
             }
         }
+        // A batch just committed is still queued until that is recorded.
         for (seq, e) in self.journal.find_range(lo, hi, usize::MAX) {
-            if found.len() < 2 && visible(&e.pad) {
-                found.push((id::encode(seq), e.pad));
+            let id = id::encode(seq);
+            if found.len() < 2 && visible(&e.pad) && !found.iter().any(|(f, _)| *f == id) {
+                found.push((id, e.pad));
             }
         }
         Ok(found)

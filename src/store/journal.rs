@@ -48,9 +48,11 @@ pub(crate) struct Record {
     pub entry: NewEntry,
 }
 
-/// An acknowledged entry waiting to be applied.
+/// An acknowledged entry waiting to be applied. It stays in the queue —
+/// readable — until its commit is recorded, batch or no batch.
+#[derive(Clone)]
 pub(crate) struct Pending {
-    pub record: Record,
+    pub record: Arc<Record>,
     /// The file its line is in, or `REPLAYED`.
     file: usize,
 }
@@ -88,7 +90,11 @@ struct State {
     replaying: usize,
     current: usize,
     ids: IdGen,
+    /// Every entry acknowledged and not yet committed, in id order; the
+    /// first `taken` are in the batch being committed (at most one: taking
+    /// needs the writer).
     queue: Vec<Pending>,
+    taken: usize,
 }
 
 impl Journal {
@@ -126,6 +132,7 @@ impl Journal {
                     current: 0,
                     ids: IdGen::default(),
                     queue: Vec::new(),
+                    taken: 0,
                 }),
                 pending: AtomicUsize::new(0),
                 wake: Arc::default(),
@@ -162,7 +169,7 @@ impl Journal {
         s.queue = records
             .into_iter()
             .map(|record| Pending {
-                record,
+                record: Arc::new(record),
                 file: REPLAYED,
             })
             .collect();
@@ -197,7 +204,10 @@ impl Journal {
         }
         s.sizes[cur] += line.len() as u64;
         s.unapplied[cur] += 1;
-        s.queue.push(Pending { record, file: cur });
+        s.queue.push(Pending {
+            record: Arc::new(record),
+            file: cur,
+        });
         if self.pending.fetch_add(1, Ordering::Release) == 0 {
             self.wake.raise();
         }
@@ -216,7 +226,7 @@ impl Journal {
     pub fn find(&self, seq: i64) -> Option<NewEntry> {
         let s = self.lock();
         // The queue is in id order: appends come in id order, and a batch
-        // put back goes ahead of everything appended after it was taken.
+        // being committed stays at its head until it is.
         let at = s.queue.binary_search_by_key(&seq, |p| p.record.seq).ok()?;
         Some(s.queue[at].record.entry.clone())
     }
@@ -248,7 +258,8 @@ impl Journal {
     }
 
     /// Takes every pending entry for the caller, who holds the writer, to
-    /// commit; appends continue into the other file meanwhile.
+    /// commit; appends continue into the other file meanwhile. The entries
+    /// stay queued, and readable, until `committed` (or `restore`).
     pub fn take(&self) -> Vec<Pending> {
         if !self.has_pending() {
             return Vec::new();
@@ -264,7 +275,9 @@ impl Journal {
         if s.unapplied[other] == 0 && s.sizes[other] == 0 {
             s.current = other;
         }
-        std::mem::take(&mut s.queue)
+        let batch = s.queue[s.taken..].to_vec();
+        s.taken = s.queue.len();
+        batch
     }
 
     /// Records that `batch` is committed; empties every file whose records
@@ -283,6 +296,21 @@ impl Journal {
                 f => s.unapplied[f] -= 1,
             }
         }
+        // All of them are in the taken head, in id order (as is `batch`).
+        let before = s.queue.len();
+        let taken = s.taken;
+        let left: Vec<Pending> = s
+            .queue
+            .drain(..taken)
+            .filter(|p| {
+                batch
+                    .binary_search_by_key(&p.record.seq, |b| b.record.seq)
+                    .is_err()
+            })
+            .collect();
+        s.taken = left.len();
+        s.queue.splice(0..0, left);
+        debug_assert_eq!(before - s.queue.len(), batch.len());
         self.pending.fetch_sub(batch.len(), Ordering::AcqRel);
         for i in 0..2 {
             if s.unapplied[i] == 0 && s.replaying == 0 {
@@ -294,14 +322,16 @@ impl Journal {
         }
     }
 
-    /// Puts back a batch that could not be committed (`why`), ahead of newer
-    /// entries. Logged once, when the store starts refusing: the journal
-    /// thread retries every second, and every write tries too.
+    /// Puts back what is left of the batch, which could not be committed
+    /// (`why`): it is still at the head of the queue, ahead of newer
+    /// entries, and is taken again by the next try. Logged once, when the
+    /// store starts refusing: the journal thread retries every second, and
+    /// every write tries too.
     pub fn restore(&self, batch: Vec<Pending>, why: &Error) {
         let n = batch.len();
         let mut s = self.lock();
-        let newer = std::mem::replace(&mut s.queue, batch);
-        s.queue.extend(newer);
+        debug_assert_eq!(s.taken, n);
+        s.taken = 0;
         if !self.failing.swap(true, Ordering::AcqRel) {
             tracing::error!(
                 "{n} acknowledged entries cannot be stored yet ({why}); they stay in the journal and are retried every second (logged again once they are stored)"
@@ -435,4 +465,67 @@ fn read_records(path: &Path, file: &File, out: &mut Vec<Record>) -> Result<()> {
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
     Error::Internal(format!("cannot {what} the journal {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(content: &str) -> NewEntry {
+        serde_json::from_value(serde_json::json!({
+            "pad": "p", "author": "a", "kind": "note", "content": content,
+            "tags": [], "status": null, "assignee": null, "resume": null,
+            "category": null, "confidence": null, "depends_on": [],
+            "remind_at": null, "pinned": false, "meta": null, "now": 1,
+        }))
+        .unwrap()
+    }
+
+    fn queued(j: &Journal) -> Vec<String> {
+        j.find_range(0, i64::MAX, usize::MAX)
+            .into_iter()
+            .rev()
+            .map(|(_, e)| e.content)
+            .collect()
+    }
+
+    /// An entry in a batch being committed is still readable from the
+    /// queue — while its commit fails and is retried too — and leaves the
+    /// queue only once its commit is recorded (the reads of a disk that
+    /// refuses writes answer from the queue, without waiting for a batch).
+    #[test]
+    fn a_taken_batch_stays_readable_until_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (j, _) = Journal::open(dir.path(), false).unwrap();
+        let seqs: Vec<i64> = ["one", "two", "three"]
+            .map(|c| j.append(entry(c)).unwrap())
+            .to_vec();
+        let batch = j.take();
+        assert_eq!(batch.len(), 3);
+        assert_eq!(queued(&j), ["one", "two", "three"], "taken, still queued");
+        assert_eq!(j.find(seqs[1]).unwrap().content, "two");
+        let newer = j.append(entry("four")).unwrap();
+
+        j.restore(batch, &Error::Unavailable("disk full".into()));
+        assert_eq!(queued(&j), ["one", "two", "three", "four"]);
+        let batch = j.take();
+        assert_eq!(batch.len(), 4, "the retry takes it all, in id order");
+        assert!(j.take().is_empty(), "nothing taken twice");
+
+        // Stored one at a time: the first and third go, the others wait.
+        j.committed(&[batch[0].clone(), batch[2].clone()]);
+        assert_eq!(queued(&j), ["two", "four"]);
+        assert_eq!(j.pending(), 2);
+        j.restore(
+            vec![batch[1].clone(), batch[3].clone()],
+            &Error::Unavailable("x".into()),
+        );
+        let batch = j.take();
+        assert_eq!(
+            batch.iter().map(|p| p.record.seq).collect::<Vec<_>>(),
+            [seqs[1], newer]
+        );
+        j.committed(&batch);
+        assert!(queued(&j).is_empty() && !j.has_pending());
+    }
 }
