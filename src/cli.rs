@@ -11,6 +11,7 @@ mod args;
 mod confined;
 mod explain;
 mod history;
+mod plugin_zip;
 mod render;
 mod serve;
 mod threads;
@@ -363,11 +364,7 @@ pub fn main() -> ExitCode {
     let cli = match cli.command {
         Command::Serve(args) => return serve::main(args, cli.socket),
         Command::Mcp(args) => return mcp_main(args, cli.socket, !cli.no_autostart),
-        Command::AgentZero(agent_zero::AgentZeroCmd::Install {
-            dir,
-            url,
-            token_file,
-        }) => return agent_zero::install_main(dir, url, token_file),
+        Command::AgentZero(cmd) if cmd.offline() => return agent_zero::offline_main(cmd),
         _ => cli,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -498,7 +495,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(_)
         | Command::Mcp(_)
-        | Command::AgentZero(agent_zero::AgentZeroCmd::Install { .. }) => {
+        | Command::AgentZero(agent_zero::AgentZeroCmd::Install { .. })
+        | Command::AgentZero(agent_zero::AgentZeroCmd::Zip { .. }) => {
             unreachable!("handled before connecting")
         }
         Command::Note(a) => {

@@ -1,6 +1,7 @@
 //! `pad agent-zero install [DIR]`: the Scratchpad plugin for Agent Zero
 //! (clients/agent-zero, built into this binary) copied into a checkout's
-//! `usr/plugins/scratchpad/` or into the Docker image's `usr/` volume; and
+//! `usr/plugins/scratchpad/` or into the Docker image's `usr/` volume;
+//! `pad agent-zero zip FILE`, the same for Agent Zero's own installer; and
 //! `pad agent-zero stop|pause|resume ID`, the person's hand on a running chat.
 
 use std::path::{Path, PathBuf};
@@ -23,6 +24,20 @@ pub enum AgentZeroCmd {
         /// Agent Zero in Docker: the engine's HTTP endpoint it reaches
         /// (`pad serve --mcp-http ADDR`), e.g. http://172.17.0.1:8765;
         /// written into the plugin's settings with the token.
+        #[arg(long, requires = "token_file")]
+        url: Option<String>,
+        /// A file holding the access token for --url (`pad token create`).
+        #[arg(long)]
+        token_file: Option<PathBuf>,
+    },
+    /// Write the plugin as a ZIP for Agent Zero's own installer (Settings →
+    /// Plugins → Install → ZIP): the files `install` writes, and with --url
+    /// and --token-file its settings too (the file is then private, 0600).
+    Zip {
+        /// Where to write it, e.g. scratchpad.zip
+        file: PathBuf,
+        /// Agent Zero in Docker: the engine's HTTP endpoint it reaches,
+        /// e.g. http://172.17.0.1:8765.
         #[arg(long, requires = "token_file")]
         url: Option<String>,
         /// A file holding the access token for --url (`pad token create`).
@@ -66,18 +81,17 @@ pub const FILES: &[(&str, &str)] = &[
     file!("helpers/chat.py"),
     file!("helpers/pad.py"),
     file!("helpers/recall.py"),
+    // The stdlib-only Python client (clients/python/scratchpad.py links
+    // here): the plugin's folder is complete as it stands.
+    file!("helpers/scratchpad_client.py"),
     file!("helpers/watcher.py"),
+    file!("hooks.py"),
     file!("plugin.yaml"),
     file!("prompts/agent.system.tool.ask_person.md"),
     file!("prompts/agent.system.tool.scratchpad.md"),
     file!("tools/ask_person.py"),
     file!("tools/scratchpad.py"),
     file!("webui/config.html"),
-    // The stdlib-only Python client, written once (clients/python).
-    (
-        "helpers/scratchpad_client.py",
-        include_str!("../../clients/python/scratchpad.py"),
-    ),
 ];
 
 /// Folders the plugin owns: a file there that the plugin no longer has is
@@ -277,19 +291,107 @@ pub fn write_config(to: &PluginDir, changes: &[(&str, Value)]) -> std::io::Resul
     to.folder.write("config.json", text.as_bytes(), 0o600)
 }
 
-/// `pad agent-zero install`, which needs no engine.
-pub fn install_main(
-    dir: Option<PathBuf>,
-    url: Option<String>,
-    token_file: Option<PathBuf>,
-) -> std::process::ExitCode {
-    match install_into(dir, url, token_file) {
+impl AgentZeroCmd {
+    /// `install` and `zip`, which need no engine.
+    pub fn offline(&self) -> bool {
+        matches!(self, Self::Install { .. } | Self::Zip { .. })
+    }
+}
+
+/// `pad agent-zero install` and `zip`.
+pub fn offline_main(cmd: AgentZeroCmd) -> std::process::ExitCode {
+    let done = match cmd {
+        AgentZeroCmd::Install {
+            dir,
+            url,
+            token_file,
+        } => install_into(dir, url, token_file),
+        AgentZeroCmd::Zip {
+            file,
+            url,
+            token_file,
+        } => write_zip(&file, url, token_file),
+        _ => unreachable!("only install and zip are offline"),
+    };
+    match done {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("pad: {}", super::chain(&e));
             std::process::ExitCode::from(super::exit_code(&e))
         }
     }
+}
+
+/// The token in `--token-file`, trimmed.
+fn read_token(file: &Path) -> anyhow::Result<String> {
+    Ok(std::fs::read_to_string(file)
+        .map_err(|e| {
+            UsageError(format!(
+                "cannot read the token from {}: {e}",
+                file.display()
+            ))
+        })?
+        .trim()
+        .to_owned())
+}
+
+fn write_zip(file: &Path, url: Option<String>, token_file: Option<PathBuf>) -> anyhow::Result<()> {
+    let mut files: Vec<(String, Vec<u8>, u32)> = FILES
+        .iter()
+        .map(|(p, text)| (format!("scratchpad/{p}"), text.as_bytes().to_vec(), 0o644))
+        .collect();
+    let token = token_file.as_deref().map(read_token).transpose()?;
+    if let (Some(url), Some(token)) = (&url, &token) {
+        let mut config = default_config();
+        config.insert("url".into(), json!(url));
+        config.insert("token".into(), json!(token));
+        let text = serde_json::to_string_pretty(&config).expect("json");
+        files.push(("scratchpad/config.json".into(), text.into_bytes(), 0o600));
+    }
+    let zip = super::plugin_zip::archive(&files);
+    // Beside it, then renamed over: a reader never sees half a ZIP, and a
+    // ZIP holding a token is never readable by others, even for a moment.
+    let mode = if token.is_some() { 0o600 } else { 0o644 };
+    let name = file.file_name().ok_or_else(|| {
+        UsageError(format!(
+            "{} names no file; give a path like scratchpad.zip",
+            file.display()
+        ))
+    })?;
+    let partial = file.with_file_name(format!(".{}.partial", name.to_string_lossy()));
+    let written = (|| {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::remove_file(&partial);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(&partial)?;
+        f.write_all(&zip)?;
+        f.sync_all()?;
+        std::fs::rename(&partial, file)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&partial);
+        return Err(UsageError(format!("cannot write {}: {e}", file.display())).into());
+    }
+    let settings = match &url {
+        Some(url) => format!(
+            "; its settings reach the engine at {url} with the token: keep the file private"
+        ),
+        None => String::new(),
+    };
+    println!(
+        "Wrote the Scratchpad plugin for Agent Zero to {} ({} files{settings}).",
+        file.display(),
+        files.len()
+    );
+    println!(
+        "In Agent Zero: Settings → Plugins → Install → ZIP, choose the file, then restart Agent Zero. \
+         Without settings in it, set the engine's URL and token under Settings → Agent → Scratchpad."
+    );
+    Ok(())
 }
 
 fn install_into(
@@ -299,17 +401,7 @@ fn install_into(
 ) -> anyhow::Result<()> {
     let dir = dir.unwrap_or_else(|| PathBuf::from("."));
     let to = target(&dir)?;
-    let token = match &token_file {
-        Some(f) => Some(
-            std::fs::read_to_string(f)
-                .map_err(|e| {
-                    UsageError(format!("cannot read the token from {}: {e}", f.display()))
-                })?
-                .trim()
-                .to_owned(),
-        ),
-        None => None,
-    };
+    let token = token_file.as_deref().map(read_token).transpose()?;
     if token.is_some() {
         // Read before anything is written: an unreadable config.json stops
         // the install with nothing changed.
@@ -362,7 +454,9 @@ pub async fn control(cmd: AgentZeroCmd, c: &mut Client, out: Out<'_>) -> anyhow:
         AgentZeroCmd::Stop { id } => (id, "stop"),
         AgentZeroCmd::Pause { id } => (id, "pause"),
         AgentZeroCmd::Resume { id } => (id, "resume"),
-        AgentZeroCmd::Install { .. } => unreachable!("handled before connecting"),
+        AgentZeroCmd::Install { .. } | AgentZeroCmd::Zip { .. } => {
+            unreachable!("handled before connecting")
+        }
     };
     let parent = c.call("entry.get", json!({ "id": id })).await?;
     let r = c
@@ -430,11 +524,7 @@ mod tests {
         let mut on_disk = Vec::new();
         walk(&root, &root, &mut on_disk);
         on_disk.sort();
-        let mut built_in: Vec<String> = FILES
-            .iter()
-            .map(|(p, _)| p.to_string())
-            .filter(|p| p != "helpers/scratchpad_client.py")
-            .collect();
+        let mut built_in: Vec<String> = FILES.iter().map(|(p, _)| p.to_string()).collect();
         built_in.sort();
         assert_eq!(
             on_disk, built_in,

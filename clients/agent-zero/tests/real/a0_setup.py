@@ -1,7 +1,9 @@
 """Setting up Agent Zero's real loop from a checkout, for tests/real and the
-iteration benchmark: a copy of the checkout with the plugin installed by
-`pad agent-zero install`, its heavy start-up imports stood in for, and its
-models pointed at a stand-in on loopback."""
+iteration benchmark: a copy of the checkout with the plugin installed the
+way Agent Zero's users install plugins — `pad agent-zero zip`'s package
+taken by Agent Zero's own installer (`install_from_zip`, Plugins → Install →
+ZIP) — its heavy start-up imports stood in for, and its models pointed at a
+stand-in on loopback."""
 
 import json
 import os
@@ -27,11 +29,13 @@ def stand_in_heavy_modules():
 
 
 def prepare(a0_dir: str, into: pathlib.Path, pad_bin: str) -> pathlib.Path:
-    """Copies the checkout (Agent Zero writes into its own tree), installs the
-    plugin, and makes the copy the running Agent Zero (cwd, sys.path)."""
+    """Copies the checkout (Agent Zero writes into its own tree), makes the
+    copy the running Agent Zero (cwd, sys.path) and installs the plugin's
+    ZIP with Agent Zero's own installer."""
     root = into / "agent-zero"
     shutil.copytree(a0_dir, root, ignore=shutil.ignore_patterns(".git", "__pycache__", "logs", "tmp"))
-    done = subprocess.run([pad_bin, "agent-zero", "install", str(root)], capture_output=True, text=True)
+    package = into / "scratchpad.zip"
+    done = subprocess.run([pad_bin, "agent-zero", "zip", str(package)], capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(done.stderr)
     os.chdir(root)
@@ -40,6 +44,11 @@ def prepare(a0_dir: str, into: pathlib.Path, pad_bin: str) -> pathlib.Path:
     from helpers import runtime
 
     runtime.args["dockerized"] = "true"
+    from plugins._plugin_installer.helpers.install import install_from_zip
+
+    installed = install_from_zip(str(package))
+    if not installed.get("success") or installed.get("plugin_name") != "scratchpad":
+        raise RuntimeError(f"Agent Zero's installer did not take the ZIP: {installed}")
     return root
 
 
