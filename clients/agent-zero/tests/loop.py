@@ -60,6 +60,7 @@ class Loop:
         self.root = root
         self.prompts = []  # the extras of each step, as the model would see them
         self.history = []  # interventions the loop took in
+        self.responses = []  # what each tool answered, as the model reads it next
 
     async def call(self, point, agent, **kwargs):
         for cls in extensions(self.root, point):
@@ -111,6 +112,7 @@ class Loop:
                         await self.handle_intervention(agent)
                         await self.call("tool_execute_before", agent, tool_args=args, tool_name=name)
                         response = await tool.execute(**args)
+                        self.responses.append(response.message)
                         await self.handle_intervention(agent)
                         await self.call("tool_execute_after", agent, response=response, tool_name=name)
                         await self.handle_intervention(agent)
