@@ -2,10 +2,13 @@
 
 The thread's root is the note that started the chat: the person's note
 addressed to `@agent-zero`, or, for a chat begun in Agent Zero's own window,
-a note the plugin writes in its pad. Beside it sits the chat's *status note*
-(written by the plugin, a reply in the thread): its `meta.agent_zero` says
+a note the plugin writes in its pad holding the person's words (not Agent
+Zero's framing of them). Beside it sits the chat's *status note* (written by
+the plugin, a reply in the thread): its text and its `meta.agent_zero` say
 the chat's live state — `working`, `waiting_for_you`, `paused`, `stopped`,
-`done` — and its last step, for the app's Agents view. Progress notes,
+`done`, `idle` — and its last step, for the app's Agents view. Root and
+status are bookkeeping (`is_bookkeeping`): recall leaves them out and the
+`scratchpad` tool's searches rank them under everyone else's notes. Progress notes,
 questions and the final result are replies in the same thread, so the
 person follows Agent Zero from the app, and whatever they reply there
 reaches the chat (helpers/watcher.py).
@@ -13,6 +16,7 @@ reaches the chat (helpers/watcher.py).
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from datetime import datetime, timezone
@@ -62,15 +66,64 @@ def _meta(context: Any, **extra: Any) -> dict[str, Any]:
     return {"agent_zero": {"chat": context.id, **extra}}
 
 
+def role_of(e: dict[str, Any]) -> Optional[str]:
+    meta = e.get("meta") if isinstance(e.get("meta"), dict) else {}
+    a0 = meta.get("agent_zero") if isinstance(meta.get("agent_zero"), dict) else {}
+    return a0.get("role")
+
+
+def is_bookkeeping(e: dict[str, Any], cfg: dict[str, Any]) -> bool:
+    """A chat's root or status note, written by this agent: what a chat is,
+    not what anyone knows."""
+    return e.get("author") == cfg.get("author") and role_of(e) in ("chat", "status")
+
+
+def words_of(user_message: Any) -> str:
+    """The person's words in Agent Zero's user message: its history message
+    holds them as `{"user_message": …}` (prompts/fw.user_message.md), which
+    `output_text()` renders as `user: {"user_message": …}`."""
+    content = getattr(user_message, "content", None)
+    if isinstance(content, dict):
+        words = content.get("user_message")
+        if isinstance(words, str):
+            return words.strip()
+    if isinstance(content, str):
+        return content.strip()
+    text = user_message.output_text() if hasattr(user_message, "output_text") else str(user_message or "")
+    text = text.strip()
+    if text.startswith("user:"):
+        text = text[5:].strip()
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(parsed, dict) and isinstance(parsed.get("user_message"), str):
+        return parsed["user_message"].strip()
+    return text
+
+
+def status_text(state: str, step: str = "") -> str:
+    """What the status note says: the chat's state in words."""
+    step = f": {step}" if step else ""
+    return {
+        "working": f"Agent Zero is working on it{step}.",
+        "waiting_for_you": f"Agent Zero is waiting for your answer{step}",
+        "paused": f"Agent Zero is paused{step}.",
+        "stopped": f"Agent Zero stopped{step}.",
+        "done": "Agent Zero is done: its answer is the result in this thread.",
+        "idle": f"Agent Zero is idle{step}.",
+    }.get(state, f"Agent Zero: {state}{step}.")
+
+
 def over_a2a(context: Any) -> bool:
     """A chat Agent Zero's A2A server opened (a background context): the
     engine already keeps its note's thread, so the plugin opens none."""
     return getattr(getattr(context, "type", None), "value", None) == "background"
 
 
-def ensure_thread(agent: Any, cfg: dict[str, Any], first_message: str) -> Optional[dict[str, Any]]:
-    """The chat's thread, started when the chat starts; None without an engine
-    (or for a chat that came over A2A)."""
+def ensure_thread(agent: Any, cfg: dict[str, Any], words: str) -> Optional[dict[str, Any]]:
+    """The chat's thread, started when the chat starts with the person's
+    `words`; None without an engine (or for a chat that came over A2A)."""
     context = agent.context
     st = state_of(context)
     if st.get("status"):
@@ -78,16 +131,15 @@ def ensure_thread(agent: Any, cfg: dict[str, Any], first_message: str) -> Option
     if over_a2a(context) and not st.get("thread"):
         return None
     name = getattr(context, "name", None) or f"chat {context.id}"
-    text = " ".join((first_message or "").split())[:300] or "(no message)"
+    words = (words or "").strip()[:4000] or "(no message)"
     if not st.get("thread"):
-        root = pad.call(cfg, lambda c: c.add(f"Agent Zero started {name}: {text}", pad=cfg["pad"],
-                                             meta=_meta(context, role="chat")))
+        root = pad.call(cfg, lambda c: c.add(words, pad=cfg["pad"], meta=_meta(context, role="chat", name=name)))
         if root is None:
             return None
         st["thread"], st["pad"] = root["id"], root["pad"]
-    st["title"] = text[:120]
+    st["title"] = " ".join(words.split())[:120]
     status = pad.call(cfg, lambda c: c.reply(
-        st["thread"], f"Agent Zero is working on it ({name}).", pad=st["pad"],
+        st["thread"], status_text("working", "started"), pad=st["pad"],
         meta=_meta(context, role="status", title=st["title"], state="working", step="started", at=now())))
     if status is None:
         return None
@@ -126,11 +178,29 @@ def set_state(context: Any, cfg: dict[str, Any], state: str, step: Optional[str]
         return
     _last_state[context.id] = t
     st["last_state"] = state
-    meta = _meta(context, role="status", title=st.get("title", ""), state=state, step=(step or "")[:200], at=now())
-    changes: dict[str, Any] = {"meta": meta}
-    if content:
-        changes["content"] = content
-    pad.call(cfg, lambda c: c.update(st["status"], **changes))
+    step = (step or "")[:200]
+    meta = _meta(context, role="status", title=st.get("title", ""), state=state, step=step, at=now())
+    text = content or status_text(state, step)
+    pad.call(cfg, lambda c: c.update(st["status"], content=text, meta=meta))
+
+
+def mark_taken(context: Any, cfg: dict[str, Any], question: dict[str, Any], answer: dict[str, Any]) -> None:
+    """Says on the question, in the engine, that `answer` was taken by the
+    ask_person call that asked it: whoever reads the inbox next — this
+    process, or Agent Zero restarted (a new container on the same volume)
+    — passes it on to no chat."""
+    meta = _meta(context, role="question", taken=[answer["id"]])
+    pad.call(cfg, lambda c: c.update(question["id"], meta=meta))
+
+
+def was_taken(parent_id: str, reply_id: str, cfg: dict[str, Any]) -> bool:
+    """Whether the reply `reply_id` to `parent_id` was already taken (`mark_taken`)."""
+    parent = pad.call(cfg, lambda c: c.get(parent_id))
+    if not parent or parent.get("author") != cfg.get("author"):
+        return False
+    meta = parent.get("meta") if isinstance(parent.get("meta"), dict) else {}
+    a0 = meta.get("agent_zero") if isinstance(meta.get("agent_zero"), dict) else {}
+    return reply_id in (a0.get("taken") or [])
 
 
 def progress_due(context_id: str, min_seconds: float) -> bool:
@@ -169,17 +239,4 @@ def chat_for(entry_id: Optional[str], cfg: dict[str, Any]) -> Optional[str]:
                 owned[at] = chat
             return chat
         at = (e or {}).get("reply_to")
-    return None
-    with _lock:
-        if entry_id in owned:
-            return owned[entry_id]
-    e = pad.call(cfg, lambda c: c.get(entry_id))
-    meta = (e or {}).get("meta") or {}
-    chat = meta.get("agent_zero", {}).get("chat") if isinstance(meta.get("agent_zero"), dict) else None
-    if chat and e and e.get("author") == cfg["author"]:
-        with _lock:
-            owned[entry_id] = chat
-        return chat
-    if e and e.get("reply_to"):
-        return chat_for(e["reply_to"], cfg)
     return None

@@ -85,6 +85,8 @@ def notes(cfg: dict[str, Any], q: str, context_id: Optional[str] = None) -> list
             continue
         if context_id and chat.owned.get(e["id"]) == context_id:
             continue  # the chat's own thread is already in its history
+        if chat.is_bookkeeping(e, cfg):
+            continue  # a chat's root or status: what a chat is, not what anyone knows
         out.append(e)
         if len(out) >= limit:
             break

@@ -20,6 +20,9 @@ HTTP, which carries no events, it reads the inbox every `poll_seconds`):
   CHATS_PER_AUTHOR chats per writer in CHATS_WINDOW seconds (unless the
   engine sends it over A2A, or the settings say no); anyone else's stays a
   note for the next prompt;
+- an answer an `ask_person` call already took (the question says so in the
+  engine, `chat.mark_taken`) goes nowhere: not into the chat again, nor,
+  after a restart, into a new one;
 - anything else (needs-eyes notes, replies to older notes, reminders) waits
   in `pending` for the next prompt (helpers/recall.py).
 
@@ -228,6 +231,8 @@ class Watcher(threading.Thread):
         meta = e.get("meta") if isinstance(e.get("meta"), dict) else {}
         if parent and parent in chat.waited and meta.get("control") not in CONTROLS:
             return  # an ask_person call is waiting for exactly this answer
+        if parent and chat.was_taken(parent, e["id"], cfg):
+            return  # an ask_person call took it (before a restart, maybe): no chat gets it twice
         chat_id = chat.chat_for(parent, cfg) if parent else None
         if chat_id:
             self.deliver(chat_id, e, cfg)

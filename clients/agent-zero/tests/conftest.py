@@ -68,3 +68,22 @@ def plugin(a0_root, engine, monkeypatch):
     pad.drop_client()
     if config.exists():
         config.unlink()
+
+
+@pytest.fixture(scope="session")
+def http_engine():
+    """An engine serving HTTP on loopback (as Agent Zero in Docker reaches it)
+    and a token for every pad."""
+    import socket as socket_module
+
+    from pad_engine import Engine
+
+    with socket_module.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    e = Engine(extra_args=["--mcp-http", f"127.0.0.1:{port}"])
+    e.url = f"http://127.0.0.1:{port}"
+    with e.client() as owner:
+        e.token = owner.create_token("agent-zero", ["*"])
+    yield e
+    e.stop()

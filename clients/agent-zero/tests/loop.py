@@ -14,11 +14,14 @@ from helpers.tool import Response, Tool
 
 
 class Message:
-    def __init__(self, text):
-        self.text = text
+    """Agent Zero's history message of the user's words, as agent.py
+    `hist_add_user_message` makes it (prompts/fw.user_message.md)."""
 
-    def output_text(self):
-        return self.text
+    def __init__(self, text):
+        self.content = {"user_message": text}
+
+    def output_text(self, human_label="user", ai_label="ai"):
+        return f"{human_label}: {json.dumps(self.content)}"
 
 
 def extensions(root: pathlib.Path, point: str):

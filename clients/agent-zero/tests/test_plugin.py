@@ -247,23 +247,6 @@ def test_install_into_a_usr_volume_keeps_settings_and_drops_stale_files(tmp_path
     assert bad.returncode == 2 and "checkout" in bad.stderr
 
 
-@pytest.fixture(scope="module")
-def http_engine():
-    import socket as socket_module
-
-    from pad_engine import Engine
-
-    with socket_module.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    e = Engine(extra_args=["--mcp-http", f"127.0.0.1:{port}"])
-    e.url = f"http://127.0.0.1:{port}"
-    with e.client() as owner:
-        e.token = owner.create_token("agent-zero", ["*"])
-    yield e
-    e.stop()
-
-
 def test_in_docker_the_plugin_reaches_the_engine_over_http_with_a_token(plugin, http_engine, monkeypatch):
     """Agent Zero in a container: no socket, the engine's HTTP endpoint and an
     access token. Recall, the thread, and the person's reply (read by polling

@@ -49,6 +49,7 @@ class AskPerson(Tool):
             return Response(message=f"No answer yet to question {q['id']}. The answer will reach you in this "
                             "chat when the person gives it; do not do what you asked about until then.",
                             break_loop=False)
+        chat.mark_taken(context, cfg, q, answer)
         chat.set_state(context, cfg, "working", "answered by " + str(answer.get("author")))
         return Response(message=f"{answer.get('author')} answered: {str(answer.get('content', '')).strip()}",
                         break_loop=False)

@@ -40,8 +40,10 @@ def run_action(c, args, cfg, thread_pad=None):
                      tags=tags, mode=args.get("mode") or None, limit=int(args.get("limit") or 10))
         if not r["hits"]:
             return f"No notes match '{args.get('query', '')}'."
-        return f"{_count(len(r['hits']), 'hit', 'hits')} ({r['mode']} search), best first:\n" + "\n".join(
-            pad.line(h["entry"]) for h in r["hits"])
+        # A chat's root and status notes (what a chat is) under what anyone knows.
+        hits = sorted(r["hits"], key=lambda h: chat.is_bookkeeping(h["entry"], cfg))
+        return f"{_count(len(hits), 'hit', 'hits')} ({r['mode']} search), best first:\n" + "\n".join(
+            pad.line(h["entry"]) for h in hits)
     if action == "list":
         page = c.list(pad_name, tags=tags, kind=args.get("kind") or None, limit=int(args.get("limit") or 20))
         if not page["entries"]:

@@ -37,9 +37,13 @@ def test_the_persons_note_found_by_meaning_is_in_the_first_prompt_and_the_answer
     first = model.prompt(0)
     assert note["id"] in first and "by user in inbox" in first
     assert note["id"] in model.prompt(2)  # the tool's search result reached the model
-    replies = thread_of(engine, context)["replies"]
-    results = [e for e in replies if e["kind"] == "result"]
+    thread = thread_of(engine, context)
+    # The root is the person's words, not Agent Zero's framing of them.
+    assert thread["entry"]["content"] == "Which server hosts the staging database? Deploy there."
+    results = [e for e in thread["replies"] if e["kind"] == "result"]
     assert len(results) == 1 and "pg-stg-07" in results[0]["content"]
+    assert [e["content"] for e in thread["replies"] if (e.get("meta") or {}).get("agent_zero", {}).get("role")
+            == "status"] == ["Agent Zero is done: its answer is the result in this thread."]
     with engine.client() as c:
         added = c.search("deploying against pg-stg-07", mode="text")["hits"]
         assert added and added[0]["entry"]["author"] == "agent-zero"

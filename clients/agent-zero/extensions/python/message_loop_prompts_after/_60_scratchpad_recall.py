@@ -4,7 +4,7 @@ the notes that match the task, every `recall_interval` steps."""
 from agent import LoopData
 from helpers.extension import Extension
 
-from usr.plugins.scratchpad.helpers import pad, recall, watcher
+from usr.plugins.scratchpad.helpers import chat, pad, recall, watcher
 
 WAITING = "_scratchpad_waiting"
 FOUND = "_scratchpad_found"
@@ -26,7 +26,7 @@ class ScratchpadRecall(Extension):
         interval = max(1, int(cfg.get("recall_interval") or 1))
         found = self.agent.get_data(FOUND) or []
         if loop_data.iteration % interval == 0:
-            user = loop_data.user_message.output_text() if loop_data.user_message else ""
+            user = chat.words_of(loop_data.user_message) if loop_data.user_message else ""
             q = recall.query(user, loop_data.last_response)
             found = recall.notes(cfg, q, self.agent.context.id)
             self.agent.set_data(FOUND, found)

@@ -15,10 +15,11 @@ class ScratchpadChat(Extension):
             return
         watcher.ensure_running()
         context = self.agent.context
-        chat.stops.pop(context.id, None)
+        # A stop that came while the chat was starting stays: it halts the
+        # chat at its first step (the stop extension takes it; the chat's
+        # end drops one that was never taken).
         st = chat.state_of(context)
         if st.get("status"):
             chat.set_state(context, cfg, "working", "continuing")
             return
-        message = loop_data.user_message.output_text() if loop_data.user_message else ""
-        chat.ensure_thread(self.agent, cfg, message)
+        chat.ensure_thread(self.agent, cfg, chat.words_of(loop_data.user_message) if loop_data.user_message else "")
