@@ -86,3 +86,24 @@ def test_a_zip_where_none_can_be_written_is_refused_with_the_reason(tmp_path):
     # Without the --url/--token-file pair, clap names what is missing.
     done = run("zip", tmp_path / "c.zip", "--url", "http://172.17.0.1:8765")
     assert done.returncode == 2 and "--token-file" in done.stderr
+
+
+def test_the_plugin_hub_entry_keeps_the_hubs_rules():
+    """clients/agent-zero-hub/scratchpad: what a pull request to the Plugin Hub
+    (agent0ai/a0-plugins, plugins/<name>/) adds, within its limits."""
+    import struct
+
+    import yaml
+
+    hub = PLUGIN.parent / "agent-zero-hub" / "scratchpad"
+    entry = yaml.safe_load((hub / "index.yaml").read_text())
+    assert set(entry) <= {"title", "description", "github", "tags", "screenshots"}
+    assert 0 < len(entry["title"]) <= 50 and 0 < len(entry["description"]) <= 500
+    assert len(entry.get("tags", [])) <= 5 and len(entry.get("screenshots", [])) <= 5
+    assert entry["github"].startswith("https://github.com/") and len(entry["github"].split("/")) == 5
+    name = yaml.safe_load((PLUGIN / "plugin.yaml").read_text())["name"]
+    assert hub.name == name  # the Hub's folder and plugin.yaml's name match
+    thumb = (hub / "thumbnail.png").read_bytes()
+    assert thumb.startswith(b"\x89PNG\r\n\x1a\n") and len(thumb) <= 20 * 1024
+    width, height = struct.unpack(">II", thumb[16:24])
+    assert width == height >= 64

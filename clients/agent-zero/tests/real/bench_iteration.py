@@ -12,8 +12,10 @@ extensions'), each in a process of its own with 1,000 notes (and memories):
 every step), `memory` (Agent Zero's `_memory` with its defaults — recall
 every 3rd step, no LLM query preparation — its embedder all-MiniLM-L6-v2
 served by the stand-in from the same ONNX model the engine uses; it needs
-`onnxruntime` and `tokenizers` in Agent Zero's venv). An iteration is the
-time between two consecutive chat-model requests.
+`onnxruntime` and `tokenizers` in Agent Zero's venv), and `both` (the plugin
+and `_memory` on together, the same 1,000 texts in each: the worst case for
+duplicates). An iteration is the time between two consecutive chat-model
+requests; a duplicate is a text both recalls put into the same prompt.
 """
 
 import asyncio
@@ -83,12 +85,16 @@ def run(scenario):
         context = holder.get("context")
         extras = context.agent0.loop_data.extras_persistent if context else {}
         sizes.append({k: len(str(v)) for k, v in extras.items()})
+        dups.append(len(texts_in(str(extras.get("scratchpad", "")))
+                        & texts_in(str(extras.get("memories", "")) + str(extras.get("solutions", "")))))
 
-    model = ModelStandin(embed=embedder() if scenario == "memory" else None, on_chat=on_chat)
-    use_models(root, model.api_base, embeddings=scenario == "memory")
+    memory, plugin = scenario in ("memory", "both"), scenario in ("plugin", "both")
+    dups = []
+    model = ModelStandin(embed=embedder() if memory else None, on_chat=on_chat)
+    use_models(root, model.api_base, embeddings=memory)
     from helpers import plugins
 
-    plugins.toggle_plugin("scratchpad", scenario == "plugin")
+    plugins.toggle_plugin("scratchpad", plugin)
     engine = Engine(semantic=True)
     os.environ["PAD_SOCKET"] = engine.socket
     try:
@@ -96,14 +102,14 @@ def run(scenario):
         from initialize import initialize_agent
 
         context = AgentContext(initialize_agent(), name="bench")
-        if scenario == "plugin":
+        if plugin:
             with engine.client(author="user") as c:
                 for t in texts(NOTES):
                     c.add(t, pad="inbox")
                 wait = time.monotonic() + 300
                 while c.stats().get("embed_queue", 0) and time.monotonic() < wait:
                     time.sleep(0.5)
-        if scenario == "memory":
+        if memory:
             async def fill():
                 from plugins._memory.helpers.memory import Memory
 
@@ -123,14 +129,21 @@ def run(scenario):
         engine.stop()
     laps = [(b - a) * 1000 for a, b in zip(clock[1:], clock[2:])]  # steady state: from the 2nd step
     laps.sort()
-    prompt = [s.get("scratchpad", 0) if scenario == "plugin" else
-              s.get("memories", 0) + s.get("solutions", 0) for s in sizes[1:]]
+    prompt = [s.get("scratchpad", 0) + s.get("memories", 0) + s.get("solutions", 0) for s in sizes[1:]]
     return {"scenario": scenario, "iterations": len(laps),
             "p50_ms": round(statistics.median(laps), 2),
             "p99_ms": round(laps[min(len(laps) - 1, int(len(laps) * 0.99))], 2),
             "mean_ms": round(statistics.fmean(laps), 2),
             "prompt_chars_mean": round(statistics.fmean(prompt)) if prompt else 0,
-            "prompt_chars_max": max(prompt) if prompt else 0}
+            "prompt_chars_max": max(prompt) if prompt else 0,
+            "duplicates_mean": round(statistics.fmean(dups[1:]), 2) if dups[1:] else 0}
+
+
+def texts_in(section: str) -> set:
+    """The benchmark's texts ("note N: …") a recall section holds."""
+    import re
+
+    return set(re.findall(r"note \d+: [a-z ]+[a-z]", section))
 
 
 def main():
@@ -138,7 +151,7 @@ def main():
         print("\nBENCH " + json.dumps(run(sys.argv[2])), flush=True)
         return
     rows = []
-    for scenario in ("bare", "plugin", "memory"):
+    for scenario in ("bare", "plugin", "memory", "both"):
         out = subprocess.run([sys.executable, __file__, "--scenario", scenario], capture_output=True,
                              text=True, timeout=1800)
         lines = [l[l.index("BENCH {") + 6:] for l in out.stdout.splitlines() if "BENCH {" in l]
@@ -146,10 +159,11 @@ def main():
             print(out.stderr[-3000:], file=sys.stderr)
             raise SystemExit(f"{scenario}: failed")
         rows.append(json.loads(lines[-1]))
-    print(f"{'run':<8} {'iterations':>10} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'prompt chars (mean/max)':>24}")
+    print(f"{'run':<8} {'iterations':>10} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'prompt chars (mean/max)':>24} "
+          f"{'duplicates':>10}")
     for r in rows:
         print(f"{r['scenario']:<8} {r['iterations']:>10} {r['p50_ms']:>8} {r['p99_ms']:>8} {r['mean_ms']:>8} "
-              f"{r['prompt_chars_mean']:>12}/{r['prompt_chars_max']}")
+              f"{r['prompt_chars_mean']:>12}/{r['prompt_chars_max']:<11} {r['duplicates_mean']:>10}")
 
 
 if __name__ == "__main__":
