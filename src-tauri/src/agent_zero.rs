@@ -1,5 +1,6 @@
 //! "Connect Agent Zero": installs its plugin into Agent Zero (a checkout, or
-//! the Docker image's `usr/` volume) and, for Agent Zero in Docker, serves
+//! the Docker image's `usr/` volume) or saves it as a ZIP for Agent Zero's
+//! own Plugins dialog, and, for Agent Zero in Docker, serves
 //! this app's engine over HTTP on an address the person names — the docker0
 //! gateway — with an access token written into the plugin's settings. No
 //! second `pad serve`: the endpoint forwards to the engine's socket, whether
@@ -83,15 +84,23 @@ impl Endpoint {
 
 /// What "Connect" did, for the window to say.
 pub struct Connected {
+    /// The plugin's folder, or the ZIP written.
     pub plugin: PathBuf,
     pub url: Option<String>,
 }
 
-/// Installs the plugin into `dir`; for Docker, also an access token for
-/// Agent Zero (made anew: a secret is shown nowhere but its settings) and
-/// the endpoint's URL in the plugin's settings. `call` reaches the engine.
+/// Where the plugin goes: into Agent Zero (a checkout or its `usr/`
+/// volume), or into a ZIP for Agent Zero's own Plugins dialog.
+pub enum Into<'a> {
+    Folder(&'a Path),
+    Zip(&'a Path),
+}
+
+/// Installs the plugin (or saves its ZIP); for Docker, also an access token
+/// for Agent Zero (made anew: a secret is shown nowhere but its settings)
+/// and the endpoint's URL in the plugin's settings. `call` reaches the engine.
 pub async fn connect<F, Fut>(
-    dir: &Path,
+    into: Into<'_>,
     docker: Option<SocketAddr>,
     call: F,
 ) -> Result<Connected, String>
@@ -99,23 +108,33 @@ where
     F: Fn(&'static str, Value) -> Fut,
     Fut: std::future::Future<Output = Result<Value, Value>>,
 {
-    let to = agent_zero::target(dir).map_err(|e| e.to_string())?;
-    if docker.is_some() {
-        // Its settings are rewritten below: one it cannot read stops here,
-        // before anything is written.
-        agent_zero::settings(&to).map_err(|e| e.to_string())?;
-    }
-    agent_zero::install(&to).map_err(|e| {
-        format!(
-            "could not write the plugin into {}: {e}",
-            to.path().display()
-        )
-    })?;
+    let to = match into {
+        Into::Folder(dir) => {
+            let to = agent_zero::target(dir).map_err(|e| e.to_string())?;
+            if docker.is_some() {
+                // Its settings are rewritten below: one it cannot read
+                // stops here, before anything is written.
+                agent_zero::settings(&to).map_err(|e| e.to_string())?;
+            }
+            agent_zero::install(&to).map_err(|e| {
+                format!(
+                    "could not write the plugin into {}: {e}",
+                    to.path().display()
+                )
+            })?;
+            Some(to)
+        }
+        Into::Zip(_) => None,
+    };
+    let plugin = match (&to, &into) {
+        (Some(to), _) => to.path().to_owned(),
+        (None, Into::Zip(file) | Into::Folder(file)) => file.to_path_buf(),
+    };
     let Some(addr) = docker else {
-        return Ok(Connected {
-            plugin: to.path().to_owned(),
-            url: None,
-        });
+        if let Into::Zip(file) = into {
+            agent_zero::save_zip(file, None)?;
+        }
+        return Ok(Connected { plugin, url: None });
     };
     let message = |e: Value| {
         e["message"]
@@ -143,16 +162,22 @@ where
     } else {
         format!("http://{addr}")
     };
-    agent_zero::write_config(&to, &[("url", json!(url)), ("token", json!(secret))]).map_err(
-        |e| {
-            format!(
-                "could not save the plugin's settings in {}: {e}",
-                to.path().display()
-            )
-        },
-    )?;
+    match (&to, into) {
+        (Some(to), _) => {
+            agent_zero::write_config(to, &[("url", json!(url)), ("token", json!(secret))])
+                .map_err(|e| {
+                    format!(
+                        "could not save the plugin's settings in {}: {e}",
+                        to.path().display()
+                    )
+                })?;
+        }
+        (None, Into::Zip(file) | Into::Folder(file)) => {
+            agent_zero::save_zip(file, Some((&url, secret)))?;
+        }
+    }
     Ok(Connected {
-        plugin: to.path().to_owned(),
+        plugin,
         url: Some(url),
     })
 }

@@ -291,7 +291,8 @@ fn set_settings(
     Ok(settings)
 }
 
-/// "Connect Agent Zero": installs its plugin into `dir`; for Docker
+/// "Connect Agent Zero": installs its plugin into `dir` (with `zip`, saves
+/// it as the ZIP `dir` names, for Agent Zero's Plugins dialog); for Docker
 /// (`address`: where to serve, the docker0 gateway), serves the engine there
 /// and writes the URL and a new access token into the plugin's settings.
 #[tauri::command]
@@ -300,6 +301,7 @@ async fn connect_agent_zero(
     state: State<'_, AppState>,
     dir: String,
     address: Option<String>,
+    zip: Option<bool>,
 ) -> Result<Value, String> {
     let mut settings = state.settings();
     let docker = match address.as_deref().map(str::trim).filter(|a| !a.is_empty()) {
@@ -325,13 +327,20 @@ async fn connect_agent_zero(
             .map_or_else(|| PathBuf::from(dir), |h| PathBuf::from(h).join(rest)),
         None => PathBuf::from(dir),
     };
-    let done = agent_zero::connect(&dir, docker, |method, params| {
+    let zip = zip.unwrap_or(false);
+    let into = if zip {
+        agent_zero::Into::Zip(&dir)
+    } else {
+        agent_zero::Into::Folder(&dir)
+    };
+    let done = agent_zero::connect(into, docker, |method, params| {
         state.backend.call(method, params)
     })
     .await?;
     Ok(json!({
         "plugin": done.plugin.display().to_string(),
         "url": done.url,
+        "zip": zip,
         "restart": if docker.is_some() { "docker restart <its container>" } else { "Agent Zero's web server (python run_ui.py)" },
     }))
 }

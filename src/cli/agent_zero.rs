@@ -336,12 +336,36 @@ fn read_token(file: &Path) -> anyhow::Result<String> {
 }
 
 fn write_zip(file: &Path, url: Option<String>, token_file: Option<PathBuf>) -> anyhow::Result<()> {
+    let token = token_file.as_deref().map(read_token).transpose()?;
+    let settings = url.as_deref().zip(token.as_deref());
+    let count = save_zip(file, settings).map_err(UsageError)?;
+    let said = match &url {
+        Some(url) => format!(
+            "; its settings reach the engine at {url} with the token: keep the file private"
+        ),
+        None => String::new(),
+    };
+    println!(
+        "Wrote the Scratchpad plugin for Agent Zero to {} ({count} files{said}).",
+        file.display()
+    );
+    println!(
+        "In Agent Zero: Settings → Plugins → Install → ZIP, choose the file, then restart Agent Zero. \
+         Without settings in it, set the engine's URL and token under Settings → Agent → Scratchpad."
+    );
+    Ok(())
+}
+
+/// Writes the plugin's ZIP to `file` (`pad agent-zero zip`, and the app's
+/// "Save the plugin as a ZIP"), with `settings` — the engine's URL and an
+/// access token — as its config.json when given; returns how many files
+/// it holds.
+pub fn save_zip(file: &Path, settings: Option<(&str, &str)>) -> Result<usize, String> {
     let mut files: Vec<(String, Vec<u8>, u32)> = FILES
         .iter()
         .map(|(p, text)| (format!("scratchpad/{p}"), text.as_bytes().to_vec(), 0o644))
         .collect();
-    let token = token_file.as_deref().map(read_token).transpose()?;
-    if let (Some(url), Some(token)) = (&url, &token) {
+    if let Some((url, token)) = settings {
         let mut config = default_config();
         config.insert("url".into(), json!(url));
         config.insert("token".into(), json!(token));
@@ -351,12 +375,12 @@ fn write_zip(file: &Path, url: Option<String>, token_file: Option<PathBuf>) -> a
     let zip = super::plugin_zip::archive(&files);
     // Beside it, then renamed over: a reader never sees half a ZIP, and a
     // ZIP holding a token is never readable by others, even for a moment.
-    let mode = if token.is_some() { 0o600 } else { 0o644 };
+    let mode = if settings.is_some() { 0o600 } else { 0o644 };
     let name = file.file_name().ok_or_else(|| {
-        UsageError(format!(
+        format!(
             "{} names no file; give a path like scratchpad.zip",
             file.display()
-        ))
+        )
     })?;
     let partial = file.with_file_name(format!(".{}.partial", name.to_string_lossy()));
     let written = (|| {
@@ -374,24 +398,9 @@ fn write_zip(file: &Path, url: Option<String>, token_file: Option<PathBuf>) -> a
     })();
     if let Err(e) = written {
         let _ = std::fs::remove_file(&partial);
-        return Err(UsageError(format!("cannot write {}: {e}", file.display())).into());
+        return Err(format!("cannot write {}: {e}", file.display()));
     }
-    let settings = match &url {
-        Some(url) => format!(
-            "; its settings reach the engine at {url} with the token: keep the file private"
-        ),
-        None => String::new(),
-    };
-    println!(
-        "Wrote the Scratchpad plugin for Agent Zero to {} ({} files{settings}).",
-        file.display(),
-        files.len()
-    );
-    println!(
-        "In Agent Zero: Settings → Plugins → Install → ZIP, choose the file, then restart Agent Zero. \
-         Without settings in it, set the engine's URL and token under Settings → Agent → Scratchpad."
-    );
-    Ok(())
+    Ok(files.len())
 }
 
 fn install_into(

@@ -48,5 +48,5 @@ export const openQuick = () => invoke<void>("open_quick");
 /** Opens a web or mail link in the person's browser. */
 export const openLink = (url: string) => invoke<void>("open_link", { url });
 /** Installs Agent Zero's plugin into `dir`; with `address`, for Docker: serves the engine there with a new token in the plugin's settings. */
-export const connectAgentZero = (dir: string, address: string | null) =>
-  invoke<{ plugin: string; url: string | null; restart: string }>("connect_agent_zero", { dir, address });
+export const connectAgentZero = (dir: string, address: string | null, zip = false) =>
+  invoke<{ plugin: string; url: string | null; zip: boolean; restart: string }>("connect_agent_zero", { dir, address, zip });

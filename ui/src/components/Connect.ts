@@ -1,5 +1,6 @@
 // "Connect Agent Zero": one flow for Agent Zero on this machine or in Docker.
-// It installs the plugin (the shell's `connect_agent_zero`), for Docker also
+// It installs the plugin (the shell's `connect_agent_zero`) — or saves it as
+// a ZIP for Agent Zero's own Plugins dialog (Install → ZIP) — for Docker also
 // serves this app's engine on the docker0 gateway with a token written into
 // the plugin's settings, then says "waiting for Agent Zero's first call…"
 // until Agent Zero is seen (its plugin says hello as agent-zero).
@@ -12,14 +13,22 @@ const AUTHOR = "agent-zero";
 let waiting = 0;
 
 const form = () => $<HTMLFormElement>("connect-form");
-const docker = () => (form().elements.namedItem("how") as RadioNodeList).value === "docker";
+const how = () => (form().elements.namedItem("how") as RadioNodeList).value;
+const zip = () => how() === "zip";
+const docker = () => how() === "docker" || zip();
 
 function showHow(): void {
   $("connect-address-row").hidden = !docker();
-  $("connect-dir-label").textContent = docker()
-    ? "Its usr/ folder (the volume mounted at /a0/usr)"
-    : "Its folder (holding agent.py)";
-  $<HTMLInputElement>("connect-dir").placeholder = docker() ? "~/a0-data/usr" : "~/agent-zero";
+  $("connect-dir-label").textContent = zip()
+    ? "Save the ZIP as"
+    : docker()
+      ? "Its usr/ folder (the volume mounted at /a0/usr)"
+      : "Its folder (holding agent.py)";
+  $<HTMLInputElement>("connect-dir").placeholder = zip() ? "~/scratchpad.zip" : docker() ? "~/a0-data/usr" : "~/agent-zero";
+  // Set only when it changes: "change" fires as a field loses focus to a
+  // click on this very button, and replacing its text mid-click loses the click.
+  const label = zip() ? "Save the ZIP" : "Connect";
+  if ($("connect-go").textContent !== label) $("connect-go").textContent = label;
 }
 
 export function openConnect(): void {
@@ -38,7 +47,7 @@ async function connect(): Promise<void> {
   try {
     const dir = $<HTMLInputElement>("connect-dir").value.trim();
     const address = docker() ? $<HTMLInputElement>("connect-address").value.trim() : null;
-    const r = await connectAgentZero(dir, address);
+    const r = await connectAgentZero(dir, address, zip());
     const a2aUrl = $<HTMLInputElement>("connect-a2a").value.trim();
     let a2a = "";
     if (a2aUrl) {
@@ -47,10 +56,12 @@ async function connect(): Promise<void> {
       $<HTMLInputElement>("connect-a2a").value = "";
     }
     result.replaceChildren(
-      el("span", "", `Installed the plugin in ${r.plugin}. `),
+      el("span", "", r.zip ? `Saved the plugin as ${r.plugin} (private: it holds the token). ` : `Installed the plugin in ${r.plugin}. `),
       el("span", "", r.url ? `Its settings reach this engine at ${r.url} with a token made for it. ` : ""),
       el("span", "", a2a),
-      el("strong", "", `Restart Agent Zero (${r.restart}). `),
+      r.zip
+        ? el("strong", "", "In Agent Zero: Settings → Plugins → Install → ZIP, choose it, then restart Agent Zero; delete the ZIP once installed. ")
+        : el("strong", "", `Restart Agent Zero (${r.restart}). `),
     );
     const wait = el("span", "connect-wait", "Waiting for Agent Zero's first call…");
     wait.id = "connect-waiting";
