@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import time
 from typing import Any, Optional
 
 from usr.plugins.scratchpad.helpers import chat, pad
@@ -60,6 +61,50 @@ def query(user_message: str, last_response: str) -> str:
         return user[:QUERY_CHARS]
     room = QUERY_CHARS - min(len(thoughts), 400) - 1
     return (user[:room] + " " + thoughts[-400:]).strip()[:QUERY_CHARS]
+
+
+RECALLERS = ("scratchpad", "both", "agent-zero")
+_said_both = False
+
+
+def recaller(cfg: dict[str, Any], agent: Any) -> str:
+    """Who recalls notes (`recall_by`). With "scratchpad" while Agent Zero's
+    own memory recall is on too, both fill the prompt: said once in the log,
+    with the two ways out."""
+    global _said_both
+    by = str(cfg.get("recall_by") or "scratchpad").strip().lower()
+    if by not in RECALLERS:
+        pad.health.say("settings", f"Scratchpad: recall_by is '{by}'; use one of {', '.join(RECALLERS)} "
+                                   "(recalling as 'scratchpad' meanwhile)")
+        by = "scratchpad"
+    if by == "scratchpad" and not _said_both and memory_recall_on(agent):
+        _said_both = True
+        pad.log("Scratchpad: Agent Zero's own memory recall is on too, so both recall into the prompt "
+                "(about three times the characters); switch it off in Settings → Memory to leave recall "
+                "to the pad, or set the plugin's recall_by to 'both' (keep both) or 'agent-zero'")
+    return by
+
+
+MEMORY_CHECK_EVERY = 60.0  # seconds: a look at Agent Zero's settings costs it ~4 ms
+_memory_checked = (-MEMORY_CHECK_EVERY, False)
+
+
+def memory_recall_on(agent: Any) -> bool:
+    """Whether Agent Zero's `_memory` plugin is on and recalls (looked up at
+    most once a minute)."""
+    global _memory_checked
+    now = time.monotonic()
+    if now - _memory_checked[0] < MEMORY_CHECK_EVERY:
+        return _memory_checked[1]
+    try:
+        from helpers import plugins
+
+        cfg = plugins.get_plugin_config("_memory", agent) if "_memory" in plugins.get_enabled_plugins(agent) else None
+        on = isinstance(cfg, dict) and bool(cfg.get("memory_recall_enabled"))
+    except Exception:
+        on = False
+    _memory_checked = (now, on)
+    return on
 
 
 def _allowed(cfg: dict[str, Any]) -> list[str]:

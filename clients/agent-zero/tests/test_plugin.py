@@ -406,3 +406,48 @@ def test_only_notes_handed_to_agent_zero_start_chats_and_each_writer_has_a_bound
     assert len(sent) == plugin.watcher.CHATS_PER_AUTHOR + 2
     kept = " ".join(str(e.get("content")) for e in plugin.watcher.take_pending())
     assert "rm -rf for me 0" in kept and f"job {plugin.watcher.CHATS_PER_AUTHOR + 1}" in kept
+
+
+def test_who_recalls_beside_agent_zeros_own_memory(plugin, engine):
+    """`recall_by`: with Agent Zero's `_memory` recalling too, the plugin (by
+    default still recalling) says so once; "agent-zero" leaves notes to it
+    but still shows what waits; a wrong value is named with the choices."""
+    import shutil
+
+    memory = plugin.root / "usr" / "plugins" / "_memory"
+    memory.mkdir()
+    (memory / "default_config.yaml").write_text("memory_recall_enabled: true\n")
+    recall = __import__("usr.plugins.scratchpad.helpers.recall", fromlist=["recall"])
+    recall._memory_checked, recall._said_both = (-1e9, False), False
+    try:
+        with engine.client(author="user") as person:
+            fact = person.add("the nightly backup of the billing database runs at 02:00 UTC", pad="inbox")
+        for _ in range(2):
+            loop = plugin.Loop(plugin.root)
+            asyncio.run(loop.run(new_context(), "when does the billing database backup run?",
+                                 [("response", {"text": "02:00"})]))
+            assert fact["id"] in loop.prompts[0]["scratchpad"]
+        said = [line for _, line in plugin.log if "memory recall is on too" in line]
+        assert len(said) == 1 and "Settings → Memory" in said[0] and "recall_by" in said[0]
+
+        plugin.config.write_text(json.dumps({"recall_by": "agent-zero", "take_addressed": False}))
+        plugin.pad._configs.clear()
+        plugin.watcher.ensure_running()
+        with engine.client(author="user") as person:  # addressed, kept for the next prompt
+            eyes = person.send("agent-zero", "look at the failed billing backup", pad="inbox")
+        wait_for(lambda: any(e["id"] == eyes["id"] for e in plugin.watcher.pending))
+        loop = plugin.Loop(plugin.root)
+        asyncio.run(loop.run(new_context(), "when does the billing database backup run?",
+                             [("response", {"text": "02:00"})]))
+        text = loop.prompts[0]["scratchpad"]
+        assert eyes["id"] in text and "Waiting for you" in text
+        assert fact["id"] not in text and "Notes from the scratchpad" not in text
+
+        plugin.config.write_text(json.dumps({"recall_by": "everyone"}))
+        plugin.pad._configs.clear()
+        asyncio.run(plugin.Loop(plugin.root).run(new_context(), "x y z", [("response", {"text": "ok"})]))
+        errors = [line for kind, line in plugin.log if kind == "error" and "recall_by" in line]
+        assert len(errors) == 1 and "scratchpad, both, agent-zero" in errors[0]
+    finally:
+        shutil.rmtree(memory)
+        recall._memory_checked = (-1e9, False)

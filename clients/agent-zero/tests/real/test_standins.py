@@ -27,7 +27,8 @@ def params(f):
     ("agent", "AgentContext.__init__"), ("agent", "Agent.__init__"), ("agent", "LoopData.__init__"),
     ("agent", "AgentContext.communicate"), ("agent", "Agent.get_data"), ("agent", "Agent.set_data"),
     ("helpers.tool", "Tool.__init__"), ("helpers.extension", "Extension.__init__"),
-    ("helpers.plugins", "get_plugin_config"), ("initialize", "initialize_agent"),
+    ("helpers.plugins", "get_plugin_config"), ("helpers.plugins", "get_enabled_plugins"),
+    ("initialize", "initialize_agent"),
     ("helpers.print_style", "PrintStyle.info"), ("helpers.print_style", "PrintStyle.error"),
 ])
 def test_functions_take_the_real_parameters(a0, module, name):

@@ -1,5 +1,6 @@
 """Puts the pad into the prompt: what waits for this agent, every step, and
-the notes that match the task, every `recall_interval` steps."""
+the notes that match the task, every `recall_interval` steps — unless the
+settings leave recalling notes to Agent Zero's own memory (`recall_by`)."""
 
 from agent import LoopData
 from helpers.extension import Extension
@@ -25,7 +26,10 @@ class ScratchpadRecall(Extension):
                 self.agent.set_data(WAITING, waiting)
         interval = max(1, int(cfg.get("recall_interval") or 1))
         found = self.agent.get_data(FOUND) or []
-        if loop_data.iteration % interval == 0:
+        by = recall.recaller(cfg, self.agent)
+        if by == "agent-zero":
+            found = []
+        elif loop_data.iteration % interval == 0:
             user = chat.words_of(loop_data.user_message) if loop_data.user_message else ""
             q = recall.query(user, loop_data.last_response)
             found = recall.notes(cfg, q, self.agent.context.id)

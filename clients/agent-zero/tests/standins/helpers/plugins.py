@@ -1,6 +1,6 @@
 """Stand-in for Agent Zero's helpers/plugins.py: the plugin's saved
 config.json when there is one, else its default_config.yaml — whole, not
-merged, as Agent Zero reads it."""
+merged, as Agent Zero reads it; every plugin in usr/plugins is enabled."""
 
 import json
 import os
@@ -21,3 +21,7 @@ def get_plugin_config(plugin_name, agent=None, project_name=None, agent_profile=
         return None
     with open(default, encoding="utf-8") as f:
         return yaml.safe_load(f)
+
+
+def get_enabled_plugins(agent=None):
+    return sorted(os.listdir(os.path.join(ROOT, "usr", "plugins")))
