@@ -124,3 +124,48 @@ def test_a_container_whose_engine_is_unreachable_finishes_and_says_so_once(a0, s
     assert out["result"] == "finished without the pad"
     assert len(out["errors"]) == 1 and "keeps working" in out["errors"][0], out["errors"]
     assert str(closed) in out["errors"][0]
+
+
+A0_DIR, A0_PYTHON = os.environ.get("A0_DIR"), os.environ.get("A0_PYTHON")
+
+
+@pytest.mark.skipif(not (A0_DIR and A0_PYTHON),
+                    reason="Agent Zero's real loop needs A0_DIR and A0_PYTHON (docs/agent-zero.md)")
+def test_agent_zeros_real_loop_passes_its_tests_in_the_container(tmp_path):
+    """tests/real — Agent Zero's own loop, the plugin installed from its ZIP
+    by Agent Zero's installer — inside the container, the engine on the host
+    reached over HTTP through docker0 with a token (the person acts on its
+    socket, mounted). Agent Zero's Python and packages are mounted from the
+    host at their own paths: the image cannot be pulled here."""
+    venv = pathlib.Path(A0_PYTHON).parent.parent  # a venv: bin/python
+    home = next(line.split("=", 1)[1].strip() for line in (venv / "pyvenv.cfg").read_text().splitlines()
+                if line.startswith("home"))
+    base = pathlib.Path(home).parent
+    repo = HERE.parents[2]
+    with socket.socket() as s:
+        s.bind((gateway(), 0))
+        port = s.getsockname()[1]
+    engine = Engine(semantic=True, extra_args=["--mcp-http", f"{gateway()}:{port}"])
+    try:
+        with engine.client() as owner:
+            token = owner.create_token("agent-zero", ["*"])
+        name = f"scratchpad-test-{os.getpid()}-a0"
+        mounts = []
+        for path, mode in ((A0_DIR, "ro"), (venv, "ro"), (base, "ro"), (repo, "ro"),
+                           (pathlib.Path(pad_binary()).parent, "ro"), (pathlib.Path(engine.socket).parent, "rw")):
+            mounts += ["-v", f"{path}:{path}:{mode}"]
+        env = {"A0_DIR": A0_DIR, "PAD_BIN": pad_binary(), "PAD_ENGINE_SOCKET": engine.socket,
+               "PAD_ENGINE_URL": f"http://host.docker.internal:{port}", "PAD_ENGINE_TOKEN": token,
+               "PYTHONDONTWRITEBYTECODE": "1", "GIT_PYTHON_REFRESH": "quiet", "HOME": "/root"}
+        cmd = [*DOCKER, "run", "--rm", "--name", name, "--add-host=host.docker.internal:host-gateway", *mounts,
+               *[a for k, v in env.items() for a in ("-e", f"{k}={v}")], "-w", "/tmp", IMAGE,
+               str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               str(repo / "clients" / "agent-zero" / "tests" / "real")]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
+        finally:
+            subprocess.run([*DOCKER, "rm", "-f", name], capture_output=True)
+        assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
+        assert " passed" in done.stdout and " failed" not in done.stdout and " skipped" not in done.stdout
+    finally:
+        engine.stop()

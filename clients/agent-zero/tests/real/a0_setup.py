@@ -16,7 +16,8 @@ import types
 
 def stand_in_heavy_modules():
     """`sentence_transformers` and `whisper` are imported at start-up and used
-    only by the local embedder and by speech, which these runs do not use."""
+    only by the local embedder and by speech, which these runs do not use;
+    `turtle` (below) by nothing."""
     st = types.ModuleType("sentence_transformers")
 
     class SentenceTransformer:
@@ -26,16 +27,26 @@ def stand_in_heavy_modules():
     st.SentenceTransformer = SentenceTransformer
     sys.modules.setdefault("sentence_transformers", st)
     sys.modules.setdefault("whisper", types.ModuleType("whisper"))
+    # Its plugin installer imports `turtle` (for a name it never uses), which
+    # needs Tk's libraries; the test container has none.
+    try:
+        import tkinter  # noqa: F401
+    except ImportError:
+        turtle = types.ModuleType("turtle")
+        turtle.stamp = None
+        sys.modules.setdefault("turtle", turtle)
 
 
-def prepare(a0_dir: str, into: pathlib.Path, pad_bin: str) -> pathlib.Path:
+def prepare(a0_dir: str, into: pathlib.Path, pad_bin: str, settings=None) -> pathlib.Path:
     """Copies the checkout (Agent Zero writes into its own tree), makes the
     copy the running Agent Zero (cwd, sys.path) and installs the plugin's
-    ZIP with Agent Zero's own installer."""
+    ZIP with Agent Zero's own installer; `settings` (the engine's URL, a
+    file holding a token) go into the ZIP, as for Agent Zero in Docker."""
     root = into / "agent-zero"
     shutil.copytree(a0_dir, root, ignore=shutil.ignore_patterns(".git", "__pycache__", "logs", "tmp"))
     package = into / "scratchpad.zip"
-    done = subprocess.run([pad_bin, "agent-zero", "zip", str(package)], capture_output=True, text=True)
+    extra = ["--url", settings[0], "--token-file", str(settings[1])] if settings else []
+    done = subprocess.run([pad_bin, "agent-zero", "zip", str(package), *extra], capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(done.stderr)
     os.chdir(root)

@@ -24,12 +24,36 @@ sys.path.insert(0, str(HERE))
 collect_ignore_glob = [] if A0_DIR else ["test_*.py"]
 
 
+# In a container (clients/agent-zero/tests/test_container.py): the engine
+# runs on the host; the person reaches it on its socket (mounted), the
+# plugin over HTTP through docker0 with a token, as in Agent Zero's image.
+OUTSIDE = os.environ.get("PAD_ENGINE_SOCKET")
+
+
+class OutsideEngine:
+    socket = OUTSIDE
+
+    def client(self, **kw):
+        import scratchpad
+
+        return scratchpad.Client(self.socket, **kw)
+
+    def stop(self):
+        pass
+
+
 @pytest.fixture(scope="session")
 def a0(tmp_path_factory):
     from a0_setup import prepare
     from pad_engine import pad_binary
 
-    return prepare(A0_DIR, tmp_path_factory.mktemp("a0"), pad_binary())
+    into = tmp_path_factory.mktemp("a0")
+    settings = None
+    if OUTSIDE:
+        token = into / "token"
+        token.write_text(os.environ["PAD_ENGINE_TOKEN"])
+        settings = (os.environ["PAD_ENGINE_URL"], token)
+    return prepare(A0_DIR, into, pad_binary(), settings)
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +71,7 @@ def model(a0):
 def engine(a0):
     from pad_engine import Engine
 
-    e = Engine(semantic=True)
+    e = OutsideEngine() if OUTSIDE else Engine(semantic=True)
     os.environ["PAD_SOCKET"] = e.socket
     # Recall finds notes by meaning once the model is loaded (until then a
     # search says it searched words only): seconds on a busy machine.

@@ -1,6 +1,7 @@
 """The plugin in Agent Zero's real loop (conftest.py says how it runs)."""
 
 import json
+import os
 import threading
 import time
 
@@ -136,6 +137,7 @@ def test_with_the_engine_down_the_loop_finishes_and_says_so_once(model, engine, 
     said = []
     monkeypatch.setattr(pad, "log", lambda line, error=False: said.append((error, line)))
     config = a0 / "usr" / "plugins" / "scratchpad" / "config.json"
+    saved = config.read_text() if config.exists() else None  # in a container: the URL and token
     config.write_text(json.dumps({**pad.DEFAULTS, "socket": str(tmp_path / "none.sock")}))
     pad._configs.clear()
     try:
@@ -147,7 +149,10 @@ def test_with_the_engine_down_the_loop_finishes_and_says_so_once(model, engine, 
         errors = [line for error, line in said if error and "no engine answers" in line]
         assert len(errors) == 1
     finally:
-        config.unlink()
+        if saved is None:
+            config.unlink()
+        else:
+            config.write_text(saved)
         pad._configs.clear()
 
 
@@ -159,3 +164,5 @@ def test_the_settings_page_api_answers_in_agent_zero(a0, engine):
 
     r = asyncio.run(Status(None, None).process({"config": {}}, None))
     assert r["ok"] and "Connected as agent-zero" in r["line"], r
+    if os.environ.get("PAD_ENGINE_SOCKET"):  # in a container: over HTTP, as its token
+        assert "access: token agent-zero" in r["line"], r
