@@ -23,6 +23,7 @@ mod entries;
 mod history;
 mod relay;
 pub(crate) mod search;
+mod statistics;
 mod storage;
 mod vectors;
 mod work;
@@ -68,6 +69,9 @@ pub struct PgStore {
     word_stats: search::SharedStats,
     /// Whether changes keep what they replace (`keep_history`).
     keep_history: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Notes inserted since the planner's statistics were refreshed
+    /// (src/pg/statistics.rs).
+    loaded: std::sync::Arc<statistics::Loaded>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -114,6 +118,7 @@ impl PgStore {
             url: url.to_string(),
             word_stats: Default::default(),
             keep_history: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
+            loaded: Default::default(),
         })
     }
 

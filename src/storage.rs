@@ -322,8 +322,10 @@ pub trait Storage: Send + Sync + 'static {
     /// idle upkeep can be skipped; `None` when the store cannot tell (other
     /// engines write too) or has no such upkeep.
     fn write_epoch(&self) -> Option<u64>;
-    /// Moves what the write-ahead log holds into the database without
-    /// waiting for readers (nothing to do on PostgreSQL).
+    /// The store's upkeep after writes, every second while it has any:
+    /// SQLite moves what the write-ahead log holds into the database
+    /// without waiting for readers; PostgreSQL refreshes the planner's
+    /// statistics after a large load (src/pg/statistics.rs).
     fn checkpoint(&self) -> Fut<'_, ()>;
     /// Saves and lets go of everything: the last call before the engine stops.
     fn close(&self) -> Fut<'_, ()>;

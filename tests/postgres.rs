@@ -598,3 +598,41 @@ async fn what_one_engine_deleted_another_restores_once() {
     let trash = ok(&mut cb, "entry.trash", json!({})).await;
     assert!(trash["entries"].as_array().unwrap().is_empty(), "{trash}");
 }
+
+/// After a load, the planner's statistics are the engine's to refresh: it
+/// runs `ANALYZE` itself (`last_analyze`; autovacuum's own would set
+/// `last_autoanalyze`, a minute or more later) once it inserted a tenth of
+/// the table, and the row estimate it plans with is the table's size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_large_load_leaves_the_planner_statistics_current() {
+    let pg = Postgres::start();
+    let h = engine(&pg).await;
+    let mut c = h.client().await;
+    for i in 0..3_000 {
+        ok(
+            &mut c,
+            "entry.add",
+            json!({"pad": "bulk", "content": format!("loaded note {i} about the staging database")}),
+        )
+        .await;
+    }
+    let pool = sqlx::PgPool::connect(&pg.url()).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let (analyzed, estimate): (bool, f32) = sqlx::query_as(
+            "SELECT s.last_analyze IS NOT NULL, c.reltuples FROM pg_stat_user_tables s \
+             JOIN pg_class c ON c.oid = s.relid WHERE s.relname = 'entries'",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        if analyzed && estimate >= 2_700.0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no ANALYZE by the engine after 3,000 inserts (analyzed: {analyzed}, planned rows: {estimate})"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

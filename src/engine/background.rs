@@ -50,13 +50,15 @@ impl Engine {
                     }
                     _ = checkpoint_tick.tick() => {
                         trim_if_wanted();
-                        let Some(epoch) = engine.db().write_epoch() else { continue };
-                        if checkpointed_epoch == Some(epoch) {
+                        // A store that cannot tell whether anything was
+                        // written (PostgreSQL) decides itself, cheaply.
+                        let epoch = engine.db().write_epoch();
+                        if epoch.is_some() && checkpointed_epoch == epoch {
                             continue;
                         }
                         let r = engine.db().checkpoint().await;
                         if faults.note("checkpoint", r) {
-                            checkpointed_epoch = Some(epoch);
+                            checkpointed_epoch = epoch;
                         }
                     }
                     _ = work_tick.tick() => {

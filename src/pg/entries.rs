@@ -163,6 +163,7 @@ impl PgStore {
             _ => Vec::new(),
         };
         tx.commit().await?;
+        self.loaded.added(1);
         Ok(Added {
             entry: new_entry(seq, e),
             rolled,

@@ -333,7 +333,7 @@ impl Storage for PgStore {
     }
 
     fn checkpoint(&self) -> Fut<'_, ()> {
-        Box::pin(async { Ok(()) })
+        Box::pin(PgStore::analyze_if_loaded(self))
     }
 
     fn close(&self) -> Fut<'_, ()> {
