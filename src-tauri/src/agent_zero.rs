@@ -91,8 +91,15 @@ pub struct Connected {
 
 /// Where the plugin goes: into Agent Zero (a checkout or its `usr/`
 /// volume), or into a ZIP for Agent Zero's own Plugins dialog.
-pub enum Into<'a> {
+pub enum Destination<'a> {
     Folder(&'a Path),
+    Zip(&'a Path),
+}
+
+/// The plugin installed into its folder, or the ZIP still to write (with
+/// the settings, once they are known).
+enum Placed<'a> {
+    Installed(agent_zero::PluginDir),
     Zip(&'a Path),
 }
 
@@ -100,7 +107,7 @@ pub enum Into<'a> {
 /// for Agent Zero (made anew: a secret is shown nowhere but its settings)
 /// and the endpoint's URL in the plugin's settings. `call` reaches the engine.
 pub async fn connect<F, Fut>(
-    into: Into<'_>,
+    to: Destination<'_>,
     docker: Option<SocketAddr>,
     call: F,
 ) -> Result<Connected, String>
@@ -108,8 +115,8 @@ where
     F: Fn(&'static str, Value) -> Fut,
     Fut: std::future::Future<Output = Result<Value, Value>>,
 {
-    let to = match into {
-        Into::Folder(dir) => {
+    let placed = match to {
+        Destination::Folder(dir) => {
             let to = agent_zero::target(dir).map_err(|e| e.to_string())?;
             if docker.is_some() {
                 // Its settings are rewritten below: one it cannot read
@@ -122,16 +129,16 @@ where
                     to.path().display()
                 )
             })?;
-            Some(to)
+            Placed::Installed(to)
         }
-        Into::Zip(_) => None,
+        Destination::Zip(file) => Placed::Zip(file),
     };
-    let plugin = match (&to, &into) {
-        (Some(to), _) => to.path().to_owned(),
-        (None, Into::Zip(file) | Into::Folder(file)) => file.to_path_buf(),
+    let plugin = match &placed {
+        Placed::Installed(to) => to.path().to_owned(),
+        Placed::Zip(file) => file.to_path_buf(),
     };
     let Some(addr) = docker else {
-        if let Into::Zip(file) = into {
+        if let Placed::Zip(file) = placed {
             agent_zero::save_zip(file, None)?;
         }
         return Ok(Connected { plugin, url: None });
@@ -162,9 +169,9 @@ where
     } else {
         format!("http://{addr}")
     };
-    match (&to, into) {
-        (Some(to), _) => {
-            agent_zero::write_config(to, &[("url", json!(url)), ("token", json!(secret))])
+    match placed {
+        Placed::Installed(to) => {
+            agent_zero::write_config(&to, &[("url", json!(url)), ("token", json!(secret))])
                 .map_err(|e| {
                     format!(
                         "could not save the plugin's settings in {}: {e}",
@@ -172,9 +179,7 @@ where
                     )
                 })?;
         }
-        (None, Into::Zip(file) | Into::Folder(file)) => {
-            agent_zero::save_zip(file, Some((&url, secret)))?;
-        }
+        Placed::Zip(file) => agent_zero::save_zip(file, Some((&url, secret))).map(drop)?,
     }
     Ok(Connected {
         plugin,

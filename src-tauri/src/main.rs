@@ -328,12 +328,12 @@ async fn connect_agent_zero(
         None => PathBuf::from(dir),
     };
     let zip = zip.unwrap_or(false);
-    let into = if zip {
-        agent_zero::Into::Zip(&dir)
+    let to = if zip {
+        agent_zero::Destination::Zip(&dir)
     } else {
-        agent_zero::Into::Folder(&dir)
+        agent_zero::Destination::Folder(&dir)
     };
-    let done = agent_zero::connect(into, docker, |method, params| {
+    let done = agent_zero::connect(to, docker, |method, params| {
         state.backend.call(method, params)
     })
     .await?;

@@ -373,33 +373,22 @@ pub fn save_zip(file: &Path, settings: Option<(&str, &str)>) -> Result<usize, St
         files.push(("scratchpad/config.json".into(), text.into_bytes(), 0o600));
     }
     let zip = super::plugin_zip::archive(&files);
-    // Beside it, then renamed over: a reader never sees half a ZIP, and a
-    // ZIP holding a token is never readable by others, even for a moment.
+    // Written beside it and renamed over (`confined`): a reader never sees
+    // half a ZIP, and one holding a token is never readable by others.
     let mode = if settings.is_some() { 0o600 } else { 0o644 };
-    let name = file.file_name().ok_or_else(|| {
+    let name = file.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
         format!(
             "{} names no file; give a path like scratchpad.zip",
             file.display()
         )
     })?;
-    let partial = file.with_file_name(format!(".{}.partial", name.to_string_lossy()));
-    let written = (|| {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let _ = std::fs::remove_file(&partial);
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&partial)?;
-        f.write_all(&zip)?;
-        f.sync_all()?;
-        std::fs::rename(&partial, file)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&partial);
-        return Err(format!("cannot write {}: {e}", file.display()));
-    }
+    let parent = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Folder::open(parent)
+        .and_then(|folder| folder.write(name, &zip, mode))
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     Ok(files.len())
 }
 

@@ -16,7 +16,6 @@ reaches the chat (helpers/watcher.py).
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from datetime import datetime, timezone
@@ -81,25 +80,13 @@ def is_bookkeeping(e: dict[str, Any], cfg: dict[str, Any]) -> bool:
 def words_of(user_message: Any) -> str:
     """The person's words in Agent Zero's user message: its history message
     holds them as `{"user_message": …}` (prompts/fw.user_message.md), which
-    `output_text()` renders as `user: {"user_message": …}`."""
+    `output_text()` would render as `user: {"user_message": …}`."""
     content = getattr(user_message, "content", None)
-    if isinstance(content, dict):
-        words = content.get("user_message")
-        if isinstance(words, str):
-            return words.strip()
+    if isinstance(content, dict) and isinstance(content.get("user_message"), str):
+        return content["user_message"].strip()
     if isinstance(content, str):
         return content.strip()
-    text = user_message.output_text() if hasattr(user_message, "output_text") else str(user_message or "")
-    text = text.strip()
-    if text.startswith("user:"):
-        text = text[5:].strip()
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return text
-    if isinstance(parsed, dict) and isinstance(parsed.get("user_message"), str):
-        return parsed["user_message"].strip()
-    return text
+    return user_message.output_text().strip()
 
 
 def status_text(state: str, step: str = "") -> str:
