@@ -35,7 +35,7 @@ pub struct Grant {
     pub read_only: bool,
     /// Registered agents it may hand work to (`*`: any).
     pub agents: Vec<String>,
-    /// It may remove, clear or hide notes others wrote in its pads.
+    /// It may remove, clear, hide or reword notes others wrote in its pads.
     pub others: bool,
 }
 

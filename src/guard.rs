@@ -105,8 +105,8 @@ impl Guard {
         }
     }
 
-    /// Resolves `id` for a change that removes or hides the note (`what`:
-    /// "delete", "supersede"…), refused when the note is someone else's and
+    /// Resolves `id` for a change that removes, hides or rewrites the note
+    /// (`what`: "delete", "supersede", "rewrite"), refused when the note is someone else's and
     /// the token's grant keeps it to its own (`others`): the person's notes
     /// are the person's.
     pub async fn may_remove(&self, db: &dyn Storage, id: &str, what: &str) -> Result<String> {
@@ -119,7 +119,7 @@ impl Guard {
             return Ok(full);
         }
         Err(Error::Forbidden(format!(
-            "token '{}' may not {what} note {full}: '{}' wrote it, and the token changes whether its own notes show only. Reply to it or add a note of your own instead, or ask the person for a token that may (pad token create --others).",
+            "token '{}' may not {what} note {full}: '{}' wrote it, and the token removes, hides or rewrites only its own notes. Reply to it or add a note of your own instead, or ask the person for a token that may (pad token create --others).",
             g.name, note.author
         )))
     }

@@ -620,7 +620,7 @@ pub struct TokenInfo {
     /// Registered agents it may hand work to (`*`: any).
     #[serde(default)]
     pub agents: Vec<String>,
-    /// It may remove, clear or hide notes others wrote in its pads.
+    /// It may remove, clear, hide or reword notes others wrote in its pads.
     #[serde(default)]
     pub others: bool,
     pub created_at: String,

@@ -137,13 +137,16 @@ pub trait Storage: Send + Sync + 'static {
     fn pad_neighbours<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 4]>>;
     /// Text search's tiers 1 and 2 (`engine::search` runs them): entries
     /// holding every word whole or, with `prefix`, by its beginning, case
-    /// and accents aside, best first.
+    /// and accents aside, best first. `readable`: how many entries a
+    /// scoped caller may read (`EntryFilter::scope`); a score weighed by
+    /// how common a word is counts over those, never the store.
     fn word_hits<'a>(
         &'a self,
         words: &'a [String],
         filter: &'a EntryFilter,
         limit: u32,
         prefix: bool,
+        readable: Option<u64>,
     ) -> Fut<'a, Vec<(Entry, f64)>>;
     /// Tier 3: entries holding every word anywhere (inside words too),
     /// newest first.
@@ -161,12 +164,14 @@ pub trait Storage: Send + Sync + 'static {
         words: &'a [String],
         filter: &'a EntryFilter,
     ) -> Fut<'a, Vec<(String, u64)>>;
-    /// Tier 4: entries holding any of `words` (with their counts), by BM25,
-    /// best first; `newest_only` ranks only the newest matches
+    /// Tier 4: entries holding any of `words` (with their counts), by BM25
+    /// over `readable` entries (as `word_hits`) or the store's, best first;
+    /// `newest_only` ranks only the newest matches
     /// (`terms::newest_candidates`).
     fn any_word_hits<'a>(
         &'a self,
         words: &'a [(String, u64)],
+        readable: Option<u64>,
         filter: &'a EntryFilter,
         limit: u32,
         newest_only: bool,

@@ -380,9 +380,62 @@ async fn a_token_cannot_rehide_a_note_by_restoring_an_old_version_of_its_own() {
     h.stop().await;
 }
 
-/// Anything that removes or hides someone else's notes is the owner's
-/// unless the grant says otherwise (`others`): a token deletes, clears and
-/// supersedes its own notes.
+/// A token's scores weigh its words over its own pads: BM25's counts of
+/// notes (each word's, and all) are the notes it may read, so a score says
+/// nothing of how many notes lie elsewhere or hold its words. (The foreign
+/// notes are as long as its own: the mean note length is the store's.)
+#[tokio::test]
+async fn a_tokens_scores_weigh_words_over_its_pads_alone() {
+    let h = Harness::start().await;
+    let mut owner = h.client().await;
+    for i in 0..6 {
+        let word = if i % 2 == 0 { "harbor" } else { "meadow" };
+        add(&mut owner, "proj-a", &format!("{word} cranes note n{i}")).await;
+    }
+    let mut agent = token(&h, &mut owner, "agent-a", &["proj-*"]).await;
+    let queries = [
+        // A keyword (ranked by FTS5's own BM25 on SQLite) and a question
+        // (the ranked tier, told its counts).
+        "harbor",
+        "which harbor cranes were noted?",
+    ];
+    let scores = |r: &Value| -> Vec<(String, f64)> {
+        r["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| (id(h), h["score"].as_f64().unwrap()))
+            .collect()
+    };
+    let mut before = Vec::new();
+    for q in queries {
+        let r = ok(&mut agent, "search", json!({"query": q, "mode": "text"})).await;
+        assert!(!scores(&r).is_empty(), "{q}: {r}");
+        before.push(scores(&r));
+    }
+    for i in 0..150 {
+        let word = if i % 3 == 0 { "harbor" } else { "quarry" };
+        add(&mut owner, "private", &format!("{word} tunnels entry p{i}")).await;
+    }
+    for (q, before) in queries.iter().zip(before) {
+        let r = ok(&mut agent, "search", json!({"query": q, "mode": "text"})).await;
+        let after = scores(&r);
+        assert_eq!(after.len(), before.len(), "{q}: {r}");
+        for ((a, x), (b, y)) in before.iter().zip(&after) {
+            assert_eq!(a, b, "{q}");
+            assert!(
+                (x - y).abs() < 1e-9,
+                "{q}: the score of {a} moved with notes outside the grant: {x} -> {y}"
+            );
+        }
+    }
+    h.stop().await;
+}
+
+/// Anything that removes, hides or rewrites someone else's notes is the
+/// owner's unless the grant says otherwise (`others`): a token deletes,
+/// clears, supersedes and rewords its own notes, and files the person's
+/// (tags, status) without touching their words.
 #[tokio::test]
 async fn a_token_removes_and_hides_its_own_notes_unless_its_grant_says_others() {
     let h = Harness::start().await;
@@ -397,6 +450,10 @@ async fn a_token_removes_and_hides_its_own_notes_unless_its_grant_says_others() 
             json!({"pad": "shared", "content": "a better plan", "supersedes": persons}),
         ),
         ("entry.update", json!({"id": mine, "supersedes": persons})),
+        (
+            "entry.update",
+            json!({"id": persons, "content": "the agent's plan now"}),
+        ),
         ("pad.clear", json!({"name": "shared"})),
     ] {
         let (msg, _) = err(&mut agent, method, params, code::FORBIDDEN).await;
@@ -404,7 +461,23 @@ async fn a_token_removes_and_hides_its_own_notes_unless_its_grant_says_others() 
     }
     let listed = ok(&mut me, "entry.list", json!({"pad": "shared"})).await;
     assert_eq!(listed["entries"].as_array().unwrap().len(), 2, "{listed}");
+    let plan = ok(&mut me, "entry.get", json!({"id": persons})).await;
+    assert_eq!(plan["entry"]["content"], "the person's plan", "{plan}");
+    // Filing the person's note is a write, not a rewrite.
+    let filed = ok(
+        &mut agent,
+        "entry.update",
+        json!({"id": persons, "tags": ["triaged"]}),
+    )
+    .await;
+    assert_eq!(filed["entry"]["tags"], json!(["triaged"]), "{filed}");
     // Its own: as before.
+    ok(
+        &mut agent,
+        "entry.update",
+        json!({"id": mine, "content": "my second draft"}),
+    )
+    .await;
     let newer = ok(
         &mut agent,
         "entry.add",
@@ -422,6 +495,12 @@ async fn a_token_removes_and_hides_its_own_notes_unless_its_grant_says_others() 
     assert_eq!(r["token"]["others"], true);
     let mut janitor = Client::connect(&h.socket).await.unwrap();
     ok(&mut janitor, "hello", json!({"token": r["secret"]})).await;
+    ok(
+        &mut janitor,
+        "entry.update",
+        json!({"id": persons, "content": "the person's plan, tidied"}),
+    )
+    .await;
     ok(&mut janitor, "entry.delete", json!({"id": persons})).await;
     ok(&mut janitor, "pad.clear", json!({"name": "shared"})).await;
     h.stop().await;

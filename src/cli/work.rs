@@ -82,8 +82,8 @@ pub enum TokenCmd {
         /// separate with commas). None by default.
         #[arg(long, value_delimiter = ',')]
         agents: Vec<String>,
-        /// It may also delete, clear and supersede notes others wrote in its
-        /// pads (by default only its own).
+        /// It may also delete, clear, supersede and reword notes others
+        /// wrote in its pads (by default only its own).
         #[arg(long)]
         others: bool,
     },

@@ -57,18 +57,9 @@ impl Engine {
             Some(_) => db.word_counts(&terms::index_words(query), filter).await?,
         };
         // A token's weights are over its pads, as its counts are.
-        let n = match filter.scope.as_deref() {
+        let n = match super::pads::readable_entries(db, filter).await? {
+            Some(readable) => readable as f64,
             None => db.live_entries().await? as f64,
-            Some(pads) => db
-                .pads(false)
-                .await?
-                .iter()
-                .filter(|p| {
-                    pads.iter()
-                        .any(|pat| crate::access::pattern_matches(pat, &p.name))
-                })
-                .map(|p| p.entries)
-                .sum::<i64>() as f64,
         };
         let mut words: Vec<WordWeight> = counted
             .into_iter()

@@ -328,11 +328,12 @@ impl Engine {
             ..TextPlan::default()
         };
         let mut hits = TierHits::new(limit);
+        let readable = super::pads::readable_entries(db, filter).await?;
         if plan.keywords {
             let words = terms::query_words(query);
-            hits.add(db.word_hits(&words, filter, limit, false).await?);
+            hits.add(db.word_hits(&words, filter, limit, false, readable).await?);
             if !hits.full() {
-                hits.add(db.word_hits(&words, filter, limit, true).await?);
+                hits.add(db.word_hits(&words, filter, limit, true, readable).await?);
             }
             if substrings && !hits.full() {
                 hits.add(db.substring_hits(&words, filter, limit).await?);
@@ -372,7 +373,7 @@ impl Engine {
             .map(|(w, _)| w.clone())
             .collect();
         hits.add(
-            db.any_word_hits(&kept, filter, limit, plan.newest_only)
+            db.any_word_hits(&kept, readable, filter, limit, plan.newest_only)
                 .await?,
         );
         plan.ranked = kept;

@@ -193,6 +193,7 @@ impl PgStore {
     pub async fn any_word_hits(
         &self,
         words: &[(String, u64)],
+        readable: Option<u64>,
         filter: &EntryFilter,
         limit: u32,
         newest_only: bool,
@@ -201,7 +202,7 @@ impl PgStore {
             return Ok(Vec::new());
         }
         let stats = self.word_stats().await?;
-        let (n, avgdl) = (stats.n, stats.avgdl);
+        let (n, avgdl) = (readable.map_or(stats.n, |r| r as f64), stats.avgdl);
         let kept: Vec<String> = words.iter().map(|(w, _)| w.clone()).collect();
         let idfs: Vec<f64> = words
             .iter()

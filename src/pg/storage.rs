@@ -80,6 +80,8 @@ impl Storage for PgStore {
         filter: &'a EntryFilter,
         limit: u32,
         prefix: bool,
+        // ts_rank weighs no word by how common it is.
+        _readable: Option<u64>,
     ) -> Fut<'a, Vec<(Entry, f64)>> {
         Box::pin(PgStore::word_hits(self, words, filter, limit, prefix))
     }
@@ -104,6 +106,7 @@ impl Storage for PgStore {
     fn any_word_hits<'a>(
         &'a self,
         words: &'a [(String, u64)],
+        readable: Option<u64>,
         filter: &'a EntryFilter,
         limit: u32,
         newest_only: bool,
@@ -111,6 +114,7 @@ impl Storage for PgStore {
         Box::pin(PgStore::any_word_hits(
             self,
             words,
+            readable,
             filter,
             limit,
             newest_only,

@@ -27,6 +27,10 @@ pub enum Does {
     Read,
     /// Writes there: adds, edits, deletes, claims.
     Write,
+    /// Edits the note: a write there, and rewriting its words (the call
+    /// carries `content`) is the caller's own note unless its grant says
+    /// `others`, as `Hide` — filing it (tags, status…) is a write.
+    Edit,
     /// Hides the note from its pad's readers (superseding it): a write
     /// there, and the caller's own note unless its grant says `others`.
     Hide,
@@ -118,7 +122,9 @@ impl Declared {
             };
             match pad.does {
                 Does::Read => guard.pad(named, pad.field, false)?,
-                Does::Write | Does::Hide | Does::Remove => guard.pad(named, pad.field, true)?,
+                Does::Write | Does::Edit | Does::Hide | Does::Remove => {
+                    guard.pad(named, pad.field, true)?
+                }
                 Does::Clear => {
                     guard.pad(named, pad.field, true)?;
                     guard.may_clear(&model::pad_name(pad.field, named)?)?;
@@ -137,13 +143,21 @@ impl Declared {
         let Some(Value::Object(fields)) = params else {
             return Ok(());
         };
+        let rewords = fields.contains_key("content");
         for (field, does) in self.notes {
+            let (does, what) = match does {
+                Does::Edit if rewords => (Does::Hide, "rewrite"),
+                Does::Edit => (Does::Write, ""),
+                d => (*d, "supersede"),
+            };
             match fields.get_mut(*field) {
-                Some(Value::String(id)) => *id = resolve(guard, engine, id, *does, field).await?,
+                Some(Value::String(id)) => {
+                    *id = resolve(guard, engine, id, does, what, field).await?
+                }
                 Some(Value::Array(ids)) => {
                     for v in ids {
                         if let Value::String(id) = v {
-                            *id = resolve(guard, engine, id, *does, field).await?;
+                            *id = resolve(guard, engine, id, does, what, field).await?;
                         }
                     }
                 }
@@ -159,13 +173,14 @@ async fn resolve(
     engine: &Engine,
     id: &str,
     does: Does,
+    hide: &str,
     field: &'static str,
 ) -> Result<String> {
     let db = engine.db();
     match does {
         Does::Read => guard.entry(db, id, false).await,
-        Does::Write | Does::Clear => guard.entry(db, id, true).await,
-        Does::Hide => guard.may_remove(db, id, "supersede").await,
+        Does::Write | Does::Edit | Does::Clear => guard.entry(db, id, true).await,
+        Does::Hide => guard.may_remove(db, id, hide).await,
         Does::Remove => guard.may_remove(db, id, "delete").await,
     }
     .map_err(|e| e.for_field(field))

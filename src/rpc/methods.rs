@@ -15,7 +15,7 @@ use crate::model;
 use crate::protocol::*;
 
 use super::declared::Answer::Scoped;
-use super::declared::Does::{self, Clear, Hide, Read, Remove, Write};
+use super::declared::Does::{self, Clear, Edit, Hide, Read, Remove, Write};
 use super::declared::{Answer, Declared, PadField};
 
 const NONE: Declared = Declared::NONE;
@@ -84,7 +84,7 @@ table! {
     },
     "entry.get" => entry_get Declared { notes: &[("id", Read)], ..NONE },
     "entry.update" => entry_update Declared {
-        notes: &[("id", Write), ("supersedes", Hide), ("depends_on", Read)],
+        notes: &[("id", Edit), ("supersedes", Hide), ("depends_on", Read)],
         ..NONE
     },
     "entry.delete" => entry_delete Declared { notes: &[("id", Remove)], ..NONE },

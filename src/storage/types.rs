@@ -286,7 +286,7 @@ pub struct TokenRow {
     /// Registered agents it may hand work to (`*`: any).
     pub agents: Vec<String>,
     pub created_at: i64,
-    /// It may also remove, clear or hide notes others wrote in its pads.
+    /// It may also remove, clear, hide or reword notes others wrote in its pads.
     pub others: bool,
 }
 

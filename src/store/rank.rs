@@ -1,5 +1,6 @@
-//! `pad_bm25(entries_words, df, …)`: FTS5's `bm25()` told how many entries
-//! hold each word instead of counting them itself.
+//! `pad_bm25(entries_words, n, df, …)`: FTS5's `bm25()` told how many
+//! entries hold each word instead of counting them itself, and (`n` > 0)
+//! how many entries there are — a scoped caller's, not the index's.
 //!
 //! Before it scores its first row, `bm25()` counts the entries holding each
 //! phrase of the query by walking every posting of it across the whole
@@ -85,8 +86,11 @@ unsafe extern "C" fn pad_bm25(
     // SAFETY: FTS5 calls this with its API, the row's context and `n_val`
     // argument values, all valid for the call.
     let result = unsafe {
-        let counts = std::slice::from_raw_parts(vals, n_val.max(0) as usize);
-        score(&*api, fts, counts)
+        let args = std::slice::from_raw_parts(vals, n_val.max(0) as usize);
+        match args.split_first() {
+            Some((n, counts)) => score(&*api, fts, ffi::sqlite3_value_int64(*n), counts),
+            None => Err(ffi::SQLITE_MISUSE),
+        }
     };
     match result {
         // SAFETY: `ctx` is this call's.
@@ -96,13 +100,15 @@ unsafe extern "C" fn pad_bm25(
 }
 
 /// The current row's score for phrases held by `counts` entries each (the
-/// call's arguments, read as they are needed: no allocation per row).
+/// call's arguments, read as they are needed: no allocation per row) among
+/// `told_rows` entries (0: the entries indexed).
 ///
 /// # Safety
 /// `api`, `fts` and `counts` as FTS5 passes them to an auxiliary function.
 unsafe fn score(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
+    told_rows: i64,
     counts: &[*mut ffi::sqlite3_value],
 ) -> Result<f64, c_int> {
     let check = |rc: c_int| {
@@ -124,7 +130,8 @@ unsafe fn score(
             api.xPhraseFirst.ok_or(missing)?,
             api.xPhraseNext.ok_or(missing)?,
         );
-        let (n, avgdl) = (rows as f64, (tokens as f64 / rows.max(1) as f64).max(1.0));
+        let avgdl = (tokens as f64 / rows.max(1) as f64).max(1.0);
+        let n = if told_rows > 0 { told_rows } else { rows } as f64;
         let norm = terms::K1 * (1.0 - terms::B + terms::B * length as f64 / avgdl);
         let mut total = 0.0;
         for (phrase, &count) in counts.iter().enumerate().take(phrases) {
@@ -211,7 +218,7 @@ mod tests {
                 [0, 0, 0],
             );
             let ours = rows(
-                "SELECT rowid, pad_bm25(w, ?, ?, ?) FROM w WHERE w MATCH ? ORDER BY rowid",
+                "SELECT rowid, pad_bm25(w, 0, ?, ?, ?) FROM w WHERE w MATCH ? ORDER BY rowid",
                 [staging, database, cluster],
             );
             assert!(!theirs.is_empty() && theirs.len() == ours.len(), "{q}");
@@ -222,7 +229,7 @@ mod tests {
             // "staging" said to be in every note weighs (almost) nothing:
             // the note holding only it (row 2, pad "pb") scores nothing.
             let told = rows(
-                "SELECT rowid, pad_bm25(w, ?, ?, ?) FROM w WHERE w MATCH ? ORDER BY rowid",
+                "SELECT rowid, pad_bm25(w, 0, ?, ?, ?) FROM w WHERE w MATCH ? ORDER BY rowid",
                 [notes.len() as i64, database, cluster],
             );
             let staging_only = told.iter().find(|(id, _)| *id == 2);

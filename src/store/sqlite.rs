@@ -158,9 +158,10 @@ impl Storage for Sqlite {
         filter: &'a EntryFilter,
         limit: u32,
         prefix: bool,
+        readable: Option<u64>,
     ) -> Fut<'a, Vec<(Entry, f64)>> {
         let (words, filter) = (words.to_vec(), filter.clone());
-        self.blocking(move |s| s.word_hits(&words, &filter, limit, prefix))
+        self.blocking(move |s| s.word_hits(&words, &filter, limit, prefix, readable))
     }
 
     fn substring_hits<'a>(
@@ -184,12 +185,13 @@ impl Storage for Sqlite {
     fn any_word_hits<'a>(
         &'a self,
         words: &'a [(String, u64)],
+        readable: Option<u64>,
         filter: &'a EntryFilter,
         limit: u32,
         newest_only: bool,
     ) -> Fut<'a, Vec<(Entry, f64)>> {
         let (words, filter) = (words.to_vec(), filter.clone());
-        self.blocking(move |s| s.any_word_hits(&words, &filter, limit, newest_only))
+        self.blocking(move |s| s.any_word_hits(&words, readable, &filter, limit, newest_only))
     }
 
     fn postings_budget(&self) -> u64 {

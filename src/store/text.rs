@@ -273,9 +273,10 @@ impl Store {
         filter: &EntryFilter,
         limit: u32,
         prefix: bool,
+        readable: Option<u64>,
     ) -> Result<Vec<(Entry, f64)>> {
         let conn = self.reader()?;
-        word_hits(&conn, words, filter, limit, prefix)
+        word_hits(&conn, words, filter, limit, prefix, readable)
     }
 
     /// Tier 3: entries holding every word anywhere ("ocker" finds
@@ -307,6 +308,7 @@ impl Store {
     pub fn any_word_hits(
         &self,
         words: &[(String, u64)],
+        readable: Option<u64>,
         filter: &EntryFilter,
         limit: u32,
         newest_only: bool,
@@ -318,7 +320,11 @@ impl Store {
             .join(" OR ");
         let dfs: Vec<u64> = words.iter().map(|(_, df)| *df).collect();
         let conn = self.reader()?;
-        bm25_hits(&conn, &any, Some(&dfs), filter, limit, newest_only)
+        let told = Told {
+            dfs: &dfs,
+            readable,
+        };
+        bm25_hits(&conn, &any, Some(told), filter, limit, newest_only)
     }
 }
 
@@ -328,12 +334,13 @@ fn word_hits(
     filter: &EntryFilter,
     limit: u32,
     prefix: bool,
+    readable: Option<u64>,
 ) -> Result<Vec<(Entry, f64)>> {
     // A word with no letters or digits has no tokens; it can only match as a substring.
     if words.is_empty() || words.iter().any(|w| !w.chars().any(char::is_alphanumeric)) {
         return Ok(Vec::new());
     }
-    let fts_query = words
+    let phrases: Vec<String> = words
         .iter()
         .map(|w| {
             // A prefix of one or two characters ("a*", "in*") would merge
@@ -345,9 +352,27 @@ fn word_hits(
             };
             format!("\"{}\"{star}", w.replace('"', "\"\""))
         })
-        .collect::<Vec<_>>()
-        .join(" ");
-    bm25_hits(conn, &fts_query, None, filter, limit, true)
+        .collect();
+    let fts_query = phrases.join(" ");
+    // FTS5's bm25() counts each word over the whole index: a scoped
+    // caller's rank is told its own counts instead.
+    let Some(readable) = readable else {
+        return bm25_hits(conn, &fts_query, None, filter, limit, true);
+    };
+    let dfs = phrase_counts(conn, &phrases, filter, terms::POSTINGS_BUDGET as i64 + 1)?;
+    let told = Told {
+        dfs: &dfs,
+        readable: Some(readable),
+    };
+    bm25_hits(conn, &fts_query, Some(told), filter, limit, true)
+}
+
+/// What `pad_bm25` is told: how many entries hold each phrase and, for a
+/// scoped caller, how many it may read.
+#[derive(Clone, Copy)]
+struct Told<'a> {
+    dfs: &'a [u64],
+    readable: Option<u64>,
 }
 
 /// How many entries hold each of `words` (words in none left out), at
@@ -371,6 +396,27 @@ fn word_counts(
     let upto = cap.map_or(terms::POSTINGS_BUDGET as i64, |c| {
         c.min(terms::POSTINGS_BUDGET as i64)
     }) + 1;
+    let phrases: Vec<String> = words
+        .iter()
+        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+        .collect();
+    let counts = phrase_counts(conn, &phrases, filter, upto)?;
+    Ok(words
+        .iter()
+        .zip(counts)
+        .filter(|(_, df)| *df > 0)
+        .map(|(w, df)| (w.clone(), df.min(cap.map_or(u64::MAX, |c| c as u64))))
+        .collect())
+}
+
+/// How many entries in the filter's scope hold each FTS5 phrase, counted
+/// up to `upto`.
+fn phrase_counts(
+    conn: &Connection,
+    phrases: &[String],
+    filter: &EntryFilter,
+    upto: i64,
+) -> Result<Vec<u64>> {
     // A token's counts are over its pads alone: they weigh its ranking and
     // its explanation shows them (`EntryFilter::scope`); over every pad the
     // index alone answers.
@@ -387,16 +433,13 @@ fn word_counts(
     }
     sql.push_str(" LIMIT ?)");
     let mut count = conn.prepare_cached(&sql)?;
-    let mut counted = Vec::with_capacity(words.len());
-    for w in words {
-        let phrase = format!("content : \"{}\"", w.replace('"', "\"\""));
-        let args = std::iter::once(Sql::Text(phrase))
+    let mut counted = Vec::with_capacity(phrases.len());
+    for phrase in phrases {
+        let args = std::iter::once(Sql::Text(format!("content : {phrase}")))
             .chain(scope.iter().cloned())
             .chain(std::iter::once(Sql::Integer(upto)));
         let df: i64 = count.query_row(params_from_iter(args), |r| r.get(0))?;
-        if df > 0 {
-            counted.push((w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64));
-        }
+        counted.push(df as u64);
     }
     Ok(counted)
 }
@@ -411,14 +454,14 @@ fn word_counts(
 fn bm25_hits(
     conn: &Connection,
     words: &str,
-    dfs: Option<&[u64]>,
+    told: Option<Told>,
     filter: &EntryFilter,
     limit: u32,
     newest_only: bool,
 ) -> Result<Vec<(Entry, f64)>> {
     let matching = format!("content : ({words}){}", narrowing(filter));
     let mut args = Vec::new();
-    let score = score_sql(dfs, &mut args);
+    let score = score_sql(told, &mut args);
     args.push(Sql::Text(matching));
     if !newest_only && narrowed_by_index(filter) {
         if let Some(hits) = ranked_in_index(conn, &score, args.clone(), filter, limit)? {
@@ -456,12 +499,14 @@ fn bm25_hits(
 }
 
 /// A ranked query's score column, its counts pushed to `args`.
-fn score_sql(dfs: Option<&[u64]>, args: &mut Vec<Sql>) -> String {
-    match dfs {
+fn score_sql(told: Option<Told>, args: &mut Vec<Sql>) -> String {
+    match told {
         None => "-bm25(entries_words, 1.0, 0.0)".into(),
-        Some(dfs) => {
+        Some(Told { dfs, readable }) => {
+            // 0: the entries indexed.
+            args.push(Sql::Integer(readable.map_or(0, |r| r as i64)));
             args.extend(dfs.iter().map(|df| Sql::Integer(*df as i64)));
-            format!("pad_bm25(entries_words{})", ", ?".repeat(dfs.len()))
+            format!("pad_bm25(entries_words, ?{})", ", ?".repeat(dfs.len()))
         }
     }
 }

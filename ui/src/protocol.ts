@@ -639,7 +639,7 @@ export type TokenInfo = { name: string, pads: Array<string>, read_only: boolean,
  */
 agents: Array<string>, 
 /**
- * It may remove, clear or hide notes others wrote in its pads.
+ * It may remove, clear, hide or reword notes others wrote in its pads.
  */
 others: boolean, created_at: string, };
 
