@@ -153,16 +153,23 @@ impl Engine {
     pub async fn agent_remove(&self, p: AgentNameParams) -> Result<AgentRemoveResult> {
         let name = model::author("name", &p.name)?;
         if !p.drop_pending && self.is_registered_agent(&name) {
+            // Waiting rows first: the dispatcher may take one into its
+            // conversation between the two reads (a row only ever goes from
+            // waiting to taken), so read in that order and count each once.
+            let waiting = self
+                .db()
+                .deliveries_waiting(std::slice::from_ref(&name))
+                .await?;
             let live = self.db().conversations().await?;
-            let unfinished = live
+            let unfinished: std::collections::HashSet<(&str, &str)> = waiting
                 .iter()
-                .filter(|r| r.agent == name && r.live && r.entry == r.root)
-                .count()
-                + self
-                    .db()
-                    .deliveries_waiting(std::slice::from_ref(&name))
-                    .await?
-                    .len();
+                .chain(
+                    live.iter()
+                        .filter(|r| r.agent == name && r.live && r.entry == r.root),
+                )
+                .map(|r| (r.root.as_str(), r.entry.as_str()))
+                .collect();
+            let unfinished = unfinished.len();
             if unfinished > 0 {
                 return Err(Error::Conflict {
                     message: format!(
