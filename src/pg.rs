@@ -24,7 +24,6 @@ mod history;
 mod relay;
 pub(crate) mod search;
 mod statistics;
-mod storage;
 mod vectors;
 mod work;
 
@@ -134,10 +133,6 @@ impl PgStore {
     /// Where the store is, for `stats` and logs (no password).
     pub fn describe(&self) -> String {
         redacted(&self.url)
-    }
-
-    pub async fn close(&self) {
-        self.pool.close().await;
     }
 }
 

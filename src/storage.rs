@@ -1,5 +1,8 @@
 //! The store contract: every operation the engine needs from where it keeps
-//! its entries, declared once.
+//! its entries, declared once, in one trait per concern (`Entries`,
+//! `TextSearch`, `Pads`, `Tasks`, `History`, `Tokens`, `Deliveries`,
+//! `Upkeep`, `Figures`, `Meaning`); `Storage` is all of them. Each store
+//! implements each concern where its statements are, with no layer between.
 //!
 //! Two stores implement it: SQLite files in the data directory
 //! (`store::Sqlite`, one machine, the default) and a PostgreSQL database
@@ -83,13 +86,34 @@ pub type Visible<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 /// ```
 /// and a store that lacks an operation does not compile:
 /// ```compile_fail,E0046
-/// use scratchpad::storage::Storage;
+/// use scratchpad::storage::Entries;
 /// struct OnlyHalf;
-/// impl Storage for OnlyHalf {}
+/// impl Entries for OnlyHalf {}
 /// ```
-pub trait Storage: Send + Sync + 'static {
-    // --- Entries ---
+/// Each concern is a trait of its own, implemented by each store beside its
+/// statements; `Storage` is every one of them.
+pub trait Storage:
+    Entries + TextSearch + Pads + Tasks + History + Tokens + Deliveries + Upkeep + Figures + Meaning
+{
+}
 
+impl<
+        T: Entries
+            + TextSearch
+            + Pads
+            + Tasks
+            + History
+            + Tokens
+            + Deliveries
+            + Upkeep
+            + Figures
+            + Meaning,
+    > Storage for T
+{
+}
+
+/// Entries: writing, reading by id, listing, threads, the inbox.
+pub trait Entries: Send + Sync + 'static {
     /// Inserts an entry, applying its pad's rolling window (`max_entries`);
     /// says which entries the window pushed out and the parent it replied to.
     fn add(&self, entry: NewEntry) -> Fut<'_, Added>;
@@ -135,6 +159,12 @@ pub trait Storage: Send + Sync + 'static {
     /// pad (by id: the order written), then the ones two away — `[before,
     /// after, two before, two after]` — in the ids' order.
     fn pad_neighbours<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 4]>>;
+    /// What is new for `author` since its last read (moved past unless `peek`).
+    fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox>;
+}
+
+/// Text search's tiers (`engine::search` runs them).
+pub trait TextSearch: Send + Sync + 'static {
     /// Text search's tiers 1 and 2 (`engine::search` runs them): entries
     /// holding every word whole or, with `prefix`, by its beginning, case
     /// and accents aside, best first. `readable`: how many entries a
@@ -178,11 +208,10 @@ pub trait Storage: Send + Sync + 'static {
     ) -> Fut<'a, Vec<(Entry, f64)>>;
     /// How many postings tier 4 may rank on this store (`terms`).
     fn postings_budget(&self) -> u64;
-    /// What is new for `author` since its last read (moved past unless `peek`).
-    fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox>;
+}
 
-    // --- Pads ---
-
+/// Pads: their settings, clearing, exporting, their tags.
+pub trait Pads: Send + Sync + 'static {
     fn pads(&self, include_archived: bool) -> Fut<'_, Vec<Pad>>;
     /// Creates or changes a pad (`Some(None)` clears a setting).
     fn configure<'a>(
@@ -211,9 +240,10 @@ pub trait Storage: Send + Sync + 'static {
     ) -> Fut<'a, (Pad, PadEntries)>;
     /// Tags in use among entries passing `filter`, with their counts.
     fn tags<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<(String, i64)>>;
+}
 
-    // --- Tasks and reminders ---
-
+/// Tasks, reminders, plans and the report.
+pub trait Tasks: Send + Sync + 'static {
     /// The next open task of `pad` for `agent`, leased: (before, after).
     fn claim<'a>(
         &'a self,
@@ -244,9 +274,10 @@ pub trait Storage: Send + Sync + 'static {
     /// A pad's tasks with the ids each waits on.
     fn plan_entries<'a>(&'a self, pad: &'a str) -> Fut<'a, Vec<(Entry, Vec<String>)>>;
     fn report_rows<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<ReportRow>>;
+}
 
-    // --- History ---
-
+/// History, trash and undo.
+pub trait History: Send + Sync + 'static {
     /// Up to two (seq, pad) of kept (deleted or live) entries with this id
     /// prefix, in pads `visible` accepts.
     fn kept_matches<'a>(&'a self, id: &'a str, visible: Visible<'a>)
@@ -280,16 +311,18 @@ pub trait Storage: Send + Sync + 'static {
     ) -> Fut<'a, (Vec<Change>, bool)>;
     /// Drops kept versions older than `cutoff` or past `max_rows`.
     fn prune_history(&self, cutoff: i64, max_rows: i64) -> Fut<'_, usize>;
+}
 
-    // --- Tokens ---
-
+/// Access tokens (their hashes).
+pub trait Tokens: Send + Sync + 'static {
     fn add_token<'a>(&'a self, token: &'a TokenRow) -> Fut<'a, ()>;
     fn tokens(&self) -> Fut<'_, Vec<TokenRow>>;
     /// `false` when no token has this name.
     fn revoke_token<'a>(&'a self, name: &'a str) -> Fut<'a, bool>;
+}
 
-    // --- Deliveries to A2A agents (rows written with their entries) ---
-
+/// Deliveries to A2A agents (rows written with their entries).
+pub trait Deliveries: Send + Sync + 'static {
     /// Messages for `agents` no conversation has taken yet, oldest first.
     /// (Messages for names no engine takes are dropped by the sweep after
     /// a day.)
@@ -314,9 +347,10 @@ pub trait Storage: Send + Sync + 'static {
         pad: Option<&'a str>,
         entry: Option<&'a str>,
     ) -> Fut<'a, Vec<DeliveryRow>>;
+}
 
-    // --- Upkeep ---
-
+/// Upkeep, and how the store runs.
+pub trait Upkeep: Send + Sync + 'static {
     /// Archives idle pads and purges archives past `retention_ms`, with
     /// whatever the store's indexes need after a purge.
     fn sweep(&self, now: i64, retention_ms: i64) -> Fut<'_, PadSweep>;
@@ -334,9 +368,14 @@ pub trait Storage: Send + Sync + 'static {
     fn checkpoint(&self) -> Fut<'_, ()>;
     /// Saves and lets go of everything: the last call before the engine stops.
     fn close(&self) -> Fut<'_, ()>;
+    /// Whether the store's scans block a thread (SQLite's: synchronous),
+    /// so a scan of several operations is best run on one blocking thread
+    /// of its own (`run_on_scan_thread`).
+    fn scans_block(&self) -> bool;
+}
 
-    // --- Figures (stats, metrics) ---
-
+/// Figures (stats, metrics).
+pub trait Figures: Send + Sync + 'static {
     fn counts(&self) -> Fut<'_, Counts>;
     /// The pads written most recently (or, `stalest`, least), `limit` at most.
     fn pads_by(&self, stalest: bool, limit: usize) -> Fut<'_, Vec<PadRow>>;
@@ -362,9 +401,10 @@ pub trait Storage: Send + Sync + 'static {
     fn disk_bytes(&self) -> Fut<'_, u64>;
     /// Bytes the store takes, per file (or database).
     fn disk_usage(&self) -> Fut<'_, Vec<(&'static str, u64)>>;
+}
 
-    // --- Meaning ---
-
+/// What meaning search asks of the store.
+pub trait Meaning: Send + Sync + 'static {
     /// Where the embedding worker reads texts and writes vectors.
     fn vectors(&self) -> Result<Arc<dyn VectorSource>>;
     /// Live entries in live pads (the pads' counters: no scan).
@@ -407,11 +447,4 @@ pub trait Storage: Send + Sync + 'static {
     fn embedded_mark(&self, goal: EmbedGoal) -> Fut<'_, Option<(i64, i64)>>;
     /// How many of `goal`'s entries and edits are not embedded yet.
     fn embed_left(&self, goal: EmbedGoal) -> Fut<'_, u64>;
-
-    // --- How it runs ---
-
-    /// Whether the store's scans block a thread (SQLite's: synchronous),
-    /// so a scan of several operations is best run on one blocking thread
-    /// of its own (`run_on_scan_thread`).
-    fn scans_block(&self) -> bool;
 }

@@ -4,92 +4,133 @@ use sqlx::Row;
 
 use super::PgStore;
 use crate::error::Result;
+use crate::storage::Counts;
+use crate::storage::Figures;
+use crate::storage::Fut;
 use crate::storage::PadRow;
+use crate::storage::Visible;
 
-impl PgStore {
-    /// Entries written in each of the last `minutes` minutes up to `now`,
-    /// oldest first, counting only pads `keep` accepts.
-    pub async fn writes_per_minute(
-        &self,
-        now: i64,
-        minutes: usize,
-        keep: impl Fn(&str) -> bool,
-    ) -> Result<Vec<u64>> {
-        let start = now - minutes as i64 * 60_000;
-        let rows = sqlx::query(
-            "SELECT (created_at - $1) / 60000 AS m, pad, count(*) FROM entries \
-             WHERE seq >= $2 AND created_at >= $1 AND created_at <= $3 GROUP BY m, pad",
-        )
-        .bind(start)
-        .bind(crate::id::first_at(start))
-        .bind(now)
-        .fetch_all(self.pool())
-        .await?;
-        let rows = rows
-            .iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(crate::storage::rules::by_minute(rows, minutes, keep))
+impl Figures for PgStore {
+    fn counts(&self) -> Fut<'_, Counts> {
+        Box::pin(async move {
+            let r = sqlx::query(
+                "SELECT (SELECT coalesce(sum(entries), 0)::bigint FROM pads), \
+                        (SELECT count(*) FROM pads WHERE archived_at IS NULL), \
+                        (SELECT count(*) FROM pads WHERE archived_at IS NOT NULL), \
+                        (SELECT count(DISTINCT t) FROM entries, unnest(tags) AS t)",
+            )
+            .fetch_one(self.pool())
+            .await?;
+            Ok(Counts {
+                entries: r.try_get(0)?,
+                live_pads: r.try_get(1)?,
+                archived_pads: r.try_get(2)?,
+                tags: r.try_get(3)?,
+            })
+        })
     }
 
     /// Live pads, most entries first or least recently written first.
-    pub async fn pads_by(&self, stalest: bool, limit: usize) -> Result<Vec<PadRow>> {
-        let order = if stalest {
-            "last_write_at ASC, name"
-        } else {
-            "entries DESC, name"
-        };
-        let rows = sqlx::query(sql!(
-            "SELECT name, entries, last_write_at, ttl_seconds FROM pads \
-             WHERE archived_at IS NULL ORDER BY {order} LIMIT $1"
-        ))
-        .bind(limit as i64)
-        .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(PadRow {
-                    name: r.try_get(0)?,
-                    entries: r.try_get(1)?,
-                    last_write_at: r.try_get(2)?,
-                    ttl_seconds: r.try_get(3)?,
+    fn pads_by(&self, stalest: bool, limit: usize) -> Fut<'_, Vec<PadRow>> {
+        Box::pin(async move {
+            let order = if stalest {
+                "last_write_at ASC, name"
+            } else {
+                "entries DESC, name"
+            };
+            let rows = sqlx::query(sql!(
+                "SELECT name, entries, last_write_at, ttl_seconds FROM pads \
+                 WHERE archived_at IS NULL ORDER BY {order} LIMIT $1"
+            ))
+            .bind(limit as i64)
+            .fetch_all(self.pool())
+            .await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(PadRow {
+                        name: r.try_get(0)?,
+                        entries: r.try_get(1)?,
+                        last_write_at: r.try_get(2)?,
+                        ttl_seconds: r.try_get(3)?,
+                    })
                 })
-            })
-            .collect()
-    }
-
-    /// The `limit` pads written to most since `since`, with their counts.
-    pub async fn recent_writes_by_pad(
-        &self,
-        since: i64,
-        limit: usize,
-    ) -> Result<Vec<(String, i64)>> {
-        Ok(sqlx::query_as(
-            "SELECT pad, count(*) AS n FROM entries WHERE seq >= $1 AND created_at >= $2 \
-             GROUP BY pad ORDER BY n DESC, pad LIMIT $3",
-        )
-        .bind(crate::id::first_at(since))
-        .bind(since)
-        .bind(limit as i64)
-        .fetch_all(self.pool())
-        .await?)
+                .collect()
+        })
     }
 
     /// Live entries and their average size in bytes.
-    pub async fn content_size(&self) -> Result<(i64, f64)> {
-        Ok(sqlx::query_as(
-            "SELECT count(*), coalesce(avg(octet_length(e.content)), 0)::float8 \
-             FROM entries e JOIN pads p ON p.name = e.pad WHERE p.archived_at IS NULL",
-        )
-        .fetch_one(self.pool())
-        .await?)
+    fn content_size(&self) -> Fut<'_, (i64, f64)> {
+        Box::pin(async move {
+            Ok(sqlx::query_as(
+                "SELECT count(*), coalesce(avg(octet_length(e.content)), 0)::float8 \
+                 FROM entries e JOIN pads p ON p.name = e.pad WHERE p.archived_at IS NULL",
+            )
+            .fetch_one(self.pool())
+            .await?)
+        })
+    }
+
+    /// Entries written in each of the last `minutes` minutes up to `now`,
+    /// oldest first, counting only pads `keep` accepts.
+    fn writes_per_minute<'a>(
+        &'a self,
+        now: i64,
+        minutes: usize,
+        keep: Visible<'a>,
+    ) -> Fut<'a, Vec<u64>> {
+        Box::pin(async move {
+            let start = now - minutes as i64 * 60_000;
+            let rows = sqlx::query(
+                "SELECT (created_at - $1) / 60000 AS m, pad, count(*) FROM entries \
+                 WHERE seq >= $2 AND created_at >= $1 AND created_at <= $3 GROUP BY m, pad",
+            )
+            .bind(start)
+            .bind(crate::id::first_at(start))
+            .bind(now)
+            .fetch_all(self.pool())
+            .await?;
+            let rows = rows
+                .iter()
+                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(crate::storage::rules::by_minute(rows, minutes, keep))
+        })
+    }
+
+    /// The `limit` pads written to most since `since`, with their counts.
+    fn recent_writes_by_pad(&self, since: i64, limit: usize) -> Fut<'_, Vec<(String, i64)>> {
+        Box::pin(async move {
+            Ok(sqlx::query_as(
+                "SELECT pad, count(*) AS n FROM entries WHERE seq >= $1 AND created_at >= $2 \
+                 GROUP BY pad ORDER BY n DESC, pad LIMIT $3",
+            )
+            .bind(crate::id::first_at(since))
+            .bind(since)
+            .bind(limit as i64)
+            .fetch_all(self.pool())
+            .await?)
+        })
+    }
+
+    fn queues(&self) -> Fut<'_, (i64, i64)> {
+        Box::pin(async { Ok((0, 0)) })
+    }
+
+    fn embed_queue(&self) -> Fut<'_, i64> {
+        Box::pin(async move { Ok(self.embed_backlog().await?.1) })
     }
 
     /// The shared database's size on its server.
-    pub async fn disk_bytes(&self) -> Result<u64> {
-        let n: i64 = sqlx::query_scalar("SELECT pg_database_size(current_database())")
-            .fetch_one(self.pool())
-            .await?;
-        Ok(n as u64)
+    fn disk_bytes(&self) -> Fut<'_, u64> {
+        Box::pin(async move {
+            let n: i64 = sqlx::query_scalar("SELECT pg_database_size(current_database())")
+                .fetch_one(self.pool())
+                .await?;
+            Ok(n as u64)
+        })
+    }
+
+    fn disk_usage(&self) -> Fut<'_, Vec<(&'static str, u64)>> {
+        Box::pin(async move { Ok(vec![("postgresql", PgStore::disk_bytes(self).await?)]) })
     }
 }

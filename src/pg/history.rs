@@ -12,6 +12,9 @@ use crate::id;
 use crate::model::{fmt_time, Entry};
 use crate::protocol::{Action, Change, Skipped, Version};
 use crate::storage::rules::{newest_first, nothing_to_restore, preview, KEPT_COLUMNS};
+use crate::storage::Fut;
+use crate::storage::History;
+use crate::storage::Visible;
 use crate::storage::{HistoryFilter, Purge, Restore};
 
 const VERSION_COLUMNS: &str = "e.batch, e.action, e.actor, e.at, e.restored_at, e.restored_by, e.n";
@@ -161,278 +164,6 @@ impl PgStore {
     pub(crate) fn keeping(&self) -> bool {
         self.keep_history.load(std::sync::atomic::Ordering::Relaxed)
     }
-
-    pub async fn kept_matches(
-        &self,
-        id: &str,
-        visible: &(dyn Fn(&str) -> bool + Sync),
-    ) -> Result<Vec<(i64, String)>> {
-        let (lo, hi) = crate::storage::rules::prefix_range("id", &id.trim().to_lowercase())?;
-        let rows: Vec<(i64, String)> = sqlx::query_as(
-            "SELECT seq, pad FROM entries WHERE seq BETWEEN $1 AND $2 \
-             UNION SELECT seq, pad FROM entry_history WHERE seq BETWEEN $1 AND $2 \
-             ORDER BY seq",
-        )
-        .bind(lo)
-        .bind(hi)
-        .fetch_all(self.pool())
-        .await?;
-        let mut found: Vec<(i64, String)> = Vec::new();
-        for (seq, pad) in rows {
-            if visible(&pad) && found.last().is_none_or(|l| l.0 != seq) {
-                found.push((seq, pad));
-                if found.len() == 2 {
-                    break;
-                }
-            }
-        }
-        Ok(found)
-    }
-
-    pub async fn history(&self, seq: i64) -> Result<(Option<Entry>, Vec<Version>)> {
-        let live = sqlx::query(sql!(
-            "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = $1"
-        ))
-        .bind(seq)
-        .fetch_optional(self.pool())
-        .await?
-        .map(|r| read_entry_seq(&r).map(|e| e.1))
-        .transpose()?;
-        let rows = sqlx::query(sql!(
-            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-             WHERE e.seq = $1 ORDER BY e.n"
-        ))
-        .bind(seq)
-        .fetch_all(self.pool())
-        .await?;
-        let versions = rows
-            .iter()
-            .map(|r| read_version(r).map(|v| v.2))
-            .collect::<Result<_>>()?;
-        Ok((live, versions))
-    }
-
-    pub async fn trash(
-        &self,
-        filter: &HistoryFilter,
-        limit: u32,
-        cursor: Option<i64>,
-    ) -> Result<(Vec<Version>, Option<i64>)> {
-        let mut q = Query::new(format!(
-            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e WHERE {IN_TRASH}"
-        ));
-        push_filter(&mut q, filter, "e.actor", "e.at");
-        if let Some(c) = cursor {
-            q.push(" AND e.n < $?", Arg::Int(c));
-        }
-        q.push(" ORDER BY e.n DESC LIMIT $?", Arg::Int(limit as i64 + 1));
-        let rows = q.build().fetch_all(self.pool()).await?;
-        let mut rows = rows.iter().map(read_version).collect::<Result<Vec<_>>>()?;
-        let next = if rows.len() > limit as usize {
-            rows.truncate(limit as usize);
-            rows.last().map(|r| r.0)
-        } else {
-            None
-        };
-        Ok((rows.into_iter().map(|r| r.2).collect(), next))
-    }
-
-    pub async fn change(&self, batch: i64) -> Result<Vec<Version>> {
-        let rows = sqlx::query(sql!(
-            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-             WHERE e.batch = $1 ORDER BY e.n"
-        ))
-        .bind(batch)
-        .fetch_all(self.pool())
-        .await?;
-        rows.iter().map(|r| read_version(r).map(|v| v.2)).collect()
-    }
-
-    /// `Store::restore`: one transaction; the kept rows are locked, so two
-    /// engines restoring the same change bring each entry back once.
-    pub async fn restore(
-        &self,
-        which: Restore,
-        by: &str,
-        now: i64,
-        writable: &(dyn Fn(&str) -> bool + Sync),
-    ) -> Result<(Vec<Entry>, Vec<Skipped>)> {
-        let mut tx = self.pool().begin().await?;
-        let (cond, key) = match which {
-            Restore::Seq(seq) => ("e.seq = $1", seq),
-            Restore::Change(batch) => ("e.batch = $1", batch),
-        };
-        let rows = sqlx::query(sql!(
-            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-             WHERE {cond} AND e.action <> 'edit' \
-               AND e.n = (SELECT max(n) FROM entry_history h \
-                          WHERE h.seq = e.seq AND h.action <> 'edit') \
-             ORDER BY e.seq FOR UPDATE"
-        ))
-        .bind(key)
-        .fetch_all(&mut *tx)
-        .await?;
-        let rows = rows.iter().map(read_version).collect::<Result<Vec<_>>>()?;
-        if rows.is_empty() {
-            return Err(nothing_to_restore(which));
-        }
-        let seqs: Vec<i64> = rows.iter().map(|r| r.1).collect();
-        let live: Vec<i64> = sqlx::query_scalar("SELECT seq FROM entries WHERE seq = ANY($1)")
-            .bind(&seqs)
-            .fetch_all(&mut *tx)
-            .await?;
-        let (mut restored, mut skipped, mut ns) = (Vec::new(), Vec::new(), Vec::new());
-        for (n, seq, v) in rows {
-            if live.contains(&seq) {
-                skipped.push(Skipped {
-                    id: v.entry.id,
-                    reason: "already restored: the entry is live".into(),
-                });
-            } else if !writable(&v.entry.pad) {
-                skipped.push(Skipped {
-                    id: v.entry.id,
-                    reason: "its pad is not one your token may write".into(),
-                });
-            } else {
-                ns.push(n);
-                restored.push(v.entry);
-            }
-        }
-        if !ns.is_empty() {
-            // The deletions' tombstones (version ∞, which no vector of the
-            // entry would replace) go, once no embedding worker is between
-            // reading these entries and writing their vectors: a worker
-            // holds its queue rows locked until it commits.
-            let back: Vec<i64> = restored.iter().filter_map(|e| id::decode(&e.id)).collect();
-            sqlx::query("SELECT id FROM embed_queue WHERE seq = ANY($1) FOR UPDATE")
-                .bind(&back)
-                .fetch_all(&mut *tx)
-                .await?;
-            sqlx::query("DELETE FROM vectors WHERE seq = ANY($1) AND vec IS NULL")
-                .bind(&back)
-                .execute(&mut *tx)
-                .await?;
-            sqlx::query(sql!(
-                "INSERT INTO entries ({KEPT_COLUMNS}) SELECT {KEPT_COLUMNS} \
-                 FROM entry_history WHERE n = ANY($1)"
-            ))
-            .bind(&ns)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query(
-                "INSERT INTO pads (name, ttl_seconds, created_at, last_write_at, entries) \
-                 SELECT pad, CASE WHEN pad = 'inbox' THEN NULL ELSE \
-                     (SELECT nullif(value, '')::bigint FROM settings WHERE key = 'default_ttl_seconds') END, \
-                     $2, $2, count(*) FROM entry_history WHERE n = ANY($1) GROUP BY pad \
-                 ON CONFLICT (name) DO UPDATE SET \
-                     last_write_at = greatest(pads.last_write_at, excluded.last_write_at), \
-                     entries = pads.entries + excluded.entries, archived_at = NULL",
-            )
-            .bind(&ns)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query(
-                "UPDATE entry_history SET restored_at = $2, restored_by = $3 WHERE n = ANY($1)",
-            )
-            .bind(&ns)
-            .bind(now)
-            .bind(by)
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await?;
-        Ok((restored, skipped))
-    }
-
-    pub async fn purge(&self, which: &Purge) -> Result<usize> {
-        let q = match which {
-            Purge::Seq(seq) => sqlx::query(
-                "DELETE FROM entry_history WHERE seq = $1 \
-                 AND NOT EXISTS (SELECT 1 FROM entries WHERE seq = $1)",
-            )
-            .bind(*seq),
-            Purge::Pad(pad) => sqlx::query(sql!(
-                "DELETE FROM entry_history WHERE seq IN \
-                 (SELECT e.seq FROM entry_history e WHERE {IN_TRASH} AND e.pad = $1)"
-            ))
-            .bind(pad.clone()),
-            Purge::All => sqlx::query(sql!(
-                "DELETE FROM entry_history WHERE seq IN \
-                 (SELECT e.seq FROM entry_history e WHERE {IN_TRASH})"
-            )),
-        };
-        Ok(q.execute(self.pool()).await?.rows_affected() as usize)
-    }
-
-    pub async fn changes(
-        &self,
-        filter: &HistoryFilter,
-        limit: usize,
-        created: bool,
-    ) -> Result<(Vec<Change>, bool)> {
-        let cap = (limit + 1) as i64;
-        let mut out: Vec<(i64, Change)> = Vec::new();
-        let tables = if created { 2 } else { 0 };
-        for (table, extra) in [
-            ("entries", ""),
-            (
-                "entry_history",
-                "AND e.action <> 'edit' AND e.n = (SELECT min(n) FROM entry_history h \
-                 WHERE h.seq = e.seq AND h.action <> 'edit') \
-                 AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)",
-            ),
-        ]
-        .into_iter()
-        .take(tables)
-        {
-            let mut q = Query::new(format!(
-                "SELECT e.seq, e.pad, e.author, e.created_at, e.content, NULL::text, NULL::bigint \
-                 FROM {table} e WHERE true {extra}"
-            ));
-            push_filter(&mut q, filter, "e.author", "e.created_at");
-            q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(cap));
-            for r in q.build().fetch_all(self.pool()).await? {
-                out.push(change_row(&r, Some("created"))?);
-            }
-        }
-        for (actor, at, what) in [
-            ("e.actor", "e.at", None),
-            ("e.restored_by", "e.restored_at", Some("restored")),
-        ] {
-            let mut q = Query::new(format!(
-                "SELECT e.seq, e.pad, {actor}, {at}, e.content, e.action, e.batch \
-                 FROM entry_history e WHERE {at} IS NOT NULL"
-            ));
-            push_filter(&mut q, filter, actor, at);
-            q.push(&format!(" ORDER BY {at} DESC LIMIT $?"), Arg::Int(cap));
-            for r in q.build().fetch_all(self.pool()).await? {
-                out.push(change_row(&r, what)?);
-            }
-        }
-        Ok(newest_first(out, limit))
-    }
-
-    pub async fn prune_history(&self, cutoff: i64, max_rows: i64) -> Result<usize> {
-        let old = sqlx::query(
-            "DELETE FROM entry_history WHERE n < coalesce( \
-               (SELECT n FROM entry_history WHERE at >= $1 ORDER BY n LIMIT 1), \
-               (SELECT max(n) + 1 FROM entry_history))",
-        )
-        .bind(cutoff)
-        .execute(self.pool())
-        .await?
-        .rows_affected();
-        let over = sqlx::query(
-            "DELETE FROM entry_history WHERE n <= \
-               (SELECT n FROM entry_history ORDER BY n DESC LIMIT 1 OFFSET $1)",
-        )
-        .bind(max_rows)
-        .execute(self.pool())
-        .await?
-        .rows_affected();
-        Ok((old + over) as usize)
-    }
 }
 
 /// A row of `changes`: seq, pad, who, when, content, action, change.
@@ -452,6 +183,296 @@ fn change_row(r: &PgRow, what: Option<&str>) -> Result<(i64, Change)> {
             preview: preview(&content),
         },
     ))
+}
+
+impl History for PgStore {
+    fn kept_matches<'a>(
+        &'a self,
+        id: &'a str,
+        visible: Visible<'a>,
+    ) -> Fut<'a, Vec<(i64, String)>> {
+        Box::pin(async move {
+            let (lo, hi) = crate::storage::rules::prefix_range("id", &id.trim().to_lowercase())?;
+            let rows: Vec<(i64, String)> = sqlx::query_as(
+                "SELECT seq, pad FROM entries WHERE seq BETWEEN $1 AND $2 \
+                 UNION SELECT seq, pad FROM entry_history WHERE seq BETWEEN $1 AND $2 \
+                 ORDER BY seq",
+            )
+            .bind(lo)
+            .bind(hi)
+            .fetch_all(self.pool())
+            .await?;
+            let mut found: Vec<(i64, String)> = Vec::new();
+            for (seq, pad) in rows {
+                if visible(&pad) && found.last().is_none_or(|l| l.0 != seq) {
+                    found.push((seq, pad));
+                    if found.len() == 2 {
+                        break;
+                    }
+                }
+            }
+            Ok(found)
+        })
+    }
+
+    fn history(&self, seq: i64) -> Fut<'_, (Option<Entry>, Vec<Version>)> {
+        Box::pin(async move {
+            let live = sqlx::query(sql!(
+                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = $1"
+            ))
+            .bind(seq)
+            .fetch_optional(self.pool())
+            .await?
+            .map(|r| read_entry_seq(&r).map(|e| e.1))
+            .transpose()?;
+            let rows = sqlx::query(sql!(
+                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
+                 WHERE e.seq = $1 ORDER BY e.n"
+            ))
+            .bind(seq)
+            .fetch_all(self.pool())
+            .await?;
+            let versions = rows
+                .iter()
+                .map(|r| read_version(r).map(|v| v.2))
+                .collect::<Result<_>>()?;
+            Ok((live, versions))
+        })
+    }
+
+    fn trash<'a>(
+        &'a self,
+        filter: &'a HistoryFilter,
+        limit: u32,
+        cursor: Option<i64>,
+    ) -> Fut<'a, (Vec<Version>, Option<i64>)> {
+        Box::pin(async move {
+            let mut q = Query::new(format!(
+                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e WHERE {IN_TRASH}"
+            ));
+            push_filter(&mut q, filter, "e.actor", "e.at");
+            if let Some(c) = cursor {
+                q.push(" AND e.n < $?", Arg::Int(c));
+            }
+            q.push(" ORDER BY e.n DESC LIMIT $?", Arg::Int(limit as i64 + 1));
+            let rows = q.build().fetch_all(self.pool()).await?;
+            let mut rows = rows.iter().map(read_version).collect::<Result<Vec<_>>>()?;
+            let next = if rows.len() > limit as usize {
+                rows.truncate(limit as usize);
+                rows.last().map(|r| r.0)
+            } else {
+                None
+            };
+            Ok((rows.into_iter().map(|r| r.2).collect(), next))
+        })
+    }
+
+    /// `Store::restore`: one transaction; the kept rows are locked, so two
+    /// engines restoring the same change bring each entry back once.
+    fn restore<'a>(
+        &'a self,
+        which: Restore,
+        by: &'a str,
+        now: i64,
+        writable: Visible<'a>,
+    ) -> Fut<'a, (Vec<Entry>, Vec<Skipped>)> {
+        Box::pin(async move {
+            let mut tx = self.pool().begin().await?;
+            let (cond, key) = match which {
+                Restore::Seq(seq) => ("e.seq = $1", seq),
+                Restore::Change(batch) => ("e.batch = $1", batch),
+            };
+            let rows = sqlx::query(sql!(
+                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
+                 WHERE {cond} AND e.action <> 'edit' \
+                   AND e.n = (SELECT max(n) FROM entry_history h \
+                              WHERE h.seq = e.seq AND h.action <> 'edit') \
+                 ORDER BY e.seq FOR UPDATE"
+            ))
+            .bind(key)
+            .fetch_all(&mut *tx)
+            .await?;
+            let rows = rows.iter().map(read_version).collect::<Result<Vec<_>>>()?;
+            if rows.is_empty() {
+                return Err(nothing_to_restore(which));
+            }
+            let seqs: Vec<i64> = rows.iter().map(|r| r.1).collect();
+            let live: Vec<i64> = sqlx::query_scalar("SELECT seq FROM entries WHERE seq = ANY($1)")
+                .bind(&seqs)
+                .fetch_all(&mut *tx)
+                .await?;
+            let (mut restored, mut skipped, mut ns) = (Vec::new(), Vec::new(), Vec::new());
+            for (n, seq, v) in rows {
+                if live.contains(&seq) {
+                    skipped.push(Skipped {
+                        id: v.entry.id,
+                        reason: "already restored: the entry is live".into(),
+                    });
+                } else if !writable(&v.entry.pad) {
+                    skipped.push(Skipped {
+                        id: v.entry.id,
+                        reason: "its pad is not one your token may write".into(),
+                    });
+                } else {
+                    ns.push(n);
+                    restored.push(v.entry);
+                }
+            }
+            if !ns.is_empty() {
+                // The deletions' tombstones (version ∞, which no vector of the
+                // entry would replace) go, once no embedding worker is between
+                // reading these entries and writing their vectors: a worker
+                // holds its queue rows locked until it commits.
+                let back: Vec<i64> = restored.iter().filter_map(|e| id::decode(&e.id)).collect();
+                sqlx::query("SELECT id FROM embed_queue WHERE seq = ANY($1) FOR UPDATE")
+                    .bind(&back)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                sqlx::query("DELETE FROM vectors WHERE seq = ANY($1) AND vec IS NULL")
+                    .bind(&back)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query(sql!(
+                    "INSERT INTO entries ({KEPT_COLUMNS}) SELECT {KEPT_COLUMNS} \
+                     FROM entry_history WHERE n = ANY($1)"
+                ))
+                .bind(&ns)
+                .execute(&mut *tx)
+                .await?;
+                sqlx::query(
+                    "INSERT INTO pads (name, ttl_seconds, created_at, last_write_at, entries) \
+                     SELECT pad, CASE WHEN pad = 'inbox' THEN NULL ELSE \
+                         (SELECT nullif(value, '')::bigint FROM settings WHERE key = 'default_ttl_seconds') END, \
+                         $2, $2, count(*) FROM entry_history WHERE n = ANY($1) GROUP BY pad \
+                     ON CONFLICT (name) DO UPDATE SET \
+                         last_write_at = greatest(pads.last_write_at, excluded.last_write_at), \
+                         entries = pads.entries + excluded.entries, archived_at = NULL",
+                )
+                .bind(&ns)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                sqlx::query(
+                    "UPDATE entry_history SET restored_at = $2, restored_by = $3 WHERE n = ANY($1)",
+                )
+                .bind(&ns)
+                .bind(now)
+                .bind(by)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+            Ok((restored, skipped))
+        })
+    }
+
+    fn change(&self, batch: i64) -> Fut<'_, Vec<Version>> {
+        Box::pin(async move {
+            let rows = sqlx::query(sql!(
+                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
+                 WHERE e.batch = $1 ORDER BY e.n"
+            ))
+            .bind(batch)
+            .fetch_all(self.pool())
+            .await?;
+            rows.iter().map(|r| read_version(r).map(|v| v.2)).collect()
+        })
+    }
+
+    fn purge<'a>(&'a self, which: &'a Purge) -> Fut<'a, usize> {
+        Box::pin(async move {
+            let q = match which {
+                Purge::Seq(seq) => sqlx::query(
+                    "DELETE FROM entry_history WHERE seq = $1 \
+                     AND NOT EXISTS (SELECT 1 FROM entries WHERE seq = $1)",
+                )
+                .bind(*seq),
+                Purge::Pad(pad) => sqlx::query(sql!(
+                    "DELETE FROM entry_history WHERE seq IN \
+                     (SELECT e.seq FROM entry_history e WHERE {IN_TRASH} AND e.pad = $1)"
+                ))
+                .bind(pad.clone()),
+                Purge::All => sqlx::query(sql!(
+                    "DELETE FROM entry_history WHERE seq IN \
+                     (SELECT e.seq FROM entry_history e WHERE {IN_TRASH})"
+                )),
+            };
+            Ok(q.execute(self.pool()).await?.rows_affected() as usize)
+        })
+    }
+
+    fn changes<'a>(
+        &'a self,
+        filter: &'a HistoryFilter,
+        limit: usize,
+        created: bool,
+    ) -> Fut<'a, (Vec<Change>, bool)> {
+        Box::pin(async move {
+            let cap = (limit + 1) as i64;
+            let mut out: Vec<(i64, Change)> = Vec::new();
+            let tables = if created { 2 } else { 0 };
+            for (table, extra) in [
+                ("entries", ""),
+                (
+                    "entry_history",
+                    "AND e.action <> 'edit' AND e.n = (SELECT min(n) FROM entry_history h \
+                     WHERE h.seq = e.seq AND h.action <> 'edit') \
+                     AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)",
+                ),
+            ]
+            .into_iter()
+            .take(tables)
+            {
+                let mut q = Query::new(format!(
+                    "SELECT e.seq, e.pad, e.author, e.created_at, e.content, NULL::text, NULL::bigint \
+                     FROM {table} e WHERE true {extra}"
+                ));
+                push_filter(&mut q, filter, "e.author", "e.created_at");
+                q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(cap));
+                for r in q.build().fetch_all(self.pool()).await? {
+                    out.push(change_row(&r, Some("created"))?);
+                }
+            }
+            for (actor, at, what) in [
+                ("e.actor", "e.at", None),
+                ("e.restored_by", "e.restored_at", Some("restored")),
+            ] {
+                let mut q = Query::new(format!(
+                    "SELECT e.seq, e.pad, {actor}, {at}, e.content, e.action, e.batch \
+                     FROM entry_history e WHERE {at} IS NOT NULL"
+                ));
+                push_filter(&mut q, filter, actor, at);
+                q.push(&format!(" ORDER BY {at} DESC LIMIT $?"), Arg::Int(cap));
+                for r in q.build().fetch_all(self.pool()).await? {
+                    out.push(change_row(&r, what)?);
+                }
+            }
+            Ok(newest_first(out, limit))
+        })
+    }
+
+    fn prune_history(&self, cutoff: i64, max_rows: i64) -> Fut<'_, usize> {
+        Box::pin(async move {
+            let old = sqlx::query(
+                "DELETE FROM entry_history WHERE n < coalesce( \
+                   (SELECT n FROM entry_history WHERE at >= $1 ORDER BY n LIMIT 1), \
+                   (SELECT max(n) + 1 FROM entry_history))",
+            )
+            .bind(cutoff)
+            .execute(self.pool())
+            .await?
+            .rows_affected();
+            let over = sqlx::query(
+                "DELETE FROM entry_history WHERE n <= \
+                   (SELECT n FROM entry_history ORDER BY n DESC LIMIT 1 OFFSET $1)",
+            )
+            .bind(max_rows)
+            .execute(self.pool())
+            .await?
+            .rows_affected();
+            Ok((old + over) as usize)
+        })
+    }
 }
 
 #[cfg(test)]

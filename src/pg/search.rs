@@ -13,6 +13,8 @@ use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::model::Entry;
 use crate::storage::EntryFilter;
+use crate::storage::Fut;
+use crate::storage::{Entries, TextSearch};
 use crate::terms::{self, B, K1};
 
 /// At most this many matches are scored by BM25, the newest: taking each
@@ -48,244 +50,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl PgStore {
-    /// Tiers 1 and 2: entries holding every word whole or (`prefix`) by its
-    /// beginning, ranked, among the newest matches.
-    pub async fn word_hits(
-        &self,
-        words: &[String],
-        filter: &EntryFilter,
-        limit: u32,
-        prefix: bool,
-    ) -> Result<Vec<(Entry, f64)>> {
-        // Words as the index holds them: letters and digits, lower-cased; a
-        // word with none can only match as a substring.
-        let terms: Vec<String> = words
-            .iter()
-            .map(|w| {
-                w.to_lowercase()
-                    .chars()
-                    .filter(|c| c.is_alphanumeric())
-                    .collect::<String>()
-            })
-            .collect();
-        if terms.is_empty() || terms.iter().any(String::is_empty) {
-            return Ok(Vec::new());
-        }
-        let tsquery = terms
-            .iter()
-            .map(|t| {
-                let star = if prefix && t.chars().count() >= 3 {
-                    ":*"
-                } else {
-                    ""
-                };
-                format!("'{t}'{star}")
-            })
-            .collect::<Vec<_>>()
-            .join(" & ");
-        // The newest matches that pass the filters, ranked; then recency.
-        let mut q = Query::new(format!(
-            "SELECT {ENTRY_COLUMNS}, ts_rank(e.words, to_tsquery('simple', $1))::float8 AS score \
-             FROM entries e JOIN pads p ON p.name = e.pad \
-             WHERE e.words @@ to_tsquery('simple', $1)"
-        ));
-        q.push("", Arg::Text(tsquery));
-        q.filter(filter);
-        q.push(
-            " ORDER BY e.seq DESC LIMIT $?",
-            Arg::Int((limit.max(64) * 4) as i64),
-        );
-        let rows = q.build().fetch_all(self.pool()).await?;
-        let mut ranked = rows
-            .iter()
-            .map(|r| Ok((read_entry_seq(r)?, r.try_get::<f64, _>("score")?)))
-            .collect::<Result<Vec<_>>>()?;
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0 .0.cmp(&a.0 .0)));
-        ranked.truncate(limit as usize);
-        Ok(ranked.into_iter().map(|((_, e), s)| (e, s)).collect())
-    }
-
-    /// For tier 4: how many entries hold each word (words in none left
-    /// out), at most the filtered pad's size. A word the planner's
-    /// statistics list as common is weighed by its share there; any other is
-    /// rare, and counted (cheaply, for that reason), up to just past the budget.
-    pub async fn word_counts(
-        &self,
-        words: &[String],
-        filter: &EntryFilter,
-    ) -> Result<Vec<(String, u64)>> {
-        if words.is_empty() {
-            return Ok(Vec::new());
-        }
-        let cap = self.pad_size(filter).await?;
-        if let Some(pads) = filter.scope.as_deref() {
-            // A token's counts are over its pads alone: they weigh its
-            // ranking and its explanation shows them.
-            let mut counted = Vec::with_capacity(words.len());
-            for w in words {
-                let mut q =
-                    Query::new("SELECT count(*) FROM (SELECT 1 FROM entries e WHERE e.words @@ ");
-                q.push("$?::tsquery", Arg::Text(format!("'{w}'")));
-                q.scope(pads);
-                q.push(
-                    " LIMIT $?) s",
-                    Arg::Int((terms::POSTINGS_BUDGET_PG + 1) as i64),
-                );
-                let df: i64 = q.build().fetch_one(self.pool()).await?.try_get(0)?;
-                if df > 0 {
-                    counted.push((w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64));
-                }
-            }
-            return Ok(counted);
-        }
-        let stats = self.word_stats().await?;
-        let mut dfs: Vec<Option<i64>> = words
-            .iter()
-            .map(|w| stats.common.get(w).map(|share| (share * stats.n) as i64))
-            .collect();
-        let rare: Vec<String> = words
-            .iter()
-            .zip(&dfs)
-            .filter(|(_, df)| df.is_none())
-            .map(|(w, _)| w.clone())
-            .collect();
-        if !rare.is_empty() {
-            // One count per word, each with its own bound value: a planned
-            // tsquery is what lets PostgreSQL use the index.
-            let mut sql = String::from("SELECT ARRAY[");
-            for i in 0..rare.len() {
-                if i > 0 {
-                    sql.push_str(", ");
-                }
-                sql.push_str(&format!(
-                    "(SELECT count(*) FROM (SELECT 1 FROM entries \
-                       WHERE words @@ ${}::tsquery LIMIT $1) s)",
-                    i + 2
-                ));
-            }
-            sql.push(']');
-            // Planned with the words (`Query::build`): a generic plan may
-            // read the table for a word the index finds at once.
-            let mut q = sqlx::query_scalar::<_, Vec<i64>>(sqlx::AssertSqlSafe(sql))
-                .persistent(false)
-                .bind((terms::POSTINGS_BUDGET_PG + 1) as i64);
-            for w in &rare {
-                q = q.bind(format!("'{w}'"));
-            }
-            let counts = q.fetch_one(self.pool()).await?;
-            let mut counts = counts.into_iter();
-            for df in dfs.iter_mut().filter(|df| df.is_none()) {
-                *df = counts.next();
-            }
-        }
-        Ok(words
-            .iter()
-            .zip(dfs)
-            .filter_map(|(w, df)| Some((w, df?)))
-            .filter(|(_, df)| *df > 0)
-            .map(|(w, df)| (w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64))
-            .collect())
-    }
-
-    /// Tier 4: entries holding any of `words` (with how many entries hold
-    /// each), ranked by BM25 as on SQLite, best first; `newest_only` ranks
-    /// only the newest matches (`terms::newest_candidates`).
-    pub async fn any_word_hits(
-        &self,
-        words: &[(String, u64)],
-        readable: Option<u64>,
-        filter: &EntryFilter,
-        limit: u32,
-        newest_only: bool,
-    ) -> Result<Vec<(Entry, f64)>> {
-        if words.is_empty() {
-            return Ok(Vec::new());
-        }
-        let stats = self.word_stats().await?;
-        let (n, avgdl) = (readable.map_or(stats.n, |r| r as f64), stats.avgdl);
-        let kept: Vec<String> = words.iter().map(|(w, _)| w.clone()).collect();
-        let idfs: Vec<f64> = words
-            .iter()
-            .map(|(_, df)| terms::idf(n, *df as f64))
-            .collect();
-        let tsquery = kept
-            .iter()
-            .map(|w| format!("'{w}'"))
-            .collect::<Vec<_>>()
-            .join(" | ");
-        // The words index gathers every match across the store, the pad
-        // filter applied after; a pad read row by row costs ~20 times a
-        // gathered match. So a pad much smaller than the words' postings
-        // is read (`ts_match_vq`, the function behind `@@`, which no index
-        // serves): a question in a pad of 1,000 at 100k entries gathered
-        // 40–65k postings for 20 ms, where reading the pad took 7.
-        let postings: f64 = words
-            .iter()
-            .map(|(w, df)| stats.common.get(w).map_or(*df as f64, |share| share * n))
-            .sum();
-        let walk = matches!(self.pad_size(filter).await?, Some(size) if (size as f64) * PAD_READ_COST < postings);
-        let matching = if walk {
-            "ts_match_vq(e.words, to_tsquery('simple', $?))"
-        } else {
-            "e.words @@ to_tsquery('simple', $?)"
-        };
-        let mut q = Query::new("");
-        q.push("", Arg::Texts(kept));
-        q.push("", Arg::Reals(idfs));
-        q.push(
-            &format!(
-                "SELECT c.seq, sum(w.idf * cardinality(t.positions) * {k1p} \
-                     / (cardinality(t.positions) + {K1} * ({one_b} + {B} * c.dl / {avgdl}))) AS score \
-                 FROM (SELECT e.seq, e.words, \
-                     (SELECT sum(cardinality(t.positions)) FROM unnest(e.words) t)::float8 AS dl \
-                   FROM entries e JOIN pads p ON p.name = e.pad \
-                   WHERE {matching}",
-                k1p = K1 + 1.0,
-                one_b = 1.0 - B,
-                avgdl = avgdl.max(1.0),
-            ),
-            Arg::Text(tsquery),
-        );
-        q.filter(filter);
-        // The newest `MAX_CANDIDATES` are scored (every match in a pad of
-        // that size or less).
-        let candidates = if newest_only {
-            terms::newest_candidates(limit)
-        } else {
-            MAX_CANDIDATES
-        };
-        // Within the budget every match is known to be few (the counts
-        // above), so they are gathered from the index and sorted; ordered
-        // by `e.seq` itself, PostgreSQL may instead read the whole table
-        // newest first for words it misjudges as common (seen with
-        // `auto_explain`: 31,768 rows read for 500 matches of five rare
-        // words, 14 of the query's 19 ms). `e.seq + 0` has no index to walk.
-        let order = if newest_only { "e.seq" } else { "e.seq + 0" };
-        q.push(
-            &format!(" ORDER BY {order} DESC LIMIT $?"),
-            Arg::Int(candidates as i64),
-        );
-        q.raw(&format!(
-            ") c CROSS JOIN LATERAL unnest(c.words) t \
-             JOIN unnest($1::text[], $2::float8[]) AS w(term, idf) ON w.term = t.lexeme \
-             GROUP BY c.seq ORDER BY score DESC, c.seq DESC LIMIT {limit}"
-        ));
-        let ranked: Vec<(i64, f64)> = q
-            .build()
-            .fetch_all(self.pool())
-            .await?
-            .iter()
-            .map(|r| Ok((r.try_get("seq")?, r.try_get("score")?)))
-            .collect::<Result<_>>()?;
-        let seqs: Vec<i64> = ranked.iter().map(|r| r.0).collect();
-        let entries = self.entries_by_id(&seqs).await?;
-        Ok(ranked
-            .into_iter()
-            .zip(entries)
-            .filter_map(|((_, score), e)| Some((e?, score)))
-            .collect())
-    }
-
     /// The store's size, its entries' mean length in words, and its common
     /// words: read at most once a minute per engine (they move slowly, and
     /// BM25 barely feels it).
@@ -338,66 +102,6 @@ impl PgStore {
         )
     }
 
-    /// Tier 3: entries holding every word anywhere, newest first.
-    pub async fn substring_hits(
-        &self,
-        words: &[String],
-        filter: &EntryFilter,
-        limit: u32,
-    ) -> Result<Vec<(Entry, f64)>> {
-        let likes: Vec<String> = words
-            .iter()
-            .map(|w| {
-                // Matched against lower(content); a query's % and _ are
-                // escaped to plain characters.
-                format!(
-                    "%{}%",
-                    w.to_lowercase()
-                        .replace('\\', "\\\\")
-                        .replace('%', "\\%")
-                        .replace('_', "\\_")
-                )
-            })
-            .collect();
-        // The trigram index is asked only where it helps. In a pad of at
-        // most `PAD_WALK` entries, reading its newest rows and checking
-        // each is bounded and cheap, where the index gathers the fragment's
-        // matches across the store first (p99 85 ms at 100k entries, 3 ms
-        // reading the pad). A fragment under three characters has no
-        // trigram: the index returns every entry (seen: 100,000 rows, 95 ms
-        // with a tag filter), while the newest rows hold a match at once.
-        let short = words.iter().any(|w| w.chars().count() < 3);
-        let walk = short || matches!(self.pad_size(filter).await?, Some(n) if n <= PAD_WALK);
-        if !walk {
-            if let Some(seqs) = self.trigram_matches(&likes).await? {
-                let mut q = Query::new(format!(
-                    "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad \
-                     WHERE e.seq = ANY($1)"
-                ));
-                q.push("", Arg::Ints(seqs));
-                q.filter(filter);
-                q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(limit as i64));
-                return self.unranked(&q).await;
-            }
-        }
-        // Written as `lower(content) || ''`, the test cannot use the index:
-        // the newest rows are read until enough match.
-        let text = if walk {
-            "lower(e.content) || ''"
-        } else {
-            "lower(e.content)"
-        };
-        let mut q = Query::new(format!(
-            "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE true"
-        ));
-        q.filter(filter);
-        for like in likes {
-            q.push(&format!(" AND {text} LIKE $?"), Arg::Text(like));
-        }
-        q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(limit as i64));
-        self.unranked(&q).await
-    }
-
     /// Every entry matching all of `likes`, from the trigram index, when
     /// there are at most `TRIGRAM_CAP`; `None` when there are more. The
     /// index is asked in a materialised set of its own: in one query with
@@ -428,5 +132,320 @@ impl PgStore {
         rows.iter()
             .map(|r| Ok((read_entry(r)?, 0.0)))
             .collect::<Result<_>>()
+    }
+}
+
+impl TextSearch for PgStore {
+    /// Tiers 1 and 2: entries holding every word whole or (`prefix`) by its
+    /// beginning, ranked, among the newest matches.
+    fn word_hits<'a>(
+        &'a self,
+        words: &'a [String],
+        filter: &'a EntryFilter,
+        limit: u32,
+        prefix: bool,
+        // ts_rank weighs no word by how common it is.
+        _readable: Option<u64>,
+    ) -> Fut<'a, Vec<(Entry, f64)>> {
+        Box::pin(async move {
+            // Words as the index holds them: letters and digits, lower-cased; a
+            // word with none can only match as a substring.
+            let terms: Vec<String> = words
+                .iter()
+                .map(|w| {
+                    w.to_lowercase()
+                        .chars()
+                        .filter(|c| c.is_alphanumeric())
+                        .collect::<String>()
+                })
+                .collect();
+            if terms.is_empty() || terms.iter().any(String::is_empty) {
+                return Ok(Vec::new());
+            }
+            let tsquery = terms
+                .iter()
+                .map(|t| {
+                    let star = if prefix && t.chars().count() >= 3 {
+                        ":*"
+                    } else {
+                        ""
+                    };
+                    format!("'{t}'{star}")
+                })
+                .collect::<Vec<_>>()
+                .join(" & ");
+            // The newest matches that pass the filters, ranked; then recency.
+            let mut q = Query::new(format!(
+                "SELECT {ENTRY_COLUMNS}, ts_rank(e.words, to_tsquery('simple', $1))::float8 AS score \
+                 FROM entries e JOIN pads p ON p.name = e.pad \
+                 WHERE e.words @@ to_tsquery('simple', $1)"
+            ));
+            q.push("", Arg::Text(tsquery));
+            q.filter(filter);
+            q.push(
+                " ORDER BY e.seq DESC LIMIT $?",
+                Arg::Int((limit.max(64) * 4) as i64),
+            );
+            let rows = q.build().fetch_all(self.pool()).await?;
+            let mut ranked = rows
+                .iter()
+                .map(|r| Ok((read_entry_seq(r)?, r.try_get::<f64, _>("score")?)))
+                .collect::<Result<Vec<_>>>()?;
+            ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0 .0.cmp(&a.0 .0)));
+            ranked.truncate(limit as usize);
+            Ok(ranked.into_iter().map(|((_, e), s)| (e, s)).collect())
+        })
+    }
+
+    /// Tier 3: entries holding every word anywhere, newest first.
+    fn substring_hits<'a>(
+        &'a self,
+        words: &'a [String],
+        filter: &'a EntryFilter,
+        limit: u32,
+    ) -> Fut<'a, Vec<(Entry, f64)>> {
+        Box::pin(async move {
+            let likes: Vec<String> = words
+                .iter()
+                .map(|w| {
+                    // Matched against lower(content); a query's % and _ are
+                    // escaped to plain characters.
+                    format!(
+                        "%{}%",
+                        w.to_lowercase()
+                            .replace('\\', "\\\\")
+                            .replace('%', "\\%")
+                            .replace('_', "\\_")
+                    )
+                })
+                .collect();
+            // The trigram index is asked only where it helps. In a pad of at
+            // most `PAD_WALK` entries, reading its newest rows and checking
+            // each is bounded and cheap, where the index gathers the fragment's
+            // matches across the store first (p99 85 ms at 100k entries, 3 ms
+            // reading the pad). A fragment under three characters has no
+            // trigram: the index returns every entry (seen: 100,000 rows, 95 ms
+            // with a tag filter), while the newest rows hold a match at once.
+            let short = words.iter().any(|w| w.chars().count() < 3);
+            let walk = short || matches!(self.pad_size(filter).await?, Some(n) if n <= PAD_WALK);
+            if !walk {
+                if let Some(seqs) = self.trigram_matches(&likes).await? {
+                    let mut q = Query::new(format!(
+                        "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad \
+                         WHERE e.seq = ANY($1)"
+                    ));
+                    q.push("", Arg::Ints(seqs));
+                    q.filter(filter);
+                    q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(limit as i64));
+                    return self.unranked(&q).await;
+                }
+            }
+            // Written as `lower(content) || ''`, the test cannot use the index:
+            // the newest rows are read until enough match.
+            let text = if walk {
+                "lower(e.content) || ''"
+            } else {
+                "lower(e.content)"
+            };
+            let mut q = Query::new(format!(
+                "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE true"
+            ));
+            q.filter(filter);
+            for like in likes {
+                q.push(&format!(" AND {text} LIKE $?"), Arg::Text(like));
+            }
+            q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(limit as i64));
+            self.unranked(&q).await
+        })
+    }
+
+    /// For tier 4: how many entries hold each word (words in none left
+    /// out), at most the filtered pad's size. A word the planner's
+    /// statistics list as common is weighed by its share there; any other is
+    /// rare, and counted (cheaply, for that reason), up to just past the budget.
+    fn word_counts<'a>(
+        &'a self,
+        words: &'a [String],
+        filter: &'a EntryFilter,
+    ) -> Fut<'a, Vec<(String, u64)>> {
+        Box::pin(async move {
+            if words.is_empty() {
+                return Ok(Vec::new());
+            }
+            let cap = self.pad_size(filter).await?;
+            if let Some(pads) = filter.scope.as_deref() {
+                // A token's counts are over its pads alone: they weigh its
+                // ranking and its explanation shows them.
+                let mut counted = Vec::with_capacity(words.len());
+                for w in words {
+                    let mut q = Query::new(
+                        "SELECT count(*) FROM (SELECT 1 FROM entries e WHERE e.words @@ ",
+                    );
+                    q.push("$?::tsquery", Arg::Text(format!("'{w}'")));
+                    q.scope(pads);
+                    q.push(
+                        " LIMIT $?) s",
+                        Arg::Int((terms::POSTINGS_BUDGET_PG + 1) as i64),
+                    );
+                    let df: i64 = q.build().fetch_one(self.pool()).await?.try_get(0)?;
+                    if df > 0 {
+                        counted.push((w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64));
+                    }
+                }
+                return Ok(counted);
+            }
+            let stats = self.word_stats().await?;
+            let mut dfs: Vec<Option<i64>> = words
+                .iter()
+                .map(|w| stats.common.get(w).map(|share| (share * stats.n) as i64))
+                .collect();
+            let rare: Vec<String> = words
+                .iter()
+                .zip(&dfs)
+                .filter(|(_, df)| df.is_none())
+                .map(|(w, _)| w.clone())
+                .collect();
+            if !rare.is_empty() {
+                // One count per word, each with its own bound value: a planned
+                // tsquery is what lets PostgreSQL use the index.
+                let mut sql = String::from("SELECT ARRAY[");
+                for i in 0..rare.len() {
+                    if i > 0 {
+                        sql.push_str(", ");
+                    }
+                    sql.push_str(&format!(
+                        "(SELECT count(*) FROM (SELECT 1 FROM entries \
+                           WHERE words @@ ${}::tsquery LIMIT $1) s)",
+                        i + 2
+                    ));
+                }
+                sql.push(']');
+                // Planned with the words (`Query::build`): a generic plan may
+                // read the table for a word the index finds at once.
+                let mut q = sqlx::query_scalar::<_, Vec<i64>>(sqlx::AssertSqlSafe(sql))
+                    .persistent(false)
+                    .bind((terms::POSTINGS_BUDGET_PG + 1) as i64);
+                for w in &rare {
+                    q = q.bind(format!("'{w}'"));
+                }
+                let counts = q.fetch_one(self.pool()).await?;
+                let mut counts = counts.into_iter();
+                for df in dfs.iter_mut().filter(|df| df.is_none()) {
+                    *df = counts.next();
+                }
+            }
+            Ok(words
+                .iter()
+                .zip(dfs)
+                .filter_map(|(w, df)| Some((w, df?)))
+                .filter(|(_, df)| *df > 0)
+                .map(|(w, df)| (w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64))
+                .collect())
+        })
+    }
+
+    /// Tier 4: entries holding any of `words` (with how many entries hold
+    /// each), ranked by BM25 as on SQLite, best first; `newest_only` ranks
+    /// only the newest matches (`terms::newest_candidates`).
+    fn any_word_hits<'a>(
+        &'a self,
+        words: &'a [(String, u64)],
+        readable: Option<u64>,
+        filter: &'a EntryFilter,
+        limit: u32,
+        newest_only: bool,
+    ) -> Fut<'a, Vec<(Entry, f64)>> {
+        Box::pin(async move {
+            if words.is_empty() {
+                return Ok(Vec::new());
+            }
+            let stats = self.word_stats().await?;
+            let (n, avgdl) = (readable.map_or(stats.n, |r| r as f64), stats.avgdl);
+            let kept: Vec<String> = words.iter().map(|(w, _)| w.clone()).collect();
+            let idfs: Vec<f64> = words
+                .iter()
+                .map(|(_, df)| terms::idf(n, *df as f64))
+                .collect();
+            let tsquery = kept
+                .iter()
+                .map(|w| format!("'{w}'"))
+                .collect::<Vec<_>>()
+                .join(" | ");
+            // The words index gathers every match across the store, the pad
+            // filter applied after; a pad read row by row costs ~20 times a
+            // gathered match. So a pad much smaller than the words' postings
+            // is read (`ts_match_vq`, the function behind `@@`, which no index
+            // serves): a question in a pad of 1,000 at 100k entries gathered
+            // 40–65k postings for 20 ms, where reading the pad took 7.
+            let postings: f64 = words
+                .iter()
+                .map(|(w, df)| stats.common.get(w).map_or(*df as f64, |share| share * n))
+                .sum();
+            let walk = matches!(self.pad_size(filter).await?, Some(size) if (size as f64) * PAD_READ_COST < postings);
+            let matching = if walk {
+                "ts_match_vq(e.words, to_tsquery('simple', $?))"
+            } else {
+                "e.words @@ to_tsquery('simple', $?)"
+            };
+            let mut q = Query::new("");
+            q.push("", Arg::Texts(kept));
+            q.push("", Arg::Reals(idfs));
+            q.push(
+                &format!(
+                    "SELECT c.seq, sum(w.idf * cardinality(t.positions) * {k1p} \
+                         / (cardinality(t.positions) + {K1} * ({one_b} + {B} * c.dl / {avgdl}))) AS score \
+                     FROM (SELECT e.seq, e.words, \
+                         (SELECT sum(cardinality(t.positions)) FROM unnest(e.words) t)::float8 AS dl \
+                       FROM entries e JOIN pads p ON p.name = e.pad \
+                       WHERE {matching}",
+                    k1p = K1 + 1.0,
+                    one_b = 1.0 - B,
+                    avgdl = avgdl.max(1.0),
+                ),
+                Arg::Text(tsquery),
+            );
+            q.filter(filter);
+            // The newest `MAX_CANDIDATES` are scored (every match in a pad of
+            // that size or less).
+            let candidates = if newest_only {
+                terms::newest_candidates(limit)
+            } else {
+                MAX_CANDIDATES
+            };
+            // Within the budget every match is known to be few (the counts
+            // above), so they are gathered from the index and sorted; ordered
+            // by `e.seq` itself, PostgreSQL may instead read the whole table
+            // newest first for words it misjudges as common (seen with
+            // `auto_explain`: 31,768 rows read for 500 matches of five rare
+            // words, 14 of the query's 19 ms). `e.seq + 0` has no index to walk.
+            let order = if newest_only { "e.seq" } else { "e.seq + 0" };
+            q.push(
+                &format!(" ORDER BY {order} DESC LIMIT $?"),
+                Arg::Int(candidates as i64),
+            );
+            q.raw(&format!(
+                ") c CROSS JOIN LATERAL unnest(c.words) t \
+                 JOIN unnest($1::text[], $2::float8[]) AS w(term, idf) ON w.term = t.lexeme \
+                 GROUP BY c.seq ORDER BY score DESC, c.seq DESC LIMIT {limit}"
+            ));
+            let ranked: Vec<(i64, f64)> = q
+                .build()
+                .fetch_all(self.pool())
+                .await?
+                .iter()
+                .map(|r| Ok((r.try_get("seq")?, r.try_get("score")?)))
+                .collect::<Result<_>>()?;
+            let seqs: Vec<i64> = ranked.iter().map(|r| r.0).collect();
+            let entries = self.entries_by_id(&seqs).await?;
+            Ok(ranked
+                .into_iter()
+                .zip(entries)
+                .filter_map(|((_, score), e)| Some((e?, score)))
+                .collect())
+        })
+    }
+
+    fn postings_budget(&self) -> u64 {
+        crate::terms::POSTINGS_BUDGET_PG
     }
 }

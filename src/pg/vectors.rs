@@ -21,8 +21,13 @@ use sqlx::{PgPool, Row};
 use super::{PgStore, Query};
 use crate::error::{Error, Result};
 use crate::semantic::vector::{best, dot, embedded_text, from_blob, to_blob, VectorRow};
+use crate::semantic::Semantic;
 use crate::semantic::{Embed, VectorSource};
+use crate::storage::EmbedGoal;
 use crate::storage::EntryFilter;
+use crate::storage::Fut;
+use crate::storage::Meaning;
+use std::sync::Arc;
 
 /// The advisory lock vector writers hold from drawing `n` to their commit.
 const WRITE_LOCK: i64 = 0x7061_645f_7665_6373; // "pad_vecs"
@@ -319,18 +324,8 @@ impl PgStore {
         .await?)
     }
 
-    /// Entries in live pads (from the pads' counters: no scan).
-    pub async fn live_entries(&self) -> Result<usize> {
-        let n: i64 = sqlx::query_scalar(
-            "SELECT coalesce(sum(entries), 0)::bigint FROM pads WHERE archived_at IS NULL",
-        )
-        .fetch_one(self.pool())
-        .await?;
-        Ok(n as usize)
-    }
-
     /// Queue rows up to `upto` not yet embedded (by any engine).
-    pub async fn embed_left(&self, upto: i64) -> Result<i64> {
+    pub async fn queued_upto(&self, upto: i64) -> Result<i64> {
         Ok(
             sqlx::query_scalar("SELECT count(*) FROM embed_queue WHERE id <= $1")
                 .bind(upto)
@@ -348,70 +343,6 @@ impl PgStore {
         )
     }
 
-    /// How many live entries pass `filter`, counting no further than `cap`.
-    pub async fn count_matching(&self, filter: &EntryFilter, cap: usize) -> Result<usize> {
-        let mut q = Query::new(
-            "SELECT count(*) FROM (SELECT 1 FROM entries e JOIN pads p ON p.name = e.pad WHERE true",
-        );
-        q.filter(filter);
-        q.push(" LIMIT $?) AS m", super::Arg::Int(cap as i64));
-        let n: i64 = q.build().fetch_one(self.pool()).await?.try_get(0)?;
-        Ok(n as usize)
-    }
-
-    /// Whether any pad is archived (its entries must then be filtered out).
-    pub async fn any_archived(&self) -> Result<bool> {
-        Ok(
-            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pads WHERE archived_at IS NOT NULL)")
-                .fetch_one(self.pool())
-                .await?,
-        )
-    }
-
-    /// The exact `k` nearest entries passing `filter` (a selective one), by
-    /// cosine similarity on their stored vectors.
-    pub async fn nearest_exact(
-        &self,
-        query: &[f32],
-        filter: &EntryFilter,
-        k: usize,
-    ) -> Result<Vec<(i64, f32)>> {
-        let mut q = Query::new(
-            "SELECT v.seq, v.vec FROM vectors v JOIN entries e ON e.seq = v.seq \
-             JOIN pads p ON p.name = e.pad WHERE v.vec IS NOT NULL",
-        );
-        q.filter(filter);
-        // Streamed and scored row by row, keeping the best `k`: an
-        // unfiltered search while the index is still being built reads
-        // every vector, and must not hold them all.
-        let mut rows = q.build().fetch(self.pool());
-        let mut top: Vec<(i64, f32)> = Vec::with_capacity(2 * k + 1);
-        while let Some(r) = rows.try_next().await? {
-            let blob: &[u8] = r.try_get(1)?;
-            top.push((r.try_get::<i64, _>(0)?, dot(query, blob)));
-            if top.len() > 2 * k {
-                top = best(top, k);
-            }
-        }
-        Ok(best(top, k))
-    }
-
-    /// Cosine similarity of `query` to the stored vectors of these entries
-    /// (those without a vector are skipped).
-    pub async fn similarities(&self, query: &[f32], seqs: &[i64]) -> Result<Vec<(i64, f32)>> {
-        let rows =
-            sqlx::query("SELECT seq, vec FROM vectors WHERE seq = ANY($1) AND vec IS NOT NULL")
-                .bind(seqs)
-                .fetch_all(self.pool())
-                .await?;
-        let mut out = Vec::with_capacity(rows.len());
-        for r in &rows {
-            let blob: &[u8] = r.try_get(1)?;
-            out.push((r.try_get::<i64, _>(0)?, dot(query, blob)));
-        }
-        Ok(out)
-    }
-
     /// Which of these entries exist, live, and pass `filter`.
     pub async fn passing(&self, filter: &EntryFilter, seqs: &[i64]) -> Result<HashSet<i64>> {
         let mut q = Query::new(
@@ -421,5 +352,170 @@ impl PgStore {
         q.filter(filter);
         let rows = q.build().fetch_all(self.pool()).await?;
         rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+    }
+}
+
+impl Meaning for PgStore {
+    fn vectors(&self) -> Result<Arc<dyn VectorSource>> {
+        Ok(Arc::new(PgVectors::new(self)?))
+    }
+
+    /// Entries in live pads (from the pads' counters: no scan).
+    fn live_entries(&self) -> Fut<'_, usize> {
+        Box::pin(async move {
+            let n: i64 = sqlx::query_scalar(
+                "SELECT coalesce(sum(entries), 0)::bigint FROM pads WHERE archived_at IS NULL",
+            )
+            .fetch_one(self.pool())
+            .await?;
+            Ok(n as usize)
+        })
+    }
+
+    /// How many live entries pass `filter`, counting no further than `cap`.
+    fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize> {
+        Box::pin(async move {
+            let mut q = Query::new(
+                "SELECT count(*) FROM (SELECT 1 FROM entries e JOIN pads p ON p.name = e.pad WHERE true",
+            );
+            q.filter(&filter);
+            q.push(" LIMIT $?) AS m", super::Arg::Int(cap as i64));
+            let n: i64 = q.build().fetch_one(self.pool()).await?.try_get(0)?;
+            Ok(n as usize)
+        })
+    }
+
+    /// Whether any pad is archived (its entries must then be filtered out).
+    fn any_archived(&self) -> Fut<'_, bool> {
+        Box::pin(async move {
+            Ok(sqlx::query_scalar(
+                "SELECT EXISTS (SELECT 1 FROM pads WHERE archived_at IS NOT NULL)",
+            )
+            .fetch_one(self.pool())
+            .await?)
+        })
+    }
+
+    /// The exact `k` nearest entries passing `filter` (a selective one), by
+    /// cosine similarity on their stored vectors.
+    fn nearest_exact(
+        &self,
+        query: Arc<[f32]>,
+        filter: EntryFilter,
+        k: usize,
+    ) -> Fut<'_, Vec<(i64, f32)>> {
+        Box::pin(async move {
+            let mut q = Query::new(
+                "SELECT v.seq, v.vec FROM vectors v JOIN entries e ON e.seq = v.seq \
+                 JOIN pads p ON p.name = e.pad WHERE v.vec IS NOT NULL",
+            );
+            q.filter(&filter);
+            // Streamed and scored row by row, keeping the best `k`: an
+            // unfiltered search while the index is still being built reads
+            // every vector, and must not hold them all.
+            let mut rows = q.build().fetch(self.pool());
+            let mut top: Vec<(i64, f32)> = Vec::with_capacity(2 * k + 1);
+            while let Some(r) = rows.try_next().await? {
+                let blob: &[u8] = r.try_get(1)?;
+                top.push((r.try_get::<i64, _>(0)?, dot(&query, blob)));
+                if top.len() > 2 * k {
+                    top = best(top, k);
+                }
+            }
+            Ok(best(top, k))
+        })
+    }
+
+    /// Cosine similarity of `query` to the stored vectors of these entries
+    /// (those without a vector are skipped).
+    fn similarities(&self, query: Arc<[f32]>, ids: Vec<i64>) -> Fut<'_, Vec<(i64, f32)>> {
+        Box::pin(async move {
+            let rows =
+                sqlx::query("SELECT seq, vec FROM vectors WHERE seq = ANY($1) AND vec IS NOT NULL")
+                    .bind(&ids)
+                    .fetch_all(self.pool())
+                    .await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for r in &rows {
+                let blob: &[u8] = r.try_get(1)?;
+                out.push((r.try_get::<i64, _>(0)?, dot(&query, blob)));
+            }
+            Ok(out)
+        })
+    }
+
+    /// A filter is checked on a batch of candidates in one query, asking the
+    /// index for four times more until enough pass (or it has no more).
+    fn index_candidates(
+        &self,
+        index: Arc<Semantic>,
+        query: Arc<[f32]>,
+        filter: Option<EntryFilter>,
+        want: usize,
+    ) -> Fut<'_, Option<Vec<i64>>> {
+        Box::pin(async move {
+            let mut asked = want;
+            loop {
+                let (i, q) = (index.clone(), query.clone());
+                let checked = filter.is_some();
+                let found = tokio::task::spawn_blocking(move || {
+                    if checked {
+                        i.candidates_to_filter(&q, asked)
+                    } else {
+                        i.candidates(&q, asked, None).map(|c| (c, 0))
+                    }
+                })
+                .await
+                .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))?;
+                let Some((ids, len)) = found else {
+                    return Ok(None);
+                };
+                let Some(filter) = &filter else {
+                    return Ok(Some(ids));
+                };
+                let pass = self.passing(filter, &ids).await?;
+                let kept: Vec<i64> = ids.into_iter().filter(|id| pass.contains(id)).collect();
+                if kept.len() >= want || asked >= len {
+                    return Ok(Some(kept));
+                }
+                asked = asked.saturating_mul(4).min(len);
+            }
+        })
+    }
+
+    /// The newest queued entry, and the vectors' newest row when read:
+    /// any engine of the team may embed what is queued.
+    fn embed_goal(&self) -> Fut<'_, EmbedGoal> {
+        Box::pin(async move {
+            let (queued, backlog, n) = self.embed_backlog().await?;
+            Ok(EmbedGoal {
+                upto: (queued.unwrap_or(0), n),
+                backlog,
+            })
+        })
+    }
+
+    /// Once nothing up to the goal waits in the queue, the index must reach
+    /// the vectors' newest row (which holds them).
+    fn embedded_mark(&self, goal: EmbedGoal) -> Fut<'_, Option<(i64, i64)>> {
+        Box::pin(async move {
+            let n = match goal.upto {
+                (0, n) => n,
+                (queued, _) if self.queued_upto(queued).await? == 0 => {
+                    self.vectors_last_n().await?
+                }
+                _ => return Ok(None),
+            };
+            Ok(Some((n, i64::MIN)))
+        })
+    }
+
+    fn embed_left(&self, goal: EmbedGoal) -> Fut<'_, u64> {
+        Box::pin(async move {
+            Ok(match goal.upto.0 {
+                0 => 0,
+                queued => self.queued_upto(queued).await?.max(0) as u64,
+            })
+        })
     }
 }

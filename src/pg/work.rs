@@ -12,121 +12,19 @@ use crate::model::{Entry, Kind, Pad, Status};
 use crate::protocol::Action;
 use crate::storage::rules::no_pad;
 use crate::storage::rules::{is_task, may_finish, may_heartbeat};
+use crate::storage::Fut;
 use crate::storage::PadEntries;
-use crate::storage::{
-    Counts, EntryFilter, Finish, Inbox, PadSweep, ReportRow, TokenRow, DEFAULT_LEASE_MS,
-};
+use crate::storage::{EntryFilter, Finish, PadSweep, ReportRow, TokenRow, DEFAULT_LEASE_MS};
+use crate::storage::{Pads, Tasks, Tokens, Upkeep};
+use std::collections::BTreeMap;
 
 impl PgStore {
-    pub async fn pads(&self, include_archived: bool) -> Result<Vec<Pad>> {
-        let sql = format!(
-            "SELECT {PAD_COLUMNS} FROM pads {} ORDER BY last_write_at DESC, name",
-            if include_archived {
-                ""
-            } else {
-                "WHERE archived_at IS NULL"
-            }
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(read_pad).collect()
-    }
-
     pub async fn pad(&self, name: &str) -> Result<Option<Pad>> {
         let row = sqlx::query(sql!("SELECT {PAD_COLUMNS} FROM pads WHERE name = $1"))
             .bind(name)
             .fetch_optional(self.pool())
             .await?;
         row.as_ref().map(read_pad).transpose()
-    }
-
-    pub async fn configure(
-        &self,
-        name: &str,
-        ttl_seconds: Option<Option<i64>>,
-        max_entries: Option<Option<i64>>,
-        now: i64,
-    ) -> Result<Pad> {
-        let row = sqlx::query(sql!(
-            "INSERT INTO pads (name, ttl_seconds, max_entries, created_at, last_write_at) \
-             VALUES ($1, CASE WHEN $2 THEN $3 WHEN $1 = 'inbox' THEN NULL \
-                     ELSE (SELECT nullif(value, '')::bigint FROM settings WHERE key = 'default_ttl_seconds') END, \
-                     $5, $6, $6) \
-             ON CONFLICT (name) DO UPDATE SET \
-               ttl_seconds = CASE WHEN $2 THEN $3 ELSE pads.ttl_seconds END, \
-               max_entries = CASE WHEN $4 THEN $5 ELSE pads.max_entries END, \
-               last_write_at = $6, archived_at = NULL \
-             RETURNING {PAD_COLUMNS}"
-        ))
-        .bind(name)
-        .bind(ttl_seconds.is_some())
-        .bind(ttl_seconds.flatten())
-        .bind(max_entries.is_some())
-        .bind(max_entries.flatten())
-        .bind(now)
-        .fetch_one(self.pool())
-        .await?;
-        read_pad(&row)
-    }
-
-    pub async fn touch(&self, name: &str, now: i64) -> Result<Pad> {
-        let row = sqlx::query(sql!(
-            "UPDATE pads SET last_write_at = $2, archived_at = NULL WHERE name = $1 RETURNING {PAD_COLUMNS}"
-        ))
-        .bind(name)
-        .bind(now)
-        .fetch_optional(self.pool())
-        .await?;
-        match row {
-            Some(r) => read_pad(&r),
-            None => Err(no_pad(name)),
-        }
-    }
-
-    pub async fn clear(
-        &self,
-        name: &str,
-        keep_pinned: bool,
-        now: i64,
-        by: &str,
-    ) -> Result<(std::collections::BTreeMap<String, usize>, i64)> {
-        let mut tx = self.pool().begin().await?;
-        let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM pads WHERE name = $1")
-            .bind(name)
-            .fetch_optional(&mut *tx)
-            .await?;
-        if exists.is_none() {
-            return Err(no_pad(name));
-        }
-        let cond = if keep_pinned {
-            "pad = $4 AND NOT pinned"
-        } else {
-            "pad = $4"
-        };
-        let which = (cond, Arg::Text(name.into()));
-        let (change, _, authors) = keep_deleting(
-            &mut tx,
-            self.keeping(),
-            Action::Clear,
-            by,
-            now,
-            which,
-            false,
-        )
-        .await?;
-        tx.commit().await?;
-        Ok((authors, change.unwrap_or_default()))
-    }
-
-    /// A pad and its entries (`pad_entries`), for an export.
-    pub async fn pad_with_entries(
-        &self,
-        name: &str,
-        max_bytes: usize,
-    ) -> Result<(Pad, PadEntries)> {
-        let pad = self.pad(name).await?.ok_or_else(|| no_pad(name))?;
-        Ok((pad, self.pad_entries(name, max_bytes).await?))
     }
 
     /// A pad's entries, oldest first, within `max_bytes` (`Store::pad_entries`).
@@ -160,395 +58,12 @@ impl PgStore {
         Ok((out.into_iter().map(|(_, e)| e).collect(), left_out, total))
     }
 
-    pub async fn tags(&self, filter: &EntryFilter) -> Result<Vec<(String, i64)>> {
-        let mut q = Query::new(
-            "SELECT t.tag, count(*) AS n FROM entries e JOIN pads p ON p.name = e.pad \
-             CROSS JOIN LATERAL unnest(e.tags) AS t(tag) WHERE true",
-        );
-        q.filter(filter);
-        q.raw(" GROUP BY t.tag ORDER BY n DESC, t.tag");
-        let rows = q.build().fetch_all(self.pool()).await?;
-        rows.iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
-            .collect()
-    }
-
-    /// Archives idle pads and purges old archives, once across engines: the
-    /// statements take the rows they change, so a second engine sweeping at
-    /// the same moment finds nothing left to do.
-    pub async fn sweep(&self, now: i64, retention_ms: i64) -> Result<PadSweep> {
-        let mut tx = self.pool().begin().await?;
-        let archived: Vec<String> = sqlx::query_scalar(
-            "UPDATE pads SET archived_at = $1 WHERE archived_at IS NULL \
-             AND ttl_seconds IS NOT NULL AND last_write_at + ttl_seconds * 1000 <= $1 \
-             RETURNING name",
-        )
-        .bind(now)
-        .fetch_all(&mut *tx)
-        .await?;
-        let cutoff = now - retention_ms;
-        let expired = "NOT pinned AND pad IN \
-             (SELECT name FROM pads WHERE archived_at IS NOT NULL AND archived_at <= $4)";
-        let which = (expired, Arg::Int(cutoff));
-        let (_, _, purged) = keep_deleting(
-            &mut tx,
-            self.keeping(),
-            Action::Expire,
-            "engine",
-            now,
-            which,
-            false,
-        )
-        .await?;
-        let purged_entries = purged.values().sum();
-        let purged_pads = sqlx::query(
-            "DELETE FROM pads WHERE archived_at IS NOT NULL AND archived_at <= $1 AND entries = 0",
-        )
-        .bind(cutoff)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected() as usize;
-        sqlx::query("DELETE FROM deliveries WHERE NOT taken AND updated_at < $1")
-            .bind(now - crate::storage::rules::UNCLAIMED_DELIVERY_MS)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(PadSweep {
-            archived,
-            purged_entries,
-            purged_pads,
-        })
-    }
-
-    pub async fn counts(&self) -> Result<Counts> {
-        let r = sqlx::query(
-            "SELECT (SELECT coalesce(sum(entries), 0)::bigint FROM pads), \
-                    (SELECT count(*) FROM pads WHERE archived_at IS NULL), \
-                    (SELECT count(*) FROM pads WHERE archived_at IS NOT NULL), \
-                    (SELECT count(DISTINCT t) FROM entries, unnest(tags) AS t)",
-        )
-        .fetch_one(self.pool())
-        .await?;
-        Ok(Counts {
-            entries: r.try_get(0)?,
-            live_pads: r.try_get(1)?,
-            archived_pads: r.try_get(2)?,
-            tags: r.try_get(3)?,
-        })
-    }
-
-    /// What is new for an author (`Store::inbox`).
-    pub async fn inbox(&self, author: &str, peek: bool) -> Result<Inbox> {
-        let pool = self.pool();
-        let newest: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM entries")
-            .fetch_one(pool)
-            .await?;
-        let cursors: Option<(i64, i64)> =
-            sqlx::query_as("SELECT seq, reminded FROM inbox_cursors WHERE author = $1")
-                .bind(author)
-                .fetch_optional(pool)
-                .await?;
-        // No cursor yet: just before the author's first entry (`Store::inbox`).
-        let cursor = match cursors {
-            Some(c) => Some(c.0),
-            None => {
-                sqlx::query_scalar::<_, Option<i64>>(
-                    "SELECT min(seq) - 1 FROM entries WHERE author = $1",
-                )
-                .bind(author)
-                .fetch_one(pool)
-                .await?
-            }
-        };
-        let reminded_cursor = cursors.map_or(0, |c| c.1);
-        let rows = sqlx::query(sql!(
-            "SELECT {ENTRY_COLUMNS}, e.reminded_at FROM entries e JOIN pads p ON p.name = e.pad \
-             WHERE e.author = $1 AND e.reminded_at > $2 AND p.archived_at IS NULL \
-             ORDER BY e.reminded_at, e.seq"
-        ))
-        .bind(author)
-        .bind(reminded_cursor)
-        .fetch_all(pool)
-        .await?;
-        let mut reminded = reminded_cursor;
-        let mut inbox = Inbox {
-            needs_eyes: Vec::new(),
-            replies: Vec::new(),
-            addressed: Vec::new(),
-            reminders: Vec::with_capacity(rows.len()),
-        };
-        for r in &rows {
-            reminded = reminded.max(r.try_get::<i64, _>("reminded_at")?);
-            inbox.reminders.push(read_entry(r)?);
-        }
-        let rows = sqlx::query(sql!(
-            "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad \
-             WHERE e.addressed_to IS NOT NULL AND e.seq > $1 AND e.seq <= $2 \
-               AND e.author <> $3 AND $3 = ANY(e.addressed_to) AND p.archived_at IS NULL \
-             ORDER BY e.seq"
-        ))
-        .bind(cursor.unwrap_or(0))
-        .bind(newest)
-        .bind(author)
-        .fetch_all(pool)
-        .await?;
-        inbox.addressed = rows.iter().map(read_entry).collect::<Result<_>>()?;
-        if let Some(cursor) = cursor {
-            let rows = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad \
-                 WHERE 'needs_eyes' = ANY(e.tags) AND e.seq > $1 AND e.seq <= $2 \
-                   AND e.author <> $3 AND p.archived_at IS NULL ORDER BY e.seq"
-            ))
-            .bind(cursor)
-            .bind(newest)
-            .bind(author)
-            .fetch_all(pool)
-            .await?;
-            inbox.needs_eyes = rows.iter().map(read_entry).collect::<Result<_>>()?;
-            let rows = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e JOIN entries parent ON parent.seq = e.reply_to \
-                 JOIN pads p ON p.name = e.pad \
-                 WHERE e.seq > $1 AND e.seq <= $2 AND e.reply_to IS NOT NULL \
-                   AND e.author <> $3 AND parent.author = $3 AND p.archived_at IS NULL \
-                 ORDER BY e.seq"
-            ))
-            .bind(cursor)
-            .bind(newest)
-            .bind(author)
-            .fetch_all(pool)
-            .await?;
-            inbox.replies = rows.iter().map(read_entry).collect::<Result<_>>()?;
-        }
-        if !peek && (cursors.map(|c| c.0) != Some(newest) || reminded != reminded_cursor) {
-            sqlx::query(
-                "INSERT INTO inbox_cursors (author, seq, reminded) VALUES ($1, $2, $3) \
-                 ON CONFLICT (author) DO UPDATE SET seq = greatest(inbox_cursors.seq, excluded.seq), \
-                   reminded = greatest(inbox_cursors.reminded, excluded.reminded)",
-            )
-            .bind(author)
-            .bind(newest)
-            .bind(reminded)
-            .execute(pool)
-            .await?;
-        }
-        Ok(inbox)
-    }
-
-    pub async fn tokens(&self) -> Result<Vec<TokenRow>> {
-        let rows = sqlx::query(
-            "SELECT name, hash, pads, read_only, created_at, agents, others FROM tokens ORDER BY name",
-        )
-        .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|r| {
-                let pads: String = r.try_get(2)?;
-                Ok(TokenRow {
-                    name: r.try_get(0)?,
-                    hash: r.try_get(1)?,
-                    pads: serde_json::from_str(&pads).unwrap_or_default(),
-                    read_only: r.try_get(3)?,
-                    created_at: r.try_get(4)?,
-                    agents: serde_json::from_str(&r.try_get::<String, _>(5)?).unwrap_or_default(),
-                    others: r.try_get(6)?,
-                })
-            })
-            .collect()
-    }
-
-    pub async fn add_token(&self, t: &TokenRow) -> Result<()> {
-        let added = sqlx::query(
-            "INSERT INTO tokens (name, hash, pads, read_only, created_at, agents, others) VALUES ($1, $2, $3, $4, $5, $6, $7) \
-             ON CONFLICT (name) DO NOTHING",
-        )
-        .bind(&t.name)
-        .bind(&t.hash)
-        .bind(serde_json::to_string(&t.pads).expect("strings serialize"))
-        .bind(t.read_only)
-        .bind(t.created_at)
-        .bind(serde_json::to_string(&t.agents).expect("strings serialize"))
-        .bind(t.others)
-        .execute(self.pool())
-        .await?
-        .rows_affected();
-        if added == 0 {
-            return Err(Error::Conflict {
-                message: format!(
-                    "a token named '{}' exists; revoke it first (token.revoke) or pick another name.",
-                    t.name
-                ),
-                expected: None,
-                actual: None,
-            });
-        }
-        self.tokens_changed().await
-    }
-
-    pub async fn revoke_token(&self, name: &str) -> Result<bool> {
-        let gone = sqlx::query("DELETE FROM tokens WHERE name = $1")
-            .bind(name)
-            .execute(self.pool())
-            .await?
-            .rows_affected()
-            > 0;
-        if gone {
-            self.tokens_changed().await?;
-        }
-        Ok(gone)
-    }
-
     /// Tells every engine to reload its grants (`relay.rs`).
     async fn tokens_changed(&self) -> Result<()> {
         sqlx::query("SELECT pg_notify('pad_tokens', '')")
             .execute(self.pool())
             .await?;
         Ok(())
-    }
-
-    /// Takes the oldest claimable task of `pad` whose dependencies are met.
-    /// Candidates are locked as they are read, skipping rows another
-    /// claimant holds (`SKIP LOCKED`): claimants on every engine proceed at
-    /// once and never take the same task.
-    pub async fn claim(
-        &self,
-        pad: &str,
-        agent: &str,
-        lease_ms: i64,
-        now: i64,
-    ) -> Result<Option<(Entry, Entry)>> {
-        let mut tx = self.pool().begin().await?;
-        let rows = sqlx::query(sql!(
-            "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.pad = $1 AND e.kind = 'task' \
-             AND (e.status = 'todo' OR (e.status = 'doing' AND e.lease_until <= $2)) \
-             ORDER BY e.seq FOR UPDATE SKIP LOCKED"
-        ))
-        .bind(pad)
-        .bind(now)
-        .fetch_all(&mut *tx)
-        .await?;
-        for row in &rows {
-            let (seq, before) = read_entry_seq(row)?;
-            if !unmet(&mut tx, &before.depends_on).await?.is_empty() {
-                continue;
-            }
-            let after = sqlx::query(sql!(
-                "UPDATE entries e SET status = 'doing', assignee = $2, lease_until = $4 + $3, \
-                 lease_ms = $3, claimed_at = $4, finished_at = NULL, attempts = attempts + 1, \
-                 updated_at = $4, version = version + 1 WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
-            ))
-            .bind(seq)
-            .bind(agent)
-            .bind(lease_ms)
-            .bind(now)
-            .fetch_one(&mut *tx)
-            .await?;
-            let after = read_entry(&after)?;
-            tx.commit().await?;
-            return Ok(Some((before, after)));
-        }
-        Ok(None)
-    }
-
-    pub async fn heartbeat(
-        &self,
-        id: &str,
-        agent: Option<&str>,
-        resume: Option<String>,
-        lease_ms: Option<i64>,
-        now: i64,
-    ) -> Result<(Entry, Entry)> {
-        let mut tx = self.pool().begin().await?;
-        let (seq, full_id) = resolve(&mut tx, "id", id).await?;
-        let before = load_locked(&mut tx, seq).await?;
-        is_task(&before)?;
-        may_heartbeat(&full_id, &before, agent)?;
-        let after = sqlx::query(sql!(
-            "UPDATE entries e SET lease_ms = coalesce($2, lease_ms, $5), \
-             lease_until = $4 + coalesce($2, lease_ms, $5), resume = coalesce($3, resume), \
-             updated_at = $4, version = version + 1 WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
-        ))
-        .bind(seq)
-        .bind(lease_ms)
-        .bind(resume)
-        .bind(now)
-        .bind(DEFAULT_LEASE_MS)
-        .fetch_one(&mut *tx)
-        .await?;
-        let after = read_entry(&after)?;
-        tx.commit().await?;
-        Ok((before, after))
-    }
-
-    pub async fn finish(
-        &self,
-        id: &str,
-        agent: Option<&str>,
-        how: Finish,
-        now: i64,
-    ) -> Result<(Entry, Entry)> {
-        let mut tx = self.pool().begin().await?;
-        let (seq, full_id) = resolve(&mut tx, "id", id).await?;
-        let before = load_locked(&mut tx, seq).await?;
-        is_task(&before)?;
-        may_finish(&full_id, &before, agent)?;
-        let (status, error, resume) = match how {
-            Finish::Done { resume } => (Status::Done, None, resume),
-            Finish::Failed {
-                error,
-                resume,
-                retry,
-            } => (
-                if retry { Status::Todo } else { Status::Failed },
-                Some(error),
-                resume,
-            ),
-        };
-        let after = sqlx::query(sql!(
-            "UPDATE entries e SET status = $2, error = CASE WHEN $3 THEN $4 ELSE error END, \
-             resume = coalesce($5, resume), lease_until = NULL, finished_at = $6, \
-             assignee = coalesce(assignee, $7), updated_at = $6, version = version + 1 \
-             WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
-        ))
-        .bind(seq)
-        .bind(status.as_str())
-        .bind(error.is_some())
-        .bind(error)
-        .bind(resume)
-        .bind(now)
-        .bind(agent)
-        .fetch_one(&mut *tx)
-        .await?;
-        let after = read_entry(&after)?;
-        tx.commit().await?;
-        Ok((before, after))
-    }
-
-    /// Puts tasks whose lease ran out back to `todo`, each once across
-    /// engines (rows another engine is releasing are skipped).
-    pub async fn release_expired(&self, now: i64) -> Result<Vec<(Entry, Entry)>> {
-        let mut tx = self.pool().begin().await?;
-        let rows = sqlx::query(sql!(
-            "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.status = 'doing' AND e.lease_until <= $1 \
-             ORDER BY e.seq FOR UPDATE SKIP LOCKED"
-        ))
-        .bind(now)
-        .fetch_all(&mut *tx)
-        .await?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let (seq, before) = read_entry_seq(row)?;
-            let after = sqlx::query(sql!(
-                "UPDATE entries e SET status = 'todo', lease_until = NULL, updated_at = $2, \
-                 version = version + 1 WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
-            ))
-            .bind(seq)
-            .bind(now)
-            .fetch_one(&mut *tx)
-            .await?;
-            out.push((before, read_entry(&after)?));
-        }
-        tx.commit().await?;
-        Ok(out)
     }
 
     pub async fn next_reminder(&self) -> Result<Option<i64>> {
@@ -574,62 +89,6 @@ impl PgStore {
         let mut due = rows.iter().map(read_entry).collect::<Result<Vec<_>>>()?;
         due.sort_by(|a, b| a.remind_at.cmp(&b.remind_at).then(a.id.cmp(&b.id)));
         Ok(due)
-    }
-
-    pub async fn plan_entries(&self, pad: &str) -> Result<Vec<(Entry, Vec<String>)>> {
-        let mut conn = self.pool().acquire().await?;
-        let rows = sqlx::query(sql!(
-            "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.pad = $1 AND e.kind IN ('task', 'plan') \
-             ORDER BY e.seq"
-        ))
-        .bind(pad)
-        .fetch_all(&mut *conn)
-        .await?;
-        let mut out = Vec::with_capacity(rows.len());
-        for r in &rows {
-            let e = read_entry(r)?;
-            let waiting = unmet(&mut conn, &e.depends_on).await?;
-            out.push((e, waiting));
-        }
-        Ok(out)
-    }
-
-    pub async fn report_rows(&self, filter: &EntryFilter) -> Result<Vec<ReportRow>> {
-        let mut q = Query::new(
-            "SELECT e.seq, e.pad, e.author, e.kind, \
-             CASE WHEN e.kind = 'task' THEN substr(e.content, 1, 300) ELSE '' END, \
-             e.status, e.assignee, e.attempts, \
-             CASE WHEN e.kind = 'task' THEN e.error END, e.claimed_at, e.finished_at, \
-             CASE WHEN e.meta IS NOT NULL AND e.meta::jsonb ? 'tokens' THEN (e.meta::jsonb -> 'tokens')::text END \
-             FROM entries e JOIN pads p ON p.name = e.pad WHERE true",
-        );
-        q.filter(filter);
-        q.raw(" ORDER BY e.seq");
-        let rows = q.build().fetch_all(self.pool()).await?;
-        rows.iter()
-            .map(|r| {
-                let kind: String = r.try_get(3)?;
-                let status: Option<String> = r.try_get(5)?;
-                let tokens = r
-                    .try_get::<Option<String>, _>(11)?
-                    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-                    .filter(|v| v.is_number() || v.is_object());
-                Ok(ReportRow {
-                    id: crate::id::encode(r.try_get(0)?),
-                    pad: r.try_get(1)?,
-                    author: r.try_get(2)?,
-                    kind: Kind::parse(&kind).unwrap_or_default(),
-                    content: r.try_get(4)?,
-                    status: status.as_deref().and_then(Status::parse),
-                    assignee: r.try_get(6)?,
-                    attempts: r.try_get(7)?,
-                    error: r.try_get(8)?,
-                    claimed_at: r.try_get(9)?,
-                    finished_at: r.try_get(10)?,
-                    tokens,
-                })
-            })
-            .collect()
     }
 }
 
@@ -663,4 +122,505 @@ async fn unmet(conn: &mut sqlx::PgConnection, depends_on: &[String]) -> Result<V
         })
         .cloned()
         .collect())
+}
+
+impl Pads for PgStore {
+    fn pads(&self, include_archived: bool) -> Fut<'_, Vec<Pad>> {
+        Box::pin(async move {
+            let sql = format!(
+                "SELECT {PAD_COLUMNS} FROM pads {} ORDER BY last_write_at DESC, name",
+                if include_archived {
+                    ""
+                } else {
+                    "WHERE archived_at IS NULL"
+                }
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .fetch_all(self.pool())
+                .await?;
+            rows.iter().map(read_pad).collect()
+        })
+    }
+
+    fn configure<'a>(
+        &'a self,
+        name: &'a str,
+        ttl_seconds: Option<Option<i64>>,
+        max_entries: Option<Option<i64>>,
+        now: i64,
+    ) -> Fut<'a, Pad> {
+        Box::pin(async move {
+            let row = sqlx::query(sql!(
+                "INSERT INTO pads (name, ttl_seconds, max_entries, created_at, last_write_at) \
+                 VALUES ($1, CASE WHEN $2 THEN $3 WHEN $1 = 'inbox' THEN NULL \
+                         ELSE (SELECT nullif(value, '')::bigint FROM settings WHERE key = 'default_ttl_seconds') END, \
+                         $5, $6, $6) \
+                 ON CONFLICT (name) DO UPDATE SET \
+                   ttl_seconds = CASE WHEN $2 THEN $3 ELSE pads.ttl_seconds END, \
+                   max_entries = CASE WHEN $4 THEN $5 ELSE pads.max_entries END, \
+                   last_write_at = $6, archived_at = NULL \
+                 RETURNING {PAD_COLUMNS}"
+            ))
+            .bind(name)
+            .bind(ttl_seconds.is_some())
+            .bind(ttl_seconds.flatten())
+            .bind(max_entries.is_some())
+            .bind(max_entries.flatten())
+            .bind(now)
+            .fetch_one(self.pool())
+            .await?;
+            read_pad(&row)
+        })
+    }
+
+    fn touch<'a>(&'a self, name: &'a str, now: i64) -> Fut<'a, Pad> {
+        Box::pin(async move {
+            let row = sqlx::query(sql!(
+                "UPDATE pads SET last_write_at = $2, archived_at = NULL WHERE name = $1 RETURNING {PAD_COLUMNS}"
+            ))
+            .bind(name)
+            .bind(now)
+            .fetch_optional(self.pool())
+            .await?;
+            match row {
+                Some(r) => read_pad(&r),
+                None => Err(no_pad(name)),
+            }
+        })
+    }
+
+    fn clear<'a>(
+        &'a self,
+        name: &'a str,
+        keep_pinned: bool,
+        now: i64,
+        by: &'a str,
+    ) -> Fut<'a, (BTreeMap<String, usize>, i64)> {
+        Box::pin(async move {
+            let mut tx = self.pool().begin().await?;
+            let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM pads WHERE name = $1")
+                .bind(name)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if exists.is_none() {
+                return Err(no_pad(name));
+            }
+            let cond = if keep_pinned {
+                "pad = $4 AND NOT pinned"
+            } else {
+                "pad = $4"
+            };
+            let which = (cond, Arg::Text(name.into()));
+            let (change, _, authors) = keep_deleting(
+                &mut tx,
+                self.keeping(),
+                Action::Clear,
+                by,
+                now,
+                which,
+                false,
+            )
+            .await?;
+            tx.commit().await?;
+            Ok((authors, change.unwrap_or_default()))
+        })
+    }
+
+    /// A pad and its entries (`pad_entries`), for an export.
+    fn pad_with_entries<'a>(
+        &'a self,
+        name: &'a str,
+        max_bytes: usize,
+    ) -> Fut<'a, (Pad, PadEntries)> {
+        Box::pin(async move {
+            let pad = self.pad(name).await?.ok_or_else(|| no_pad(name))?;
+            Ok((pad, self.pad_entries(name, max_bytes).await?))
+        })
+    }
+
+    fn tags<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<(String, i64)>> {
+        Box::pin(async move {
+            let mut q = Query::new(
+                "SELECT t.tag, count(*) AS n FROM entries e JOIN pads p ON p.name = e.pad \
+                 CROSS JOIN LATERAL unnest(e.tags) AS t(tag) WHERE true",
+            );
+            q.filter(filter);
+            q.raw(" GROUP BY t.tag ORDER BY n DESC, t.tag");
+            let rows = q.build().fetch_all(self.pool()).await?;
+            rows.iter()
+                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+                .collect()
+        })
+    }
+}
+
+impl Tasks for PgStore {
+    /// Takes the oldest claimable task of `pad` whose dependencies are met.
+    /// Candidates are locked as they are read, skipping rows another
+    /// claimant holds (`SKIP LOCKED`): claimants on every engine proceed at
+    /// once and never take the same task.
+    fn claim<'a>(
+        &'a self,
+        pad: &'a str,
+        agent: &'a str,
+        lease_ms: i64,
+        now: i64,
+    ) -> Fut<'a, Option<(Entry, Entry)>> {
+        Box::pin(async move {
+            let mut tx = self.pool().begin().await?;
+            let rows = sqlx::query(sql!(
+                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.pad = $1 AND e.kind = 'task' \
+                 AND (e.status = 'todo' OR (e.status = 'doing' AND e.lease_until <= $2)) \
+                 ORDER BY e.seq FOR UPDATE SKIP LOCKED"
+            ))
+            .bind(pad)
+            .bind(now)
+            .fetch_all(&mut *tx)
+            .await?;
+            for row in &rows {
+                let (seq, before) = read_entry_seq(row)?;
+                if !unmet(&mut tx, &before.depends_on).await?.is_empty() {
+                    continue;
+                }
+                let after = sqlx::query(sql!(
+                    "UPDATE entries e SET status = 'doing', assignee = $2, lease_until = $4 + $3, \
+                     lease_ms = $3, claimed_at = $4, finished_at = NULL, attempts = attempts + 1, \
+                     updated_at = $4, version = version + 1 WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
+                ))
+                .bind(seq)
+                .bind(agent)
+                .bind(lease_ms)
+                .bind(now)
+                .fetch_one(&mut *tx)
+                .await?;
+                let after = read_entry(&after)?;
+                tx.commit().await?;
+                return Ok(Some((before, after)));
+            }
+            Ok(None)
+        })
+    }
+
+    fn heartbeat<'a>(
+        &'a self,
+        id: &'a str,
+        agent: Option<&'a str>,
+        resume: Option<String>,
+        lease_ms: Option<i64>,
+        now: i64,
+    ) -> Fut<'a, (Entry, Entry)> {
+        Box::pin(async move {
+            let mut tx = self.pool().begin().await?;
+            let (seq, full_id) = resolve(&mut tx, "id", id).await?;
+            let before = load_locked(&mut tx, seq).await?;
+            is_task(&before)?;
+            may_heartbeat(&full_id, &before, agent)?;
+            let after = sqlx::query(sql!(
+                "UPDATE entries e SET lease_ms = coalesce($2, lease_ms, $5), \
+                 lease_until = $4 + coalesce($2, lease_ms, $5), resume = coalesce($3, resume), \
+                 updated_at = $4, version = version + 1 WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
+            ))
+            .bind(seq)
+            .bind(lease_ms)
+            .bind(resume)
+            .bind(now)
+            .bind(DEFAULT_LEASE_MS)
+            .fetch_one(&mut *tx)
+            .await?;
+            let after = read_entry(&after)?;
+            tx.commit().await?;
+            Ok((before, after))
+        })
+    }
+
+    fn finish<'a>(
+        &'a self,
+        id: &'a str,
+        agent: Option<&'a str>,
+        how: Finish,
+        now: i64,
+    ) -> Fut<'a, (Entry, Entry)> {
+        Box::pin(async move {
+            let mut tx = self.pool().begin().await?;
+            let (seq, full_id) = resolve(&mut tx, "id", id).await?;
+            let before = load_locked(&mut tx, seq).await?;
+            is_task(&before)?;
+            may_finish(&full_id, &before, agent)?;
+            let (status, error, resume) = match how {
+                Finish::Done { resume } => (Status::Done, None, resume),
+                Finish::Failed {
+                    error,
+                    resume,
+                    retry,
+                } => (
+                    if retry { Status::Todo } else { Status::Failed },
+                    Some(error),
+                    resume,
+                ),
+            };
+            let after = sqlx::query(sql!(
+                "UPDATE entries e SET status = $2, error = CASE WHEN $3 THEN $4 ELSE error END, \
+                 resume = coalesce($5, resume), lease_until = NULL, finished_at = $6, \
+                 assignee = coalesce(assignee, $7), updated_at = $6, version = version + 1 \
+                 WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
+            ))
+            .bind(seq)
+            .bind(status.as_str())
+            .bind(error.is_some())
+            .bind(error)
+            .bind(resume)
+            .bind(now)
+            .bind(agent)
+            .fetch_one(&mut *tx)
+            .await?;
+            let after = read_entry(&after)?;
+            tx.commit().await?;
+            Ok((before, after))
+        })
+    }
+
+    /// Puts tasks whose lease ran out back to `todo`, each once across
+    /// engines (rows another engine is releasing are skipped).
+    fn release_expired(&self, now: i64) -> Fut<'_, Vec<(Entry, Entry)>> {
+        Box::pin(async move {
+            let mut tx = self.pool().begin().await?;
+            let rows = sqlx::query(sql!(
+                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.status = 'doing' AND e.lease_until <= $1 \
+                 ORDER BY e.seq FOR UPDATE SKIP LOCKED"
+            ))
+            .bind(now)
+            .fetch_all(&mut *tx)
+            .await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let (seq, before) = read_entry_seq(row)?;
+                let after = sqlx::query(sql!(
+                    "UPDATE entries e SET status = 'todo', lease_until = NULL, updated_at = $2, \
+                     version = version + 1 WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
+                ))
+                .bind(seq)
+                .bind(now)
+                .fetch_one(&mut *tx)
+                .await?;
+                out.push((before, read_entry(&after)?));
+            }
+            tx.commit().await?;
+            Ok(out)
+        })
+    }
+
+    fn due_reminders(&self, now: i64) -> Fut<'_, Vec<Entry>> {
+        Box::pin(async move {
+            match self.next_reminder().await? {
+                Some(at) if at <= now => self.take_due_reminders(now).await,
+                _ => Ok(Vec::new()),
+            }
+        })
+    }
+
+    fn plan_entries<'a>(&'a self, pad: &'a str) -> Fut<'a, Vec<(Entry, Vec<String>)>> {
+        Box::pin(async move {
+            let mut conn = self.pool().acquire().await?;
+            let rows = sqlx::query(sql!(
+                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.pad = $1 AND e.kind IN ('task', 'plan') \
+                 ORDER BY e.seq"
+            ))
+            .bind(pad)
+            .fetch_all(&mut *conn)
+            .await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for r in &rows {
+                let e = read_entry(r)?;
+                let waiting = unmet(&mut conn, &e.depends_on).await?;
+                out.push((e, waiting));
+            }
+            Ok(out)
+        })
+    }
+
+    fn report_rows<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<ReportRow>> {
+        Box::pin(async move {
+            let mut q = Query::new(
+                "SELECT e.seq, e.pad, e.author, e.kind, \
+                 CASE WHEN e.kind = 'task' THEN substr(e.content, 1, 300) ELSE '' END, \
+                 e.status, e.assignee, e.attempts, \
+                 CASE WHEN e.kind = 'task' THEN e.error END, e.claimed_at, e.finished_at, \
+                 CASE WHEN e.meta IS NOT NULL AND e.meta::jsonb ? 'tokens' THEN (e.meta::jsonb -> 'tokens')::text END \
+                 FROM entries e JOIN pads p ON p.name = e.pad WHERE true",
+            );
+            q.filter(filter);
+            q.raw(" ORDER BY e.seq");
+            let rows = q.build().fetch_all(self.pool()).await?;
+            rows.iter()
+                .map(|r| {
+                    let kind: String = r.try_get(3)?;
+                    let status: Option<String> = r.try_get(5)?;
+                    let tokens = r
+                        .try_get::<Option<String>, _>(11)?
+                        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                        .filter(|v| v.is_number() || v.is_object());
+                    Ok(ReportRow {
+                        id: crate::id::encode(r.try_get(0)?),
+                        pad: r.try_get(1)?,
+                        author: r.try_get(2)?,
+                        kind: Kind::parse(&kind).unwrap_or_default(),
+                        content: r.try_get(4)?,
+                        status: status.as_deref().and_then(Status::parse),
+                        assignee: r.try_get(6)?,
+                        attempts: r.try_get(7)?,
+                        error: r.try_get(8)?,
+                        claimed_at: r.try_get(9)?,
+                        finished_at: r.try_get(10)?,
+                        tokens,
+                    })
+                })
+                .collect()
+        })
+    }
+}
+
+impl Tokens for PgStore {
+    fn add_token<'a>(&'a self, t: &'a TokenRow) -> Fut<'a, ()> {
+        Box::pin(async move {
+            let added = sqlx::query(
+                "INSERT INTO tokens (name, hash, pads, read_only, created_at, agents, others) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT (name) DO NOTHING",
+            )
+            .bind(&t.name)
+            .bind(&t.hash)
+            .bind(serde_json::to_string(&t.pads).expect("strings serialize"))
+            .bind(t.read_only)
+            .bind(t.created_at)
+            .bind(serde_json::to_string(&t.agents).expect("strings serialize"))
+            .bind(t.others)
+            .execute(self.pool())
+            .await?
+            .rows_affected();
+            if added == 0 {
+                return Err(Error::Conflict {
+                    message: format!(
+                        "a token named '{}' exists; revoke it first (token.revoke) or pick another name.",
+                        t.name
+                    ),
+                    expected: None,
+                    actual: None,
+                });
+            }
+            self.tokens_changed().await
+        })
+    }
+
+    fn tokens(&self) -> Fut<'_, Vec<TokenRow>> {
+        Box::pin(async move {
+            let rows = sqlx::query(
+                "SELECT name, hash, pads, read_only, created_at, agents, others FROM tokens ORDER BY name",
+            )
+            .fetch_all(self.pool())
+            .await?;
+            rows.iter()
+                .map(|r| {
+                    let pads: String = r.try_get(2)?;
+                    Ok(TokenRow {
+                        name: r.try_get(0)?,
+                        hash: r.try_get(1)?,
+                        pads: serde_json::from_str(&pads).unwrap_or_default(),
+                        read_only: r.try_get(3)?,
+                        created_at: r.try_get(4)?,
+                        agents: serde_json::from_str(&r.try_get::<String, _>(5)?)
+                            .unwrap_or_default(),
+                        others: r.try_get(6)?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn revoke_token<'a>(&'a self, name: &'a str) -> Fut<'a, bool> {
+        Box::pin(async move {
+            let gone = sqlx::query("DELETE FROM tokens WHERE name = $1")
+                .bind(name)
+                .execute(self.pool())
+                .await?
+                .rows_affected()
+                > 0;
+            if gone {
+                self.tokens_changed().await?;
+            }
+            Ok(gone)
+        })
+    }
+}
+
+impl Upkeep for PgStore {
+    /// Archives idle pads and purges old archives, once across engines: the
+    /// statements take the rows they change, so a second engine sweeping at
+    /// the same moment finds nothing left to do.
+    fn sweep(&self, now: i64, retention_ms: i64) -> Fut<'_, PadSweep> {
+        Box::pin(async move {
+            let mut tx = self.pool().begin().await?;
+            let archived: Vec<String> = sqlx::query_scalar(
+                "UPDATE pads SET archived_at = $1 WHERE archived_at IS NULL \
+                 AND ttl_seconds IS NOT NULL AND last_write_at + ttl_seconds * 1000 <= $1 \
+                 RETURNING name",
+            )
+            .bind(now)
+            .fetch_all(&mut *tx)
+            .await?;
+            let cutoff = now - retention_ms;
+            let expired = "NOT pinned AND pad IN \
+                 (SELECT name FROM pads WHERE archived_at IS NOT NULL AND archived_at <= $4)";
+            let which = (expired, Arg::Int(cutoff));
+            let (_, _, purged) = keep_deleting(
+                &mut tx,
+                self.keeping(),
+                Action::Expire,
+                "engine",
+                now,
+                which,
+                false,
+            )
+            .await?;
+            let purged_entries = purged.values().sum();
+            let purged_pads = sqlx::query(
+                "DELETE FROM pads WHERE archived_at IS NOT NULL AND archived_at <= $1 AND entries = 0",
+            )
+            .bind(cutoff)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected() as usize;
+            sqlx::query("DELETE FROM deliveries WHERE NOT taken AND updated_at < $1")
+                .bind(now - crate::storage::rules::UNCLAIMED_DELIVERY_MS)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(PadSweep {
+                archived,
+                purged_entries,
+                purged_pads,
+            })
+        })
+    }
+
+    fn index_text(&self) -> Fut<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn write_epoch(&self) -> Option<u64> {
+        None
+    }
+
+    fn checkpoint(&self) -> Fut<'_, ()> {
+        Box::pin(PgStore::analyze_if_loaded(self))
+    }
+
+    fn close(&self) -> Fut<'_, ()> {
+        Box::pin(async move {
+            self.pool().close().await;
+            Ok(())
+        })
+    }
+
+    fn scans_block(&self) -> bool {
+        false
+    }
 }

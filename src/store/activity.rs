@@ -6,11 +6,16 @@
 
 use rusqlite::params;
 
+use super::Sqlite;
 use super::Store;
 use crate::error::Result;
 use crate::id;
 use crate::storage::rules::by_minute;
+use crate::storage::Counts;
+use crate::storage::Figures;
+use crate::storage::Fut;
 use crate::storage::PadRow;
+use crate::storage::Visible;
 
 impl Store {
     /// Entries written in each of the last `minutes` minutes up to `now`,
@@ -107,5 +112,52 @@ impl Store {
             }
         }
         out
+    }
+}
+
+impl Figures for Sqlite {
+    fn counts(&self) -> Fut<'_, Counts> {
+        self.blocking(|s| s.counts())
+    }
+
+    fn pads_by(&self, stalest: bool, limit: usize) -> Fut<'_, Vec<PadRow>> {
+        self.blocking(move |s| s.pads_by(stalest, limit))
+    }
+
+    fn content_size(&self) -> Fut<'_, (i64, f64)> {
+        self.blocking(|s| s.content_size())
+    }
+
+    fn writes_per_minute<'a>(
+        &'a self,
+        now: i64,
+        minutes: usize,
+        keep: Visible<'a>,
+    ) -> Fut<'a, Vec<u64>> {
+        self.inline(move |s| s.writes_per_minute(now, minutes, keep))
+    }
+
+    fn recent_writes_by_pad(&self, since: i64, limit: usize) -> Fut<'_, Vec<(String, i64)>> {
+        self.blocking(move |s| s.recent_writes_by_pad(since, limit))
+    }
+
+    fn queues(&self) -> Fut<'_, (i64, i64)> {
+        // The journal's first: reading the index queue applies the journal.
+        self.inline(|s| {
+            let journal = s.journal_queue();
+            Ok((journal, s.index_queue()?))
+        })
+    }
+
+    fn embed_queue(&self) -> Fut<'_, i64> {
+        self.blocking(|s| s.embed_queue())
+    }
+
+    fn disk_bytes(&self) -> Fut<'_, u64> {
+        self.inline(|s| Ok(s.disk_bytes()))
+    }
+
+    fn disk_usage(&self) -> Fut<'_, Vec<(&'static str, u64)>> {
+        self.inline(|s| Ok(s.disk_usage()))
     }
 }

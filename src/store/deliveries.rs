@@ -3,11 +3,14 @@
 
 use rusqlite::{params, Row};
 
+use super::Sqlite;
 use super::{in_transaction, Store};
 use crate::error::Result;
 use crate::id;
 use crate::storage::rules::KEEP_FINISHED_CONVERSATIONS;
+use crate::storage::Deliveries;
 use crate::storage::DeliveryRow;
+use crate::storage::Fut;
 
 /// Finished conversations kept (`rules::KEEP_FINISHED_CONVERSATIONS`).
 const KEEP_FINISHED: i64 = KEEP_FINISHED_CONVERSATIONS as i64;
@@ -130,5 +133,40 @@ impl Store {
             .query_map(params![pad, entry], row)?
             .collect::<rusqlite::Result<_>>()?;
         Ok(rows)
+    }
+}
+
+impl Deliveries for Sqlite {
+    fn deliveries_waiting<'a>(&'a self, agents: &'a [String]) -> Fut<'a, Vec<DeliveryRow>> {
+        self.inline(move |s| s.deliveries_waiting(agents))
+    }
+
+    fn conversations(&self) -> Fut<'_, Vec<DeliveryRow>> {
+        self.inline(|s| s.conversations())
+    }
+
+    fn save_conversation<'a>(
+        &'a self,
+        row: &'a DeliveryRow,
+        taken: Option<&'a str>,
+        now: i64,
+    ) -> Fut<'a, ()> {
+        self.inline(move |s| s.save_conversation(row, taken, now))
+    }
+
+    fn drop_delivery<'a>(&'a self, row: &'a DeliveryRow) -> Fut<'a, ()> {
+        self.inline(move |s| s.drop_delivery(row))
+    }
+
+    fn drop_agent_deliveries<'a>(&'a self, agent: &'a str) -> Fut<'a, usize> {
+        self.inline(move |s| s.drop_agent_deliveries(agent))
+    }
+
+    fn deliveries<'a>(
+        &'a self,
+        pad: Option<&'a str>,
+        entry: Option<&'a str>,
+    ) -> Fut<'a, Vec<DeliveryRow>> {
+        self.inline(move |s| s.deliveries(pad, entry))
     }
 }

@@ -6,6 +6,7 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use super::history;
 use super::journal::{Journal, Pending, Record};
 use super::rows::{read_entry, returning_columns, EntryRow, ENTRY_COLUMNS};
+use super::Sqlite;
 use super::{in_transaction, Store, Writer};
 use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
@@ -15,7 +16,11 @@ use crate::storage::rules::{
     ambiguous, check_version, new_entry, no_entry, not_superseding_itself, prefix_range, replied,
     window_drops, would_cycle,
 };
+use crate::storage::Entries;
 use crate::storage::EntryFilter;
+use crate::storage::Fut;
+use crate::storage::Inbox;
+use crate::storage::Visible;
 use crate::storage::{Added, NewEntry, Page, Patch};
 use crate::storage::{CycleSearch, Step};
 
@@ -653,4 +658,81 @@ fn find_cycle(conn: &Connection, id: &str, deps: &[String]) -> Result<Option<Str
         }
     }
     Ok(None)
+}
+
+/// `entry.list` pages up to this long are read inline; longer ones (up to
+/// 1,000 entries of up to 4,000 characters) on a blocking thread.
+const INLINE_LIST_LIMIT: u32 = 100;
+
+impl Entries for Sqlite {
+    fn add(&self, entry: NewEntry) -> Fut<'_, Added> {
+        let window = self.window(&entry.pad);
+        self.inline(move |s| s.add(entry, window))
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> Fut<'a, Entry> {
+        self.inline(move |s| s.get(id))
+    }
+
+    fn visible_matches<'a>(
+        &'a self,
+        id: &'a str,
+        visible: Visible<'a>,
+    ) -> Fut<'a, Vec<(String, String)>> {
+        self.inline(move |s| s.visible_matches(id, visible))
+    }
+
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        patch: Patch,
+        if_version: Option<i64>,
+        now: i64,
+        by: &'a str,
+    ) -> Fut<'a, (Entry, Entry)> {
+        self.inline(move |s| s.update(id, patch, if_version, now, by))
+    }
+
+    fn delete<'a>(
+        &'a self,
+        id: &'a str,
+        if_version: Option<i64>,
+        now: i64,
+        by: &'a str,
+    ) -> Fut<'a, (Entry, i64)> {
+        self.inline(move |s| s.delete(id, if_version, now, by))
+    }
+
+    fn list<'a>(
+        &'a self,
+        filter: &'a EntryFilter,
+        limit: u32,
+        cursor: Option<i64>,
+    ) -> Fut<'a, Page> {
+        if limit <= INLINE_LIST_LIMIT {
+            return self.inline(move |s| s.list(filter, limit, cursor));
+        }
+        let filter = filter.clone();
+        self.blocking(move |s| s.list(&filter, limit, cursor))
+    }
+
+    fn thread<'a>(&'a self, id: &'a str, limit: usize) -> Fut<'a, (Entry, Vec<Entry>)> {
+        let id = id.to_string();
+        self.blocking(move |s| s.thread(&id, limit))
+    }
+
+    fn entries_by_id<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<Option<Entry>>> {
+        let ids = ids.to_vec();
+        self.blocking(move |s| s.entries_by_id(&ids))
+    }
+
+    fn pad_neighbours<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 4]>> {
+        let ids = ids.to_vec();
+        self.blocking(move |s| s.pad_neighbours(&ids))
+    }
+
+    fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox> {
+        let author = author.to_string();
+        self.blocking(move |s| s.inbox(&author, peek))
+    }
 }

@@ -11,12 +11,16 @@ use rusqlite::{params, Connection, OptionalExtension, Row, ToSql};
 
 use super::in_transaction;
 use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
+use super::Sqlite;
 use super::Store;
 use crate::error::Result;
 use crate::id;
 use crate::model::{fmt_time, Entry};
 use crate::protocol::{Action, Change, Skipped, Version};
 use crate::storage::rules::{newest_first, nothing_to_restore, preview, KEPT_COLUMNS};
+use crate::storage::Fut;
+use crate::storage::Visible;
+use crate::storage::{History, Upkeep};
 use crate::storage::{HistoryFilter, Purge, Restore};
 
 /// A history row: `ENTRY_COLUMNS` (aliased `e`) and then these.
@@ -435,5 +439,67 @@ impl Store {
             [max_rows],
         )?;
         Ok(old + over)
+    }
+}
+
+impl History for Sqlite {
+    fn kept_matches<'a>(
+        &'a self,
+        id: &'a str,
+        visible: Visible<'a>,
+    ) -> Fut<'a, Vec<(i64, String)>> {
+        self.inline(move |s| s.kept_matches(id, visible))
+    }
+
+    fn history(&self, seq: i64) -> Fut<'_, (Option<Entry>, Vec<Version>)> {
+        self.inline(move |s| s.history(seq))
+    }
+
+    fn trash<'a>(
+        &'a self,
+        filter: &'a HistoryFilter,
+        limit: u32,
+        cursor: Option<i64>,
+    ) -> Fut<'a, (Vec<Version>, Option<i64>)> {
+        self.inline(move |s| s.trash(filter, limit, cursor))
+    }
+
+    fn restore<'a>(
+        &'a self,
+        which: Restore,
+        by: &'a str,
+        now: i64,
+        writable: Visible<'a>,
+    ) -> Fut<'a, (Vec<Entry>, Vec<Skipped>)> {
+        Box::pin(async move {
+            let out = self.store.restore(which, by, now, writable)?;
+            // Entries come back with their old ids, below the text index's
+            // watermark: index them now so a search finds them at once.
+            if !out.0.is_empty() {
+                self.index_text().await?;
+            }
+            Ok(out)
+        })
+    }
+
+    fn change(&self, batch: i64) -> Fut<'_, Vec<Version>> {
+        self.inline(move |s| s.change(batch))
+    }
+
+    fn purge<'a>(&'a self, which: &'a Purge) -> Fut<'a, usize> {
+        self.inline(move |s| s.purge(which))
+    }
+
+    fn changes<'a>(
+        &'a self,
+        filter: &'a HistoryFilter,
+        limit: usize,
+        created: bool,
+    ) -> Fut<'a, (Vec<Change>, bool)> {
+        self.inline(move |s| s.changes(filter, limit, created))
+    }
+
+    fn prune_history(&self, cutoff: i64, max_rows: i64) -> Fut<'_, usize> {
+        self.blocking(move |s| s.prune_history(cutoff, max_rows))
     }
 }

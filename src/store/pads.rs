@@ -4,12 +4,17 @@ use rusqlite::{params, OptionalExtension};
 
 use super::history;
 use super::rows::{read_entry, read_pad, ENTRY_COLUMNS, PAD_COLUMNS};
+use super::Sqlite;
 use super::Store;
 use crate::error::Result;
 use crate::model::{Entry, Pad};
 use crate::protocol::Action;
 use crate::storage::rules::no_pad;
+use crate::storage::EntryFilter;
+use crate::storage::Fut;
+use crate::storage::Pads;
 use crate::storage::{Counts, Inbox, PadEntries, PadSweep};
+use std::collections::BTreeMap;
 
 impl Store {
     pub fn pads(&self, include_archived: bool) -> Result<Vec<Pad>> {
@@ -354,5 +359,58 @@ impl Store {
             )?;
         }
         Ok(inbox)
+    }
+}
+
+impl Pads for Sqlite {
+    fn pads(&self, include_archived: bool) -> Fut<'_, Vec<Pad>> {
+        self.inline(move |s| s.pads(include_archived))
+    }
+
+    fn configure<'a>(
+        &'a self,
+        name: &'a str,
+        ttl_seconds: Option<Option<i64>>,
+        max_entries: Option<Option<i64>>,
+        now: i64,
+    ) -> Fut<'a, Pad> {
+        self.inline(move |s| {
+            let pad = s.configure(name, ttl_seconds, max_entries, now)?;
+            let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+            match pad.max_entries {
+                Some(m) => windows.insert(pad.name.clone(), m),
+                None => windows.remove(&pad.name),
+            };
+            Ok(pad)
+        })
+    }
+
+    fn touch<'a>(&'a self, name: &'a str, now: i64) -> Fut<'a, Pad> {
+        self.inline(move |s| s.touch(name, now))
+    }
+
+    fn clear<'a>(
+        &'a self,
+        name: &'a str,
+        keep_pinned: bool,
+        now: i64,
+        by: &'a str,
+    ) -> Fut<'a, (BTreeMap<String, usize>, i64)> {
+        let (name, by) = (name.to_string(), by.to_string());
+        self.blocking(move |s| s.clear(&name, keep_pinned, now, &by))
+    }
+
+    fn pad_with_entries<'a>(
+        &'a self,
+        name: &'a str,
+        max_bytes: usize,
+    ) -> Fut<'a, (Pad, PadEntries)> {
+        let name = name.to_string();
+        self.blocking(move |s| s.pad_with_entries(&name, max_bytes))
+    }
+
+    fn tags<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<(String, i64)>> {
+        let filter = filter.clone();
+        self.blocking(move |s| s.tags(&filter))
     }
 }

@@ -10,10 +10,14 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::entries::resolve;
 use super::journal::Journal;
 use super::rows::{read_entry, returning_columns, ENTRY_COLUMNS};
+use super::Sqlite;
 use super::Store;
 use crate::error::Result;
 use crate::model::{Entry, Kind, Status};
 use crate::storage::rules::{is_task, may_finish, may_heartbeat};
+use crate::storage::EntryFilter;
+use crate::storage::Fut;
+use crate::storage::Tasks;
 use crate::storage::{Finish, ReportRow, DEFAULT_LEASE_MS};
 
 /// Whether the dependency `id` no longer holds anything up: it is done, it is
@@ -307,4 +311,58 @@ fn task(conn: &Connection, journal: &Journal, id: &str) -> Result<(i64, String, 
     let entry = load(conn, seq)?;
     is_task(&entry)?;
     Ok((seq, full_id, entry))
+}
+
+impl Tasks for Sqlite {
+    fn claim<'a>(
+        &'a self,
+        pad: &'a str,
+        agent: &'a str,
+        lease_ms: i64,
+        now: i64,
+    ) -> Fut<'a, Option<(Entry, Entry)>> {
+        self.inline(move |s| s.claim(pad, agent, lease_ms, now))
+    }
+
+    fn heartbeat<'a>(
+        &'a self,
+        id: &'a str,
+        agent: Option<&'a str>,
+        resume: Option<String>,
+        lease_ms: Option<i64>,
+        now: i64,
+    ) -> Fut<'a, (Entry, Entry)> {
+        self.inline(move |s| s.heartbeat(id, agent, resume, lease_ms, now))
+    }
+
+    fn finish<'a>(
+        &'a self,
+        id: &'a str,
+        agent: Option<&'a str>,
+        how: Finish,
+        now: i64,
+    ) -> Fut<'a, (Entry, Entry)> {
+        self.inline(move |s| s.finish(id, agent, how, now))
+    }
+
+    fn release_expired(&self, now: i64) -> Fut<'_, Vec<(Entry, Entry)>> {
+        self.blocking(move |s| s.release_expired(now))
+    }
+
+    fn due_reminders(&self, now: i64) -> Fut<'_, Vec<Entry>> {
+        self.blocking(move |s| match s.next_reminder()? {
+            Some(at) if at <= now => s.take_due_reminders(now),
+            _ => Ok(Vec::new()),
+        })
+    }
+
+    fn plan_entries<'a>(&'a self, pad: &'a str) -> Fut<'a, Vec<(Entry, Vec<String>)>> {
+        let pad = pad.to_string();
+        self.blocking(move |s| s.plan_entries(&pad))
+    }
+
+    fn report_rows<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<ReportRow>> {
+        let filter = filter.clone();
+        self.blocking(move |s| s.report_rows(&filter))
+    }
 }

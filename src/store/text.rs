@@ -22,10 +22,13 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
 use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
 use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
+use super::Sqlite;
 use super::{lock, Store};
 use crate::error::{Error, Result};
 use crate::model::Entry;
 use crate::storage::EntryFilter;
+use crate::storage::Fut;
+use crate::storage::TextSearch;
 use crate::terms;
 
 /// The two indexes, with their columns and what fills them from an entry
@@ -662,4 +665,52 @@ fn substring_hits(
         })?
         .collect::<rusqlite::Result<_>>()?;
     Ok(hits)
+}
+
+impl TextSearch for Sqlite {
+    fn word_hits<'a>(
+        &'a self,
+        words: &'a [String],
+        filter: &'a EntryFilter,
+        limit: u32,
+        prefix: bool,
+        readable: Option<u64>,
+    ) -> Fut<'a, Vec<(Entry, f64)>> {
+        let (words, filter) = (words.to_vec(), filter.clone());
+        self.blocking(move |s| s.word_hits(&words, &filter, limit, prefix, readable))
+    }
+
+    fn substring_hits<'a>(
+        &'a self,
+        words: &'a [String],
+        filter: &'a EntryFilter,
+        limit: u32,
+    ) -> Fut<'a, Vec<(Entry, f64)>> {
+        let (words, filter) = (words.to_vec(), filter.clone());
+        self.blocking(move |s| s.substring_hits(&words, &filter, limit))
+    }
+
+    fn word_counts<'a>(
+        &'a self,
+        words: &'a [String],
+        filter: &'a EntryFilter,
+    ) -> Fut<'a, Vec<(String, u64)>> {
+        self.inline(move |s| s.word_counts(words, filter))
+    }
+
+    fn any_word_hits<'a>(
+        &'a self,
+        words: &'a [(String, u64)],
+        readable: Option<u64>,
+        filter: &'a EntryFilter,
+        limit: u32,
+        newest_only: bool,
+    ) -> Fut<'a, Vec<(Entry, f64)>> {
+        let (words, filter) = (words.to_vec(), filter.clone());
+        self.blocking(move |s| s.any_word_hits(&words, readable, &filter, limit, newest_only))
+    }
+
+    fn postings_budget(&self) -> u64 {
+        crate::terms::POSTINGS_BUDGET
+    }
 }

@@ -3,9 +3,12 @@
 
 use rusqlite::{params, OptionalExtension};
 
+use super::Sqlite;
 use super::Store;
 use crate::error::{Error, Result};
+use crate::storage::Fut;
 use crate::storage::TokenRow;
+use crate::storage::Tokens;
 
 impl Store {
     pub fn tokens(&self) -> Result<Vec<TokenRow>> {
@@ -69,5 +72,19 @@ impl Store {
         Ok(w.conn
             .execute("DELETE FROM tokens WHERE name = ?", [name])?
             > 0)
+    }
+}
+
+impl Tokens for Sqlite {
+    fn add_token<'a>(&'a self, token: &'a TokenRow) -> Fut<'a, ()> {
+        self.inline(move |s| s.add_token(token))
+    }
+
+    fn tokens(&self) -> Fut<'_, Vec<TokenRow>> {
+        self.inline(|s| s.tokens())
+    }
+
+    fn revoke_token<'a>(&'a self, name: &'a str) -> Fut<'a, bool> {
+        self.inline(move |s| s.revoke_token(name))
     }
 }

@@ -380,8 +380,15 @@ use rusqlite::types::Value as Sql;
 
 use super::rows::{EntryRow, ENTRY_COLUMNS};
 use super::Store;
+use super::{Sqlite, SqliteVectors};
 use crate::model::Entry;
+use crate::semantic::Semantic;
+use crate::semantic::VectorSource;
+use crate::storage::EmbedGoal;
 use crate::storage::EntryFilter;
+use crate::storage::Fut;
+use crate::storage::Meaning;
+use std::sync::Arc;
 
 /// The live entries that have a vector and pass `filter`, as SQL after
 /// `SELECT …`; `e` is the entry, `v` its vector.
@@ -542,5 +549,72 @@ impl Store {
             );
         }
         Ok(out)
+    }
+}
+
+impl Meaning for Sqlite {
+    fn vectors(&self) -> Result<Arc<dyn VectorSource>> {
+        Ok(Arc::new(SqliteVectors(self.store.clone())))
+    }
+
+    fn live_entries(&self) -> Fut<'_, usize> {
+        self.inline(|s| s.live_entries())
+    }
+
+    fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize> {
+        self.blocking(move |s| s.count_matching(&filter, cap))
+    }
+
+    fn any_archived(&self) -> Fut<'_, bool> {
+        self.inline(|s| s.any_archived())
+    }
+
+    fn nearest_exact(
+        &self,
+        query: Arc<[f32]>,
+        filter: EntryFilter,
+        k: usize,
+    ) -> Fut<'_, Vec<(i64, f32)>> {
+        self.blocking(move |s| s.nearest_exact(&query, &filter, k))
+    }
+
+    fn similarities(&self, query: Arc<[f32]>, ids: Vec<i64>) -> Fut<'_, Vec<(i64, f32)>> {
+        self.blocking(move |s| s.similarities(&query, &ids))
+    }
+
+    /// Each candidate is checked in process as the index walks them best
+    /// first (a point lookup, remembered), so a broad filter checks few.
+    fn index_candidates(
+        &self,
+        index: Arc<Semantic>,
+        query: Arc<[f32]>,
+        filter: Option<EntryFilter>,
+        want: usize,
+    ) -> Fut<'_, Option<Vec<i64>>> {
+        self.blocking(move |s| match filter {
+            None => Ok(index.candidates(&query, want, None)),
+            Some(filter) => s.with_filter_check(&filter, |passes| {
+                index.candidates(&query, want, Some(passes))
+            }),
+        })
+    }
+
+    /// The last entry and edit: this engine's own worker embeds them and its
+    /// index's mark reaches them together.
+    fn embed_goal(&self) -> Fut<'_, EmbedGoal> {
+        self.blocking(|s| {
+            Ok(EmbedGoal {
+                upto: s.embed_target()?,
+                backlog: s.embed_queue()?,
+            })
+        })
+    }
+
+    fn embedded_mark(&self, goal: EmbedGoal) -> Fut<'_, Option<(i64, i64)>> {
+        Box::pin(async move { Ok(Some(goal.upto)) })
+    }
+
+    fn embed_left(&self, _goal: EmbedGoal) -> Fut<'_, u64> {
+        self.blocking(|s| Ok(s.embed_queue()?.max(0) as u64))
     }
 }
