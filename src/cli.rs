@@ -1,6 +1,8 @@
 //! The `pad` command line: a thin client of the socket, plus `serve`.
 //!
-//! Each command is one or two JSON-RPC calls. Output is for a person by
+//! Each command is a small function making one or two requests, each a
+//! method of the protocol as its type (`protocol::method`: its params and
+//! its answer), and showing the typed answer (`Show`): for a person by
 //! default and JSON with `--json`. Exit codes let scripts branch:
 //! 0 ok · 1 other failure · 2 bad input or usage · 3 not found · 4 conflict ·
 //! 5 forbidden · 6 too large · 7 engine unavailable (not running, or busy).
@@ -11,22 +13,24 @@ mod args;
 mod confined;
 mod explain;
 mod history;
+mod notes;
 mod plugin_zip;
 mod render;
 mod serve;
 mod threads;
 mod work;
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use serde_json::{json, Value};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::json;
 
 use crate::client::{Client, ClientError};
 use crate::error::code;
-use args::{content_arg, duration_secs, since_arg, strip_nulls};
+use args::{content_arg, duration_secs};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -455,7 +459,28 @@ fn exit_code(e: &anyhow::Error) -> u8 {
 struct UsageError(String);
 
 /// Prints a result: as JSON with `--json`, else with the given renderer.
-type Out<'a> = &'a dyn Fn(&Value, &dyn Fn(&Value));
+/// How answers are shown: as JSON (`--json`) or for a person.
+#[derive(Clone, Copy)]
+pub(crate) struct Show {
+    json: bool,
+}
+
+impl Show {
+    /// Prints an answer: as JSON, or for a person by `human`, every string
+    /// in it made terminal-safe first (`render::safe`).
+    fn print<T: Serialize + DeserializeOwned>(
+        self,
+        answer: &T,
+        human: impl FnOnce(&T),
+    ) -> anyhow::Result<()> {
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(answer)?);
+        } else {
+            human(&render::safe(answer)?);
+        }
+        Ok(())
+    }
+}
 
 async fn connect(socket: Option<PathBuf>, autostart: bool) -> anyhow::Result<Client> {
     let path = socket.unwrap_or_else(crate::paths::client_socket_path);
@@ -476,7 +501,7 @@ async fn connect(socket: Option<PathBuf>, autostart: bool) -> anyhow::Result<Cli
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    let json = cli.json;
+    let show = Show { json: cli.json };
     let mut c = connect(cli.socket, !cli.no_autostart).await?;
     // Who we are (the author edits and deletions are recorded as made by):
     // with a token when the engine requires one.
@@ -485,13 +510,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         .filter(|a| !a.is_empty())
         .unwrap_or_else(|| "user".to_owned());
     c.greet(Some(&me), "pad-cli").await?;
-    let out = |v: &Value, human: &dyn Fn(&Value)| {
-        if json {
-            println!("{}", serde_json::to_string_pretty(v).expect("json"));
-        } else {
-            human(&render::terminal_safe(v));
-        }
-    };
+    let c = &mut c;
     match cli.command {
         Command::Serve(_)
         | Command::Mcp(_)
@@ -499,269 +518,63 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         | Command::AgentZero(agent_zero::AgentZeroCmd::Zip { .. }) => {
             unreachable!("handled before connecting")
         }
-        Command::Note(a) => {
-            let content = content_arg(a.content)?;
-            let r = c
-                .call(
-                    "entry.add",
-                    json!({"pad": a.pad, "content": content, "tags": a.tags, "kind": a.kind,
-                           "author": a.author, "pinned": a.pin, "supersedes": a.supersedes}),
-                )
-                .await?;
-            out(&r, &|r| {
-                println!("{}", r["entry"]["id"].as_str().unwrap_or(""))
-            });
-        }
-        Command::Show { id } => {
-            let r = c.call("entry.get", json!({ "id": id })).await?;
-            out(&r, &|r| render::entry_full(&r["entry"]));
-        }
-        Command::Ls(a) => {
-            let since = a.since.as_deref().map(since_arg).transpose()?;
-            let mut params = json!({"pad": a.pad, "tags": a.tags, "author": a.author, "kind": a.kind,
-                                    "status": a.status, "since": since, "limit": a.limit,
-                                    "category": a.category, "min_confidence": a.min_confidence,
-                                    "include_superseded": a.include_superseded});
-            strip_nulls(&mut params);
-            let mut all = Vec::new();
-            loop {
-                let r = c.call("entry.list", params.clone()).await?;
-                let entries = r["entries"].as_array().cloned().unwrap_or_default();
-                all.extend(entries);
-                match r["next_cursor"].as_str() {
-                    Some(cur) if a.all => params["cursor"] = json!(cur),
-                    _ => {
-                        let r = json!({"entries": all, "next_cursor": r["next_cursor"]});
-                        out(&r, &|r| render::entry_list(r));
-                        break;
-                    }
-                }
-            }
-        }
-        Command::Search(a) => {
-            let asked_words_only = a.mode == "text";
-            let mut params = json!({"query": a.query, "pad": a.pad, "tags": a.tags, "kind": a.kind,
-                                    "author": a.author, "limit": a.limit, "mode": a.mode,
-                                    "category": a.category, "min_confidence": a.min_confidence,
-                                    "include_superseded": a.include_superseded,
-                                    "explain": a.explain});
-            strip_nulls(&mut params);
-            let r = c.call("search", params).await?;
-            // Asked for meaning (the default) and got words only: say so once.
-            if r["mode"] == "text" && !asked_words_only {
-                let stats = c.call("stats", json!({})).await.unwrap_or_default();
-                let semantic = &stats["semantic"];
-                let why = match semantic["status"].as_str() {
-                    Some("loading") => {
-                        "the model is still loading; try again in a moment".to_string()
-                    }
-                    _ => semantic["reason"]
-                        .as_str()
-                        .unwrap_or("it is not running")
-                        .to_string(),
-                };
-                eprintln!(
-                    "pad: searched words only: meaning search is unavailable ({why}). docs/operations.md, \"Semantic search\", says how to enable it."
-                );
-            }
-            if r["not_embedded"].as_u64().is_some_and(|n| n > 0) {
-                eprintln!(
-                    "pad: {} written moments ago not yet searchable by meaning (the engine is still embedding a burst of writes); words find them now (--mode text), meaning in a moment.",
-                    render::count(&r["not_embedded"], "entry", "entries")
-                );
-            }
-            out(&r, &|r| render::hits(r));
-        }
-        Command::Edit(a) => {
-            let mut params = json!({"id": a.id});
-            if let Some(content) = a.content {
-                params["content"] = json!(content_arg(Some(content))?);
-            }
-            if !a.tags.is_empty() {
-                params["tags"] = json!(a.tags);
-            }
-            if a.no_tags {
-                params["tags"] = json!([]);
-            }
-            if let Some(k) = a.kind {
-                params["kind"] = json!(k);
-            }
-            if let Some(s) = a.status {
-                params["status"] = if s == "none" { Value::Null } else { json!(s) };
-            }
-            if a.pin || a.unpin {
-                params["pinned"] = json!(a.pin);
-            }
-            if let Some(v) = a.if_version {
-                params["if_version"] = json!(v);
-            }
-            if let Some(s) = a.supersedes {
-                params["supersedes"] = if s == "none" { Value::Null } else { json!(s) };
-            }
-            if params.as_object().map(|o| o.len()) == Some(1) {
-                return Err(UsageError(
-                    "nothing to change: give new content, --tag, --kind, --status, --pin, --unpin or --supersedes".into(),
-                )
-                .into());
-            }
-            let r = c.call("entry.update", params).await?;
-            out(&r, &|r| {
-                println!(
-                    "{} is now version {}",
-                    r["entry"]["id"].as_str().unwrap_or(""),
-                    r["entry"]["version"]
-                )
-            });
-        }
-        Command::Rm { ids } => {
-            let mut deleted = Vec::new();
-            for id in ids {
-                let r = c.call("entry.delete", json!({ "id": id })).await?;
-                deleted.push(json!({"id": r["id"], "change": r["change"]}));
-            }
-            out(&json!({ "deleted": deleted }), &|r| {
-                for d in r["deleted"].as_array().into_iter().flatten() {
-                    println!(
-                        "deleted {} (pad restore {} brings it back)",
-                        d["id"].as_str().unwrap_or(""),
-                        d["id"].as_str().unwrap_or("")
-                    );
-                }
-            });
-        }
-        Command::Tags { pad } => {
-            let r = c.call("tags.list", json!({ "pad": pad })).await?;
-            out(&r, &|r| render::tags(r));
-        }
-        Command::Pads { all } => {
-            let r = c
-                .call("pad.list", json!({ "include_archived": all }))
-                .await?;
-            out(&r, &|r| render::pads(r));
-        }
-        Command::Configure(a) => {
-            let mut params = json!({"name": a.pad});
-            if let Some(ttl) = a.ttl {
-                params["ttl_seconds"] = match ttl.as_str() {
-                    "never" | "none" => Value::Null,
-                    d => json!(duration_secs(d)?),
-                };
-            }
-            if let Some(m) = a.max_entries {
-                params["max_entries"] = match m.as_str() {
-                    "none" | "never" => Value::Null,
-                    n => json!(n.parse::<i64>().map_err(|_| UsageError(format!(
-                        "--max-entries '{n}': give a number, or 'none'"
-                    )))?),
-                };
-            }
-            let r = c.call("pad.configure", params).await?;
-            out(&r, &|r| render::pads(&json!({"pads": [r["pad"].clone()]})));
-        }
+        Command::Note(a) => notes::note(a, c, show).await,
+        Command::Show { id } => notes::show_entry(id, c, show).await,
+        Command::Ls(a) => notes::ls(a, c, show).await,
+        Command::Search(a) => notes::search(a, c, show).await,
+        Command::Edit(a) => notes::edit(a, c, show).await,
+        Command::Rm { ids } => notes::rm(ids, c, show).await,
+        Command::Tags { pad } => notes::tags(pad, c, show).await,
+        Command::Pads { all } => notes::pads(all, c, show).await,
+        Command::Configure(a) => notes::configure(a, c, show).await,
         Command::Clear {
             pad,
             yes,
             keep_pinned,
-        } => {
-            if !yes {
-                if !std::io::stdin().is_terminal() {
-                    return Err(UsageError(format!(
-                        "refusing to clear pad '{pad}' without --yes (stdin is not a terminal to ask on)"
-                    ))
-                    .into());
-                }
-                eprint!("Delete every entry of pad '{pad}'? [y/N] ");
-                let mut answer = String::new();
-                std::io::stdin().read_line(&mut answer)?;
-                if !matches!(answer.trim(), "y" | "Y" | "yes") {
-                    eprintln!("nothing deleted");
-                    return Ok(());
-                }
-            }
-            let r = c
-                .call(
-                    "pad.clear",
-                    json!({"name": pad, "keep_pinned": keep_pinned}),
-                )
-                .await?;
-            out(&r, &|r| match &r["change"] {
-                Value::Null => println!("deleted {} entries", r["deleted"]),
-                change => println!(
-                    "deleted {} entries (pad restore --change {change} brings them back)",
-                    r["deleted"]
-                ),
-            });
-        }
+        } => notes::clear(pad, yes, keep_pinned, c, show).await,
         Command::Export {
             pad,
             format,
             budget,
             include_superseded,
-        } => {
-            let mut params = json!({"name": pad, "format": format, "budget": budget,
-                                    "include_superseded": include_superseded});
-            strip_nulls(&mut params);
-            let r = c.call("pad.export", params).await?;
-            out(&r, &|r| print!("{}", r["text"].as_str().unwrap_or("")));
-        }
+        } => notes::export(pad, format, budget, include_superseded, c, show).await,
         Command::Watch { pads, tags, kinds } => {
-            c.call(
-                "subscribe",
-                json!({"pads": pads, "tags": tags, "kinds": kinds}),
-            )
-            .await?;
-            if !json {
-                eprintln!("watching; Ctrl-C to stop");
-            }
-            while let Some(event) = c.next_event().await? {
-                if json {
-                    println!("{}", serde_json::to_string(&event)?);
-                } else {
-                    render::event(&render::terminal_safe(&event));
-                }
-            }
+            let kinds = kinds
+                .iter()
+                .map(|k| args::word("--kind", k))
+                .collect::<anyhow::Result<_>>()?;
+            let params = crate::protocol::SubscribeParams { pads, tags, kinds };
+            notes::watch(params, c, show).await
         }
-        Command::Stats => {
-            let r = c.call("stats", json!({"activity": true})).await?;
-            out(&r, &|r| render::stats(r));
-        }
-        Command::Reindex => {
-            let r = c.call("reindex", json!({})).await?;
-            out(&r, &|r| {
-                println!(
-                    "re-embedding {} entries in the background; `pad stats` shows the embed queue",
-                    r["queued"]
-                )
-            });
-        }
-        Command::Task(cmd) => work::task(cmd, &mut c, &out).await?,
-        Command::Plan { pad } => work::plan(pad, &mut c, &out).await?,
-        Command::Remind(a) => work::remind(a, &mut c, &out).await?,
-        Command::Share { id, to } => work::share(id, to, &mut c, &out).await?,
+        Command::Stats => notes::stats(c, show).await,
+        Command::Reindex => notes::reindex(c, show).await,
+        Command::Task(cmd) => work::task(cmd, c, show).await,
+        Command::Plan { pad } => work::plan(pad, c, show).await,
+        Command::Remind(a) => work::remind(a, c, show).await,
+        Command::Share { id, to } => work::share(id, to, c, show).await,
         Command::Report {
             pad,
             by: None,
             since: None,
             until: None,
-        } => work::report(pad, &mut c, &out).await?,
+        } => work::report(pad, c, show).await,
         Command::Report {
             pad,
             by,
             since,
             until,
-        } => history::changes(by, pad, since, until, &mut c, &out).await?,
-        Command::History { id } => history::history(id, &mut c, &out).await?,
-        Command::Trash(a) => history::trash(a, &mut c, &out).await?,
-        Command::Restore(a) => history::restore(a, &mut c, &out).await?,
-        Command::Purge(a) => history::purge(a, &mut c, &out).await?,
-        Command::Token(cmd) => work::token(cmd, &mut c, &out).await?,
-        Command::Agent(cmd) => agents::agent(cmd, &mut c, &out).await?,
-        Command::Send(a) => agents::send(a, &mut c, &out).await?,
-        Command::AgentZero(cmd) => agent_zero::control(cmd, &mut c, &out).await?,
-        Command::Ask(a) => threads::ask(a, &mut c, &out).await?,
-        Command::Reply(a) => threads::reply(a, &mut c, &out).await?,
-        Command::Thread { id } => threads::thread(id, &mut c, &out).await?,
-        Command::Inbox(a) => threads::inbox(a, &mut c, &out).await?,
+        } => history::changes(by, pad, since, until, c, show).await,
+        Command::History { id } => history::history(id, c, show).await,
+        Command::Trash(a) => history::trash(a, c, show).await,
+        Command::Restore(a) => history::restore(a, c, show).await,
+        Command::Purge(a) => history::purge(a, c, show).await,
+        Command::Token(cmd) => work::token(cmd, c, show).await,
+        Command::Agent(cmd) => agents::agent(cmd, c, show).await,
+        Command::Send(a) => agents::send(a, c, show).await,
+        Command::AgentZero(cmd) => agent_zero::control(cmd, c, show).await,
+        Command::Ask(a) => threads::ask(a, c, show).await,
+        Command::Reply(a) => threads::reply(a, c, show).await,
+        Command::Thread { id } => threads::thread(id, c, show).await,
+        Command::Inbox(a) => threads::inbox(a, c, show).await,
     }
-    Ok(())
 }

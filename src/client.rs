@@ -14,6 +14,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
 
+use crate::protocol::method::Method;
+
 /// An error response from the engine.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{message} (code {code})")]
@@ -151,6 +153,19 @@ impl Client {
             }
             Err(_) => Ok(hello),
         }
+    }
+
+    /// Calls the method `M` with its params and reads the answer as its
+    /// type (`protocol::method`).
+    pub async fn request<M: Method>(
+        &mut self,
+        params: &M::Params,
+    ) -> Result<M::Answer, ClientError> {
+        let params = serde_json::to_value(params)
+            .map_err(|e| ClientError::Protocol(format!("{} params: {e}", M::NAME)))?;
+        let answer = self.call(M::NAME, params).await?;
+        serde_json::from_value(answer)
+            .map_err(|e| ClientError::Protocol(format!("{}'s answer: {e}", M::NAME)))
     }
 
     /// Calls `method` and returns its result.

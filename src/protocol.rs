@@ -13,6 +13,7 @@ use crate::model::{Category, Entry, Kind, Pad, Status};
 mod agents;
 mod explain;
 mod history;
+pub mod method;
 mod work;
 pub use agents::*;
 pub use explain::*;
@@ -78,11 +79,14 @@ where
     Option::<T>::deserialize(d).map(Some)
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HelloParams {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
 }
 
@@ -102,23 +106,31 @@ pub struct HelloResult {
     pub token: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AddParams {
     pub pad: String,
     pub content: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<Kind>,
     #[serde(default)]
     pub tags: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<Status>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub assignee: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub category: Option<Category>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
     #[serde(default)]
     pub depends_on: Vec<String>,
     /// The id (or unique prefix) of the entry this one answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<String>,
     /// Questions: the answers offered (implies kind `question`).
     #[serde(default)]
@@ -130,11 +142,15 @@ pub struct AddParams {
     /// The id (or unique prefix) of an older note this one replaces: the
     /// older one is kept, and left out of lists and searches unless they
     /// ask for `include_superseded`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub supersedes: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remind_in: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remind_at: Option<String>,
     #[serde(default)]
     pub pinned: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
     /// Say in the answer (`looks_like`) when a live note of the pad has the
     /// same text, nearly the same words, or nearly the same meaning. The
@@ -143,45 +159,60 @@ pub struct AddParams {
     pub check_duplicates: bool,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IdParams {
     pub id: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateParams {
     pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<Kind>,
     #[serde(default, deserialize_with = "nullable")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<Option<Status>>,
     #[serde(default, deserialize_with = "nullable")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub assignee: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resume: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub category: Option<Option<Category>>,
     #[serde(default, deserialize_with = "nullable")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<Option<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pinned: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub depends_on: Option<Vec<String>>,
     #[serde(default, deserialize_with = "nullable")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remind_at: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub meta: Option<Option<Map<String, Value>>>,
     /// The older note this one replaces (`null`: none).
     #[serde(default, deserialize_with = "nullable")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub supersedes: Option<Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub if_version: Option<i64>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteParams {
     pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub if_version: Option<i64>,
 }
 
@@ -228,19 +259,28 @@ pub struct DeleteResult {
     pub change: Option<i64>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ListParams {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,
     #[serde(default)]
     pub tags: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<Kind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<Status>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub category: Option<Category>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_confidence: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub since: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
     /// Also list notes a newer note supersedes (each says which).
     #[serde(default)]
@@ -264,19 +304,25 @@ pub enum SearchMode {
     Semantic,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SearchParams {
     pub query: String,
     #[serde(default)]
     pub mode: SearchMode,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,
     #[serde(default)]
     pub tags: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<Kind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub category: Option<Category>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_confidence: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
     /// Also find notes a newer note supersedes (each says which).
     #[serde(default)]
@@ -325,9 +371,10 @@ pub struct SearchResult {
     pub explain: Option<QueryExplain>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TagsParams {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,
 }
 
@@ -344,7 +391,7 @@ pub struct TagsResult {
     pub tags: Vec<TagCount>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PadListParams {
     #[serde(default)]
@@ -357,13 +404,15 @@ pub struct PadListResult {
     pub pads: Vec<Pad>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigureParams {
     pub name: String,
     #[serde(default, deserialize_with = "nullable")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ttl_seconds: Option<Option<i64>>,
     #[serde(default, deserialize_with = "nullable")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_entries: Option<Option<i64>>,
 }
 
@@ -373,13 +422,13 @@ pub struct PadResult {
     pub pad: Pad,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PadNameParams {
     pub name: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClearParams {
     pub name: String,
@@ -405,7 +454,7 @@ pub enum ExportFormat {
     Json,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExportParams {
     pub name: String,
@@ -413,6 +462,7 @@ pub struct ExportParams {
     pub format: ExportFormat,
     /// Markdown only: the most characters the text may have; pinned and
     /// `important` entries go in first, then the newest.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<usize>,
     /// Also export notes a newer note supersedes (each marked).
     #[serde(default)]
@@ -430,7 +480,7 @@ pub struct ExportResult {
     pub left_out: usize,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SubscribeParams {
     #[serde(default)]
@@ -447,7 +497,7 @@ pub struct SubscribeResult {
     pub subscription: u64,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UnsubscribeParams {
     pub subscription: u64,
@@ -459,7 +509,7 @@ pub struct OkResult {
     pub ok: bool,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StatsParams {
     /// Also report `activity`: write rate, top tags, busiest and stalest pads.
@@ -557,7 +607,7 @@ pub struct SemanticInfo {
     pub embed_per_second: f64,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReindexParams {}
 
@@ -568,10 +618,11 @@ pub struct ReindexResult {
     pub queued: i64,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InboxParams {
     /// Whose inbox; defaults to the connection's `hello` author.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
     /// Look without moving the cursor.
     #[serde(default)]
@@ -594,7 +645,7 @@ pub struct InboxResult {
     pub reminders: Vec<Entry>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenCreateParams {
     pub name: String,
@@ -634,7 +685,7 @@ pub struct TokenCreateResult {
     pub secret: String,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenListParams {}
 
@@ -644,7 +695,7 @@ pub struct TokenListResult {
     pub tokens: Vec<TokenInfo>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenRevokeParams {
     pub name: String,
@@ -672,22 +723,27 @@ pub struct ThreadResult {
     pub replies: Vec<Entry>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AskParams {
     /// The question. Leave it out and give `id` to wait for the answer to a
     /// question asked before.
     #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
     /// An existing question (an id or unique prefix) to wait on instead of
     /// asking a new one.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Where the question goes; default `inbox`, the person's own pad.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,
     #[serde(default)]
     pub choices: Vec<String>,
     /// How long to wait for the answer: 0 to not wait, at most 110.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub wait_seconds: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
     /// Who besides the person may answer: agents' names, or `*` for anyone.
     /// By default a reply written with an access token is a reply in the

@@ -11,6 +11,7 @@ use ts_rs::{Config, TS};
 
 use crate::events::{EventType, Trashed};
 use crate::model::{Category, Entry, Kind, Pad, Status};
+use crate::protocol::method::method_results;
 use crate::protocol::*;
 
 const FILE: &str = "ui/src/protocol.ts";
@@ -111,51 +112,6 @@ fn results(cfg: &Config) -> String {
     format!(
         "/**\n * What each method answers (`rpc` in api.ts returns it).\n */\nexport interface Results {{\n{rows}}}\n\nexport type Method = keyof Results;\n"
     )
-}
-
-/// Each method with its result type, in `METHODS` order.
-fn method_results(cfg: &Config) -> Vec<(&'static str, String)> {
-    vec![
-        ("hello", HelloResult::name(cfg)),
-        ("entry.add", EntryResult::name(cfg)),
-        ("entry.get", EntryResult::name(cfg)),
-        ("entry.update", EntryResult::name(cfg)),
-        ("entry.delete", DeleteResult::name(cfg)),
-        ("entry.history", HistoryResult::name(cfg)),
-        ("entry.trash", TrashResult::name(cfg)),
-        ("entry.restore", RestoreResult::name(cfg)),
-        ("entry.purge", PurgeResult::name(cfg)),
-        ("entry.changes", ChangesResult::name(cfg)),
-        ("entry.list", ListResult::name(cfg)),
-        ("search", SearchResult::name(cfg)),
-        ("tags.list", TagsResult::name(cfg)),
-        ("pad.list", PadListResult::name(cfg)),
-        ("pad.configure", PadResult::name(cfg)),
-        ("pad.touch", PadResult::name(cfg)),
-        ("pad.clear", ClearResult::name(cfg)),
-        ("pad.export", ExportResult::name(cfg)),
-        ("subscribe", SubscribeResult::name(cfg)),
-        ("unsubscribe", OkResult::name(cfg)),
-        ("stats", StatsResult::name(cfg)),
-        ("reindex", ReindexResult::name(cfg)),
-        ("inbox", InboxResult::name(cfg)),
-        ("plan.order", PlanResult::name(cfg)),
-        ("task.claim", ClaimResult::name(cfg)),
-        ("task.heartbeat", EntryResult::name(cfg)),
-        ("task.complete", EntryResult::name(cfg)),
-        ("task.fail", EntryResult::name(cfg)),
-        ("entry.share", ShareResult::name(cfg)),
-        ("entry.thread", ThreadResult::name(cfg)),
-        ("ask", AskResult::name(cfg)),
-        ("report", ReportResult::name(cfg)),
-        ("token.create", TokenCreateResult::name(cfg)),
-        ("token.list", TokenListResult::name(cfg)),
-        ("token.revoke", TokenRevokeResult::name(cfg)),
-        ("agent.add", AgentResult::name(cfg)),
-        ("agent.list", AgentListResult::name(cfg)),
-        ("agent.remove", AgentRemoveResult::name(cfg)),
-        ("agent.deliveries", DeliveriesResult::name(cfg)),
-    ]
 }
 
 #[test]

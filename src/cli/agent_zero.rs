@@ -10,8 +10,10 @@ use clap::Subcommand;
 use serde_json::{json, Value};
 
 use super::confined::{Folder, Kind};
-use super::{Out, UsageError};
+use super::{Show, UsageError};
 use crate::client::Client;
+use crate::protocol::method as m;
+use crate::protocol::{AddParams, IdParams};
 
 #[derive(Subcommand, Debug)]
 pub enum AgentZeroCmd {
@@ -447,7 +449,7 @@ fn install_into(
 }
 
 /// Pause, resume or stop: a reply in the chat's thread carrying `meta.control`.
-pub async fn control(cmd: AgentZeroCmd, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
+pub(crate) async fn control(cmd: AgentZeroCmd, c: &mut Client, show: Show) -> anyhow::Result<()> {
     let (id, control) = match cmd {
         AgentZeroCmd::Stop { id } => (id, "stop"),
         AgentZeroCmd::Pause { id } => (id, "pause"),
@@ -456,21 +458,25 @@ pub async fn control(cmd: AgentZeroCmd, c: &mut Client, out: Out<'_>) -> anyhow:
             unreachable!("handled before connecting")
         }
     };
-    let parent = c.call("entry.get", json!({ "id": id })).await?;
-    let r = c
-        .call(
-            "entry.add",
-            json!({"pad": parent["entry"]["pad"], "reply_to": id, "content": control,
-                   "meta": {"control": control}}),
-        )
+    let parent = c
+        .request::<m::EntryGet>(&IdParams { id: id.clone() })
         .await?;
-    out(&r, &|r| {
+    let mut meta = serde_json::Map::new();
+    meta.insert("control".into(), json!(control));
+    let params = AddParams {
+        pad: parent.entry.pad,
+        reply_to: Some(id),
+        content: control.into(),
+        meta: Some(meta),
+        ..AddParams::default()
+    };
+    let r = c.request::<m::EntryAdd>(&params).await?;
+    show.print(&r, |r| {
         println!(
             "Asked Agent Zero to {control} (note {} in the chat's thread).",
-            r["entry"]["id"].as_str().unwrap_or("?")
+            r.entry.id
         )
-    });
-    Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -2,10 +2,11 @@
 //! and handing them work.
 
 use clap::{Args, Subcommand};
-use serde_json::{json, Value};
 
-use super::{Out, UsageError};
+use super::{Show, UsageError};
 use crate::client::Client;
+use crate::protocol::method as m;
+use crate::protocol::*;
 
 #[derive(Subcommand, Debug)]
 pub enum AgentCmd {
@@ -61,7 +62,7 @@ pub struct SendArgs {
     author: String,
 }
 
-pub async fn agent(cmd: AgentCmd, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
+pub async fn agent(cmd: AgentCmd, c: &mut Client, show: Show) -> anyhow::Result<()> {
     match cmd {
         AgentCmd::Add {
             name,
@@ -93,146 +94,127 @@ pub async fn agent(cmd: AgentCmd, c: &mut Client, out: Out<'_>) -> anyhow::Resul
             } else {
                 a2a
             };
-            let mut params = json!({"name": name, "url": a2a, "replace": replace});
-            if let Some(t) = token {
-                params["token"] = json!(t);
-            }
-            let r = c.call("agent.add", params).await?;
-            out(&r, &|r| {
-                let a = &r["agent"];
-                println!("registered {} at {}", s(&a["name"]), s(&a["url"]));
-                print_card(&a["card"]);
+            let params = AgentAddParams {
+                name,
+                url: a2a,
+                token,
+                replace,
+            };
+            let r = c.request::<m::AgentAdd>(&params).await?;
+            show.print(&r, |r| {
+                let a = &r.agent;
+                println!("registered {} at {}", a.name, a.url);
+                print_card(a.card.as_ref());
                 println!(
                     "hand it work: pad send {} \"…\"  (or @{} in the app's quick box)",
-                    s(&a["name"]),
-                    s(&a["name"])
+                    a.name, a.name
                 );
-            });
+            })
         }
         AgentCmd::Ls { within } => {
-            let mut params = json!({});
-            if let Some(w) = within {
-                params["seen_within"] = json!(super::duration_secs(&w)?);
-            }
-            let r = c.call("agent.list", params).await?;
-            out(&r, &print_list);
+            let params = AgentListParams {
+                seen_within: within
+                    .as_deref()
+                    .map(super::duration_secs)
+                    .transpose()?
+                    .map(|w| w as u64),
+            };
+            let r = c.request::<m::AgentList>(&params).await?;
+            show.print(&r, print_list)
         }
         AgentCmd::Rm { name, drop_pending } => {
-            let r = c
-                .call(
-                    "agent.remove",
-                    json!({ "name": name, "drop_pending": drop_pending }),
-                )
-                .await?;
-            out(&r, &|r| {
+            let params = AgentNameParams {
+                name: name.clone(),
+                drop_pending,
+            };
+            let r = c.request::<m::AgentRemove>(&params).await?;
+            show.print(&r, |r| {
                 println!("removed {name}");
-                if let Some(n) = r["dropped"].as_u64().filter(|n| *n > 0) {
-                    println!("dropped {n} unfinished deliveries");
+                if r.dropped > 0 {
+                    println!("dropped {} unfinished deliveries", r.dropped);
                 }
-            });
+            })
         }
     }
-    Ok(())
 }
 
-pub async fn send(a: SendArgs, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
-    let content = super::content_arg(a.content)?;
-    let to: Vec<&str> = a
+pub async fn send(a: SendArgs, c: &mut Client, show: Show) -> anyhow::Result<()> {
+    let to: Vec<String> = a
         .agent
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
+        .map(str::to_owned)
         .collect();
-    let mut params = json!({
-        "pad": a.pad, "content": content, "to": to, "tags": a.tags, "author": a.author,
-    });
-    if let Some(r) = a.reply_to {
-        params["reply_to"] = json!(r);
-    }
-    let r = c.call("entry.add", params).await?;
-    out(&r, &|r| {
-        let id = s(&r["entry"]["id"]);
+    let params = AddParams {
+        pad: a.pad,
+        content: super::content_arg(a.content)?,
+        to: to.clone(),
+        tags: a.tags,
+        author: Some(a.author),
+        reply_to: a.reply_to,
+        ..AddParams::default()
+    };
+    let r = c.request::<m::EntryAdd>(&params).await?;
+    show.print(&r, |r| {
+        let id = &r.entry.id;
         println!("{id} sent to {}", to.join(", "));
         println!("follow it: pad thread {id}");
-    });
-    Ok(())
+    })
 }
 
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or("")
-}
-
-fn print_card(card: &Value) {
-    if card.is_null() {
+fn print_card(card: Option<&AgentCard>) {
+    let Some(card) = card else {
         return;
-    }
-    let desc = s(&card["description"]);
+    };
     println!(
         "  {}{}",
-        s(&card["name"]),
-        if desc.is_empty() {
+        card.name,
+        if card.description.is_empty() {
             String::new()
         } else {
-            format!(": {desc}")
+            format!(": {}", card.description)
         }
     );
-    for k in card["skills"].as_array().into_iter().flatten() {
-        println!("  skill: {} — {}", s(&k["name"]), s(&k["description"]));
+    for k in &card.skills {
+        println!("  skill: {} — {}", k.name, k.description);
     }
 }
 
-fn print_list(r: &Value) {
-    let agents = r["agents"].as_array().cloned().unwrap_or_default();
-    if agents.is_empty() {
+fn print_list(r: &AgentListResult) {
+    if r.agents.is_empty() {
         println!("no agents registered (pad agent add NAME --a2a URL)");
     }
-    for a in &agents {
-        let state = match a["reachable"].as_bool() {
+    for a in &r.agents {
+        let state = match a.reachable {
             Some(true) => "reachable".to_string(),
-            Some(false) => format!("unreachable: {}", s(&a["error"])),
+            Some(false) => format!("unreachable: {}", a.error.as_deref().unwrap_or("")),
             None => "not tried".to_string(),
         };
-        println!(
-            "{}  {}  ({state}; {} active)",
-            s(&a["name"]),
-            s(&a["url"]),
-            a["active"]
-        );
-        print_card(&a["card"]);
+        println!("{}  {}  ({state}; {} active)", a.name, a.url, a.active);
+        print_card(a.card.as_ref());
     }
-    let seen = r["seen"].as_array().cloned().unwrap_or_default();
-    if !seen.is_empty() {
+    if !r.seen.is_empty() {
         println!("\nseen lately:");
     }
-    for w in &seen {
-        let mut line = format!("{}  last seen {}", s(&w["author"]), s(&w["last_seen"]));
-        if let Some(n) = w["connected"].as_u64().filter(|n| *n > 0) {
-            line.push_str(&format!(", connected ×{n}"));
+    let preview = super::render::preview;
+    for w in &r.seen {
+        let mut line = format!("{}  last seen {}", w.author, w.last_seen);
+        if w.connected > 0 {
+            line.push_str(&format!(", connected ×{}", w.connected));
         }
-        if let Some(p) = w["pad"].as_str() {
+        if let Some(p) = &w.pad {
             line.push_str(&format!(", last wrote in {p}"));
         }
         println!("{line}");
-        for t in w["claimed"].as_array().into_iter().flatten() {
-            println!(
-                "  doing [{}] {}",
-                s(&t["id"]),
-                super::render::preview(s(&t["content"]))
-            );
+        for t in &w.claimed {
+            println!("  doing [{}] {}", t.id, preview(&t.content));
         }
-        for q in w["open_questions"].as_array().into_iter().flatten() {
-            println!(
-                "  asks  [{}] {}",
-                s(&q["id"]),
-                super::render::preview(s(&q["content"]))
-            );
+        for q in &w.open_questions {
+            println!("  asks  [{}] {}", q.id, preview(&q.content));
         }
-        if let Some(n) = w["last_note"].as_object() {
-            println!(
-                "  last  [{}] {}",
-                n["id"].as_str().unwrap_or(""),
-                super::render::preview(n["content"].as_str().unwrap_or(""))
-            );
+        if let Some(n) = &w.last_note {
+            println!("  last  [{}] {}", n.id, preview(&n.content));
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use std::io::{IsTerminal, Read};
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::UsageError;
@@ -25,10 +26,11 @@ pub(super) fn content_arg(arg: Option<String>) -> anyhow::Result<String> {
     }
 }
 
-pub(super) fn strip_nulls(v: &mut Value) {
-    if let Value::Object(o) = v {
-        o.retain(|_, v| !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()));
-    }
+/// One of a protocol enum's words (a kind, a status, a mode…), or a usage
+/// error naming the flag and the words it takes.
+pub(super) fn word<T: DeserializeOwned>(flag: &str, s: &str) -> anyhow::Result<T> {
+    serde_json::from_value(Value::String(s.to_owned()))
+        .map_err(|e| UsageError(format!("{flag} '{s}': {e}")).into())
 }
 
 /// "90s", "15m", "2h", "7d" or plain seconds.

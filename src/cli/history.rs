@@ -4,10 +4,13 @@
 use std::io::IsTerminal;
 
 use clap::Args;
-use serde_json::{json, Value};
 
-use super::{duration_secs, Out, UsageError};
+use super::args::since_arg;
+use super::{Show, UsageError};
 use crate::client::Client;
+use crate::model::Entry;
+use crate::protocol::method as m;
+use crate::protocol::*;
 
 #[derive(Args, Debug)]
 pub struct TrashArgs {
@@ -48,67 +51,58 @@ pub struct PurgeArgs {
     yes: bool,
 }
 
-pub async fn history(id: String, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
-    let r = c.call("entry.history", json!({ "id": id })).await?;
-    out(&r, &|r| print_history(r));
-    Ok(())
+pub async fn history(id: String, c: &mut Client, show: Show) -> anyhow::Result<()> {
+    let r = c.request::<m::EntryHistory>(&HistoryParams { id }).await?;
+    show.print(&r, print_history)
 }
 
-fn print_history(r: &Value) {
-    let versions = r["versions"].as_array().cloned().unwrap_or_default();
-    if versions.is_empty() {
-        println!(
-            "{}: no earlier versions kept",
-            r["id"].as_str().unwrap_or("")
-        );
+fn print_history(r: &HistoryResult) {
+    if r.versions.is_empty() {
+        println!("{}: no earlier versions kept", r.id);
     }
-    for (i, v) in versions.iter().enumerate() {
-        let was = &v["entry"];
-        let by = v["by"].as_str().unwrap_or("");
-        let at = v["at"].as_str().unwrap_or("");
-        let change = &v["change"];
-        match v["action"].as_str().unwrap_or("") {
-            "edit" => {
+    for (i, v) in r.versions.iter().enumerate() {
+        let (was, by, at, change) = (&v.entry, &v.by, &v.at, v.change);
+        match v.action {
+            Action::Edit => {
                 // What replaced it: the next kept version, or the entry now.
-                let next = versions
-                    .get(i + 1)
-                    .map(|n| &n["entry"])
-                    .unwrap_or(&r["entry"]);
+                let next = r.versions.get(i + 1).map(|n| &n.entry).or(r.entry.as_ref());
+                let now = next.map_or_else(|| "deleted".into(), |n| n.version.to_string());
                 println!(
-                    "version {} → {}: edited by {by} at {at} (change {change})",
-                    was["version"], next["version"]
+                    "version {} → {now}: edited by {by} at {at} (change {change})",
+                    was.version
                 );
-                print_diff(was, next);
+                if let Some(next) = next {
+                    print_diff(was, next);
+                }
             }
             action => {
                 println!(
-                    "version {}: deleted by {by} at {at} ({action}, change {change})",
-                    was["version"]
+                    "version {}: deleted by {by} at {at} ({}, change {change})",
+                    was.version,
+                    action.as_str()
                 );
-                if let Some(when) = v["restored_at"].as_str() {
+                if let Some(when) = &v.restored_at {
                     println!(
                         "  restored by {} at {when}",
-                        v["restored_by"].as_str().unwrap_or("")
+                        v.restored_by.as_deref().unwrap_or("")
                     );
                 }
             }
         }
     }
-    match r["entry"].is_null() {
-        true => println!(
-            "now: deleted (pad restore {} brings it back)",
-            r["id"].as_str().unwrap_or("")
-        ),
-        false => println!("now: version {}", r["entry"]["version"]),
+    match &r.entry {
+        None => println!("now: deleted (pad restore {} brings it back)", r.id),
+        Some(e) => println!("now: version {}", e.version),
     }
 }
 
-/// The fields that changed between two versions, and the content as a
-/// line diff.
-fn print_diff(was: &Value, now: &Value) {
-    if now.is_null() {
-        return;
-    }
+/// The fields a person changes, each shown as it was and is, then the
+/// text line by line.
+fn print_diff(was: &Entry, now: &Entry) {
+    let (a, b) = (
+        serde_json::to_value(was).unwrap_or_default(),
+        serde_json::to_value(now).unwrap_or_default(),
+    );
     for field in [
         "kind",
         "status",
@@ -118,23 +112,17 @@ fn print_diff(was: &Value, now: &Value) {
         "category",
         "remind_at",
     ] {
-        if was[field] != now[field] {
-            println!("  {field}: {} → {}", was[field], now[field]);
+        if a[field] != b[field] {
+            println!("  {field}: {} → {}", a[field], b[field]);
         }
     }
-    let (a, b) = (
-        was["content"].as_str().unwrap_or(""),
-        now["content"].as_str().unwrap_or(""),
-    );
-    if a != b {
-        for line in line_diff(a, b) {
+    if was.content != now.content {
+        for line in line_diff(&was.content, &now.content) {
             println!("  {line}");
         }
     }
 }
 
-/// A line diff of `a` to `b` (longest common subsequence): kept lines
-/// indented, removed ones `-`, added ones `+`.
 pub fn line_diff(a: &str, b: &str) -> Vec<String> {
     let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
     let (n, m) = (a.len(), b.len());
@@ -164,62 +152,59 @@ pub fn line_diff(a: &str, b: &str) -> Vec<String> {
     out
 }
 
-pub async fn trash(a: TrashArgs, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
-    let mut params = json!({"pad": a.pad, "by": a.by, "limit": a.limit});
-    super::strip_nulls(&mut params);
-    let r = c.call("entry.trash", params).await?;
-    out(&r, &|r| {
-        let items = r["entries"].as_array().cloned().unwrap_or_default();
-        if items.is_empty() {
+pub async fn trash(a: TrashArgs, c: &mut Client, show: Show) -> anyhow::Result<()> {
+    let params = TrashParams {
+        pad: a.pad,
+        by: a.by,
+        limit: Some(a.limit),
+        cursor: None,
+    };
+    let r = c.request::<m::EntryTrash>(&params).await?;
+    show.print(&r, |r| {
+        if r.entries.is_empty() {
             println!("the trash is empty");
         }
-        for v in &items {
-            let e = &v["entry"];
+        for v in &r.entries {
+            let e = &v.entry;
             println!(
                 "{}  {}  {} by {} at {} (change {})\n    {}",
-                e["id"].as_str().unwrap_or(""),
-                e["pad"].as_str().unwrap_or(""),
-                v["action"].as_str().unwrap_or(""),
-                v["by"].as_str().unwrap_or(""),
-                v["at"].as_str().unwrap_or(""),
-                v["change"],
-                crate::storage::rules::preview(e["content"].as_str().unwrap_or(""))
+                e.id,
+                e.pad,
+                v.action.as_str(),
+                v.by,
+                v.at,
+                v.change,
+                crate::storage::rules::preview(&e.content)
             );
         }
-        if !r["next_cursor"].is_null() {
+        if r.next_cursor.is_some() {
             println!("… more: raise --limit (at most 1000), or narrow with --pad or --by");
         }
-    });
-    Ok(())
+    })
 }
 
-pub async fn restore(a: RestoreArgs, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
-    let mut params = json!({"id": a.id, "version": a.version, "change": a.change});
-    super::strip_nulls(&mut params);
-    let r = c.call("entry.restore", params).await?;
-    out(&r, &|r| {
-        let restored = r["restored"].as_array().cloned().unwrap_or_default();
-        match restored.as_slice() {
+pub async fn restore(a: RestoreArgs, c: &mut Client, show: Show) -> anyhow::Result<()> {
+    let params = RestoreParams {
+        id: a.id,
+        version: a.version,
+        change: a.change,
+    };
+    let r = c.request::<m::EntryRestore>(&params).await?;
+    show.print(&r, |r| {
+        match r.restored.as_slice() {
             [one] => println!(
                 "restored {} (version {}) in {}",
-                one["id"].as_str().unwrap_or(""),
-                one["version"],
-                one["pad"].as_str().unwrap_or("")
+                one.id, one.version, one.pad
             ),
             many => println!("restored {} entries", many.len()),
         }
-        for s in r["skipped"].as_array().into_iter().flatten() {
-            println!(
-                "skipped {}: {}",
-                s["id"].as_str().unwrap_or(""),
-                s["reason"].as_str().unwrap_or("")
-            );
+        for s in &r.skipped {
+            println!("skipped {}: {}", s.id, s.reason);
         }
-    });
-    Ok(())
+    })
 }
 
-pub async fn purge(a: PurgeArgs, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
+pub async fn purge(a: PurgeArgs, c: &mut Client, show: Show) -> anyhow::Result<()> {
     let what = match (&a.id, &a.pad, a.all) {
         (Some(id), None, false) => format!("every kept version of entry {id}"),
         (None, Some(pad), false) => format!("everything in pad '{pad}''s trash"),
@@ -241,71 +226,53 @@ pub async fn purge(a: PurgeArgs, c: &mut Client, out: Out<'_>) -> anyhow::Result
             return Ok(());
         }
     }
-    let mut params = json!({"id": a.id, "pad": a.pad, "all": a.all});
-    super::strip_nulls(&mut params);
-    let r = c.call("entry.purge", params).await?;
-    out(&r, &|r| println!("purged {} kept versions", r["purged"]));
-    Ok(())
+    let params = PurgeParams {
+        id: a.id,
+        pad: a.pad,
+        all: a.all,
+    };
+    let r = c.request::<m::EntryPurge>(&params).await?;
+    show.print(&r, |r| println!("purged {} kept versions", r.purged))
 }
 
-/// `pad report --by/--since/--until`: what authors did in a time range.
 pub async fn changes(
     by: Option<String>,
     pad: Option<String>,
     since: Option<String>,
     until: Option<String>,
     c: &mut Client,
-    out: Out<'_>,
+    show: Show,
 ) -> anyhow::Result<()> {
-    let when =
-        |d: Option<String>| -> anyhow::Result<Option<String>> { d.map(|d| ago(&d)).transpose() };
-    let mut params = json!({
-        "by": by, "pad": pad, "since": when(since)?, "until": when(until)?, "limit": 1000
-    });
-    super::strip_nulls(&mut params);
-    let r = c.call("entry.changes", params).await?;
-    out(&r, &|r| {
-        let changes = r["changes"].as_array().cloned().unwrap_or_default();
-        if changes.is_empty() {
+    let params = ChangesParams {
+        by,
+        pad,
+        since: since.as_deref().map(since_arg).transpose()?,
+        until: until.as_deref().map(since_arg).transpose()?,
+        limit: Some(1000),
+        include_created: true,
+    };
+    let r = c.request::<m::EntryChanges>(&params).await?;
+    show.print(&r, |r| {
+        if r.changes.is_empty() {
             println!("no changes in that range");
         }
-        for ch in &changes {
-            let undo = match &ch["change"] {
-                Value::Null => String::new(),
-                n => format!(" (change {n})"),
-            };
+        for ch in &r.changes {
+            let undo = ch
+                .change
+                .map(|n| format!(" (change {n})"))
+                .unwrap_or_default();
             println!(
                 "{}  {:<8} {:<8} {}  {}{undo}\n    {}",
-                ch["at"].as_str().unwrap_or(""),
-                ch["by"].as_str().unwrap_or(""),
-                ch["what"].as_str().unwrap_or(""),
-                ch["id"].as_str().unwrap_or(""),
-                ch["pad"].as_str().unwrap_or(""),
-                ch["preview"].as_str().unwrap_or("")
+                ch.at, ch.by, ch.what, ch.id, ch.pad, ch.preview
             );
         }
-        if r["truncated"] == true {
+        if r.truncated {
             println!(
                 "… only the newest {}: narrow with --since, --until or --pad",
-                changes.len()
+                r.changes.len()
             );
         }
-    });
-    Ok(())
-}
-
-/// A time as given: an RFC 3339 time as is, or a duration (`2h`, `3d`)
-/// meaning that long ago.
-fn ago(s: &str) -> anyhow::Result<String> {
-    if s.contains('T') {
-        return Ok(s.to_owned());
-    }
-    let secs = duration_secs(s)?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
-    Ok(crate::model::fmt_time(now - secs * 1000))
+    })
 }
 
 #[cfg(test)]

@@ -8,7 +8,12 @@
 
 use std::borrow::Cow;
 
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::model::{Entry, Pad};
+use crate::protocol::*;
 
 /// `text` with every control character but a line break or a tab shown as
 /// an escape: the C0 set, DEL, the C1 set (a lone 0x9b starts a CSI
@@ -33,6 +38,12 @@ pub fn safe_text(text: &str) -> Cow<'_, str> {
     )
 }
 
+/// An answer with every string in it made terminal-safe: the one walk over
+/// everything it holds (`terminal_safe`), whatever its type.
+pub fn safe<T: Serialize + DeserializeOwned>(answer: &T) -> serde_json::Result<T> {
+    serde_json::from_value(terminal_safe(&serde_json::to_value(answer)?))
+}
+
 /// A reply with every string in it (keys too) made terminal-safe.
 pub fn terminal_safe(v: &Value) -> Value {
     match v {
@@ -45,10 +56,6 @@ pub fn terminal_safe(v: &Value) -> Value {
         ),
         other => other.clone(),
     }
-}
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or("")
 }
 
 /// "3m ago" for an RFC 3339 time, falling back to the time itself.
@@ -86,48 +93,43 @@ fn human_secs_up(secs: i64) -> String {
     }
 }
 
-/// "1 entry", "2 entries".
-pub fn count(n: &Value, one: &str, many: &str) -> String {
-    crate::model::count(n.as_i64().unwrap_or(0), one, many)
-}
-
-fn header(e: &Value) -> String {
+fn header(e: &Entry) -> String {
     let mut line = format!(
         "{}  {:<8} {:<14} {:<10}",
-        s(&e["id"]),
-        s(&e["kind"]),
-        s(&e["author"]),
-        ago(s(&e["created_at"]))
+        e.id,
+        e.kind.as_str(),
+        e.author,
+        ago(&e.created_at)
     );
-    if let Some(status) = e["status"].as_str() {
-        line.push_str(&format!(" [{status}]"));
+    if let Some(status) = e.status {
+        line.push_str(&format!(" [{}]", status.as_str()));
     }
-    if e["pinned"].as_bool() == Some(true) {
+    if e.pinned {
         line.push_str(" (pinned)");
     }
-    if e["kind"] == "question" {
-        line.push_str(if e["answer"].is_string() {
+    if e.kind == crate::model::Kind::Question {
+        line.push_str(if e.answer.is_some() {
             " [answered]"
         } else {
             " [open]"
         });
     }
-    if let Some(parent) = e["reply_to"].as_str() {
+    if let Some(parent) = &e.reply_to {
         line.push_str(&format!(" ↳ {parent}"));
     }
-    if let Some(older) = e["supersedes"].as_str() {
+    if let Some(older) = &e.supersedes {
         line.push_str(&format!(" (supersedes {older})"));
     }
-    if let Some(newer) = e["superseded_by"].as_str() {
+    if let Some(newer) = &e.superseded_by {
         line.push_str(&format!(" [superseded by {newer}]"));
     }
-    match e["replies"].as_i64() {
-        Some(1) => line.push_str(" (1 reply)"),
-        Some(n) if n > 1 => line.push_str(&format!(" ({n} replies)")),
+    match e.replies {
+        1 => line.push_str(" (1 reply)"),
+        n if n > 1 => line.push_str(&format!(" ({n} replies)")),
         _ => {}
     }
-    for t in e["tags"].as_array().into_iter().flatten() {
-        line.push_str(&format!(" #{}", s(t)));
+    for t in &e.tags {
+        line.push_str(&format!(" #{t}"));
     }
     line
 }
@@ -141,179 +143,172 @@ pub(super) fn preview(content: &str) -> String {
     }
 }
 
-pub fn entry_list(r: &Value) {
-    let entries = r["entries"].as_array().cloned().unwrap_or_default();
-    if entries.is_empty() {
+/// A list of entries, each a header and a one-line preview.
+fn entries(entries: &[Entry], indent: &str) {
+    for e in entries {
+        println!("{indent}{}", header(e));
+        println!("{indent}    {}", preview(&e.content));
+    }
+}
+
+pub fn entry_list(r: &ListResult) {
+    if r.entries.is_empty() {
         println!("no entries");
         return;
     }
-    for e in &entries {
-        println!("{}", header(e));
-        println!("    {}", preview(s(&e["content"])));
-    }
-    if r["next_cursor"].is_string() {
+    entries(&r.entries, "");
+    if r.next_cursor.is_some() {
         println!("… more: add --all, or -n to show more");
     }
 }
 
 /// An author's inbox: what others flagged, replies, reminders come due.
-pub fn inbox(r: &Value) {
+pub fn inbox(r: &InboxResult) {
     let mut empty = true;
-    for (label, key) in [
-        ("for you", "addressed"),
-        ("needs your eyes", "needs_eyes"),
-        ("replies", "replies"),
-        ("reminders", "reminders"),
+    for (label, list) in [
+        ("for you", &r.addressed),
+        ("needs your eyes", &r.needs_eyes),
+        ("replies", &r.replies),
+        ("reminders", &r.reminders),
     ] {
-        let entries = r[key].as_array().cloned().unwrap_or_default();
-        if entries.is_empty() {
+        if list.is_empty() {
             continue;
         }
         empty = false;
-        println!("{label} ({})", entries.len());
-        for e in &entries {
-            println!("{}", header(e));
-            println!("    {}", preview(s(&e["content"])));
-        }
+        println!("{label} ({})", list.len());
+        entries(list, "");
     }
     if empty {
-        println!("nothing new for {}", s(&r["author"]));
+        println!("nothing new for {}", r.author);
     }
 }
 
-pub fn entry_full(e: &Value) {
+pub fn entry_full(e: &Entry) {
     println!("{}", header(e));
     println!(
         "pad {} · version {} · created {} · updated {}",
-        s(&e["pad"]),
-        e["version"],
-        s(&e["created_at"]),
-        s(&e["updated_at"])
+        e.pad, e.version, e.created_at, e.updated_at
     );
-    if let Some(deps) = e["depends_on"].as_array().filter(|d| !d.is_empty()) {
-        let ids: Vec<&str> = deps.iter().map(s).collect();
-        println!("depends on {}", ids.join(", "));
+    if !e.depends_on.is_empty() {
+        println!("depends on {}", e.depends_on.join(", "));
     }
-    if let Some(r) = e["remind_at"].as_str() {
+    if let Some(r) = &e.remind_at {
         println!("reminder {r}");
     }
-    if let Some(a) = e["assignee"].as_str() {
-        let lease = e["lease_until"]
-            .as_str()
+    if let Some(a) = &e.assignee {
+        let lease = e
+            .lease_until
+            .as_ref()
             .map(|l| format!(", lease until {l}"))
             .unwrap_or_default();
-        println!("held by {a}{lease} · attempt {}", e["attempts"]);
+        println!("held by {a}{lease} · attempt {}", e.attempts);
     }
-    if let Some(r) = e["resume"].as_str() {
+    if let Some(r) = &e.resume {
         println!("resume: {r}");
     }
-    if let Some(err) = e["error"].as_str() {
+    if let Some(err) = &e.error {
         println!("last error: {err}");
     }
-    if let Some(c) = e["category"].as_str() {
-        let conf = e["confidence"]
-            .as_f64()
+    if let Some(c) = e.category {
+        let conf = e
+            .confidence
             .map(|c| format!(", confidence {c:.2}"))
             .unwrap_or_default();
-        println!("insight: {c}{conf}");
+        println!("insight: {}{conf}", c.as_str());
     }
-    if let Some(choices) = e["choices"].as_array().filter(|c| !c.is_empty()) {
-        let offered: Vec<&str> = choices.iter().map(s).collect();
-        println!("choices: {}", offered.join(" / "));
+    if !e.choices.is_empty() {
+        println!("choices: {}", e.choices.join(" / "));
     }
-    if let Some(a) = e["answer"].as_str() {
-        println!("answered by reply {a} (`pad thread {}`)", s(&e["id"]));
+    if let Some(a) = &e.answer {
+        println!("answered by reply {a} (`pad thread {}`)", e.id);
     }
-    if e["meta"].is_object() {
-        println!("meta {}", e["meta"]);
+    if let Some(meta) = &e.meta {
+        println!("meta {}", Value::Object(meta.clone()));
     }
-    println!("\n{}", s(&e["content"]));
+    println!("\n{}", e.content);
 }
 
 /// An entry, then its replies indented under what they answer.
-pub fn thread(r: &Value) {
-    entry_full(&r["entry"]);
-    let replies = r["replies"].as_array().cloned().unwrap_or_default();
+pub fn thread(r: &ThreadResult) {
+    entry_full(&r.entry);
     let mut depth: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    depth.insert(s(&r["entry"]["id"]), 0);
-    for e in &replies {
-        let d = depth.get(s(&e["reply_to"])).map_or(1, |d| d + 1);
-        depth.insert(s(&e["id"]), d);
+    depth.insert(&r.entry.id, 0);
+    for e in &r.replies {
+        let d = e
+            .reply_to
+            .as_deref()
+            .and_then(|p| depth.get(p))
+            .map_or(1, |d| d + 1);
+        depth.insert(&e.id, d);
         let indent = "    ".repeat(d);
         println!("\n{indent}{}", header(e));
-        for line in s(&e["content"]).lines() {
+        for line in e.content.lines() {
             println!("{indent}    {line}");
         }
     }
-    if replies.is_empty() {
-        println!(
-            "\n(no replies yet: `pad reply {} \"…\"`)",
-            s(&r["entry"]["id"])
-        );
+    if r.replies.is_empty() {
+        println!("\n(no replies yet: `pad reply {} \"…\"`)", r.entry.id);
     }
 }
 
-pub fn hits(r: &Value) {
-    let hits = r["hits"].as_array().cloned().unwrap_or_default();
-    if let Some(q) = r.get("explain") {
+pub fn hits(r: &SearchResult) {
+    if let Some(q) = &r.explain {
         super::explain::query(q);
     }
-    if hits.is_empty() {
+    if r.hits.is_empty() {
         println!("no matches");
         return;
     }
-    for h in &hits {
-        let by: Vec<&str> = h["found_by"]
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+    for h in &r.hits {
         println!(
             "{}  ({}; {})",
-            header(&h["entry"]),
-            s(&h["entry"]["pad"]),
-            by.join("+")
+            header(&h.entry),
+            h.entry.pad,
+            h.found_by.join("+")
         );
-        println!("    {}", preview(s(&h["entry"]["content"])));
-        if let Some(why) = h.get("explain") {
+        println!("    {}", preview(&h.entry.content));
+        if let Some(why) = &h.explain {
             super::explain::hit(why, h);
         }
     }
 }
 
-pub fn tags(r: &Value) {
-    let tags = r["tags"].as_array().cloned().unwrap_or_default();
-    if tags.is_empty() {
+pub fn tags(r: &TagsResult) {
+    if r.tags.is_empty() {
         println!("no tags");
     }
-    for t in &tags {
-        println!("{:>6}  #{}", t["count"], s(&t["tag"]));
+    for t in &r.tags {
+        println!("{:>6}  #{}", t.count, t.tag);
     }
 }
 
-pub fn pads(r: &Value) {
-    let pads = r["pads"].as_array().cloned().unwrap_or_default();
+pub fn pads(pads: &[Pad]) {
     if pads.is_empty() {
         println!("no pads");
     }
-    for p in &pads {
-        let state = if p["archived"].as_bool() == Some(true) {
-            format!("archived {}", ago(s(&p["archived_at"])))
-        } else if let Some(exp) = p["expires_at"].as_str() {
+    for p in pads {
+        let state = if p.archived {
+            format!("archived {}", ago(p.archived_at.as_deref().unwrap_or("")))
+        } else if let Some(exp) = &p.expires_at {
             format!("expires {}", ago(exp))
         } else {
             "never expires".into()
         };
-        let window = p["max_entries"]
-            .as_i64()
+        let window = p
+            .max_entries
             .map(|m| format!(" · keeps newest {m}"))
             .unwrap_or_default();
         println!(
             "{:<24} {:>11} · last write {} · {state}{window}",
-            s(&p["name"]),
-            count(&p["entries"], "entry", "entries"),
-            ago(s(&p["last_write_at"]))
+            p.name,
+            crate::model::count(p.entries, "entry", "entries"),
+            ago(&p.last_write_at)
         );
     }
+}
+
+fn s(v: &Value) -> &str {
+    v.as_str().unwrap_or("")
 }
 
 pub fn event(e: &Value) {
@@ -324,94 +319,86 @@ pub fn event(e: &Value) {
             e["missed"]
         ),
         "pad_expired" => println!("{kind:<11} pad {}", s(&e["pad"])),
-        _ if e["entry"].is_object() => {
-            println!("{kind:<11} {}  ({})", header(&e["entry"]), s(&e["pad"]));
-            println!("            {}", preview(s(&e["entry"]["content"])));
-        }
+        _ if e["entry"].is_object() => match Entry::deserialize(&e["entry"]) {
+            Ok(entry) => {
+                println!("{kind:<11} {}  ({})", header(&entry), s(&e["pad"]));
+                println!("            {}", preview(&entry.content));
+            }
+            Err(_) => println!("{kind:<11} pad {}", s(&e["pad"])),
+        },
         _ => println!("{kind:<11} pad {}", s(&e["pad"])),
     }
 }
 
-pub fn stats(r: &Value) {
+pub fn stats(r: &StatsResult) {
     println!(
         "scratchpad {} (pid {}), up {}",
-        s(&r["version"]),
-        r["pid"],
-        human_secs(r["uptime_seconds"].as_i64().unwrap_or(0))
+        r.version,
+        r.pid,
+        human_secs(r.uptime_seconds as i64)
     );
-    println!("entries      {}", r["entries"]);
-    println!(
-        "pads         {} live, {} archived",
-        r["pads"], r["archived_pads"]
-    );
-    println!("tags         {}", r["tags"]);
+    println!("entries      {}", r.entries);
+    println!("pads         {} live, {} archived", r.pads, r.archived_pads);
+    println!("tags         {}", r.tags);
     println!(
         "on disk      {:.1} MiB ({})",
-        r["db_bytes"].as_f64().unwrap_or(0.0) / 1048576.0,
-        s(&r["data_dir"])
+        r.db_bytes as f64 / 1048576.0,
+        r.data_dir
     );
     println!(
         "connections  {} ({} subscribers)",
-        r["connections"], r["subscribers"]
+        r.connections, r.subscribers
     );
-    println!("journal queue {}", r["journal_queue"]);
-    println!("index queue  {}", r["index_queue"]);
-    let sem = &r["semantic"];
-    match s(&sem["status"]) {
+    println!("journal queue {}", r.journal_queue);
+    println!("index queue  {}", r.index_queue);
+    let sem = &r.semantic;
+    match sem.status.as_str() {
         "ready" => println!(
             "semantic     ready: {}, {} vectors ({:.1} MiB), embed queue {}",
-            s(&sem["model"]),
-            sem["vectors"],
-            sem["index_bytes"].as_f64().unwrap_or(0.0) / 1048576.0,
-            r["embed_queue"]
+            sem.model.as_deref().unwrap_or(""),
+            sem.vectors,
+            sem.index_bytes as f64 / 1048576.0,
+            r.embed_queue
         ),
         "loading" => println!(
             "semantic     loading the model; embed queue {}",
-            r["embed_queue"]
+            r.embed_queue
         ),
-        other => println!("semantic     {other}: {}", s(&sem["reason"])),
+        other => println!(
+            "semantic     {other}: {}",
+            sem.reason.as_deref().unwrap_or("")
+        ),
     }
-    println!("durability   {}", s(&r["durability"]));
-    if let Some(url) = r["metrics"].as_str() {
+    println!("durability   {}", r.durability);
+    if let Some(url) = &r.metrics {
         println!("metrics      {url}");
     }
-    let a = &r["activity"];
-    if !a.is_object() {
+    let Some(a) = &r.activity else {
         return;
-    }
-    let per_minute: Vec<u64> = a["entries_per_minute"]
-        .as_array()
-        .map(|v| v.iter().filter_map(Value::as_u64).collect())
-        .unwrap_or_default();
+    };
     println!(
         "\nlast hour    {}  {}  (a minute per mark, oldest left)",
-        count(&a["entries_last_hour"], "entry", "entries"),
-        sparkline(&per_minute)
+        crate::model::count(a.entries_last_hour as i64, "entry", "entries"),
+        sparkline(&a.entries_per_minute)
     );
-    println!(
-        "entry size   {:.0} bytes on average",
-        a["avg_entry_bytes"].as_f64().unwrap_or(0.0)
-    );
-    let tags: Vec<String> = a["top_tags"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|t| format!("#{} {}", s(&t["tag"]), t["count"]))
+    println!("entry size   {:.0} bytes on average", a.avg_entry_bytes);
+    let tags: Vec<String> = a
+        .top_tags
+        .iter()
+        .map(|t| format!("#{} {}", t.tag, t.count))
         .collect();
     if !tags.is_empty() {
         println!("top tags     {}", tags.join(" · "));
     }
-    for (label, key) in [("busiest", "busiest_pads"), ("stalest", "stalest_pads")] {
-        let pads: Vec<String> = a[key]
-            .as_array()
-            .into_iter()
-            .flatten()
+    for (label, list) in [("busiest", &a.busiest_pads), ("stalest", &a.stalest_pads)] {
+        let pads: Vec<String> = list
+            .iter()
             .map(|p| {
                 format!(
                     "{} ({}, idle {})",
-                    s(&p["name"]),
-                    count(&p["entries"], "entry", "entries"),
-                    human_secs(p["idle_seconds"].as_i64().unwrap_or(0))
+                    p.name,
+                    crate::model::count(p.entries, "entry", "entries"),
+                    human_secs(p.idle_seconds)
                 )
             })
             .collect();
@@ -434,94 +421,82 @@ pub fn sparkline(values: &[u64]) -> String {
         .collect()
 }
 
-pub fn plan(r: &Value) {
-    for p in r["plans"].as_array().into_iter().flatten() {
-        println!("plan  {}", preview(s(&p["content"])));
+pub fn plan(r: &PlanResult) {
+    for p in &r.plans {
+        println!("plan  {}", preview(&p.content));
     }
-    let steps = r["entries"].as_array().cloned().unwrap_or_default();
-    if steps.is_empty() {
-        println!("no tasks on pad {}", s(&r["pad"]));
+    if r.entries.is_empty() {
+        println!("no tasks on pad {}", r.pad);
         return;
     }
-    for (i, step) in steps.iter().enumerate() {
-        let e = &step["entry"];
+    for (i, step) in r.entries.iter().enumerate() {
+        let e = &step.entry;
         let mut line = format!(
             "{:>3}. {:<8} {}  {}",
             i + 1,
-            s(&step["state"]),
-            s(&e["id"]),
-            preview(s(&e["content"]))
+            step.state.as_str(),
+            e.id,
+            preview(&e.content)
         );
-        if let Some(a) = e["assignee"].as_str() {
+        if let Some(a) = &e.assignee {
             line.push_str(&format!("  ({a})"));
         }
-        let waiting: Vec<&str> = step["waiting_on"]
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        if !waiting.is_empty() {
-            line.push_str(&format!("  waits on {}", waiting.join(", ")));
+        if !step.waiting_on.is_empty() {
+            line.push_str(&format!("  waits on {}", step.waiting_on.join(", ")));
         }
         println!("{line}");
-        if let Some(r) = e["resume"].as_str() {
+        if let Some(r) = &e.resume {
             println!("          resume: {}", preview(r));
         }
     }
-    let n = &r["counts"];
+    let n = &r.counts;
     println!(
         "{} ready · {} running · {} blocked · {} done · {} failed",
-        n["ready"], n["running"], n["blocked"], n["done"], n["failed"]
+        n.ready, n.running, n.blocked, n.done, n.failed
     );
 }
 
-pub fn report(r: &Value) {
+pub fn report(r: &ReportResult) {
     println!(
         "{:<20} {:>8} {:>6} {:>6} {:>7} {:>10}",
         "author", "entries", "done", "failed", "retries", "tokens"
     );
-    let row = |a: &Value| {
+    let row = |a: &AuthorReport| {
         println!(
             "{:<20} {:>8} {:>6} {:>6} {:>7} {:>10}",
-            s(&a["author"]),
-            // Values as strings: JSON numbers ignore the column widths.
-            a["entries"].to_string(),
-            a["tasks_done"].to_string(),
-            a["tasks_failed"].to_string(),
-            a["retries"].to_string(),
-            a["tokens"].to_string()
+            a.author, a.entries, a.tasks_done, a.tasks_failed, a.retries, a.tokens
         )
     };
-    for a in r["authors"].as_array().into_iter().flatten() {
+    for a in &r.authors {
         row(a);
     }
-    row(&r["totals"]);
-    let tasks = r["tasks"].as_array().cloned().unwrap_or_default();
-    if tasks.is_empty() {
+    row(&r.totals);
+    if r.tasks.is_empty() {
         return;
     }
     println!();
-    for t in &tasks {
-        let took = t["duration_seconds"]
-            .as_f64()
+    for t in &r.tasks {
+        let took = t
+            .duration_seconds
             .map(|d| format!(" in {}", human_secs(d.round() as i64)))
             .unwrap_or_default();
-        let retries = match t["retries"].as_i64() {
-            Some(0) | None => String::new(),
-            Some(_) => format!(", {}", count(&t["retries"], "retry", "retries")),
+        let retries = match t.retries {
+            0 => String::new(),
+            n => format!(", {}", crate::model::count(n, "retry", "retries")),
         };
         println!(
             "{}  {:<7} {:<14} {}{took}{retries}",
-            s(&t["id"]),
-            t["status"].as_str().unwrap_or("-"),
-            t["assignee"].as_str().unwrap_or("-"),
-            s(&t["title"])
+            t.id,
+            t.status.map_or("-", |s| s.as_str()),
+            t.assignee.as_deref().unwrap_or("-"),
+            t.title
         );
-        if let Some(e) = t["error"].as_str() {
+        if let Some(e) = &t.error {
             println!("    error: {}", preview(e));
         }
     }
-    if r["tasks_total"].as_u64() > Some(tasks.len() as u64) {
-        println!("… the newest {} of {} tasks", tasks.len(), r["tasks_total"]);
+    if r.tasks_total > r.tasks.len() {
+        println!("… the newest {} of {} tasks", r.tasks.len(), r.tasks_total);
     }
 }
 
@@ -559,7 +534,5 @@ mod tests {
         assert_eq!(human_secs_up(61), "2m");
         assert_eq!(human_secs_up(3599), "1h");
         assert_eq!(human_secs(119 * 60), "1h");
-        assert_eq!(count(&Value::from(1), "entry", "entries"), "1 entry");
-        assert_eq!(count(&Value::from(2), "entry", "entries"), "2 entries");
     }
 }

@@ -2,10 +2,11 @@
 //! between the person and the agents, at the terminal.
 
 use clap::Args;
-use serde_json::json;
 
-use super::{content_arg, render, Out};
+use super::{content_arg, render, Show};
 use crate::client::Client;
+use crate::protocol::method as m;
+use crate::protocol::*;
 
 /// `pad ask` ran out of time before anyone answered (exit code 8).
 #[derive(Debug, thiserror::Error)]
@@ -47,59 +48,53 @@ pub struct ReplyArgs {
     author: String,
 }
 
-pub async fn ask(a: AskArgs, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
-    let content = content_arg(a.question)?;
-    let r = c
-        .call(
-            "ask",
-            json!({"content": content, "choices": a.choices, "wait_seconds": a.wait,
-                   "pad": a.pad, "author": a.author}),
-        )
-        .await?;
-    out(&r, &|r| {
-        if let Some(answer) = r["answer"].as_object() {
-            println!("{}", answer["content"].as_str().unwrap_or("").trim());
-            eprintln!(
-                "(answered by {} in {} s)",
-                answer["author"].as_str().unwrap_or(""),
-                r["waited_seconds"]
-            );
+pub async fn ask(a: AskArgs, c: &mut Client, show: Show) -> anyhow::Result<()> {
+    let params = AskParams {
+        content: Some(content_arg(a.question)?),
+        id: None,
+        pad: Some(a.pad),
+        choices: a.choices,
+        wait_seconds: Some(a.wait),
+        author: Some(a.author),
+        answer_from: Vec::new(),
+    };
+    let r = c.request::<m::Ask>(&params).await?;
+    show.print(&r, |r| {
+        if let Some(answer) = &r.answer {
+            println!("{}", answer.content.trim());
+            eprintln!("(answered by {} in {} s)", answer.author, r.waited_seconds);
         }
-    });
-    if r["answer"].is_null() {
+    })?;
+    if r.answer.is_none() {
         return Err(Unanswered {
-            waited: r["waited_seconds"].as_f64().unwrap_or(0.0).round(),
-            id: r["question"]["id"].as_str().unwrap_or("").to_string(),
-            author: r["question"]["author"].as_str().unwrap_or("").to_string(),
+            waited: r.waited_seconds.round(),
+            id: r.question.id,
+            author: r.question.author,
         }
         .into());
     }
     Ok(())
 }
 
-pub async fn reply(a: ReplyArgs, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
+pub async fn reply(a: ReplyArgs, c: &mut Client, show: Show) -> anyhow::Result<()> {
     let content = content_arg(a.content)?;
     let pad = match a.pad {
         Some(p) => p,
         None => {
-            let parent = c.call("entry.get", json!({"id": a.id})).await?;
-            parent["entry"]["pad"]
-                .as_str()
-                .unwrap_or("inbox")
-                .to_string()
+            let params = IdParams { id: a.id.clone() };
+            c.request::<m::EntryGet>(&params).await?.entry.pad
         }
     };
-    let r = c
-        .call(
-            "entry.add",
-            json!({"pad": pad, "content": content, "reply_to": a.id, "tags": a.tags,
-                   "author": a.author}),
-        )
-        .await?;
-    out(&r, &|r| {
-        println!("{}", r["entry"]["id"].as_str().unwrap_or(""))
-    });
-    Ok(())
+    let params = AddParams {
+        pad,
+        content,
+        reply_to: Some(a.id),
+        tags: a.tags,
+        author: Some(a.author),
+        ..AddParams::default()
+    };
+    let r = c.request::<m::EntryAdd>(&params).await?;
+    show.print(&r, |r| println!("{}", r.entry.id))
 }
 
 #[derive(Args, Debug)]
@@ -112,16 +107,16 @@ pub struct InboxArgs {
     peek: bool,
 }
 
-pub async fn inbox(a: InboxArgs, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
-    let r = c
-        .call("inbox", json!({"author": a.author, "peek": a.peek}))
-        .await?;
-    out(&r, &|r| render::inbox(r));
-    Ok(())
+pub async fn inbox(a: InboxArgs, c: &mut Client, show: Show) -> anyhow::Result<()> {
+    let params = InboxParams {
+        author: Some(a.author),
+        peek: a.peek,
+    };
+    let r = c.request::<m::Inbox>(&params).await?;
+    show.print(&r, render::inbox)
 }
 
-pub async fn thread(id: String, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
-    let r = c.call("entry.thread", json!({"id": id})).await?;
-    out(&r, &|r| render::thread(r));
-    Ok(())
+pub async fn thread(id: String, c: &mut Client, show: Show) -> anyhow::Result<()> {
+    let r = c.request::<m::EntryThread>(&IdParams { id }).await?;
+    show.print(&r, render::thread)
 }

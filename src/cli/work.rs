@@ -2,10 +2,12 @@
 //! `pad token`: the command line of plans, tasks and access.
 
 use clap::{Args, Subcommand};
-use serde_json::{json, Value};
 
-use super::{content_arg, duration_secs, render, Out, UsageError};
+use super::{content_arg, duration_secs, render, Show, UsageError};
 use crate::client::Client;
+use crate::model::Kind;
+use crate::protocol::method as m;
+use crate::protocol::*;
 
 #[derive(Subcommand, Debug)]
 pub enum TaskCmd {
@@ -109,73 +111,90 @@ pub struct RemindArgs {
     author: String,
 }
 
-fn lease_secs(lease: Option<&str>) -> anyhow::Result<Option<i64>> {
-    lease.map(duration_secs).transpose()
+fn lease_secs(lease: Option<&str>) -> anyhow::Result<Option<u64>> {
+    Ok(lease.map(duration_secs).transpose()?.map(|s| s as u64))
 }
 
-pub async fn task(cmd: TaskCmd, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
-    let (method, mut params) = match cmd {
+pub async fn task(cmd: TaskCmd, c: &mut Client, show: Show) -> anyhow::Result<()> {
+    match cmd {
         TaskCmd::Add {
             content,
             pad,
             after,
             tags,
             author,
-        } => (
-            "entry.add",
-            json!({"pad": pad, "content": content_arg(content)?, "kind": "task",
-                   "depends_on": after, "tags": tags, "author": author}),
-        ),
-        TaskCmd::Claim { pad, agent, lease } => (
-            "task.claim",
-            json!({"pad": pad, "agent": agent, "lease_seconds": lease_secs(lease.as_deref())?}),
-        ),
+        } => {
+            let params = AddParams {
+                pad,
+                content: content_arg(content)?,
+                kind: Some(Kind::Task),
+                depends_on: after,
+                tags,
+                author: Some(author),
+                ..AddParams::default()
+            };
+            let r = c.request::<m::EntryAdd>(&params).await?;
+            // Like `pad note`: the new id, for scripts to pass to --after.
+            show.print(&r, |r| println!("{}", r.entry.id))
+        }
+        TaskCmd::Claim { pad, agent, lease } => {
+            let params = ClaimParams {
+                pad,
+                agent: Some(agent),
+                lease_seconds: lease_secs(lease.as_deref())?,
+            };
+            let r = c.request::<m::TaskClaim>(&params).await?;
+            if r.entry.is_none() {
+                show.print(&r, |r| {
+                    if let Some(n) = &r.counts {
+                        println!(
+                            "nothing ready: {} running, {} blocked, {} done, {} failed",
+                            n.running, n.blocked, n.done, n.failed
+                        )
+                    }
+                })?;
+                return Err(NothingReady.into());
+            }
+            show.print(&r, |r| r.entry.iter().for_each(render::entry_full))
+        }
         TaskCmd::Heartbeat {
             id,
             resume,
             lease,
             agent,
-        } => (
-            "task.heartbeat",
-            json!({"id": id, "resume": resume, "agent": agent,
-                   "lease_seconds": lease_secs(lease.as_deref())?}),
-        ),
-        TaskCmd::Done { id, resume, agent } => (
-            "task.complete",
-            json!({"id": id, "resume": resume, "agent": agent}),
-        ),
+        } => {
+            let params = HeartbeatParams {
+                id,
+                resume,
+                agent,
+                lease_seconds: lease_secs(lease.as_deref())?,
+            };
+            let r = c.request::<m::TaskHeartbeat>(&params).await?;
+            show.print(&r, |r| render::entry_full(&r.entry))
+        }
+        TaskCmd::Done { id, resume, agent } => {
+            let params = CompleteParams { id, resume, agent };
+            let r = c.request::<m::TaskComplete>(&params).await?;
+            show.print(&r, |r| render::entry_full(&r.entry))
+        }
         TaskCmd::Fail {
             id,
             error,
             resume,
             retry,
             agent,
-        } => (
-            "task.fail",
-            json!({"id": id, "error": error, "resume": resume, "retry": retry, "agent": agent}),
-        ),
-    };
-    super::strip_nulls(&mut params);
-    let r = c.call(method, params).await?;
-    if method == "task.claim" && r["entry"].is_null() {
-        out(&r, &|r| {
-            let n = &r["counts"];
-            println!(
-                "nothing ready: {} running, {} blocked, {} done, {} failed",
-                n["running"], n["blocked"], n["done"], n["failed"]
-            )
-        });
-        return Err(NothingReady.into());
+        } => {
+            let params = FailParams {
+                id,
+                error,
+                resume,
+                retry,
+                agent,
+            };
+            let r = c.request::<m::TaskFail>(&params).await?;
+            show.print(&r, |r| render::entry_full(&r.entry))
+        }
     }
-    if method == "entry.add" {
-        // Like `pad note`: the new id, for scripts to pass to --after.
-        out(&r, &|r| {
-            println!("{}", r["entry"]["id"].as_str().unwrap_or(""))
-        });
-    } else {
-        out(&r, &|r| render::entry_full(&r["entry"]));
-    }
-    Ok(())
 }
 
 /// `pad task claim` found nothing ready: exit 3, like "not found".
@@ -183,17 +202,21 @@ pub async fn task(cmd: TaskCmd, c: &mut Client, out: Out<'_>) -> anyhow::Result<
 #[error("no task is ready")]
 pub struct NothingReady;
 
-pub async fn plan(pad: String, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
-    let r = c.call("plan.order", json!({ "pad": pad })).await?;
-    out(&r, &|r| render::plan(r));
-    Ok(())
+pub async fn plan(pad: String, c: &mut Client, show: Show) -> anyhow::Result<()> {
+    let r = c.request::<m::PlanOrder>(&PlanParams { pad }).await?;
+    show.print(&r, render::plan)
 }
 
-pub async fn remind(a: RemindArgs, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
-    let mut params = json!({"pad": a.pad, "content": content_arg(a.content)?, "author": a.author});
+pub async fn remind(a: RemindArgs, c: &mut Client, show: Show) -> anyhow::Result<()> {
+    let mut params = AddParams {
+        pad: a.pad,
+        content: content_arg(a.content)?,
+        author: Some(a.author),
+        ..AddParams::default()
+    };
     match (a.after, a.at) {
-        (Some(d), None) => params["remind_in"] = json!(duration_secs(&d)?),
-        (None, Some(t)) => params["remind_at"] = json!(t),
+        (Some(d), None) => params.remind_in = Some(duration_secs(&d)? as u64),
+        (None, Some(t)) => params.remind_at = Some(t),
         _ => {
             return Err(UsageError(
                 "when? give --in (e.g. --in 30m) or --at (e.g. --at 2026-11-21T17:00:00Z)".into(),
@@ -201,46 +224,37 @@ pub async fn remind(a: RemindArgs, c: &mut Client, out: Out<'_>) -> anyhow::Resu
             .into())
         }
     }
-    let r = c.call("entry.add", params).await?;
-    out(&r, &|r| {
+    let r = c.request::<m::EntryAdd>(&params).await?;
+    show.print(&r, |r| {
         println!(
             "{} reminds {} at {}",
-            r["entry"]["id"].as_str().unwrap_or(""),
-            r["entry"]["author"].as_str().unwrap_or(""),
-            r["entry"]["remind_at"].as_str().unwrap_or("")
+            r.entry.id,
+            r.entry.author,
+            r.entry.remind_at.as_deref().unwrap_or("")
         )
-    });
-    Ok(())
+    })
 }
 
-pub async fn share(
-    id: String,
-    to: Vec<String>,
-    c: &mut Client,
-    out: Out<'_>,
-) -> anyhow::Result<()> {
-    let r = c.call("entry.share", json!({"id": id, "to": to})).await?;
-    out(&r, &|r| {
-        for copy in r["copies"].as_array().into_iter().flatten() {
-            println!(
-                "{} on {}",
-                copy["id"].as_str().unwrap_or(""),
-                copy["pad"].as_str().unwrap_or("")
-            );
+pub async fn share(id: String, to: Vec<String>, c: &mut Client, show: Show) -> anyhow::Result<()> {
+    let params = ShareParams {
+        id,
+        to,
+        author: None,
+    };
+    let r = c.request::<m::EntryShare>(&params).await?;
+    show.print(&r, |r| {
+        for copy in &r.copies {
+            println!("{} on {}", copy.id, copy.pad);
         }
-    });
-    Ok(())
+    })
 }
 
-pub async fn report(pad: Option<String>, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
-    let mut params = json!({ "pad": pad });
-    super::strip_nulls(&mut params);
-    let r = c.call("report", params).await?;
-    out(&r, &|r| render::report(r));
-    Ok(())
+pub async fn report(pad: Option<String>, c: &mut Client, show: Show) -> anyhow::Result<()> {
+    let r = c.request::<m::Report>(&ReportParams { pad }).await?;
+    show.print(&r, render::report)
 }
 
-pub async fn token(cmd: TokenCmd, c: &mut Client, out: Out<'_>) -> anyhow::Result<()> {
+pub async fn token(cmd: TokenCmd, c: &mut Client, show: Show) -> anyhow::Result<()> {
     match cmd {
         TokenCmd::Create {
             name,
@@ -249,63 +263,53 @@ pub async fn token(cmd: TokenCmd, c: &mut Client, out: Out<'_>) -> anyhow::Resul
             agents,
             others,
         } => {
-            let r = c
-                .call(
-                    "token.create",
-                    json!({"name": name, "pads": pads, "read_only": read_only, "agents": agents, "others": others}),
-                )
-                .await?;
-            out(&r, &|r| {
-                println!("{}", r["secret"].as_str().unwrap_or(""));
+            let params = TokenCreateParams {
+                name,
+                pads,
+                read_only,
+                agents,
+                others,
+            };
+            let r = c.request::<m::TokenCreate>(&params).await?;
+            show.print(&r, |r| {
+                println!("{}", r.secret);
                 eprintln!(
                     "token '{}' for {}{}: shown once, the engine keeps only its hash. Give it to the agent as PAD_TOKEN.",
-                    r["token"]["name"].as_str().unwrap_or(""),
-                    join(&r["token"]["pads"]),
-                    match (r["token"]["read_only"] == true, r["token"]["others"] == true) {
+                    r.token.name,
+                    r.token.pads.join(", "),
+                    match (r.token.read_only, r.token.others) {
                         (true, _) => " (read-only)",
                         (false, true) => " (others' notes too)",
                         (false, false) => "",
                     }
                 );
-            });
+            })
         }
         TokenCmd::List => {
-            let r = c.call("token.list", json!({})).await?;
-            out(&r, &|r| {
-                let tokens = r["tokens"].as_array().cloned().unwrap_or_default();
-                if tokens.is_empty() {
+            let r = c.request::<m::TokenList>(&TokenListParams {}).await?;
+            show.print(&r, |r| {
+                if r.tokens.is_empty() {
                     println!("no tokens");
                 }
-                for t in &tokens {
+                for t in &r.tokens {
                     println!(
                         "{:<20} {:<10} {}  (created {})",
-                        t["name"].as_str().unwrap_or(""),
-                        if t["read_only"] == true {
+                        t.name,
+                        if t.read_only {
                             "read-only"
                         } else {
                             "read-write"
                         },
-                        join(&t["pads"]),
-                        t["created_at"].as_str().unwrap_or("")
+                        t.pads.join(", "),
+                        t.created_at
                     );
                 }
-            });
+            })
         }
         TokenCmd::Revoke { name } => {
-            let r = c.call("token.revoke", json!({ "name": name })).await?;
-            out(&r, &|_| println!("revoked {name}"));
+            let params = TokenRevokeParams { name: name.clone() };
+            let r = c.request::<m::TokenRevoke>(&params).await?;
+            show.print(&r, |_| println!("revoked {name}"))
         }
     }
-    Ok(())
-}
-
-fn join(v: &Value) -> String {
-    v.as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_default()
 }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentAddParams {
     /// The author name the agent's replies carry, and what notes address.
@@ -12,13 +12,14 @@ pub struct AgentAddParams {
     /// The agent's A2A endpoint, e.g. Agent Zero's `http://HOST:PORT/a2a/t-TOKEN`.
     pub url: String,
     /// A bearer token the endpoint wants (when the URL does not carry one).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
     /// Replace an agent already registered under this name.
     #[serde(default)]
     pub replace: bool,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentNameParams {
     pub name: String,
@@ -28,10 +29,11 @@ pub struct AgentNameParams {
     pub drop_pending: bool,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentListParams {
     /// Authors seen within this many seconds are listed (default one day).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub seen_within: Option<u64>,
 }
 
@@ -172,11 +174,13 @@ pub struct Delivery {
     pub updated_at: String,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeliveriesParams {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,
     /// One note's deliveries.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub entry: Option<String>,
 }
 

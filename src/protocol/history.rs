@@ -67,7 +67,7 @@ pub struct Version {
     pub entry: Entry,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryParams {
     pub id: String,
@@ -83,13 +83,17 @@ pub struct HistoryResult {
     pub versions: Vec<Version>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrashParams {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,
     /// Only what this author (or token) deleted.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
 }
 
@@ -101,15 +105,18 @@ pub struct TrashResult {
     pub next_cursor: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RestoreParams {
     /// A deleted entry to bring back, or (with `version`) a live one to take
     /// back to an earlier version.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<i64>,
     /// Undo one change: bring back every entry it deleted, or take every
     /// entry it edited back to before it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub change: Option<i64>,
 }
 
@@ -129,12 +136,14 @@ pub struct RestoreResult {
     pub skipped: Vec<Skipped>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PurgeParams {
     /// One deleted entry (its whole history goes).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Everything in this pad's trash.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,
     /// The whole trash.
     #[serde(default)]
@@ -148,14 +157,19 @@ pub struct PurgeResult {
     pub purged: usize,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChangesParams {
     /// Whose changes (an author or a token's name); all when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub since: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
     /// List entries created too (default); `false`: only edits, deletions
     /// and restores.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{Entry, Status};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlanParams {
     pub pad: String,
@@ -25,6 +25,18 @@ pub enum StepState {
     Blocked,
     Done,
     Failed,
+}
+
+impl StepState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepState::Ready => "ready",
+            StepState::Running => "running",
+            StepState::Blocked => "blocked",
+            StepState::Done => "done",
+            StepState::Failed => "failed",
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -57,12 +69,14 @@ pub struct PlanResult {
     pub counts: PlanCounts,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimParams {
     pub pad: String,
     /// Who takes the task; defaults to the connection's `hello` author.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lease_seconds: Option<u64>,
 }
 
@@ -77,30 +91,38 @@ pub struct ClaimResult {
     pub counts: Option<PlanCounts>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HeartbeatParams {
     pub id: String,
     /// The holder; when given, the call fails if someone else holds the task.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lease_seconds: Option<u64>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompleteParams {
     pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FailParams {
     pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
     /// Put the task back in the queue for the next claimant instead of
     /// leaving it `failed`.
@@ -108,13 +130,14 @@ pub struct FailParams {
     pub retry: bool,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShareParams {
     pub id: String,
     pub to: Vec<String>,
     /// Who shares; defaults to the connection's `hello` author, else the
     /// entry's author.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }
 
@@ -125,9 +148,10 @@ pub struct ShareResult {
     pub copies: Vec<Entry>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReportParams {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,
 }
 
