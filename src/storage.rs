@@ -30,6 +30,7 @@
 mod cycle;
 pub mod rules;
 mod types;
+pub mod write;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -5,20 +5,17 @@ use sqlx::{PgConnection, Row};
 
 use super::history::{keep, keep_deleting};
 use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS, NEXT_ID};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::id;
 use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
-use crate::storage::rules::{
-    ambiguous, check_version, new_entry, no_entry, not_superseding_itself, prefix_range, replied,
-    window_drops, would_cycle,
-};
+use crate::storage::rules::{ambiguous, new_entry, no_entry, prefix_range, replied, window_drops};
+use crate::storage::write::{self, WriteTx};
 use crate::storage::Entries;
 use crate::storage::Fut;
 use crate::storage::Inbox;
 use crate::storage::Visible;
 use crate::storage::{Added, EntryFilter, NewEntry, Page, Patch};
-use crate::storage::{CycleSearch, Step};
 
 /// Resolves an id or unique id prefix to `(seq, full id)`.
 pub(crate) async fn resolve(
@@ -71,23 +68,100 @@ fn row_or_gone(row: Option<PgRow>, seq: i64) -> Result<Entry> {
     }
 }
 
-/// If `id` depending on `deps` would close a loop, the loop as "a → b → a".
-async fn find_cycle(conn: &mut PgConnection, id: &str, deps: &[String]) -> Result<Option<String>> {
-    let mut walk = CycleSearch::new(id, deps);
-    while let Some(step) = walk.step() {
-        match step {
-            Step::Loop(path) => return Ok(Some(path)),
-            Step::Read(cur, seq) => {
-                let next: Option<Vec<String>> =
-                    sqlx::query_scalar("SELECT depends_on FROM entries WHERE seq = $1")
-                        .bind(seq)
-                        .fetch_optional(&mut *conn)
-                        .await?;
-                walk.reached(&cur, next.unwrap_or_default());
-            }
-        }
+/// PostgreSQL's statements for a write sequence (`storage::write`), in
+/// one transaction.
+struct PgTx<'a> {
+    conn: &'a mut PgConnection,
+    /// Whether history is kept (`PgStore::keeping`).
+    keeping: bool,
+}
+
+impl WriteTx for PgTx<'_> {
+    async fn resolve(&mut self, field: &'static str, id: &str) -> Result<(i64, String)> {
+        resolve(self.conn, field, id).await
     }
-    Ok(None)
+
+    async fn load(&mut self, seq: i64) -> Result<Entry> {
+        load_locked(self.conn, seq).await
+    }
+
+    async fn depends_on(&mut self, seq: i64) -> Result<Vec<String>> {
+        let deps: Option<Vec<String>> =
+            sqlx::query_scalar("SELECT depends_on FROM entries WHERE seq = $1")
+                .bind(seq)
+                .fetch_optional(&mut *self.conn)
+                .await?;
+        Ok(deps.unwrap_or_default())
+    }
+
+    async fn keep_edited(&mut self, seq: i64, by: &str, now: i64) -> Result<()> {
+        let which = "seq = $4";
+        keep(
+            self.conn,
+            self.keeping,
+            Action::Edit,
+            by,
+            now,
+            which,
+            Arg::Int(seq),
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn rewrite(
+        &mut self,
+        seq: i64,
+        after: &Entry,
+        remind: Option<Option<i64>>,
+        now: i64,
+    ) -> Result<()> {
+        let meta = after
+            .meta
+            .as_ref()
+            .map(|m| serde_json::to_string(m).expect("json serializes"));
+        sqlx::query(
+            "UPDATE entries SET content = $1, tags = $2, kind = $3, status = $4, assignee = $5, \
+             resume = $6, category = $7, confidence = $8, pinned = $9, depends_on = $10, \
+             remind_at = CASE WHEN $11 THEN $12 ELSE remind_at END, \
+             reminded_at = CASE WHEN $11 THEN NULL ELSE reminded_at END, \
+             meta = $13, updated_at = $14, version = version + 1, supersedes = $16 WHERE seq = $15",
+        )
+        .bind(&after.content)
+        .bind(&after.tags)
+        .bind(after.kind.as_str())
+        .bind(after.status.map(Status::as_str))
+        .bind(&after.assignee)
+        .bind(&after.resume)
+        .bind(after.category.map(Category::as_str))
+        .bind(after.confidence)
+        .bind(after.pinned)
+        .bind(&after.depends_on)
+        .bind(remind.is_some())
+        .bind(remind.flatten())
+        .bind(meta)
+        .bind(now)
+        .bind(seq)
+        .bind(after.supersedes.as_deref().and_then(id::decode))
+        .execute(&mut *self.conn)
+        .await?;
+        Ok(())
+    }
+
+    async fn delete_keeping(&mut self, seq: i64, by: &str, now: i64) -> Result<i64> {
+        let which = ("seq = $4", Arg::Int(seq));
+        let (change, _, _) = keep_deleting(
+            self.conn,
+            self.keeping,
+            Action::Delete,
+            by,
+            now,
+            which,
+            false,
+        )
+        .await?;
+        Ok(change.unwrap_or_default())
+    }
 }
 
 impl Entries for PgStore {
@@ -299,79 +373,13 @@ impl Entries for PgStore {
     ) -> Fut<'a, (Entry, Entry)> {
         Box::pin(async move {
             let mut tx = self.pool().begin().await?;
-            let (seq, full_id) = resolve(&mut tx, "id", id).await?;
-            let before = load_locked(&mut tx, seq).await?;
-            check_version(&full_id, before.version, if_version)?;
-            let mut after = before.clone();
-            if let Some(deps) = &patch.depends_on {
-                let mut resolved = Vec::with_capacity(deps.len());
-                for d in deps {
-                    let (_, dep) = resolve(&mut tx, "depends_on", d).await?;
-                    if dep == full_id {
-                        return Err(Error::invalid(
-                            "depends_on",
-                            format!(
-                                "entry {full_id} cannot depend on itself; remove it from depends_on."
-                            ),
-                        ));
-                    }
-                    resolved.push(dep);
-                }
-                if let Some(cycle) = find_cycle(&mut tx, &full_id, &resolved).await? {
-                    return Err(would_cycle(&cycle));
-                }
-                after.depends_on = resolved;
-            }
-            if let Some(older) = &patch.supersedes {
-                after.supersedes = match older {
-                    Some(o) => Some(resolve(&mut tx, "supersedes", o).await?.1),
-                    None => None,
-                };
-                not_superseding_itself(&full_id, after.supersedes.as_deref())?;
-            }
-            let (remind_set, remind_ms) = (patch.remind_at.is_some(), patch.remind_at.flatten());
-            patch.apply(&mut after, now);
-            let meta_text = after
-                .meta
-                .as_ref()
-                .map(|m| serde_json::to_string(m).expect("json serializes"));
-            keep(
-                &mut tx,
-                self.keeping(),
-                Action::Edit,
-                by,
-                now,
-                "seq = $4",
-                Arg::Int(seq),
-            )
-            .await?;
-            sqlx::query(
-                "UPDATE entries SET content = $1, tags = $2, kind = $3, status = $4, assignee = $5, \
-                 resume = $6, category = $7, confidence = $8, pinned = $9, depends_on = $10, \
-                 remind_at = CASE WHEN $11 THEN $12 ELSE remind_at END, \
-                 reminded_at = CASE WHEN $11 THEN NULL ELSE reminded_at END, \
-                 meta = $13, updated_at = $14, version = version + 1, supersedes = $16 WHERE seq = $15",
-            )
-            .bind(&after.content)
-            .bind(&after.tags)
-            .bind(after.kind.as_str())
-            .bind(after.status.map(Status::as_str))
-            .bind(&after.assignee)
-            .bind(&after.resume)
-            .bind(after.category.map(Category::as_str))
-            .bind(after.confidence)
-            .bind(after.pinned)
-            .bind(&after.depends_on)
-            .bind(remind_set)
-            .bind(remind_ms)
-            .bind(meta_text)
-            .bind(now)
-            .bind(seq)
-            .bind(after.supersedes.as_deref().and_then(id::decode))
-            .execute(&mut *tx)
-            .await?;
+            let mut on = PgTx {
+                conn: &mut tx,
+                keeping: self.keeping(),
+            };
+            let out = write::update(&mut on, id, patch, if_version, now, by).await?;
             tx.commit().await?;
-            Ok((before, after))
+            Ok(out)
         })
     }
 
@@ -386,22 +394,13 @@ impl Entries for PgStore {
     ) -> Fut<'a, (Entry, i64)> {
         Box::pin(async move {
             let mut tx = self.pool().begin().await?;
-            let (seq, full_id) = resolve(&mut tx, "id", id).await?;
-            let gone = load_locked(&mut tx, seq).await?;
-            check_version(&full_id, gone.version, if_version)?;
-            let which = ("seq = $4", Arg::Int(seq));
-            let (change, _, _) = keep_deleting(
-                &mut tx,
-                self.keeping(),
-                Action::Delete,
-                by,
-                now,
-                which,
-                false,
-            )
-            .await?;
+            let mut on = PgTx {
+                conn: &mut tx,
+                keeping: self.keeping(),
+            };
+            let out = write::delete(&mut on, id, if_version, now, by).await?;
             tx.commit().await?;
-            Ok((gone, change.unwrap_or_default()))
+            Ok(out)
         })
     }
 

@@ -12,17 +12,15 @@ use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
 use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
-use crate::storage::rules::{
-    ambiguous, check_version, new_entry, no_entry, not_superseding_itself, prefix_range, replied,
-    window_drops, would_cycle,
-};
+use crate::storage::rules::{ambiguous, new_entry, no_entry, prefix_range, replied, window_drops};
+use crate::storage::write::{self, WriteTx};
 use crate::storage::Entries;
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
 use crate::storage::Inbox;
 use crate::storage::Visible;
 use crate::storage::{Added, NewEntry, Page, Patch};
-use crate::storage::{CycleSearch, Step};
+use futures_util::FutureExt;
 
 /// Commits journaled entries, in id order, in one transaction. If SQLite
 /// cannot write (a full or failing disk: `Error::Unavailable`), the batch
@@ -390,82 +388,16 @@ impl Store {
         by: &str,
     ) -> Result<(Entry, Entry)> {
         let mut w = self.writer();
-        let (seq, full_id) = resolve(&w.conn, &self.journal, "id", id)?;
-        let before = load(&w.conn, seq)?.entry;
-        check_version(&full_id, before.version, if_version)?;
-        let mut after = before.clone();
-
-        if let Some(deps) = &patch.depends_on {
-            let mut resolved = Vec::with_capacity(deps.len());
-            for d in deps {
-                let (_, dep) = resolve(&w.conn, &self.journal, "depends_on", d)?;
-                if dep == full_id {
-                    return Err(Error::invalid(
-                        "depends_on",
-                        format!(
-                            "entry {full_id} cannot depend on itself; remove it from depends_on."
-                        ),
-                    ));
-                }
-                resolved.push(dep);
-            }
-            if let Some(cycle) = find_cycle(&w.conn, &full_id, &resolved)? {
-                return Err(would_cycle(&cycle));
-            }
-            after.depends_on = resolved;
-        }
-        if let Some(older) = &patch.supersedes {
-            after.supersedes = match older {
-                Some(o) => Some(resolve(&w.conn, &self.journal, "supersedes", o)?.1),
-                None => None,
-            };
-            not_superseding_itself(&full_id, after.supersedes.as_deref())?;
-        }
-        let (remind_set, remind_ms) = (patch.remind_at.is_some(), patch.remind_at.flatten());
-        patch.apply(&mut after, now);
-        let meta_text = after
-            .meta
-            .as_ref()
-            .map(|m| serde_json::to_string(m).expect("json serializes"));
         in_transaction(&mut w, |w| {
-            history::keep(
-                &w.conn,
-                &self.keeper,
-                Action::Edit,
+            ready(write::update(
+                &mut self.tx(w),
+                id,
+                patch,
+                if_version,
+                now,
                 by,
-                now,
-                "seq = ?5",
-                &[&seq],
-            )?;
-            w.conn
-            .prepare_cached(
-                "UPDATE entries SET content = ?, tags = ?, kind = ?, status = ?, assignee = ?, \
-                 resume = ?, category = ?, confidence = ?, pinned = ?, depends_on = ?, \
-                 remind_at = CASE WHEN ?11 THEN ?12 ELSE remind_at END, \
-                 reminded_at = CASE WHEN ?11 THEN NULL ELSE reminded_at END, \
-                 meta = ?, supersedes = ?, updated_at = ?, version = version + 1 WHERE seq = ?",
-            )?
-            .execute(params![
-                after.content,
-                json_list(&after.tags),
-                after.kind.as_str(),
-                after.status.map(Status::as_str),
-                after.assignee,
-                after.resume,
-                after.category.map(Category::as_str),
-                after.confidence,
-                after.pinned,
-                json_list(&after.depends_on),
-                remind_set,
-                remind_ms,
-                meta_text,
-                after.supersedes.as_deref().and_then(id::decode),
-                now,
-                seq
-            ])?;
-            Ok(())
-        })?;
-        Ok((before, after))
+            ))
+        })
     }
 
     /// `rows` (newest first) with the matching entries still only in the
@@ -512,25 +444,18 @@ impl Store {
         by: &str,
     ) -> Result<(Entry, i64)> {
         let mut w = self.writer();
-        let (seq, full_id) = resolve(&w.conn, &self.journal, "id", id)?;
-        let gone = load(&w.conn, seq)?.entry;
-        check_version(&full_id, gone.version, if_version)?;
-        let change = in_transaction(&mut w, |w| {
-            let change = history::keep(
-                &w.conn,
-                &self.keeper,
-                Action::Delete,
-                by,
-                now,
-                "seq = ?5",
-                &[&seq],
-            )?;
-            w.conn
-                .prepare_cached("DELETE FROM entries WHERE seq = ?")?
-                .execute([seq])?;
-            Ok(change)
-        })?;
-        Ok((gone, change))
+        in_transaction(&mut w, |w| {
+            ready(write::delete(&mut self.tx(w), id, if_version, now, by))
+        })
+    }
+
+    /// One write's transaction on the writer (`storage::write`).
+    fn tx<'a>(&'a self, w: &'a Writer) -> SqliteTx<'a> {
+        SqliteTx {
+            conn: &w.conn,
+            journal: &self.journal,
+            keeper: &self.keeper,
+        }
     }
 
     /// Entries matching `filter`, newest first, `limit` at a time. The cursor is
@@ -643,21 +568,112 @@ pub(crate) fn load(conn: &Connection, seq: i64) -> Result<EntryRow> {
         .query_row([seq], EntryRow::read)?)
 }
 
-/// If `id` depending on `deps` would close a loop, the loop as "a → b → a".
-fn find_cycle(conn: &Connection, id: &str, deps: &[String]) -> Result<Option<String>> {
-    let mut stmt = conn.prepare_cached("SELECT depends_on FROM entries WHERE seq = ?")?;
-    let mut walk = CycleSearch::new(id, deps);
-    while let Some(step) = walk.step() {
-        match step {
-            Step::Loop(path) => return Ok(Some(path)),
-            Step::Read(cur, seq) => {
-                let next: Option<String> = stmt.query_row([seq], |r| r.get(0)).optional()?;
-                let next = serde_json::from_str(&next.unwrap_or_default()).unwrap_or_default();
-                walk.reached(&cur, next);
-            }
-        }
+/// SQLite's statements for a write sequence (`storage::write`), on the
+/// writer inside its transaction.
+struct SqliteTx<'a> {
+    conn: &'a Connection,
+    journal: &'a Journal,
+    keeper: &'a history::Keeper,
+}
+
+impl WriteTx for SqliteTx<'_> {
+    async fn resolve(&mut self, field: &'static str, id: &str) -> Result<(i64, String)> {
+        resolve(self.conn, self.journal, field, id)
     }
-    Ok(None)
+
+    async fn load(&mut self, seq: i64) -> Result<Entry> {
+        Ok(load(self.conn, seq)?.entry)
+    }
+
+    async fn depends_on(&mut self, seq: i64) -> Result<Vec<String>> {
+        let deps: Option<String> = self
+            .conn
+            .prepare_cached("SELECT depends_on FROM entries WHERE seq = ?")?
+            .query_row([seq], |r| r.get(0))
+            .optional()?;
+        Ok(deps
+            .map(|d| serde_json::from_str(&d).unwrap_or_default())
+            .unwrap_or_default())
+    }
+
+    async fn keep_edited(&mut self, seq: i64, by: &str, now: i64) -> Result<()> {
+        history::keep(
+            self.conn,
+            self.keeper,
+            Action::Edit,
+            by,
+            now,
+            "seq = ?5",
+            &[&seq],
+        )?;
+        Ok(())
+    }
+
+    async fn rewrite(
+        &mut self,
+        seq: i64,
+        after: &Entry,
+        remind: Option<Option<i64>>,
+        now: i64,
+    ) -> Result<()> {
+        let meta = after
+            .meta
+            .as_ref()
+            .map(|m| serde_json::to_string(m).expect("json serializes"));
+        self.conn
+            .prepare_cached(
+                "UPDATE entries SET content = ?, tags = ?, kind = ?, status = ?, assignee = ?, \
+                 resume = ?, category = ?, confidence = ?, pinned = ?, depends_on = ?, \
+                 remind_at = CASE WHEN ?11 THEN ?12 ELSE remind_at END, \
+                 reminded_at = CASE WHEN ?11 THEN NULL ELSE reminded_at END, \
+                 meta = ?, supersedes = ?, updated_at = ?, version = version + 1 WHERE seq = ?",
+            )?
+            .execute(params![
+                after.content,
+                json_list(&after.tags),
+                after.kind.as_str(),
+                after.status.map(Status::as_str),
+                after.assignee,
+                after.resume,
+                after.category.map(Category::as_str),
+                after.confidence,
+                after.pinned,
+                json_list(&after.depends_on),
+                remind.is_some(),
+                remind.flatten(),
+                meta,
+                after.supersedes.as_deref().and_then(id::decode),
+                now,
+                seq
+            ])?;
+        Ok(())
+    }
+
+    async fn delete_keeping(&mut self, seq: i64, by: &str, now: i64) -> Result<i64> {
+        let change = history::keep(
+            self.conn,
+            self.keeper,
+            Action::Delete,
+            by,
+            now,
+            "seq = ?5",
+            &[&seq],
+        )?;
+        self.conn
+            .prepare_cached("DELETE FROM entries WHERE seq = ?")?
+            .execute([seq])?;
+        Ok(change)
+    }
+}
+
+/// A write sequence run on SQLite's synchronous statements: its futures
+/// never wait, so it is done when first polled.
+fn ready<T>(sequence: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    sequence.now_or_never().unwrap_or_else(|| {
+        Err(Error::Internal(
+            "a write on SQLite waited on something; its statements never wait".into(),
+        ))
+    })
 }
 
 /// `entry.list` pages up to this long are read inline; longer ones (up to
