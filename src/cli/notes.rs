@@ -117,6 +117,20 @@ pub async fn search(a: SearchArgs, c: &mut Client, show: Show) -> anyhow::Result
 }
 
 pub async fn edit(a: EditArgs, c: &mut Client, show: Show) -> anyhow::Result<()> {
+    let changes = a.content.is_some()
+        || !a.tags.is_empty()
+        || a.no_tags
+        || a.kind.is_some()
+        || a.status.is_some()
+        || a.pin
+        || a.unpin
+        || a.supersedes.is_some();
+    if !changes {
+        return Err(UsageError(
+            "nothing to change: give new content, --tag, --kind, --status, --pin, --unpin or --supersedes".into(),
+        )
+        .into());
+    }
     let none_or = |flag: &'static str, s: Option<String>| {
         s.map(|s| match s.as_str() {
             "none" => Ok(None),
@@ -124,10 +138,10 @@ pub async fn edit(a: EditArgs, c: &mut Client, show: Show) -> anyhow::Result<()>
         })
         .transpose()
     };
-    let mut params = UpdateParams {
+    let params = UpdateParams {
         id: a.id,
         content: a.content.map(|c| content_arg(Some(c))).transpose()?,
-        tags: (!a.tags.is_empty()).then_some(a.tags),
+        tags: (!a.tags.is_empty() || a.no_tags).then_some(a.tags),
         kind: a.kind.as_deref().map(|k| word("--kind", k)).transpose()?,
         status: none_or("--status", a.status)?,
         pinned: (a.pin || a.unpin).then_some(a.pin),
@@ -135,20 +149,6 @@ pub async fn edit(a: EditArgs, c: &mut Client, show: Show) -> anyhow::Result<()>
         supersedes: a.supersedes.map(|s| (s != "none").then_some(s)),
         ..UpdateParams::default()
     };
-    if a.no_tags {
-        params.tags = Some(Vec::new());
-    }
-    let unchanged = UpdateParams {
-        id: params.id.clone(),
-        if_version: params.if_version,
-        ..UpdateParams::default()
-    };
-    if serde_json::to_value(&params)? == serde_json::to_value(&unchanged)? {
-        return Err(UsageError(
-            "nothing to change: give new content, --tag, --kind, --status, --pin, --unpin or --supersedes".into(),
-        )
-        .into());
-    }
     let r = c.request::<m::EntryUpdate>(&params).await?;
     show.print(&r, |r| {
         println!("{} is now version {}", r.entry.id, r.entry.version)

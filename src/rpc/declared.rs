@@ -145,19 +145,14 @@ impl Declared {
         };
         let rewords = fields.contains_key("content");
         for (field, does) in self.notes {
-            let (does, what) = match does {
-                Does::Edit if rewords => (Does::Hide, "rewrite"),
-                Does::Edit => (Does::Write, ""),
-                d => (*d, "supersede"),
-            };
             match fields.get_mut(*field) {
                 Some(Value::String(id)) => {
-                    *id = resolve(guard, engine, id, does, what, field).await?
+                    *id = resolve(guard, engine, id, *does, rewords, field).await?
                 }
                 Some(Value::Array(ids)) => {
                     for v in ids {
                         if let Value::String(id) = v {
-                            *id = resolve(guard, engine, id, does, what, field).await?;
+                            *id = resolve(guard, engine, id, *does, rewords, field).await?;
                         }
                     }
                 }
@@ -173,14 +168,15 @@ async fn resolve(
     engine: &Engine,
     id: &str,
     does: Does,
-    hide: &str,
+    rewords: bool,
     field: &'static str,
 ) -> Result<String> {
     let db = engine.db();
     match does {
         Does::Read => guard.entry(db, id, false).await,
+        Does::Edit if rewords => guard.may_remove(db, id, "rewrite").await,
         Does::Write | Does::Edit | Does::Clear => guard.entry(db, id, true).await,
-        Does::Hide => guard.may_remove(db, id, hide).await,
+        Does::Hide => guard.may_remove(db, id, "supersede").await,
         Does::Remove => guard.may_remove(db, id, "delete").await,
     }
     .map_err(|e| e.for_field(field))

@@ -343,18 +343,11 @@ fn word_hits(
     if words.is_empty() || words.iter().any(|w| !w.chars().any(char::is_alphanumeric)) {
         return Ok(Vec::new());
     }
+    // A prefix of one or two characters ("a*", "in*") would merge
+    // thousands of terms for nothing: short words match whole.
     let phrases: Vec<String> = words
         .iter()
-        .map(|w| {
-            // A prefix of one or two characters ("a*", "in*") would merge
-            // thousands of terms for nothing: short words match whole.
-            let star = if prefix && w.chars().count() >= 3 {
-                "*"
-            } else {
-                ""
-            };
-            format!("\"{}\"{star}", w.replace('"', "\"\""))
-        })
+        .map(|w| phrase(w, prefix && w.chars().count() >= 3))
         .collect();
     let fts_query = phrases.join(" ");
     // FTS5's bm25() counts each word over the whole index: a scoped
@@ -399,10 +392,7 @@ fn word_counts(
     let upto = cap.map_or(terms::POSTINGS_BUDGET as i64, |c| {
         c.min(terms::POSTINGS_BUDGET as i64)
     }) + 1;
-    let phrases: Vec<String> = words
-        .iter()
-        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
-        .collect();
+    let phrases: Vec<String> = words.iter().map(|w| phrase(w, false)).collect();
     let counts = phrase_counts(conn, &phrases, filter, upto)?;
     Ok(words
         .iter()
@@ -410,6 +400,12 @@ fn word_counts(
         .filter(|(_, df)| *df > 0)
         .map(|(w, df)| (w.clone(), df.min(cap.map_or(u64::MAX, |c| c as u64))))
         .collect())
+}
+
+/// `word` as an FTS5 phrase, quoted; with `prefix`, matching words it begins.
+fn phrase(word: &str, prefix: bool) -> String {
+    let star = if prefix { "*" } else { "" };
+    format!("\"{}\"{star}", word.replace('"', "\"\""))
 }
 
 /// How many entries in the filter's scope hold each FTS5 phrase, counted
