@@ -24,6 +24,7 @@ mod history;
 mod relay;
 pub(crate) mod search;
 mod statistics;
+mod tx;
 mod vectors;
 mod work;
 

@@ -41,6 +41,7 @@ mod sqlite;
 mod tasks;
 pub mod text;
 mod tokens;
+mod tx;
 mod vector_source;
 pub mod vectors;
 

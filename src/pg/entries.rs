@@ -3,14 +3,12 @@
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
 
-use super::history::{keep, keep_deleting};
-use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS, NEXT_ID};
+use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::id;
-use crate::model::{Category, Entry, Status};
-use crate::protocol::Action;
-use crate::storage::rules::{ambiguous, new_entry, no_entry, prefix_range, replied, window_drops};
-use crate::storage::write::{self, WriteTx};
+use crate::model::Entry;
+use crate::storage::rules::{ambiguous, no_entry, prefix_range};
+use crate::storage::write;
 use crate::storage::Entries;
 use crate::storage::Fut;
 use crate::storage::Inbox;
@@ -68,256 +66,19 @@ fn row_or_gone(row: Option<PgRow>, seq: i64) -> Result<Entry> {
     }
 }
 
-/// PostgreSQL's statements for a write sequence (`storage::write`), in
-/// one transaction.
-struct PgTx<'a> {
-    conn: &'a mut PgConnection,
-    /// Whether history is kept (`PgStore::keeping`).
-    keeping: bool,
-}
-
-impl WriteTx for PgTx<'_> {
-    async fn resolve(&mut self, field: &'static str, id: &str) -> Result<(i64, String)> {
-        resolve(self.conn, field, id).await
-    }
-
-    async fn load(&mut self, seq: i64) -> Result<Entry> {
-        load_locked(self.conn, seq).await
-    }
-
-    async fn depends_on(&mut self, seq: i64) -> Result<Vec<String>> {
-        let deps: Option<Vec<String>> =
-            sqlx::query_scalar("SELECT depends_on FROM entries WHERE seq = $1")
-                .bind(seq)
-                .fetch_optional(&mut *self.conn)
-                .await?;
-        Ok(deps.unwrap_or_default())
-    }
-
-    async fn keep_edited(&mut self, seq: i64, by: &str, now: i64) -> Result<()> {
-        let which = "seq = $4";
-        keep(
-            self.conn,
-            self.keeping,
-            Action::Edit,
-            by,
-            now,
-            which,
-            Arg::Int(seq),
-        )
-        .await?;
-        Ok(())
-    }
-
-    async fn rewrite(
-        &mut self,
-        seq: i64,
-        after: &Entry,
-        remind: Option<Option<i64>>,
-        now: i64,
-    ) -> Result<()> {
-        let meta = after
-            .meta
-            .as_ref()
-            .map(|m| serde_json::to_string(m).expect("json serializes"));
-        sqlx::query(
-            "UPDATE entries SET content = $1, tags = $2, kind = $3, status = $4, assignee = $5, \
-             resume = $6, category = $7, confidence = $8, pinned = $9, depends_on = $10, \
-             remind_at = CASE WHEN $11 THEN $12 ELSE remind_at END, \
-             reminded_at = CASE WHEN $11 THEN NULL ELSE reminded_at END, \
-             meta = $13, updated_at = $14, version = version + 1, supersedes = $16 WHERE seq = $15",
-        )
-        .bind(&after.content)
-        .bind(&after.tags)
-        .bind(after.kind.as_str())
-        .bind(after.status.map(Status::as_str))
-        .bind(&after.assignee)
-        .bind(&after.resume)
-        .bind(after.category.map(Category::as_str))
-        .bind(after.confidence)
-        .bind(after.pinned)
-        .bind(&after.depends_on)
-        .bind(remind.is_some())
-        .bind(remind.flatten())
-        .bind(meta)
-        .bind(now)
-        .bind(seq)
-        .bind(after.supersedes.as_deref().and_then(id::decode))
-        .execute(&mut *self.conn)
-        .await?;
-        Ok(())
-    }
-
-    async fn delete_keeping(&mut self, seq: i64, by: &str, now: i64) -> Result<i64> {
-        let which = ("seq = $4", Arg::Int(seq));
-        let (change, _, _) = keep_deleting(
-            self.conn,
-            self.keeping,
-            Action::Delete,
-            by,
-            now,
-            which,
-            false,
-        )
-        .await?;
-        Ok(change.unwrap_or_default())
-    }
-}
-
 impl Entries for PgStore {
     /// Inserts an entry, committed before it is acknowledged: its pad row
     /// (created on first write, restored if archived), its parent's reply
     /// count and answer, and its pad's rolling window, in one transaction.
     /// The pad's window is read in the same statement that moves its row (a
     /// window set on another engine applies at once).
-    fn add(&self, mut e: NewEntry) -> Fut<'_, Added> {
+    fn add(&self, e: NewEntry) -> Fut<'_, Added> {
         Box::pin(async move {
             let mut tx = self.pool().begin().await?;
-            let mut depends = Vec::with_capacity(e.depends_on.len());
-            for d in &e.depends_on {
-                depends.push(resolve(&mut tx, "depends_on", d).await?.1);
-            }
-            e.depends_on = depends;
-            let parent = match &e.reply_to {
-                Some(p) => Some(resolve(&mut tx, "reply_to", p).await?),
-                None => None,
-            };
-            e.reply_to = parent.as_ref().map(|p| p.1.clone());
-            if let Some(older) = &e.supersedes {
-                e.supersedes = Some(resolve(&mut tx, "supersedes", older).await?.1);
-            }
-            let seq: i64 = sqlx::query_scalar(sql!(
-                "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
-                 category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at, \
-                 reply_to, choices, addressed_to, supersedes) \
-                 VALUES ({NEXT_ID}, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $1, $1, $16, $17, $18, $19) \
-                 RETURNING seq"
-            ))
-            .bind(e.now)
-            .bind(&e.pad)
-            .bind(&e.author)
-            .bind(e.kind.as_str())
-            .bind(&e.content)
-            .bind(&e.tags)
-            .bind(e.status.map(Status::as_str))
-            .bind(&e.assignee)
-            .bind(&e.resume)
-            .bind(e.category.map(Category::as_str))
-            .bind(e.confidence)
-            .bind(&e.depends_on)
-            .bind(e.remind_at)
-            .bind(e.pinned)
-            .bind(&e.meta)
-            .bind(e.reply_to.as_deref().and_then(id::decode))
-            .bind((!e.choices.is_empty()).then_some(&e.choices))
-            .bind((!e.to.is_empty()).then_some(&e.to))
-            .bind(e.supersedes.as_deref().and_then(id::decode))
-            .fetch_one(&mut *tx)
-            .await?;
-            for h in &e.handoffs {
-                let root = h.root.as_deref().and_then(id::decode).unwrap_or(seq);
-                sqlx::query(
-                    "INSERT INTO deliveries (entry, agent, root, pad, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-                )
-                .bind(seq)
-                .bind(&h.agent)
-                .bind(root)
-                .bind(&e.pad)
-                .bind(e.now)
-                .execute(&mut *tx)
-                .await?;
-            }
-            let parent = match parent {
-                Some((parent, _)) => {
-                    let before = load(&mut tx, parent).await?;
-                    let after = replied(&before, seq, &e);
-                    sqlx::query(
-                        "UPDATE entries SET replies = replies + 1, answer = $2, tags = $3, version = $4, \
-                         updated_at = greatest(updated_at, $5) WHERE seq = $1",
-                    )
-                    .bind(parent)
-                    .bind(after.answer.as_deref().and_then(id::decode))
-                    .bind(&after.tags)
-                    .bind(after.version)
-                    .bind(if after.version == before.version { 0 } else { e.now })
-                    .execute(&mut *tx)
-                    .await?;
-                    Some((before, after))
-                }
-                None => None,
-            };
-            // The pad's row last: every writer of the pad waits for its lock,
-            // which is then held only through the commit.
-            let (max_entries, entries): (Option<i64>, i64) = sqlx::query_as(
-                "INSERT INTO pads (name, ttl_seconds, created_at, last_write_at, entries) \
-                 VALUES ($1, CASE WHEN $1 = 'inbox' THEN NULL ELSE \
-                     (SELECT nullif(value, '')::bigint FROM settings WHERE key = 'default_ttl_seconds') END, \
-                     $2, $2, 1) \
-                 ON CONFLICT (name) DO UPDATE SET \
-                     last_write_at = greatest(pads.last_write_at, excluded.last_write_at), \
-                     entries = pads.entries + 1, archived_at = NULL \
-                 RETURNING max_entries, entries",
-            )
-            .bind(&e.pad)
-            .bind(e.now)
-            .fetch_one(&mut *tx)
-            .await?;
-            let rolled = match max_entries {
-                Some(max) if entries > max => {
-                    // Past the window: the writer's oldest while it holds most
-                    // of it, else the oldest (`window_drops`), kept in the
-                    // trash first.
-                    let own: Vec<i64> = sqlx::query_scalar(
-                        "SELECT seq FROM entries WHERE pad = $1 AND NOT pinned \
-                         AND NOT ('important' = ANY(tags)) AND author = $2 AND seq != $3 \
-                         ORDER BY seq LIMIT $4",
-                    )
-                    .bind(&e.pad)
-                    .bind(&e.author)
-                    .bind(seq)
-                    .bind(max)
-                    .fetch_all(&mut *tx)
-                    .await?;
-                    let out = match window_drops(max, entries - max, &own) {
-                        Some(out) => out,
-                        None => {
-                            sqlx::query_scalar(
-                                "SELECT seq FROM entries WHERE pad = $1 AND NOT pinned \
-                                 AND NOT ('important' = ANY(tags)) ORDER BY seq LIMIT $2",
-                            )
-                            .bind(&e.pad)
-                            .bind(entries - max)
-                            .fetch_all(&mut *tx)
-                            .await?
-                        }
-                    };
-                    if out.is_empty() {
-                        Vec::new()
-                    } else {
-                        let which = ("seq = ANY($4)", Arg::Ints(out));
-                        keep_deleting(
-                            &mut tx,
-                            self.keeping(),
-                            Action::Window,
-                            &e.author,
-                            e.now,
-                            which,
-                            true,
-                        )
-                        .await?
-                        .1
-                    }
-                }
-                _ => Vec::new(),
-            };
+            let added = write::add(&mut self.tx(&mut tx), e).await?;
             tx.commit().await?;
             self.loaded.added(1);
-            Ok(Added {
-                entry: new_entry(seq, e),
-                rolled,
-                parent,
-            })
+            Ok(added)
         })
     }
 
@@ -373,11 +134,7 @@ impl Entries for PgStore {
     ) -> Fut<'a, (Entry, Entry)> {
         Box::pin(async move {
             let mut tx = self.pool().begin().await?;
-            let mut on = PgTx {
-                conn: &mut tx,
-                keeping: self.keeping(),
-            };
-            let out = write::update(&mut on, id, patch, if_version, now, by).await?;
+            let out = write::update(&mut self.tx(&mut tx), id, patch, if_version, now, by).await?;
             tx.commit().await?;
             Ok(out)
         })
@@ -394,11 +151,7 @@ impl Entries for PgStore {
     ) -> Fut<'a, (Entry, i64)> {
         Box::pin(async move {
             let mut tx = self.pool().begin().await?;
-            let mut on = PgTx {
-                conn: &mut tx,
-                keeping: self.keeping(),
-            };
-            let out = write::delete(&mut on, id, if_version, now, by).await?;
+            let out = write::delete(&mut self.tx(&mut tx), id, if_version, now, by).await?;
             tx.commit().await?;
             Ok(out)
         })

@@ -6,12 +6,14 @@ use std::collections::BTreeMap;
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
 
+use super::tx::PgTx;
 use super::{read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::id;
 use crate::model::{fmt_time, Entry};
 use crate::protocol::{Action, Change, Skipped, Version};
-use crate::storage::rules::{newest_first, nothing_to_restore, preview, KEPT_COLUMNS};
+use crate::storage::rules::{newest_first, preview, KEPT_COLUMNS};
+use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
 use crate::storage::History;
 use crate::storage::Visible;
@@ -185,6 +187,82 @@ fn change_row(r: &PgRow, what: Option<&str>) -> Result<(i64, Change)> {
     ))
 }
 
+/// PostgreSQL's statements bringing deleted entries back (`storage::write`).
+impl RestoreTx for PgTx<'_> {
+    async fn last_deletions(&mut self, which: Restore) -> Result<Vec<(i64, i64, Version)>> {
+        let (cond, key) = match which {
+            Restore::Seq(seq) => ("e.seq = $1", seq),
+            Restore::Change(batch) => ("e.batch = $1", batch),
+        };
+        let rows = sqlx::query(sql!(
+            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
+             WHERE {cond} AND e.action <> 'edit' \
+               AND e.n = (SELECT max(n) FROM entry_history h \
+                          WHERE h.seq = e.seq AND h.action <> 'edit') \
+             ORDER BY e.seq FOR UPDATE"
+        ))
+        .bind(key)
+        .fetch_all(&mut *self.conn)
+        .await?;
+        rows.iter().map(read_version).collect()
+    }
+
+    async fn live(&mut self, seqs: &[i64]) -> Result<Vec<i64>> {
+        Ok(
+            sqlx::query_scalar("SELECT seq FROM entries WHERE seq = ANY($1)")
+                .bind(seqs)
+                .fetch_all(&mut *self.conn)
+                .await?,
+        )
+    }
+
+    async fn bring_back(&mut self, kept: &[(i64, &Entry)], by: &str, now: i64) -> Result<()> {
+        let ns: Vec<i64> = kept.iter().map(|k| k.0).collect();
+        let back: Vec<i64> = kept.iter().filter_map(|k| id::decode(&k.1.id)).collect();
+        // The deletions' tombstones (version ∞, which no vector of the entry
+        // would replace) go, once no embedding worker is between reading
+        // these entries and writing their vectors: a worker holds its queue
+        // rows locked until it commits.
+        sqlx::query("SELECT id FROM embed_queue WHERE seq = ANY($1) FOR UPDATE")
+            .bind(&back)
+            .fetch_all(&mut *self.conn)
+            .await?;
+        sqlx::query("DELETE FROM vectors WHERE seq = ANY($1) AND vec IS NULL")
+            .bind(&back)
+            .execute(&mut *self.conn)
+            .await?;
+        sqlx::query(sql!(
+            "INSERT INTO entries ({KEPT_COLUMNS}) SELECT {KEPT_COLUMNS} \
+             FROM entry_history WHERE n = ANY($1)"
+        ))
+        .bind(&ns)
+        .execute(&mut *self.conn)
+        .await?;
+        sqlx::query(
+            "INSERT INTO pads (name, ttl_seconds, created_at, last_write_at, entries) \
+             SELECT pad, CASE WHEN pad = 'inbox' THEN NULL ELSE \
+                 (SELECT nullif(value, '')::bigint FROM settings WHERE key = 'default_ttl_seconds') END, \
+                 $2, $2, count(*) FROM entry_history WHERE n = ANY($1) GROUP BY pad \
+             ON CONFLICT (name) DO UPDATE SET \
+                 last_write_at = greatest(pads.last_write_at, excluded.last_write_at), \
+                 entries = pads.entries + excluded.entries, archived_at = NULL",
+        )
+        .bind(&ns)
+        .bind(now)
+        .execute(&mut *self.conn)
+        .await?;
+        sqlx::query(
+            "UPDATE entry_history SET restored_at = $2, restored_by = $3 WHERE n = ANY($1)",
+        )
+        .bind(&ns)
+        .bind(now)
+        .bind(by)
+        .execute(&mut *self.conn)
+        .await?;
+        Ok(())
+    }
+}
+
 impl History for PgStore {
     fn kept_matches<'a>(
         &'a self,
@@ -267,8 +345,9 @@ impl History for PgStore {
         })
     }
 
-    /// `Store::restore`: one transaction; the kept rows are locked, so two
-    /// engines restoring the same change bring each entry back once.
+    /// `storage::write::restore` in one transaction; the kept rows are
+    /// locked, so two engines restoring the same change bring each entry
+    /// back once.
     fn restore<'a>(
         &'a self,
         which: Restore,
@@ -278,91 +357,9 @@ impl History for PgStore {
     ) -> Fut<'a, (Vec<Entry>, Vec<Skipped>)> {
         Box::pin(async move {
             let mut tx = self.pool().begin().await?;
-            let (cond, key) = match which {
-                Restore::Seq(seq) => ("e.seq = $1", seq),
-                Restore::Change(batch) => ("e.batch = $1", batch),
-            };
-            let rows = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-                 WHERE {cond} AND e.action <> 'edit' \
-                   AND e.n = (SELECT max(n) FROM entry_history h \
-                              WHERE h.seq = e.seq AND h.action <> 'edit') \
-                 ORDER BY e.seq FOR UPDATE"
-            ))
-            .bind(key)
-            .fetch_all(&mut *tx)
-            .await?;
-            let rows = rows.iter().map(read_version).collect::<Result<Vec<_>>>()?;
-            if rows.is_empty() {
-                return Err(nothing_to_restore(which));
-            }
-            let seqs: Vec<i64> = rows.iter().map(|r| r.1).collect();
-            let live: Vec<i64> = sqlx::query_scalar("SELECT seq FROM entries WHERE seq = ANY($1)")
-                .bind(&seqs)
-                .fetch_all(&mut *tx)
-                .await?;
-            let (mut restored, mut skipped, mut ns) = (Vec::new(), Vec::new(), Vec::new());
-            for (n, seq, v) in rows {
-                if live.contains(&seq) {
-                    skipped.push(Skipped {
-                        id: v.entry.id,
-                        reason: "already restored: the entry is live".into(),
-                    });
-                } else if !writable(&v.entry.pad) {
-                    skipped.push(Skipped {
-                        id: v.entry.id,
-                        reason: "its pad is not one your token may write".into(),
-                    });
-                } else {
-                    ns.push(n);
-                    restored.push(v.entry);
-                }
-            }
-            if !ns.is_empty() {
-                // The deletions' tombstones (version ∞, which no vector of the
-                // entry would replace) go, once no embedding worker is between
-                // reading these entries and writing their vectors: a worker
-                // holds its queue rows locked until it commits.
-                let back: Vec<i64> = restored.iter().filter_map(|e| id::decode(&e.id)).collect();
-                sqlx::query("SELECT id FROM embed_queue WHERE seq = ANY($1) FOR UPDATE")
-                    .bind(&back)
-                    .fetch_all(&mut *tx)
-                    .await?;
-                sqlx::query("DELETE FROM vectors WHERE seq = ANY($1) AND vec IS NULL")
-                    .bind(&back)
-                    .execute(&mut *tx)
-                    .await?;
-                sqlx::query(sql!(
-                    "INSERT INTO entries ({KEPT_COLUMNS}) SELECT {KEPT_COLUMNS} \
-                     FROM entry_history WHERE n = ANY($1)"
-                ))
-                .bind(&ns)
-                .execute(&mut *tx)
-                .await?;
-                sqlx::query(
-                    "INSERT INTO pads (name, ttl_seconds, created_at, last_write_at, entries) \
-                     SELECT pad, CASE WHEN pad = 'inbox' THEN NULL ELSE \
-                         (SELECT nullif(value, '')::bigint FROM settings WHERE key = 'default_ttl_seconds') END, \
-                         $2, $2, count(*) FROM entry_history WHERE n = ANY($1) GROUP BY pad \
-                     ON CONFLICT (name) DO UPDATE SET \
-                         last_write_at = greatest(pads.last_write_at, excluded.last_write_at), \
-                         entries = pads.entries + excluded.entries, archived_at = NULL",
-                )
-                .bind(&ns)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-                sqlx::query(
-                    "UPDATE entry_history SET restored_at = $2, restored_by = $3 WHERE n = ANY($1)",
-                )
-                .bind(&ns)
-                .bind(now)
-                .bind(by)
-                .execute(&mut *tx)
-                .await?;
-            }
+            let out = write::restore(&mut self.tx(&mut tx), which, by, now, writable).await?;
             tx.commit().await?;
-            Ok((restored, skipped))
+            Ok(out)
         })
     }
 

@@ -2,8 +2,8 @@
 
 use sqlx::Row;
 
-use super::entries::{load_locked, resolve};
 use super::history::keep_deleting;
+use super::tx::PgTx;
 use super::{
     read_entry, read_entry_seq, read_pad, Arg, PgStore, Query, ENTRY_COLUMNS, PAD_COLUMNS,
 };
@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::model::{Entry, Kind, Pad, Status};
 use crate::protocol::Action;
 use crate::storage::rules::no_pad;
-use crate::storage::rules::{is_task, may_finish, may_heartbeat};
+use crate::storage::write::{self, Ended, TaskTx};
 use crate::storage::Fut;
 use crate::storage::PadEntries;
 use crate::storage::{EntryFilter, Finish, PadSweep, ReportRow, TokenRow, DEFAULT_LEASE_MS};
@@ -122,6 +122,103 @@ async fn unmet(conn: &mut sqlx::PgConnection, depends_on: &[String]) -> Result<V
         })
         .cloned()
         .collect())
+}
+
+/// PostgreSQL's statements moving a task along (`storage::write`).
+impl TaskTx for PgTx<'_> {
+    async fn claimable(&mut self, pad: &str, now: i64) -> Result<Vec<(i64, Vec<String>)>> {
+        Ok(sqlx::query_as(
+            "SELECT seq, depends_on FROM entries WHERE pad = $1 AND kind = 'task' \
+             AND (status = 'todo' OR (status = 'doing' AND lease_until <= $2)) \
+             ORDER BY seq FOR UPDATE SKIP LOCKED",
+        )
+        .bind(pad)
+        .bind(now)
+        .fetch_all(&mut *self.conn)
+        .await?)
+    }
+
+    async fn unmet(&mut self, depends_on: &[String]) -> Result<Vec<String>> {
+        unmet(self.conn, depends_on).await
+    }
+
+    async fn take(&mut self, seq: i64, agent: &str, lease_ms: i64, now: i64) -> Result<Entry> {
+        let row = sqlx::query(sql!(
+            "UPDATE entries e SET status = 'doing', assignee = $2, lease_until = $4 + $3, \
+             lease_ms = $3, claimed_at = $4, finished_at = NULL, attempts = attempts + 1, \
+             updated_at = $4, version = version + 1 WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
+        ))
+        .bind(seq)
+        .bind(agent)
+        .bind(lease_ms)
+        .bind(now)
+        .fetch_one(&mut *self.conn)
+        .await?;
+        read_entry(&row)
+    }
+
+    async fn extend_lease(
+        &mut self,
+        seq: i64,
+        lease_ms: Option<i64>,
+        resume: Option<String>,
+        now: i64,
+    ) -> Result<Entry> {
+        let row = sqlx::query(sql!(
+            "UPDATE entries e SET lease_ms = coalesce($2, lease_ms, $5), \
+             lease_until = $4 + coalesce($2, lease_ms, $5), resume = coalesce($3, resume), \
+             updated_at = $4, version = version + 1 WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
+        ))
+        .bind(seq)
+        .bind(lease_ms)
+        .bind(resume)
+        .bind(now)
+        .bind(DEFAULT_LEASE_MS)
+        .fetch_one(&mut *self.conn)
+        .await?;
+        read_entry(&row)
+    }
+
+    async fn end_attempt(&mut self, seq: i64, end: Ended<'_>, now: i64) -> Result<Entry> {
+        let row = sqlx::query(sql!(
+            "UPDATE entries e SET status = $2, error = CASE WHEN $3 THEN $4 ELSE error END, \
+             resume = coalesce($5, resume), lease_until = NULL, finished_at = $6, \
+             assignee = coalesce(assignee, $7), updated_at = $6, version = version + 1 \
+             WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
+        ))
+        .bind(seq)
+        .bind(end.status.as_str())
+        .bind(end.error.is_some())
+        .bind(end.error)
+        .bind(end.resume)
+        .bind(now)
+        .bind(end.agent)
+        .fetch_one(&mut *self.conn)
+        .await?;
+        read_entry(&row)
+    }
+
+    async fn expired(&mut self, now: i64) -> Result<Vec<i64>> {
+        Ok(sqlx::query_scalar(
+            "SELECT seq FROM entries WHERE status = 'doing' AND lease_until <= $1 \
+             ORDER BY seq FOR UPDATE SKIP LOCKED",
+        )
+        .bind(now)
+        .fetch_all(&mut *self.conn)
+        .await?)
+    }
+
+    async fn requeue(&mut self, seq: i64, now: i64) -> Result<Entry> {
+        let row = sqlx::query(sql!(
+            "UPDATE entries e SET status = 'todo', lease_until = NULL, updated_at = $2, \
+             version = version + 1 WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
+        ))
+        .bind(seq)
+        .bind(now)
+        .fetch_one(&mut *self.conn)
+        .await?;
+        read_entry(&row)
+    }
 }
 
 impl Pads for PgStore {
@@ -255,10 +352,9 @@ impl Pads for PgStore {
 }
 
 impl Tasks for PgStore {
-    /// Takes the oldest claimable task of `pad` whose dependencies are met.
-    /// Candidates are locked as they are read, skipping rows another
-    /// claimant holds (`SKIP LOCKED`): claimants on every engine proceed at
-    /// once and never take the same task.
+    /// `storage::write::claim`. Candidates are locked as they are read,
+    /// skipping rows another claimant holds (`SKIP LOCKED`): claimants on
+    /// every engine proceed at once and never take the same task.
     fn claim<'a>(
         &'a self,
         pad: &'a str,
@@ -268,36 +364,9 @@ impl Tasks for PgStore {
     ) -> Fut<'a, Option<(Entry, Entry)>> {
         Box::pin(async move {
             let mut tx = self.pool().begin().await?;
-            let rows = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.pad = $1 AND e.kind = 'task' \
-                 AND (e.status = 'todo' OR (e.status = 'doing' AND e.lease_until <= $2)) \
-                 ORDER BY e.seq FOR UPDATE SKIP LOCKED"
-            ))
-            .bind(pad)
-            .bind(now)
-            .fetch_all(&mut *tx)
-            .await?;
-            for row in &rows {
-                let (seq, before) = read_entry_seq(row)?;
-                if !unmet(&mut tx, &before.depends_on).await?.is_empty() {
-                    continue;
-                }
-                let after = sqlx::query(sql!(
-                    "UPDATE entries e SET status = 'doing', assignee = $2, lease_until = $4 + $3, \
-                     lease_ms = $3, claimed_at = $4, finished_at = NULL, attempts = attempts + 1, \
-                     updated_at = $4, version = version + 1 WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
-                ))
-                .bind(seq)
-                .bind(agent)
-                .bind(lease_ms)
-                .bind(now)
-                .fetch_one(&mut *tx)
-                .await?;
-                let after = read_entry(&after)?;
-                tx.commit().await?;
-                return Ok(Some((before, after)));
-            }
-            Ok(None)
+            let claimed = write::claim(&mut self.tx(&mut tx), pad, agent, lease_ms, now).await?;
+            tx.commit().await?;
+            Ok(claimed)
         })
     }
 
@@ -311,25 +380,10 @@ impl Tasks for PgStore {
     ) -> Fut<'a, (Entry, Entry)> {
         Box::pin(async move {
             let mut tx = self.pool().begin().await?;
-            let (seq, full_id) = resolve(&mut tx, "id", id).await?;
-            let before = load_locked(&mut tx, seq).await?;
-            is_task(&before)?;
-            may_heartbeat(&full_id, &before, agent)?;
-            let after = sqlx::query(sql!(
-                "UPDATE entries e SET lease_ms = coalesce($2, lease_ms, $5), \
-                 lease_until = $4 + coalesce($2, lease_ms, $5), resume = coalesce($3, resume), \
-                 updated_at = $4, version = version + 1 WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
-            ))
-            .bind(seq)
-            .bind(lease_ms)
-            .bind(resume)
-            .bind(now)
-            .bind(DEFAULT_LEASE_MS)
-            .fetch_one(&mut *tx)
-            .await?;
-            let after = read_entry(&after)?;
+            let out =
+                write::heartbeat(&mut self.tx(&mut tx), id, agent, resume, lease_ms, now).await?;
             tx.commit().await?;
-            Ok((before, after))
+            Ok(out)
         })
     }
 
@@ -342,68 +396,18 @@ impl Tasks for PgStore {
     ) -> Fut<'a, (Entry, Entry)> {
         Box::pin(async move {
             let mut tx = self.pool().begin().await?;
-            let (seq, full_id) = resolve(&mut tx, "id", id).await?;
-            let before = load_locked(&mut tx, seq).await?;
-            is_task(&before)?;
-            may_finish(&full_id, &before, agent)?;
-            let (status, error, resume) = match how {
-                Finish::Done { resume } => (Status::Done, None, resume),
-                Finish::Failed {
-                    error,
-                    resume,
-                    retry,
-                } => (
-                    if retry { Status::Todo } else { Status::Failed },
-                    Some(error),
-                    resume,
-                ),
-            };
-            let after = sqlx::query(sql!(
-                "UPDATE entries e SET status = $2, error = CASE WHEN $3 THEN $4 ELSE error END, \
-                 resume = coalesce($5, resume), lease_until = NULL, finished_at = $6, \
-                 assignee = coalesce(assignee, $7), updated_at = $6, version = version + 1 \
-                 WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
-            ))
-            .bind(seq)
-            .bind(status.as_str())
-            .bind(error.is_some())
-            .bind(error)
-            .bind(resume)
-            .bind(now)
-            .bind(agent)
-            .fetch_one(&mut *tx)
-            .await?;
-            let after = read_entry(&after)?;
+            let out = write::finish(&mut self.tx(&mut tx), id, agent, how, now).await?;
             tx.commit().await?;
-            Ok((before, after))
+            Ok(out)
         })
     }
 
-    /// Puts tasks whose lease ran out back to `todo`, each once across
-    /// engines (rows another engine is releasing are skipped).
+    /// `storage::write::release_expired`, each task once across engines
+    /// (rows another engine is releasing are skipped).
     fn release_expired(&self, now: i64) -> Fut<'_, Vec<(Entry, Entry)>> {
         Box::pin(async move {
             let mut tx = self.pool().begin().await?;
-            let rows = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.status = 'doing' AND e.lease_until <= $1 \
-                 ORDER BY e.seq FOR UPDATE SKIP LOCKED"
-            ))
-            .bind(now)
-            .fetch_all(&mut *tx)
-            .await?;
-            let mut out = Vec::with_capacity(rows.len());
-            for row in &rows {
-                let (seq, before) = read_entry_seq(row)?;
-                let after = sqlx::query(sql!(
-                    "UPDATE entries e SET status = 'todo', lease_until = NULL, updated_at = $2, \
-                     version = version + 1 WHERE seq = $1 RETURNING {ENTRY_COLUMNS}"
-                ))
-                .bind(seq)
-                .bind(now)
-                .fetch_one(&mut *tx)
-                .await?;
-                out.push((before, read_entry(&after)?));
-            }
+            let out = write::release_expired(&mut self.tx(&mut tx), now).await?;
             tx.commit().await?;
             Ok(out)
         })

@@ -1,26 +1,24 @@
 //! Entry reads and writes.
 
 use rusqlite::types::Value as Sql;
-use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
+use rusqlite::{params, params_from_iter, Connection};
 
-use super::history;
 use super::journal::{Journal, Pending, Record};
-use super::rows::{read_entry, returning_columns, EntryRow, ENTRY_COLUMNS};
+use super::rows::{read_entry, EntryRow, ENTRY_COLUMNS};
+use super::tx::ready;
 use super::Sqlite;
 use super::{in_transaction, Store, Writer};
 use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
 use crate::model::{Category, Entry, Status};
-use crate::protocol::Action;
-use crate::storage::rules::{ambiguous, new_entry, no_entry, prefix_range, replied, window_drops};
-use crate::storage::write::{self, WriteTx};
+use crate::storage::rules::{ambiguous, new_entry, no_entry, prefix_range};
+use crate::storage::write;
 use crate::storage::Entries;
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
 use crate::storage::Inbox;
 use crate::storage::Visible;
 use crate::storage::{Added, NewEntry, Page, Patch};
-use futures_util::FutureExt;
 
 /// Commits journaled entries, in id order, in one transaction. If SQLite
 /// cannot write (a full or failing disk: `Error::Unavailable`), the batch
@@ -102,7 +100,7 @@ pub(crate) fn not_stored(conn: &Connection, records: Vec<Record>) -> Result<Vec<
 /// first entry, its count and last write moved on, restored if archived —
 /// once per pad, however many of its entries the batch holds. Run inside a
 /// transaction: the rows must commit together.
-fn insert_rows<'a>(
+pub(super) fn insert_rows<'a>(
     conn: &Connection,
     rows: impl IntoIterator<Item = (i64, &'a NewEntry)>,
 ) -> Result<()> {
@@ -174,27 +172,6 @@ fn insert_rows<'a>(
     Ok(())
 }
 
-fn note_reply(conn: &Connection, parent: i64, reply: i64, e: &NewEntry) -> Result<(Entry, Entry)> {
-    let before = load(conn, parent)?.entry;
-    let after = replied(&before, reply, e);
-    conn.prepare_cached(
-        "UPDATE entries SET replies = replies + 1, answer = ?2, tags = ?3, version = ?4, \
-         updated_at = max(updated_at, ?5) WHERE seq = ?1",
-    )?
-    .execute(params![
-        parent,
-        after.answer.as_deref().and_then(id::decode),
-        json_list(&after.tags),
-        after.version,
-        if after.version == before.version {
-            0
-        } else {
-            e.now
-        },
-    ])?;
-    Ok((before, after))
-}
-
 pub(crate) fn json_list(items: &[String]) -> String {
     serde_json::to_string(items).expect("strings serialize")
 }
@@ -208,7 +185,7 @@ impl Store {
     /// `depends_on`, `reply_to` or `supersedes` must exist, its pad's window drops older
     /// entries, or it moves its parent's reply count — is committed
     /// directly, after everything journaled before it.
-    pub fn add(&self, mut e: NewEntry, max_entries: Option<i64>) -> Result<Added> {
+    pub fn add(&self, e: NewEntry, max_entries: Option<i64>) -> Result<Added> {
         if e.depends_on.is_empty()
             && e.reply_to.is_none()
             && e.supersedes.is_none()
@@ -230,91 +207,8 @@ impl Store {
         // Ids are commit order: whatever was journaled meanwhile goes first.
         let (seq, earlier) = self.journal.next_id(e.now);
         apply(&mut w, &self.journal, earlier);
-        let keeping = &self.keeper;
         in_transaction(&mut w, |w| {
-            let mut depends = Vec::with_capacity(e.depends_on.len());
-            for d in &e.depends_on {
-                depends.push(resolve(&w.conn, &self.journal, "depends_on", d)?.1);
-            }
-            e.depends_on = depends;
-            let parent = match &e.reply_to {
-                Some(p) => Some(resolve(&w.conn, &self.journal, "reply_to", p)?),
-                None => None,
-            };
-            e.reply_to = parent.as_ref().map(|p| p.1.clone());
-            if let Some(older) = &e.supersedes {
-                e.supersedes = Some(resolve(&w.conn, &self.journal, "supersedes", older)?.1);
-            }
-            insert_rows(&w.conn, [(seq, &e)])?;
-            let parent = match parent {
-                Some((parent, _)) => Some(note_reply(&w.conn, parent, seq, &e)?),
-                None => None,
-            };
-            let rolled = match max_entries {
-                None => Vec::new(),
-                Some(max) => {
-                    // Past the window: the writer's oldest while it holds
-                    // most of it, else the oldest (`window_drops`), kept in
-                    // the trash first.
-                    let overflow: i64 = w.conn.query_row(
-                        "SELECT entries - ?2 FROM pads WHERE name = ?1",
-                        params![e.pad, max],
-                        |r| r.get(0),
-                    )?;
-                    let droppable = "pad = ?1 AND pinned = 0 AND NOT EXISTS (SELECT 1 FROM \
-                         entry_tags t WHERE t.seq = entries.seq AND t.tag = 'important')";
-                    let out: Vec<i64> = if overflow <= 0 {
-                        Vec::new()
-                    } else {
-                        let own: Vec<i64> = w
-                            .conn
-                            .prepare_cached(&format!(
-                                "SELECT seq FROM entries WHERE {droppable} AND author = ?2 \
-                                 AND seq != ?3 ORDER BY seq LIMIT ?4"
-                            ))?
-                            .query_map(params![e.pad, e.author, seq, max], |r| r.get(0))?
-                            .collect::<rusqlite::Result<_>>()?;
-                        match window_drops(max, overflow, &own) {
-                            Some(out) => out,
-                            None => w
-                                .conn
-                                .prepare_cached(&format!(
-                                    "SELECT seq FROM entries WHERE {droppable} ORDER BY seq LIMIT ?2"
-                                ))?
-                                .query_map(params![e.pad, overflow], |r| r.get(0))?
-                                .collect::<rusqlite::Result<_>>()?,
-                        }
-                    };
-                    if out.is_empty() {
-                        Vec::new()
-                    } else {
-                        let out = serde_json::to_string(&out).expect("json serializes");
-                        let cond = "seq IN (SELECT value FROM json_each(?5))";
-                        history::keep(
-                            &w.conn,
-                            keeping,
-                            Action::Window,
-                            &e.author,
-                            e.now,
-                            cond,
-                            &[&out],
-                        )?;
-                        w.conn
-                            .prepare_cached(&format!(
-                                "DELETE FROM entries WHERE seq IN (SELECT value FROM json_each(?)) \
-                                 RETURNING {}",
-                                returning_columns()
-                            ))?
-                            .query_map([&out], read_entry)?
-                            .collect::<rusqlite::Result<Vec<_>>>()?
-                    }
-                }
-            };
-            Ok(Added {
-                entry: new_entry(seq, e),
-                rolled,
-                parent,
-            })
+            ready(write::add(&mut self.adding_tx(w, seq, max_entries), e))
         })
     }
 
@@ -449,15 +343,6 @@ impl Store {
         })
     }
 
-    /// One write's transaction on the writer (`storage::write`).
-    fn tx<'a>(&'a self, w: &'a Writer) -> SqliteTx<'a> {
-        SqliteTx {
-            conn: &w.conn,
-            journal: &self.journal,
-            keeper: &self.keeper,
-        }
-    }
-
     /// Entries matching `filter`, newest first, `limit` at a time. The cursor is
     /// keyed on the insertion order, so pages never repeat or skip an entry even
     /// while others write.
@@ -566,114 +451,6 @@ pub(crate) fn load(conn: &Connection, seq: i64) -> Result<EntryRow> {
             "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
         ))?
         .query_row([seq], EntryRow::read)?)
-}
-
-/// SQLite's statements for a write sequence (`storage::write`), on the
-/// writer inside its transaction.
-struct SqliteTx<'a> {
-    conn: &'a Connection,
-    journal: &'a Journal,
-    keeper: &'a history::Keeper,
-}
-
-impl WriteTx for SqliteTx<'_> {
-    async fn resolve(&mut self, field: &'static str, id: &str) -> Result<(i64, String)> {
-        resolve(self.conn, self.journal, field, id)
-    }
-
-    async fn load(&mut self, seq: i64) -> Result<Entry> {
-        Ok(load(self.conn, seq)?.entry)
-    }
-
-    async fn depends_on(&mut self, seq: i64) -> Result<Vec<String>> {
-        let deps: Option<String> = self
-            .conn
-            .prepare_cached("SELECT depends_on FROM entries WHERE seq = ?")?
-            .query_row([seq], |r| r.get(0))
-            .optional()?;
-        Ok(deps
-            .map(|d| serde_json::from_str(&d).unwrap_or_default())
-            .unwrap_or_default())
-    }
-
-    async fn keep_edited(&mut self, seq: i64, by: &str, now: i64) -> Result<()> {
-        history::keep(
-            self.conn,
-            self.keeper,
-            Action::Edit,
-            by,
-            now,
-            "seq = ?5",
-            &[&seq],
-        )?;
-        Ok(())
-    }
-
-    async fn rewrite(
-        &mut self,
-        seq: i64,
-        after: &Entry,
-        remind: Option<Option<i64>>,
-        now: i64,
-    ) -> Result<()> {
-        let meta = after
-            .meta
-            .as_ref()
-            .map(|m| serde_json::to_string(m).expect("json serializes"));
-        self.conn
-            .prepare_cached(
-                "UPDATE entries SET content = ?, tags = ?, kind = ?, status = ?, assignee = ?, \
-                 resume = ?, category = ?, confidence = ?, pinned = ?, depends_on = ?, \
-                 remind_at = CASE WHEN ?11 THEN ?12 ELSE remind_at END, \
-                 reminded_at = CASE WHEN ?11 THEN NULL ELSE reminded_at END, \
-                 meta = ?, supersedes = ?, updated_at = ?, version = version + 1 WHERE seq = ?",
-            )?
-            .execute(params![
-                after.content,
-                json_list(&after.tags),
-                after.kind.as_str(),
-                after.status.map(Status::as_str),
-                after.assignee,
-                after.resume,
-                after.category.map(Category::as_str),
-                after.confidence,
-                after.pinned,
-                json_list(&after.depends_on),
-                remind.is_some(),
-                remind.flatten(),
-                meta,
-                after.supersedes.as_deref().and_then(id::decode),
-                now,
-                seq
-            ])?;
-        Ok(())
-    }
-
-    async fn delete_keeping(&mut self, seq: i64, by: &str, now: i64) -> Result<i64> {
-        let change = history::keep(
-            self.conn,
-            self.keeper,
-            Action::Delete,
-            by,
-            now,
-            "seq = ?5",
-            &[&seq],
-        )?;
-        self.conn
-            .prepare_cached("DELETE FROM entries WHERE seq = ?")?
-            .execute([seq])?;
-        Ok(change)
-    }
-}
-
-/// A write sequence run on SQLite's synchronous statements: its futures
-/// never wait, so it is done when first polled.
-fn ready<T>(sequence: impl std::future::Future<Output = Result<T>>) -> Result<T> {
-    sequence.now_or_never().unwrap_or_else(|| {
-        Err(Error::Internal(
-            "a write on SQLite waited on something; its statements never wait".into(),
-        ))
-    })
 }
 
 /// `entry.list` pages up to this long are read inline; longer ones (up to

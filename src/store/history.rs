@@ -11,13 +11,15 @@ use rusqlite::{params, Connection, OptionalExtension, Row, ToSql};
 
 use super::in_transaction;
 use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
+use super::tx::{ready, SqliteTx};
 use super::Sqlite;
 use super::Store;
 use crate::error::Result;
 use crate::id;
 use crate::model::{fmt_time, Entry};
 use crate::protocol::{Action, Change, Skipped, Version};
-use crate::storage::rules::{newest_first, nothing_to_restore, preview, KEPT_COLUMNS};
+use crate::storage::rules::{newest_first, preview, KEPT_COLUMNS};
+use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
 use crate::storage::Visible;
 use crate::storage::{History, Upkeep};
@@ -228,82 +230,17 @@ impl Store {
         versions_where(&conn, "e.batch = ?", batch)
     }
 
-    /// Brings deleted entries back as they were — id, tags, thread links,
-    /// task state — in one transaction: all of them or none. An entry
-    /// already live again, or in a pad `writable` refuses, is skipped.
+    /// `storage::write::restore` on the writer, in one transaction.
     pub fn restore(
         &self,
         which: Restore,
         by: &str,
         now: i64,
-        writable: &(dyn Fn(&str) -> bool + Sync),
+        writable: Visible<'_>,
     ) -> Result<(Vec<Entry>, Vec<Skipped>)> {
         let mut w = self.writer();
         in_transaction(&mut w, |w| {
-            let conn = &w.conn;
-            let (cond, key) = match which {
-                Restore::Seq(seq) => ("e.seq = ?", seq),
-                Restore::Change(batch) => ("e.batch = ?", batch),
-            };
-            // The latest deletion of each entry it names.
-            let rows: Vec<(i64, i64, Version)> = conn
-                .prepare_cached(&format!(
-                    "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-                     WHERE {cond} AND e.action <> 'edit' \
-                       AND e.n = (SELECT max(n) FROM entry_history h \
-                                  WHERE h.seq = e.seq AND h.action <> 'edit') \
-                     ORDER BY e.seq"
-                ))?
-                .query_map([key], read_version)?
-                .collect::<rusqlite::Result<_>>()?;
-            if rows.is_empty() {
-                return Err(nothing_to_restore(which));
-            }
-            let (mut restored, mut skipped) = (Vec::new(), Vec::new());
-            let mut live = conn.prepare_cached("SELECT 1 FROM entries WHERE seq = ?")?;
-            let mut insert = conn.prepare_cached(&format!(
-                "INSERT INTO entries ({KEPT_COLUMNS}) SELECT {KEPT_COLUMNS} \
-                 FROM entry_history WHERE n = ?"
-            ))?;
-            let mut tags = conn.prepare_cached(
-                "INSERT OR IGNORE INTO entry_tags (seq, tag) \
-                 SELECT seq, value FROM entry_history, json_each(tags) WHERE n = ?",
-            )?;
-            let mut pad = conn.prepare_cached(
-                "INSERT INTO pads (name, ttl_seconds, created_at, last_write_at, entries) \
-                 VALUES (?1, CASE WHEN ?1 = 'inbox' THEN NULL \
-                     ELSE (SELECT value FROM settings WHERE key = 'default_ttl_seconds') END, \
-                     ?2, ?2, 1) \
-                 ON CONFLICT (name) DO UPDATE SET last_write_at = max(last_write_at, ?2), \
-                     entries = entries + 1, archived_at = NULL",
-            )?;
-            let mut changed = conn.prepare_cached("INSERT INTO changes (seq) VALUES (?)")?;
-            let mut mark = conn.prepare_cached(
-                "UPDATE entry_history SET restored_at = ?2, restored_by = ?3 WHERE n = ?1",
-            )?;
-            for (n, seq, v) in rows {
-                if live.exists([seq])? {
-                    skipped.push(Skipped {
-                        id: v.entry.id,
-                        reason: "already restored: the entry is live".into(),
-                    });
-                    continue;
-                }
-                if !writable(&v.entry.pad) {
-                    skipped.push(Skipped {
-                        id: v.entry.id,
-                        reason: "its pad is not one your token may write".into(),
-                    });
-                    continue;
-                }
-                insert.execute([n])?;
-                tags.execute([n])?;
-                pad.execute(params![v.entry.pad, now])?;
-                changed.execute([seq])?;
-                mark.execute(params![n, now, by])?;
-                restored.push(v.entry);
-            }
-            Ok((restored, skipped))
+            ready(write::restore(&mut self.tx(w), which, by, now, writable))
         })
     }
 
@@ -439,6 +376,73 @@ impl Store {
             [max_rows],
         )?;
         Ok(old + over)
+    }
+}
+
+/// SQLite's statements bringing deleted entries back (`storage::write`).
+impl RestoreTx for SqliteTx<'_> {
+    async fn last_deletions(&mut self, which: Restore) -> Result<Vec<(i64, i64, Version)>> {
+        let (cond, key) = match which {
+            Restore::Seq(seq) => ("e.seq = ?", seq),
+            Restore::Change(batch) => ("e.batch = ?", batch),
+        };
+        Ok(self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
+                 WHERE {cond} AND e.action <> 'edit' \
+                   AND e.n = (SELECT max(n) FROM entry_history h \
+                              WHERE h.seq = e.seq AND h.action <> 'edit') \
+                 ORDER BY e.seq"
+            ))?
+            .query_map([key], read_version)?
+            .collect::<rusqlite::Result<_>>()?)
+    }
+
+    async fn live(&mut self, seqs: &[i64]) -> Result<Vec<i64>> {
+        let mut live = self
+            .conn
+            .prepare_cached("SELECT 1 FROM entries WHERE seq = ?")?;
+        let mut out = Vec::new();
+        for &seq in seqs {
+            if live.exists([seq])? {
+                out.push(seq);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The text and vector indexes pick the entries up from `changes`.
+    async fn bring_back(&mut self, kept: &[(i64, &Entry)], by: &str, now: i64) -> Result<()> {
+        let conn = self.conn;
+        let mut insert = conn.prepare_cached(&format!(
+            "INSERT INTO entries ({KEPT_COLUMNS}) SELECT {KEPT_COLUMNS} \
+             FROM entry_history WHERE n = ?"
+        ))?;
+        let mut tags = conn.prepare_cached(
+            "INSERT OR IGNORE INTO entry_tags (seq, tag) \
+             SELECT seq, value FROM entry_history, json_each(tags) WHERE n = ?",
+        )?;
+        let mut pad = conn.prepare_cached(
+            "INSERT INTO pads (name, ttl_seconds, created_at, last_write_at, entries) \
+             VALUES (?1, CASE WHEN ?1 = 'inbox' THEN NULL \
+                 ELSE (SELECT value FROM settings WHERE key = 'default_ttl_seconds') END, \
+                 ?2, ?2, 1) \
+             ON CONFLICT (name) DO UPDATE SET last_write_at = max(last_write_at, ?2), \
+                 entries = entries + 1, archived_at = NULL",
+        )?;
+        let mut changed = conn.prepare_cached("INSERT INTO changes (seq) VALUES (?)")?;
+        let mut mark = conn.prepare_cached(
+            "UPDATE entry_history SET restored_at = ?2, restored_by = ?3 WHERE n = ?1",
+        )?;
+        for &(n, entry) in kept {
+            insert.execute([n])?;
+            tags.execute([n])?;
+            pad.execute(params![entry.pad, now])?;
+            changed.execute([id::decode(&entry.id)])?;
+            mark.execute(params![n, now, by])?;
+        }
+        Ok(())
     }
 }
 

@@ -3,18 +3,16 @@
 //! Every state change here runs on the writer connection while its mutex is
 //! held, so "find the next ready task and take it" is one atomic step: two
 //! agents claiming at once are served one after the other and never get the
-//! same task.
+//! same task. The sequences are `storage::write`'s; the statements here.
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::entries::resolve;
-use super::journal::Journal;
 use super::rows::{read_entry, returning_columns, ENTRY_COLUMNS};
-use super::Sqlite;
-use super::Store;
+use super::tx::{ready, SqliteTx};
+use super::{in_transaction, Sqlite, Store};
 use crate::error::Result;
 use crate::model::{Entry, Kind, Status};
-use crate::storage::rules::{is_task, may_finish, may_heartbeat};
+use crate::storage::write::{self, Ended, TaskTx};
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
 use crate::storage::Tasks;
@@ -50,10 +48,7 @@ pub(crate) fn unmet(conn: &Connection, depends_on: &[String]) -> Result<Vec<Stri
 }
 
 impl Store {
-    /// Hands the oldest ready task of `pad` to `agent`: a `todo` task (or one
-    /// whose holder's lease ran out) whose dependencies are all met. It
-    /// becomes `doing`, held until `lease_until`. Returns it before and after,
-    /// or `None` when nothing is ready.
+    /// `storage::write::claim` on the writer: one claimant at a time.
     pub fn claim(
         &self,
         pad: &str,
@@ -61,38 +56,13 @@ impl Store {
         lease_ms: i64,
         now: i64,
     ) -> Result<Option<(Entry, Entry)>> {
-        let w = self.writer();
-        let candidates: Vec<(i64, String)> = w
-            .conn
-            .prepare_cached(
-                "SELECT seq, depends_on FROM entries WHERE pad = ?1 AND kind = 'task' \
-                 AND (status = 'todo' OR (status = 'doing' AND lease_until <= ?2)) ORDER BY seq",
-            )?
-            .query_map(params![pad, now], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        for (seq, deps) in candidates {
-            let deps: Vec<String> = serde_json::from_str(&deps).unwrap_or_default();
-            if !unmet(&w.conn, &deps)?.is_empty() {
-                continue;
-            }
-            let before = load(&w.conn, seq)?;
-            let after = w
-                .conn
-                .prepare_cached(&format!(
-                    "UPDATE entries SET status = 'doing', assignee = ?2, lease_until = ?4 + ?3, \
-                     lease_ms = ?3, claimed_at = ?4, finished_at = NULL, attempts = attempts + 1, \
-                     updated_at = ?4, version = version + 1 WHERE seq = ?1 RETURNING {}",
-                    returning_columns()
-                ))?
-                .query_row(params![seq, agent, lease_ms, now], read_entry)?;
-            return Ok(Some((before, after)));
-        }
-        Ok(None)
+        let mut w = self.writer();
+        in_transaction(&mut w, |w| {
+            ready(write::claim(&mut self.tx(w), pad, agent, lease_ms, now))
+        })
     }
 
-    /// Extends the lease of a task being worked on (by `lease_ms`, else by
-    /// as much as the holder's claim asked for), and records where the work
-    /// stands. `agent`, when given, must be the holder.
+    /// `storage::write::heartbeat` on the writer.
     pub fn heartbeat(
         &self,
         id: &str,
@@ -101,25 +71,20 @@ impl Store {
         lease_ms: Option<i64>,
         now: i64,
     ) -> Result<(Entry, Entry)> {
-        let w = self.writer();
-        let (seq, full_id, before) = task(&w.conn, &self.journal, id)?;
-        may_heartbeat(&full_id, &before, agent)?;
-        let after = w
-            .conn
-            .prepare_cached(&format!(
-                "UPDATE entries SET lease_ms = coalesce(?2, lease_ms, ?5), \
-                 lease_until = ?4 + coalesce(?2, lease_ms, ?5), resume = coalesce(?3, resume), \
-                 updated_at = ?4, version = version + 1 WHERE seq = ?1 RETURNING {}",
-                returning_columns()
-            ))?
-            .query_row(
-                params![seq, lease_ms, resume, now, DEFAULT_LEASE_MS],
-                read_entry,
-            )?;
-        Ok((before, after))
+        let mut w = self.writer();
+        in_transaction(&mut w, |w| {
+            ready(write::heartbeat(
+                &mut self.tx(w),
+                id,
+                agent,
+                resume,
+                lease_ms,
+                now,
+            ))
+        })
     }
 
-    /// Ends an attempt at a task: done, failed, or failed and back in the queue.
+    /// `storage::write::finish` on the writer.
     pub fn finish(
         &self,
         id: &str,
@@ -127,45 +92,13 @@ impl Store {
         how: Finish,
         now: i64,
     ) -> Result<(Entry, Entry)> {
-        let w = self.writer();
-        let (seq, full_id, before) = task(&w.conn, &self.journal, id)?;
-        may_finish(&full_id, &before, agent)?;
-        let sql = format!(
-            "UPDATE entries SET status = ?2, error = CASE WHEN ?3 THEN ?4 ELSE error END, \
-             resume = coalesce(?5, resume), lease_until = NULL, finished_at = ?6, \
-             assignee = coalesce(assignee, ?7), updated_at = ?6, version = version + 1 \
-             WHERE seq = ?1 RETURNING {}",
-            returning_columns()
-        );
-        let (status, error, resume) = match how {
-            Finish::Done { resume } => (Status::Done, None, resume),
-            Finish::Failed {
-                error,
-                resume,
-                retry,
-            } => (
-                if retry { Status::Todo } else { Status::Failed },
-                Some(error),
-                resume,
-            ),
-        };
-        let after = w.conn.prepare_cached(&sql)?.query_row(
-            params![
-                seq,
-                status.as_str(),
-                error.is_some(),
-                error,
-                resume,
-                now,
-                agent
-            ],
-            read_entry,
-        )?;
-        Ok((before, after))
+        let mut w = self.writer();
+        in_transaction(&mut w, |w| {
+            ready(write::finish(&mut self.tx(w), id, agent, how, now))
+        })
     }
 
-    /// Puts tasks whose lease ran out back in the queue (`todo`), keeping
-    /// their `resume` note and last holder. Returns them before and after.
+    /// `storage::write::release_expired` on the writer.
     pub fn release_expired(&self, now: i64) -> Result<Vec<(Entry, Entry)>> {
         // A read first: the common case (nothing expired) never takes the writer.
         let any: Option<i64> = self
@@ -179,27 +112,9 @@ impl Store {
             return Ok(Vec::new());
         }
         let mut w = self.writer();
-        let tx = w.conn.transaction()?;
-        let seqs: Vec<i64> = tx
-            .prepare_cached(
-                "SELECT seq FROM entries WHERE status = 'doing' AND lease_until <= ? ORDER BY seq",
-            )?
-            .query_map([now], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut out = Vec::with_capacity(seqs.len());
-        for seq in seqs {
-            let before = load(&tx, seq)?;
-            let after = tx
-                .prepare_cached(&format!(
-                    "UPDATE entries SET status = 'todo', lease_until = NULL, updated_at = ?2, \
-                     version = version + 1 WHERE seq = ?1 RETURNING {}",
-                    returning_columns()
-                ))?
-                .query_row(params![seq, now], read_entry)?;
-            out.push((before, after));
-        }
-        tx.commit()?;
-        Ok(out)
+        in_transaction(&mut w, |w| {
+            ready(write::release_expired(&mut self.tx(w), now))
+        })
     }
 
     /// When the next undelivered reminder is due, if any.
@@ -300,17 +215,104 @@ impl Store {
     }
 }
 
-fn load(conn: &Connection, seq: i64) -> Result<Entry> {
-    Ok(super::entries::load(conn, seq)?.entry)
-}
+/// SQLite's statements moving a task along (`storage::write`).
+impl TaskTx for SqliteTx<'_> {
+    async fn claimable(&mut self, pad: &str, now: i64) -> Result<Vec<(i64, Vec<String>)>> {
+        let rows: Vec<(i64, String)> = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, depends_on FROM entries WHERE pad = ?1 AND kind = 'task' \
+                 AND (status = 'todo' OR (status = 'doing' AND lease_until <= ?2)) ORDER BY seq",
+            )?
+            .query_map(params![pad, now], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows
+            .into_iter()
+            .map(|(seq, deps)| (seq, serde_json::from_str(&deps).unwrap_or_default()))
+            .collect())
+    }
 
-/// The task `id` names (resolved on the writer, so it cannot change under
-/// the caller): its row, full id and current state.
-fn task(conn: &Connection, journal: &Journal, id: &str) -> Result<(i64, String, Entry)> {
-    let (seq, full_id) = resolve(conn, journal, "id", id)?;
-    let entry = load(conn, seq)?;
-    is_task(&entry)?;
-    Ok((seq, full_id, entry))
+    async fn unmet(&mut self, depends_on: &[String]) -> Result<Vec<String>> {
+        unmet(self.conn, depends_on)
+    }
+
+    async fn take(&mut self, seq: i64, agent: &str, lease_ms: i64, now: i64) -> Result<Entry> {
+        Ok(self
+            .conn
+            .prepare_cached(&format!(
+                "UPDATE entries SET status = 'doing', assignee = ?2, lease_until = ?4 + ?3, \
+                 lease_ms = ?3, claimed_at = ?4, finished_at = NULL, attempts = attempts + 1, \
+                 updated_at = ?4, version = version + 1 WHERE seq = ?1 RETURNING {}",
+                returning_columns()
+            ))?
+            .query_row(params![seq, agent, lease_ms, now], read_entry)?)
+    }
+
+    async fn extend_lease(
+        &mut self,
+        seq: i64,
+        lease_ms: Option<i64>,
+        resume: Option<String>,
+        now: i64,
+    ) -> Result<Entry> {
+        Ok(self
+            .conn
+            .prepare_cached(&format!(
+                "UPDATE entries SET lease_ms = coalesce(?2, lease_ms, ?5), \
+                 lease_until = ?4 + coalesce(?2, lease_ms, ?5), resume = coalesce(?3, resume), \
+                 updated_at = ?4, version = version + 1 WHERE seq = ?1 RETURNING {}",
+                returning_columns()
+            ))?
+            .query_row(
+                params![seq, lease_ms, resume, now, DEFAULT_LEASE_MS],
+                read_entry,
+            )?)
+    }
+
+    async fn end_attempt(&mut self, seq: i64, end: Ended<'_>, now: i64) -> Result<Entry> {
+        Ok(self
+            .conn
+            .prepare_cached(&format!(
+                "UPDATE entries SET status = ?2, error = CASE WHEN ?3 THEN ?4 ELSE error END, \
+                 resume = coalesce(?5, resume), lease_until = NULL, finished_at = ?6, \
+                 assignee = coalesce(assignee, ?7), updated_at = ?6, version = version + 1 \
+                 WHERE seq = ?1 RETURNING {}",
+                returning_columns()
+            ))?
+            .query_row(
+                params![
+                    seq,
+                    end.status.as_str(),
+                    end.error.is_some(),
+                    end.error,
+                    end.resume,
+                    now,
+                    end.agent
+                ],
+                read_entry,
+            )?)
+    }
+
+    async fn expired(&mut self, now: i64) -> Result<Vec<i64>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT seq FROM entries WHERE status = 'doing' AND lease_until <= ? ORDER BY seq",
+            )?
+            .query_map([now], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?)
+    }
+
+    async fn requeue(&mut self, seq: i64, now: i64) -> Result<Entry> {
+        Ok(self
+            .conn
+            .prepare_cached(&format!(
+                "UPDATE entries SET status = 'todo', lease_until = NULL, updated_at = ?2, \
+                 version = version + 1 WHERE seq = ?1 RETURNING {}",
+                returning_columns()
+            ))?
+            .query_row(params![seq, now], read_entry)?)
+    }
 }
 
 impl Tasks for Sqlite {

@@ -1,0 +1,252 @@
+//! SQLite's statements for the write sequences (`storage::write`): one
+//! write's transaction on the writer. The task and restore statements are
+//! beside their concern (`tasks.rs`, `history.rs`).
+
+use futures_util::FutureExt;
+use rusqlite::Connection;
+use rusqlite::{params, OptionalExtension};
+
+use super::entries::{insert_rows, json_list, load, resolve};
+use super::history;
+use super::journal::Journal;
+use super::rows::{read_entry, returning_columns};
+use super::{Store, Writer};
+use crate::error::{Error, Result};
+use crate::id;
+use crate::model::{Category, Entry, Status};
+use crate::protocol::Action;
+use crate::storage::write::WriteTx;
+use crate::storage::NewEntry;
+
+/// SQLite's statements for a write sequence (`storage::write`), on the
+/// writer inside its transaction.
+pub(super) struct SqliteTx<'a> {
+    pub(super) conn: &'a Connection,
+    journal: &'a Journal,
+    keeper: &'a history::Keeper,
+    /// The id a new entry takes: handed out under the journal's lock before
+    /// the transaction (ids are commit order), taken by `insert`.
+    new_id: Option<i64>,
+    /// The new entry's pad's window (`Sqlite::windows`).
+    window: Option<i64>,
+}
+
+impl Store {
+    /// One write's transaction on the writer (`storage::write`).
+    pub(super) fn tx<'a>(&'a self, w: &'a Writer) -> SqliteTx<'a> {
+        SqliteTx {
+            conn: &w.conn,
+            journal: &self.journal,
+            keeper: &self.keeper,
+            new_id: None,
+            window: None,
+        }
+    }
+
+    /// `tx` for adding an entry with the id `seq`, to a pad with `window`.
+    pub(super) fn adding_tx<'a>(
+        &'a self,
+        w: &'a Writer,
+        seq: i64,
+        window: Option<i64>,
+    ) -> SqliteTx<'a> {
+        SqliteTx {
+            new_id: Some(seq),
+            window,
+            ..self.tx(w)
+        }
+    }
+}
+
+impl WriteTx for SqliteTx<'_> {
+    async fn resolve(&mut self, field: &'static str, id: &str) -> Result<(i64, String)> {
+        resolve(self.conn, self.journal, field, id)
+    }
+
+    async fn load(&mut self, seq: i64) -> Result<Entry> {
+        Ok(load(self.conn, seq)?.entry)
+    }
+
+    async fn insert(&mut self, e: &NewEntry) -> Result<i64> {
+        let seq = self.new_id.take().ok_or_else(|| {
+            Error::Internal("an entry was inserted on SQLite without an id handed out".into())
+        })?;
+        insert_rows(self.conn, [(seq, e)])?;
+        Ok(seq)
+    }
+
+    async fn note_reply(
+        &mut self,
+        seq: i64,
+        before: &Entry,
+        after: &Entry,
+        now: i64,
+    ) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE entries SET replies = replies + 1, answer = ?2, tags = ?3, version = ?4, \
+                 updated_at = max(updated_at, ?5) WHERE seq = ?1",
+            )?
+            .execute(params![
+                seq,
+                after.answer.as_deref().and_then(id::decode),
+                json_list(&after.tags),
+                after.version,
+                if after.version == before.version {
+                    0
+                } else {
+                    now
+                },
+            ])?;
+        Ok(())
+    }
+
+    async fn pad_written(&mut self, pad: &str, _now: i64) -> Result<Option<(i64, i64)>> {
+        // `insert` moved the pad's row with the entry's.
+        let Some(max) = self.window else {
+            return Ok(None);
+        };
+        let entries: i64 = self
+            .conn
+            .prepare_cached("SELECT entries FROM pads WHERE name = ?")?
+            .query_row([pad], |r| r.get(0))?;
+        Ok(Some((max, entries)))
+    }
+
+    async fn droppable(
+        &mut self,
+        pad: &str,
+        mine: Option<(&str, i64)>,
+        limit: i64,
+    ) -> Result<Vec<i64>> {
+        const DROPPABLE: &str = "SELECT seq FROM entries WHERE pad = ?1 AND pinned = 0 \
+             AND NOT EXISTS (SELECT 1 FROM entry_tags t WHERE t.seq = entries.seq AND t.tag = 'important')";
+        let seqs = match mine {
+            Some((author, except)) => self
+                .conn
+                .prepare_cached(&format!(
+                    "{DROPPABLE} AND author = ?3 AND seq != ?4 ORDER BY seq LIMIT ?2"
+                ))?
+                .query_map(params![pad, limit, author, except], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?,
+            None => self
+                .conn
+                .prepare_cached(&format!("{DROPPABLE} ORDER BY seq LIMIT ?2"))?
+                .query_map(params![pad, limit], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?,
+        };
+        Ok(seqs)
+    }
+
+    async fn drop_window(&mut self, seqs: Vec<i64>, by: &str, now: i64) -> Result<Vec<Entry>> {
+        let seqs = serde_json::to_string(&seqs).expect("json serializes");
+        let cond = "seq IN (SELECT value FROM json_each(?5))";
+        history::keep(
+            self.conn,
+            self.keeper,
+            Action::Window,
+            by,
+            now,
+            cond,
+            &[&seqs],
+        )?;
+        Ok(self
+            .conn
+            .prepare_cached(&format!(
+                "DELETE FROM entries WHERE seq IN (SELECT value FROM json_each(?)) RETURNING {}",
+                returning_columns()
+            ))?
+            .query_map([&seqs], read_entry)?
+            .collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    async fn depends_on(&mut self, seq: i64) -> Result<Vec<String>> {
+        let deps: Option<String> = self
+            .conn
+            .prepare_cached("SELECT depends_on FROM entries WHERE seq = ?")?
+            .query_row([seq], |r| r.get(0))
+            .optional()?;
+        Ok(deps
+            .map(|d| serde_json::from_str(&d).unwrap_or_default())
+            .unwrap_or_default())
+    }
+
+    async fn keep_edited(&mut self, seq: i64, by: &str, now: i64) -> Result<()> {
+        history::keep(
+            self.conn,
+            self.keeper,
+            Action::Edit,
+            by,
+            now,
+            "seq = ?5",
+            &[&seq],
+        )?;
+        Ok(())
+    }
+
+    async fn rewrite(
+        &mut self,
+        seq: i64,
+        after: &Entry,
+        remind: Option<Option<i64>>,
+        now: i64,
+    ) -> Result<()> {
+        let meta = after
+            .meta
+            .as_ref()
+            .map(|m| serde_json::to_string(m).expect("json serializes"));
+        self.conn
+            .prepare_cached(
+                "UPDATE entries SET content = ?, tags = ?, kind = ?, status = ?, assignee = ?, \
+                 resume = ?, category = ?, confidence = ?, pinned = ?, depends_on = ?, \
+                 remind_at = CASE WHEN ?11 THEN ?12 ELSE remind_at END, \
+                 reminded_at = CASE WHEN ?11 THEN NULL ELSE reminded_at END, \
+                 meta = ?, supersedes = ?, updated_at = ?, version = version + 1 WHERE seq = ?",
+            )?
+            .execute(params![
+                after.content,
+                json_list(&after.tags),
+                after.kind.as_str(),
+                after.status.map(Status::as_str),
+                after.assignee,
+                after.resume,
+                after.category.map(Category::as_str),
+                after.confidence,
+                after.pinned,
+                json_list(&after.depends_on),
+                remind.is_some(),
+                remind.flatten(),
+                meta,
+                after.supersedes.as_deref().and_then(id::decode),
+                now,
+                seq
+            ])?;
+        Ok(())
+    }
+
+    async fn delete_keeping(&mut self, seq: i64, by: &str, now: i64) -> Result<i64> {
+        let change = history::keep(
+            self.conn,
+            self.keeper,
+            Action::Delete,
+            by,
+            now,
+            "seq = ?5",
+            &[&seq],
+        )?;
+        self.conn
+            .prepare_cached("DELETE FROM entries WHERE seq = ?")?
+            .execute([seq])?;
+        Ok(change)
+    }
+}
+
+/// A write sequence run on SQLite's synchronous statements: its futures
+/// never wait, so it is done when first polled.
+pub(super) fn ready<T>(sequence: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    sequence.now_or_never().unwrap_or_else(|| {
+        Err(Error::Internal(
+            "a write on SQLite waited on something; its statements never wait".into(),
+        ))
+    })
+}
