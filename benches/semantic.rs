@@ -12,7 +12,8 @@
 //!    1, 16, 48 and 400 writes (read-your-writes); the index's memory;
 //!    restart time to ready. At 100k the same on PostgreSQL (a durable
 //!    cluster of Debian's server, as `benches/search.rs`), its queries
-//!    interleaved with SQLite's.
+//!    interleaved with SQLite's; then a pad of 5k notes beside the others
+//!    and the same searches before and after the 100k pad is archived.
 //!
 //! Entries are realistic, clustered dev notes. Recall against brute force
 //! is `benches/recall.rs`. Set BENCH_QUICK=1 for 2k/10k instead of 10k/100k.
@@ -423,6 +424,66 @@ async fn run() {
             s["semantic"]["index_bytes"].as_f64().unwrap() / 1048576.0,
             engine.rss_mib()
         );
+    }
+    println!();
+    let mut stores: Vec<(&str, &mut Client)> = ready.iter_mut().map(|(s, _, c)| (*s, c)).collect();
+    mostly_archived(&mut stores, big, &mut rng).await;
+}
+
+/// Most of the store archived: a pad of `big / 20` notes written beside
+/// the others (live notes past `exact_max`, so searches go through the
+/// index), the same cached searches before and after the big pad is
+/// archived (its TTL set to a second; the engine's sweep archives it).
+async fn mostly_archived(stores: &mut [(&str, &mut Client)], big: usize, rng: &mut fastrand::Rng) {
+    let live = big / 20;
+    for (_, c) in stores.iter_mut() {
+        common::fill_with(c, "beside", live, || note(rng)).await;
+        drained(c).await;
+    }
+    let query = |q: &str, mode: &str| json!({"query": q, "mode": mode, "limit": 10});
+    let all_live = format!("{}k entries, none archived", big / 1000);
+    let archived = format!(
+        "{}k entries, all but {}k archived",
+        big / 1000,
+        (live + big / 500) / 1000
+    );
+    for (label, archive) in [(all_live, false), (archived, true)] {
+        if archive {
+            for (store, c) in stores.iter_mut() {
+                let t = Instant::now();
+                c.call("pad.configure", json!({"name": "load", "ttl_seconds": 1}))
+                    .await
+                    .unwrap();
+                loop {
+                    let pads = c
+                        .call("pad.list", json!({"include_archived": true}))
+                        .await
+                        .unwrap();
+                    let load = pads["pads"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .find(|p| p["name"] == "load");
+                    if load.is_some_and(|p| p["archived"] == true) {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                println!(
+                    "{store}: the big pad archived by the sweep after {:.0}s",
+                    t.elapsed().as_secs_f64()
+                );
+            }
+        }
+        for mode in ["semantic", "hybrid"] {
+            each_store(stores, QUERIES.len(), |i| query(QUERIES[i], mode)).await;
+            let cached = each_store(stores, 300, |i| query(QUERIES[i % QUERIES.len()], mode)).await;
+            rows(
+                stores,
+                &format!("{mode} search, {label}, cached query"),
+                cached,
+            );
+        }
     }
 }
 

@@ -25,6 +25,7 @@ pub mod vector;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
@@ -36,6 +37,7 @@ pub use model::{Model, ModelKind, ModelSource, Precision, MAX_TOKENS};
 pub use source::{Embed, VectorSource};
 
 use crate::error::{Error, Result};
+use crate::storage::ArchiveMark;
 
 /// How semantic search is set up.
 #[derive(Clone, Debug)]
@@ -132,6 +134,11 @@ struct Shared {
     embedded: Mutex<(u64, Duration)>,
     /// Of those, embedded on the second copy of the model (`backlog.rs`).
     on_copy: std::sync::atomic::AtomicU64,
+    /// Rows the index offered searches as candidates (to a filter, or to
+    /// rescoring) since start.
+    offered: AtomicU64,
+    /// The entries of archived pads, sorted, and the mark they were read at.
+    hidden: Mutex<Option<(ArchiveMark, Arc<[i64]>)>>,
     /// The embedding watermarks (entry id, change-log row) the index
     /// reflects: raised by the worker after each batch it applies.
     indexed: tokio::sync::watch::Sender<(i64, i64)>,
@@ -157,6 +164,9 @@ pub struct SemanticStats {
     pub embed_per_second: f64,
     /// Time spent embedding since start.
     pub embed_seconds: f64,
+    /// Rows the index offered searches as candidates since start (checked
+    /// by a filter, or rescored): what a search's walk cost.
+    pub offered: u64,
 }
 
 impl Semantic {
@@ -172,6 +182,8 @@ impl Semantic {
             cache: Mutex::new(QueryCache::default()),
             embedded: Mutex::new((0, Duration::ZERO)),
             on_copy: Default::default(),
+            offered: AtomicU64::new(0),
+            hidden: Mutex::new(None),
             indexed: tokio::sync::watch::channel((0, 0)).0,
         });
         let (tx, rx) = mpsc::channel();
@@ -282,20 +294,51 @@ impl Semantic {
         query: &[f32],
         want: usize,
         keep: Option<&dyn Fn(i64) -> bool>,
+        hidden: &[i64],
     ) -> Option<Vec<i64>> {
         let index = read(&self.shared.index);
-        let found = index.as_ref()?.candidates(query, want, keep);
+        let index = index.as_ref()?;
+        let offered = AtomicU64::new(0);
+        let counted = |key: i64| {
+            offered.fetch_add(1, Ordering::Relaxed);
+            keep.is_none_or(|keep| keep(key))
+        };
+        let found = index.candidates(query, want, Some(&counted), hidden);
+        self.offered(offered.into_inner());
         Some(found.into_iter().map(|(id, _)| id).collect())
     }
 
     /// The same for a filter applied afterwards, with every copy of a note
     /// (`VectorIndex::candidates_to_filter`), and how many rows the index
     /// holds (asking for more than that finds nothing new).
-    pub fn candidates_to_filter(&self, query: &[f32], want: usize) -> Option<(Vec<i64>, usize)> {
+    pub fn candidates_to_filter(
+        &self,
+        query: &[f32],
+        want: usize,
+        hidden: &[i64],
+    ) -> Option<(Vec<i64>, usize)> {
         let index = read(&self.shared.index);
         let index = index.as_ref()?;
-        let found = index.candidates_to_filter(query, want);
+        let found = index.candidates_to_filter(query, want, hidden);
+        self.offered(found.len() as u64);
         Some((found.into_iter().map(|(id, _)| id).collect(), index.len()))
+    }
+
+    fn offered(&self, rows: u64) {
+        self.shared.offered.fetch_add(rows, Ordering::Relaxed);
+    }
+
+    /// The entries of archived pads, sorted, as last read for `mark`
+    /// (`Engine::archived_rows` keeps them here).
+    pub fn hidden(&self, mark: ArchiveMark) -> Option<Arc<[i64]>> {
+        match &*lock(&self.shared.hidden) {
+            Some((m, rows)) if *m == mark => Some(rows.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn keep_hidden(&self, mark: ArchiveMark, rows: Arc<[i64]>) {
+        *lock(&self.shared.hidden) = Some((mark, rows));
     }
 
     /// Whether the index holds everything up to `mark` (each part at least).
@@ -351,6 +394,7 @@ impl Semantic {
                 .on_copy
                 .load(std::sync::atomic::Ordering::Relaxed),
             embed_seconds: took.as_secs_f64(),
+            offered: self.shared.offered.load(Ordering::Relaxed),
             embed_per_second: if took.is_zero() {
                 0.0
             } else {

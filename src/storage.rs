@@ -412,9 +412,11 @@ pub trait Meaning: Send + Sync + 'static {
     fn live_entries(&self) -> Fut<'_, usize>;
     /// How many live entries pass `filter`, counting no further than `cap`.
     fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize>;
-    /// Whether any pad is archived (its entries stay in the index but must
-    /// not be found).
-    fn any_archived(&self) -> Fut<'_, bool>;
+    /// The archived pads' mark (their entries stay in the index but must
+    /// not be found); `pads == 0` when none is.
+    fn archived(&self) -> Fut<'_, ArchiveMark>;
+    /// The entries of archived pads, sorted.
+    fn archived_entries(&self) -> Fut<'_, Vec<i64>>;
     /// The `k` entries passing `filter` nearest `query`, every stored vector
     /// among them scored exactly, as (id, cosine), best first.
     fn nearest_exact(
@@ -432,11 +434,14 @@ pub trait Meaning: Send + Sync + 'static {
     /// index is the store's: SQLite checks candidates one by one in process
     /// as the index walks them best first; PostgreSQL checks a batch in one
     /// query and asks the index for more until enough pass.
+    /// The index passes `hidden` by (the entries of archived pads) in its
+    /// walk: they are never checked.
     fn index_candidates(
         &self,
         index: Arc<Semantic>,
         query: Arc<[f32]>,
         filter: Option<EntryFilter>,
+        hidden: Arc<[i64]>,
         want: usize,
     ) -> Fut<'_, Option<Vec<i64>>>;
     /// Read-your-writes by meaning, first step: what every write

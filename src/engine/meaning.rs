@@ -50,6 +50,23 @@ impl Engine {
         }
     }
 
+    /// The entries of archived pads, sorted: read again only when the pads'
+    /// mark moved (a pad archived or brought back, here or by another
+    /// engine of a team).
+    async fn archived_rows(&self, semantic: &Semantic) -> Result<Arc<[i64]>> {
+        let db = self.db();
+        let mark = db.archived().await?;
+        if mark.pads == 0 {
+            return Ok(Arc::from([]));
+        }
+        if let Some(rows) = semantic.hidden(mark) {
+            return Ok(rows);
+        }
+        let rows: Arc<[i64]> = db.archived_entries().await?.into();
+        semantic.keep_hidden(mark, rows.clone());
+        Ok(rows)
+    }
+
     /// The `k` live entries nearest `query` that pass `filter`, as (id,
     /// cosine), best first (among equal scores the newest).
     pub(super) async fn nearest(
@@ -71,16 +88,19 @@ impl Engine {
             if matching <= semantic.exact_max() {
                 return db.nearest_exact(query, filter, k).await;
             }
-            // Nothing to filter out when no condition is given and no pad is
-            // archived (an entry deleted a moment ago may still be in the
-            // index; rescoring skips it).
-            let check = !filter.is_unfiltered() || db.any_archived().await?;
+            // Archived pads' entries are passed by in the index's walk;
+            // nothing else to filter out when no condition is given (an entry
+            // deleted a moment ago may still be in the index; rescoring
+            // skips it).
+            let hidden = engine.archived_rows(&semantic).await?;
+            let check = !filter.is_unfiltered();
             let want = k * RESCORE_FACTOR;
             let candidates = db
                 .index_candidates(
                     semantic,
                     query.clone(),
                     check.then_some(filter.clone()),
+                    hidden,
                     want,
                 )
                 .await?;

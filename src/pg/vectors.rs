@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::semantic::vector::{best, dot, embedded_text, from_blob, to_blob, VectorRow};
 use crate::semantic::Semantic;
 use crate::semantic::{Embed, VectorSource};
+use crate::storage::ArchiveMark;
 use crate::storage::EmbedGoal;
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
@@ -385,13 +386,31 @@ impl Meaning for PgStore {
         })
     }
 
-    /// Whether any pad is archived (its entries must then be filtered out).
-    fn any_archived(&self) -> Fut<'_, bool> {
+    /// The shared pads' mark: an engine sees a pad another engine archived
+    /// at its next search.
+    fn archived(&self) -> Fut<'_, ArchiveMark> {
         Box::pin(async move {
-            Ok(sqlx::query_scalar(
-                "SELECT EXISTS (SELECT 1 FROM pads WHERE archived_at IS NOT NULL)",
+            let (pads, archived_at, entries): (i64, i64, i64) = sqlx::query_as(
+                "SELECT count(*), coalesce(sum(archived_at), 0)::bigint, \
+                 coalesce(sum(entries), 0)::bigint FROM pads WHERE archived_at IS NOT NULL",
             )
             .fetch_one(self.pool())
+            .await?;
+            Ok(ArchiveMark {
+                pads,
+                archived_at,
+                entries,
+            })
+        })
+    }
+
+    fn archived_entries(&self) -> Fut<'_, Vec<i64>> {
+        Box::pin(async move {
+            Ok(sqlx::query_scalar(
+                "SELECT e.seq FROM pads p JOIN entries e ON e.pad = p.name \
+                 WHERE p.archived_at IS NOT NULL ORDER BY e.seq",
+            )
+            .fetch_all(self.pool())
             .await?)
         })
     }
@@ -451,18 +470,19 @@ impl Meaning for PgStore {
         index: Arc<Semantic>,
         query: Arc<[f32]>,
         filter: Option<EntryFilter>,
+        hidden: Arc<[i64]>,
         want: usize,
     ) -> Fut<'_, Option<Vec<i64>>> {
         Box::pin(async move {
             let mut asked = want;
             loop {
-                let (i, q) = (index.clone(), query.clone());
+                let (i, q, h) = (index.clone(), query.clone(), hidden.clone());
                 let checked = filter.is_some();
                 let found = tokio::task::spawn_blocking(move || {
                     if checked {
-                        i.candidates_to_filter(&q, asked)
+                        i.candidates_to_filter(&q, asked, &h)
                     } else {
-                        i.candidates(&q, asked, None).map(|c| (c, 0))
+                        i.candidates(&q, asked, None, &h).map(|c| (c, 0))
                     }
                 })
                 .await

@@ -177,21 +177,28 @@ impl VectorIndex {
     /// them can rank, and a pile of copies must not take the near-ties'
     /// places (a text repeated 357 times at 1M did, recall 0.987). Every vector
     /// is scored; with `keep`, candidates are checked best first, so a broad
-    /// filter checks few of them.
+    /// filter checks few of them. Keys in `hidden` (sorted: the entries of
+    /// archived pads) are passed by in the walk itself, never offered.
     pub fn candidates(
         &self,
         query: &[f32],
         want: usize,
         keep: Option<&dyn Fn(i64) -> bool>,
+        hidden: &[i64],
     ) -> Vec<(i64, f32)> {
-        self.best_rows(query, want, keep, want)
+        self.best_rows(query, want, keep, hidden, want)
     }
 
     /// The same for a filter the caller applies afterwards (the PostgreSQL
     /// store's, checked in one query): every copy of a note comes, since
     /// copies in different pads differ in whether they pass.
-    pub fn candidates_to_filter(&self, query: &[f32], want: usize) -> Vec<(i64, f32)> {
-        self.best_rows(query, want, None, usize::MAX)
+    pub fn candidates_to_filter(
+        &self,
+        query: &[f32],
+        want: usize,
+        hidden: &[i64],
+    ) -> Vec<(i64, f32)> {
+        self.best_rows(query, want, None, hidden, usize::MAX)
     }
 
     /// The scan behind both: at most `copies` rows of identical contents.
@@ -200,6 +207,7 @@ impl VectorIndex {
         query: &[f32],
         want: usize,
         keep: Option<&dyn Fn(i64) -> bool>,
+        hidden: &[i64],
         copies: usize,
     ) -> Vec<(i64, f32)> {
         let scores = self.flat.scores(query);
@@ -245,6 +253,9 @@ impl VectorIndex {
                     break 'scan;
                 }
                 let key = self.flat.key(row as usize);
+                if hidden.binary_search(&key).is_ok() {
+                    continue;
+                }
                 if keep.is_none_or(|keep| keep(key)) {
                     // Copies of one note (ties, newest first) past `want`
                     // can never rank: leave them out, so they do not crowd
@@ -429,7 +440,7 @@ mod tests {
         let mut vectors: Vec<(i64, &[f32])> = (0..400).map(|k| (k, v.as_slice())).collect();
         vectors.push((5_000, near.as_slice()));
         let crowded = VectorIndex::from_vectors(vectors);
-        let found = crowded.candidates(&v, 10, None);
+        let found = crowded.candidates(&v, 10, None, &[]);
         assert!(
             found.iter().any(|(k, _)| *k == 5_000),
             "a distinct near-tie is not crowded out by copies: {} candidates",
@@ -439,7 +450,7 @@ mod tests {
         let mut vectors: Vec<(i64, &[f32])> = (0..300).map(|k| (k, v.as_slice())).collect();
         vectors.extend((300..1000).map(|k| (k, other.as_slice())));
         let index = VectorIndex::from_vectors(vectors);
-        let found = index.candidates(&v, 10, None);
+        let found = index.candidates(&v, 10, None, &[]);
         let keys: Vec<i64> = found.iter().map(|(k, _)| *k).collect();
         assert_eq!(keys[..10], (290..300).rev().collect::<Vec<_>>());
         assert_eq!(
@@ -447,9 +458,44 @@ mod tests {
             10,
             "copies of one note past the 10 wanted cannot rank: left out"
         );
-        let odd = index.candidates(&v, 10, Some(&|k| k % 2 == 1));
+        let odd = index.candidates(&v, 10, Some(&|k| k % 2 == 1), &[]);
         assert_eq!(odd[0].0, 299);
         assert!(odd.iter().all(|(k, _)| k % 2 == 1));
+    }
+
+    #[test]
+    fn hidden_rows_are_never_offered_to_the_filter() {
+        let v: Vec<f32> = (0..DIMENSIONS)
+            .map(|i| ((i * 7 % 13) as f32 - 6.0) / 40.0)
+            .collect();
+        let mut far = v.clone();
+        for x in far.iter_mut().step_by(2) {
+            *x = -*x;
+        }
+        // 900 rows nearest the query are hidden (an archived pad's), 100
+        // farther ones are not: the filter sees the 100 only.
+        let mut vectors: Vec<(i64, Vec<f32>)> = (0..900)
+            .map(|k| {
+                let mut near = v.clone();
+                near[k as usize % DIMENSIONS] += 0.001 * (k % 7) as f32;
+                (k, near)
+            })
+            .collect();
+        vectors.extend((900..1000).map(|k| (k, far.clone())));
+        let index = VectorIndex::from_vectors(vectors.iter().map(|(k, v)| (*k, v.as_slice())));
+        let hidden: Vec<i64> = (0..900).collect();
+        let offered = std::cell::Cell::new(0);
+        let keep = |_k: i64| {
+            offered.set(offered.get() + 1);
+            true
+        };
+        let found = index.candidates(&v, 10, Some(&keep), &hidden);
+        assert!(found.iter().all(|(k, _)| *k >= 900), "{found:?}");
+        assert_eq!(found.len(), 10);
+        assert!(offered.get() <= 10 + NEAR_TIES, "{} offered", offered.get());
+        let to_filter = index.candidates_to_filter(&v, 10, &hidden);
+        assert!(to_filter.iter().all(|(k, _)| *k >= 900));
+        assert!(!to_filter.is_empty());
     }
 
     #[test]

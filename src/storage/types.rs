@@ -310,3 +310,15 @@ pub struct EmbedGoal {
     /// Entries and edits waiting to be embedded when the goal was read.
     pub backlog: i64,
 }
+
+/// The archived pads as a mark that changes whenever the entries in them
+/// may have: how many pads, the sum of their archive times and of their
+/// entry counts. A pad archived or brought back moves it; equal marks hold
+/// the same entries (an entry only enters an archived pad by its pad's
+/// archiving).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ArchiveMark {
+    pub pads: i64,
+    pub archived_at: i64,
+    pub entries: i64,
+}

@@ -384,6 +384,7 @@ use super::{Sqlite, SqliteVectors};
 use crate::model::Entry;
 use crate::semantic::Semantic;
 use crate::semantic::VectorSource;
+use crate::storage::ArchiveMark;
 use crate::storage::EmbedGoal;
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
@@ -430,14 +431,35 @@ impl Store {
         Ok(n as usize)
     }
 
-    /// Whether any pad is archived (its entries must then be filtered out).
-    pub fn any_archived(&self) -> Result<bool> {
+    /// The archived pads' mark (`storage::ArchiveMark`).
+    pub fn archived(&self) -> Result<ArchiveMark> {
         let conn = self.reader()?;
-        Ok(conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM pads WHERE archived_at IS NOT NULL)",
-            [],
-            |r| r.get(0),
-        )?)
+        let mark = conn
+            .prepare_cached(
+                "SELECT count(*), coalesce(sum(archived_at), 0), coalesce(sum(entries), 0) \
+                 FROM pads WHERE archived_at IS NOT NULL",
+            )?
+            .query_row([], |r| {
+                Ok(ArchiveMark {
+                    pads: r.get(0)?,
+                    archived_at: r.get(1)?,
+                    entries: r.get(2)?,
+                })
+            })?;
+        Ok(mark)
+    }
+
+    /// The entries of archived pads, sorted.
+    pub fn archived_entries(&self) -> Result<Vec<i64>> {
+        let conn = self.reader()?;
+        let seqs = conn
+            .prepare_cached(
+                "SELECT e.seq FROM pads p JOIN entries e ON e.pad = p.name \
+                 WHERE p.archived_at IS NOT NULL ORDER BY e.seq",
+            )?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(seqs)
     }
 
     /// The exact `k` nearest entries to `query` among those passing
@@ -565,8 +587,12 @@ impl Meaning for Sqlite {
         self.blocking(move |s| s.count_matching(&filter, cap))
     }
 
-    fn any_archived(&self) -> Fut<'_, bool> {
-        self.inline(|s| s.any_archived())
+    fn archived(&self) -> Fut<'_, ArchiveMark> {
+        self.inline(|s| s.archived())
+    }
+
+    fn archived_entries(&self) -> Fut<'_, Vec<i64>> {
+        self.blocking(|s| s.archived_entries())
     }
 
     fn nearest_exact(
@@ -589,12 +615,13 @@ impl Meaning for Sqlite {
         index: Arc<Semantic>,
         query: Arc<[f32]>,
         filter: Option<EntryFilter>,
+        hidden: Arc<[i64]>,
         want: usize,
     ) -> Fut<'_, Option<Vec<i64>>> {
         self.blocking(move |s| match filter {
-            None => Ok(index.candidates(&query, want, None)),
+            None => Ok(index.candidates(&query, want, None, &hidden)),
             Some(filter) => s.with_filter_check(&filter, |passes| {
-                index.candidates(&query, want, Some(passes))
+                index.candidates(&query, want, Some(passes), &hidden)
             }),
         })
     }
