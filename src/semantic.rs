@@ -25,7 +25,7 @@ pub mod vector;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
@@ -120,6 +120,8 @@ enum Msg {
     ),
     /// Someone waits for the backlog: look for work now.
     Wake,
+    /// A run of a batch on its thread is done (`lane::Waiting`).
+    RunDone,
     Reindex(tokio::sync::oneshot::Sender<Result<()>>),
     Stop,
 }
@@ -187,6 +189,7 @@ impl Semantic {
             indexed: tokio::sync::watch::channel((0, 0)).0,
         });
         let (tx, rx) = mpsc::channel();
+        let wake = tx.clone();
         let exact_max = config.exact_max;
         let kind = config.kind;
         let helper = config.helper;
@@ -205,6 +208,9 @@ impl Semantic {
                         deferred: RefCell::new(VecDeque::new()),
                         chunk: Cell::new(1),
                         backlog: RefCell::new(backlog::Backlog::new(helper)),
+                        wake,
+                        held: RefCell::new(Vec::new()),
+                        spare: RefCell::new(Spare::None),
                     }
                     .run()
                 })
@@ -438,6 +444,24 @@ struct Worker {
     chunk: Cell<usize>,
     /// The second copy of the model a backlog may run on.
     backlog: RefCell<backlog::Backlog>,
+    /// Sends `RunDone` into the worker's own channel.
+    wake: mpsc::Sender<Msg>,
+    /// Queries taken off the channel while a run had the model: answered
+    /// on `spare` if the run takes long, else after it.
+    held: RefCell<Vec<Msg>>,
+    /// A model for queries while a backlog's run holds the worker's (on a
+    /// busy machine a run at idle priority can take seconds): loaded when a
+    /// query has waited `lane::TARGET_RUN`, let go with the backlog.
+    spare: RefCell<Spare>,
+}
+
+#[derive(Default)]
+enum Spare {
+    #[default]
+    None,
+    Loaded(Box<Model>),
+    /// It did not load: queries wait for the run.
+    Failed,
 }
 
 impl Worker {
@@ -461,7 +485,7 @@ impl Worker {
                                 "semantic search is unavailable".into(),
                             )));
                         }
-                        Msg::Wake => {}
+                        Msg::Wake | Msg::RunDone => {}
                     }
                 }
                 return;
@@ -548,6 +572,7 @@ impl Worker {
                 *seen_epoch = None;
             }
             Msg::Wake => *seen_epoch = None,
+            Msg::RunDone => {}
         }
         true
     }
@@ -629,7 +654,12 @@ impl Worker {
                 return Err(e);
             }
         };
-        backlog.after_batch(n.is_some_and(|n| n >= self.config.batch));
+        let more = n.is_some_and(|n| n >= self.config.batch);
+        backlog.after_batch(more);
+        if !more && matches!(*self.spare.borrow(), Spare::Loaded(_)) {
+            *self.spare.borrow_mut() = Spare::None;
+            tracing::debug!("the backlog is embedded; the model kept for queries is let go");
+        }
         let Some(n) = n else {
             return Ok(false);
         };
@@ -647,8 +677,17 @@ impl Worker {
         copy: Option<&mut Model>,
         texts: &[&str],
     ) -> Vec<Option<Vec<f32>>> {
+        let wake = &self.wake;
+        let wake = move || {
+            let _ = wake.send(Msg::RunDone);
+        };
+        let mut serve = |done: &AtomicBool| self.meanwhile(done);
+        let mut waiting = lane::Waiting {
+            wake: &wake,
+            serve: &mut serve,
+        };
         let Some(copy) = copy.filter(|_| texts.len() >= 2) else {
-            let vectors = self.lane.run(|| model.embed(texts));
+            let vectors = self.lane.run(|| model.embed(texts), &mut waiting);
             return model.or_one_by_one(texts, vectors);
         };
         // Alternate texts, so both halves are alike in length.
@@ -658,7 +697,7 @@ impl Worker {
         );
         let (a, b) = self
             .lane
-            .run_pair(|| model.embed(&evens), || copy.embed(&odds));
+            .run_pair(|| model.embed(&evens), || copy.embed(&odds), &mut waiting);
         let mut a = model.or_one_by_one(&evens, a).into_iter();
         let mut b = model.or_one_by_one(&odds, b).into_iter();
         self.shared
@@ -669,9 +708,55 @@ impl Worker {
             .collect()
     }
 
-    /// Answers the queries waiting on the channel; other messages wait
-    /// for the batch to end (`deferred`).
+    /// While a run of a batch has the model: takes the next message; a
+    /// query that waited `lane::TARGET_RUN` (the length of a run on a free
+    /// CPU) and the run is still not done is answered on the spare model,
+    /// at this thread's normal priority. Other messages wait for the batch
+    /// to end (`deferred`).
+    fn meanwhile(&self, done: &AtomicBool) {
+        let msg = if self.held.borrow().is_empty() {
+            self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
+        } else {
+            self.rx.recv_timeout(lane::TARGET_RUN)
+        };
+        match msg {
+            Ok(Msg::RunDone) => {}
+            Ok(query @ Msg::Query(..)) => self.held.borrow_mut().push(query),
+            Ok(other) => self.deferred.borrow_mut().push_back(other),
+            Err(RecvTimeoutError::Timeout) if !done.load(Ordering::Acquire) => {
+                let mut spare = self.spare.borrow_mut();
+                if matches!(*spare, Spare::None) {
+                    *spare = match self.load_model() {
+                        Ok(m) => {
+                            tracing::info!(
+                                "a query waited behind the backlog: queries now have a model of their own until it is embedded"
+                            );
+                            Spare::Loaded(Box::new(m))
+                        }
+                        Err(why) => {
+                            tracing::warn!("a model for queries did not load ({why}); they wait for the backlog's runs");
+                            Spare::Failed
+                        }
+                    };
+                }
+                if let Spare::Loaded(m) = &mut *spare {
+                    for query in self.held.take() {
+                        self.handle(query, m, &mut None);
+                    }
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            // The worker holds a sender: its channel never closes.
+            Err(RecvTimeoutError::Disconnected) => {}
+        }
+    }
+
+    /// Answers the queries held during a run and those waiting on the
+    /// channel; other messages wait for the batch to end (`deferred`).
     fn answer_queries(&self, model: &mut Model) {
+        for query in self.held.take() {
+            self.handle(query, model, &mut None);
+        }
         while let Ok(msg) = self.rx.try_recv() {
             match msg {
                 Msg::Query(..) => {

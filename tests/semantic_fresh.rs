@@ -238,3 +238,65 @@ async fn a_backlog_split_with_a_second_model_keeps_each_note_its_own_vector() {
     }
     h.stop().await;
 }
+
+/// A search's own query is embedded at once even while the backlog's run
+/// holds the model and gets no CPU: here the machine turns busy (spinning
+/// threads at normal priority, twice the cores) while a run of the backlog
+/// is under way at idle priority. The worker used to wait for that run
+/// (tens of seconds); a query now waits a run's length at most and is then
+/// embedded on a model of its own, at normal priority.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_query_never_waits_behind_a_starved_backlog() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::Int8))).await;
+    let mut c = h.client().await;
+    add(&mut c, "team", "warm up").await;
+    settled(&mut c).await;
+    let flood = 400;
+    for note in near_duplicates(flood) {
+        add(&mut c, "flood", &note).await;
+    }
+    let busy = Arc::new(AtomicBool::new(true));
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let hogs: Vec<_> = (0..2 * cores)
+        .map(|_| {
+            let busy = busy.clone();
+            std::thread::spawn(move || {
+                // Bounded, so a stuck worker fails the test rather than hangs it.
+                let until = std::time::Instant::now() + Duration::from_secs(45);
+                while busy.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    // A run of the backlog is now starved.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let started = std::time::Instant::now();
+    let r = c
+        .call(
+            "search",
+            json!({"query": "why does checkout crash at night", "mode": "semantic"}),
+        )
+        .await;
+    let waited = started.elapsed();
+    busy.store(false, Ordering::Relaxed);
+    for hog in hogs {
+        hog.join().unwrap();
+    }
+    let r = r.unwrap();
+    assert!(
+        r["not_embedded"].as_u64().is_some_and(|n| n > 0),
+        "the backlog was still being embedded: {r}"
+    );
+    // Busy (with `stress-ng` beside it too): a model loaded and a query
+    // embedded at normal priority, a second or two. The run it would have
+    // waited for gets next to no CPU until the spinning stops (45 s).
+    assert!(
+        waited < Duration::from_secs(20),
+        "a fresh query waited {waited:?} behind the backlog"
+    );
+    h.stop().await;
+}

@@ -23,7 +23,27 @@
 //! query embedding (one short text) is not held up by a busy machine.
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// What the calling thread does while a run is on a thread of its own.
+pub struct Waiting<'a> {
+    /// Called on the run's thread once its work is done (and `done` set),
+    /// so that a `serve` waiting for something to do returns.
+    pub wake: &'a (dyn Fn() + Sync),
+    /// Called on the calling thread until the run is done: waits for one
+    /// thing to do (a query, or `wake`) and does it.
+    pub serve: &'a mut dyn FnMut(&AtomicBool),
+}
+
+impl Waiting<'_> {
+    /// Until `done`: serve.
+    fn until(&mut self, done: &AtomicBool) {
+        while !done.load(Ordering::Acquire) {
+            (self.serve)(done);
+        }
+    }
+}
 
 /// Where the next batch runs.
 #[derive(Default)]
@@ -38,20 +58,28 @@ const TELLING: Duration = Duration::from_millis(250);
 
 impl Lane {
     /// Runs `work` on a thread at this lane's priority, and moves the lane
-    /// by how much of its wall time that thread got the CPU.
-    pub fn run<T: Send>(&self, work: impl FnOnce() -> T + Send) -> T {
+    /// by how much of its wall time that thread got the CPU. Meanwhile the
+    /// calling thread serves (`Waiting`): it is never blocked behind a
+    /// starved run.
+    pub fn run<T: Send>(&self, work: impl FnOnce() -> T + Send, waiting: &mut Waiting) -> T {
         let escalated = self.escalated.get();
+        let done = AtomicBool::new(false);
+        let wake = waiting.wake;
         let (out, cpu, wall) = std::thread::scope(|s| {
-            std::thread::Builder::new()
+            let run = std::thread::Builder::new()
                 .name("pad-embed-batch".into())
-                .spawn_scoped(s, move || {
+                .spawn_scoped(s, || {
                     lower(escalated);
                     let (cpu0, t0) = (thread_cpu(), Instant::now());
                     let out = work();
-                    (out, thread_cpu().saturating_sub(cpu0), t0.elapsed())
+                    let ran = (out, thread_cpu().saturating_sub(cpu0), t0.elapsed());
+                    done.store(true, Ordering::Release);
+                    wake();
+                    ran
                 })
-                .expect("spawn an embedding thread")
-                .join()
+                .expect("spawn an embedding thread");
+            waiting.until(&done);
+            run.join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         });
         let next = next_lane(escalated, cpu, wall);
@@ -77,17 +105,24 @@ impl Lane {
         &self,
         a: impl FnOnce() -> A + Send,
         b: impl FnOnce() -> B + Send,
+        waiting: &mut Waiting,
     ) -> (A, B) {
         let escalated = self.escalated.get();
+        let done = AtomicBool::new(false);
+        let wake = waiting.wake;
         std::thread::scope(|s| {
             let other = std::thread::Builder::new()
                 .name("pad-embed-pair".into())
-                .spawn_scoped(s, move || {
+                .spawn_scoped(s, || {
                     lower(escalated);
-                    b()
+                    let out = b();
+                    done.store(true, Ordering::Release);
+                    wake();
+                    out
                 })
                 .expect("spawn an embedding thread");
-            let first = self.run(a);
+            let first = self.run(a, waiting);
+            waiting.until(&done);
             let second = other
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -178,7 +213,7 @@ pub struct Chunk<'a, 'b> {
     started: Instant,
 }
 
-const TARGET_RUN: Duration = Duration::from_millis(250);
+pub const TARGET_RUN: Duration = Duration::from_millis(250);
 
 impl<'a, 'b> Chunks<'a, 'b> {
     pub fn new(texts: &'a [&'b str], size: &'a Cell<usize>, max: usize) -> Self {
@@ -269,12 +304,50 @@ mod tests {
     fn a_batch_runs_and_its_result_comes_back() {
         let lane = Lane::default();
         let mut model = vec![1, 2, 3];
-        let sum: i32 = lane.run(|| {
-            model.push(4);
-            model.iter().sum()
-        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        let served = Cell::new(0);
+        let sum: i32 = lane.run(
+            || {
+                model.push(4);
+                model.iter().sum()
+            },
+            &mut Waiting {
+                wake: &|| tx.send(()).unwrap(),
+                serve: &mut |_| {
+                    rx.recv().unwrap();
+                    served.set(served.get() + 1);
+                },
+            },
+        );
         assert_eq!(sum, 10);
         assert_eq!(model.len(), 4);
         assert!(!lane.escalated(), "a quick batch moves nothing");
+        assert!(served.get() <= 1, "woken once, at its end");
+    }
+
+    #[test]
+    fn the_caller_serves_while_a_run_is_held_up() {
+        // The run waits for the caller to serve: had the caller blocked on
+        // the run (its join), neither would go on.
+        let lane = Lane::default();
+        let (go, started) = std::sync::mpsc::channel::<()>();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let served = Cell::new(0);
+        let (a, b) = lane.run_pair(
+            move || started.recv().map(|_| 1),
+            || 2,
+            &mut Waiting {
+                wake: &|| tx.send(()).unwrap(),
+                serve: &mut |_| {
+                    if served.get() == 0 {
+                        go.send(()).unwrap();
+                    }
+                    served.set(served.get() + 1);
+                    rx.recv().unwrap();
+                },
+            },
+        );
+        assert_eq!((a.unwrap(), b), (1, 2));
+        assert!(served.get() >= 1);
     }
 }
