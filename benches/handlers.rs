@@ -73,6 +73,29 @@ async fn run() {
         .expect("the pad has entries");
     let get = requests("entry.get", &format!(r#"{{"id":"{first_id}"}}"#), n / 4);
     lat(&engine, "entry.get", &get, &mut session).await;
+    // The writes that take the store's write sequences (`storage::write`):
+    // a reply (its parent resolved and noted), an edit, a task claimed
+    // and finished.
+    let replies = requests(
+        "entry.add",
+        &format!(r#"{{"pad":"two","content":"seen it too","reply_to":"{first_id}"}}"#),
+        n / 4,
+    );
+    lat(&engine, "entry.add, a reply", &replies, &mut session).await;
+    let edits = requests(
+        "entry.update",
+        &format!(r#"{{"id":"{first_id}","tags":["bench","seen"]}}"#),
+        n / 4,
+    );
+    lat(&engine, "entry.update", &edits, &mut session).await;
+    let tasks = requests(
+        "entry.add",
+        r#"{"pad":"work","kind":"task","content":"rotate the logs"}"#,
+        n / 20,
+    );
+    lat(&engine, "entry.add, a task", &tasks, &mut session).await;
+    let claims = requests("task.claim", r#"{"pad":"work","agent":"bench"}"#, n / 20);
+    lat(&engine, "task.claim", &claims, &mut session).await;
     lat(&engine, "entry.list, limit 1", &list1, &mut session).await;
     lat(&engine, "entry.list, limit 20", &list20, &mut session).await;
     lat(&engine, "search (text), limit 10", &search, &mut session).await;

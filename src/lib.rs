@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod model;
 pub mod paths;
 pub mod pg;
+mod priority;
 pub mod protocol;
 pub mod rpc;
 pub mod semantic;

@@ -339,3 +339,47 @@ fn the_queue_stays_bounded_when_the_journal_thread_falls_behind() {
     let flood = pads.iter().find(|p| p.name == "flood").unwrap();
     assert_eq!(flood.entries, writes, "every acknowledged entry is stored");
 }
+
+/// The journal thread applies in the background below the requests'
+/// priority (nice 19: at the same priority its bursts took the CPU from a
+/// request waking on the same core), and everything acknowledged still
+/// reaches SQLite without a read asking for it.
+#[test]
+fn the_journal_thread_applies_below_the_requests_priority() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(open(dir.path()));
+    store.start_applier();
+    let writes = 1000;
+    for i in 0..writes {
+        store
+            .add(note("background", &format!("entry {i}")), None)
+            .unwrap();
+    }
+    let nice_of = |name: &str| -> Option<i64> {
+        std::fs::read_dir("/proc/self/task").ok()?.find_map(|t| {
+            let t = t.ok()?.path();
+            let comm = std::fs::read_to_string(t.join("comm")).ok()?;
+            if comm.trim() != name {
+                return None;
+            }
+            // Field 19 of stat is the nice value; the command name (field 2)
+            // is in parentheses and has no ')' here.
+            let stat = std::fs::read_to_string(t.join("stat")).ok()?;
+            let rest = &stat[stat.rfind(')')? + 2..];
+            rest.split(' ').nth(16)?.parse().ok()
+        })
+    };
+    assert_eq!(nice_of("pad-journal"), Some(19));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while store.journal_queue() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} entries still journaled after a minute",
+            store.journal_queue()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let pads = store.pads(false).unwrap();
+    let pad = pads.iter().find(|p| p.name == "background").unwrap();
+    assert_eq!(pad.entries, writes, "every acknowledged entry is stored");
+}

@@ -26,6 +26,8 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::priority;
+
 /// What the calling thread does while a run is on a thread of its own.
 pub struct Waiting<'a> {
     /// Called on the run's thread once its work is done (and `done` set),
@@ -139,9 +141,9 @@ impl Lane {
 /// Moves the calling thread to the lane's priority.
 fn lower(escalated: bool) {
     if escalated {
-        set_nice(ESCALATED_NICE);
+        priority::set_nice(ESCALATED_NICE, "an embedding thread");
     } else {
-        set_idle();
+        priority::set_idle("an embedding thread");
     }
 }
 
@@ -169,28 +171,6 @@ fn thread_cpu() -> Duration {
         return Duration::ZERO;
     }
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
-}
-
-fn tid() -> libc::pid_t {
-    // SAFETY: a plain syscall about the calling thread.
-    unsafe { libc::syscall(libc::SYS_gettid) as libc::pid_t }
-}
-
-/// Puts the calling thread (and the ONNX Runtime threads it creates) in
-/// SCHED_IDLE: it runs only on CPU time nothing else wants.
-fn set_idle() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: a plain syscall about the calling thread.
-    if unsafe { libc::sched_setscheduler(tid(), libc::SCHED_IDLE, &param) } != 0 {
-        tracing::debug!("could not move an embedding thread to SCHED_IDLE");
-    }
-}
-
-fn set_nice(nice: libc::c_int) {
-    // SAFETY: a plain syscall about the calling thread.
-    if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid() as libc::id_t, nice) } != 0 {
-        tracing::debug!("could not lower an embedding thread to nice {nice}");
-    }
 }
 
 /// A batch's texts in runs sized from how fast the last run went: as many

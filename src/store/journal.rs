@@ -268,15 +268,29 @@ impl Journal {
         self.take_locked(&mut s)
     }
 
+    /// `take`, at most `max` of them (the oldest).
+    pub fn take_upto(&self, max: usize) -> Vec<Pending> {
+        if !self.has_pending() {
+            return Vec::new();
+        }
+        let mut s = self.lock();
+        self.take_some(&mut s, max)
+    }
+
     fn take_locked(&self, s: &mut State) -> Vec<Pending> {
+        self.take_some(s, usize::MAX)
+    }
+
+    fn take_some(&self, s: &mut State, max: usize) -> Vec<Pending> {
         let other = 1 - s.current;
         // Only switch to an empty file: a file is emptied when all of its
         // records are applied, and that must stay true of the one appended to.
         if s.unapplied[other] == 0 && s.sizes[other] == 0 {
             s.current = other;
         }
-        let batch = s.queue[s.taken..].to_vec();
-        s.taken = s.queue.len();
+        let end = s.queue.len().min(s.taken.saturating_add(max));
+        let batch = s.queue[s.taken..end].to_vec();
+        s.taken = end;
         batch
     }
 
