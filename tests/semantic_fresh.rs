@@ -287,6 +287,7 @@ async fn a_fresh_query_never_waits_behind_a_starved_backlog() {
         hog.join().unwrap();
     }
     let r = r.unwrap();
+    println!("a fresh query behind a starved backlog: answered in {waited:?}");
     assert!(
         r["not_embedded"].as_u64().is_some_and(|n| n > 0),
         "the backlog was still being embedded: {r}"
