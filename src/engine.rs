@@ -178,6 +178,10 @@ struct Inner {
     agents: crate::agents::Agents,
     /// Grants of the stored tokens, by secret hash.
     grants: std::sync::RwLock<crate::access::Grants>,
+    /// Moved (under `grants`' write lock) by every change this engine makes
+    /// to its grants: a reload after another engine's change replaces them
+    /// only if none came in while it read the tokens.
+    grants_changed: AtomicU64,
     /// Hash of the owner token (`<data>/owner.token`).
     owner_hash: String,
     metrics: Option<crate::metrics::Metrics>,
@@ -245,6 +249,7 @@ impl Engine {
             waiters: threads::Waiters::default(),
             agents,
             grants: std::sync::RwLock::new(grants),
+            grants_changed: AtomicU64::new(0),
             owner_hash,
             metrics: if config.metrics {
                 Some(crate::metrics::Metrics::new()?)

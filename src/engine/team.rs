@@ -1,6 +1,7 @@
 //! An engine in a team: what the other engines on the same PostgreSQL
 //! database do reaches this one's subscribers, `ask` waiters and grants.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::{tokens, Engine};
@@ -52,14 +53,27 @@ impl Engine {
         }
     }
 
-    /// Reads every token again: another engine created or revoked one.
+    /// Reads every token again: another engine created or revoked one. A
+    /// token this engine made or revoked while the tokens were being read
+    /// may be missing from what was read (a NOTIFY of an earlier change
+    /// raced it): then they are read again, so a reload never drops a token
+    /// created a moment before.
     async fn reload_grants(&self) {
-        match self.db().tokens().await {
-            Ok(rows) => {
-                *self.0.grants.write().unwrap_or_else(|p| p.into_inner()) =
-                    tokens::load_grants(rows);
+        loop {
+            let seen = self.0.grants_changed.load(Ordering::Acquire);
+            match self.db().tokens().await {
+                Ok(rows) => {
+                    let mut grants = self.0.grants.write().unwrap_or_else(|p| p.into_inner());
+                    if self.0.grants_changed.load(Ordering::Acquire) == seen {
+                        *grants = tokens::load_grants(rows);
+                        return;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("cannot reload tokens after another engine changed them: {e}");
+                    return;
+                }
             }
-            Err(e) => tracing::warn!("cannot reload tokens after another engine changed them: {e}"),
         }
     }
 }

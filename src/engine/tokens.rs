@@ -65,6 +65,16 @@ impl Engine {
         self.0.grants.read().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// A change this engine makes to its grants, marked for a reload that
+    /// is reading the tokens meanwhile (`reload_grants`).
+    fn change_grants(&self, change: impl FnOnce(&mut Grants)) {
+        let mut grants = self.0.grants.write().unwrap_or_else(|p| p.into_inner());
+        change(&mut grants);
+        self.0
+            .grants_changed
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
     pub async fn token_create(&self, p: TokenCreateParams) -> Result<TokenCreateResult> {
         let row = TokenRow {
             name: access::token_name(&p.name)?,
@@ -81,11 +91,9 @@ impl Engine {
             ..row
         };
         self.db().add_token(&row).await?;
-        self.0
-            .grants
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(row.hash.clone(), Arc::new(grant_of(&row)));
+        self.change_grants(|g| {
+            g.insert(row.hash.clone(), Arc::new(grant_of(&row)));
+        });
         tracing::info!("token '{}' created for {:?}", row.name, row.pads);
         Ok(TokenCreateResult {
             token: info(&row),
@@ -121,11 +129,7 @@ impl Engine {
                 ),
             });
         }
-        self.0
-            .grants
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|_, g| g.name != name);
+        self.change_grants(|g| g.retain(|_, g| g.name != name));
         tracing::info!("token '{name}' revoked");
         Ok(TokenRevokeResult { revoked: true })
     }
