@@ -366,7 +366,7 @@ impl Store {
             tracing::info!("replaying {} journaled entries", replay.len());
         }
         journal.replay(replay)?;
-        entries::apply(&mut writer, &journal, journal.take());
+        entries::apply(&mut writer, &journal, journal.take(usize::MAX));
         let conn = writer.conn;
         // The newest entry may have been deleted: never hand out an id that an
         // index or the change log has already seen.
@@ -397,24 +397,19 @@ impl Store {
 
     /// The writer, with every acknowledged insert applied.
     pub(crate) fn writer(&self) -> WriterGuard<'_> {
-        let mut w = WriterGuard {
-            guard: Some(lock(&self.writer)),
-            store: self,
-        };
-        HOLDS_WRITER.with(|h| h.set(true));
-        entries::apply(&mut w, &self.journal, self.journal.take());
-        w
+        self.writer_applying(usize::MAX)
     }
 
-    /// Applies at most `max` journaled inserts, holding the writer for them
-    /// only.
-    fn apply_some(&self, max: usize) {
+    /// The writer, with the oldest `max` acknowledged inserts applied (the
+    /// journal thread's turn, `APPLY_CHUNK`).
+    fn writer_applying(&self, max: usize) -> WriterGuard<'_> {
         let mut w = WriterGuard {
             guard: Some(lock(&self.writer)),
             store: self,
         };
         HOLDS_WRITER.with(|h| h.set(true));
-        entries::apply(&mut w, &self.journal, self.journal.take_upto(max));
+        entries::apply(&mut w, &self.journal, self.journal.take(max));
+        w
     }
 
     /// Applies journaled inserts in the background, so they reach SQLite
@@ -454,7 +449,7 @@ impl Store {
             std::thread::sleep(APPLY_DELAY);
             let Some(store) = store.upgrade() else { break };
             while store.journal.has_pending() {
-                store.apply_some(APPLY_CHUNK);
+                drop(store.writer_applying(APPLY_CHUNK));
                 if store.journal.failing() {
                     // SQLite refused the whole batch (a full disk?): it stays
                     // journaled; try again in a while.

@@ -216,7 +216,7 @@ impl RestoreTx for PgTx<'_> {
         )
     }
 
-    async fn bring_back(&mut self, kept: &[(i64, &Entry)], by: &str, now: i64) -> Result<()> {
+    async fn bring_back(&mut self, kept: &[(i64, Entry)], by: &str, now: i64) -> Result<()> {
         let ns: Vec<i64> = kept.iter().map(|k| k.0).collect();
         let back: Vec<i64> = kept.iter().filter_map(|k| id::decode(&k.1.id)).collect();
         // The deletions' tombstones (version ∞, which no vector of the entry

@@ -109,7 +109,7 @@ pub trait RestoreTx {
     async fn live(&mut self, seqs: &[i64]) -> Result<Vec<i64>>;
     /// Puts the kept versions `kept` (`(n, entry)`) back as live entries —
     /// tags, pad rows, the meaning index told — and marks them restored.
-    async fn bring_back(&mut self, kept: &[(i64, &Entry)], by: &str, now: i64) -> Result<()>;
+    async fn bring_back(&mut self, kept: &[(i64, Entry)], by: &str, now: i64) -> Result<()>;
 }
 
 /// A new entry that needs the database (references, a reply, a window):
@@ -361,8 +361,7 @@ pub async fn restore(
         });
     }
     if !back.is_empty() {
-        let kept: Vec<(i64, &Entry)> = back.iter().map(|(n, e)| (*n, e)).collect();
-        tx.bring_back(&kept, by, now).await?;
+        tx.bring_back(&back, by, now).await?;
     }
     Ok((back.into_iter().map(|(_, e)| e).collect(), skipped))
 }

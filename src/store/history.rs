@@ -413,7 +413,7 @@ impl RestoreTx for SqliteTx<'_> {
     }
 
     /// The text and vector indexes pick the entries up from `changes`.
-    async fn bring_back(&mut self, kept: &[(i64, &Entry)], by: &str, now: i64) -> Result<()> {
+    async fn bring_back(&mut self, kept: &[(i64, Entry)], by: &str, now: i64) -> Result<()> {
         let conn = self.conn;
         let mut insert = conn.prepare_cached(&format!(
             "INSERT INTO entries ({KEPT_COLUMNS}) SELECT {KEPT_COLUMNS} \
@@ -435,7 +435,7 @@ impl RestoreTx for SqliteTx<'_> {
         let mut mark = conn.prepare_cached(
             "UPDATE entry_history SET restored_at = ?2, restored_by = ?3 WHERE n = ?1",
         )?;
-        for &(n, entry) in kept {
+        for (n, entry) in kept {
             insert.execute([n])?;
             tags.execute([n])?;
             pad.execute(params![entry.pad, now])?;

@@ -218,7 +218,7 @@ impl Journal {
     /// with everything appended before it, which must be committed first.
     pub fn next_id(&self, now: i64) -> (i64, Vec<Pending>) {
         let mut s = self.lock();
-        let batch = self.take_locked(&mut s);
+        let batch = self.take_locked(&mut s, usize::MAX);
         (s.ids.next(now), batch)
     }
 
@@ -257,31 +257,19 @@ impl Journal {
         self.pending.load(Ordering::Acquire)
     }
 
-    /// Takes every pending entry for the caller, who holds the writer, to
-    /// commit; appends continue into the other file meanwhile. The entries
-    /// stay queued, and readable, until `committed` (or `restore`).
-    pub fn take(&self) -> Vec<Pending> {
+    /// Takes the oldest pending entries, at most `max`, for the caller, who
+    /// holds the writer, to commit; appends continue into the other file
+    /// meanwhile. The entries stay queued, and readable, until `committed`
+    /// (or `restore`).
+    pub fn take(&self, max: usize) -> Vec<Pending> {
         if !self.has_pending() {
             return Vec::new();
         }
         let mut s = self.lock();
-        self.take_locked(&mut s)
+        self.take_locked(&mut s, max)
     }
 
-    /// `take`, at most `max` of them (the oldest).
-    pub fn take_upto(&self, max: usize) -> Vec<Pending> {
-        if !self.has_pending() {
-            return Vec::new();
-        }
-        let mut s = self.lock();
-        self.take_some(&mut s, max)
-    }
-
-    fn take_locked(&self, s: &mut State) -> Vec<Pending> {
-        self.take_some(s, usize::MAX)
-    }
-
-    fn take_some(&self, s: &mut State, max: usize) -> Vec<Pending> {
+    fn take_locked(&self, s: &mut State, max: usize) -> Vec<Pending> {
         let other = 1 - s.current;
         // Only switch to an empty file: a file is emptied when all of its
         // records are applied, and that must stay true of the one appended to.
@@ -514,7 +502,7 @@ mod tests {
         let seqs: Vec<i64> = ["one", "two", "three"]
             .map(|c| j.append(entry(c)).unwrap())
             .to_vec();
-        let batch = j.take();
+        let batch = j.take(usize::MAX);
         assert_eq!(batch.len(), 3);
         assert_eq!(queued(&j), ["one", "two", "three"], "taken, still queued");
         assert_eq!(j.find(seqs[1]).unwrap().content, "two");
@@ -522,9 +510,9 @@ mod tests {
 
         j.restore(batch, &Error::Unavailable("disk full".into()));
         assert_eq!(queued(&j), ["one", "two", "three", "four"]);
-        let batch = j.take();
+        let batch = j.take(usize::MAX);
         assert_eq!(batch.len(), 4, "the retry takes it all, in id order");
-        assert!(j.take().is_empty(), "nothing taken twice");
+        assert!(j.take(usize::MAX).is_empty(), "nothing taken twice");
 
         // Stored one at a time: the first and third go, the others wait.
         j.committed(&[batch[0].clone(), batch[2].clone()]);
@@ -534,7 +522,7 @@ mod tests {
             vec![batch[1].clone(), batch[3].clone()],
             &Error::Unavailable("x".into()),
         );
-        let batch = j.take();
+        let batch = j.take(usize::MAX);
         assert_eq!(
             batch.iter().map(|p| p.record.seq).collect::<Vec<_>>(),
             [seqs[1], newer]
