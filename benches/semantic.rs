@@ -27,106 +27,12 @@ mod postgres;
 
 use std::time::{Duration, Instant};
 
+use common::devnotes::{note, QUERIES};
 use common::{row, stats, timed, Engine};
 use model::model_dir;
 use scratchpad::client::Client;
 use scratchpad::semantic::{runtime, Model, ModelSource, Precision};
 use serde_json::{json, Value};
-
-const SUBJECTS: &[&str] = &[
-    "the deploy",
-    "the login page",
-    "the database migration",
-    "the billing service",
-    "the search index",
-    "the mobile app",
-    "the nightly backup",
-    "the CI pipeline",
-    "the payment webhook",
-    "the cache layer",
-    "the onboarding flow",
-    "the metrics dashboard",
-    "the email digest",
-    "the API gateway",
-    "the auth token refresh",
-    "the image resizer",
-    "the export job",
-    "the feature flag service",
-    "the staging cluster",
-    "the docs site",
-];
-const PREDICATES: &[&str] = &[
-    "failed again because of",
-    "is slow today due to",
-    "was fixed after",
-    "needs a review from",
-    "got a new owner:",
-    "is blocked on",
-    "passed all checks despite",
-    "was rolled back after",
-    "keeps timing out because of",
-    "should be rewritten to avoid",
-    "broke in production after",
-    "is waiting on",
-    "needs more tests around",
-    "was migrated ahead of",
-    "looks healthy after",
-];
-const TAILS: &[&str] = &[
-    "Alice",
-    "the security team",
-    "a bad config",
-    "the holiday freeze",
-    "missing credentials",
-    "a race condition",
-    "the new release",
-    "disk pressure",
-    "an expired certificate",
-    "network flakiness",
-    "a schema change",
-    "the vendor outage",
-    "a memory leak",
-    "the quarterly audit",
-    "an upstream bug",
-    "rate limits",
-    "a typo in the env file",
-    "Bob's refactor",
-    "the load test",
-    "DNS propagation",
-];
-const CLAUSES: &[&str] = &[
-    "",
-    "; see the incident notes",
-    "; follow up tomorrow",
-    "; customer impact unclear",
-    "; agent retried twice",
-    "; logs attached",
-    "; low priority",
-    "; needs eyes from ops",
-];
-const QUERIES: &[&str] = &[
-    "problems with the payment system",
-    "who is reviewing the database work",
-    "certificate renewal issues",
-    "phone application performance",
-    "backups over the holidays",
-    "credential errors when signing in",
-    "continuous integration is red",
-    "memory growing in a job",
-    "outage at a third-party provider",
-    "documentation website changes",
-];
-
-fn note(rng: &mut fastrand::Rng) -> String {
-    format!(
-        "{} {} {}{} (#{})",
-        SUBJECTS[rng.usize(..SUBJECTS.len())],
-        PREDICATES[rng.usize(..PREDICATES.len())],
-        TAILS[rng.usize(..TAILS.len())],
-        CLAUSES[rng.usize(..CLAUSES.len())],
-        rng.u32(..100_000)
-    )
-}
 
 fn embedding_throughput() {
     println!("embedding throughput (the model alone, batches of 16, 512 notes)");

@@ -23,7 +23,7 @@ mod source;
 pub mod vector;
 mod worker;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -268,43 +268,32 @@ impl Semantic {
         self.exact_max
     }
 
-    /// The index's best `want` candidates for `query`, checked by `keep`
-    /// best first when given (`VectorIndex::candidates`); `None` while the
-    /// index is being built. Scans every vector: call it from a blocking
-    /// thread.
-    pub fn candidates(
-        &self,
-        query: &[f32],
-        want: usize,
-        keep: Option<&dyn Fn(i64) -> bool>,
-        hidden: &[i64],
-    ) -> Option<Vec<i64>> {
+    /// The index's best `want` candidates for `query`
+    /// (`VectorIndex::candidates`); `None` while the index is being built.
+    /// Scans every vector: call it from a blocking thread.
+    pub fn candidates(&self, query: &[f32], want: usize, hidden: &[i64]) -> Option<Vec<i64>> {
         let index = read(&self.shared.index);
-        let index = index.as_ref()?;
-        let offered = std::cell::Cell::new(0);
-        let counted = |key: i64| {
-            offered.set(offered.get() + 1);
-            keep.is_none_or(|keep| keep(key))
-        };
-        let found = index.candidates(query, want, Some(&counted), hidden);
-        self.offered(offered.get());
+        let (found, offered) = index.as_ref()?.candidates(query, want, hidden);
+        self.offered(offered as u64);
         Some(found.into_iter().map(|(id, _)| id).collect())
     }
 
-    /// The same for a filter applied afterwards, with every copy of a note
-    /// (`VectorIndex::candidates_to_filter`), and how many rows the index
-    /// holds (asking for more than that finds nothing new).
-    pub fn candidates_to_filter(
+    /// The same among the keys that pass a filter, checked a band of the
+    /// walk at a time (`VectorIndex::candidates_in_bands`: `check` returns
+    /// the keys that pass).
+    pub fn candidates_in_bands(
         &self,
         query: &[f32],
         want: usize,
+        check: &mut dyn FnMut(&[i64]) -> HashSet<i64>,
         hidden: &[i64],
-    ) -> Option<(Vec<i64>, usize)> {
+    ) -> Option<Vec<i64>> {
         let index = read(&self.shared.index);
-        let index = index.as_ref()?;
-        let found = index.candidates_to_filter(query, want, hidden);
-        self.offered(found.len() as u64);
-        Some((found.into_iter().map(|(id, _)| id).collect(), index.len()))
+        let (found, offered) = index
+            .as_ref()?
+            .candidates_in_bands(query, want, check, hidden);
+        self.offered(offered as u64);
+        Some(found.into_iter().map(|(id, _)| id).collect())
     }
 
     fn offered(&self, rows: u64) {

@@ -2,6 +2,8 @@
 //! percentiles and printing.
 #![allow(dead_code)]
 
+pub mod devnotes;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

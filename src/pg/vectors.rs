@@ -463,8 +463,10 @@ impl Meaning for PgStore {
         })
     }
 
-    /// A filter is checked on a batch of candidates in one query, asking the
-    /// index for four times more until enough pass (or it has no more).
+    /// One scan of the index, the filter checked a band of the walk at a
+    /// time in one query each (`passing`), from the scan's thread. (Asking
+    /// the index again for four times more on each round scored every
+    /// vector each round: 94 ms p99 by pad at 1M notes.)
     fn index_candidates(
         &self,
         index: Arc<Semantic>,
@@ -473,33 +475,29 @@ impl Meaning for PgStore {
         hidden: Arc<[i64]>,
         want: usize,
     ) -> Fut<'_, Option<Vec<i64>>> {
+        let (store, runtime) = (self.clone(), tokio::runtime::Handle::current());
         Box::pin(async move {
-            let mut asked = want;
-            loop {
-                let (i, q, h) = (index.clone(), query.clone(), hidden.clone());
-                let checked = filter.is_some();
-                let found = tokio::task::spawn_blocking(move || {
-                    if checked {
-                        i.candidates_to_filter(&q, asked, &h)
-                    } else {
-                        i.candidates(&q, asked, None, &h).map(|c| (c, 0))
+            tokio::task::spawn_blocking(move || {
+                let Some(filter) = filter else {
+                    return Ok(index.candidates(&query, want, &hidden));
+                };
+                let mut failed = None;
+                let mut check = |keys: &[i64]| match runtime.block_on(store.passing(&filter, keys))
+                {
+                    Ok(pass) => pass,
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                        HashSet::new()
                     }
-                })
-                .await
-                .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))?;
-                let Some((ids, len)) = found else {
-                    return Ok(None);
                 };
-                let Some(filter) = &filter else {
-                    return Ok(Some(ids));
-                };
-                let pass = self.passing(filter, &ids).await?;
-                let kept: Vec<i64> = ids.into_iter().filter(|id| pass.contains(id)).collect();
-                if kept.len() >= want || asked >= len {
-                    return Ok(Some(kept));
+                let found = index.candidates_in_bands(&query, want, &mut check, &hidden);
+                match failed {
+                    Some(e) => Err(e),
+                    None => Ok(found),
                 }
-                asked = asked.saturating_mul(4).min(len);
-            }
+            })
+            .await
+            .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))?
         })
     }
 

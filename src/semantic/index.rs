@@ -9,6 +9,7 @@
 //! index is rebuilt from the table. One that is merely behind is loaded and
 //! brought forward from the table — nothing is embedded again either way.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,6 +44,9 @@ pub struct VectorIndex {
     /// only shared access: searches go on while the index is written out.
     unsaved: AtomicBool,
 }
+
+/// A filter's check of a band of the walk: the keys of the band that pass.
+pub type BandCheck<'a> = dyn FnMut(&[i64]) -> HashSet<i64> + 'a;
 
 impl VectorIndex {
     /// The saved index if it is sound and from the table's generation, else
@@ -167,49 +171,49 @@ impl VectorIndex {
         }
     }
 
-    /// The `want` best vectors by estimated cosine whose keys pass `keep`
-    /// (all, if `None`), best first, as (key, estimate) — and after them up
-    /// to `NEAR_TIES` more whose estimate is within `NEAR` of the last: the
-    /// 8-bit estimate can misorder near-equal notes (a pile of duplicates of
-    /// one text just above the duplicates of another), and the caller's
-    /// rescoring on f32 must see them all to rank them right. Of identical
-    /// rows (copies of one note) only the newest `want` come: no more of
-    /// them can rank, and a pile of copies must not take the near-ties'
-    /// places (a text repeated 357 times at 1M did, recall 0.987). Every vector
-    /// is scored; with `keep`, candidates are checked best first, so a broad
-    /// filter checks few of them. Keys in `hidden` (sorted: the entries of
-    /// archived pads) are passed by in the walk itself, never offered.
+    /// The `want` best vectors by estimated cosine, best first, as (key,
+    /// estimate) — and after them up to `NEAR_TIES` more whose estimate is
+    /// within `NEAR` of the last: the 8-bit estimate can misorder near-equal
+    /// notes (a pile of duplicates of one text just above the duplicates of
+    /// another), and the caller's rescoring on f32 must see them all to rank
+    /// them right. Of identical rows (copies of one note) only the newest
+    /// `want` come: no more of them can rank, and a pile of copies must not
+    /// take the near-ties' places (a text repeated 357 times at 1M did,
+    /// recall 0.987). Every vector is scored. Keys in `hidden` (sorted: the
+    /// entries of archived pads) are passed by in the walk itself. Also
+    /// returns how many rows the walk offered (looked at, not hidden).
     pub fn candidates(
         &self,
         query: &[f32],
         want: usize,
-        keep: Option<&dyn Fn(i64) -> bool>,
         hidden: &[i64],
-    ) -> Vec<(i64, f32)> {
-        self.best_rows(query, want, keep, hidden, want)
+    ) -> (Vec<(i64, f32)>, usize) {
+        self.best_rows(query, want, None, hidden)
     }
 
-    /// The same for a filter the caller applies afterwards (the PostgreSQL
-    /// store's, checked in one query): every copy of a note comes, since
-    /// copies in different pads differ in whether they pass.
-    pub fn candidates_to_filter(
+    /// The same among the keys that pass a filter, checked a band of the
+    /// walk at a time, best first (`check` returns the keys of the band that
+    /// pass: one query a band, where a store's check is a query), so a broad
+    /// filter checks few — and still one scan of the index, however few
+    /// pass.
+    pub fn candidates_in_bands(
         &self,
         query: &[f32],
         want: usize,
+        check: &mut BandCheck<'_>,
         hidden: &[i64],
-    ) -> Vec<(i64, f32)> {
-        self.best_rows(query, want, None, hidden, usize::MAX)
+    ) -> (Vec<(i64, f32)>, usize) {
+        self.best_rows(query, want, Some(check), hidden)
     }
 
-    /// The scan behind both: at most `copies` rows of identical contents.
+    /// The scan behind both: at most `want` rows of identical contents.
     fn best_rows(
         &self,
         query: &[f32],
         want: usize,
-        keep: Option<&dyn Fn(i64) -> bool>,
+        mut check: Option<&mut BandCheck<'_>>,
         hidden: &[i64],
-        copies: usize,
-    ) -> Vec<(i64, f32)> {
+    ) -> (Vec<(i64, f32)>, usize) {
         let scores = self.flat.scores(query);
         // Ties (identical notes have identical rows) go to the newest, as in
         // the final ranking: so the candidates are the ones it would keep.
@@ -228,6 +232,7 @@ impl VectorIndex {
             histogram[bucket(*s)] += 1;
         }
         let mut out = Vec::with_capacity(want);
+        let mut offered = 0;
         let mut seen: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
         let mut floor = f32::NEG_INFINITY;
         let (mut above, mut covered) = (BUCKETS, 0);
@@ -247,6 +252,15 @@ impl VectorIndex {
                     .filter(|r| (low..above).contains(&bucket(scores[*r as usize]))),
             );
             band.sort_unstable_by(by_score);
+            let passing = check.as_mut().map(|check| {
+                let keys: Vec<i64> = band
+                    .iter()
+                    .map(|r| self.flat.key(*r as usize))
+                    .filter(|k| hidden.binary_search(k).is_err())
+                    .collect();
+                offered += keys.len();
+                check(&keys)
+            });
             for &row in &band {
                 let score = scores[row as usize];
                 if out.len() >= want && (score < floor || out.len() >= want + NEAR_TIES) {
@@ -256,12 +270,15 @@ impl VectorIndex {
                 if hidden.binary_search(&key).is_ok() {
                     continue;
                 }
-                if keep.is_none_or(|keep| keep(key)) {
+                if passing.is_none() {
+                    offered += 1;
+                }
+                if passing.as_ref().is_none_or(|p| p.contains(&key)) {
                     // Copies of one note (ties, newest first) past `want`
                     // can never rank: leave them out, so they do not crowd
                     // distinct near-ties out of rescoring.
                     let count = seen.entry(self.fingerprint(row as usize)).or_insert(0);
-                    if *count >= copies {
+                    if *count >= want {
                         continue;
                     }
                     *count += 1;
@@ -275,7 +292,7 @@ impl VectorIndex {
             above = low;
             window = covered * 4;
         }
-        out
+        (out, offered)
     }
 
     /// A fingerprint of a row's contents (its i8 values and scale): copies
@@ -426,6 +443,7 @@ fn checksum(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::{checksum, load, VectorIndex, DIMENSIONS, FILE, NEAR_TIES};
+    use std::collections::HashSet;
 
     #[test]
     fn identical_notes_rank_newest_first_and_near_ties_all_reach_rescoring() {
@@ -440,7 +458,7 @@ mod tests {
         let mut vectors: Vec<(i64, &[f32])> = (0..400).map(|k| (k, v.as_slice())).collect();
         vectors.push((5_000, near.as_slice()));
         let crowded = VectorIndex::from_vectors(vectors);
-        let found = crowded.candidates(&v, 10, None, &[]);
+        let (found, _) = crowded.candidates(&v, 10, &[]);
         assert!(
             found.iter().any(|(k, _)| *k == 5_000),
             "a distinct near-tie is not crowded out by copies: {} candidates",
@@ -450,7 +468,7 @@ mod tests {
         let mut vectors: Vec<(i64, &[f32])> = (0..300).map(|k| (k, v.as_slice())).collect();
         vectors.extend((300..1000).map(|k| (k, other.as_slice())));
         let index = VectorIndex::from_vectors(vectors);
-        let found = index.candidates(&v, 10, None, &[]);
+        let (found, _) = index.candidates(&v, 10, &[]);
         let keys: Vec<i64> = found.iter().map(|(k, _)| *k).collect();
         assert_eq!(keys[..10], (290..300).rev().collect::<Vec<_>>());
         assert_eq!(
@@ -458,9 +476,11 @@ mod tests {
             10,
             "copies of one note past the 10 wanted cannot rank: left out"
         );
-        let odd = index.candidates(&v, 10, Some(&|k| k % 2 == 1), &[]);
+        let mut odd_keys = |keys: &[i64]| keys.iter().copied().filter(|k| k % 2 == 1).collect();
+        let (odd, _) = index.candidates_in_bands(&v, 10, &mut odd_keys, &[]);
         assert_eq!(odd[0].0, 299);
         assert!(odd.iter().all(|(k, _)| k % 2 == 1));
+        assert_eq!(odd.len(), 10, "the copies that pass, the 10 newest");
     }
 
     #[test]
@@ -484,18 +504,20 @@ mod tests {
         vectors.extend((900..1000).map(|k| (k, far.clone())));
         let index = VectorIndex::from_vectors(vectors.iter().map(|(k, v)| (*k, v.as_slice())));
         let hidden: Vec<i64> = (0..900).collect();
-        let offered = std::cell::Cell::new(0);
-        let keep = |_k: i64| {
-            offered.set(offered.get() + 1);
-            true
-        };
-        let found = index.candidates(&v, 10, Some(&keep), &hidden);
+        let (found, offered) = index.candidates(&v, 10, &hidden);
         assert!(found.iter().all(|(k, _)| *k >= 900), "{found:?}");
         assert_eq!(found.len(), 10);
-        assert!(offered.get() <= 10 + NEAR_TIES, "{} offered", offered.get());
-        let to_filter = index.candidates_to_filter(&v, 10, &hidden);
-        assert!(to_filter.iter().all(|(k, _)| *k >= 900));
-        assert!(!to_filter.is_empty());
+        assert!(offered <= 100, "{offered} offered");
+        let mut asked = 0;
+        let mut check = |keys: &[i64]| {
+            asked += keys.len();
+            keys.iter().copied().collect::<HashSet<i64>>()
+        };
+        let (in_bands, offered) = index.candidates_in_bands(&v, 10, &mut check, &hidden);
+        assert!(in_bands.iter().all(|(k, _)| *k >= 900), "{in_bands:?}");
+        assert_eq!(in_bands.len(), 10);
+        assert!(asked <= 100, "{asked} asked about");
+        assert_eq!(offered, asked);
     }
 
     #[test]
