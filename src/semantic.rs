@@ -278,10 +278,10 @@ impl Semantic {
         Some(found.into_iter().map(|(id, _)| id).collect())
     }
 
-    /// The same among the keys that pass a filter, checked a band of the
-    /// walk at a time (`VectorIndex::candidates_in_bands`: `check` returns
+    /// The same among the keys that pass a filter, checked a chunk of the
+    /// walk at a time (`VectorIndex::candidates_checked`: `check` returns
     /// the keys that pass).
-    pub fn candidates_in_bands(
+    pub fn candidates_checked(
         &self,
         query: &[f32],
         want: usize,
@@ -291,7 +291,7 @@ impl Semantic {
         let index = read(&self.shared.index);
         let (found, offered) = index
             .as_ref()?
-            .candidates_in_bands(query, want, check, hidden);
+            .candidates_checked(query, want, check, hidden);
         self.offered(offered as u64);
         Some(found.into_iter().map(|(id, _)| id).collect())
     }

@@ -463,7 +463,7 @@ impl Meaning for PgStore {
         })
     }
 
-    /// One scan of the index, the filter checked a band of the walk at a
+    /// One scan of the index, the filter checked a chunk of the walk at a
     /// time in one query each (`passing`), from the scan's thread. (Asking
     /// the index again for four times more on each round scored every
     /// vector each round: 94 ms p99 by pad at 1M notes.)
@@ -490,7 +490,7 @@ impl Meaning for PgStore {
                         HashSet::new()
                     }
                 };
-                let found = index.candidates_in_bands(&query, want, &mut check, &hidden);
+                let found = index.candidates_checked(&query, want, &mut check, &hidden);
                 match failed {
                     Some(e) => Err(e),
                     None => Ok(found),

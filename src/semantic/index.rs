@@ -45,8 +45,8 @@ pub struct VectorIndex {
     unsaved: AtomicBool,
 }
 
-/// A filter's check of a band of the walk: the keys of the band that pass.
-pub type BandCheck<'a> = dyn FnMut(&[i64]) -> HashSet<i64> + 'a;
+/// A filter's check of a chunk of the walk: the keys of the chunk that pass.
+pub type ChunkCheck<'a> = dyn FnMut(&[i64]) -> HashSet<i64> + 'a;
 
 impl VectorIndex {
     /// The saved index if it is sound and from the table's generation, else
@@ -191,16 +191,16 @@ impl VectorIndex {
         self.best_rows(query, want, None, hidden)
     }
 
-    /// The same among the keys that pass a filter, checked a band of the
-    /// walk at a time, best first (`check` returns the keys of the band that
-    /// pass: one query a band, where a store's check is a query), so a broad
+    /// The same among the keys that pass a filter, checked a chunk of the
+    /// walk at a time, best first (`check` returns the keys of the chunk
+    /// that pass: one query a chunk, where a store's check is a query), so a broad
     /// filter checks few — and still one scan of the index, however few
     /// pass.
-    pub fn candidates_in_bands(
+    pub fn candidates_checked(
         &self,
         query: &[f32],
         want: usize,
-        check: &mut BandCheck<'_>,
+        check: &mut ChunkCheck<'_>,
         hidden: &[i64],
     ) -> (Vec<(i64, f32)>, usize) {
         self.best_rows(query, want, Some(check), hidden)
@@ -211,7 +211,7 @@ impl VectorIndex {
         &self,
         query: &[f32],
         want: usize,
-        mut check: Option<&mut BandCheck<'_>>,
+        mut check: Option<&mut ChunkCheck<'_>>,
         hidden: &[i64],
     ) -> (Vec<(i64, f32)>, usize) {
         let scores = self.flat.scores(query);
@@ -237,7 +237,12 @@ impl VectorIndex {
         let mut floor = f32::NEG_INFINITY;
         let (mut above, mut covered) = (BUCKETS, 0);
         let mut window = want + NEAR_TIES;
+        let chunk = window;
         let mut band = Vec::new();
+        // The rows of the next bands, gathered from all the scores in one
+        // pass for ~16 bands' worth (a filter that few notes pass walks
+        // several bands; a pass over a million scores costs ~2 ms).
+        let (mut pool, mut pool_low) = (Vec::new(), BUCKETS);
         'scan: while above > 0 {
             // The band: buckets below `above` until `window` more rows.
             let mut low = above;
@@ -246,22 +251,31 @@ impl VectorIndex {
                 low -= 1;
                 more += histogram[low];
             }
+            if low < pool_low {
+                let mut gathered = 0;
+                pool_low = above;
+                while pool_low > 0 && (pool_low > low || gathered < more * 16) {
+                    pool_low -= 1;
+                    gathered += histogram[pool_low];
+                }
+                pool.clear();
+                pool.extend(
+                    (0..scores.len() as u32)
+                        .filter(|r| (pool_low..above).contains(&bucket(scores[*r as usize]))),
+                );
+            }
             band.clear();
             band.extend(
-                (0..scores.len() as u32)
+                pool.iter()
+                    .copied()
                     .filter(|r| (low..above).contains(&bucket(scores[*r as usize]))),
             );
             band.sort_unstable_by(by_score);
-            let passing = check.as_mut().map(|check| {
-                let keys: Vec<i64> = band
-                    .iter()
-                    .map(|r| self.flat.key(*r as usize))
-                    .filter(|k| hidden.binary_search(k).is_err())
-                    .collect();
-                offered += keys.len();
-                check(&keys)
-            });
-            for &row in &band {
+            // With a filter, the band's rows are checked a chunk at a time
+            // as the walk reaches them (one call a chunk, none past where
+            // the walk stops).
+            let (mut passing, mut checked) = (HashSet::new(), 0);
+            for (at, &row) in band.iter().enumerate() {
                 let score = scores[row as usize];
                 if out.len() >= want && (score < floor || out.len() >= want + NEAR_TIES) {
                     break 'scan;
@@ -270,10 +284,26 @@ impl VectorIndex {
                 if hidden.binary_search(&key).is_ok() {
                     continue;
                 }
-                if passing.is_none() {
-                    offered += 1;
-                }
-                if passing.as_ref().is_none_or(|p| p.contains(&key)) {
+                let passes = match check.as_mut() {
+                    None => {
+                        offered += 1;
+                        true
+                    }
+                    Some(check) => {
+                        if at >= checked {
+                            checked = (at + chunk).min(band.len());
+                            let keys: Vec<i64> = band[at..checked]
+                                .iter()
+                                .map(|r| self.flat.key(*r as usize))
+                                .filter(|k| hidden.binary_search(k).is_err())
+                                .collect();
+                            offered += keys.len();
+                            passing = check(&keys);
+                        }
+                        passing.contains(&key)
+                    }
+                };
+                if passes {
                     // Copies of one note (ties, newest first) past `want`
                     // can never rank: leave them out, so they do not crowd
                     // distinct near-ties out of rescoring.
@@ -477,7 +507,7 @@ mod tests {
             "copies of one note past the 10 wanted cannot rank: left out"
         );
         let mut odd_keys = |keys: &[i64]| keys.iter().copied().filter(|k| k % 2 == 1).collect();
-        let (odd, _) = index.candidates_in_bands(&v, 10, &mut odd_keys, &[]);
+        let (odd, _) = index.candidates_checked(&v, 10, &mut odd_keys, &[]);
         assert_eq!(odd[0].0, 299);
         assert!(odd.iter().all(|(k, _)| k % 2 == 1));
         assert_eq!(odd.len(), 10, "the copies that pass, the 10 newest");
@@ -513,9 +543,9 @@ mod tests {
             asked += keys.len();
             keys.iter().copied().collect::<HashSet<i64>>()
         };
-        let (in_bands, offered) = index.candidates_in_bands(&v, 10, &mut check, &hidden);
-        assert!(in_bands.iter().all(|(k, _)| *k >= 900), "{in_bands:?}");
-        assert_eq!(in_bands.len(), 10);
+        let (checked, offered) = index.candidates_checked(&v, 10, &mut check, &hidden);
+        assert!(checked.iter().all(|(k, _)| *k >= 900), "{checked:?}");
+        assert_eq!(checked.len(), 10);
         assert!(asked <= 100, "{asked} asked about");
         assert_eq!(offered, asked);
     }

@@ -407,7 +407,7 @@ fn filtered(filter: &EntryFilter, args: &mut Vec<Sql>) -> String {
 }
 
 /// "Which of the entries `?1` (a JSON array of ids) exist, live, and pass
-/// `filter`": one query per band of the index's walk, each id a point
+/// `filter`": one query per chunk of the index's walk, each id a point
 /// lookup in it. A tag is checked on each entry's own tags: listing every
 /// entry with the tag (`push_sql`) was done again on every run, ~10 ms a
 /// check at 10k tagged notes.
@@ -609,8 +609,8 @@ impl Meaning for Sqlite {
         self.blocking(move |s| s.similarities(&query, &ids))
     }
 
-    /// The filter is checked a band of the walk at a time, best first (one
-    /// query a band), so a broad filter checks few.
+    /// The filter is checked a chunk of the walk at a time, best first (one
+    /// query a chunk), so a broad filter checks few.
     fn index_candidates(
         &self,
         index: Arc<Semantic>,
@@ -629,7 +629,7 @@ impl Meaning for Sqlite {
                         HashSet::new()
                     })
                 };
-                let found = index.candidates_in_bands(&query, want, &mut check, &hidden);
+                let found = index.candidates_checked(&query, want, &mut check, &hidden);
                 failed.map_or(Ok(found), Err)
             }
         })
@@ -686,7 +686,7 @@ mod tests {
         }
     }
 
-    /// The check of a band of the index's walk looks up each of its ids
+    /// The check of a chunk of the index's walk looks up each of its ids
     /// whatever the filter: no list of the filter's entries built per run
     /// (a tag filter's `IN (SELECT …)` made a meaning search by tag take
     /// 565 ms at 100k), no table read whole.
@@ -706,7 +706,7 @@ mod tests {
             assert!(
                 plan.iter().all(|step| !step.contains("LIST SUBQUERY")
                     && (!step.starts_with("SCAN") || step.starts_with("SCAN j"))),
-                "the band's check builds a list or scans:\n{}",
+                "the chunk's check builds a list or scans:\n{}",
                 plan.join("\n")
             );
         }
