@@ -34,7 +34,7 @@ def read(path):
     return p99, per_note
 
 
-def panel(x0, title, ylabel, series, sizes, ymin, ymax, target=None):
+def panel(x0, title, ylabel, series, sizes, ymin, ymax, target=None, legend_top=False):
     """An SVG group: `series` is [(label, colour, dashed, {size: value})]."""
     lx = lambda s: x0 + PAD_L + (math.log10(s) - math.log10(sizes[0])) / (
         math.log10(sizes[-1]) - math.log10(sizes[0]) or 1) * (W - PAD_L - PAD_R)
@@ -65,7 +65,7 @@ def panel(x0, title, ylabel, series, sizes, ymin, ymax, target=None):
         dash = ' stroke-dasharray="5 3"' if dashed else ""
         out.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
         out += [f'<circle cx="{lx(s):.1f}" cy="{ly(v):.1f}" r="2.5" fill="{colour}"/>' for s, v in values.items()]
-        ytext = H - PAD_B - 6 - 12 * (len(series) - 1 - i)
+        ytext = PAD_T + 12 + 12 * i if legend_top else H - PAD_B - 6 - 12 * (len(series) - 1 - i)
         out.append(f'<text x="{x0 + W - PAD_R - 4}" y="{ytext}" text-anchor="end" font-size="9" '
                    f'fill="{colour}">{label}</text>')
     return out
@@ -84,7 +84,7 @@ def main():
     series = [(f"{what}, {store}", COLOURS[i], what == "disk", per_note[(store, what)])
               for i, store in enumerate(STORES) for what in ("memory", "disk")
               if per_note[(store, what)]]
-    parts += panel(2 * W, "bytes per note", "bytes", series, sizes, 100, 1_000_000)
+    parts += panel(2 * W, "bytes per note", "bytes", series, sizes, 100, 1_000_000, legend_top=True)
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{3 * W}" height="{H}" '
            f'font-family="sans-serif" font-size="11">',
            f'<rect width="{3 * W}" height="{H}" fill="#fff"/>'] + parts + ["</svg>"]
