@@ -454,7 +454,7 @@ fn main() {
             let mut rec = Vec::new();
             for (q, truth) in qv.iter().zip(&truth) {
                 let t = Instant::now();
-                let found = rescore(index.candidates(q, K * 4, &[]).0, q);
+                let found = rescore(index.candidates(q, K * 4, None, &[]).unwrap().0, q);
                 lat.push(t.elapsed().as_secs_f64() * 1e6);
                 rec.push(recall(&found, truth));
             }

@@ -130,13 +130,6 @@ impl Corpus {
     }
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
-
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -631,7 +624,7 @@ async fn run() {
                         Durability::Normal,
                         None,
                         8192,
-                        now_ms(),
+                        scratchpad::clock::system_now_ms(),
                         true,
                     )
                     .unwrap();

@@ -23,7 +23,7 @@ mod source;
 pub mod vector;
 mod worker;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -32,7 +32,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use backlog::Helper;
-pub use index::{VectorIndex, FILE as INDEX_FILE};
+pub use index::{ChunkCheck, VectorIndex, FILE as INDEX_FILE};
 pub use model::{Model, ModelKind, ModelSource, Precision, MAX_TOKENS};
 pub use source::{Embed, VectorSource};
 
@@ -268,32 +268,23 @@ impl Semantic {
         self.exact_max
     }
 
-    /// The index's best `want` candidates for `query`
-    /// (`VectorIndex::candidates`); `None` while the index is being built.
-    /// Scans every vector: call it from a blocking thread.
-    pub fn candidates(&self, query: &[f32], want: usize, hidden: &[i64]) -> Option<Vec<i64>> {
-        let index = read(&self.shared.index);
-        let (found, offered) = index.as_ref()?.candidates(query, want, hidden);
-        self.offered(offered as u64);
-        Some(found.into_iter().map(|(id, _)| id).collect())
-    }
-
-    /// The same among the keys that pass a filter, checked a chunk of the
-    /// walk at a time (`VectorIndex::candidates_checked`: `check` returns
-    /// the keys that pass).
-    pub fn candidates_checked(
+    /// The index's best `want` candidates for `query`, those `check`
+    /// passes when given (`VectorIndex::candidates`); `None` while the index
+    /// is being built. Scans every vector: call it from a blocking thread.
+    pub fn candidates(
         &self,
         query: &[f32],
         want: usize,
-        check: &mut dyn FnMut(&[i64]) -> HashSet<i64>,
+        check: Option<&mut ChunkCheck<'_>>,
         hidden: &[i64],
-    ) -> Option<Vec<i64>> {
+    ) -> Result<Option<Vec<i64>>> {
         let index = read(&self.shared.index);
-        let (found, offered) = index
-            .as_ref()?
-            .candidates_checked(query, want, check, hidden);
+        let Some(index) = index.as_ref() else {
+            return Ok(None);
+        };
+        let (found, offered) = index.candidates(query, want, check, hidden)?;
         self.offered(offered as u64);
-        Some(found.into_iter().map(|(id, _)| id).collect())
+        Ok(Some(found.into_iter().map(|(id, _)| id).collect()))
     }
 
     fn offered(&self, rows: u64) {

@@ -188,14 +188,17 @@ impl TextSearch for PgStore {
                 true => stats.common.keys().any(|w| w.starts_with(t.as_str())),
                 false => stats.common.contains_key(t),
             };
-            let matches = if stats.analysed && !terms.iter().all(common) {
-                "e.seq IN (SELECT seq FROM m)"
+            let (matched, matches) = if stats.analysed && !terms.iter().all(common) {
+                (
+                    "WITH m AS MATERIALIZED \
+                     (SELECT seq FROM entries WHERE words @@ to_tsquery('simple', $1)) ",
+                    "e.seq IN (SELECT seq FROM m)",
+                )
             } else {
-                "e.words @@ to_tsquery('simple', $1)"
+                ("", "e.words @@ to_tsquery('simple', $1)")
             };
             let mut q = Query::new(format!(
-                "WITH m AS MATERIALIZED (SELECT seq FROM entries WHERE words @@ to_tsquery('simple', $1)) \
-                 SELECT {ENTRY_COLUMNS}, ts_rank(e.words, to_tsquery('simple', $1))::float8 AS score \
+                "{matched}SELECT {ENTRY_COLUMNS}, ts_rank(e.words, to_tsquery('simple', $1))::float8 AS score \
                  FROM entries e JOIN pads p ON p.name = e.pad WHERE {matches}"
             ));
             q.push("", Arg::Text(tsquery));

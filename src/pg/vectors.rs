@@ -477,23 +477,11 @@ impl Meaning for PgStore {
     ) -> Fut<'_, Option<Vec<i64>>> {
         let (store, runtime) = (self.clone(), tokio::runtime::Handle::current());
         Box::pin(async move {
-            tokio::task::spawn_blocking(move || {
-                let Some(filter) = filter else {
-                    return Ok(index.candidates(&query, want, &hidden));
-                };
-                let mut failed = None;
-                let mut check = |keys: &[i64]| match runtime.block_on(store.passing(&filter, keys))
-                {
-                    Ok(pass) => pass,
-                    Err(e) => {
-                        failed.get_or_insert(e);
-                        HashSet::new()
-                    }
-                };
-                let found = index.candidates_checked(&query, want, &mut check, &hidden);
-                match failed {
-                    Some(e) => Err(e),
-                    None => Ok(found),
+            tokio::task::spawn_blocking(move || match &filter {
+                None => index.candidates(&query, want, None, &hidden),
+                Some(filter) => {
+                    let mut check = |keys: &[i64]| runtime.block_on(store.passing(filter, keys));
+                    index.candidates(&query, want, Some(&mut check), &hidden)
                 }
             })
             .await

@@ -46,7 +46,7 @@ pub struct VectorIndex {
 }
 
 /// A filter's check of a chunk of the walk: the keys of the chunk that pass.
-pub type ChunkCheck<'a> = dyn FnMut(&[i64]) -> HashSet<i64> + 'a;
+pub type ChunkCheck<'a> = dyn FnMut(&[i64]) -> crate::error::Result<HashSet<i64>> + 'a;
 
 impl VectorIndex {
     /// The saved index if it is sound and from the table's generation, else
@@ -180,40 +180,31 @@ impl VectorIndex {
     /// `want` come: no more of them can rank, and a pile of copies must not
     /// take the near-ties' places (a text repeated 357 times at 1M did,
     /// recall 0.987). Every vector is scored. Keys in `hidden` (sorted: the
-    /// entries of archived pads) are passed by in the walk itself. Also
-    /// returns how many rows the walk offered (looked at, not hidden).
+    /// entries of archived pads) are passed by in the walk itself. With
+    /// `check`, only keys that pass a filter: checked a chunk of the walk at
+    /// a time, best first (`check` returns the keys of the chunk that pass:
+    /// one query a chunk, where a store's check is a query), so a broad
+    /// filter checks few — and still one scan of the index, however few
+    /// pass; its error ends the walk. Also returns how many rows the walk
+    /// offered (looked at, not hidden).
     pub fn candidates(
         &self,
         query: &[f32],
         want: usize,
+        check: Option<&mut ChunkCheck<'_>>,
         hidden: &[i64],
-    ) -> (Vec<(i64, f32)>, usize) {
-        self.best_rows(query, want, None, hidden)
+    ) -> crate::error::Result<(Vec<(i64, f32)>, usize)> {
+        self.best_rows(query, want, check, hidden)
     }
 
-    /// The same among the keys that pass a filter, checked a chunk of the
-    /// walk at a time, best first (`check` returns the keys of the chunk
-    /// that pass: one query a chunk, where a store's check is a query), so a broad
-    /// filter checks few — and still one scan of the index, however few
-    /// pass.
-    pub fn candidates_checked(
-        &self,
-        query: &[f32],
-        want: usize,
-        check: &mut ChunkCheck<'_>,
-        hidden: &[i64],
-    ) -> (Vec<(i64, f32)>, usize) {
-        self.best_rows(query, want, Some(check), hidden)
-    }
-
-    /// The scan behind both: at most `want` rows of identical contents.
+    /// The scan: at most `want` rows of identical contents.
     fn best_rows(
         &self,
         query: &[f32],
         want: usize,
         mut check: Option<&mut ChunkCheck<'_>>,
         hidden: &[i64],
-    ) -> (Vec<(i64, f32)>, usize) {
+    ) -> crate::error::Result<(Vec<(i64, f32)>, usize)> {
         let scores = self.flat.scores(query);
         // Ties (identical notes have identical rows) go to the newest, as in
         // the final ranking: so the candidates are the ones it would keep.
@@ -298,7 +289,7 @@ impl VectorIndex {
                                 .filter(|k| hidden.binary_search(k).is_err())
                                 .collect();
                             offered += keys.len();
-                            passing = check(&keys);
+                            passing = check(&keys)?;
                         }
                         passing.contains(&key)
                     }
@@ -322,7 +313,7 @@ impl VectorIndex {
             above = low;
             window = covered * 4;
         }
-        (out, offered)
+        Ok((out, offered))
     }
 
     /// A fingerprint of a row's contents (its i8 values and scale): copies
@@ -488,7 +479,7 @@ mod tests {
         let mut vectors: Vec<(i64, &[f32])> = (0..400).map(|k| (k, v.as_slice())).collect();
         vectors.push((5_000, near.as_slice()));
         let crowded = VectorIndex::from_vectors(vectors);
-        let (found, _) = crowded.candidates(&v, 10, &[]);
+        let (found, _) = crowded.candidates(&v, 10, None, &[]).unwrap();
         assert!(
             found.iter().any(|(k, _)| *k == 5_000),
             "a distinct near-tie is not crowded out by copies: {} candidates",
@@ -498,7 +489,7 @@ mod tests {
         let mut vectors: Vec<(i64, &[f32])> = (0..300).map(|k| (k, v.as_slice())).collect();
         vectors.extend((300..1000).map(|k| (k, other.as_slice())));
         let index = VectorIndex::from_vectors(vectors);
-        let (found, _) = index.candidates(&v, 10, &[]);
+        let (found, _) = index.candidates(&v, 10, None, &[]).unwrap();
         let keys: Vec<i64> = found.iter().map(|(k, _)| *k).collect();
         assert_eq!(keys[..10], (290..300).rev().collect::<Vec<_>>());
         assert_eq!(
@@ -506,8 +497,8 @@ mod tests {
             10,
             "copies of one note past the 10 wanted cannot rank: left out"
         );
-        let mut odd_keys = |keys: &[i64]| keys.iter().copied().filter(|k| k % 2 == 1).collect();
-        let (odd, _) = index.candidates_checked(&v, 10, &mut odd_keys, &[]);
+        let mut odd_keys = |keys: &[i64]| Ok(keys.iter().copied().filter(|k| k % 2 == 1).collect());
+        let (odd, _) = index.candidates(&v, 10, Some(&mut odd_keys), &[]).unwrap();
         assert_eq!(odd[0].0, 299);
         assert!(odd.iter().all(|(k, _)| k % 2 == 1));
         assert_eq!(odd.len(), 10, "the copies that pass, the 10 newest");
@@ -534,16 +525,16 @@ mod tests {
         vectors.extend((900..1000).map(|k| (k, far.clone())));
         let index = VectorIndex::from_vectors(vectors.iter().map(|(k, v)| (*k, v.as_slice())));
         let hidden: Vec<i64> = (0..900).collect();
-        let (found, offered) = index.candidates(&v, 10, &hidden);
+        let (found, offered) = index.candidates(&v, 10, None, &hidden).unwrap();
         assert!(found.iter().all(|(k, _)| *k >= 900), "{found:?}");
         assert_eq!(found.len(), 10);
         assert!(offered <= 100, "{offered} offered");
         let mut asked = 0;
         let mut check = |keys: &[i64]| {
             asked += keys.len();
-            keys.iter().copied().collect::<HashSet<i64>>()
+            Ok(keys.iter().copied().collect::<HashSet<i64>>())
         };
-        let (checked, offered) = index.candidates_checked(&v, 10, &mut check, &hidden);
+        let (checked, offered) = index.candidates(&v, 10, Some(&mut check), &hidden).unwrap();
         assert!(checked.iter().all(|(k, _)| *k >= 900), "{checked:?}");
         assert_eq!(checked.len(), 10);
         assert!(asked <= 100, "{asked} asked about");

@@ -619,18 +619,11 @@ impl Meaning for Sqlite {
         hidden: Arc<[i64]>,
         want: usize,
     ) -> Fut<'_, Option<Vec<i64>>> {
-        self.blocking(move |s| match filter {
-            None => Ok(index.candidates(&query, want, &hidden)),
+        self.blocking(move |s| match &filter {
+            None => index.candidates(&query, want, None, &hidden),
             Some(filter) => {
-                let mut failed = None;
-                let mut check = |keys: &[i64]| {
-                    s.passing(&filter, keys).unwrap_or_else(|e| {
-                        failed.get_or_insert(e);
-                        HashSet::new()
-                    })
-                };
-                let found = index.candidates_checked(&query, want, &mut check, &hidden);
-                failed.map_or(Ok(found), Err)
+                let mut check = |keys: &[i64]| s.passing(filter, keys);
+                index.candidates(&query, want, Some(&mut check), &hidden)
             }
         })
     }
