@@ -188,7 +188,13 @@ impl TextSearch for PgStore {
                 true => stats.common.keys().any(|w| w.starts_with(t.as_str())),
                 false => stats.common.contains_key(t),
             };
-            let (matched, matches) = if stats.analysed && !terms.iter().all(common) {
+            // Inside a pad of at most `PAD_WALK` notes its newest rows are
+            // read instead, as `substring_hits` does: bounded, and cheaper
+            // than every match across the store (a word beginning by pad at
+            // 100k: 1.9 ms read so, 5.4 ms from the index).
+            let small_pad = matches!(self.pad_size(filter).await?, Some(n) if n <= PAD_WALK);
+            let rare = stats.analysed && !small_pad && !terms.iter().all(common);
+            let (matched, matches) = if rare {
                 (
                     "WITH m AS MATERIALIZED \
                      (SELECT seq FROM entries WHERE words @@ to_tsquery('simple', $1)) ",
