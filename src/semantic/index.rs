@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::flat::{Flat, DIMENSIONS};
+use super::flat::{Flat, DIMENSIONS, MOST_AGREEMENT};
 use super::VectorSource;
 
 pub const FILE: &str = "vectors.index";
@@ -34,6 +34,17 @@ const NEAR: f32 = 0.01;
 const NEAR_TIES: usize = 256;
 /// Score histogram buckets over −1…1 (a bucket spans 0.00025).
 const BUCKETS: usize = 8192;
+/// From this many rows a search first picks the rows worth scoring by their
+/// signs (`Flat::agreements`): below it, scoring every row takes under ~7 ms
+/// on one core.
+const FIRST_PASS_FROM: usize = 200_000;
+/// The first pass keeps this fraction of the rows (1/8)...
+const POOL_SHARE: usize = 8;
+/// ...and the walk trusts the best quarter of those by the i8 estimate
+/// (the best 3% of all rows; at a million, 31,000 rows, a filter a tenth
+/// of the notes pass walks ~3,000): the best of all rows are among the
+/// nearest by signs (docs/benchmarks.md, "A first pass on signs").
+const TRUSTED: usize = 4;
 
 pub struct VectorIndex {
     flat: Flat,
@@ -43,7 +54,13 @@ pub struct VectorIndex {
     /// Applied rows not yet in the saved file. Atomic so that saving needs
     /// only shared access: searches go on while the index is written out.
     unsaved: AtomicBool,
+    /// `FIRST_PASS_FROM` (lower in tests).
+    first_pass_from: usize,
 }
+
+/// Candidates, best first, as (key, estimate), and how many rows the walk
+/// offered (looked at, not hidden).
+type Candidates = (Vec<(i64, f32)>, usize);
 
 /// A filter's check of a chunk of the walk: the keys of the chunk that pass.
 pub type ChunkCheck<'a> = dyn FnMut(&[i64]) -> crate::error::Result<HashSet<i64>> + 'a;
@@ -102,6 +119,7 @@ impl VectorIndex {
             applied,
             generation,
             unsaved: AtomicBool::new(true),
+            first_pass_from: FIRST_PASS_FROM,
         })
     }
 
@@ -168,6 +186,7 @@ impl VectorIndex {
             applied: 0,
             generation: String::new(),
             unsaved: AtomicBool::new(false),
+            first_pass_from: FIRST_PASS_FROM,
         }
     }
 
@@ -179,7 +198,8 @@ impl VectorIndex {
     /// them right. Of identical rows (copies of one note) only the newest
     /// `want` come: no more of them can rank, and a pile of copies must not
     /// take the near-ties' places (a text repeated 357 times at 1M did,
-    /// recall 0.987). Every vector is scored. Keys in `hidden` (sorted: the
+    /// recall 0.987). Every vector is scored, on its signs first past
+    /// `FIRST_PASS_FROM` rows (`best_rows`). Keys in `hidden` (sorted: the
     /// entries of archived pads) are passed by in the walk itself. With
     /// `check`, only keys that pass a filter: checked a chunk of the walk at
     /// a time, best first (`check` returns the keys of the chunk that pass:
@@ -194,32 +214,130 @@ impl VectorIndex {
         check: Option<&mut ChunkCheck<'_>>,
         hidden: &[i64],
     ) -> crate::error::Result<(Vec<(i64, f32)>, usize)> {
-        self.best_rows(query, want, check, hidden)
+        Ok(self.best_rows(query, want, check, hidden)?.0)
     }
 
-    /// The scan: at most `want` rows of identical contents.
+    /// From how many rows a search starts with the first pass on signs.
+    #[cfg(test)]
+    fn with_first_pass_from(mut self, rows: usize) -> VectorIndex {
+        self.first_pass_from = rows;
+        self
+    }
+
+    /// The scan: at most `want` rows of identical contents. From
+    /// `first_pass_from` rows, a first pass on the rows' signs picks the
+    /// `1/POOL_SHARE` that agree most with the query and only they are scored
+    /// on i8; the walk trusts that pool for its best `1/TRUSTED` (a filter
+    /// few notes pass walks deeper: then every row is scored after all, the
+    /// filter's answers so far kept). Also says whether every row was
+    /// scored.
     fn best_rows(
+        &self,
+        query: &[f32],
+        want: usize,
+        check: Option<&mut ChunkCheck<'_>>,
+        hidden: &[i64],
+    ) -> crate::error::Result<(Candidates, bool)> {
+        let Some(check) = check else {
+            return self.first_pass_then_all(query, want, None, hidden);
+        };
+        // The filter's answers, so a key walked twice is asked about once.
+        let (mut known, mut asked) = (std::collections::HashMap::new(), 0);
+        let mut remembered = |keys: &[i64]| -> crate::error::Result<HashSet<i64>> {
+            let new: Vec<i64> = keys
+                .iter()
+                .copied()
+                .filter(|k| !known.contains_key(k))
+                .collect();
+            if !new.is_empty() {
+                asked += new.len();
+                let pass = check(&new)?;
+                known.extend(new.into_iter().map(|k| (k, pass.contains(&k))));
+            }
+            Ok(keys.iter().copied().filter(|k| known[k]).collect())
+        };
+        let ((found, _), all) =
+            self.first_pass_then_all(query, want, Some(&mut remembered), hidden)?;
+        Ok(((found, asked), all))
+    }
+
+    /// `best_rows` without the filter's memory: the walk of the first pass's
+    /// pool if it is trusted, else of every row.
+    fn first_pass_then_all(
         &self,
         query: &[f32],
         want: usize,
         mut check: Option<&mut ChunkCheck<'_>>,
         hidden: &[i64],
-    ) -> crate::error::Result<(Vec<(i64, f32)>, usize)> {
+    ) -> crate::error::Result<(Candidates, bool)> {
+        if self.flat.len() >= self.first_pass_from {
+            let pool = self.pool(query);
+            let scores = self.flat.scores_of(query, &pool);
+            let trusted = pool.len() / TRUSTED;
+            let walked = self.walk(
+                Some(&pool),
+                &scores,
+                want,
+                check.as_deref_mut(),
+                hidden,
+                trusted,
+            )?;
+            if let Some(found) = walked {
+                return Ok((found, false));
+            }
+        }
         let scores = self.flat.scores(query);
+        let found = self.walk(None, &scores, want, check, hidden, usize::MAX)?;
+        Ok((found.expect("a walk of every row ends"), true))
+    }
+
+    /// The rows that agree most with `query` on signs (`Flat::agreements`):
+    /// at least `1/POOL_SHARE` of them (all rows at the last agreement taken).
+    fn pool(&self, query: &[f32]) -> Vec<u32> {
+        let agreements = self.flat.agreements(query);
+        let mut histogram = vec![0usize; MOST_AGREEMENT + 1];
+        for a in &agreements {
+            histogram[*a as usize] += 1;
+        }
+        let share = agreements.len().div_ceil(POOL_SHARE);
+        let (mut least, mut taken) = (MOST_AGREEMENT, 0);
+        while least > 0 && taken + histogram[least] < share {
+            taken += histogram[least];
+            least -= 1;
+        }
+        let least = least as u16;
+        (0..agreements.len() as u32)
+            .filter(|r| agreements[*r as usize] >= least)
+            .collect()
+    }
+
+    /// The walk, best first, over the rows `pool` names (every row when
+    /// `None`), `scores` holding their estimates in the same order. `None`
+    /// when it would have to go past the best `trusted` of them.
+    fn walk(
+        &self,
+        pool: Option<&[u32]>,
+        scores: &[f32],
+        want: usize,
+        mut check: Option<&mut ChunkCheck<'_>>,
+        hidden: &[i64],
+        trusted: usize,
+    ) -> crate::error::Result<Option<Candidates>> {
+        // Positions in `scores`; the row each names.
+        let row = |at: u32| pool.map_or(at as usize, |p| p[at as usize] as usize);
         // Ties (identical notes have identical rows) go to the newest, as in
         // the final ranking: so the candidates are the ones it would keep.
         let by_score = |a: &u32, b: &u32| {
-            let (a, b) = (*a as usize, *b as usize);
-            scores[b]
-                .total_cmp(&scores[a])
-                .then(self.flat.key(b).cmp(&self.flat.key(a)))
+            scores[*b as usize]
+                .total_cmp(&scores[*a as usize])
+                .then(self.flat.key(row(*b)).cmp(&self.flat.key(row(*a))))
         };
         // Best first, in bands of the score histogram that grow: the first
         // band holds about `want + NEAR_TIES` rows, so an unfiltered search
         // sorts a few hundred rows, not all of them.
         let bucket = |s: f32| (((s + 1.0) * (BUCKETS / 2) as f32) as usize).min(BUCKETS - 1);
         let mut histogram = vec![0usize; BUCKETS];
-        for s in &scores {
+        for s in scores {
             histogram[bucket(*s)] += 1;
         }
         let mut out = Vec::with_capacity(want);
@@ -230,10 +348,11 @@ impl VectorIndex {
         let mut window = want + NEAR_TIES;
         let chunk = window;
         let mut band = Vec::new();
-        // The rows of the next bands, gathered from all the scores in one
-        // pass for ~16 bands' worth (a filter that few notes pass walks
+        // The positions of the next bands, gathered from all the scores in
+        // one pass for ~16 bands' worth (a filter that few notes pass walks
         // several bands; a pass over a million scores costs ~2 ms).
-        let (mut pool, mut pool_low) = (Vec::new(), BUCKETS);
+        let (mut gathered_pool, mut pool_low) = (Vec::new(), BUCKETS);
+        let mut done = false;
         'scan: while above > 0 {
             // The band: buckets below `above` until `window` more rows.
             let mut low = above;
@@ -249,15 +368,16 @@ impl VectorIndex {
                     pool_low -= 1;
                     gathered += histogram[pool_low];
                 }
-                pool.clear();
-                pool.extend(
+                gathered_pool.clear();
+                gathered_pool.extend(
                     (0..scores.len() as u32)
                         .filter(|r| (pool_low..above).contains(&bucket(scores[*r as usize]))),
                 );
             }
             band.clear();
             band.extend(
-                pool.iter()
+                gathered_pool
+                    .iter()
                     .copied()
                     .filter(|r| (low..above).contains(&bucket(scores[*r as usize]))),
             );
@@ -266,12 +386,16 @@ impl VectorIndex {
             // as the walk reaches them (one call a chunk, none past where
             // the walk stops).
             let (mut passing, mut checked) = (HashSet::new(), 0);
-            for (at, &row) in band.iter().enumerate() {
-                let score = scores[row as usize];
+            for (at, &position) in band.iter().enumerate() {
+                let score = scores[position as usize];
                 if out.len() >= want && (score < floor || out.len() >= want + NEAR_TIES) {
+                    done = true;
                     break 'scan;
                 }
-                let key = self.flat.key(row as usize);
+                if covered + at >= trusted {
+                    return Ok(None);
+                }
+                let key = self.flat.key(row(position));
                 if hidden.binary_search(&key).is_ok() {
                     continue;
                 }
@@ -285,7 +409,7 @@ impl VectorIndex {
                             checked = (at + chunk).min(band.len());
                             let keys: Vec<i64> = band[at..checked]
                                 .iter()
-                                .map(|r| self.flat.key(*r as usize))
+                                .map(|p| self.flat.key(row(*p)))
                                 .filter(|k| hidden.binary_search(k).is_err())
                                 .collect();
                             offered += keys.len();
@@ -298,7 +422,7 @@ impl VectorIndex {
                     // Copies of one note (ties, newest first) past `want`
                     // can never rank: leave them out, so they do not crowd
                     // distinct near-ties out of rescoring.
-                    let count = seen.entry(self.fingerprint(row as usize)).or_insert(0);
+                    let count = seen.entry(self.fingerprint(row(position))).or_insert(0);
                     if *count >= want {
                         continue;
                     }
@@ -313,7 +437,12 @@ impl VectorIndex {
             above = low;
             window = covered * 4;
         }
-        Ok((out, offered))
+        // Every row of a pool walked and the walk not done: rows outside it
+        // might belong.
+        if pool.is_some() && !done {
+            return Ok(None);
+        }
+        Ok(Some((out, offered)))
     }
 
     /// A fingerprint of a row's contents (its i8 values and scale): copies
@@ -442,6 +571,7 @@ fn load(
         applied,
         generation: generation.to_string(),
         unsaved: AtomicBool::new(false),
+        first_pass_from: FIRST_PASS_FROM,
     }))
 }
 
@@ -463,7 +593,7 @@ fn checksum(bytes: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{checksum, load, VectorIndex, DIMENSIONS, FILE, NEAR_TIES};
+    use super::{checksum, load, VectorIndex, DIMENSIONS, FILE, NEAR_TIES, POOL_SHARE, TRUSTED};
     use std::collections::HashSet;
 
     #[test]
@@ -539,6 +669,87 @@ mod tests {
         assert_eq!(checked.len(), 10);
         assert!(asked <= 100, "{asked} asked about");
         assert_eq!(offered, asked);
+    }
+
+    /// Unit vectors in clusters (200 centres, members spread around them),
+    /// as notes on a few hundred subjects are; the last 40 are queries (on
+    /// the same subjects).
+    fn clustered(n: usize) -> Vec<Vec<f32>> {
+        let mut rng = fastrand::Rng::with_seed(3);
+        let unit = |v: Vec<f32>| {
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.into_iter().map(|x| x / norm).collect::<Vec<f32>>()
+        };
+        let centres: Vec<Vec<f32>> = (0..200)
+            .map(|_| unit((0..DIMENSIONS).map(|_| rng.f32() - 0.5).collect()))
+            .collect();
+        (0..n)
+            .map(|i| {
+                let c = &centres[(i * 7919) % centres.len()];
+                let spread = 0.5 + rng.f32();
+                unit(
+                    c.iter()
+                        .map(|x| x + spread * (rng.f32() - 0.5) / 8.0)
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_first_pass_on_signs_finds_what_scoring_every_row_finds() {
+        let mut vectors = clustered(40_040);
+        let queries = vectors.split_off(40_000);
+        let build = || {
+            VectorIndex::from_vectors(
+                vectors
+                    .iter()
+                    .enumerate()
+                    .map(|(k, v)| (k as i64, v.as_slice())),
+            )
+        };
+        let (every, first) = (build(), build().with_first_pass_from(0));
+        let (mut same, mut total) = (0, 0);
+        for q in &queries {
+            // No filter, and a filter half pass: the pool is enough.
+            let mut half = |keys: &[i64]| Ok(keys.iter().copied().filter(|k| k % 2 == 1).collect());
+            let ((all, _), scored_all) = every.best_rows(q, 10, None, &[]).unwrap();
+            assert!(scored_all);
+            let ((picked, offered), scored_all) = first.best_rows(q, 10, None, &[]).unwrap();
+            assert!(!scored_all, "the pool sufficed");
+            assert!(offered < 40_000 / POOL_SHARE / TRUSTED);
+            let ((all_f, _), _) = every.best_rows(q, 10, Some(&mut half), &[]).unwrap();
+            let ((picked_f, _), scored_all) = first.best_rows(q, 10, Some(&mut half), &[]).unwrap();
+            assert!(!scored_all, "the pool sufficed for half");
+            for (a, b) in [(&all, &picked), (&all_f, &picked_f)] {
+                let a: HashSet<i64> = a[..10].iter().map(|(k, _)| *k).collect();
+                same += b[..10].iter().filter(|(k, _)| a.contains(k)).count();
+                total += 10;
+            }
+        }
+        let recall = same as f64 / total as f64;
+        assert!(recall >= 0.99, "recall {recall}");
+        // A filter 1 in 2,000 pass walks past the trusted part of the pool:
+        // every row is scored, the same candidates as without the first
+        // pass, and no key is asked about twice.
+        for q in &queries[..5] {
+            let mut rare =
+                |keys: &[i64]| Ok(keys.iter().copied().filter(|k| k % 2_000 == 7).collect());
+            let ((all, _), _) = every.best_rows(q, 10, Some(&mut rare), &[]).unwrap();
+            let mut asked = Vec::new();
+            let mut rare_counted = |keys: &[i64]| {
+                asked.extend_from_slice(keys);
+                Ok(keys.iter().copied().filter(|k| k % 2_000 == 7).collect())
+            };
+            let ((picked, offered), scored_all) = first
+                .best_rows(q, 10, Some(&mut rare_counted), &[])
+                .unwrap();
+            assert!(scored_all, "past the pool's trusted part");
+            assert_eq!(all, picked);
+            let distinct: HashSet<i64> = asked.iter().copied().collect();
+            assert_eq!(distinct.len(), asked.len(), "each key asked about once");
+            assert_eq!(offered, asked.len());
+        }
     }
 
     #[test]
