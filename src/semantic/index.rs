@@ -238,8 +238,10 @@ impl VectorIndex {
         check: Option<&mut ChunkCheck<'_>>,
         hidden: &[i64],
     ) -> crate::error::Result<(Candidates, bool)> {
-        let Some(check) = check else {
-            return self.first_pass_then_all(query, want, None, hidden);
+        let check = match check {
+            Some(check) if self.flat.len() >= self.first_pass_from => check,
+            // No filter, or a single walk of every row: nothing to remember.
+            check => return self.first_pass_then_all(query, want, check, hidden),
         };
         // The filter's answers, so a key walked twice is asked about once.
         let (mut known, mut asked) = (std::collections::HashMap::new(), 0);
