@@ -268,7 +268,12 @@ def test_one_token_holds_at_most_its_share_of_requests_and_sessions():
             except Exception as err:  # noqa: BLE001 - counted as not served
                 answers.append({"failed": repr(err)})
 
-        askers = [threading.Thread(target=wait_for_an_answer) for _ in range(40)]
+        # More asks than one client may have in progress, yet fewer
+        # connections than the newcomer cap: a burst past that cap has its
+        # oldest connection closed before its request is read on a busy
+        # machine (that eviction is the test above, not this one).
+        n = MAX_NEWCOMERS - 2
+        askers = [threading.Thread(target=wait_for_an_answer) for _ in range(n)]
         for t in askers:
             t.start()
         time.sleep(2)
@@ -283,7 +288,7 @@ def test_one_token_holds_at_most_its_share_of_requests_and_sessions():
             t.join(timeout=60)
         refused = [a for a in answers if "error" in a and "requests in progress" in a["error"]["message"]]
         waited = [a for a in answers if "result" in a]
-        assert len(waited) <= MAX_IN_FLIGHT_PER_CLIENT and len(refused) >= 40 - MAX_IN_FLIGHT_PER_CLIENT, answers
+        assert len(waited) <= MAX_IN_FLIGHT_PER_CLIENT and len(refused) >= n - MAX_IN_FLIGHT_PER_CLIENT, answers
 
         # Sessions: one token's share, and the next token still gets one.
         for _ in range(MAX_SESSIONS_PER_CLIENT):
