@@ -58,7 +58,7 @@ async fn run() {
     if only == "python" {
         let dir = tempfile::tempdir().unwrap();
         let engine = Engine::start(dir.path(), &["--no-semantic"]).await;
-        return python_vs_redis(&engine.socket, 10).await;
+        return python_vs_redis(&engine, 10).await;
     }
     let writes_only = only == "writes";
     let dir = tempfile::tempdir().unwrap();
@@ -250,7 +250,7 @@ async fn run() {
     );
 
     quiesce(&mut c).await;
-    python_vs_redis(&engine.socket, if quick { 4 } else { 10 }).await;
+    python_vs_redis(&engine, if quick { 4 } else { 10 }).await;
     drop(c);
     drop(engine);
 
@@ -282,7 +282,8 @@ async fn run() {
 /// Python: Scratchpad vs Redis Stream (XADD + EXPIRE, AOF everysec), the
 /// single-client write from Python against the design a user would otherwise
 /// build, interleaved in rounds of 1,000.
-async fn python_vs_redis(socket: &std::path::Path, rounds: usize) {
+async fn python_vs_redis(engine: &Engine, rounds: usize) {
+    let socket = &engine.socket;
     if which("redis-server") && which("python3") {
         let rdir = tempfile::tempdir().unwrap();
         let rsock = rdir.path().join("redis.sock");
@@ -318,38 +319,39 @@ async fn python_vs_redis(socket: &std::path::Path, rounds: usize) {
                 rsock.to_str().unwrap(),
                 &rounds.to_string(),
                 "1000",
+                &engine.child.id().to_string(),
+                &redis.id().to_string(),
             ])
             .output()
             .expect("python runs");
         let _ = redis.kill();
         let _ = redis.wait();
         match serde_json::from_slice::<Value>(&out.stdout) {
-            Ok(v) => {
-                println!(
-                    "{:<52} p50 {:>8.1} µs   p99 {:>8.1} µs",
-                    "python write, scratchpad entry.add",
-                    v["pad_p50_us"].as_f64().unwrap(),
-                    v["pad_p99_us"].as_f64().unwrap()
-                );
-                println!(
-                    "{:<52} p50 {:>8.1} µs   p99 {:>8.1} µs",
-                    "python write, redis XADD+EXPIRE (AOF everysec)",
-                    v["redis_p50_us"].as_f64().unwrap(),
-                    v["redis_p99_us"].as_f64().unwrap()
-                );
-                println!(
-                    "{:<52} p50 {:>8.1} µs   p99 {:>8.1} µs",
-                    "python round trip, scratchpad hello (no work)",
-                    v["hello_p50_us"].as_f64().unwrap(),
-                    v["hello_p99_us"].as_f64().unwrap()
-                );
-                println!(
-                    "{:<52} {:>8.2}× redis at p50",
-                    "scratchpad / redis",
-                    v["pad_p50_us"].as_f64().unwrap() / v["redis_p50_us"].as_f64().unwrap()
-                );
+            Ok(Value::Object(placements)) => {
+                for (placement, v) in &placements {
+                    let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+                    let rows = [
+                        ("scratchpad entry.add", "pad"),
+                        ("redis XADD+EXPIRE (AOF everysec)", "redis"),
+                        ("scratchpad hello (no work)", "hello"),
+                    ];
+                    for (name, key) in rows {
+                        println!(
+                            "{:<52} p50 {:>8.1} µs   p99 {:>8.1} µs",
+                            format!("python, {placement}: {name}"),
+                            f(&format!("{key}_p50_us")),
+                            f(&format!("{key}_p99_us"))
+                        );
+                    }
+                    println!(
+                        "{:<52} {:>8.2}× redis at p50, {:.2}× at p99",
+                        format!("python, {placement}: scratchpad / redis"),
+                        f("pad_p50_us") / f("redis_p50_us"),
+                        f("pad_p99_us") / f("redis_p99_us")
+                    );
+                }
             }
-            Err(_) => println!(
+            Ok(_) | Err(_) => println!(
                 "redis comparison failed: {}",
                 String::from_utf8_lossy(&out.stderr)
             ),
