@@ -180,6 +180,11 @@ fn parse<T: DeserializeOwned>(method: &str, params: Option<Value>) -> Result<T> 
             })
         }
     };
+    // Most params are right: read them without tracking where a mistake
+    // is; only a wrong one is read again to name its field.
+    if let Ok(p) = T::deserialize(&params) {
+        return Ok(p);
+    }
     serde_path_to_error::deserialize(params).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();

@@ -182,7 +182,9 @@ impl Journal {
         let mut s = self.lock();
         let seq = s.ids.next(entry.now);
         let record = Record { seq, entry };
-        let mut line = serde_json::to_vec(&record).expect("records serialize");
+        // Sized for a typical note, so the line is not grown on the way.
+        let mut line = Vec::with_capacity(512 + record.entry.content.len());
+        serde_json::to_writer(&mut line, &record).expect("records serialize");
         line.push(b'\n');
         let cur = s.current;
         let written = s.files[cur].write_all(&line).and_then(|()| {
