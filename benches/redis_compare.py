@@ -61,7 +61,7 @@ def pin(pids, cpus):
         for tid in os.listdir(f"/proc/{pid}/task"):
             try:
                 os.sched_setaffinity(int(tid), cpus)
-            except (ProcessLookupError, OSError):
+            except OSError:
                 pass  # a thread that just ended
 
 
