@@ -7,7 +7,7 @@
 // scripts/test builds before it runs these).
 
 import { execFileSync, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -22,6 +22,11 @@ const python = process.env.A2A_PYTHON ?? path.join(process.env.CARGO_TARGET_DIR 
 const port = await freePort();
 const url = `http://127.0.0.1:${port}/a2a/t-s3cr3t-a0-token`;
 const helperPort = await freePort();
+// Each run's agents log into a folder of their own: a log named by port alone
+// outlives the run in /tmp, and a later run handed the same port counted the
+// earlier run's messages as its own.
+const logs = mkdtempSync(path.join(os.tmpdir(), "a2a-e2e-"));
+const logOf = (p) => path.join(logs, `${p}.log`);
 let agent;
 let helper;
 let present;
@@ -33,9 +38,9 @@ const listening = (p) => () => new Promise((resolve) => {
 });
 
 before(async () => {
-  agent = spawn(python, [path.join(root, "tests/a2a/agents.py"), "agent-zero", String(port), path.join(os.tmpdir(), `a2a-e2e-${port}.log`)], { stdio: "inherit" });
+  agent = spawn(python, [path.join(root, "tests/a2a/agents.py"), "agent-zero", String(port), logOf(port)], { stdio: "inherit" });
   // A second agent, on FastA2A, that asks before it works ("… ask …").
-  helper = spawn(python, [path.join(root, "tests/a2a/agents.py"), "fasta2a", String(helperPort), path.join(os.tmpdir(), `a2a-e2e-${helperPort}.log`)], { stdio: "inherit" });
+  helper = spawn(python, [path.join(root, "tests/a2a/agents.py"), "fasta2a", String(helperPort), logOf(helperPort)], { stdio: "inherit" });
   await waitFor("the A2A agent to listen", listening(port), 30_000);
   await waitFor("the asking A2A agent to listen", listening(helperPort), 30_000);
   await launch();
@@ -48,6 +53,7 @@ after(async () => {
   // The next file's tests count and click dunst's notifications: leave none.
   execFileSync("dunstctl", ["close-all"]);
   await quit();
+  rmSync(logs, { recursive: true, force: true });
 });
 
 const textOf = (id) => browser.execute((i) => document.getElementById(i)?.textContent ?? "", id);
@@ -181,7 +187,7 @@ test("a handoff is addressed as typed: @ completes known agents, a chip says who
 
   // An agent that is down: the note is queued, and the status says so (not "handed").
   const sleepyPort = await freePort();
-  const sleepy = spawn(python, [path.join(root, "tests/a2a/agents.py"), "fasta2a", String(sleepyPort), path.join(os.tmpdir(), `a2a-e2e-${sleepyPort}.log`)], { stdio: "inherit" });
+  const sleepy = spawn(python, [path.join(root, "tests/a2a/agents.py"), "fasta2a", String(sleepyPort), logOf(sleepyPort)], { stdio: "inherit" });
   await waitFor("the sleepy agent to listen", listening(sleepyPort), 30_000);
   await call("agent.add", { name: "sleepy", url: `http://127.0.0.1:${sleepyPort}/` });
   sleepy.kill();
@@ -191,7 +197,7 @@ test("a handoff is addressed as typed: @ completes known agents, a chip says who
   await waitFor("the status: queued, retried", async () => /sleepy not reached \(.*\) — the note is queued and retried/.test(await text("#status")), 20_000);
 
   // A handoff the agent failed offers Re-send: the same note goes again.
-  const log = path.join(os.tmpdir(), `a2a-e2e-${port}.log`);
+  const log = logOf(port);
   const received = () => readFileSync(log, "utf8").split("\n").filter((l) => l.includes("make it fail on purpose")).length;
   await compose.setValue("@agent-zero make it fail on purpose");
   await browser.$("#compose-save").click();
@@ -209,7 +215,7 @@ test("a handoff is addressed as typed: @ completes known agents, a chip says who
   // An agent that refuses the note (a stale token): the engine asks at
   // once whether to keep trying; Retry now answers "retry" and it tries again.
   const gatePort = await freePort();
-  const gate = (token) => spawn(python, [path.join(root, "tests/a2a/agents.py"), "agent-zero", String(gatePort), path.join(os.tmpdir(), `a2a-e2e-${gatePort}.log`)],
+  const gate = (token) => spawn(python, [path.join(root, "tests/a2a/agents.py"), "agent-zero", String(gatePort), logOf(gatePort)],
     { stdio: "inherit", env: { ...process.env, A2A_AGENT_TOKEN: token } });
   let gateServer = gate("gate-one");
   try {
