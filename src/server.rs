@@ -9,6 +9,7 @@
 //! replaced, while a live one is reported with its pid.
 
 mod connection;
+mod socket;
 
 use std::future::Future;
 use std::io;

@@ -10,8 +10,7 @@
 //! receives a `lagged` notice — writers are never held up.
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
-use tokio::net::unix::OwnedReadHalf;
+use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, watch};
 
@@ -19,6 +18,8 @@ use crate::engine::Engine;
 use crate::error::Error;
 use crate::protocol::MAX_LINE_BYTES;
 use crate::rpc::{self, Session};
+
+use super::socket::Reader;
 
 /// Events queued for one connection before its subscriptions start to lag.
 const EVENT_QUEUE: usize = 256;
@@ -28,9 +29,9 @@ const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
 pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<bool>) {
     let me = crate::paths::uid();
     let peer = stream.peer_cred().map(|c| c.uid()).ok();
-    let (read, write) = stream.into_split();
-    let mut out = BufWriter::with_capacity(64 * 1024, write);
     if peer != Some(me) {
+        let (read, write) = stream.into_split();
+        let mut out = BufWriter::new(write);
         tracing::warn!("refused a connection from uid {peer:?}");
         let refusal = rpc::refused(
             &engine,
@@ -54,6 +55,14 @@ pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<b
         return;
     }
 
+    let (read, write) = match super::socket::split(stream) {
+        Ok(halves) => halves,
+        Err(e) => {
+            tracing::warn!("cannot serve a connection: {e}");
+            return;
+        }
+    };
+    let mut out = BufWriter::with_capacity(64 * 1024, write);
     engine.connection_opened();
     let (events_tx, mut events_rx) = mpsc::channel::<Value>(EVENT_QUEUE);
     let mut session = Session::new(Some(events_tx));
@@ -118,8 +127,8 @@ pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<b
     engine.connection_closed();
 }
 
-async fn write_line(
-    out: &mut BufWriter<tokio::net::unix::OwnedWriteHalf>,
+async fn write_line<W: AsyncWrite + Unpin>(
+    out: &mut BufWriter<W>,
     bytes: &[u8],
 ) -> std::io::Result<()> {
     out.write_all(bytes).await?;
@@ -174,7 +183,7 @@ enum Line {
 /// Splits the stream into lines of at most `MAX_LINE_BYTES`. Cancel-safe: all
 /// progress lives in `self`, so a `select!` may drop `next()` at any await.
 struct LineReader {
-    inner: BufReader<OwnedReadHalf>,
+    inner: BufReader<Reader>,
     partial: Vec<u8>,
     /// Skipping the rest of an over-long line.
     discarding: bool,
@@ -183,7 +192,7 @@ struct LineReader {
 }
 
 impl LineReader {
-    fn new(read: OwnedReadHalf, idle: std::time::Duration) -> Self {
+    fn new(read: Reader, idle: std::time::Duration) -> Self {
         LineReader {
             inner: BufReader::with_capacity(64 * 1024, read),
             partial: Vec::new(),
