@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -66,6 +67,27 @@ impl Drop for Session {
     }
 }
 
+/// A call's params as they came: straight from the request line (read
+/// into the method's params type without a `Value` tree in between), or a
+/// value (a batch's request, or params a token's scope rewrote).
+pub(crate) enum Params<'a> {
+    Absent,
+    Raw(&'a RawValue),
+    Value(Value),
+}
+
+impl Params<'_> {
+    /// The params as a value, for what reads them field by field.
+    fn into_value(self) -> Option<Value> {
+        match self {
+            Params::Absent => None,
+            Params::Value(v) => Some(v),
+            // It came in a line that parsed, so it parses.
+            Params::Raw(raw) => serde_json::from_str(raw.get()).ok(),
+        }
+    }
+}
+
 /// Who a change is recorded as made by: the connection's author (a token's
 /// name for a token), else `anonymous`.
 fn actor(session: &Session) -> String {
@@ -84,11 +106,11 @@ pub fn declarations() -> impl Iterator<Item = (&'static str, declared::Declared)
 /// Routes one method call to its handler (`methods::TABLE`) with the call's
 /// guard: a token's grant is looked up afresh on every call, so a revoked
 /// token stops at once.
-pub async fn dispatch(
+async fn dispatch(
     engine: &Engine,
     session: &mut Session,
     method: &str,
-    params: Option<Value>,
+    params: Params<'_>,
 ) -> Result<Reply> {
     if method == "hello" {
         let p: HelloParams = parse(method, params)?;
@@ -120,9 +142,15 @@ pub async fn dispatch(
             hint: suggest_method(method),
         });
     };
-    // What the method declares it touches, checked before it runs.
-    let mut params = params;
-    declared.enforce(&guard, engine, &mut params).await?;
+    // What the method declares it touches, checked before it runs (a
+    // token's scope reads the params field by field, and may rewrite them).
+    let params = if guard.grant().is_some() {
+        let mut value = params.into_value();
+        declared.enforce(&guard, engine, &mut value).await?;
+        value.map_or(Params::Absent, Params::Value)
+    } else {
+        params
+    };
     let sealing = guard.clone();
     let answer = handler(
         methods::Call {
@@ -145,14 +173,6 @@ fn reply<T: serde::Serialize>(v: T) -> Reply {
     serde_json::value::to_raw_value(&v).expect("results serialize")
 }
 
-/// A success response, fields in the order the `Value` path wrote them.
-#[derive(serde::Serialize)]
-struct Response<'a> {
-    id: &'a Value,
-    jsonrpc: &'static str,
-    result: &'a RawValue,
-}
-
 fn suggest_method(got: &str) -> String {
     let close = METHODS
         .iter()
@@ -164,8 +184,17 @@ fn suggest_method(got: &str) -> String {
 }
 
 /// Deserializes params, naming the offending field in the error.
-fn parse<T: DeserializeOwned>(method: &str, params: Option<Value>) -> Result<T> {
-    let params = match params {
+fn parse<T: DeserializeOwned>(method: &str, params: Params<'_>) -> Result<T> {
+    // Most params are right: read them straight from the line; only params
+    // that fail are read again, as a value, to say why.
+    if let Params::Raw(raw) = params {
+        if raw.get().starts_with('{') {
+            if let Ok(p) = serde_json::from_str(raw.get()) {
+                return Ok(p);
+            }
+        }
+    }
+    let params = match params.into_value() {
         None | Some(Value::Null) => Value::Object(Default::default()),
         Some(v @ Value::Object(_)) => v,
         Some(other) => {
@@ -180,8 +209,8 @@ fn parse<T: DeserializeOwned>(method: &str, params: Option<Value>) -> Result<T> 
             })
         }
     };
-    // Most params are right: read them without tracking where a mistake
-    // is; only a wrong one is read again to name its field.
+    // Read without tracking where a mistake is; only a wrong one is read
+    // again to name its field.
     if let Ok(p) = T::deserialize(&params) {
         return Ok(p);
     }
@@ -231,6 +260,19 @@ pub const MAX_BATCH_BYTES: usize = 16 << 20;
 /// Handles one request line (a request or a batch); returns the response line
 /// to send, without its newline, or `None` when nothing is owed (notifications).
 pub async fn handle_line(engine: &Engine, session: &mut Session, line: &[u8]) -> Option<Vec<u8>> {
+    // A well-formed request is read straight into its parts, its params left
+    // as text for the method's own type; anything else goes the long way,
+    // which says what is wrong with it.
+    if let Ok(call) = serde_json::from_slice::<Envelope>(line) {
+        let id_ok = matches!(
+            call.id,
+            None | Some(Value::String(_) | Value::Number(_) | Value::Null)
+        );
+        if call.jsonrpc == "2.0" && id_ok {
+            let params = call.params.map_or(Params::Absent, Params::Raw);
+            return answer(engine, session, call.id, &call.method, params).await;
+        }
+    }
     let value: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
         Err(e) => {
@@ -269,50 +311,78 @@ pub async fn handle_line(engine: &Engine, session: &mut Session, line: &[u8]) ->
                     },
                 )));
             }
-            let mut out = Vec::with_capacity(batch.len());
-            let mut bytes = 0usize;
+            let mut out = b"[".to_vec();
             for v in batch {
                 // Past the byte cap the rest is not run: a batch of reads
                 // cannot make the engine hold gigabytes of answers.
-                if bytes > MAX_BATCH_BYTES {
+                if out.len() > MAX_BATCH_BYTES {
                     let id = v.get("id").cloned();
                     if let Some(id) = id {
-                        out.push(reply(refused(
-                            engine,
-                            id,
-                            &Error::TooLarge {
-                                field: None,
-                                message: format!(
-                                    "not run: this batch's answers passed {} MiB, the limit. Send this request again on its own, or ask for less (a 'limit' or a 'budget').",
-                                    MAX_BATCH_BYTES >> 20
-                                ),
-                                limit: MAX_BATCH_BYTES as u64,
-                                got: bytes as u64,
-                            },
-                        )));
+                        let got = out.len() as u64;
+                        push_answer(
+                            &mut out,
+                            render(refused(
+                                engine,
+                                id,
+                                &Error::TooLarge {
+                                    field: None,
+                                    message: format!(
+                                        "not run: this batch's answers passed {} MiB, the limit. Send this request again on its own, or ask for less (a 'limit' or a 'budget').",
+                                        MAX_BATCH_BYTES >> 20
+                                    ),
+                                    limit: MAX_BATCH_BYTES as u64,
+                                    got,
+                                },
+                            )),
+                        );
                     }
                     continue;
                 }
                 if let Some(r) = handle_value(engine, session, v).await {
-                    bytes += r.get().len();
-                    out.push(r);
+                    push_answer(&mut out, r);
                 }
                 // A batch runs on the connection's task: between its
                 // requests, let other connections on this thread run.
                 tokio::task::yield_now().await;
             }
-            (!out.is_empty()).then(|| serde_json::to_vec(&out).expect("replies serialize"))
+            out.push(b']');
+            (out.len() > 2).then_some(out)
         }
-        v => handle_value(engine, session, v)
-            .await
-            .map(|r| Box::<str>::from(r).into_boxed_bytes().into_vec()),
+        v => handle_value(engine, session, v).await,
     }
 }
 
+/// A request line's parts, when it is a well-formed request.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: std::borrow::Cow<'a, str>,
+    /// `Some(Null)` for `"id": null`, which is owed an answer; `None` for
+    /// no id at all (a notification).
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(borrow)]
+    method: std::borrow::Cow<'a, str>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// Adds one answer to a batch's array.
+fn push_answer(out: &mut Vec<u8>, answer: Vec<u8>) {
+    if out.len() > 1 {
+        out.push(b',');
+    }
+    out.extend_from_slice(&answer);
+}
+
 /// Handles one request object; `None` for a notification (no `id`).
-pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> Option<Reply> {
+async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> Option<Vec<u8>> {
     let Value::Object(mut req) = v else {
-        return Some(reply(refused(
+        return Some(render(refused(
             engine,
             Value::Null,
             &Error::InvalidRequest(format!(
@@ -327,7 +397,7 @@ pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> O
         .as_ref()
         .filter(|i| !matches!(i, Value::String(_) | Value::Number(_) | Value::Null))
     {
-        return Some(reply(refused(
+        return Some(render(refused(
             engine,
             Value::Null,
             &Error::InvalidRequest(format!(
@@ -337,7 +407,7 @@ pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> O
         )));
     }
     if req.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Some(reply(refused(
+        return Some(render(refused(
             engine,
             reply_id,
             &Error::InvalidRequest(
@@ -348,7 +418,7 @@ pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> O
     let method = match req.remove("method") {
         Some(Value::String(m)) => m,
         _ => {
-            return Some(reply(refused(
+            return Some(render(refused(
                 engine,
                 reply_id,
                 &Error::InvalidRequest(
@@ -357,24 +427,45 @@ pub async fn handle_value(engine: &Engine, session: &mut Session, v: Value) -> O
             )))
         }
     };
-    let started = std::time::Instant::now();
-    let result = dispatch(engine, session, &method, req.remove("params")).await;
-    if let Some(m) = engine.metrics() {
+    let params = req.remove("params").map_or(Params::Absent, Params::Value);
+    answer(engine, session, id, &method, params).await
+}
+
+/// Runs one well-formed call and words its response; `None` for a
+/// notification (no `id`).
+async fn answer(
+    engine: &Engine,
+    session: &mut Session,
+    id: Option<Value>,
+    method: &str,
+    params: Params<'_>,
+) -> Option<Vec<u8>> {
+    let started = engine.metrics().map(|_| std::time::Instant::now());
+    let result = dispatch(engine, session, method, params).await;
+    if let (Some(m), Some(started)) = (engine.metrics(), started) {
         m.request(
-            &method,
+            method,
             started.elapsed(),
             result.as_ref().err().map(Error::code),
         );
     }
-    id.as_ref()?;
+    let id = id?;
     Some(match result {
-        Ok(r) => reply(Response {
-            id: &reply_id,
-            jsonrpc: "2.0",
-            result: &r,
-        }),
-        Err(e) => reply(error_response(reply_id, &e)),
+        Ok(r) => response_line(&id, &r),
+        Err(e) => render(error_response(id, &e)),
     })
+}
+
+/// A success response, fields in the order the `Value` path wrote them,
+/// the result copied in as it was serialized.
+fn response_line(id: &Value, result: &RawValue) -> Vec<u8> {
+    let mut line = Vec::with_capacity(result.get().len() + 48);
+    line.extend_from_slice(b"{\"id\":");
+    serde_json::to_writer(&mut line, id).expect("ids serialize");
+    line.extend_from_slice(b",\"jsonrpc\":\"2.0\",\"result\":");
+    line.extend_from_slice(result.get().as_bytes());
+    line.push(b'}');
+    line
 }
 
 /// An error answered before any method ran (bad JSON, a bad request),

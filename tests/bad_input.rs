@@ -63,6 +63,73 @@ async fn invalid_requests_say_what_a_request_looks_like() {
     still_usable(&mut c).await;
 }
 
+/// A request is read two ways — straight into its parts when well formed,
+/// as a JSON value otherwise — and every shape JSON-RPC allows is answered
+/// the same either way.
+#[tokio::test]
+async fn every_request_shape_is_answered_alike() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    // An explicit null id is owed an answer, with that id.
+    let r = raw(
+        &mut c,
+        b"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"hello\"}\n",
+    )
+    .await;
+    assert_eq!(r["id"], Value::Null);
+    assert_eq!(r["result"]["server"], "scratchpad", "{r}");
+    // No id: a notification, not answered (the next answer is the next call's).
+    c.send_raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"entry.add\",\"params\":{\"pad\":\"shapes\",\"content\":\"told\"}}\n")
+        .await
+        .unwrap();
+    let r = raw(&mut c, b"{\"jsonrpc\":\"2.0\",\"id\":\"s\\u0031\",\"method\":\"entry\\u002elist\",\"params\":{\"pad\":\"shapes\"},\"extra\":true}\n").await;
+    // An escaped id and method name, and a field JSON-RPC does not define.
+    assert_eq!(r["id"], "s1", "{r}");
+    let entries = r["result"]["entries"].as_array().expect("a list");
+    assert_eq!(entries.len(), 1, "the notification's note was written: {r}");
+    assert_eq!(entries[0]["content"], "told");
+    // A repeated field: the last one holds, as in a JSON value.
+    let r = raw(&mut c, b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"entry.add\",\"params\":{\"pad\":\"first\",\"content\":\"twice\",\"pad\":\"shapes\"}}\n").await;
+    assert_eq!(r["result"]["entry"]["pad"], "shapes", "{r}");
+    let r = raw(
+        &mut c,
+        b"{\"jsonrpc\":\"2.0\",\"id\":3,\"id\":4,\"method\":\"hello\"}\n",
+    )
+    .await;
+    assert_eq!(r["id"], 4, "{r}");
+    // Params null are no params; params that are not an object are refused.
+    let r = raw(
+        &mut c,
+        b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"stats\",\"params\":null}\n",
+    )
+    .await;
+    assert!(r["result"].is_object(), "{r}");
+    let r = raw(
+        &mut c,
+        b"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"entry.add\",\"params\":[\"shapes\",\"x\"]}\n",
+    )
+    .await;
+    assert_eq!(r["error"]["code"], code::INVALID_PARAMS, "{r}");
+    let msg = r["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("must be an object of named fields, not an array"),
+        "{msg}"
+    );
+    // Another version of JSON-RPC is refused, with the id it came with.
+    let r = raw(
+        &mut c,
+        b"{\"jsonrpc\":\"1.0\",\"id\":7,\"method\":\"hello\"}\n",
+    )
+    .await;
+    assert_eq!(r["error"]["code"], code::INVALID_REQUEST, "{r}");
+    assert_eq!(r["id"], 7);
+    // Wrong params name their field, whichever way they were read.
+    let r = raw(&mut c, b"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"entry.add\",\"params\":{\"pad\":\"shapes\",\"content\":7}}\n").await;
+    assert_eq!(r["error"]["code"], code::INVALID_PARAMS, "{r}");
+    assert_eq!(r["error"]["data"]["field"], "content", "{r}");
+    still_usable(&mut c).await;
+}
+
 #[tokio::test]
 async fn unknown_method_lists_the_methods() {
     let h = Harness::start().await;

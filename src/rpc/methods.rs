@@ -5,9 +5,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use serde_json::Value;
-
-use super::{actor, parse, reply, Reply, Session, MAX_SUBSCRIPTIONS};
+use super::{actor, parse, reply, Params, Reply, Session, MAX_SUBSCRIPTIONS};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::guard::Guard;
@@ -28,7 +26,7 @@ pub(super) struct Call<'a> {
 }
 
 type Handler =
-    for<'a> fn(Call<'a>, Option<Value>) -> Pin<Box<dyn Future<Output = Result<Reply>> + Send + 'a>>;
+    for<'a> fn(Call<'a>, Params<'a>) -> Pin<Box<dyn Future<Output = Result<Reply>> + Send + 'a>>;
 
 /// One row: the method, its handler, and what it may touch.
 pub(super) type Row = (&'static str, Handler, Declared);
@@ -139,7 +137,7 @@ table! {
     "agent.deliveries" => agent_deliveries SCOPED,
 }
 
-async fn entry_add(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn entry_add(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let mut p: AddParams = parse("entry.add", params)?;
     if let Some(name) = c.guard.token() {
         p.author = Some(name.to_owned());
@@ -161,18 +159,18 @@ async fn entry_add(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     Ok(reply(EntryResult { entry, looks_like }))
 }
 
-async fn entry_get(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn entry_get(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: IdParams = parse("entry.get", params)?;
     Ok(reply(EntryResult::of(c.engine.get(&p.id).await?)))
 }
 
-async fn entry_update(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn entry_update(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: UpdateParams = parse("entry.update", params)?;
     let by = actor(c.session);
     Ok(reply(EntryResult::of(c.engine.update(p, &by).await?)))
 }
 
-async fn entry_delete(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn entry_delete(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: DeleteParams = parse("entry.delete", params)?;
     let (gone, change) = c.engine.delete(p, &actor(c.session)).await?;
     Ok(reply(DeleteResult {
@@ -182,69 +180,69 @@ async fn entry_delete(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     }))
 }
 
-async fn entry_history(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn entry_history(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p = parse("entry.history", params)?;
     Ok(reply(c.engine.history(p, &c.guard).await?))
 }
 
-async fn entry_trash(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn entry_trash(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p = parse("entry.trash", params)?;
     Ok(reply(c.engine.trash(p, &c.guard).await?))
 }
 
-async fn entry_restore(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn entry_restore(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: RestoreParams = parse("entry.restore", params)?;
     let by = actor(c.session);
     Ok(reply(c.engine.restore(p, &by, &c.guard).await?))
 }
 
-async fn entry_purge(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn entry_purge(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: PurgeParams = parse("entry.purge", params)?;
     Ok(reply(c.engine.purge(p).await?))
 }
 
-async fn entry_changes(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn entry_changes(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p = parse("entry.changes", params)?;
     Ok(reply(c.engine.changes(p, &c.guard).await?))
 }
 
-async fn entry_list(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn entry_list(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p = parse("entry.list", params)?;
     Ok(reply(c.engine.list(p, &c.guard).await?))
 }
 
-async fn search(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn search(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p = parse("search", params)?;
     Ok(reply(c.engine.search(p, &c.guard).await?))
 }
 
-async fn tags_list(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn tags_list(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p = parse("tags.list", params)?;
     Ok(reply(c.engine.tags(p, &c.guard).await?))
 }
 
-async fn pad_list(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn pad_list(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p = parse("pad.list", params)?;
     Ok(reply(PadListResult {
         pads: c.engine.pads(p, &c.guard).await?,
     }))
 }
 
-async fn pad_configure(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn pad_configure(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: ConfigureParams = parse("pad.configure", params)?;
     Ok(reply(PadResult {
         pad: c.engine.configure(p).await?,
     }))
 }
 
-async fn pad_touch(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn pad_touch(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: PadNameParams = parse("pad.touch", params)?;
     Ok(reply(PadResult {
         pad: c.engine.touch(p).await?,
     }))
 }
 
-async fn pad_clear(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn pad_clear(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: ClearParams = parse("pad.clear", params)?;
     let (deleted, change) = c.engine.clear(p, &actor(c.session)).await?;
     Ok(reply(ClearResult {
@@ -253,12 +251,12 @@ async fn pad_clear(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     }))
 }
 
-async fn pad_export(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn pad_export(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: ExportParams = parse("pad.export", params)?;
     Ok(reply(c.engine.export(p, &c.guard).await?))
 }
 
-async fn subscribe(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn subscribe(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: SubscribeParams = parse("subscribe", params)?;
     let session = c.session;
     if session.subscriptions.len() >= MAX_SUBSCRIPTIONS {
@@ -301,7 +299,7 @@ async fn subscribe(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     Ok(reply(SubscribeResult { subscription: id }))
 }
 
-async fn unsubscribe(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn unsubscribe(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: UnsubscribeParams = parse("unsubscribe", params)?;
     match c.session.subscriptions.remove(&p.subscription) {
         Some(task) => {
@@ -319,49 +317,49 @@ async fn unsubscribe(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     }
 }
 
-async fn stats(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn stats(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p = parse("stats", params)?;
     Ok(reply(c.engine.stats(p, &c.guard).await?))
 }
 
-async fn reindex(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn reindex(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let _: ReindexParams = parse("reindex", params)?;
     Ok(reply(c.engine.reindex().await?))
 }
 
-async fn inbox(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn inbox(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: InboxParams = parse("inbox", params)?;
     c.guard.own_inbox(p.author.as_deref())?;
     let author = c.session.author.as_deref();
     Ok(reply(c.engine.inbox(p, author, &c.guard).await?))
 }
 
-async fn plan_order(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn plan_order(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: PlanParams = parse("plan.order", params)?;
     Ok(reply(c.engine.plan_order(p).await?))
 }
 
-async fn task_claim(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn task_claim(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: ClaimParams = parse("task.claim", params)?;
     Ok(reply(c.engine.claim(p, c.session.author.as_deref()).await?))
 }
 
-async fn task_heartbeat(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn task_heartbeat(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: HeartbeatParams = parse("task.heartbeat", params)?;
     Ok(reply(EntryResult::of(c.engine.heartbeat(p).await?)))
 }
 
-async fn task_complete(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn task_complete(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: CompleteParams = parse("task.complete", params)?;
     Ok(reply(EntryResult::of(c.engine.complete(p).await?)))
 }
 
-async fn task_fail(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn task_fail(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: FailParams = parse("task.fail", params)?;
     Ok(reply(EntryResult::of(c.engine.fail(p).await?)))
 }
 
-async fn entry_share(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn entry_share(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let mut p: ShareParams = parse("entry.share", params)?;
     if let Some(name) = c.guard.token() {
         p.author = Some(name.to_owned());
@@ -370,12 +368,12 @@ async fn entry_share(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     Ok(reply(c.engine.share(p, author, &c.guard).await?))
 }
 
-async fn entry_thread(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn entry_thread(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: IdParams = parse("entry.thread", params)?;
     Ok(reply(c.engine.thread(p, &c.guard).await?))
 }
 
-async fn ask(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn ask(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let mut p: AskParams = parse("ask", params)?;
     if let Some(name) = c.guard.token() {
         p.author = Some(name.to_owned());
@@ -383,42 +381,42 @@ async fn ask(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
     Ok(reply(c.engine.ask(p, c.session.author.as_deref()).await?))
 }
 
-async fn report(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn report(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p = parse("report", params)?;
     Ok(reply(c.engine.report(p, &c.guard).await?))
 }
 
-async fn token_create(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn token_create(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: TokenCreateParams = parse("token.create", params)?;
     Ok(reply(c.engine.token_create(p).await?))
 }
 
-async fn token_list(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn token_list(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let _: TokenListParams = parse("token.list", params)?;
     Ok(reply(c.engine.token_list().await?))
 }
 
-async fn token_revoke(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn token_revoke(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: TokenRevokeParams = parse("token.revoke", params)?;
     Ok(reply(c.engine.token_revoke(p).await?))
 }
 
-async fn agent_add(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn agent_add(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: AgentAddParams = parse("agent.add", params)?;
     Ok(reply(c.engine.agent_add(p, &actor(c.session)).await?))
 }
 
-async fn agent_list(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn agent_list(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p = parse("agent.list", params)?;
     Ok(reply(c.engine.agent_list(p, &c.guard).await?))
 }
 
-async fn agent_remove(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn agent_remove(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p: AgentNameParams = parse("agent.remove", params)?;
     Ok(reply(c.engine.agent_remove(p).await?))
 }
 
-async fn agent_deliveries(c: Call<'_>, params: Option<Value>) -> Result<Reply> {
+async fn agent_deliveries(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     let p = parse("agent.deliveries", params)?;
     let caller = c.session.author.as_deref();
     Ok(reply(c.engine.deliveries(p, &c.guard, caller).await?))
