@@ -13,9 +13,9 @@
 
 use std::sync::LazyLock;
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::Reply;
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::guard::Guard;
@@ -194,7 +194,7 @@ static SET_REFERENCES: LazyLock<Vec<String>> = LazyLock::new(|| {
 
 /// An answer to a token with every reference to a note it may not read
 /// taken out (`Guard::seal`); the owner's answers pass untouched.
-pub async fn seal(guard: &Guard, engine: &Engine, answer: Box<RawValue>) -> Result<Box<RawValue>> {
+pub(crate) async fn seal(guard: &Guard, engine: &Engine, answer: Reply) -> Result<Reply> {
     // Only an answer naming another note is read again.
     let text = answer.get();
     if guard.grant().is_none() || !SET_REFERENCES.iter().any(|p| text.contains(p.as_str())) {
@@ -205,5 +205,5 @@ pub async fn seal(guard: &Guard, engine: &Engine, answer: Box<RawValue>) -> Resu
     if !guard.seal(engine.db(), &mut v).await? {
         return Ok(answer);
     }
-    serde_json::value::to_raw_value(&v).map_err(internal)
+    Ok(super::reply(v))
 }

@@ -68,6 +68,12 @@ pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<b
     let mut session = Session::new(Some(events_tx));
     // A silent half-sent line must not hold up to 1 MiB for ever.
     let mut lines = LineReader::new(read, engine.config().partial_idle);
+    // Made once: waiting on the stop signal anew each turn of the loop
+    // registered and dropped a waiter on every request.
+    let stopping = async {
+        let _ = stop.wait_for(|stopping| *stopping).await;
+    };
+    tokio::pin!(stopping);
     loop {
         tokio::select! {
             biased;
@@ -99,7 +105,7 @@ pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<b
                 }
             }
             // Fires at once for a connection accepted after the stop signal.
-            _ = async { let _ = stop.wait_for(|stopping| *stopping).await; } => {
+            () = &mut stopping => {
                 // Drain: answer what the client has already sent — including
                 // what is still in the kernel's buffer — then close. A client
                 // that keeps sending is cut off by the server's drain deadline.

@@ -10,6 +10,7 @@ use crate::protocol::Change;
 
 /// The entry as stored, new: what `entry.add` answers.
 pub(crate) fn new_entry(seq: i64, e: NewEntry) -> Entry {
+    let created = fmt_time(e.now);
     Entry {
         id: id::encode(seq),
         pad: e.pad,
@@ -36,8 +37,8 @@ pub(crate) fn new_entry(seq: i64, e: NewEntry) -> Entry {
         remind_at: e.remind_at.map(fmt_time),
         pinned: e.pinned,
         meta: e.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
-        created_at: fmt_time(e.now),
-        updated_at: fmt_time(e.now),
+        updated_at: created.clone(),
+        created_at: created,
         version: 1,
     }
 }

@@ -4,43 +4,60 @@
 use crate::model::{fmt_time, Category, Entry, Kind, Status};
 
 /// A validated entry ready to insert (and, as is, a journal record's body).
+/// A record names only the fields a note has: the rest read back as none,
+/// empty or false (so a record of an older build, with every field, reads
+/// the same). A plain note's record is six fields, not twenty-two.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct NewEntry {
     pub pad: String,
     pub author: String,
     pub kind: Kind,
     pub content: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<Status>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assignee: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<Category>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<String>,
     /// The entry answered: an id or unique prefix, resolved to the full id
     /// when the reply is committed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<String>,
     /// Authors the note is addressed to.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub to: Vec<String>,
     /// The older note this one replaces: an id or unique prefix, resolved
     /// to the full id when the entry is committed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supersedes: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remind_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "is_false")]
     pub pinned: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<String>,
     pub now: i64,
     /// Agents this entry goes to, written with it (a `deliveries` row each).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub handoffs: Vec<Handoff>,
     /// Written with an access token: as a reply to a question it is the
     /// answer only where the question lets it (`rules::replied`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub by_token: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// An entry handed to an A2A agent: the note that starts a conversation

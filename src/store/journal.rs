@@ -485,6 +485,57 @@ mod tests {
         .unwrap()
     }
 
+    /// A record names only the fields its note has, and a record written
+    /// with every field (as earlier builds wrote them) reads the same.
+    #[test]
+    fn records_name_what_a_note_has_and_older_full_records_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let full = entry("an older record");
+        let mut rich = entry("a task");
+        rich.tags = vec!["x".into()];
+        rich.status = Some(crate::model::Status::Todo);
+        rich.pinned = true;
+        rich.to = vec!["agent-zero".into()];
+        rich.meta = Some(r#"{"k":1}"#.into());
+        {
+            let (j, _) = Journal::open(dir.path(), false).unwrap();
+            j.append(entry("plain")).unwrap();
+            j.append(rich).unwrap();
+        }
+        let written = std::fs::read_to_string(dir.path().join(FILES[0])).unwrap();
+        let plain = written.lines().next().unwrap();
+        assert!(
+            !plain.contains("null") && !plain.contains("[]") && !plain.contains("false"),
+            "{plain}"
+        );
+        // An older build's record, every field named, at the end of the file.
+        let older = serde_json::json!({"seq": 1_i64 << 58, "entry": {
+            "pad": "p", "author": "a", "kind": "note", "content": "an older record",
+            "tags": [], "status": null, "assignee": null, "resume": null,
+            "category": null, "confidence": null, "depends_on": [], "reply_to": null,
+            "choices": [], "to": [], "supersedes": null, "remind_at": null,
+            "pinned": false, "meta": null, "now": 1, "handoffs": [], "by_token": false,
+        }});
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(dir.path().join(FILES[0]))
+            .unwrap();
+        writeln!(f, "{older}").unwrap();
+        drop(f);
+        let (_, replayed) = Journal::open(dir.path(), false).unwrap();
+        let read: Vec<&NewEntry> = replayed.iter().map(|r| &r.entry).collect();
+        assert_eq!(read.len(), 3);
+        assert_eq!(read[0].content, "plain");
+        assert!(read[0].tags.is_empty() && read[0].status.is_none() && !read[0].pinned);
+        let task = read[1];
+        assert_eq!(task.tags, ["x"]);
+        assert_eq!(task.status, Some(crate::model::Status::Todo));
+        assert!(task.pinned);
+        assert_eq!(task.to, ["agent-zero"]);
+        assert_eq!(task.meta.as_deref(), Some(r#"{"k":1}"#));
+        assert_eq!(format!("{:?}", read[2]), format!("{full:?}"));
+    }
+
     fn queued(j: &Journal) -> Vec<String> {
         j.find_range(0, i64::MAX, usize::MAX)
             .into_iter()
