@@ -74,6 +74,13 @@ impl AsyncRead for Reader {
             });
             match read {
                 Ok(Ok(n)) => {
+                    if n > 0 && n < unfilled.len() {
+                        // A short read emptied the socket: the next read
+                        // waits for epoll rather than asking again (and
+                        // hearing EAGAIN), as tokio's own sockets do. Data
+                        // arriving meanwhile is a new edge, not lost.
+                        ready.clear_ready();
+                    }
                     buf.advance(n);
                     return Poll::Ready(Ok(()));
                 }
