@@ -93,10 +93,13 @@ async fn acknowledged_entries_wait_out_a_disk_that_refuses_writes() {
     assert_eq!(hits["hits"].as_array().unwrap().len(), 3);
 
     // From now on no file grows past 4 KiB: SQLite's WAL cannot take a page,
-    // and the (emptied) journal takes a few entries, then no more.
+    // and the journal takes what it has room reserved for, then no more.
     set_file_size_limit(engine.child.id(), 4096);
     let (mut acked, mut refusals) = (Vec::new(), 0);
-    for i in 0..40 {
+    for i in 0..20_000 {
+        if refusals == 3 {
+            break;
+        }
         let content =
             format!("written while the disk refuses, #{i}, with some words to fill the line");
         match c
@@ -178,7 +181,7 @@ async fn acknowledged_entries_wait_out_a_disk_that_refuses_writes() {
     .await;
     assert_eq!(
         hits["hits"].as_array().unwrap().len(),
-        acked.len(),
+        acked.len().min(100),
         "and indexed"
     );
     ok(

@@ -23,8 +23,8 @@
 //!   other is committed, so a steady stream of writes never stops either
 //!   file from being emptied.
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, Write};
+use std::fs::OpenOptions;
+use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -36,6 +36,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::id::IdGen;
 use crate::storage::NewEntry;
+
+mod file;
+
+use file::{io_error, JournalFile};
 
 const FILES: [&str; 2] = ["journal-a", "journal-b"];
 /// Where records that SQLite refused, alone, are kept for a person to look at.
@@ -80,9 +84,7 @@ pub(crate) struct Journal {
 }
 
 struct State {
-    files: [File; 2],
-    /// Bytes in each file.
-    sizes: [u64; 2],
+    files: [JournalFile; 2],
     /// Records in each file not yet committed to SQLite.
     unapplied: [usize; 2],
     /// Records replayed after a crash not yet committed; they may be in
@@ -104,28 +106,17 @@ impl Journal {
         let mut records = Vec::new();
         let mut files = Vec::with_capacity(2);
         for name in FILES {
-            let path = dir.join(name);
-            let file = OpenOptions::new()
-                .create(true)
-                .read(true)
-                .append(true)
-                .mode(0o600)
-                .open(&path)
-                .map_err(|e| io_error("open", &path, e))?;
-            read_records(&path, &file, &mut records)?;
-            files.push(file);
+            files.push(JournalFile::open(&dir.join(name), sync, &mut records)?);
         }
         records.sort_by_key(|r| r.seq);
         records.dedup_by_key(|r| r.seq);
-        let [a, b]: [File; 2] = files
+        let [a, b]: [JournalFile; 2] = files
             .try_into()
             .map_err(|_| Error::Internal("two files".into()))?;
-        let sizes = [len(&a), len(&b)];
         Ok((
             Journal {
                 state: Mutex::new(State {
                     files: [a, b],
-                    sizes,
                     // The store hands back the records it lacks (`replay`).
                     unapplied: [0, 0],
                     replaying: 0,
@@ -158,7 +149,7 @@ impl Journal {
         let mut s = self.lock();
         if records.is_empty() {
             for i in 0..2 {
-                s.truncate(i, &self.dir)?;
+                s.truncate(i)?;
             }
             return Ok(());
         }
@@ -187,24 +178,12 @@ impl Journal {
         serde_json::to_writer(&mut line, &record).expect("records serialize");
         line.push(b'\n');
         let cur = s.current;
-        let written = s.files[cur].write_all(&line).and_then(|()| {
-            if self.sync {
-                s.files[cur].sync_data()
-            } else {
-                Ok(())
-            }
-        });
-        if let Err(e) = written {
-            // Not acknowledged, so it must not come back on replay; and the
-            // next record must start on a line of its own.
-            let size = s.sizes[cur];
-            let _ = s.files[cur].set_len(size);
+        if let Err(e) = s.files[cur].append(&line, self.sync) {
             return Err(Error::Unavailable(format!(
                 "cannot write the insert journal {} ({e}), so the entry was not stored; free disk space or check the disk, then retry",
-                self.dir.join(FILES[cur]).display()
+                s.files[cur].path().display()
             )));
         }
-        s.sizes[cur] += line.len() as u64;
         s.unapplied[cur] += 1;
         s.queue.push(Pending {
             record: Arc::new(record),
@@ -275,7 +254,7 @@ impl Journal {
         let other = 1 - s.current;
         // Only switch to an empty file: a file is emptied when all of its
         // records are applied, and that must stay true of the one appended to.
-        if s.unapplied[other] == 0 && s.sizes[other] == 0 {
+        if s.unapplied[other] == 0 && s.files[other].len() == 0 {
             s.current = other;
         }
         let end = s.queue.len().min(s.taken.saturating_add(max));
@@ -318,7 +297,7 @@ impl Journal {
         self.pending.fetch_sub(batch.len(), Ordering::AcqRel);
         for i in 0..2 {
             if s.unapplied[i] == 0 && s.replaying == 0 {
-                if let Err(e) = s.truncate(i, &self.dir) {
+                if let Err(e) = s.truncate(i) {
                     // Harmless until a crash: replay skips ids that exist.
                     tracing::warn!("{e}");
                 }
@@ -393,15 +372,9 @@ impl Journal {
 }
 
 impl State {
-    fn truncate(&mut self, i: usize, dir: &Path) -> Result<()> {
-        if self.sizes[i] == 0 {
-            return Ok(());
-        }
-        self.files[i]
-            .set_len(0)
-            .map_err(|e| io_error("empty", &dir.join(FILES[i]), e))?;
-        self.sizes[i] = 0;
-        Ok(())
+    fn truncate(&mut self, i: usize) -> Result<()> {
+        let file = &mut self.files[i];
+        file.empty().map_err(|e| io_error("empty", file.path(), e))
     }
 }
 
@@ -428,47 +401,6 @@ impl Signal {
             .unwrap_or_else(|p| p.into_inner());
         *raised = false;
     }
-}
-
-fn len(f: &File) -> u64 {
-    f.metadata().map(|m| m.len()).unwrap_or(0)
-}
-
-/// Reads a journal file's records. A last line without its newline is a
-/// write cut short by a crash, never acknowledged: it is skipped. A line in
-/// the middle that does not parse means the file was damaged: the file is
-/// copied aside for a person to inspect, and the readable records are kept.
-fn read_records(path: &Path, file: &File, out: &mut Vec<Record>) -> Result<()> {
-    let mut reader = std::io::BufReader::new(file);
-    let mut line = Vec::new();
-    let mut damaged = false;
-    loop {
-        line.clear();
-        let n = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| io_error("read", path, e))?;
-        if n == 0 || line.last() != Some(&b'\n') {
-            break;
-        }
-        match serde_json::from_slice::<Record>(&line) {
-            Ok(r) => out.push(r),
-            Err(e) => {
-                tracing::error!("{}: a damaged record was skipped: {e}", path.display());
-                damaged = true;
-            }
-        }
-    }
-    if damaged {
-        let aside = path.with_extension(format!("damaged-{}", std::process::id()));
-        if let Err(e) = std::fs::copy(path, &aside) {
-            tracing::error!("{}", io_error("copy", &aside, e));
-        }
-    }
-    Ok(())
-}
-
-fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
-    Error::Internal(format!("cannot {what} the journal {}: {e}", path.display()))
 }
 
 #[cfg(test)]
@@ -503,6 +435,7 @@ mod tests {
             j.append(rich).unwrap();
         }
         let written = std::fs::read_to_string(dir.path().join(FILES[0])).unwrap();
+        let written = written.trim_end_matches('\0');
         let plain = written.lines().next().unwrap();
         assert!(
             !plain.contains("null") && !plain.contains("[]") && !plain.contains("false"),
@@ -516,12 +449,9 @@ mod tests {
             "choices": [], "to": [], "supersedes": null, "remind_at": null,
             "pinned": false, "meta": null, "now": 1, "handoffs": [], "by_token": false,
         }});
-        let mut f = OpenOptions::new()
-            .append(true)
-            .open(dir.path().join(FILES[0]))
-            .unwrap();
-        writeln!(f, "{older}").unwrap();
-        drop(f);
+        // (Past the records the mapped file holds zeros: the older record
+        // goes where the next would.)
+        std::fs::write(dir.path().join(FILES[0]), format!("{written}{older}\n")).unwrap();
         let (_, replayed) = Journal::open(dir.path(), false).unwrap();
         let read: Vec<&NewEntry> = replayed.iter().map(|r| &r.entry).collect();
         assert_eq!(read.len(), 3);
