@@ -23,6 +23,8 @@ use super::socket::Reader;
 
 /// Events queued for one connection before its subscriptions start to lag.
 const EVENT_QUEUE: usize = 256;
+/// The largest line buffer a connection keeps for its next line.
+const RECYCLED_LINE: usize = 4096;
 /// On shutdown, how long to wait for more of what a client already sent.
 const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -79,7 +81,11 @@ pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<b
             biased;
             line = lines.next() => {
                 let reply = match line {
-                    Ok(Line::Complete(bytes)) => rpc::handle_line(&engine, &mut session, &bytes).await,
+                    Ok(Line::Complete(bytes)) => {
+                        let reply = rpc::handle_line(&engine, &mut session, &bytes).await;
+                        lines.recycle(bytes);
+                        reply
+                    }
                     Ok(Line::TooLong) => Some(too_long(&engine)),
                     Ok(Line::Stalled) => {
                         let _ = write_line(&mut out, &stalled(&engine)).await;
@@ -204,6 +210,15 @@ impl LineReader {
             partial: Vec::new(),
             discarding: false,
             idle,
+        }
+    }
+
+    /// Takes a handled line's buffer back for the next line, unless it is
+    /// large (a long line's memory is not kept for the connection's life).
+    fn recycle(&mut self, mut line: Vec<u8>) {
+        if self.partial.capacity() == 0 && line.capacity() <= RECYCLED_LINE {
+            line.clear();
+            self.partial = line;
         }
     }
 
