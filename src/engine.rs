@@ -45,7 +45,7 @@ use crate::model::{self, Entry};
 use crate::pg::PgStore;
 use crate::protocol::*;
 use crate::semantic::{ModelSource, Semantic, SemanticConfig};
-use crate::storage::{EntryFilter, NewEntry, Patch, Storage};
+use crate::storage::{Added, EntryFilter, NewEntry, Patch, Storage};
 use crate::store::Durability;
 
 /// How an engine is set up. `Config::new(dir)` gives the defaults `pad serve`
@@ -397,6 +397,19 @@ impl Engine {
         default_author: Option<&str>,
         guard: &Guard,
     ) -> Result<Entry> {
+        let entry = self.validated(p, default_author, guard)?;
+        self.insert(entry).await
+    }
+
+    /// A new entry's params checked and made the entry to insert. Apart
+    /// from `add`, so that what is left of the params is dropped here and
+    /// not carried across the insert by every write's future.
+    fn validated(
+        &self,
+        p: AddParams,
+        default_author: Option<&str>,
+        guard: &Guard,
+    ) -> Result<NewEntry> {
         let now = self.now();
         let pad = model::pad_name("pad", &p.pad)?;
         let max = self.0.config.max_content_chars;
@@ -476,25 +489,24 @@ impl Engine {
             handoffs,
             by_token: guard.grant().is_some(),
         };
-        self.insert(entry).await
+        Ok(entry)
     }
 
     /// Inserts a validated entry (applying its pad's window, with the
     /// deliveries it brings) and tells subscribers and the dispatcher.
     async fn insert(&self, entry: NewEntry) -> Result<Entry> {
         let handed = !entry.handoffs.is_empty();
-        let added = self.db().add(entry).await?;
-        let entry = added.entry;
+        let Added {
+            entry,
+            rolled,
+            parent,
+        } = self.db().add(entry).await?;
         if let Some(m) = self.metrics() {
             m.entry_written(entry.kind);
         }
         self.0.bus.entry_changed(EventType::Created, None, &entry);
         self.agents_notice(handed);
-        if entry.supersedes.is_some() {
-            self.superseded_changed(vec![entry.supersedes.clone()])
-                .await;
-        }
-        if let Some((before, after)) = added.parent {
+        if let Some((before, after)) = parent {
             if after.answer.as_deref() == Some(&entry.id) {
                 self.0.waiters.answer(&after.id, &entry);
             }
@@ -502,9 +514,14 @@ impl Engine {
                 .bus
                 .entry_changed(EventType::Updated, Some(&before), &after);
         }
-        for gone in added.rolled {
+        for gone in rolled {
             let pad = gone.pad.clone();
             self.0.bus.publish(EventType::Deleted, &pad, Some(gone));
+        }
+        if entry.supersedes.is_some() {
+            // Boxed, and after the rest: every write's future (boxed, and
+            // copied there, per call) carried this rare path's state.
+            Box::pin(self.superseded_changed(vec![entry.supersedes.clone()])).await;
         }
         Ok(entry)
     }
