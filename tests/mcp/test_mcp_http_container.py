@@ -7,6 +7,7 @@ and veth pairs need CAP_NET_ADMIN."""
 
 import os
 import random
+import socket
 import subprocess
 import sys
 import textwrap
@@ -45,9 +46,17 @@ def container():
         subprocess.run(["ip", "netns", "del", name], capture_output=True)
 
 
+def free_port(ip):
+    """A port nothing holds on `ip` now, from the kernel (a random one could
+    be a live connection's, in the range the kernel hands out)."""
+    with socket.socket() as s:
+        s.bind((ip, 0))
+        return s.getsockname()[1]
+
+
 @pytest.fixture(scope="module")
 def served(container):
-    bridge_port, loop_port = random.randint(20000, 40000), random.randint(40001, 60000)
+    bridge_port, loop_port = free_port(container["host_ip"]), free_port("127.0.0.1")
     e = Engine(extra_args=["--mcp-http", f"{container['host_ip']}:{bridge_port}",
                            "--mcp-http", f"127.0.0.1:{loop_port}",
                            "--mcp-author", "agent-zero", "--mcp-pad", "agent-zero"])

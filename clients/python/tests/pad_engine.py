@@ -68,8 +68,9 @@ class Engine:
                 return
             except scratchpad.EngineUnavailable:
                 if time.time() > deadline or self.proc.poll() is not None:
+                    exited, said = self.proc.poll(), self.log()
                     self.stop()
-                    raise RuntimeError("pad serve did not come up")
+                    raise RuntimeError(f"pad serve did not come up (exit status {exited}); it logged:\n{said}")
                 time.sleep(0.02)
 
     def log(self) -> str:
