@@ -16,16 +16,10 @@ import pytest
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "clients" / "python" / "tests"))
 
-from pad_engine import Engine, pad_binary  # noqa: E402
+from pad_engine import Engine, free_port, pad_binary  # noqa: E402
 import scratchpad  # noqa: E402
 
 TOKEN = "s3cr3t-a0-token"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Agent:

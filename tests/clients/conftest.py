@@ -5,7 +5,6 @@ import contextlib
 import json
 import os
 import pathlib
-import socket
 import subprocess
 import sys
 import tempfile
@@ -15,7 +14,7 @@ import pytest
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "clients" / "python" / "tests"))
 
-from pad_engine import Engine, pad_binary  # noqa: E402
+from pad_engine import Engine, free_port, pad_binary  # noqa: E402
 
 
 def clients_dir() -> pathlib.Path:
@@ -24,12 +23,6 @@ def clients_dir() -> pathlib.Path:
     if explicit:
         return pathlib.Path(explicit)
     return pathlib.Path(pad_binary()).resolve().parents[1] / "clients"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,13 @@ and veth pairs need CAP_NET_ADMIN."""
 
 import os
 import random
-import socket
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from pad_engine import Engine
+from pad_engine import Engine, free_port
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CI runs as root)")
 
@@ -44,14 +43,6 @@ def container():
     finally:
         subprocess.run(["ip", "link", "del", host_if], capture_output=True)
         subprocess.run(["ip", "netns", "del", name], capture_output=True)
-
-
-def free_port(ip):
-    """A port nothing holds on `ip` now, from the kernel (a random one could
-    be a live connection's, in the range the kernel hands out)."""
-    with socket.socket() as s:
-        s.bind((ip, 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ import json
 import os
 import pathlib
 import re
-import socket
 import subprocess
 import tempfile
 import urllib.error
@@ -14,14 +13,8 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from pad_engine import Engine, pad_binary  # noqa: I001 (puts the client on the path)
+from pad_engine import Engine, free_port, pad_binary  # noqa: I001 (puts the client on the path)
 import scratchpad
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_the_exposition_parses_and_matches_the_workload():

@@ -4,6 +4,7 @@ the Python client and of `pad mcp`."""
 import os
 import pathlib
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,14 @@ def pad_binary() -> str:
         return explicit
     target = os.environ.get("CARGO_TARGET_DIR") or str(HERE.parents[3] / "scratchpad-target")
     return os.path.join(target, "debug", "pad")
+
+
+def free_port(ip: str = "127.0.0.1") -> int:
+    """A port nothing holds on `ip` now, from the kernel (a random one could
+    be a live connection's, in the range the kernel hands out)."""
+    with socket.socket() as s:
+        s.bind((ip, 0))
+        return s.getsockname()[1]
 
 
 def model_dir() -> str:
