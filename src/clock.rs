@@ -9,6 +9,11 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// Background work that looks for writes every fraction of a second (the
+/// text index's tick, the embedding worker) looks once per `QUIET` after
+/// this long without one, so an idle engine wakes seldom.
+pub const QUIET: Duration = Duration::from_secs(1);
+
 #[derive(Clone, Debug, Default)]
 pub struct Clock {
     manual: Option<Arc<AtomicI64>>,

@@ -414,17 +414,21 @@ impl Store {
 
     /// Applies journaled inserts in the background, so they reach SQLite
     /// (and its indexers) soon even when nobody reads. The thread ends
-    /// once the store is dropped.
-    pub fn start_applier(self: &std::sync::Arc<Self>) {
+    /// once the store is dropped; its handle, for whoever wants to see that.
+    pub fn start_applier(self: &std::sync::Arc<Self>) -> Option<std::thread::JoinHandle<()>> {
         let store = std::sync::Arc::downgrade(self);
         let wake = self.journal.waker();
         let spawned = std::thread::Builder::new()
             .name("pad-journal".into())
             .spawn(move || Store::apply_loop(store, &wake));
-        if let Err(e) = spawned {
-            tracing::error!(
-                "cannot start the journal thread ({e}); reads and a long queue apply the journal instead"
-            );
+        match spawned {
+            Ok(handle) => Some(handle),
+            Err(e) => {
+                tracing::error!(
+                    "cannot start the journal thread ({e}); reads and a long queue apply the journal instead"
+                );
+                None
+            }
         }
     }
 
@@ -440,9 +444,14 @@ impl Store {
     /// (`Journal::overflowing`).
     fn apply_loop(store: std::sync::Weak<Store>, wake: &journal::Signal) {
         crate::priority::set_nice(APPLIER_NICE, "the journal thread");
+        // Entries replayed after a crash may be pending already.
+        let mut timeout = Some(Duration::ZERO);
         loop {
-            // Holds no reference while it waits, so the store can drop.
-            wake.wait(Duration::from_millis(250));
+            // Holds no reference while it waits, so the store can drop (its
+            // journal raises the signal as it goes). With nothing pending it
+            // sleeps until an entry comes: an idle engine's thread stays
+            // asleep rather than looking four times a second.
+            wake.wait(timeout);
             // Let a burst gather: one commit for many entries costs far less
             // than a commit each, and nobody waits for it (a read applies
             // what is pending itself).
@@ -451,13 +460,17 @@ impl Store {
             while store.journal.has_pending() {
                 drop(store.writer_applying(APPLY_CHUNK));
                 if store.journal.failing() {
-                    // SQLite refused the whole batch (a full disk?): it stays
-                    // journaled; try again in a while.
-                    drop(store);
-                    std::thread::sleep(Duration::from_secs(1));
                     break;
                 }
             }
+            // SQLite refused the whole batch (a full disk?): it stays
+            // journaled, and is tried again in a second. New entries raise
+            // the signal only when none were pending, so this thread must
+            // look again itself.
+            timeout = store
+                .journal
+                .has_pending()
+                .then_some(Duration::from_secs(1));
         }
     }
 

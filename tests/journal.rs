@@ -388,3 +388,39 @@ fn the_journal_thread_applies_below_the_requests_priority() {
     let pad = pads.iter().find(|p| p.name == "background").unwrap();
     assert_eq!(pad.entries, writes, "every acknowledged entry is stored");
 }
+
+/// The journal thread sleeps until an entry comes (no looking four times a
+/// second on an idle engine), applies what comes after a long quiet, and
+/// ends with the store: dropping it wakes the thread to see it gone.
+#[test]
+fn the_journal_thread_wakes_for_an_entry_after_quiet_and_ends_with_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(open(dir.path()));
+    let thread = store.start_applier().expect("the journal thread starts");
+    let wait_applied = |store: &Store| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while store.journal_queue() > 0 {
+            assert!(std::time::Instant::now() < deadline, "never applied");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    };
+    store.add(note("quiet", "before the quiet"), None).unwrap();
+    wait_applied(&store);
+    // Longer than the thread's old look-again period (250 ms).
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    store.add(note("quiet", "after the quiet"), None).unwrap();
+    wait_applied(&store);
+    drop(store);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !thread.is_finished() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the journal thread outlived its store"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    thread.join().unwrap();
+    let store = open(dir.path());
+    let pads = store.pads(false).unwrap();
+    assert_eq!(pads.iter().find(|p| p.name == "quiet").unwrap().entries, 2);
+}

@@ -348,3 +348,84 @@ async fn the_wal_stays_bounded_under_a_steady_write_stream() {
         max_wal / 1024 / 1024
     );
 }
+
+/// Each thread's voluntary context switches (its wake-ups), by name.
+fn wakeups(pid: u32) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let path = task.path();
+        let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+        let status = std::fs::read_to_string(path.join("status")).unwrap_or_default();
+        let switches = status
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .map_or(0, |n| n.trim().parse().unwrap());
+        out.push((
+            format!("{}/{}", name.trim(), task.file_name().to_string_lossy()),
+            switches,
+        ));
+    }
+    out
+}
+
+/// An engine nobody uses sleeps: after a burst of writes, once a quiet
+/// second has passed, the journal thread waits for the next entry instead
+/// of looking four times a second, and the text index's tick and the
+/// embedding worker look once a second instead of ten times (`clock::QUIET`).
+/// It used to wake ~35 times a second with nothing to do; the work left is
+/// a few timers a second (checkpoints, reminders and leases, agents).
+#[tokio::test]
+async fn an_idle_engine_sleeps_and_wakes_for_the_next_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, socket) = (dir.path().join("home"), dir.path().join("run/pad.sock"));
+    let engine = spawn_engine(&home, &socket).await;
+    let mut c = Client::connect(&socket).await.unwrap();
+    for i in 0..50 {
+        common::add(&mut c, "quiet", &format!("note {i} about the lighthouse")).await;
+    }
+    ok(&mut c, "search", json!({"query": "lighthouse"})).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+
+    let pid = engine.child.id();
+    let before = wakeups(pid);
+    let secs = 4;
+    tokio::time::sleep(Duration::from_secs(secs)).await;
+    let after = wakeups(pid);
+    let woke = |name: &str| -> u64 {
+        after
+            .iter()
+            .filter(|(n, _)| n.starts_with(name))
+            .map(|(n, a)| a - before.iter().find(|(b, _)| b == n).map_or(0, |(_, b)| *b))
+            .sum()
+    };
+    let journal = woke("pad-journal/");
+    let total = woke("");
+    // The journal thread needs none; it took 16 in these four seconds before.
+    assert!(
+        journal <= 2,
+        "the idle journal thread woke {journal} times in {secs} s: {after:?}"
+    );
+    // ~10 a second now, ~35 before: the bound sits between the two.
+    assert!(
+        total <= 20 * secs,
+        "the idle engine woke {total} times in {secs} s: {after:?}"
+    );
+
+    // The next write wakes it: stored, found, and indexed in the background.
+    let e = common::add(&mut c, "quiet", "the keeper rang the foghorn").await;
+    let hits = ok(&mut c, "search", json!({"query": "foghorn"})).await;
+    assert_eq!(hits["hits"][0]["entry"]["id"], e["id"]);
+    common::add(&mut c, "quiet", "a second bell after the quiet").await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let s = ok(&mut c, "stats", json!({})).await;
+        if s["journal_queue"] == 0 && s["index_queue"] == 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never caught up: {s}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

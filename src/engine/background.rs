@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::Engine;
+use crate::clock::QUIET;
 use crate::error::Result;
 use crate::events::EventType;
 use crate::storage::PadSweep;
@@ -32,17 +33,29 @@ impl Engine {
                 tokio::time::interval_at(tokio::time::Instant::now() + work_every, work_every);
             work_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             sweep_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            // Indexing runs only after writes: an idle engine stays idle.
+            // Indexing runs only after writes, and a second after the last
+            // one the tick stretches to a second: an idle engine stays idle,
+            // and wakes seldom. (A search brings the index up to date
+            // itself; the tick only keeps that work off the search's path.)
             let mut indexed_epoch = None;
+            let mut written_at = tokio::time::Instant::now();
             let mut faults = crate::faults::Faults::default();
             loop {
                 tokio::select! {
                     _ = stop.changed() => break,
                     _ = index_tick.tick() => {
-                        let Some(epoch) = engine.db().write_epoch() else { continue };
+                        let Some(epoch) = engine.db().write_epoch() else {
+                            // PostgreSQL indexes as it writes.
+                            index_tick.reset_after(Duration::from_secs(3600));
+                            continue;
+                        };
                         if indexed_epoch == Some(epoch) {
+                            if written_at.elapsed() >= QUIET {
+                                index_tick.reset_after(QUIET);
+                            }
                             continue;
                         }
+                        written_at = tokio::time::Instant::now();
                         let r = engine.index_now().await;
                         if faults.note("text indexing", r) {
                             indexed_epoch = Some(epoch);

@@ -115,6 +115,8 @@ impl Worker {
         let mut saved_at = Instant::now();
         let mut faults = crate::faults::Faults::default();
         let mut seen_epoch = None;
+        // When a write (or a wake) last gave the worker something to look at.
+        let mut changed_at = Instant::now();
         'work: loop {
             // Messages first: a query means a person or agent is waiting.
             loop {
@@ -136,6 +138,9 @@ impl Worker {
                 }
             }
             let epoch = self.source.write_epoch();
+            if epoch.is_none() || seen_epoch != epoch {
+                changed_at = Instant::now();
+            }
             let more = (epoch.is_none() || seen_epoch != epoch)
                 && match self.embed_batch(&mut model) {
                     Ok(more) => {
@@ -158,7 +163,12 @@ impl Worker {
                 self.save();
                 saved_at = Instant::now();
             }
-            match self.rx.recv_timeout(self.config.poll_every) {
+            let poll = if changed_at.elapsed() >= crate::clock::QUIET {
+                crate::clock::QUIET.max(self.config.poll_every)
+            } else {
+                self.config.poll_every
+            };
+            match self.rx.recv_timeout(poll) {
                 Ok(msg) => {
                     if !self.handle(msg, &mut model, &mut seen_epoch) {
                         break;

@@ -371,6 +371,14 @@ impl Journal {
     }
 }
 
+impl Drop for Journal {
+    /// The journal thread sleeps until an entry comes: the store's end
+    /// wakes it too, so it sees the store gone and ends.
+    fn drop(&mut self) {
+        self.wake.raise();
+    }
+}
+
 impl State {
     fn truncate(&mut self, i: usize) -> Result<()> {
         let file = &mut self.files[i];
@@ -392,13 +400,19 @@ impl Signal {
         self.cond.notify_one();
     }
 
-    /// Waits until raised (or `timeout` passes), and lowers the flag.
-    pub fn wait(&self, timeout: Duration) {
+    /// Waits until raised (or `timeout`, if any, passes), and lowers the flag.
+    pub fn wait(&self, timeout: Option<Duration>) {
         let raised = self.raised.lock().unwrap_or_else(|p| p.into_inner());
-        let (mut raised, _) = self
-            .cond
-            .wait_timeout_while(raised, timeout, |r| !*r)
-            .unwrap_or_else(|p| p.into_inner());
+        let mut raised = match timeout {
+            Some(t) => {
+                let waited = self.cond.wait_timeout_while(raised, t, |r| !*r);
+                waited.unwrap_or_else(|p| p.into_inner()).0
+            }
+            None => {
+                let waited = self.cond.wait_while(raised, |r| !*r);
+                waited.unwrap_or_else(|p| p.into_inner())
+            }
+        };
         *raised = false;
     }
 }

@@ -28,6 +28,7 @@ impl Sqlite {
     /// The contract's side of an opened store: starts applying its journal.
     pub fn new(store: Store) -> Result<Sqlite> {
         let store = Arc::new(store);
+        // Detached: the thread ends with the store.
         store.start_applier();
         let windows = store.windows()?.into_iter().collect();
         Ok(Sqlite {
