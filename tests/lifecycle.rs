@@ -375,18 +375,20 @@ fn wakeups(pid: u32) -> Vec<(String, u64)> {
 /// second has passed, the journal thread waits for the next entry instead
 /// of looking four times a second, and the text index's tick and the
 /// embedding worker look once a second instead of ten times (`clock::QUIET`).
-/// It used to wake ~35 times a second with nothing to do; the work left is
+/// It used to wake ~45 times a second with nothing to do; the work left is
 /// a few timers a second (checkpoints, reminders and leases, agents).
 #[tokio::test]
 async fn an_idle_engine_sleeps_and_wakes_for_the_next_write() {
     let dir = tempfile::tempdir().unwrap();
     let (home, socket) = (dir.path().join("home"), dir.path().join("run/pad.sock"));
-    let engine = spawn_engine(&home, &socket).await;
+    // With semantic search on, as a person runs it.
+    let engine = common::spawn(common::pad_semantic(&home, &socket), &socket).await;
     let mut c = Client::connect(&socket).await.unwrap();
     for i in 0..50 {
         common::add(&mut c, "quiet", &format!("note {i} about the lighthouse")).await;
     }
     ok(&mut c, "search", json!({"query": "lighthouse"})).await;
+    common::embedded_all(&mut c).await;
     tokio::time::sleep(Duration::from_millis(2500)).await;
 
     let pid = engine.child.id();
@@ -402,13 +404,19 @@ async fn an_idle_engine_sleeps_and_wakes_for_the_next_write() {
             .sum()
     };
     let journal = woke("pad-journal/");
+    let embedding = woke("pad-embed");
     let total = woke("");
-    // The journal thread needs none; it took 16 in these four seconds before.
+    // The journal thread needs none; it took ~32 in these four seconds before.
     assert!(
         journal <= 2,
         "the idle journal thread woke {journal} times in {secs} s: {after:?}"
     );
-    // ~10 a second now, ~35 before: the bound sits between the two.
+    // The embedding worker's threads: ~1.4 a second now, ~10.5 before.
+    assert!(
+        embedding <= 4 * secs,
+        "the idle embedding worker woke {embedding} times in {secs} s: {after:?}"
+    );
+    // ~10 a second now, ~45 before: the bound sits between the two.
     assert!(
         total <= 20 * secs,
         "the idle engine woke {total} times in {secs} s: {after:?}"

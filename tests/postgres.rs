@@ -636,3 +636,53 @@ async fn a_large_load_leaves_the_planner_statistics_current() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// Transactions the cluster's database has seen (its statistics: each
+/// session reports them within ~10 s while idle).
+async fn transactions(pool: &sqlx::PgPool) -> i64 {
+    sqlx::query_scalar(
+        "SELECT (xact_commit + xact_rollback)::bigint FROM pg_stat_database \
+         WHERE datname = current_database()",
+    )
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
+/// An idle engine on PostgreSQL asks it little: PostgreSQL cannot say
+/// whether anything was written, so the embedding worker used to look for
+/// new notes ten times a second for ever; a second after it last found one
+/// it looks once a second (`clock::QUIET`), and a note written after the
+/// quiet is still embedded and found by meaning.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_idle_engine_asks_postgres_little_and_still_embeds_the_next_note() {
+    let pg = Postgres::start();
+    let h = semantic_engine(&pg).await;
+    let mut c = h.client().await;
+    for i in 0..20 {
+        common::add(&mut c, "quiet", &format!("note {i} about the harbour")).await;
+    }
+    common::embedded_all(&mut c).await;
+    let pool = sqlx::PgPool::connect(&pg.url()).await.unwrap();
+    // Past the quiet second, and past the sessions' statistics interval.
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let before = transactions(&pool).await;
+    let secs = 12;
+    tokio::time::sleep(Duration::from_secs(secs)).await;
+    let asked = transactions(&pool).await - before;
+    // Here ~5 a second now (reminders, leases, the worker's look), ~130
+    // before (the tests' worker looks every 20 ms; `pad serve`'s every
+    // 100 ms: ~15 against ~40); the bound sits between the two.
+    assert!(
+        asked <= 25 * secs as i64,
+        "the idle engine ran {asked} transactions in {secs} s"
+    );
+    let e = common::add(&mut c, "quiet", "a lighthouse keeper rang the foghorn").await;
+    let best = best_by_meaning(
+        &mut c,
+        "a ship's warning sound in fog",
+        json!({"pad": "quiet"}),
+    )
+    .await;
+    assert_eq!(best["id"], e["id"]);
+}

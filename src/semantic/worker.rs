@@ -115,7 +115,9 @@ impl Worker {
         let mut saved_at = Instant::now();
         let mut faults = crate::faults::Faults::default();
         let mut seen_epoch = None;
-        // When a write (or a wake) last gave the worker something to look at.
+        // When a write (or a wake) last gave the worker something to look
+        // at: a store that counts its writes says so; for one that does not
+        // (PostgreSQL), a batch that found something to embed.
         let mut changed_at = Instant::now();
         'work: loop {
             // Messages first: a query means a person or agent is waiting.
@@ -138,14 +140,16 @@ impl Worker {
                 }
             }
             let epoch = self.source.write_epoch();
-            if epoch.is_none() || seen_epoch != epoch {
+            if epoch.is_some() && seen_epoch != epoch {
                 changed_at = Instant::now();
             }
             let more = (epoch.is_none() || seen_epoch != epoch)
                 && match self.embed_batch(&mut model) {
                     Ok(more) => {
                         faults.note::<Error>("embedding", Ok(()));
-                        if !more {
+                        if more {
+                            changed_at = Instant::now();
+                        } else {
                             seen_epoch = epoch;
                         }
                         more
