@@ -18,6 +18,9 @@ use crate::protocol::{AgentCard, AgentSkill};
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 /// Answers larger than this are refused (a task's whole history included).
 const MAX_ANSWER_BYTES: u64 = 4 * 1024 * 1024;
+/// The longest task or context id an agent may give: the engine keeps it
+/// with the delivery and marks each reply it posts with it.
+const MAX_ID_CHARS: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Dialect {
@@ -428,6 +431,13 @@ fn read_task(t: &Value) -> Result<Task, String> {
     let id = t["id"]
         .as_str()
         .ok_or_else(|| format!("the agent answered without a task id: {}", short(t)))?;
+    for (what, id) in [("task", Some(id)), ("context", t["contextId"].as_str())] {
+        if let Some(len) = id.map(|i| i.chars().count()).filter(|n| *n > MAX_ID_CHARS) {
+            return Err(format!(
+                "the agent answered with a {what} id of {len} characters; the most kept is {MAX_ID_CHARS}, so its answer was not taken. Ask its owner to keep ids short."
+            ));
+        }
+    }
     let state = t["status"]["state"].as_str().unwrap_or("unknown");
     let state = state
         .strip_prefix("TASK_STATE_")
@@ -486,6 +496,19 @@ mod tests {
             Some("tok123"),
         );
         assert!(!why.contains("s3cr3t") && !why.contains("tok123"), "{why}");
+    }
+
+    #[test]
+    fn a_task_id_past_its_bound_is_refused_saying_why() {
+        let long = "t".repeat(100_000);
+        let task = json!({"kind": "task", "id": long, "status": {"state": "completed"}});
+        let why = read_task(&task).unwrap_err();
+        assert!(why.contains("task id of 100000 characters"), "{why}");
+        let context = json!({"kind": "task", "id": "t1", "contextId": long,
+                             "status": {"state": "completed"}});
+        assert!(read_task(&context).unwrap_err().contains("context id"));
+        let fine = json!({"kind": "task", "id": "t".repeat(256), "status": {"state": "completed"}});
+        assert!(read_task(&fine).is_ok());
     }
 
     #[test]
