@@ -226,6 +226,23 @@ pub fn token_name(raw: &str) -> Result<String> {
     model::author("name", raw)
 }
 
+/// A new token's name: as `token_name`, and none the engine gives a
+/// meaning (`user`, `engine`, `anonymous`, …): a token writes under its
+/// name, and a token named `user` would write as the person.
+pub fn new_token_name(raw: &str) -> Result<String> {
+    let name = token_name(raw)?;
+    if model::RESERVED_AGENT_NAMES.contains(&name.as_str()) {
+        return Err(Error::invalid(
+            "name",
+            format!(
+                "'{name}' cannot be a token's name: the engine gives it a meaning ({}), and a token writes under its name. Name the token after the agent that holds it, e.g. 'agent-zero'.",
+                model::RESERVED_AGENT_NAMES.join(", ")
+            ),
+        ));
+    }
+    Ok(name)
+}
+
 /// A fresh secret: the prefix and 32 random bytes in hex.
 pub fn new_secret() -> Result<String> {
     Ok(format!("{SECRET_PREFIX}{}", random_hex()?))

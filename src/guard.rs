@@ -16,7 +16,8 @@ use serde_json::{Map, Value};
 
 use crate::access::{Access, Grant};
 use crate::error::{Error, Result};
-use crate::model;
+use crate::model::{self, Kind};
+use crate::protocol::UpdateParams;
 use crate::storage::rules::{ambiguous, no_entry};
 use crate::storage::{EntryFilter, Storage};
 
@@ -181,14 +182,58 @@ impl Guard {
         self.grant().is_none_or(|g| g.check_dispatch(agent).is_ok())
     }
 
-    /// A token reads only its own inbox.
-    pub fn own_inbox(&self, asked: Option<&str>) -> Result<()> {
-        if let (Some(name), Some(asked)) = (self.token(), asked) {
-            if !asked.eq_ignore_ascii_case(name) {
+    /// Who acts is the caller: a token's field naming who acts (an author,
+    /// a task's agent, an inbox's owner) is its own name, filled in when
+    /// left out; naming anyone else refuses the call.
+    pub fn acts_as(&self, field: &str, who: &mut Option<String>) -> Result<()> {
+        let Some(name) = self.token() else {
+            return Ok(());
+        };
+        if let Some(given) = who.as_deref() {
+            if !given.trim().eq_ignore_ascii_case(name) {
+                let shown: String = given.chars().take(64).collect();
                 return Err(Error::Forbidden(format!(
-                    "token '{name}' reads only its own inbox (author '{name}'); leave 'author' out."
+                    "token '{name}' acts only as itself: '{field}' is '{shown}', and a token's call may name no one else there. Leave '{field}' out (the engine fills in '{name}') or give '{name}'."
                 )));
             }
+        }
+        *who = Some(name.to_owned());
+        Ok(())
+    }
+
+    /// Refuses an edit (`entry.update`, or a restore that takes a note
+    /// back) a token may not make on someone else's note: rewording it
+    /// unless its grant says `others`, and changing what makes a question
+    /// a question (its kind, `meta.answer_from`) at all — that is the
+    /// asker's. `patch.id` is a full id the caller may write.
+    pub async fn may_edit(&self, db: &dyn Storage, patch: &UpdateParams) -> Result<()> {
+        let Some(g) = self.grant() else {
+            return Ok(());
+        };
+        let note = db.get(&patch.id).await?;
+        if note.author.eq_ignore_ascii_case(&g.name) {
+            return Ok(());
+        }
+        let rewords = patch.content.as_ref().is_some_and(|c| *c != note.content);
+        if rewords && !g.others {
+            return Err(Error::Forbidden(format!(
+                "token '{}' may not rewrite note {}: '{}' wrote it, and the token removes, hides or rewrites only its own notes. Reply to it or add a note of your own instead, or ask the person for a token that may (pad token create --others).",
+                g.name, note.id, note.author
+            )));
+        }
+        let question = note.kind == Kind::Question || patch.kind == Some(Kind::Question);
+        let answer_from =
+            |m: Option<&Map<String, Value>>| m.and_then(|m| m.get(model::ANSWER_FROM)).cloned();
+        let redefines = patch.kind.is_some_and(|k| k != note.kind)
+            || patch
+                .meta
+                .as_ref()
+                .is_some_and(|m| answer_from(m.as_ref()) != answer_from(note.meta.as_ref()));
+        if question && redefines {
+            return Err(Error::Forbidden(format!(
+                "token '{}' may not change what makes note {} a question (its kind or meta.answer_from): '{}' asked it, and only the asker and the person may. File it with tags or status, or reply in its thread.",
+                g.name, note.id, note.author
+            )));
         }
         Ok(())
     }
@@ -260,6 +305,7 @@ pub const REFERENCES: &[&str] = &[
     "answer",
     "depends_on",
     "waiting_on",
+    "question",
 ];
 
 impl Guard {

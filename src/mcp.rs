@@ -122,6 +122,7 @@ impl PadTools {
             config: &self.config,
             client: None,
             _held: None,
+            acts_as: None,
         }
     }
 }
@@ -152,17 +153,32 @@ struct Link<'a> {
     client: Option<Client>,
     /// Its place in the caller's budget while the connection is open.
     _held: Option<crate::tcp::InFlight>,
+    /// Who the engine says the connection acts as (a token's name for a
+    /// token, whatever author the server was given).
+    acts_as: Option<String>,
 }
 
 impl Link<'_> {
     async fn call(&mut self, method: &str, params: Value) -> Result<Value, String> {
-        let client = match &mut self.client {
-            Some(c) => c,
-            None => {
-                let config = self.config;
-                let who = caller().map_or_else(|| config.author.clone(), |c| c.name);
-                self._held = Some(config.budget.take(&who)?);
-                let mut c = crate::autostart::connect(&config.socket, config.autostart)
+        let client = self.connect().await?;
+        client.call(method, params).await.map_err(describe)
+    }
+
+    /// Who the engine says this call acts as: a task's holder is named so.
+    async fn acts_as(&mut self) -> Result<String, String> {
+        self.connect().await?;
+        Ok(self
+            .acts_as
+            .clone()
+            .unwrap_or_else(|| self.config.author.clone()))
+    }
+
+    async fn connect(&mut self) -> Result<&mut Client, String> {
+        if self.client.is_none() {
+            let config = self.config;
+            let who = caller().map_or_else(|| config.author.clone(), |c| c.name);
+            self._held = Some(config.budget.take(&who)?);
+            let mut c = crate::autostart::connect(&config.socket, config.autostart)
                     .await
                     .map_err(|e| {
                         format!(
@@ -170,18 +186,18 @@ impl Link<'_> {
                             config.socket.display()
                         )
                     })?;
-                match caller() {
-                    Some(who) => {
-                        c.greet_as(Some(&who.name), "pad-mcp", Some(&who.token))
-                            .await
-                    }
-                    None => c.greet(Some(&config.author), "pad-mcp").await,
+            let hello = match caller() {
+                Some(who) => {
+                    c.greet_as(Some(&who.name), "pad-mcp", Some(&who.token))
+                        .await
                 }
-                .map_err(describe)?;
-                self.client.insert(c)
+                None => c.greet(Some(&config.author), "pad-mcp").await,
             }
-        };
-        client.call(method, params).await.map_err(describe)
+            .map_err(describe)?;
+            self.acts_as = hello["author"].as_str().map(str::to_owned);
+            self.client = Some(c);
+        }
+        Ok(self.client.as_mut().expect("connected above"))
     }
 }
 

@@ -279,10 +279,20 @@ pub fn author(field: &str, raw: &str) -> Result<String> {
     Ok(a)
 }
 
-/// Names no registered agent may take: the person's, the engine's, and
-/// words that read as everyone.
+/// Names no registered agent or token may take: the person's, the
+/// engine's, the one a call without an author writes under, and words that
+/// read as everyone.
 pub const RESERVED_AGENT_NAMES: &[&str] = &[
-    "user", "person", "owner", "me", "engine", "system", "everyone", "all", "agents",
+    "user",
+    "person",
+    "owner",
+    "me",
+    "engine",
+    "system",
+    "everyone",
+    "all",
+    "agents",
+    "anonymous",
 ];
 
 /// Checks a registered agent's name: ASCII letters, digits, '.', '_' and

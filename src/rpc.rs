@@ -17,6 +17,7 @@ use tokio::task::AbortHandle;
 
 pub mod declared;
 mod methods;
+mod touches;
 
 use crate::access::Access;
 use crate::engine::Engine;
@@ -97,10 +98,14 @@ fn actor(session: &Session) -> String {
         .unwrap_or_else(|| "anonymous".to_owned())
 }
 
-/// Every method but `hello` with what it declares it may touch, in the
-/// table's order (for the scope matrix in tests/scope.rs).
-pub fn declarations() -> impl Iterator<Item = (&'static str, declared::Declared)> {
-    methods::TABLE.iter().map(|(m, _, d)| (*m, *d))
+/// Every method but `hello` with what it declares and the fields its
+/// params type declares, in the table's order (for the scope matrix in
+/// tests/scope.rs).
+pub fn declarations(
+) -> impl Iterator<Item = (&'static str, declared::Declared, &'static [declared::Field])> {
+    methods::TABLE
+        .iter()
+        .map(|r| (r.name, r.declared, r.fields))
 }
 
 /// Routes one method call to its handler (`methods::TABLE`) with the call's
@@ -136,23 +141,14 @@ async fn dispatch(
     if let Some(a) = &session.author {
         engine.seen(a);
     }
-    let Some((_, handler, declared)) = methods::TABLE.iter().find(|(m, ..)| *m == method) else {
+    let Some(row) = methods::TABLE.iter().find(|r| r.name == method) else {
         return Err(Error::MethodNotFound {
             method: method.to_string(),
             hint: suggest_method(method),
         });
     };
-    // What the method declares it touches, checked before it runs (a
-    // token's scope reads the params field by field, and may rewrite them).
-    let params = if guard.grant().is_some() {
-        let mut value = params.into_value();
-        declared.enforce(&guard, engine, &mut value).await?;
-        value.map_or(Params::Absent, Params::Value)
-    } else {
-        params
-    };
     let sealing = guard.clone();
-    let answer = handler(
+    let answer = (row.run)(
         methods::Call {
             engine,
             session,

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use common::{ok, Harness};
 use scratchpad::client::Client;
-use scratchpad::rpc::declared::Answer;
+use scratchpad::rpc::declared::{Answer, Role};
 use serde_json::{json, Value};
 
 /// How many notes B holds: a count no answer to the token may show.
@@ -299,7 +299,7 @@ async fn no_answer_to_a_token_scoped_to_a_names_anything_of_b() {
     };
 
     let methods: Vec<_> = scratchpad::rpc::declarations().collect();
-    for (method, declared) in &methods {
+    for (method, declared, fields) in &methods {
         for params in base(method) {
             let aimed = fill(&params, &b);
             let answer = call(&mut token, method, aimed.clone()).await;
@@ -315,7 +315,9 @@ async fn no_answer_to_a_token_scoped_to_a_names_anything_of_b() {
                 );
             }
             // A call whose own fields name B is refused outright.
-            let names_b = !declared.pads.is_empty() || !declared.notes.is_empty();
+            let names_b = fields
+                .iter()
+                .any(|f| matches!(f.role, Role::Pad(_) | Role::Note(_)));
             if names_b && declared.answer == Answer::Named {
                 assert!(
                     answer.get("error").is_some(),
@@ -375,6 +377,102 @@ async fn no_answer_to_a_token_scoped_to_a_names_anything_of_b() {
     assert_eq!(
         before["settings"], after["settings"],
         "B's settings changed"
+    );
+    h.stop().await;
+}
+
+/// The params with `field` set to `v`, or taken out (`None`).
+fn with(params: &Value, field: &str, v: Option<Value>) -> Value {
+    let mut p = params.clone();
+    let m = p.as_object_mut().unwrap();
+    match v {
+        Some(v) => m.insert(field.to_owned(), v),
+        None => m.remove(field),
+    };
+    p
+}
+
+/// Every pad, note, agents and actor field every method declares, tried as
+/// a hostile token would (the rest of the call aimed at its own pad A):
+/// `null`, absent, a wrong type, B's pad or note (refused, whatever else
+/// the call says), a prefix of B's note, and the person's name where the
+/// field names who acts (refused). No answer names B, B is unchanged, and
+/// nothing the token did is the person's.
+#[tokio::test]
+async fn every_declared_field_tried_null_absent_wrong_foreign_or_as_a_prefix() {
+    let h = Harness::start().await;
+    let mut owner = h.client().await;
+    ok(&mut owner, "hello", json!({"author": "user"})).await;
+    let (a, b, b_ids) = fill_store(&mut owner).await;
+    let secret = ok(
+        &mut owner,
+        "token.create",
+        json!({"name": "agent-a", "pads": ["a-*"]}),
+    )
+    .await;
+    let mut token = Client::connect(&h.socket).await.unwrap();
+    ok(&mut token, "hello", json!({"token": secret["secret"]})).await;
+    let before = snapshot(&mut owner).await;
+    // The notes the person wrote, and the tasks the person holds.
+    let persons = |v: &Value| {
+        let mut out = Vec::new();
+        for e in v["entries"].as_array().unwrap() {
+            for field in ["author", "assignee"] {
+                if e[field] == "user" {
+                    out.push(json!([e["id"], field]));
+                }
+            }
+        }
+        out
+    };
+    let everything = json!({"limit": 1000, "include_superseded": true});
+    let persons_before = persons(&ok(&mut owner, "entry.list", everything.clone()).await);
+    let secrets = Secrets { ids: b_ids };
+    let mut tried = 0;
+    for (method, _, fields) in scratchpad::rpc::declarations() {
+        for params in base(method) {
+            let plain = fill(&params, &a);
+            for field in fields {
+                let mut variants: Vec<(Option<Value>, bool)> = vec![
+                    (Some(Value::Null), false),
+                    (None, false),
+                    (Some(json!(12345)), false),
+                ];
+                match field.role {
+                    Role::Pad(_) => {
+                        variants.push((Some(json!(b.pad)), true));
+                        variants.push((Some(json!([b.pad])), true));
+                    }
+                    Role::Note(_) => {
+                        variants.push((Some(json!(b.note)), true));
+                        variants.push((Some(json!([b.note])), true));
+                        variants.push((Some(json!(b.note[..7].to_owned())), false));
+                    }
+                    Role::Agents => variants.push((Some(json!(["helper"])), false)),
+                    Role::Actor => variants.push((Some(json!("user")), true)),
+                }
+                for (v, refused) in variants {
+                    let sent = with(&plain, field.name, v);
+                    let answer = call(&mut token, method, sent.clone()).await;
+                    tried += 1;
+                    secrets.check(&format!("{method} {sent} →"), &answer, &sent);
+                    if refused {
+                        assert!(
+                            answer.get("error").is_some(),
+                            "{method} {sent} was not refused: {answer}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(tried > 150, "only {tried} calls tried");
+    let after = snapshot(&mut owner).await;
+    assert_eq!(before, after, "B changed");
+    let persons_after = persons(&ok(&mut owner, "entry.list", everything).await);
+    assert!(
+        persons_after.iter().all(|p| persons_before.contains(p)),
+        "the token changed the person's notes or acted as the person: {persons_before:?} -> {persons_after:?}"
     );
     h.stop().await;
 }

@@ -383,7 +383,8 @@ async fn a_thousand_waiting_asks_hold_no_thread_each_and_all_get_their_answers()
                 author: Some(format!("agent-{i}")),
                 answer_from: Vec::new(),
             };
-            engine.ask(p, None).await.unwrap()
+            let owner = scratchpad::guard::Guard::owner();
+            engine.ask(p, None, &owner).await.unwrap()
         }));
     }
     waiting(&h, 1000).await;

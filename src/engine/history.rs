@@ -209,7 +209,10 @@ impl Engine {
         };
         self.may_bring_back(&old.entry, live.supersedes.as_deref(), guard)
             .await?;
-        let entry = self.update(revert(old.entry, live.version), by).await?;
+        // Taking it back is an edit: the rules `entry.update` follows.
+        let patch = revert(old.entry, live.version);
+        guard.may_edit(self.db(), &patch).await?;
+        let entry = self.update(patch, by).await?;
         Ok((vec![entry], Vec::new()))
     }
 
@@ -239,7 +242,15 @@ impl Engine {
                 continue;
             }
             let after = v.entry.version + 1;
-            match self.update(revert(v.entry, after), by).await {
+            let patch = revert(v.entry, after);
+            if let Err(e) = guard.may_edit(self.db(), &patch).await {
+                skipped.push(Skipped {
+                    id,
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+            match self.update(patch, by).await {
                 Ok(e) => restored.push(e),
                 Err(Error::Conflict { .. }) => skipped.push(Skipped {
                     id,

@@ -114,7 +114,12 @@ impl Engine {
     }
 
     /// Writes a question tagged `needs_eyes` and waits for its answer.
-    pub async fn ask(&self, p: AskParams, default_author: Option<&str>) -> Result<AskResult> {
+    pub async fn ask(
+        &self,
+        p: AskParams,
+        default_author: Option<&str>,
+        guard: &Guard,
+    ) -> Result<AskResult> {
         let wait = p.wait_seconds.unwrap_or(DEFAULT_ASK_WAIT_SECONDS);
         if wait > MAX_ASK_WAIT_SECONDS {
             return Err(Error::over_limit(
@@ -176,7 +181,7 @@ impl Engine {
         };
         let started = Instant::now();
         let answer = self
-            .await_answer(&question, Duration::from_secs(wait))
+            .await_answer(&question, Duration::from_secs(wait), guard)
             .await?;
         Ok(AskResult {
             question,
@@ -186,8 +191,14 @@ impl Engine {
     }
 
     /// The answer to `question` once it is committed, or `None` after
-    /// `wait` (or when the engine stops).
-    async fn await_answer(&self, question: &Entry, wait: Duration) -> Result<Option<Entry>> {
+    /// `wait` (or when the engine stops). A token revoked meanwhile ends
+    /// the wait with its refusal, and no answer reaches it.
+    async fn await_answer(
+        &self,
+        question: &Entry,
+        wait: Duration,
+        guard: &Guard,
+    ) -> Result<Option<Entry>> {
         let (rx, first) = self.0.waiters.register(&question.id);
         let _registered = Registered {
             engine: self,
@@ -206,9 +217,27 @@ impl Engine {
             return Ok(None);
         }
         let mut stop = self.0.stop.subscribe();
-        tokio::select! {
-            answer = tokio::time::timeout(wait, rx) => Ok(answer.ok().and_then(Result::ok)),
-            _ = stop.wait_for(|stopping| *stopping) => Ok(None),
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(wait, rx) => answer.ok().and_then(Result::ok),
+            _ = stop.wait_for(|stopping| *stopping) => None,
+            revoked = self.revoked(guard) => return Err(revoked),
+        };
+        // Revoked between the answer and now: it is not the token's to read.
+        self.grant(guard.access())?;
+        Ok(answer)
+    }
+
+    /// Ends when the token of `guard` is revoked, with the refusal it now
+    /// gets; never for the owner. Grants change rarely: a look a second.
+    async fn revoked(&self, guard: &Guard) -> Error {
+        if guard.grant().is_none() {
+            return std::future::pending().await;
+        }
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            if let Err(e) = self.grant(guard.access()) {
+                return e;
+            }
         }
     }
 

@@ -77,7 +77,7 @@ impl Engine {
 
     pub async fn token_create(&self, p: TokenCreateParams) -> Result<TokenCreateResult> {
         let row = TokenRow {
-            name: access::token_name(&p.name)?,
+            name: access::new_token_name(&p.name)?,
             hash: String::new(),
             pads: access::patterns(&p.pads)?,
             read_only: p.read_only,

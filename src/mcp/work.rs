@@ -73,7 +73,11 @@ impl PadTools {
         p: ClaimTask,
     ) -> CallToolResult {
         let pad = p.pad;
-        let mut params = json!({"pad": pad, "agent": self.author()});
+        let agent = match link.acts_as().await {
+            Ok(a) => a,
+            Err(e) => return fail(e),
+        };
+        let mut params = json!({"pad": pad, "agent": agent});
         if let Some(l) = p.lease_seconds {
             params["lease_seconds"] = json!(l);
         }
@@ -115,7 +119,10 @@ impl PadTools {
         link: &mut Link<'_>,
         p: UpdateTask,
     ) -> CallToolResult {
-        let agent = self.author();
+        let agent = match link.acts_as().await {
+            Ok(a) => a,
+            Err(e) => return fail(e),
+        };
         let (method, params) = match p.status.as_deref() {
             Some("done") => (
                 "task.complete",

@@ -1,35 +1,39 @@
-//! What each method may touch, declared in the dispatch table beside its
-//! handler (`methods::TABLE`), and enforced here before the handler runs.
+//! What each method may touch, declared on its params type and enforced
+//! here on the very value its handler gets.
 //!
-//! A declaration names the params fields that name pads and notes and what
-//! the call does there, the field naming agents it hands work to, whether
-//! only the owner may call it, and how its answer is scoped. `enforce`
-//! checks each against the call's guard and writes each note's full id back
-//! into the params (a token's prefix resolves among the notes it may read
-//! only), so a handler works on what was checked and nothing else. A table
-//! row without a declaration does not compile; `tests/scope.rs` calls every
-//! method with a token as its declaration says and reads every answer for
-//! what the token may not see.
+//! A call's params are parsed once into the method's type; that type says
+//! (`Touches`) which of its fields name a pad, a note, the agents it hands
+//! work to and who acts, and what the call does there. `enforce` checks each
+//! against the call's guard and writes each note's full id back into the
+//! typed value (a token's prefix resolves among the notes it may read only),
+//! and puts a token's own name in every field naming who acts, or refuses
+//! the call when the field names anyone else. A field present but `null`,
+//! absent, or of a wrong type is decided once, by parsing: what the guard
+//! saw is what the handler does. A params type without a declaration does
+//! not compile into the table (`methods::TABLE`); `tests/scope.rs` tries
+//! every declared field of every method as a token would (`FIELDS`).
 
 use std::sync::LazyLock;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::Reply;
 use crate::engine::Engine;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::guard::Guard;
 use crate::model;
+use crate::protocol::UpdateParams;
 
 /// What a call does with a pad or a note it names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Does {
     Read,
-    /// Writes there: adds, edits, deletes, claims.
+    /// Writes there: adds, claims, files (tags, status…).
     Write,
-    /// Edits the note: a write there, and rewriting its words (the call
-    /// carries `content`) is the caller's own note unless its grant says
-    /// `others`, as `Hide` — filing it (tags, status…) is a write.
+    /// Edits the note (`entry.update`): a write there, and the patch's own
+    /// rules (`Guard::may_edit`): rewording is the caller's own note unless
+    /// its grant says `others`; what makes a question a question is the
+    /// asker's.
     Edit,
     /// Hides the note from its pad's readers (superseding it): a write
     /// there, and the caller's own note unless its grant says `others`.
@@ -41,13 +45,41 @@ pub enum Does {
     Clear,
 }
 
-/// A params field naming a pad.
+/// What a params field names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Pad(Does),
+    Note(Does),
+    /// Registered agents the call hands work to.
+    Agents,
+    /// Who acts: for a token, its own name or nothing.
+    Actor,
+}
+
+/// One declared field of a params type.
 #[derive(Debug, Clone, Copy)]
-pub struct PadField {
-    pub field: &'static str,
-    pub does: Does,
-    /// Absent, it means `inbox` — unless this other field is given.
-    pub inbox_unless: Option<&'static str>,
+pub struct Field {
+    pub name: &'static str,
+    pub role: Role,
+}
+
+/// One value a call's params name, borrowed from the parsed params.
+pub enum Ref<'a> {
+    Pad(&'static str, &'a str, Does),
+    Note(&'static str, &'a mut String, Does),
+    Agents(&'static str, &'a [String]),
+    Actor(&'static str, &'a mut Option<String>),
+}
+
+/// What a params type names: its fields (for the scope matrix and the
+/// docs) and, on a parsed value, the values themselves.
+pub trait Touches {
+    const FIELDS: &'static [Field];
+    fn refs(&mut self) -> Vec<Ref<'_>>;
+    /// An edit's patch, for the rules that read what it changes.
+    fn patch(&self) -> Option<&UpdateParams> {
+        None
+    }
 }
 
 /// How a method's answer is drawn.
@@ -62,14 +94,9 @@ pub enum Answer {
     Session,
 }
 
-/// One method's declaration.
+/// What a method declares beside its params' fields.
 #[derive(Debug, Clone, Copy)]
 pub struct Declared {
-    pub pads: &'static [PadField],
-    /// Fields naming notes by id: a string, a list of them, or null.
-    pub notes: &'static [(&'static str, Does)],
-    /// The field naming registered agents it hands work to.
-    pub agents: Option<&'static str>,
     /// Only the owner may call it; what it does, for the refusal.
     pub owner_only: Option<&'static str>,
     /// It writes wherever the notes it brings back are (a restore): a
@@ -80,106 +107,124 @@ pub struct Declared {
 
 impl Declared {
     pub const NONE: Declared = Declared {
-        pads: &[],
-        notes: &[],
-        agents: None,
         owner_only: None,
         writes_found: false,
         answer: Answer::Named,
     };
-
-    /// Everything the declaration says of `params`, checked against the
-    /// guard; each note field's ids made full.
-    pub async fn enforce(
-        &self,
-        guard: &Guard,
-        engine: &Engine,
-        params: &mut Option<Value>,
-    ) -> Result<()> {
-        if guard.grant().is_none() {
-            return Ok(());
-        }
-        if let Some(what) = self.owner_only {
-            guard.owner_only(what)?;
-        }
-        if self.writes_found {
-            guard.any_write()?;
-        }
-        let empty = Map::new();
-        let fields = match params {
-            Some(Value::Object(m)) => m,
-            // Not an object: the handler's parse refuses it, naming why.
-            _ => &empty,
-        };
-        for pad in self.pads {
-            let named = match fields.get(pad.field) {
-                Some(Value::String(s)) => s.as_str(),
-                Some(_) => continue,
-                None => match pad.inbox_unless {
-                    Some(other) if !fields.contains_key(other) => model::INBOX,
-                    _ => continue,
-                },
-            };
-            match pad.does {
-                Does::Read => guard.pad(named, pad.field, false)?,
-                Does::Write | Does::Edit | Does::Hide | Does::Remove => {
-                    guard.pad(named, pad.field, true)?
-                }
-                Does::Clear => {
-                    guard.pad(named, pad.field, true)?;
-                    guard.may_clear(&model::pad_name(pad.field, named)?)?;
-                }
-            }
-        }
-        if let Some(field) = self.agents {
-            if let Some(Value::Array(to)) = fields.get(field) {
-                let to: Vec<String> = to
-                    .iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect();
-                guard.hand_to(&to, |a| engine.is_registered_agent(a))?;
-            }
-        }
-        let Some(Value::Object(fields)) = params else {
-            return Ok(());
-        };
-        let rewords = fields.contains_key("content");
-        for (field, does) in self.notes {
-            match fields.get_mut(*field) {
-                Some(Value::String(id)) => {
-                    *id = resolve(guard, engine, id, *does, rewords, field).await?
-                }
-                Some(Value::Array(ids)) => {
-                    for v in ids {
-                        if let Value::String(id) = v {
-                            *id = resolve(guard, engine, id, *does, rewords, field).await?;
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    }
 }
 
-async fn resolve(
+/// Everything `declared` and the params' type say of `params`, checked
+/// against the guard; each note's id made full, each actor field the
+/// token's name.
+pub async fn enforce<P: Touches>(
+    declared: &Declared,
     guard: &Guard,
     engine: &Engine,
-    id: &str,
-    does: Does,
-    rewords: bool,
-    field: &'static str,
-) -> Result<String> {
+    params: &mut P,
+) -> Result<()> {
+    if guard.grant().is_none() {
+        return Ok(());
+    }
+    if let Some(what) = declared.owner_only {
+        guard.owner_only(what)?;
+    }
+    if declared.writes_found {
+        guard.any_write()?;
+    }
+    for r in params.refs() {
+        match r {
+            Ref::Pad(field, named, does) => match does {
+                Does::Read => guard.pad(named, field, false)?,
+                Does::Write | Does::Edit | Does::Hide | Does::Remove => {
+                    guard.pad(named, field, true)?
+                }
+                Does::Clear => {
+                    guard.pad(named, field, true)?;
+                    guard.may_clear(&model::pad_name(field, named)?)?;
+                }
+            },
+            Ref::Note(field, id, does) => {
+                *id = resolve(guard, engine, id, does)
+                    .await
+                    .map_err(|e| e.for_field(field))?
+            }
+            Ref::Agents(_, to) => guard.hand_to(to, |a| engine.is_registered_agent(a))?,
+            Ref::Actor(field, who) => guard.acts_as(field, who)?,
+        }
+    }
+    if let Some(patch) = params.patch() {
+        guard.may_edit(engine.db(), patch).await?;
+    }
+    Ok(())
+}
+
+async fn resolve(guard: &Guard, engine: &Engine, id: &str, does: Does) -> Result<String> {
     let db = engine.db();
     match does {
         Does::Read => guard.entry(db, id, false).await,
-        Does::Edit if rewords => guard.may_remove(db, id, "rewrite").await,
         Does::Write | Does::Edit | Does::Clear => guard.entry(db, id, true).await,
         Does::Hide => guard.may_remove(db, id, "supersede").await,
         Does::Remove => guard.may_remove(db, id, "delete").await,
     }
-    .map_err(|e| e.for_field(field))
+}
+
+/// The values of a field naming pads: one, maybe one, or several.
+pub trait Pads {
+    fn pads(&self) -> Vec<&str>;
+}
+
+impl Pads for String {
+    fn pads(&self) -> Vec<&str> {
+        vec![self]
+    }
+}
+
+impl Pads for Option<String> {
+    fn pads(&self) -> Vec<&str> {
+        self.as_deref().into_iter().collect()
+    }
+}
+
+impl Pads for Vec<String> {
+    fn pads(&self) -> Vec<&str> {
+        self.iter().map(String::as_str).collect()
+    }
+}
+
+/// The ids of a field naming notes: one, maybe one, several, or (in a
+/// patch) maybe a change to one.
+pub trait Notes {
+    fn ids(&mut self) -> Vec<&mut String>;
+}
+
+impl Notes for String {
+    fn ids(&mut self) -> Vec<&mut String> {
+        vec![self]
+    }
+}
+
+impl Notes for Option<String> {
+    fn ids(&mut self) -> Vec<&mut String> {
+        self.iter_mut().collect()
+    }
+}
+
+impl Notes for Vec<String> {
+    fn ids(&mut self) -> Vec<&mut String> {
+        self.iter_mut().collect()
+    }
+}
+
+impl Notes for Option<Vec<String>> {
+    fn ids(&mut self) -> Vec<&mut String> {
+        self.iter_mut().flatten().collect()
+    }
+}
+
+impl Notes for Option<Option<String>> {
+    fn ids(&mut self) -> Vec<&mut String> {
+        self.iter_mut().flatten().collect()
+    }
 }
 
 /// How a set reference reads in the compact JSON of an answer: `"field":"…`
@@ -200,7 +245,7 @@ pub(crate) async fn seal(guard: &Guard, engine: &Engine, answer: Reply) -> Resul
     if guard.grant().is_none() || !SET_REFERENCES.iter().any(|p| text.contains(p.as_str())) {
         return Ok(answer);
     }
-    let internal = |e: serde_json::Error| crate::error::Error::Internal(e.to_string());
+    let internal = |e: serde_json::Error| Error::Internal(e.to_string());
     let mut v: Value = serde_json::from_str(answer.get()).map_err(internal)?;
     if !guard.seal(engine.db(), &mut v).await? {
         return Ok(answer);

@@ -1,20 +1,24 @@
 //! The methods: one row of `TABLE` per protocol method (`hello` aside, as
-//! it sets up the session the others run in), each a short handler that
-//! parses its params, asks the call's guard, and calls the engine.
+//! it sets up the session the others run in). A row is the method's type
+//! (`protocol::method`: its name, params and answer), its handler and what
+//! it declares beside its params' fields (`declared::Declared`). The row
+//! parses the params once into their type, enforces what the type and the
+//! declaration say on that value (`declared::enforce`), and hands the very
+//! value to the handler, which calls the engine and returns the answer's type.
 
 use std::future::Future;
 use std::pin::Pin;
 
+use super::declared::{self, Answer, Declared, Field, Touches};
 use super::{actor, parse, reply, Params, Reply, Session, MAX_SUBSCRIPTIONS};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::guard::Guard;
 use crate::model;
+use crate::protocol::method::*;
 use crate::protocol::*;
 
 use super::declared::Answer::Scoped;
-use super::declared::Does::{self, Clear, Edit, Hide, Read, Remove, Write};
-use super::declared::{Answer, Declared, PadField};
 
 const NONE: Declared = Declared::NONE;
 
@@ -25,40 +29,39 @@ pub(super) struct Call<'a> {
     pub guard: Guard,
 }
 
-type Handler =
+type Run =
     for<'a> fn(Call<'a>, Params<'a>) -> Pin<Box<dyn Future<Output = Result<Reply>> + Send + 'a>>;
 
-/// One row: the method, its handler, and what it may touch.
-pub(super) type Row = (&'static str, Handler, Declared);
+/// One method: its name, how a call runs, what it declares, and the fields
+/// its params type declares.
+pub(super) struct Row {
+    pub name: &'static str,
+    pub run: Run,
+    pub declared: Declared,
+    pub fields: &'static [Field],
+}
 
 macro_rules! table {
-    ($($method:literal => $handler:ident $declared:expr),* $(,)?) => {
+    ($($method:ident => $handler:ident $declared:expr),* $(,)?) => {
         /// Every method but `hello`, in `protocol::METHODS`'s order.
         pub(super) const TABLE: &[Row] = &[
-            $(($method, |c, p| Box::pin($handler(c, p)), $declared)),*
+            $(Row {
+                name: <$method as Method>::NAME,
+                run: |c, p| Box::pin(async move {
+                    const DECLARED: Declared = $declared;
+                    let mut params: <$method as Method>::Params =
+                        parse(<$method as Method>::NAME, p)?;
+                    declared::enforce(&DECLARED, &c.guard, c.engine, &mut params).await?;
+                    let answer: <$method as Method>::Answer = $handler(c, params).await?;
+                    Ok(reply(answer))
+                }),
+                declared: $declared,
+                fields: <<$method as Method>::Params as Touches>::FIELDS,
+            }),*
         ];
     };
 }
 
-const fn pad(field: &'static str, does: Does) -> PadField {
-    PadField {
-        field,
-        does,
-        inbox_unless: None,
-    }
-}
-
-/// Reads what one pad argument names, if given.
-const READS_PAD: Declared = Declared {
-    pads: &[pad("pad", Read)],
-    answer: Scoped,
-    ..NONE
-};
-/// Changes the note `id` names.
-const WRITES_NOTE: Declared = Declared {
-    notes: &[("id", Write)],
-    ..NONE
-};
 /// Answers from the store through the caller's scope.
 const SCOPED: Declared = Declared {
     answer: Scoped,
@@ -72,76 +75,49 @@ const fn owner(what: &'static str) -> Declared {
 }
 
 table! {
-    "entry.add" => entry_add Declared {
-        pads: &[pad("pad", Write)],
-        notes: &[("reply_to", Read), ("supersedes", Hide), ("depends_on", Read)],
-        agents: Some("to"),
-        // Its duplicate hint is drawn from what the caller may read.
-        answer: Scoped,
-        ..NONE
-    },
-    "entry.get" => entry_get Declared { notes: &[("id", Read)], ..NONE },
-    "entry.update" => entry_update Declared {
-        notes: &[("id", Edit), ("supersedes", Hide), ("depends_on", Read)],
-        ..NONE
-    },
-    "entry.delete" => entry_delete Declared { notes: &[("id", Remove)], ..NONE },
-    "entry.history" => entry_history SCOPED,
-    "entry.trash" => entry_trash READS_PAD,
-    "entry.restore" => entry_restore Declared { writes_found: true, answer: Scoped, ..NONE },
-    "entry.purge" => entry_purge owner("purge the history and trash for good"),
-    "entry.changes" => entry_changes READS_PAD,
-    "entry.list" => entry_list READS_PAD,
-    "search" => search READS_PAD,
-    "tags.list" => tags_list READS_PAD,
-    "pad.list" => pad_list SCOPED,
+    // Its duplicate hint is drawn from what the caller may read.
+    EntryAdd => entry_add SCOPED,
+    EntryGet => entry_get NONE,
+    EntryUpdate => entry_update NONE,
+    EntryDelete => entry_delete NONE,
+    EntryHistory => entry_history SCOPED,
+    EntryTrash => entry_trash SCOPED,
+    EntryRestore => entry_restore Declared { writes_found: true, answer: Scoped, ..NONE },
+    EntryPurge => entry_purge owner("purge the history and trash for good"),
+    EntryChanges => entry_changes SCOPED,
+    EntryList => entry_list SCOPED,
+    Search => search SCOPED,
+    TagsList => tags_list SCOPED,
+    PadList => pad_list SCOPED,
     // A pad's limits and lifetime are the person's: the owner's alone.
-    "pad.configure" => pad_configure Declared {
-        pads: &[pad("name", Write)],
-        owner_only: Some("change a pad's settings (its limits, lifetime or archive)"),
-        ..NONE
-    },
-    "pad.touch" => pad_touch Declared { pads: &[pad("name", Write)], ..NONE },
-    "pad.clear" => pad_clear Declared { pads: &[pad("name", Clear)], ..NONE },
-    "pad.export" => pad_export Declared { pads: &[pad("name", Read)], ..NONE },
-    "subscribe" => subscribe SCOPED,
-    "unsubscribe" => unsubscribe Declared { answer: Answer::Session, ..NONE },
-    "stats" => stats SCOPED,
-    "reindex" => reindex owner("rebuild the semantic index"),
-    "inbox" => inbox SCOPED,
-    "plan.order" => plan_order Declared { pads: &[pad("pad", Read)], ..NONE },
-    "task.claim" => task_claim Declared { pads: &[pad("pad", Write)], ..NONE },
-    "task.heartbeat" => task_heartbeat WRITES_NOTE,
-    "task.complete" => task_complete WRITES_NOTE,
-    "task.fail" => task_fail WRITES_NOTE,
-    "entry.share" => entry_share Declared {
-        pads: &[pad("to", Write)],
-        notes: &[("id", Read)],
-        ..NONE
-    },
-    "entry.thread" => entry_thread Declared { notes: &[("id", Read)], answer: Scoped, ..NONE },
-    "ask" => ask Declared {
-        // A new question goes to its pad (the inbox unless named); waiting
-        // on one asked before reads it.
-        pads: &[PadField { field: "pad", does: Write, inbox_unless: Some("id") }],
-        notes: &[("id", Read)],
-        ..NONE
-    },
-    "report" => report READS_PAD,
-    "token.create" => token_create owner("create tokens"),
-    "token.list" => token_list owner("list tokens"),
-    "token.revoke" => token_revoke owner("revoke tokens"),
-    "agent.add" => agent_add owner("register agents"),
-    "agent.list" => agent_list SCOPED,
-    "agent.remove" => agent_remove owner("remove agents"),
-    "agent.deliveries" => agent_deliveries SCOPED,
+    PadConfigure => pad_configure owner("change a pad's settings (its limits, lifetime or archive)"),
+    PadTouch => pad_touch NONE,
+    PadClear => pad_clear NONE,
+    PadExport => pad_export NONE,
+    Subscribe => subscribe SCOPED,
+    Unsubscribe => unsubscribe Declared { answer: Answer::Session, ..NONE },
+    Stats => stats SCOPED,
+    Reindex => reindex owner("rebuild the semantic index"),
+    Inbox => inbox SCOPED,
+    PlanOrder => plan_order NONE,
+    TaskClaim => task_claim NONE,
+    TaskHeartbeat => task_heartbeat NONE,
+    TaskComplete => task_complete NONE,
+    TaskFail => task_fail NONE,
+    EntryShare => entry_share NONE,
+    EntryThread => entry_thread SCOPED,
+    Ask => ask NONE,
+    Report => report SCOPED,
+    TokenCreate => token_create owner("create tokens"),
+    TokenList => token_list owner("list tokens"),
+    TokenRevoke => token_revoke owner("revoke tokens"),
+    AgentAdd => agent_add owner("register agents"),
+    AgentList => agent_list SCOPED,
+    AgentRemove => agent_remove owner("remove agents"),
+    AgentDeliveries => agent_deliveries SCOPED,
 }
 
-async fn entry_add(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let mut p: AddParams = parse("entry.add", params)?;
-    if let Some(name) = c.guard.token() {
-        p.author = Some(name.to_owned());
-    }
+async fn entry_add(c: Call<'_>, p: AddParams) -> Result<EntryResult> {
     let looks_like = if p.check_duplicates {
         let author = model::entry_author(p.author.as_deref(), c.session.author.as_deref())?;
         c.engine
@@ -156,108 +132,91 @@ async fn entry_add(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
         .engine
         .add(p, c.session.author.as_deref(), &c.guard)
         .await?;
-    Ok(reply(EntryResult { entry, looks_like }))
+    Ok(EntryResult { entry, looks_like })
 }
 
-async fn entry_get(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: IdParams = parse("entry.get", params)?;
-    Ok(reply(EntryResult::of(c.engine.get(&p.id).await?)))
+async fn entry_get(c: Call<'_>, p: IdParams) -> Result<EntryResult> {
+    Ok(EntryResult::of(c.engine.get(&p.id).await?))
 }
 
-async fn entry_update(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: UpdateParams = parse("entry.update", params)?;
+async fn entry_update(c: Call<'_>, p: UpdateParams) -> Result<EntryResult> {
     let by = actor(c.session);
-    Ok(reply(EntryResult::of(c.engine.update(p, &by).await?)))
+    Ok(EntryResult::of(c.engine.update(p, &by).await?))
 }
 
-async fn entry_delete(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: DeleteParams = parse("entry.delete", params)?;
+async fn entry_delete(c: Call<'_>, p: DeleteParams) -> Result<DeleteResult> {
     let (gone, change) = c.engine.delete(p, &actor(c.session)).await?;
-    Ok(reply(DeleteResult {
+    Ok(DeleteResult {
         deleted: true,
         id: gone.id,
         change: (change > 0).then_some(change),
-    }))
+    })
 }
 
-async fn entry_history(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p = parse("entry.history", params)?;
-    Ok(reply(c.engine.history(p, &c.guard).await?))
+async fn entry_history(c: Call<'_>, p: HistoryParams) -> Result<HistoryResult> {
+    c.engine.history(p, &c.guard).await
 }
 
-async fn entry_trash(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p = parse("entry.trash", params)?;
-    Ok(reply(c.engine.trash(p, &c.guard).await?))
+async fn entry_trash(c: Call<'_>, p: TrashParams) -> Result<TrashResult> {
+    c.engine.trash(p, &c.guard).await
 }
 
-async fn entry_restore(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: RestoreParams = parse("entry.restore", params)?;
+async fn entry_restore(c: Call<'_>, p: RestoreParams) -> Result<RestoreResult> {
     let by = actor(c.session);
-    Ok(reply(c.engine.restore(p, &by, &c.guard).await?))
+    c.engine.restore(p, &by, &c.guard).await
 }
 
-async fn entry_purge(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: PurgeParams = parse("entry.purge", params)?;
-    Ok(reply(c.engine.purge(p).await?))
+async fn entry_purge(c: Call<'_>, p: PurgeParams) -> Result<PurgeResult> {
+    c.engine.purge(p).await
 }
 
-async fn entry_changes(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p = parse("entry.changes", params)?;
-    Ok(reply(c.engine.changes(p, &c.guard).await?))
+async fn entry_changes(c: Call<'_>, p: ChangesParams) -> Result<ChangesResult> {
+    c.engine.changes(p, &c.guard).await
 }
 
-async fn entry_list(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p = parse("entry.list", params)?;
-    Ok(reply(c.engine.list(p, &c.guard).await?))
+async fn entry_list(c: Call<'_>, p: ListParams) -> Result<ListResult> {
+    c.engine.list(p, &c.guard).await
 }
 
-async fn search(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p = parse("search", params)?;
-    Ok(reply(c.engine.search(p, &c.guard).await?))
+async fn search(c: Call<'_>, p: SearchParams) -> Result<SearchResult> {
+    c.engine.search(p, &c.guard).await
 }
 
-async fn tags_list(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p = parse("tags.list", params)?;
-    Ok(reply(c.engine.tags(p, &c.guard).await?))
+async fn tags_list(c: Call<'_>, p: TagsParams) -> Result<TagsResult> {
+    c.engine.tags(p, &c.guard).await
 }
 
-async fn pad_list(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p = parse("pad.list", params)?;
-    Ok(reply(PadListResult {
+async fn pad_list(c: Call<'_>, p: PadListParams) -> Result<PadListResult> {
+    Ok(PadListResult {
         pads: c.engine.pads(p, &c.guard).await?,
-    }))
+    })
 }
 
-async fn pad_configure(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: ConfigureParams = parse("pad.configure", params)?;
-    Ok(reply(PadResult {
+async fn pad_configure(c: Call<'_>, p: ConfigureParams) -> Result<PadResult> {
+    Ok(PadResult {
         pad: c.engine.configure(p).await?,
-    }))
+    })
 }
 
-async fn pad_touch(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: PadNameParams = parse("pad.touch", params)?;
-    Ok(reply(PadResult {
+async fn pad_touch(c: Call<'_>, p: PadNameParams) -> Result<PadResult> {
+    Ok(PadResult {
         pad: c.engine.touch(p).await?,
-    }))
+    })
 }
 
-async fn pad_clear(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: ClearParams = parse("pad.clear", params)?;
+async fn pad_clear(c: Call<'_>, p: ClearParams) -> Result<ClearResult> {
     let (deleted, change) = c.engine.clear(p, &actor(c.session)).await?;
-    Ok(reply(ClearResult {
+    Ok(ClearResult {
         deleted,
         change: (deleted > 0 && change > 0).then_some(change),
-    }))
+    })
 }
 
-async fn pad_export(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: ExportParams = parse("pad.export", params)?;
-    Ok(reply(c.engine.export(p, &c.guard).await?))
+async fn pad_export(c: Call<'_>, p: ExportParams) -> Result<ExportResult> {
+    c.engine.export(p, &c.guard).await
 }
 
-async fn subscribe(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: SubscribeParams = parse("subscribe", params)?;
+async fn subscribe(c: Call<'_>, p: SubscribeParams) -> Result<SubscribeResult> {
     let session = c.session;
     if session.subscriptions.len() >= MAX_SUBSCRIPTIONS {
         return Err(Error::TooLarge {
@@ -296,15 +255,14 @@ async fn subscribe(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
         }
     });
     session.subscriptions.insert(id, task.abort_handle());
-    Ok(reply(SubscribeResult { subscription: id }))
+    Ok(SubscribeResult { subscription: id })
 }
 
-async fn unsubscribe(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: UnsubscribeParams = parse("unsubscribe", params)?;
+async fn unsubscribe(c: Call<'_>, p: UnsubscribeParams) -> Result<OkResult> {
     match c.session.subscriptions.remove(&p.subscription) {
         Some(task) => {
             task.abort();
-            Ok(reply(OkResult { ok: true }))
+            Ok(OkResult { ok: true })
         }
         None => Err(Error::NotFound {
             field: "subscription",
@@ -317,118 +275,161 @@ async fn unsubscribe(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
     }
 }
 
-async fn stats(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p = parse("stats", params)?;
-    Ok(reply(c.engine.stats(p, &c.guard).await?))
+async fn stats(c: Call<'_>, p: StatsParams) -> Result<StatsResult> {
+    c.engine.stats(p, &c.guard).await
 }
 
-async fn reindex(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let _: ReindexParams = parse("reindex", params)?;
-    Ok(reply(c.engine.reindex().await?))
+async fn reindex(c: Call<'_>, _: ReindexParams) -> Result<ReindexResult> {
+    c.engine.reindex().await
 }
 
-async fn inbox(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: InboxParams = parse("inbox", params)?;
-    c.guard.own_inbox(p.author.as_deref())?;
+async fn inbox(c: Call<'_>, p: InboxParams) -> Result<InboxResult> {
     let author = c.session.author.as_deref();
-    Ok(reply(c.engine.inbox(p, author, &c.guard).await?))
+    c.engine.inbox(p, author, &c.guard).await
 }
 
-async fn plan_order(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: PlanParams = parse("plan.order", params)?;
-    Ok(reply(c.engine.plan_order(p).await?))
+async fn plan_order(c: Call<'_>, p: PlanParams) -> Result<PlanResult> {
+    c.engine.plan_order(p).await
 }
 
-async fn task_claim(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: ClaimParams = parse("task.claim", params)?;
-    Ok(reply(c.engine.claim(p, c.session.author.as_deref()).await?))
+async fn task_claim(c: Call<'_>, p: ClaimParams) -> Result<ClaimResult> {
+    c.engine.claim(p, c.session.author.as_deref()).await
 }
 
-async fn task_heartbeat(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: HeartbeatParams = parse("task.heartbeat", params)?;
-    Ok(reply(EntryResult::of(c.engine.heartbeat(p).await?)))
+async fn task_heartbeat(c: Call<'_>, p: HeartbeatParams) -> Result<EntryResult> {
+    Ok(EntryResult::of(c.engine.heartbeat(p).await?))
 }
 
-async fn task_complete(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: CompleteParams = parse("task.complete", params)?;
-    Ok(reply(EntryResult::of(c.engine.complete(p).await?)))
+async fn task_complete(c: Call<'_>, p: CompleteParams) -> Result<EntryResult> {
+    Ok(EntryResult::of(c.engine.complete(p).await?))
 }
 
-async fn task_fail(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: FailParams = parse("task.fail", params)?;
-    Ok(reply(EntryResult::of(c.engine.fail(p).await?)))
+async fn task_fail(c: Call<'_>, p: FailParams) -> Result<EntryResult> {
+    Ok(EntryResult::of(c.engine.fail(p).await?))
 }
 
-async fn entry_share(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let mut p: ShareParams = parse("entry.share", params)?;
-    if let Some(name) = c.guard.token() {
-        p.author = Some(name.to_owned());
-    }
+async fn entry_share(c: Call<'_>, p: ShareParams) -> Result<ShareResult> {
     let author = c.session.author.as_deref();
-    Ok(reply(c.engine.share(p, author, &c.guard).await?))
+    c.engine.share(p, author, &c.guard).await
 }
 
-async fn entry_thread(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: IdParams = parse("entry.thread", params)?;
-    Ok(reply(c.engine.thread(p, &c.guard).await?))
+async fn entry_thread(c: Call<'_>, p: IdParams) -> Result<ThreadResult> {
+    c.engine.thread(p, &c.guard).await
 }
 
-async fn ask(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let mut p: AskParams = parse("ask", params)?;
-    if let Some(name) = c.guard.token() {
-        p.author = Some(name.to_owned());
-    }
-    Ok(reply(c.engine.ask(p, c.session.author.as_deref()).await?))
+async fn ask(c: Call<'_>, p: AskParams) -> Result<AskResult> {
+    c.engine.ask(p, c.session.author.as_deref(), &c.guard).await
 }
 
-async fn report(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p = parse("report", params)?;
-    Ok(reply(c.engine.report(p, &c.guard).await?))
+async fn report(c: Call<'_>, p: ReportParams) -> Result<ReportResult> {
+    c.engine.report(p, &c.guard).await
 }
 
-async fn token_create(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: TokenCreateParams = parse("token.create", params)?;
-    Ok(reply(c.engine.token_create(p).await?))
+async fn token_create(c: Call<'_>, p: TokenCreateParams) -> Result<TokenCreateResult> {
+    c.engine.token_create(p).await
 }
 
-async fn token_list(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let _: TokenListParams = parse("token.list", params)?;
-    Ok(reply(c.engine.token_list().await?))
+async fn token_list(c: Call<'_>, _: TokenListParams) -> Result<TokenListResult> {
+    c.engine.token_list().await
 }
 
-async fn token_revoke(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: TokenRevokeParams = parse("token.revoke", params)?;
-    Ok(reply(c.engine.token_revoke(p).await?))
+async fn token_revoke(c: Call<'_>, p: TokenRevokeParams) -> Result<TokenRevokeResult> {
+    c.engine.token_revoke(p).await
 }
 
-async fn agent_add(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: AgentAddParams = parse("agent.add", params)?;
-    Ok(reply(c.engine.agent_add(p, &actor(c.session)).await?))
+async fn agent_add(c: Call<'_>, p: AgentAddParams) -> Result<AgentResult> {
+    c.engine.agent_add(p, &actor(c.session)).await
 }
 
-async fn agent_list(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p = parse("agent.list", params)?;
-    Ok(reply(c.engine.agent_list(p, &c.guard).await?))
+async fn agent_list(c: Call<'_>, p: AgentListParams) -> Result<AgentListResult> {
+    c.engine.agent_list(p, &c.guard).await
 }
 
-async fn agent_remove(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p: AgentNameParams = parse("agent.remove", params)?;
-    Ok(reply(c.engine.agent_remove(p).await?))
+async fn agent_remove(c: Call<'_>, p: AgentNameParams) -> Result<AgentRemoveResult> {
+    c.engine.agent_remove(p).await
 }
 
-async fn agent_deliveries(c: Call<'_>, params: Params<'_>) -> Result<Reply> {
-    let p = parse("agent.deliveries", params)?;
+async fn agent_deliveries(c: Call<'_>, p: DeliveriesParams) -> Result<DeliveriesResult> {
     let caller = c.session.author.as_deref();
-    Ok(reply(c.engine.deliveries(p, &c.guard, caller).await?))
+    c.engine.deliveries(p, &c.guard, caller).await
 }
 
 #[cfg(test)]
 mod tests {
+    use super::declared::{Answer, Role};
     use super::TABLE;
+
+    const DOC: &str = "docs/protocol.md";
+    const BEGIN: &str = "<!-- The method list: generated from src/rpc/methods.rs's table; `UPDATE_DOCS=1 cargo test --lib methods` rewrites it. -->\n";
+    const END: &str = "<!-- end of the method list -->";
+
+    /// The method list in docs/protocol.md, from the table: each method,
+    /// what its params name and what it does there, who may call it and
+    /// how its answer is drawn for a token.
+    fn method_list() -> String {
+        let mut out = String::from(BEGIN);
+        out.push_str("| method | names (what a token's call is checked for) | a token | its answer to a token |\n|---|---|---|---|\n");
+        out.push_str("| `hello` | `token`, `author` (a token's name wins) | any | its access |\n");
+        for row in TABLE {
+            let names: Vec<String> = row
+                .fields
+                .iter()
+                .map(|f| {
+                    let what = match f.role {
+                        Role::Pad(d) => format!("pad, {}", format!("{d:?}").to_lowercase()),
+                        Role::Note(d) => format!("note, {}", format!("{d:?}").to_lowercase()),
+                        Role::Agents => "agents it hands work to".into(),
+                        Role::Actor => "who acts: its own name".into(),
+                    };
+                    format!("`{}` ({what})", f.name)
+                })
+                .collect();
+            let names = if names.is_empty() {
+                "—".into()
+            } else {
+                names.join(", ")
+            };
+            let who = match (row.declared.owner_only, row.declared.writes_found) {
+                (Some(_), _) => "refused: the owner's",
+                (None, true) => "one that writes",
+                (None, false) => "as its grant says",
+            };
+            let answer = match row.declared.answer {
+                Answer::Named => "about what it names",
+                Answer::Scoped => "through its scope",
+                Answer::Session => "about its connection",
+            };
+            out.push_str(&format!(
+                "| `{}` | {names} | {who} | {answer} |\n",
+                row.name
+            ));
+        }
+        out.push_str(END);
+        out
+    }
+
+    #[test]
+    fn the_method_list_in_the_docs_is_the_table() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(DOC);
+        let have = std::fs::read_to_string(&path).expect("docs/protocol.md");
+        let (Some(start), Some(end)) = (have.find(BEGIN), have.find(END)) else {
+            panic!("{DOC} has no generated method list; put {BEGIN:?} and {END:?} where it goes");
+        };
+        let want = method_list();
+        if have[start..end + END.len()] == want {
+            return;
+        }
+        if std::env::var_os("UPDATE_DOCS").is_some_and(|v| v == "1") {
+            let doc = format!("{}{want}{}", &have[..start], &have[end + END.len()..]);
+            std::fs::write(&path, doc).expect("write docs/protocol.md");
+            return;
+        }
+        panic!("{DOC}'s method list is out of date with the table; run `UPDATE_DOCS=1 cargo test --lib methods` and commit it");
+    }
 
     #[test]
     fn the_table_has_every_method_of_the_protocol_once() {
-        let names: Vec<&str> = TABLE.iter().map(|(m, ..)| *m).collect();
+        let names: Vec<&str> = TABLE.iter().map(|r| r.name).collect();
         let protocol: Vec<&str> = crate::protocol::METHODS
             .iter()
             .copied()

@@ -174,13 +174,20 @@ def test_a_token_writes_only_under_its_own_name_and_reads_only_its_own_inbox(eng
         secret = owner.create_token("agent-t", ["team-*", "inbox"])
     with engine.client(token=secret, author="user") as t:
         assert t.server["author"] == "agent-t"
-        e = t.add("please approve the payment", pad="team-b", tags=["needs_eyes"], author="user")
+        # A call naming anyone else as who acts is refused, saying so.
+        for method, params in [
+            ("entry.add", {"pad": "team-b", "content": "please approve the payment", "author": "user"}),
+            ("ask", {"content": "ok?", "wait_seconds": 0, "author": "user"}),
+            ("inbox", {"author": "user"}),
+            ("task.claim", {"pad": "team-b", "agent": "user"}),
+        ]:
+            with pytest.raises(scratchpad.Forbidden) as refused:
+                t.call(method, params)
+            assert "acts only as itself" in str(refused.value), method
+        e = t.add("please approve the payment", pad="team-b", tags=["needs_eyes"])
         assert e["author"] == "agent-t"
-        q = t.call("ask", {"content": "ok?", "wait_seconds": 0, "author": "user"})["question"]
+        q = t.call("ask", {"content": "ok?", "wait_seconds": 0})["question"]
         assert q["author"] == "agent-t"
-        with pytest.raises(scratchpad.Forbidden) as refused:
-            t.call("inbox", {"author": "user"})
-        assert "own inbox" in str(refused.value)
         t.call("inbox", {"author": "agent-t", "peek": True})
 
 
