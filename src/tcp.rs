@@ -4,9 +4,11 @@
 //! account (and, on a bridge, every container) reaches before any token is
 //! checked. So a connection starts as a newcomer: at most `MAX_NEWCOMERS`
 //! at once; its first request the app lets through (a valid token) makes it
-//! a member, of which each listener serves `MAX_CONNECTIONS` more — so
-//! connections without a token, however many, never take the places of
-//! clients that showed one. A newcomer past the cap takes the place of the
+//! a member, of which each listener serves `MAX_CONNECTIONS` more, at most
+//! `MAX_CONNECTIONS_PER_CLIENT` of them one access token's, and
+//! `OWNER_CONNECTIONS` beside them kept for the owner — so connections
+//! without a token, however many, never take the places of clients that
+//! showed one, and no token's take every other client's. A newcomer past the cap takes the place of the
 //! oldest newcomer (closed: a client with a token sends its request at
 //! once, so connections that send nothing, or their headers slowly, are
 //! the ones pushed out); if none frees in time it is answered `503` and
@@ -36,6 +38,12 @@ use crate::model;
 
 /// Connections that made a request the app let through, per listener.
 pub const MAX_CONNECTIONS: usize = 64;
+/// Of those, what one client (an access token) may hold: one token's
+/// connections never take every place.
+pub const MAX_CONNECTIONS_PER_CLIENT: usize = 16;
+/// Places beside those kept for the owner (the listener's own token), so
+/// the owner's client is served however many the tokens hold.
+pub const OWNER_CONNECTIONS: usize = 8;
 /// Connections yet to make one, per listener.
 pub const MAX_NEWCOMERS: usize = 32;
 /// Requests one HTTP/2 connection may have in progress at once (HTTP/1.1
@@ -60,7 +68,11 @@ pub async fn serve(
         BODY_TIMEOUT,
     ));
     let newcomers = Arc::new(Semaphore::new(MAX_NEWCOMERS));
-    let members = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let members = Arc::new(Members {
+        shared: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
+        owner: Arc::new(Semaphore::new(OWNER_CONNECTIONS)),
+        by_client: Mutex::default(),
+    });
     // The newcomers, oldest first: each one's signal to close.
     let waiting: Arc<Mutex<VecDeque<Weak<StandingOf>>>> = Arc::default();
     let graceful = GracefulShutdown::new();
@@ -112,6 +124,7 @@ pub async fn serve(
             permit: Mutex::new(Some(permit)),
             member: AtomicBool::new(false),
             members: members.clone(),
+            client: Mutex::new(None),
             evict: tokio::sync::Notify::new(),
         }));
         {
@@ -150,9 +163,34 @@ struct StandingOf {
     /// Its place among the newcomers, then among the members.
     permit: Mutex<Option<OwnedSemaphorePermit>>,
     member: AtomicBool,
-    members: Arc<Semaphore>,
+    members: Arc<Members>,
+    /// The client it was admitted for (none: the owner).
+    client: Mutex<Option<String>>,
     /// Told when a newer newcomer takes its place.
     evict: tokio::sync::Notify,
+}
+
+/// A listener's member places: shared, the owner's own, and how many each
+/// client holds.
+struct Members {
+    shared: Arc<Semaphore>,
+    owner: Arc<Semaphore>,
+    by_client: Mutex<HashMap<String, usize>>,
+}
+
+impl Drop for StandingOf {
+    fn drop(&mut self) {
+        let Some(who) = self.client.get_mut().ok().and_then(Option::take) else {
+            return;
+        };
+        let mut m = self.members.by_client.lock().expect("members lock");
+        if let Some(n) = m.get_mut(&who) {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&who);
+            }
+        }
+    }
 }
 
 /// How long a newcomer past the cap waits for the one it pushed out to close.
@@ -172,33 +210,61 @@ fn evict_oldest(waiting: &Mutex<VecDeque<Weak<StandingOf>>>) {
 }
 
 impl Standing {
-    /// Makes the connection a member (its request was let through); false
-    /// when the members' places are all taken.
-    pub fn admit(&self) -> bool {
+    /// Makes the connection a member (its request was let through) for
+    /// `client` (`None`: the owner, who has places of its own); why not,
+    /// when its client holds its share or the places are all taken.
+    pub fn admit(&self, client: Option<&str>) -> Result<(), String> {
         if self.0.member.load(Ordering::Acquire) {
-            return true;
+            return Ok(());
         }
-        let Ok(place) = self.0.members.clone().try_acquire_owned() else {
-            return false;
+        let members = &self.0.members;
+        let place = match client {
+            Some(who) => {
+                let mut held = members.by_client.lock().expect("members lock");
+                let mine = held.get(who).copied().unwrap_or(0);
+                if mine >= MAX_CONNECTIONS_PER_CLIENT {
+                    return Err(format!("'{who}' already holds {MAX_CONNECTIONS_PER_CLIENT} connections to this listener, the most one client may; reuse one (keep-alive) or close one"));
+                }
+                let place = members.shared.clone().try_acquire_owned().map_err(|_| {
+                    format!("this listener already serves {MAX_CONNECTIONS} connections, its limit; retry in a moment")
+                })?;
+                *held.entry(who.to_owned()).or_default() += 1;
+                *self.0.client.lock().expect("standing lock") = Some(who.to_owned());
+                place
+            }
+            None => members
+                .shared
+                .clone()
+                .try_acquire_owned()
+                .or_else(|_| members.owner.clone().try_acquire_owned())
+                .map_err(|_| {
+                    format!("this listener already serves {} connections of the owner's, its limit; retry in a moment", MAX_CONNECTIONS + OWNER_CONNECTIONS)
+                })?,
         };
         *self.0.permit.lock().expect("standing lock") = Some(place);
         self.0.member.store(true, Ordering::Release);
-        true
+        Ok(())
     }
 }
 
-/// Makes the connection of a request the app lets through a member
-/// (`Standing::admit`); when every member's place is taken, the answer to
-/// send instead.
-pub fn admit(req: &axum::extract::Request) -> Option<axum::response::Response> {
-    let admitted = req.extensions().get::<Standing>().is_none_or(|s| s.admit());
-    if admitted {
-        return None;
-    }
+/// Makes the connection of a request the app lets through a member for
+/// `client` (`Standing::admit`); when there is no place for it, the answer
+/// to send instead (the connection then closes: it holds no place).
+pub fn admit(
+    req: &axum::extract::Request,
+    client: Option<&str>,
+) -> Option<axum::response::Response> {
+    let refused = req
+        .extensions()
+        .get::<Standing>()
+        .and_then(|s| s.admit(client).err())?;
     Some(axum::response::IntoResponse::into_response((
         axum::http::StatusCode::SERVICE_UNAVAILABLE,
-        [(axum::http::header::RETRY_AFTER, "5")],
-        format!("this listener already serves {MAX_CONNECTIONS} connections, its limit; retry in a moment\n"),
+        [
+            (axum::http::header::RETRY_AFTER, "5"),
+            (axum::http::header::CONNECTION, "close"),
+        ],
+        format!("{refused}\n"),
     )))
 }
 

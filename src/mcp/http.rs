@@ -195,7 +195,8 @@ pub async fn serve_http(
                             }
                         }
                     }
-                    if let Some(full) = crate::tcp::admit(&req) {
+                    let client = caller.as_ref().map(|c| c.name.as_str());
+                    if let Some(full) = crate::tcp::admit(&req, client) {
                         return full;
                     }
                     if req.uri().path() == super::rpc_http::PATH {

@@ -286,7 +286,10 @@ def test_one_token_holds_at_most_its_share_of_requests_and_sessions():
         assert "result" in rpc(port, other, "entry.add", {"pad": "x", "content": "mine"})
         for t in askers:
             t.join(timeout=60)
-        refused = [a for a in answers if "error" in a and "requests in progress" in a["error"]["message"]]
+        # Refused as a request past its share, or (a connection each) as a
+        # connection past its share of the listener.
+        refused = [a for a in answers if "error" in a and "requests in progress" in a["error"]["message"]
+                   or "503" in a.get("failed", "")]
         waited = [a for a in answers if "result" in a]
         assert len(waited) <= MAX_IN_FLIGHT_PER_CLIENT and len(refused) >= n - MAX_IN_FLIGHT_PER_CLIENT, answers
 
@@ -306,6 +309,52 @@ def test_one_token_holds_at_most_its_share_of_requests_and_sessions():
         # HTTP/2 without TLS: one connection carries 8 requests at a time;
         # streams past them are refused (REFUSED_STREAM), not served.
         assert h2_refused(port, other, streams=14) >= 14 - MAX_STREAMS
+    finally:
+        e.stop()
+
+
+MAX_CONNECTIONS_PER_CLIENT = 16  # src/tcp.rs
+
+
+def test_one_tokens_connections_leave_places_for_other_tokens_and_the_owner():
+    """One token holding 64 keep-alive connections (one request each) once
+    locked every other token's POST /rpc and the owner's MCP client out
+    with 503. A token now holds at most its share of the listener: its next
+    connection is refused and closed, and the others are served."""
+    import http.client
+    import json
+
+    port = free_port()
+    e = Engine(extra_args=["--mcp-http", f"127.0.0.1:{port}"])
+    try:
+        with e.client() as owner:
+            greedy = owner.create_token("greedy", ["*"])
+            other = owner.create_token("other", ["*"])
+        server = open(os.path.join(e.data, "mcp-http.token")).read().strip()
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "pad.list", "params": {}})
+        headers = {"Authorization": f"Bearer {greedy}", "Content-Type": "application/json"}
+        held, refused = [], []
+        for _ in range(MAX_CONNECTIONS):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            c.request("POST", "/rpc", body, headers)
+            r = c.getresponse()
+            said = r.read().decode()
+            if r.status == 200:
+                held.append(c)
+                continue
+            assert r.status == 503 and r.getheader("Connection") == "close", (r.status, said)
+            assert "'greedy' already holds" in said, said
+            refused.append(said)
+            c.close()
+        assert len(held) == MAX_CONNECTIONS_PER_CLIENT, (len(held), refused[:1])
+        # Its kept connections still serve it.
+        held[0].request("POST", "/rpc", body, headers)
+        assert held[0].getresponse().status == 200
+        # Another token and the owner's MCP client are served meanwhile.
+        assert "result" in rpc(port, other, "pad.list", {})
+        assert post(port, server)[0] == 200
+        for c in held:
+            c.close()
     finally:
         e.stop()
 
