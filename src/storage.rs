@@ -451,6 +451,8 @@ pub trait Meaning: Send + Sync + 'static {
     /// `goal` needs; `None` while some are not embedded yet (by whichever
     /// engine takes them).
     fn embedded_mark(&self, goal: EmbedGoal) -> Fut<'_, Option<(i64, i64)>>;
-    /// How many of `goal`'s entries and edits are not embedded yet.
-    fn embed_left(&self, goal: EmbedGoal) -> Fut<'_, u64>;
+    /// How many of `goal`'s entries and edits are not embedded yet: in
+    /// the pads `scope` names (names and `prefix*` patterns, a token's),
+    /// or in all (`None`).
+    fn embed_left(&self, goal: EmbedGoal, scope: Option<Vec<String>>) -> Fut<'_, u64>;
 }

@@ -544,8 +544,13 @@ impl Store {
 
     /// Entries and edits written but not yet embedded (0 without semantic search).
     pub fn embed_queue(&self) -> Result<i64> {
+        self.embed_queue_in(None)
+    }
+
+    /// `embed_queue` in the pads `scope` names (`None`: all of them).
+    pub fn embed_queue_in(&self, scope: Option<&[String]>) -> Result<i64> {
         match &self.vectors {
-            Some(v) => self.behind(v.watermark(), v.change_watermark()),
+            Some(v) => self.behind(v.watermark(), v.change_watermark(), scope),
             None => Ok(0),
         }
     }
@@ -579,18 +584,32 @@ impl Store {
 
     /// Entries and edits written but not yet in the text index.
     pub fn index_queue(&self) -> Result<i64> {
-        self.behind(self.text.watermark(), self.text.change_watermark())
+        self.behind(self.text.watermark(), self.text.change_watermark(), None)
     }
 
-    /// New entries and change-log rows past these watermarks.
-    fn behind(&self, seq: i64, change: i64) -> Result<i64> {
+    /// New entries and change-log rows past these watermarks, in the pads
+    /// `scope` names (`None`: all of them).
+    fn behind(&self, seq: i64, change: i64, scope: Option<&[String]>) -> Result<i64> {
         let conn = self.reader()?;
-        let n = conn.query_row(
-            "SELECT (SELECT count(*) FROM entries WHERE seq > ?1) + \
-                    (SELECT count(*) FROM changes WHERE n > ?2)",
-            [seq, change],
-            |r| r.get(0),
-        )?;
+        let Some(scope) = scope else {
+            let n = conn.query_row(
+                "SELECT (SELECT count(*) FROM entries WHERE seq > ?1) + \
+                        (SELECT count(*) FROM changes WHERE n > ?2)",
+                [seq, change],
+                |r| r.get(0),
+            )?;
+            return Ok(n);
+        };
+        let mut sql = String::from("SELECT (SELECT count(*) FROM entries e WHERE e.seq > ?");
+        let mut args = vec![rusqlite::types::Value::Integer(seq)];
+        filter::push_scope(&mut sql, &mut args, scope);
+        sql.push_str(
+            ") + (SELECT count(*) FROM changes c JOIN entries e ON e.seq = c.seq WHERE c.n > ?",
+        );
+        args.push(rusqlite::types::Value::Integer(change));
+        filter::push_scope(&mut sql, &mut args, scope);
+        sql.push(')');
+        let n = conn.query_row(&sql, rusqlite::params_from_iter(args), |r| r.get(0))?;
         Ok(n)
     }
 

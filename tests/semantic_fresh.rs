@@ -148,6 +148,29 @@ async fn a_flood_is_answered_at_once_with_what_is_not_embedded_yet() {
         waited < Duration::from_millis(1500),
         "a flooded search answers at once, without waiting out its 2 s bound ({waited:?})"
     );
+    // A token that may read only `team` is told of its pads' backlog, not
+    // the store's (the third hostile pass: 300 notes of a pad it could not
+    // read were counted to it).
+    let secret = ok(
+        &mut c,
+        "token.create",
+        json!({"name": "team-agent", "pads": ["team"]}),
+    )
+    .await;
+    let mut scoped = scratchpad::client::Client::connect(&h.socket)
+        .await
+        .unwrap();
+    ok(&mut scoped, "hello", json!({"token": secret["secret"]})).await;
+    let r = ok(
+        &mut scoped,
+        "search",
+        json!({"query": "checkout crashes", "mode": "semantic"}),
+    )
+    .await;
+    assert!(
+        r.get("not_embedded").is_none(),
+        "the flood of another pad counted: {r}"
+    );
     // Text search sees them all the while; meaning search once embedded.
     let r = ok(
         &mut c,

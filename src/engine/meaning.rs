@@ -22,7 +22,11 @@ impl Engine {
     /// unless the backlog is a flood (more than `SETTLE_MAX_BACKLOG`) or the
     /// wait passes `SETTLE_TIMEOUT`. Returns how many entries and edits were
     /// still not embedded (0 when the index has them all).
-    pub(super) async fn settle(&self, semantic: &Semantic) -> Result<u64> {
+    pub(super) async fn settle(
+        &self,
+        semantic: &Semantic,
+        scope: Option<Vec<String>>,
+    ) -> Result<u64> {
         let db = self.db();
         let deadline = tokio::time::Instant::now() + SETTLE_TIMEOUT;
         let goal = db.embed_goal().await?;
@@ -36,15 +40,20 @@ impl Engine {
                 {
                     return Ok(0);
                 }
-                return db.embed_left(goal).await;
+                return db.embed_left(goal, scope).await;
             }
             // Not embedded yet (on a team, perhaps by another engine).
             semantic.wake()?;
             if goal.backlog > SETTLE_MAX_BACKLOG {
-                return Ok(goal.backlog as u64);
+                // The whole store's backlog is the owner's to know; a
+                // token's, its pads'.
+                return match scope {
+                    None => Ok(goal.backlog as u64),
+                    scope => db.embed_left(goal, scope).await,
+                };
             }
             if tokio::time::Instant::now() >= deadline {
-                return db.embed_left(goal).await;
+                return db.embed_left(goal, scope).await;
             }
             tokio::time::sleep(EMBEDDED_POLL).await;
         }

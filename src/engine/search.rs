@@ -402,7 +402,8 @@ impl Engine {
         };
         let settled = async {
             match probe {
-                Probe::Search => self.settle(semantic).await,
+                // Counted over what the caller may read.
+                Probe::Search => self.settle(semantic, filter.scope.clone()).await,
                 Probe::NewNote => Ok(0),
             }
         };

@@ -326,13 +326,22 @@ impl PgStore {
     }
 
     /// Queue rows up to `upto` not yet embedded (by any engine).
-    pub async fn queued_upto(&self, upto: i64) -> Result<i64> {
-        Ok(
-            sqlx::query_scalar("SELECT count(*) FROM embed_queue WHERE id <= $1")
-                .bind(upto)
-                .fetch_one(self.pool())
-                .await?,
-        )
+    /// Queued entries up to `upto`, in the pads `scope` names (`None`: all).
+    pub async fn queued_upto(&self, upto: i64, scope: Option<&[String]>) -> Result<i64> {
+        let Some(scope) = scope else {
+            return Ok(
+                sqlx::query_scalar("SELECT count(*) FROM embed_queue WHERE id <= $1")
+                    .bind(upto)
+                    .fetch_one(self.pool())
+                    .await?,
+            );
+        };
+        let mut q = Query::new(
+            "SELECT count(*) FROM embed_queue q JOIN entries e ON e.seq = q.seq WHERE q.id <= ",
+        );
+        q.push("$?", super::Arg::Int(upto));
+        q.scope(scope);
+        Ok(q.build().fetch_one(self.pool()).await?.try_get(0)?)
     }
 
     /// The highest `n` of a visible vector row.
@@ -507,7 +516,7 @@ impl Meaning for PgStore {
         Box::pin(async move {
             let n = match goal.upto {
                 (0, n) => n,
-                (queued, _) if self.queued_upto(queued).await? == 0 => {
+                (queued, _) if self.queued_upto(queued, None).await? == 0 => {
                     self.vectors_last_n().await?
                 }
                 _ => return Ok(None),
@@ -516,11 +525,11 @@ impl Meaning for PgStore {
         })
     }
 
-    fn embed_left(&self, goal: EmbedGoal) -> Fut<'_, u64> {
+    fn embed_left(&self, goal: EmbedGoal, scope: Option<Vec<String>>) -> Fut<'_, u64> {
         Box::pin(async move {
             Ok(match goal.upto.0 {
                 0 => 0,
-                queued => self.queued_upto(queued).await?.max(0) as u64,
+                queued => self.queued_upto(queued, scope.as_deref()).await?.max(0) as u64,
             })
         })
     }

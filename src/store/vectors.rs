@@ -643,8 +643,8 @@ impl Meaning for Sqlite {
         Box::pin(async move { Ok(Some(goal.upto)) })
     }
 
-    fn embed_left(&self, _goal: EmbedGoal) -> Fut<'_, u64> {
-        self.blocking(|s| Ok(s.embed_queue()?.max(0) as u64))
+    fn embed_left(&self, _goal: EmbedGoal, scope: Option<Vec<String>>) -> Fut<'_, u64> {
+        self.blocking(move |s| Ok(s.embed_queue_in(scope.as_deref())?.max(0) as u64))
     }
 }
 
