@@ -3,11 +3,14 @@
 //! Writers publish to a broadcast ring and move on: `send` never waits. Each
 //! subscriber reads the ring at its own pace; one that falls more than the
 //! ring's capacity behind gets a single `lagged` notice with the number of
-//! events it missed, and carries on from the oldest event still held.
+//! events it missed, and carries on from the oldest event still held. A
+//! token's subscription is told how many of its own pads' events it missed:
+//! while one is open, each event is numbered and its pad kept among the
+//! last `RECENT`, and the missed numbers are counted there.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -18,6 +21,9 @@ use crate::protocol::Action;
 
 /// How many events a subscriber may fall behind before it lags.
 pub const RING: usize = 4096;
+/// How many recent events' pads are kept, while a token subscribes, to
+/// count what it missed in its own pads.
+pub const RECENT: usize = 16 * RING;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -64,6 +70,9 @@ pub struct Event {
     pub trashed: Option<Trashed>,
     /// `delivery` events only.
     pub delivery: Option<crate::protocol::Delivery>,
+    /// Its number among the events while a token subscribes (`Recent`);
+    /// 0 otherwise.
+    pub seq: u64,
 }
 
 /// A queue events also go to, besides this engine's subscribers.
@@ -77,6 +86,23 @@ pub struct Bus {
     /// Where events also go, for the other engines of a team (the
     /// PostgreSQL relay's queue).
     outbox: std::sync::OnceLock<Outbox>,
+    recent: Arc<Recent>,
+}
+
+/// The pads of the last `RECENT` events, numbered, kept while a scoped
+/// subscription (a token's) is open.
+#[derive(Default)]
+struct Recent {
+    /// Scoped subscriptions open.
+    scoped: AtomicUsize,
+    log: Mutex<RecentLog>,
+}
+
+#[derive(Default)]
+struct RecentLog {
+    /// The last event's number.
+    last: u64,
+    pads: VecDeque<(u64, Box<str>)>,
 }
 
 impl Default for Bus {
@@ -86,6 +112,7 @@ impl Default for Bus {
             next_id: AtomicU64::new(1),
             lagged: Arc::new(AtomicU64::new(0)),
             outbox: std::sync::OnceLock::new(),
+            recent: Arc::default(),
         }
     }
 }
@@ -101,6 +128,7 @@ impl Bus {
             entry,
             trashed: None,
             delivery: None,
+            seq: 0,
         });
     }
 
@@ -115,6 +143,7 @@ impl Bus {
             entry: None,
             trashed: Some(trashed),
             delivery: None,
+            seq: 0,
         });
     }
 
@@ -129,20 +158,41 @@ impl Bus {
             entry: None,
             trashed: None,
             delivery: Some(delivery),
+            seq: 0,
         });
     }
 
     fn send(&self, event: Event) {
-        let event = Arc::new(event);
-        if let Some(outbox) = self.outbox.get() {
-            let _ = outbox.send(event.clone());
-        }
-        let _ = self.tx.send(event);
+        self.ring(event, true);
     }
 
     /// Publishes an event another engine of the team sent (not sent back).
     pub fn publish_remote(&self, event: Event) {
-        let _ = self.tx.send(Arc::new(event));
+        self.ring(event, false);
+    }
+
+    /// Puts `event` in the ring (and, `relay`, the team's outbox). While a
+    /// token subscribes, numbered and its pad kept, under one lock so the
+    /// numbers run in the ring's order.
+    fn ring(&self, mut event: Event, relay: bool) {
+        let mut log = (self.recent.scoped.load(Ordering::Acquire) > 0)
+            .then(|| self.recent.log.lock().unwrap_or_else(|p| p.into_inner()));
+        if let Some(log) = &mut log {
+            log.last += 1;
+            event.seq = log.last;
+            let kept = (log.last, Box::from(event.pad.as_str()));
+            log.pads.push_back(kept);
+            if log.pads.len() > RECENT {
+                log.pads.pop_front();
+            }
+        }
+        let event = Arc::new(event);
+        if relay {
+            if let Some(outbox) = self.outbox.get() {
+                let _ = outbox.send(event.clone());
+            }
+        }
+        let _ = self.tx.send(event);
     }
 
     /// Sends every event published from now on to `outbox` too (for the
@@ -175,11 +225,25 @@ impl Bus {
     }
 
     pub fn subscribe(&self, filter: Filter) -> Subscription {
+        // A token's is counted, and its receiver made, under the lock: every
+        // event it receives is numbered, from the one after `last`.
+        let log = filter
+            .scope
+            .is_some()
+            .then(|| self.recent.log.lock().unwrap_or_else(|p| p.into_inner()));
+        if log.is_some() {
+            self.recent.scoped.fetch_add(1, Ordering::AcqRel);
+        }
+        let rx = self.tx.subscribe();
+        let last = log.as_ref().map_or(0, |l| l.last);
+        drop(log);
         Subscription {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
-            rx: self.tx.subscribe(),
+            rx,
+            recent: filter.scope.is_some().then(|| self.recent.clone()),
             filter,
             lagged: self.lagged.clone(),
+            last,
         }
     }
 }
@@ -198,23 +262,35 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// Whether an event of `pad` could pass (its tags and kinds aside).
+    fn shows_pad(&self, pad: &str) -> bool {
+        self.in_scope(pad) && self.asks_for(pad)
+    }
+
+    /// Whether the caller may read `pad`.
+    fn in_scope(&self, pad: &str) -> bool {
+        self.scope
+            .as_ref()
+            .is_none_or(|s| s.iter().any(|p| crate::access::pattern_matches(p, pad)))
+    }
+
+    /// Whether the subscription asked for `pad`'s events.
+    fn asks_for(&self, pad: &str) -> bool {
+        self.pads.is_empty()
+            || self.pads.iter().any(|p| match p.strip_suffix('*') {
+                Some(prefix) => pad.starts_with(prefix),
+                None => p == pad,
+            })
+    }
+
     fn matches(&self, e: &Event) -> bool {
-        if let Some(scope) = &self.scope {
-            if !scope
-                .iter()
-                .any(|p| crate::access::pattern_matches(p, &e.pad))
-            {
-                return false;
-            }
+        if !self.in_scope(&e.pad) {
+            return false;
         }
         if e.kind == EventType::NeedsEyes {
             return true;
         }
-        let pad_ok = self.pads.is_empty()
-            || self.pads.iter().any(|p| match p.strip_suffix('*') {
-                Some(prefix) => e.pad.starts_with(prefix),
-                None => *p == e.pad,
-            });
+        let pad_ok = self.asks_for(&e.pad);
         let (tags_ok, kinds_ok) = match &e.entry {
             Some(entry) => (
                 self.tags.is_empty() || self.tags.iter().any(|t| entry.has_tag(t)),
@@ -231,6 +307,18 @@ pub struct Subscription {
     rx: broadcast::Receiver<Arc<Event>>,
     filter: Filter,
     lagged: Arc<AtomicU64>,
+    /// A scoped subscription's view of the recent events' pads, and the
+    /// number of the last event it received.
+    recent: Option<Arc<Recent>>,
+    last: u64,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if let Some(r) = &self.recent {
+            r.scoped.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
 }
 
 impl Subscription {
@@ -238,10 +326,15 @@ impl Subscription {
     pub async fn next(&mut self) -> Option<Value> {
         loop {
             match self.rx.recv().await {
-                Ok(e) if self.filter.matches(&e) => return Some(self.render(&e)),
-                Ok(_) => continue,
+                Ok(e) => {
+                    self.last = self.last.max(e.seq);
+                    if self.filter.matches(&e) {
+                        return Some(self.render(&e));
+                    }
+                }
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     self.lagged.fetch_add(missed, Ordering::Relaxed);
+                    let missed = self.missed(missed);
                     return Some(json!({
                         "subscription": self.id,
                         "type": "lagged",
@@ -251,6 +344,22 @@ impl Subscription {
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
         }
+    }
+
+    /// Of the `n` events just missed, those it would have been shown: all
+    /// of them to an unscoped subscription; to a token's, the ones of its
+    /// pads (and of the pads it asked for) among the recent events kept.
+    fn missed(&mut self, n: u64) -> u64 {
+        let Some(recent) = &self.recent else {
+            return n;
+        };
+        let (from, to) = (self.last + 1, self.last + n);
+        self.last = to;
+        let log = recent.log.lock().unwrap_or_else(|p| p.into_inner());
+        log.pads
+            .iter()
+            .filter(|(seq, pad)| (from..=to).contains(seq) && self.filter.shows_pad(pad))
+            .count() as u64
     }
 
     fn render(&self, e: &Event) -> Value {

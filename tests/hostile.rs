@@ -457,3 +457,57 @@ async fn a_token_cannot_take_the_persons_or_the_engines_name() {
     assert_eq!(tokens["tokens"], json!([]), "{tokens}");
     h.stop().await;
 }
+
+/// Finding 10: a token's subscription that falls behind is told how many
+/// events of its own pads it missed, not how many the whole engine sent.
+#[tokio::test]
+async fn a_lagging_token_is_told_what_it_missed_in_its_pads_alone() {
+    let h = Harness::start().await;
+    let mut owner = person(&h).await;
+    let (mut slow, _) = token(&h, &mut owner, json!({"name": "agent-a", "pads": ["a-*"]})).await;
+    ok(&mut slow, "subscribe", json!({})).await;
+    // Far more events than the ring and the connection queue hold, one in
+    // five in the token's pad, while the subscriber reads nothing.
+    let chunks = (scratchpad::events::RING + 2000) / 500 + 1;
+    let mut mine = 0;
+    for chunk in 0..chunks {
+        for i in 0..500 {
+            let pad = if i % 5 == 0 { "a-proj" } else { "b-secret" };
+            mine += usize::from(pad == "a-proj");
+            owner
+                .send(
+                    "entry.add",
+                    json!({"pad": pad, "content": format!("{chunk}-{i}")}),
+                )
+                .await
+                .unwrap();
+        }
+        owner.flush().await.unwrap();
+        for _ in 0..500 {
+            let (_, r) = owner.response().await.unwrap();
+            r.unwrap();
+        }
+    }
+    // Everything it is sent, until it has been quiet for 2 s.
+    let (mut missed, mut created) = (0, 0);
+    while let Ok(Some(ev)) = tokio::time::timeout(Duration::from_secs(2), slow.next_event())
+        .await
+        .unwrap_or(Ok(None))
+    {
+        match ev["type"].as_str().unwrap() {
+            "lagged" => missed += ev["missed"].as_u64().unwrap() as usize,
+            "created" => {
+                assert_eq!(ev["pad"], "a-proj", "{ev}");
+                created += 1
+            }
+            t => panic!("unexpected {t}"),
+        }
+    }
+    assert!(missed > 0, "it never lagged");
+    assert_eq!(
+        created + missed,
+        mine,
+        "its pad's events are each delivered or counted as missed, and no other pad's"
+    );
+    h.stop().await;
+}

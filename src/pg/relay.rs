@@ -255,5 +255,6 @@ async fn receive(store: &PgStore, origin: &str, payload: &str) -> Option<Event> 
         entry: wire.entry,
         trashed: wire.trashed,
         delivery: wire.delivery,
+        seq: 0,
     })
 }
