@@ -127,6 +127,57 @@ async fn run() {
         &mut agent,
     )
     .await;
+
+    // What another pad's words cost a token's text search (issue 66's
+    // finding 11): a token for a small pad searching a word of its own,
+    // before and after 5,000 notes of a pad it cannot read hold the word.
+    let small = |content: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"entry.add","params":{{"pad":"small","content":"{content}"}}}}"#
+        )
+    };
+    for i in 0..3 {
+        let line = small(&format!("the harbor crane {i} needs a new cable"));
+        handle_line(&engine, &mut session, line.as_bytes()).await;
+    }
+    let made = handle_line(
+        &engine,
+        &mut session,
+        br#"{"jsonrpc":"2.0","id":0,"method":"token.create","params":{"name":"small","pads":["small"]}}"#,
+    )
+    .await
+    .unwrap();
+    let made: serde_json::Value = serde_json::from_slice(&made).unwrap();
+    let secret = made["result"]["secret"].as_str().expect("a token");
+    let mut scoped = Session::new(None);
+    let hello =
+        format!(r#"{{"jsonrpc":"2.0","id":0,"method":"hello","params":{{"token":"{secret}"}}}}"#);
+    handle_line(&engine, &mut scoped, hello.as_bytes()).await;
+    let harbor = requests(
+        "search",
+        r#"{"query":"harbor","mode":"text","limit":10}"#,
+        n / 20,
+    );
+    lat(
+        &engine,
+        "small token: search (text), 0 foreign holders",
+        &harbor,
+        &mut scoped,
+    )
+    .await;
+    let foreign = requests(
+        "entry.add",
+        r#"{"pad":"foreign","content":"the harbor lights were checked again tonight"}"#,
+        5_000,
+    );
+    lat(&engine, "entry.add (foreign)", &foreign, &mut session).await;
+    lat(
+        &engine,
+        "small token: search (text), 5,000 foreign holders",
+        &harbor,
+        &mut scoped,
+    )
+    .await;
     engine.shutdown().await;
 }
 

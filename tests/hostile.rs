@@ -511,3 +511,31 @@ async fn a_lagging_token_is_told_what_it_missed_in_its_pads_alone() {
     );
     h.stop().await;
 }
+
+/// Finding 9, for a token named so before such names were refused: it is
+/// not accepted, and says how to replace it. (The rule is the engine's,
+/// whatever the store; the name is changed in SQLite's file here.)
+#[tokio::test]
+async fn a_token_named_as_the_person_before_the_rule_is_not_accepted() {
+    if common::postgres::wanted() {
+        return;
+    }
+    let h = Harness::start().await;
+    let mut owner = person(&h).await;
+    let (_, secret) = token(&h, &mut owner, json!({"name": "agent-old", "pads": ["*"]})).await;
+    let dir = h.stop().await;
+    let db = rusqlite::Connection::open(dir.path().join("data").join("pad.db")).unwrap();
+    let renamed = db
+        .execute(
+            "UPDATE tokens SET name = 'user' WHERE name = 'agent-old'",
+            [],
+        )
+        .unwrap();
+    assert_eq!(renamed, 1);
+    drop(db);
+    let h = Harness::restart_in(dir).await;
+    let mut c = Client::connect(&h.socket).await.unwrap();
+    let (message, _) = err(&mut c, "hello", json!({"token": secret}), code::FORBIDDEN).await;
+    assert!(message.contains("pad token revoke user"), "{message}");
+    h.stop().await;
+}

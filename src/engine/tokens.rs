@@ -25,6 +25,14 @@ impl Engine {
             return Ok(Access::Owner);
         }
         match self.grants().get(&hash) {
+            // Made before such names were refused: it would write as the
+            // person or the engine.
+            Some(g) if crate::model::RESERVED_AGENT_NAMES.contains(&g.name.as_str()) => {
+                Err(Error::Forbidden(format!(
+                    "token '{}' is named as the engine names the person or itself, so it is not accepted: the person revokes it (pad token revoke {}) and creates one named after its agent.",
+                    g.name, g.name
+                )))
+            }
             Some(g) => Ok(Access::Token {
                 name: g.name.clone(),
                 hash,
