@@ -81,6 +81,8 @@ where
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct HelloParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
@@ -108,6 +110,8 @@ pub struct HelloResult {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct AddParams {
     pub pad: String,
     pub content: String,
@@ -116,6 +120,7 @@ pub struct AddParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<Kind>,
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
     pub tags: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<Status>,
@@ -128,16 +133,19 @@ pub struct AddParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
     pub depends_on: Vec<String>,
     /// The id (or unique prefix) of the entry this one answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<String>,
     /// Questions: the answers offered (implies kind `question`).
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
     pub choices: Vec<String>,
     /// The authors (agents) this note is addressed to: it reaches their
     /// inbox, and agents registered with an A2A endpoint are sent it.
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
     pub to: Vec<String>,
     /// The id (or unique prefix) of an older note this one replaces: the
     /// older one is kept, and left out of lists and searches unless they
@@ -149,24 +157,31 @@ pub struct AddParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remind_at: Option<String>,
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub pinned: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional, type = "Record<string, unknown>"))]
     pub meta: Option<Map<String, Value>>,
     /// Say in the answer (`looks_like`) when a live note of the pad has the
     /// same text, nearly the same words, or nearly the same meaning. The
     /// note is stored either way. Costs a search (~1 ms), so off by default.
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub check_duplicates: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct IdParams {
     pub id: String,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct UpdateParams {
     pub id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -199,6 +214,7 @@ pub struct UpdateParams {
     pub remind_at: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional, type = "Record<string, unknown> | null"))]
     pub meta: Option<Option<Map<String, Value>>>,
     /// The older note this one replaces (`null`: none).
     #[serde(default, deserialize_with = "nullable")]
@@ -210,6 +226,8 @@ pub struct UpdateParams {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct DeleteParams {
     pub id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -261,10 +279,13 @@ pub struct DeleteResult {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct ListParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
     pub tags: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
@@ -284,6 +305,7 @@ pub struct ListParams {
     pub cursor: Option<String>,
     /// Also list notes a newer note supersedes (each says which).
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub include_superseded: bool,
 }
 
@@ -306,13 +328,17 @@ pub enum SearchMode {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct SearchParams {
     pub query: String,
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<SearchMode>", optional))]
     pub mode: SearchMode,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
     pub tags: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<Kind>,
@@ -326,10 +352,12 @@ pub struct SearchParams {
     pub limit: Option<u32>,
     /// Also find notes a newer note supersedes (each says which).
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub include_superseded: bool,
     /// Say why: the query's words, weights and filter (`explain` on the
     /// result) and each hit's place in each ranking (`explain` on the hit).
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub explain: bool,
 }
 
@@ -373,6 +401,8 @@ pub struct SearchResult {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct TagsParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,
@@ -393,8 +423,11 @@ pub struct TagsResult {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct PadListParams {
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub include_archived: bool,
 }
 
@@ -406,6 +439,8 @@ pub struct PadListResult {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct ConfigureParams {
     pub name: String,
     #[serde(default, deserialize_with = "nullable")]
@@ -424,15 +459,20 @@ pub struct PadResult {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct PadNameParams {
     pub name: String,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct ClearParams {
     pub name: String,
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub keep_pinned: bool,
 }
 
@@ -447,6 +487,7 @@ pub struct ClearResult {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum ExportFormat {
     #[default]
@@ -456,9 +497,12 @@ pub enum ExportFormat {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct ExportParams {
     pub name: String,
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<ExportFormat>", optional))]
     pub format: ExportFormat,
     /// Markdown only: the most characters the text may have; pinned and
     /// `important` entries go in first, then the newest.
@@ -466,6 +510,7 @@ pub struct ExportParams {
     pub budget: Option<usize>,
     /// Also export notes a newer note supersedes (each marked).
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub include_superseded: bool,
 }
 
@@ -482,12 +527,17 @@ pub struct ExportResult {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct SubscribeParams {
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
     pub pads: Vec<String>,
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
     pub tags: Vec<String>,
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<Vec<Kind>>", optional))]
     pub kinds: Vec<Kind>,
 }
 
@@ -499,6 +549,8 @@ pub struct SubscribeResult {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct UnsubscribeParams {
     pub subscription: u64,
 }
@@ -511,9 +563,12 @@ pub struct OkResult {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct StatsParams {
     /// Also report `activity`: write rate, top tags, busiest and stalest pads.
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub activity: bool,
 }
 
@@ -609,6 +664,8 @@ pub struct SemanticInfo {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct ReindexParams {}
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -620,12 +677,15 @@ pub struct ReindexResult {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct InboxParams {
     /// Whose inbox; defaults to the connection's `hello` author.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
     /// Look without moving the cursor.
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub peek: bool,
 }
 
@@ -647,18 +707,23 @@ pub struct InboxResult {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct TokenCreateParams {
     pub name: String,
     pub pads: Vec<String>,
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub read_only: bool,
     /// Registered agents (`agent.add`) it may hand work to with `to`;
     /// `["*"]` for any. None by default.
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
     pub agents: Vec<String>,
     /// It may also remove, clear or hide (supersede, restore over) notes
     /// others wrote in its pads; by default only its own.
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub others: bool,
 }
 
@@ -687,6 +752,8 @@ pub struct TokenCreateResult {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct TokenListParams {}
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -697,6 +764,8 @@ pub struct TokenListResult {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct TokenRevokeParams {
     pub name: String,
 }
@@ -725,6 +794,8 @@ pub struct ThreadResult {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct AskParams {
     /// The question. Leave it out and give `id` to wait for the answer to a
     /// question asked before.
@@ -739,6 +810,7 @@ pub struct AskParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
     pub choices: Vec<String>,
     /// How long to wait for the answer: 0 to not wait, at most 110.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -749,6 +821,7 @@ pub struct AskParams {
     /// By default a reply written with an access token is a reply in the
     /// thread, not the answer (the question keeps `needs_eyes`).
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
     pub answer_from: Vec<String>,
 }
 

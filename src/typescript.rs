@@ -2,8 +2,9 @@
 //! engine's Rust types with ts-rs, so the two cannot drift: the test fails
 //! when the file differs from what the types say, and
 //! `UPDATE_TS=1 cargo test --lib typescript` rewrites it. With them goes
-//! `Results`, what each method answers, which types the UI's `rpc` (every
-//! call's result is the method's type, never a shape written in place).
+//! `Params` and `Results`, what each method is sent and answers, which type
+//! the UI's `rpc` (every call's params and result are the method's types,
+//! never a shape written in place).
 
 use std::path::Path;
 
@@ -11,7 +12,7 @@ use ts_rs::{Config, TS};
 
 use crate::events::{EventType, Trashed};
 use crate::model::{Category, Entry, Kind, Pad, Status};
-use crate::protocol::method::method_results;
+use crate::protocol::method::{method_params, method_results};
 use crate::protocol::*;
 
 const FILE: &str = "ui/src/protocol.ts";
@@ -33,6 +34,7 @@ fn generated() -> String {
         declaration::<EventType>(&cfg),
         declaration::<ListResult>(&cfg),
         declaration::<SearchMode>(&cfg),
+        declaration::<ExportFormat>(&cfg),
         declaration::<WordWeight>(&cfg),
         declaration::<Candidates>(&cfg),
         declaration::<Ranked>(&cfg),
@@ -95,12 +97,34 @@ fn generated() -> String {
         declaration::<AgentRemoveResult>(&cfg),
         declaration::<DeliveriesResult>(&cfg),
     ];
+    decls.extend(params(&cfg));
     decls.push(results(&cfg));
     format!(
         "// Generated from the engine's Rust types by src/typescript.rs: do not edit.\n\
          // `UPDATE_TS=1 cargo test --lib typescript` rewrites it after a change.\n\n{}",
         decls.join("\n")
     )
+}
+
+/// Each method's params type, once each, then what each method is sent,
+/// as protocol.ts's `Params`.
+fn params(cfg: &Config) -> Vec<String> {
+    let all = method_params(cfg);
+    let mut decls = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (_, name, decl) in &all {
+        if seen.insert(name.clone()) {
+            decls.push(decl.clone());
+        }
+    }
+    let rows = all
+        .iter()
+        .map(|(method, name, _)| format!("  \"{method}\": {name};\n"))
+        .collect::<String>();
+    decls.push(format!(
+        "/**\n * What each method is sent (`rpc` in api.ts takes it).\n */\nexport interface Params {{\n{rows}}}\n"
+    ));
+    decls
 }
 
 /// What each method answers, as protocol.ts's `Results`.

@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct AgentAddParams {
     /// The author name the agent's replies carry, and what notes address.
     pub name: String,
@@ -16,21 +18,27 @@ pub struct AgentAddParams {
     pub token: Option<String>,
     /// Replace an agent already registered under this name.
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub replace: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct AgentNameParams {
     pub name: String,
     /// Remove it even with notes not yet delivered to it, which are then
     /// dropped; without, such a removal is refused and says how many wait.
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub drop_pending: bool,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct AgentListParams {
     /// Authors seen within this many seconds are listed (default one day).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -176,6 +184,8 @@ pub struct Delivery {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct DeliveriesParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,

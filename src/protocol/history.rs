@@ -69,6 +69,8 @@ pub struct Version {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct HistoryParams {
     pub id: String,
 }
@@ -85,6 +87,8 @@ pub struct HistoryResult {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct TrashParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,
@@ -107,6 +111,8 @@ pub struct TrashResult {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct RestoreParams {
     /// A deleted entry to bring back, or (with `version`) a live one to take
     /// back to an earlier version.
@@ -138,6 +144,8 @@ pub struct RestoreResult {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct PurgeParams {
     /// One deleted entry (its whole history goes).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -147,6 +155,7 @@ pub struct PurgeParams {
     pub pad: Option<String>,
     /// The whole trash.
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub all: bool,
 }
 
@@ -159,6 +168,8 @@ pub struct PurgeResult {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct ChangesParams {
     /// Whose changes (an author or a token's name); all when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -174,6 +185,7 @@ pub struct ChangesParams {
     /// List entries created too (default); `false`: only edits, deletions
     /// and restores.
     #[serde(default = "yes")]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub include_created: bool,
 }
 

@@ -1,7 +1,7 @@
 //! Each method as a type: its name, what it is sent and what it answers.
 //! The CLI sends requests through them (`Client::request`), so a request
 //! and its answer are the engine's own types, and `protocol.ts`'s
-//! `Results` (the UI's) is generated from the same list.
+//! `Params` and `Results` (the UI's) are generated from the same list.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -31,6 +31,17 @@ macro_rules! methods {
         pub(crate) fn method_results(cfg: &ts_rs::Config) -> Vec<(&'static str, String)> {
             use ts_rs::TS;
             vec![$(($name, <$answer>::name(cfg)),)*]
+        }
+        /// Each method with its params' TypeScript name and declaration,
+        /// in `METHODS` order (a type two methods share comes twice).
+        #[cfg(test)]
+        pub(crate) fn method_params(cfg: &ts_rs::Config) -> Vec<(&'static str, String, String)> {
+            use ts_rs::TS;
+            vec![$((
+                $name,
+                <$params>::name(cfg),
+                format!("{}export {}\n", <$params>::docs().unwrap_or_default(), <$params>::decl(cfg)),
+            ),)*]
         }
     };
 }

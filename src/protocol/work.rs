@@ -8,6 +8,8 @@ use crate::model::{Entry, Status};
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct PlanParams {
     pub pad: String,
 }
@@ -71,6 +73,8 @@ pub struct PlanResult {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct ClaimParams {
     pub pad: String,
     /// Who takes the task; defaults to the connection's `hello` author.
@@ -93,6 +97,8 @@ pub struct ClaimResult {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct HeartbeatParams {
     pub id: String,
     /// The holder; when given, the call fails if someone else holds the task.
@@ -106,6 +112,8 @@ pub struct HeartbeatParams {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct CompleteParams {
     pub id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -116,6 +124,8 @@ pub struct CompleteParams {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct FailParams {
     pub id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -127,11 +137,14 @@ pub struct FailParams {
     /// Put the task back in the queue for the next claimant instead of
     /// leaving it `failed`.
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub retry: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct ShareParams {
     pub id: String,
     pub to: Vec<String>,
@@ -150,6 +163,8 @@ pub struct ShareResult {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(optional_fields))]
 pub struct ReportParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pad: Option<String>,

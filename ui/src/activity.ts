@@ -41,10 +41,11 @@ async function changesBox(): Promise<HTMLElement> {
     if (c.change !== null && c.what !== "edit" && !stillDeleted(r.changes, c.change)) {
       row.append(el("span", "hint", " · brought back"));
     } else if (c.change !== null) {
+      const change = c.change;
       const undo = el("button", "", "Undo");
       undo.addEventListener("click", () => {
         undo.disabled = true;
-        void rpc("entry.restore", { change: c.change }).then((res) => {
+        void rpc("entry.restore", { change }).then((res) => {
           undo.textContent = `restored ${res.restored.length}`;
         });
       });

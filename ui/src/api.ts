@@ -3,7 +3,7 @@
 
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
-import type { Method, Results } from "./protocol";
+import type { Method, Params, Results } from "./protocol";
 import type { AppInfo, PadEvent, RpcError, Settings } from "./types";
 
 export class EngineError extends Error {
@@ -12,9 +12,15 @@ export class EngineError extends Error {
   }
 }
 
-/** Calls `method`; its result is the method's own type (protocol.ts's
- *  `Results`, generated from the engine's). */
-export async function rpc<M extends Method>(method: M, params: Record<string, unknown> = {}): Promise<Results[M]> {
+/** What `rpc` takes after the method: its params, which may be left out
+ *  when every field of them may. */
+type Args<M extends Method> = {} extends Params[M] ? [params?: Params[M]] : [params: Params[M]];
+
+/** Calls `method` with its params and gives its result, each the method's
+ *  own type (protocol.ts's `Params` and `Results`, generated from the
+ *  engine's). */
+export async function rpc<M extends Method>(method: M, ...args: Args<M>): Promise<Results[M]> {
+  const params = args[0] ?? {};
   try {
     return await invoke<Results[M]>("rpc", { method, params });
   } catch (e) {

@@ -5,7 +5,7 @@
 // thread carrying `meta.control`, which the plugin turns into Agent Zero's
 // own pause and a halt at its next step.
 
-import type { AgentListResult, Entry } from "./protocol";
+import type { AddParams, AgentListResult, Entry } from "./protocol";
 
 export type ChatState = "working" | "waiting_for_you" | "paused" | "stopped" | "done" | "idle";
 
@@ -67,7 +67,7 @@ export function controlsFor(state: ChatState): Array<"pause" | "resume" | "stop"
 }
 
 /** `entry.add` params of a control: a reply to the chat's status note. */
-export function controlParams(c: Chat, control: "pause" | "resume" | "stop"): Record<string, unknown> {
+export function controlParams(c: Chat, control: "pause" | "resume" | "stop"): AddParams {
   return { pad: c.status.pad, reply_to: c.status.id, content: control, meta: { control } };
 }
 

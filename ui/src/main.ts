@@ -5,6 +5,7 @@
 // trusted to be safe text unless it went through textContent or the
 // markdown sanitizer.
 
+import type { Kind } from "./protocol";
 import { appInfo, getSettings, onEvent, onFocusEntry, onShowNeedsEyes, openLink, openQuick, rpc } from "./api";
 import { $, fail, say } from "./dom";
 import { app, currentPad, padOnScreen, selectedEntry } from "./state";
@@ -38,7 +39,7 @@ async function compose(ev: Event): Promise<void> {
   try {
     const warning = await checkAddressed(ta.value, to, app.settings.author);
     if (warning) return say(warning, true);
-    const r = await rpc("entry.add", { pad: currentPad(), content, tags, to, kind: ($("compose-kind") as HTMLSelectElement).value, author: app.settings.author });
+    const r = await rpc("entry.add", { pad: currentPad(), content, tags, to, kind: ($("compose-kind") as HTMLSelectElement).value as Kind, author: app.settings.author });
     if (to.length) app.handoffs.add(r.entry.id);
     ta.value = "";
     drawAddressed($("compose-to"), "");

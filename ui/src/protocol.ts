@@ -72,6 +72,8 @@ export type ListResult = { entries: Array<Entry>, next_cursor: string | null, };
 
 export type SearchMode = "hybrid" | "text" | "semantic";
 
+export type ExportFormat = "markdown" | "json";
+
 export type WordWeight = { word: string, 
 /**
  * How many live entries hold it (within the filter).
@@ -721,6 +723,306 @@ export type AgentRemoveResult = { removed: boolean,
 dropped: number, };
 
 export type DeliveriesResult = { deliveries: Array<Delivery>, };
+
+export type HelloParams = { author?: string, client?: string, token?: string, };
+
+export type AddParams = { pad: string, content: string, author?: string, kind?: Kind, tags?: Array<string>, status?: Status, assignee?: string, resume?: string, category?: Category, confidence?: number, depends_on?: Array<string>, 
+/**
+ * The id (or unique prefix) of the entry this one answers.
+ */
+reply_to?: string, 
+/**
+ * Questions: the answers offered (implies kind `question`).
+ */
+choices?: Array<string>, 
+/**
+ * The authors (agents) this note is addressed to: it reaches their
+ * inbox, and agents registered with an A2A endpoint are sent it.
+ */
+to?: Array<string>, 
+/**
+ * The id (or unique prefix) of an older note this one replaces: the
+ * older one is kept, and left out of lists and searches unless they
+ * ask for `include_superseded`.
+ */
+supersedes?: string, remind_in?: number, remind_at?: string, pinned?: boolean, meta?: Record<string, unknown>, 
+/**
+ * Say in the answer (`looks_like`) when a live note of the pad has the
+ * same text, nearly the same words, or nearly the same meaning. The
+ * note is stored either way. Costs a search (~1 ms), so off by default.
+ */
+check_duplicates?: boolean, };
+
+export type IdParams = { id: string, };
+
+export type UpdateParams = { id: string, content?: string, tags?: Array<string>, kind?: Kind, status?: Status | null, assignee?: string | null, resume?: string | null, category?: Category | null, confidence?: number | null, pinned?: boolean, depends_on?: Array<string>, remind_at?: string | null, meta?: Record<string, unknown> | null, 
+/**
+ * The older note this one replaces (`null`: none).
+ */
+supersedes?: string | null, if_version?: number, };
+
+export type DeleteParams = { id: string, if_version?: number, };
+
+export type HistoryParams = { id: string, };
+
+export type TrashParams = { pad?: string, 
+/**
+ * Only what this author (or token) deleted.
+ */
+by?: string, limit?: number, cursor?: string, };
+
+export type RestoreParams = { 
+/**
+ * A deleted entry to bring back, or (with `version`) a live one to take
+ * back to an earlier version.
+ */
+id?: string, version?: number, 
+/**
+ * Undo one change: bring back every entry it deleted, or take every
+ * entry it edited back to before it.
+ */
+change?: number, };
+
+export type PurgeParams = { 
+/**
+ * One deleted entry (its whole history goes).
+ */
+id?: string, 
+/**
+ * Everything in this pad's trash.
+ */
+pad?: string, 
+/**
+ * The whole trash.
+ */
+all?: boolean, };
+
+export type ChangesParams = { 
+/**
+ * Whose changes (an author or a token's name); all when absent.
+ */
+by?: string, pad?: string, since?: string, until?: string, limit?: number, 
+/**
+ * List entries created too (default); `false`: only edits, deletions
+ * and restores.
+ */
+include_created?: boolean, };
+
+export type ListParams = { pad?: string, tags?: Array<string>, author?: string, kind?: Kind, status?: Status, category?: Category, min_confidence?: number, since?: string, limit?: number, cursor?: string, 
+/**
+ * Also list notes a newer note supersedes (each says which).
+ */
+include_superseded?: boolean, };
+
+export type SearchParams = { query: string, mode?: SearchMode, pad?: string, tags?: Array<string>, kind?: Kind, author?: string, category?: Category, min_confidence?: number, limit?: number, 
+/**
+ * Also find notes a newer note supersedes (each says which).
+ */
+include_superseded?: boolean, 
+/**
+ * Say why: the query's words, weights and filter (`explain` on the
+ * result) and each hit's place in each ranking (`explain` on the hit).
+ */
+explain?: boolean, };
+
+export type TagsParams = { pad?: string, };
+
+export type PadListParams = { include_archived?: boolean, };
+
+export type ConfigureParams = { name: string, ttl_seconds?: number | null, max_entries?: number | null, };
+
+export type PadNameParams = { name: string, };
+
+export type ClearParams = { name: string, keep_pinned?: boolean, };
+
+export type ExportParams = { name: string, format?: ExportFormat, 
+/**
+ * Markdown only: the most characters the text may have; pinned and
+ * `important` entries go in first, then the newest.
+ */
+budget?: number, 
+/**
+ * Also export notes a newer note supersedes (each marked).
+ */
+include_superseded?: boolean, };
+
+export type SubscribeParams = { pads?: Array<string>, tags?: Array<string>, kinds?: Array<Kind>, };
+
+export type UnsubscribeParams = { subscription: number, };
+
+export type StatsParams = { 
+/**
+ * Also report `activity`: write rate, top tags, busiest and stalest pads.
+ */
+activity?: boolean, };
+
+export type ReindexParams = Record<symbol, never>;
+
+export type InboxParams = { 
+/**
+ * Whose inbox; defaults to the connection's `hello` author.
+ */
+author?: string, 
+/**
+ * Look without moving the cursor.
+ */
+peek?: boolean, };
+
+export type PlanParams = { pad: string, };
+
+export type ClaimParams = { pad: string, 
+/**
+ * Who takes the task; defaults to the connection's `hello` author.
+ */
+agent?: string, lease_seconds?: number, };
+
+export type HeartbeatParams = { id: string, 
+/**
+ * The holder; when given, the call fails if someone else holds the task.
+ */
+agent?: string, resume?: string, lease_seconds?: number, };
+
+export type CompleteParams = { id: string, agent?: string, resume?: string, };
+
+export type FailParams = { id: string, agent?: string, error?: string, resume?: string, 
+/**
+ * Put the task back in the queue for the next claimant instead of
+ * leaving it `failed`.
+ */
+retry?: boolean, };
+
+export type ShareParams = { id: string, to: Array<string>, 
+/**
+ * Who shares; defaults to the connection's `hello` author, else the
+ * entry's author.
+ */
+author?: string, };
+
+export type AskParams = { 
+/**
+ * The question. Leave it out and give `id` to wait for the answer to a
+ * question asked before.
+ */
+content?: string, 
+/**
+ * An existing question (an id or unique prefix) to wait on instead of
+ * asking a new one.
+ */
+id?: string, 
+/**
+ * Where the question goes; default `inbox`, the person's own pad.
+ */
+pad?: string, choices?: Array<string>, 
+/**
+ * How long to wait for the answer: 0 to not wait, at most 110.
+ */
+wait_seconds?: number, author?: string, 
+/**
+ * Who besides the person may answer: agents' names, or `*` for anyone.
+ * By default a reply written with an access token is a reply in the
+ * thread, not the answer (the question keeps `needs_eyes`).
+ */
+answer_from?: Array<string>, };
+
+export type ReportParams = { pad?: string, };
+
+export type TokenCreateParams = { name: string, pads: Array<string>, read_only?: boolean, 
+/**
+ * Registered agents (`agent.add`) it may hand work to with `to`;
+ * `["*"]` for any. None by default.
+ */
+agents?: Array<string>, 
+/**
+ * It may also remove, clear or hide (supersede, restore over) notes
+ * others wrote in its pads; by default only its own.
+ */
+others?: boolean, };
+
+export type TokenListParams = Record<symbol, never>;
+
+export type TokenRevokeParams = { name: string, };
+
+export type AgentAddParams = { 
+/**
+ * The author name the agent's replies carry, and what notes address.
+ */
+name: string, 
+/**
+ * The agent's A2A endpoint, e.g. Agent Zero's `http://HOST:PORT/a2a/t-TOKEN`.
+ */
+url: string, 
+/**
+ * A bearer token the endpoint wants (when the URL does not carry one).
+ */
+token?: string, 
+/**
+ * Replace an agent already registered under this name.
+ */
+replace?: boolean, };
+
+export type AgentListParams = { 
+/**
+ * Authors seen within this many seconds are listed (default one day).
+ */
+seen_within?: number, };
+
+export type AgentNameParams = { name: string, 
+/**
+ * Remove it even with notes not yet delivered to it, which are then
+ * dropped; without, such a removal is refused and says how many wait.
+ */
+drop_pending?: boolean, };
+
+export type DeliveriesParams = { pad?: string, 
+/**
+ * One note's deliveries.
+ */
+entry?: string, };
+
+/**
+ * What each method is sent (`rpc` in api.ts takes it).
+ */
+export interface Params {
+  "hello": HelloParams;
+  "entry.add": AddParams;
+  "entry.get": IdParams;
+  "entry.update": UpdateParams;
+  "entry.delete": DeleteParams;
+  "entry.history": HistoryParams;
+  "entry.trash": TrashParams;
+  "entry.restore": RestoreParams;
+  "entry.purge": PurgeParams;
+  "entry.changes": ChangesParams;
+  "entry.list": ListParams;
+  "search": SearchParams;
+  "tags.list": TagsParams;
+  "pad.list": PadListParams;
+  "pad.configure": ConfigureParams;
+  "pad.touch": PadNameParams;
+  "pad.clear": ClearParams;
+  "pad.export": ExportParams;
+  "subscribe": SubscribeParams;
+  "unsubscribe": UnsubscribeParams;
+  "stats": StatsParams;
+  "reindex": ReindexParams;
+  "inbox": InboxParams;
+  "plan.order": PlanParams;
+  "task.claim": ClaimParams;
+  "task.heartbeat": HeartbeatParams;
+  "task.complete": CompleteParams;
+  "task.fail": FailParams;
+  "entry.share": ShareParams;
+  "entry.thread": IdParams;
+  "ask": AskParams;
+  "report": ReportParams;
+  "token.create": TokenCreateParams;
+  "token.list": TokenListParams;
+  "token.revoke": TokenRevokeParams;
+  "agent.add": AgentAddParams;
+  "agent.list": AgentListParams;
+  "agent.remove": AgentNameParams;
+  "agent.deliveries": DeliveriesParams;
+}
 
 /**
  * What each method answers (`rpc` in api.ts returns it).

@@ -9,7 +9,7 @@ import { authorChip } from "../authors";
 import { type Chat, chatLabel, chatsOf, controlParams, controlsFor } from "../chats";
 import { openConnect } from "./Connect";
 import { $, el, fail, say } from "../dom";
-import type { AgentInfo, AgentListResult, Brief, SeenAuthor } from "../protocol";
+import type { AgentAddParams, AgentInfo, AgentListResult, Brief, SeenAuthor } from "../protocol";
 import { app } from "../state";
 import { ago } from "../time";
 
@@ -180,7 +180,7 @@ function addForm(): HTMLFormElement {
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     add.disabled = true;
-    const params: Record<string, string> = { name: name.value.trim(), url: url.value.trim() };
+    const params: AgentAddParams = { name: name.value.trim(), url: url.value.trim() };
     if (token.value.trim()) params.token = token.value.trim();
     void rpc("agent.add", params)
       .then(async (r) => {

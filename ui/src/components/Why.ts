@@ -6,12 +6,12 @@
 import { rpc } from "../api";
 import { el, fail } from "../dom";
 import type { Entry } from "../types";
-import type { HitExplain, QueryExplain } from "../protocol";
+import type { HitExplain, QueryExplain, SearchParams } from "../protocol";
 
 /** The params of the search on screen, to ask again with `explain`. */
-let shown: Record<string, unknown> | null = null;
+let shown: SearchParams | null = null;
 
-export function searched(params: Record<string, unknown> | null): void {
+export function searched(params: SearchParams | null): void {
   shown = params;
 }
 
@@ -43,6 +43,7 @@ export function whyLines(hit: HitExplain, q: QueryExplain): string[] {
 /** The "Why this result?" toggle for `e`, in the search view only. */
 export function whySection(e: Entry): HTMLElement | null {
   if (!shown) return null;
+  const asked = shown;
   const box = el("details", "why");
   box.id = "why";
   box.append(el("summary", "", "Why this result?"));
@@ -51,7 +52,7 @@ export function whySection(e: Entry): HTMLElement | null {
   box.addEventListener("toggle", () => {
     if (!box.open || body.childElementCount) return;
     body.append(el("p", "hint", "asking the engine…"));
-    void rpc("search", { ...shown, explain: true })
+    void rpc("search", { ...asked, explain: true })
       .then((r) => {
         const hit = r.hits.find((h) => h.entry.id === e.id);
         body.replaceChildren(

@@ -5,7 +5,7 @@
 import { rpc } from "../api";
 import { count, searchTitle } from "../count";
 import { el } from "../dom";
-import type { SearchHit } from "../protocol";
+import type { SearchHit, SearchParams } from "../protocol";
 import { foundBy, splitWeak, strength } from "../strength";
 import { app } from "../state";
 import { showEntries } from "../components/List";
@@ -21,7 +21,7 @@ export async function search(q: string): Promise<void> {
   if (!q.trim()) return backToFeed();
   app.view = "search";
   const f = filter();
-  const p: Record<string, unknown> = { query: q, limit: SEARCH_LIMIT };
+  const p: SearchParams = { query: q, limit: SEARCH_LIMIT };
   if (f.tag) p.tags = [f.tag];
   if (f.kind) p.kind = f.kind;
   if (f.author) p.author = f.author;
