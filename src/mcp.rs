@@ -33,6 +33,8 @@ use serde_json::{json, Value};
 
 use crate::client::{Client, ClientError};
 use crate::model::count;
+use crate::protocol::method::{self as m, Method};
+use crate::protocol::{InboxParams, PadListParams};
 use notes::{
     AddNote, DeleteNote, ListNotes, PadOnly, ReadPad, ScratchNote, SearchNotes, UpdateNote,
 };
@@ -162,6 +164,14 @@ impl Link<'_> {
     async fn call(&mut self, method: &str, params: Value) -> Result<Value, String> {
         let client = self.connect().await?;
         client.call(method, params).await.map_err(describe)
+    }
+
+    /// Calls the method `M` with its own params type (`protocol::method`):
+    /// a field it does not take, or one missing, does not compile.
+    async fn send<M: Method>(&mut self, params: M::Params) -> Result<Value, String> {
+        let params =
+            serde_json::to_value(&params).map_err(|e| format!("{} params: {e}", M::NAME))?;
+        self.call(M::NAME, params).await
     }
 
     /// Who the engine says this call acts as: a task's holder is named so.
@@ -464,7 +474,7 @@ impl PadTools {
         mut result: CallToolResult,
         shown: Option<&str>,
     ) -> CallToolResult {
-        if let Ok(mut r) = link.call("inbox", json!({})).await {
+        if let Ok(mut r) = link.send::<m::Inbox>(InboxParams::default()).await {
             if let (Some(id), Some(replies)) = (shown, r["replies"].as_array_mut()) {
                 replies.retain(|e| e["id"] != id);
             }
@@ -485,7 +495,7 @@ impl PadTools {
         };
         // The count is a courtesy: the note is saved even if this fails.
         let count = link
-            .call("pad.list", json!({}))
+            .send::<m::PadList>(PadListParams::default())
             .await
             .ok()
             .and_then(|r| {

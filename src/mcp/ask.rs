@@ -19,6 +19,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::protocol::method as m;
+use crate::protocol::{AddParams, AskParams, IdParams};
 use rmcp::model::{
     CallToolResult, CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationSchema, InputRequest, InputRequiredResult,
@@ -94,9 +96,8 @@ impl PadTools {
             }
             Some(Elicitation::Request) => done(self.ask_both_ways(link, &ctx, a).await),
             None => {
-                let params = json!({"content": a.question, "pad": a.pad,
-                                    "choices": a.choices, "wait_seconds": a.wait});
-                done(with_progress(&ctx, a.wait, link.call("ask", params)).await)
+                let params = a.params(a.wait);
+                done(with_progress(&ctx, a.wait, link.send::<m::Ask>(params)).await)
             }
         }
     }
@@ -145,7 +146,7 @@ impl PadTools {
                 None,
             );
         };
-        let asked = match link.call("entry.get", json!({"id": qid})).await {
+        let asked = match link.send::<m::EntryGet>(IdParams { id: qid.clone() }).await {
             Ok(r) => r["entry"].clone(),
             Err(e) => return Asked::Done(fail(e), None),
         };
@@ -154,18 +155,15 @@ impl PadTools {
             .and_then(|v| serde_json::from_value::<ElicitResult>(v).ok())
             .and_then(|r| form_answer(&ClientResult::ElicitResult(r)));
         if let (Some(text), true) = (given, asked["answer"].is_null()) {
-            let reply =
-                json!({"pad": asked["pad"], "content": text, "reply_to": qid, "author": PERSON});
-            if let Err(e) = link.call("entry.add", reply).await {
+            let pad = asked["pad"].as_str().unwrap_or_default().to_owned();
+            if let Err(e) = link
+                .send::<m::EntryAdd>(persons_answer(pad, text, &qid))
+                .await
+            {
                 return Asked::Done(fail(e), None);
             }
         }
-        let r = with_progress(
-            ctx,
-            a.wait,
-            link.call("ask", json!({"id": qid, "wait_seconds": a.wait})),
-        )
-        .await;
+        let r = with_progress(ctx, a.wait, link.send::<m::Ask>(wait_on(&qid, a.wait))).await;
         done(r)
     }
 
@@ -193,11 +191,7 @@ impl PadTools {
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await;
-        let wait_answer = with_progress(
-            ctx,
-            wait,
-            link.call("ask", json!({"id": qid, "wait_seconds": wait})),
-        );
+        let wait_answer = with_progress(ctx, wait, link.send::<m::Ask>(wait_on(&qid, wait)));
         let Ok(prompt) = prompt else {
             return wait_answer.await;
         };
@@ -221,9 +215,8 @@ impl PadTools {
                     open = false;
                     // Declined, dismissed or failed: the desktop may still answer.
                     if let Some(text) = given.ok().and_then(|g| form_answer(&g)) {
-                        let reply = json!({"pad": pad, "content": text, "reply_to": qid,
-                                           "author": PERSON});
-                        if let Err(e) = self.link().call("entry.add", reply).await {
+                        let reply = persons_answer(pad.to_owned(), text, &qid);
+                        if let Err(e) = self.link().send::<m::EntryAdd>(reply).await {
                             tracing::warn!("ask_person: the answer given in the client could not be stored: {e}");
                         }
                     }
@@ -297,6 +290,21 @@ struct Asking {
     wait: u64,
 }
 
+impl Asking {
+    /// `ask` putting this question, waiting `wait` seconds for its answer.
+    fn params(&self, wait: u64) -> AskParams {
+        AskParams {
+            content: Some(self.question.clone()),
+            id: None,
+            pad: Some(self.pad.clone()),
+            choices: self.choices.clone(),
+            wait_seconds: Some(wait),
+            author: None,
+            answer_from: Vec::new(),
+        }
+    }
+}
+
 /// How a client is asked too, besides the desktop.
 enum Elicitation {
     /// A request to the client (protocols before 2026-07-28).
@@ -328,12 +336,7 @@ fn elicitation(ctx: &RequestContext<RoleServer>) -> Option<Elicitation> {
 /// Writes the question (tagged needs_eyes: the desktop asks at once)
 /// without waiting; its id.
 async fn write_question(link: &mut Link<'_>, a: &Asking) -> Result<String, String> {
-    let asked = link
-        .call(
-            "ask",
-            json!({"content": a.question, "pad": a.pad, "choices": a.choices, "wait_seconds": 0}),
-        )
-        .await?;
+    let asked = link.send::<m::Ask>(a.params(0)).await?;
     Ok(asked["question"]["id"].as_str().unwrap_or("").to_string())
 }
 
@@ -514,5 +517,29 @@ mod tests {
         }
         assert_eq!(held.0.lock().unwrap().len(), HELD_MAX);
         assert_eq!(held.take(&first, &to("a", None), now), None);
+    }
+}
+
+/// The person's answer given in the client, as a reply to question `qid`.
+fn persons_answer(pad: String, content: String, qid: &str) -> AddParams {
+    AddParams {
+        pad,
+        content,
+        reply_to: Some(qid.to_owned()),
+        author: Some(PERSON.to_owned()),
+        ..AddParams::default()
+    }
+}
+
+/// `ask` waiting on the question `qid` for up to `wait` seconds.
+fn wait_on(qid: &str, wait: u64) -> AskParams {
+    AskParams {
+        content: None,
+        id: Some(qid.to_owned()),
+        pad: None,
+        choices: Vec::new(),
+        wait_seconds: Some(wait),
+        author: None,
+        answer_from: Vec::new(),
     }
 }

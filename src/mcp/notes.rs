@@ -3,6 +3,8 @@
 //! struct is also the tool's input schema (schemars), rewritten for strict
 //! function-calling converters by `schema::strict`.
 
+use crate::protocol::method as m;
+use crate::protocol::{DeleteParams, TagsParams};
 use rmcp::model::CallToolResult;
 use rmcp::schemars;
 use serde::Deserialize;
@@ -308,7 +310,11 @@ impl PadTools {
         link: &mut Link<'_>,
         p: DeleteNote,
     ) -> CallToolResult {
-        match link.call("entry.delete", json!({"id": p.id})).await {
+        let delete = DeleteParams {
+            id: p.id,
+            if_version: None,
+        };
+        match link.send::<m::EntryDelete>(delete).await {
             Ok(r) => ok(format!(
                 "Deleted {} (moved to the trash; the person can restore it).",
                 r["id"].as_str().unwrap_or("")
@@ -319,7 +325,12 @@ impl PadTools {
 
     pub(super) async fn list_tags_body(&self, link: &mut Link<'_>, p: PadOnly) -> CallToolResult {
         let pad = p.pad;
-        match link.call("tags.list", json!({"pad": pad})).await {
+        match link
+            .send::<m::TagsList>(TagsParams {
+                pad: Some(pad.clone()),
+            })
+            .await
+        {
             Ok(r) => {
                 let tags = r["tags"].as_array().cloned().unwrap_or_default();
                 if tags.is_empty() {

@@ -1,6 +1,11 @@
 //! The plan and task tools of `pad mcp`: what a planner or a sub-agent needs
 //! to pick up work, say where it stands, hand it over and pass on learnings.
 
+use crate::protocol::method as m;
+use crate::protocol::method::Method;
+use crate::protocol::{
+    ClaimParams, CompleteParams, FailParams, HeartbeatParams, PlanParams, ShareParams,
+};
 use rmcp::model::CallToolResult;
 use rmcp::schemars;
 use serde::Deserialize;
@@ -77,11 +82,12 @@ impl PadTools {
             Ok(a) => a,
             Err(e) => return fail(e),
         };
-        let mut params = json!({"pad": pad, "agent": agent});
-        if let Some(l) = p.lease_seconds {
-            params["lease_seconds"] = json!(l);
-        }
-        let r = match link.call("task.claim", params).await {
+        let params = ClaimParams {
+            pad: pad.clone(),
+            agent: Some(agent),
+            lease_seconds: p.lease_seconds,
+        };
+        let r = match link.send::<m::TaskClaim>(params).await {
             Ok(r) => r,
             Err(e) => return fail(e),
         };
@@ -123,33 +129,48 @@ impl PadTools {
             Ok(a) => a,
             Err(e) => return fail(e),
         };
-        let (method, params) = match p.status.as_deref() {
-            Some("done") => (
-                "task.complete",
-                json!({"id": p.id, "agent": agent, "resume": p.resume}),
-            ),
-            Some("failed") => (
-                "task.fail",
-                json!({"id": p.id, "agent": agent, "resume": p.resume, "error": p.error, "retry": p.retry}),
-            ),
-            None => (
-                "task.heartbeat",
-                json!({"id": p.id, "agent": agent, "resume": p.resume}),
-            ),
-            Some(other) => (
-                "entry.update",
-                json!({"id": p.id, "status": other, "resume": p.resume}),
-            ),
+        let heartbeat = p.status.is_none();
+        let (id, resume) = (p.id, p.resume);
+        let agent = Some(agent);
+        let answer = match p.status.as_deref() {
+            Some("done") => {
+                let done = CompleteParams { id, agent, resume };
+                link.send::<m::TaskComplete>(done).await
+            }
+            Some("failed") => {
+                let failed = FailParams {
+                    id,
+                    agent,
+                    error: p.error,
+                    resume,
+                    retry: p.retry,
+                };
+                link.send::<m::TaskFail>(failed).await
+            }
+            None => {
+                let beat = HeartbeatParams {
+                    id,
+                    agent,
+                    resume,
+                    lease_seconds: None,
+                };
+                link.send::<m::TaskHeartbeat>(beat).await
+            }
+            // Any other status is filed as the note's; the engine names
+            // the statuses it knows when this is not one.
+            Some(other) => {
+                let mut filed = json!({"id": id, "status": other});
+                if let Some(r) = resume {
+                    filed["resume"] = json!(r);
+                }
+                link.call(m::EntryUpdate::NAME, filed).await
+            }
         };
-        let mut params = params;
-        if let Some(o) = params.as_object_mut() {
-            o.retain(|_, v| !v.is_null());
-        }
-        match link.call(method, params).await {
+        match answer {
             Ok(r) => {
                 let e = &r["entry"];
                 let lease = match e["lease_until"].as_str() {
-                    Some(l) if method == "task.heartbeat" => format!(" You hold it until {l}."),
+                    Some(l) if heartbeat => format!(" You hold it until {l}."),
                     _ => String::new(),
                 };
                 ok(format!(
@@ -165,7 +186,10 @@ impl PadTools {
 
     pub(super) async fn plan_body(&self, link: &mut Link<'_>, p: PlanOf) -> CallToolResult {
         let pad = p.pad;
-        let r = match link.call("plan.order", json!({ "pad": pad })).await {
+        let r = match link
+            .send::<m::PlanOrder>(PlanParams { pad: pad.clone() })
+            .await
+        {
             Ok(r) => r,
             Err(e) => return fail(e),
         };
@@ -219,10 +243,12 @@ impl PadTools {
         link: &mut Link<'_>,
         p: ShareNote,
     ) -> CallToolResult {
-        match link
-            .call("entry.share", json!({"id": p.id, "to": p.to}))
-            .await
-        {
+        let share = ShareParams {
+            id: p.id.clone(),
+            to: p.to,
+            author: None,
+        };
+        match link.send::<m::EntryShare>(share).await {
             Ok(r) => {
                 let copies: Vec<String> = r["copies"]
                     .as_array()
