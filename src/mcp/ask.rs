@@ -472,6 +472,30 @@ fn answered(r: &Value) -> (CallToolResult, Option<String>) {
     )
 }
 
+/// The person's answer given in the client, as a reply to question `qid`.
+fn persons_answer(pad: String, content: String, qid: &str) -> AddParams {
+    AddParams {
+        pad,
+        content,
+        reply_to: Some(qid.to_owned()),
+        author: Some(PERSON.to_owned()),
+        ..AddParams::default()
+    }
+}
+
+/// `ask` waiting on the question `qid` for up to `wait` seconds.
+fn wait_on(qid: &str, wait: u64) -> AskParams {
+    AskParams {
+        content: None,
+        id: Some(qid.to_owned()),
+        pad: None,
+        choices: Vec::new(),
+        wait_seconds: Some(wait),
+        author: None,
+        answer_from: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,29 +541,5 @@ mod tests {
         }
         assert_eq!(held.0.lock().unwrap().len(), HELD_MAX);
         assert_eq!(held.take(&first, &to("a", None), now), None);
-    }
-}
-
-/// The person's answer given in the client, as a reply to question `qid`.
-fn persons_answer(pad: String, content: String, qid: &str) -> AddParams {
-    AddParams {
-        pad,
-        content,
-        reply_to: Some(qid.to_owned()),
-        author: Some(PERSON.to_owned()),
-        ..AddParams::default()
-    }
-}
-
-/// `ask` waiting on the question `qid` for up to `wait` seconds.
-fn wait_on(qid: &str, wait: u64) -> AskParams {
-    AskParams {
-        content: None,
-        id: Some(qid.to_owned()),
-        pad: None,
-        choices: Vec::new(),
-        wait_seconds: Some(wait),
-        author: None,
-        answer_from: Vec::new(),
     }
 }
