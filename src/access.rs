@@ -231,7 +231,19 @@ pub fn token_name(raw: &str) -> Result<String> {
 /// name, and a token named `user` would write as the person.
 pub fn new_token_name(raw: &str) -> Result<String> {
     let name = token_name(raw)?;
-    if model::RESERVED_AGENT_NAMES.contains(&name.as_str()) {
+    // Plain ASCII, so no look-alike (a Cyrillic 'е') passes for a reserved
+    // name; and a reserved name with punctuation about it is that name.
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '@' | '-')))
+    {
+        return Err(Error::invalid(
+            "name",
+            format!("a token's name is ASCII letters, digits, '.', '_', ':', '@' and '-' (so no look-alike passes for another name); '{raw}' has '{bad}' (U+{:04X}). E.g. 'agent-zero'.", bad as u32),
+        ));
+    }
+    let bare = name.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    if model::RESERVED_AGENT_NAMES.contains(&bare) {
         return Err(Error::invalid(
             "name",
             format!(

@@ -211,6 +211,29 @@ impl Guard {
             return Ok(());
         };
         let note = db.get(&patch.id).await?;
+        // A task's work is its holder's: finished or handed on by the task
+        // methods, as its holder.
+        let holder = note
+            .assignee
+            .as_deref()
+            .filter(|a| !a.eq_ignore_ascii_case(&g.name));
+        let works = patch.status.is_some() || patch.assignee.is_some() || patch.resume.is_some();
+        if let (Some(holder), true) = (holder, works) {
+            return Err(Error::Forbidden(format!(
+                "token '{}' may not change the status, holder or resume of note {}: '{holder}' holds it. Its holder finishes it (task.complete, task.fail); reply in its thread to say something about it.",
+                g.name, note.id
+            )));
+        }
+        if let Some(Some(to)) = &patch.assignee {
+            if !to.trim().eq_ignore_ascii_case(&g.name) {
+                return Err(Error::Forbidden(format!(
+                    "token '{}' assigns a task only to itself, not to '{}': others take tasks with task.claim. Leave 'assignee' out, or give '{}'.",
+                    g.name,
+                    to.chars().take(64).collect::<String>(),
+                    g.name
+                )));
+            }
+        }
         if note.author.eq_ignore_ascii_case(&g.name) {
             return Ok(());
         }

@@ -125,6 +125,7 @@ impl PadTools {
             client: None,
             _held: None,
             acts_as: None,
+            token: false,
         }
     }
 }
@@ -158,6 +159,9 @@ struct Link<'a> {
     /// Who the engine says the connection acts as (a token's name for a
     /// token, whatever author the server was given).
     acts_as: Option<String>,
+    /// It said hello with an access token (`PAD_TOKEN`, or the HTTP
+    /// caller's): it writes under that token's name alone.
+    token: bool,
 }
 
 impl Link<'_> {
@@ -172,6 +176,13 @@ impl Link<'_> {
         let params =
             serde_json::to_value(&params).map_err(|e| format!("{} params: {e}", M::NAME))?;
         self.call(M::NAME, params).await
+    }
+
+    /// Whether what this call writes may be the person's (no access token
+    /// speaks through it).
+    async fn speaks_for_person(&mut self) -> Result<bool, String> {
+        self.connect().await?;
+        Ok(!self.token)
     }
 
     /// Who the engine says this call acts as: a task's holder is named so.
@@ -205,6 +216,7 @@ impl Link<'_> {
             }
             .map_err(describe)?;
             self.acts_as = hello["author"].as_str().map(str::to_owned);
+            self.token = hello["token"].is_string();
             self.client = Some(c);
         }
         Ok(self.client.as_mut().expect("connected above"))

@@ -214,6 +214,9 @@ impl Standing {
     /// `client` (`None`: the owner, who has places of its own); why not,
     /// when its client holds its share or the places are all taken.
     pub fn admit(&self, client: Option<&str>) -> Result<(), String> {
+        // One admission at a time per connection (HTTP/2 streams arrive
+        // together): it is counted once.
+        let mut permit = self.0.permit.lock().expect("standing lock");
         if self.0.member.load(Ordering::Acquire) {
             return Ok(());
         }
@@ -241,7 +244,7 @@ impl Standing {
                     format!("this listener already serves {} connections of the owner's, its limit; retry in a moment", MAX_CONNECTIONS + OWNER_CONNECTIONS)
                 })?,
         };
-        *self.0.permit.lock().expect("standing lock") = Some(place);
+        *permit = Some(place);
         self.0.member.store(true, Ordering::Release);
         Ok(())
     }

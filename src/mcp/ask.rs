@@ -156,10 +156,9 @@ impl PadTools {
             .and_then(|r| form_answer(&ClientResult::ElicitResult(r)));
         if let (Some(text), true) = (given, asked["answer"].is_null()) {
             let pad = asked["pad"].as_str().unwrap_or_default().to_owned();
-            if let Err(e) = link
-                .send::<m::EntryAdd>(persons_answer(pad, text, &qid))
-                .await
-            {
+            let person = link.speaks_for_person().await.unwrap_or(false);
+            let reply = persons_answer(pad, text, &qid, person);
+            if let Err(e) = link.send::<m::EntryAdd>(reply).await {
                 return Asked::Done(fail(e), None);
             }
         }
@@ -215,8 +214,10 @@ impl PadTools {
                     open = false;
                     // Declined, dismissed or failed: the desktop may still answer.
                     if let Some(text) = given.ok().and_then(|g| form_answer(&g)) {
-                        let reply = persons_answer(pad.to_owned(), text, &qid);
-                        if let Err(e) = self.link().send::<m::EntryAdd>(reply).await {
+                        let mut answering = self.link();
+                        let person = answering.speaks_for_person().await.unwrap_or(false);
+                        let reply = persons_answer(pad.to_owned(), text, &qid, person);
+                        if let Err(e) = answering.send::<m::EntryAdd>(reply).await {
                             tracing::warn!("ask_person: the answer given in the client could not be stored: {e}");
                         }
                     }
@@ -472,13 +473,15 @@ fn answered(r: &Value) -> (CallToolResult, Option<String>) {
     )
 }
 
-/// The person's answer given in the client, as a reply to question `qid`.
-fn persons_answer(pad: String, content: String, qid: &str) -> AddParams {
+/// The answer given in the client, as a reply to question `qid`: the
+/// person's, or (`person` false: an access token speaks through this
+/// server) the token's own reply, as the engine writes a token's words.
+fn persons_answer(pad: String, content: String, qid: &str, person: bool) -> AddParams {
     AddParams {
         pad,
         content,
         reply_to: Some(qid.to_owned()),
-        author: Some(PERSON.to_owned()),
+        author: person.then(|| PERSON.to_owned()),
         ..AddParams::default()
     }
 }
