@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
 use crate::model::{Entry, Kind, NEEDS_EYES};
@@ -322,24 +321,20 @@ impl Drop for Subscription {
 }
 
 impl Subscription {
-    /// The next matching event as its `params` object, or `None` when the engine stops.
-    pub async fn next(&mut self) -> Option<Value> {
+    /// The next matching event, or what was missed; `None` when the engine
+    /// stops.
+    pub async fn next(&mut self) -> Option<Notice> {
         loop {
             match self.rx.recv().await {
                 Ok(e) => {
                     self.last = self.last.max(e.seq);
                     if self.filter.matches(&e) {
-                        return Some(self.render(&e));
+                        return Some(Notice::Event(e));
                     }
                 }
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     self.lagged.fetch_add(missed, Ordering::Relaxed);
-                    let missed = self.missed(missed);
-                    return Some(json!({
-                        "subscription": self.id,
-                        "type": "lagged",
-                        "missed": missed,
-                    }));
+                    return Some(Notice::Lagged(self.missed(missed)));
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
@@ -362,21 +357,54 @@ impl Subscription {
             .count() as u64
     }
 
-    fn render(&self, e: &Event) -> Value {
-        let mut v = json!({
-            "subscription": self.id,
-            "type": e.kind,
-            "pad": e.pad,
-        });
-        if let Some(entry) = &e.entry {
-            v["entry"] = serde_json::to_value(entry).expect("entries serialize");
+    /// `n` as its notification's `params`, to be serialized (through the
+    /// seal, for a token: `seal::to_value`).
+    pub fn params<'a>(&self, n: &'a Notice) -> Params<'a> {
+        match n {
+            Notice::Event(e) => Params::Event {
+                subscription: self.id,
+                kind: e.kind,
+                pad: &e.pad,
+                entry: e.entry.as_ref(),
+                trashed: e.trashed.as_ref(),
+                delivery: e.delivery.as_ref(),
+            },
+            Notice::Lagged(missed) => Params::Lagged {
+                subscription: self.id,
+                kind: "lagged",
+                missed: *missed,
+            },
         }
-        if let Some(t) = &e.trashed {
-            v["trashed"] = serde_json::to_value(t).expect("trash notes serialize");
-        }
-        if let Some(d) = &e.delivery {
-            v["delivery"] = serde_json::to_value(d).expect("deliveries serialize");
-        }
-        v
     }
+}
+
+/// What a subscription has next for its subscriber.
+pub enum Notice {
+    Event(Arc<Event>),
+    /// It fell behind: this many events of its pads were missed.
+    Lagged(u64),
+}
+
+/// A notification's `params`: an event, or `lagged`.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum Params<'a> {
+    Event {
+        subscription: u64,
+        #[serde(rename = "type")]
+        kind: EventType,
+        pad: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        entry: Option<&'a Entry>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        trashed: Option<&'a Trashed>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delivery: Option<&'a crate::protocol::Delivery>,
+    },
+    Lagged {
+        subscription: u64,
+        #[serde(rename = "type")]
+        kind: &'static str,
+        missed: u64,
+    },
 }

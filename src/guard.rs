@@ -9,7 +9,6 @@
 //! their wording live with it (`access::Grant`); every caller goes through
 //! here.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -316,75 +315,5 @@ impl Guard {
             ..EntryFilter::default()
         };
         self.scope(filter)
-    }
-}
-
-/// The fields naming other notes: an entry's, and a plan step's
-/// `waiting_on`.
-pub const REFERENCES: &[&str] = &[
-    "reply_to",
-    "supersedes",
-    "superseded_by",
-    "answer",
-    "depends_on",
-    "waiting_on",
-    "question",
-];
-
-impl Guard {
-    /// `v` (an answer, an event, entries) with every reference to a note
-    /// the caller may not read taken out: a note of its pads replying to,
-    /// superseding, superseded by, answered by or waiting on a note
-    /// elsewhere shows `null` there (or leaves it out of `depends_on`), so
-    /// no id of another pad reaches a token. Whether it changed anything.
-    pub async fn seal(&self, db: &dyn Storage, v: &mut Value) -> Result<bool> {
-        if self.grant().is_none() {
-            return Ok(false);
-        }
-        let mut named = Vec::new();
-        objects_in(v, &mut |e| {
-            for f in REFERENCES {
-                match e.get(*f) {
-                    Some(Value::String(id)) => named.push(id.clone()),
-                    Some(Value::Array(ids)) => {
-                        named.extend(ids.iter().filter_map(|i| i.as_str().map(str::to_owned)))
-                    }
-                    _ => {}
-                }
-            }
-        });
-        named.sort_unstable();
-        named.dedup();
-        let mut seen: HashMap<String, bool> = HashMap::with_capacity(named.len());
-        for id in named {
-            let visible = self.sees(db, &id).await?;
-            seen.insert(id, visible);
-        }
-        if seen.values().all(|v| *v) {
-            return Ok(false);
-        }
-        let hidden = |id: &str| seen.get(id) == Some(&false);
-        objects_in(v, &mut |e| {
-            for f in REFERENCES {
-                match e.get_mut(*f) {
-                    Some(Value::Array(ids)) => ids.retain(|i| !i.as_str().is_some_and(hidden)),
-                    Some(r) if r.as_str().is_some_and(hidden) => *r = Value::Null,
-                    _ => {}
-                }
-            }
-        });
-        Ok(true)
-    }
-}
-
-/// Calls `f` on every object of `v` (entries, and what holds them).
-fn objects_in(v: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
-    match v {
-        Value::Object(m) => {
-            f(m);
-            m.values_mut().for_each(|x| objects_in(x, f));
-        }
-        Value::Array(a) => a.iter_mut().for_each(|x| objects_in(x, f)),
-        _ => {}
     }
 }

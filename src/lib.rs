@@ -25,6 +25,7 @@ pub mod pg;
 mod priority;
 pub mod protocol;
 pub mod rpc;
+pub mod seal;
 pub mod semantic;
 pub mod server;
 pub mod storage;

@@ -11,6 +11,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::error::{Error, Result};
+pub use crate::seal::NoteRef;
 
 pub const MAX_TAGS: usize = 10;
 pub const MAX_TAG_LEN: usize = 32;
@@ -54,10 +55,11 @@ pub struct Entry {
     pub error: Option<String>,
     pub category: Option<Category>,
     pub confidence: Option<f64>,
-    pub depends_on: Vec<String>,
+    #[serde(serialize_with = "crate::seal::list")]
+    pub depends_on: Vec<NoteRef>,
     /// The id of the entry this one answers (threads).
     #[serde(default)]
-    pub reply_to: Option<String>,
+    pub reply_to: Option<NoteRef>,
     /// Questions: the answers offered, e.g. `["approve", "deny"]`.
     #[serde(default)]
     pub choices: Vec<String>,
@@ -67,7 +69,7 @@ pub struct Entry {
     /// The id of the first reply by someone other than the author: the
     /// answer, for a question.
     #[serde(default)]
-    pub answer: Option<String>,
+    pub answer: Option<NoteRef>,
     /// The authors this note is addressed to: it reaches their inbox, and
     /// agents registered with an A2A endpoint are sent it (`agent.add`).
     #[serde(default)]
@@ -75,11 +77,11 @@ pub struct Entry {
     /// The id of the older note this one replaces: it holds now, the older
     /// one is kept and found with `include_superseded`.
     #[serde(default)]
-    pub supersedes: Option<String>,
+    pub supersedes: Option<NoteRef>,
     /// The id of the newest live note that supersedes this one, if any
     /// (read from theirs: nothing is written on this note).
     #[serde(default)]
-    pub superseded_by: Option<String>,
+    pub superseded_by: Option<NoteRef>,
     pub remind_at: Option<String>,
     pub pinned: bool,
     #[cfg_attr(test, ts(type = "Record<string, unknown> | null"))]

@@ -188,7 +188,7 @@ pub(crate) fn read_entry_seq(row: &PgRow) -> Result<(i64, Entry)> {
     let kind: String = row.try_get(3)?;
     let id_of = |i: usize| {
         row.try_get::<Option<i64>, _>(i)
-            .map(|s| s.map(crate::id::encode))
+            .map(|s| s.map(|n| crate::seal::NoteRef(crate::id::encode(n))))
     };
     let entry = Entry {
         id: crate::id::encode(seq),
@@ -203,7 +203,7 @@ pub(crate) fn read_entry_seq(row: &PgRow) -> Result<(i64, Entry)> {
         lease_until: row.try_get::<Option<i64>, _>(9)?.map(fmt_time),
         category: text(10)?.as_deref().and_then(Category::parse),
         confidence: row.try_get(11)?,
-        depends_on: row.try_get(12)?,
+        depends_on: crate::seal::refs(row.try_get(12)?),
         remind_at: row.try_get::<Option<i64>, _>(13)?.map(fmt_time),
         pinned: row.try_get(14)?,
         meta: text(15)?

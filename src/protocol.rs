@@ -9,6 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use crate::model::{Category, Entry, Kind, Pad, Status};
+pub use crate::seal::NoteRef;
 
 mod agents;
 mod explain;
@@ -257,7 +258,7 @@ impl EntryResult {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct LooksLike {
-    pub id: String,
+    pub id: NoteRef,
     /// Its first 120 characters.
     pub preview: String,
     /// `text` (the same), `words` (nearly the same words) or `meaning`
@@ -326,6 +327,11 @@ pub enum SearchMode {
     Semantic,
 }
 
+impl SearchMode {
+    /// The modes as they are written.
+    pub const ALL: &'static [&'static str] = &["hybrid", "text", "semantic"];
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -370,8 +376,9 @@ pub struct SearchHit {
     pub found_by: Vec<String>,
     /// Other live entries with exactly this text, shown once as this hit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
-    pub copies: Vec<String>,
+    #[serde(serialize_with = "crate::seal::list")]
+    #[cfg_attr(test, ts(as = "Option<Vec<NoteRef>>", optional))]
+    pub copies: Vec<NoteRef>,
     /// With `explain`: why it ranked here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
@@ -619,8 +626,8 @@ pub struct StatsResult {
     #[serde(default)]
     pub waiting_asks: u64,
     /// The questions those calls wait for (ids).
-    #[serde(default)]
-    pub waiting_questions: Vec<String>,
+    #[serde(default, serialize_with = "crate::seal::list")]
+    pub waiting_questions: Vec<NoteRef>,
     /// New entries acknowledged but still only in the insert journal.
     pub journal_queue: i64,
     /// Changes written but not yet in the text index.

@@ -147,8 +147,7 @@ async fn dispatch(
             hint: suggest_method(method),
         });
     };
-    let sealing = guard.clone();
-    let answer = (row.run)(
+    (row.run)(
         methods::Call {
             engine,
             session,
@@ -156,9 +155,7 @@ async fn dispatch(
         },
         params,
     )
-    .await?;
-    // One scope over every answer: what the token may not read is named nowhere in it.
-    declared::seal(&sealing, engine, answer).await
+    .await
 }
 
 /// A method's result as JSON text, serialized once, straight from its
@@ -169,6 +166,17 @@ impl Reply {
     pub(crate) fn get(&self) -> &str {
         &self.0
     }
+}
+
+/// `v` as its caller's answer, through the seal (`seal::to_text`).
+async fn sealed_reply<T: serde::Serialize + ?Sized>(
+    guard: &Guard,
+    engine: &Engine,
+    v: &T,
+) -> Result<Reply> {
+    let text = crate::seal::to_text(guard, engine.db(), v).await?;
+    // SAFETY: serde_json writes UTF-8.
+    Ok(Reply(unsafe { String::from_utf8_unchecked(text) }))
 }
 
 fn reply<T: serde::Serialize>(v: T) -> Reply {

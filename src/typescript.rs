@@ -29,6 +29,7 @@ fn generated() -> String {
         declaration::<Kind>(&cfg),
         declaration::<Status>(&cfg),
         declaration::<Category>(&cfg),
+        declaration::<NoteRef>(&cfg),
         declaration::<Entry>(&cfg),
         declaration::<Pad>(&cfg),
         declaration::<EventType>(&cfg),

@@ -462,6 +462,39 @@ async fn a_revoked_tokens_wait_ends_without_the_answer() {
     h.stop().await;
 }
 
+/// Finding 8, the rest of what a token holds: its subscription ends at
+/// the revocation, with no event to come (it once stayed open until the
+/// next event of its pads).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_tokens_subscription_ends_without_an_event() {
+    let h = Harness::start().await;
+    let mut owner = person(&h).await;
+    let (mut agent, _) = token(
+        &h,
+        &mut owner,
+        json!({"name": "watcher", "pads": ["quiet"]}),
+    )
+    .await;
+    ok(&mut agent, "subscribe", json!({"pads": ["quiet"]})).await;
+    let subscribers = |s: &Value| s["subscribers"].as_u64().unwrap();
+    let before = subscribers(&ok(&mut owner, "stats", json!({})).await);
+    assert!(before >= 1, "{before}");
+    ok(&mut owner, "token.revoke", json!({"name": "watcher"})).await;
+    let started = Instant::now();
+    loop {
+        let now = subscribers(&ok(&mut owner, "stats", json!({})).await);
+        if now < before {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the revoked token still subscribes ({now})"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    h.stop().await;
+}
+
 /// Finding 9: no token takes a name the engine gives a meaning.
 #[tokio::test]
 async fn a_token_cannot_take_the_persons_or_the_engines_name() {

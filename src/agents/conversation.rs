@@ -133,7 +133,7 @@ impl Conversation {
         let context = format!("pad-{}", e.reply_to.as_deref().unwrap_or(&e.id));
         Conversation {
             delivery: Delivery {
-                entry: e.id.clone(),
+                entry: e.id.clone().into(),
                 pad: e.pad.clone(),
                 agent: agent.to_string(),
                 state: DeliveryState::Pending,
@@ -261,7 +261,7 @@ impl Conversation {
     pub fn posted(&mut self, post: &Post, id: Option<String>) {
         if post.asks {
             if let Some(id) = id {
-                self.delivery.question = Some(id);
+                self.delivery.question = Some(id.into());
             }
         }
     }
@@ -269,7 +269,7 @@ impl Conversation {
     /// The person was asked whether to retry (`question` the entry asking).
     pub fn asked(&mut self, question: String) {
         self.delivery.state = DeliveryState::Failed;
-        self.delivery.question = Some(question.clone());
+        self.delivery.question = Some(question.clone().into());
         self.thread.push(question);
         self.next_at = i64::MAX;
     }

@@ -162,7 +162,7 @@ impl Engine {
                 None => self.waiting_asks() as u64,
                 Some(_) => waiting.len() as u64,
             },
-            waiting_questions: waiting,
+            waiting_questions: crate::seal::refs(waiting),
             journal_queue: f.journal_queue,
             index_queue: f.index_queue,
             embed_queue: f.embed_queue,

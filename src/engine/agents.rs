@@ -92,9 +92,9 @@ pub(super) async fn open(config: &super::Config, store: &dyn Storage) -> Result<
 /// A conversation as the store keeps it (its note's row).
 fn stored(c: &Conversation) -> DeliveryRow {
     DeliveryRow {
-        entry: c.delivery.entry.clone(),
+        entry: c.delivery.entry.to_string(),
         agent: c.delivery.agent.clone(),
-        root: c.delivery.entry.clone(),
+        root: c.delivery.entry.to_string(),
         pad: c.delivery.pad.clone(),
         state: Some(serde_json::to_string(c).expect("a conversation serializes")),
         live: c.is_live(),
@@ -227,7 +227,7 @@ impl Engine {
                     .and_then(|s| serde_json::from_str::<Conversation>(s).ok())
                     .map(|c| c.delivery)
                     .unwrap_or_else(|| Delivery {
-                        entry: r.entry,
+                        entry: r.entry.into(),
                         pad: r.pad,
                         agent: r.agent,
                         state: DeliveryState::Pending,
@@ -311,7 +311,7 @@ impl Engine {
                     let _ = self.db().drop_delivery(&row).await;
                     continue;
                 };
-                let parent = entry.reply_to.clone().unwrap_or_default();
+                let parent: String = entry.reply_to.clone().map(String::from).unwrap_or_default();
                 c.heard(&entry, &parent, now);
                 // The person's word on the agent's give-up question: the
                 // next failure asks afresh.
@@ -357,7 +357,7 @@ impl Engine {
                 if busy(&out, &c.delivery.entry, &c.delivery.agent) {
                     continue;
                 }
-                let key = (c.delivery.entry.clone(), c.delivery.agent.clone());
+                let key = (c.delivery.entry.to_string(), c.delivery.agent.clone());
                 let engine = self.clone();
                 let task = running.spawn(async move { engine.step(c).await });
                 out.insert(task.id(), key);
@@ -527,7 +527,7 @@ impl Engine {
                     content: text,
                     author: Some("engine".into()),
                     tags: vec![NEEDS_EYES.into()],
-                    reply_to: Some(c.delivery.entry.clone()),
+                    reply_to: Some(c.delivery.entry.to_string()),
                     choices: vec![RETRY.into(), DROP.into()],
                     ..Default::default()
                 },
@@ -553,7 +553,7 @@ impl Engine {
         if let Ok(thread) = self
             .thread(
                 IdParams {
-                    id: c.delivery.entry.clone(),
+                    id: c.delivery.entry.to_string(),
                 },
                 &Guard::owner(),
             )

@@ -64,7 +64,7 @@ impl Engine {
             self.text_hits(&query, &filter, 10, false, false).await?.0
         };
         let said = |e: &crate::model::Entry, same: &str, similarity: f64| LooksLike {
-            id: e.id.clone(),
+            id: e.id.clone().into(),
             preview: e.content.chars().take(120).collect(),
             same: same.into(),
             similarity,

@@ -335,10 +335,10 @@ fn revert(old: Entry, current: i64) -> UpdateParams {
         category: Some(old.category),
         confidence: Some(old.confidence),
         pinned: Some(old.pinned),
-        depends_on: Some(old.depends_on),
+        depends_on: Some(old.depends_on.into_iter().map(String::from).collect()),
         remind_at: Some(old.remind_at),
         meta: Some(old.meta),
-        supersedes: Some(old.supersedes),
+        supersedes: Some(old.supersedes.map(String::from)),
         if_version: Some(current),
     }
 }

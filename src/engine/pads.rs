@@ -139,11 +139,8 @@ impl Engine {
         if guard.grant().is_some() {
             // Sealed as every answer to a token is (`Guard::seal`): its
             // markdown names no note it may not read.
-            let internal = |e: serde_json::Error| Error::Internal(e.to_string());
-            let mut v = serde_json::to_value(&entries).map_err(internal)?;
-            if guard.seal(self.db(), &mut v).await? {
-                entries = serde_json::from_value(v).map_err(internal)?;
-            }
+            let v = crate::seal::to_value(guard, self.db(), &entries).await?;
+            entries = serde_json::from_value(v).map_err(|e| Error::Internal(e.to_string()))?;
         }
         if !p.include_superseded {
             entries.retain(|e| e.superseded_by.is_none());

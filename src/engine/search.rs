@@ -448,7 +448,7 @@ fn collapse_copies(hits: Vec<SearchHit>) -> Vec<SearchHit> {
     for hit in hits {
         let text = hit.entry.content.trim();
         match out.iter_mut().find(|h| h.entry.content.trim() == text) {
-            Some(first) => first.copies.push(hit.entry.id),
+            Some(first) => first.copies.push(hit.entry.id.into()),
             None => out.push(hit),
         }
     }

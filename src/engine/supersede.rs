@@ -6,6 +6,7 @@
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::events::EventType;
+use crate::model::NoteRef;
 
 /// How far a chain of supersessions is followed to find a loop.
 const MAX_CHAIN: usize = 1000;
@@ -27,7 +28,7 @@ impl Engine {
                 ));
             }
             match self.db().get(&at).await.ok().and_then(|e| e.supersedes) {
-                Some(next) => at = next,
+                Some(next) => at = next.into(),
                 None => return Ok(()),
             }
         }
@@ -70,7 +71,7 @@ impl Engine {
     /// Tells subscribers that the notes `ids` were superseded or became
     /// current again (their `superseded_by` moved): an update event each,
     /// the note as it is now.
-    pub(super) async fn superseded_changed(&self, ids: Vec<Option<String>>) {
+    pub(super) async fn superseded_changed(&self, ids: Vec<Option<NoteRef>>) {
         for id in ids.into_iter().flatten() {
             if let Ok(e) = self.db().get(&id).await {
                 self.0.bus.entry_changed(EventType::Updated, None, &e);

@@ -229,7 +229,7 @@ impl Engine {
 
     /// Ends when the token of `guard` is revoked, with the refusal it now
     /// gets; never for the owner. Grants change rarely: a look a second.
-    async fn revoked(&self, guard: &Guard) -> Error {
+    pub(crate) async fn revoked(&self, guard: &Guard) -> Error {
         if guard.grant().is_none() {
             return std::future::pending().await;
         }

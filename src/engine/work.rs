@@ -337,7 +337,7 @@ fn plan(pad: String, rows: Vec<(Entry, Vec<String>)>, now: i64) -> PlanResult {
             PlanStep {
                 entry,
                 state,
-                waiting_on,
+                waiting_on: crate::seal::refs(waiting_on),
             }
         })
         .collect();

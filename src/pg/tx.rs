@@ -223,7 +223,13 @@ impl WriteTx for PgTx<'_> {
         .bind(after.category.map(Category::as_str))
         .bind(after.confidence)
         .bind(after.pinned)
-        .bind(&after.depends_on)
+        .bind(
+            after
+                .depends_on
+                .iter()
+                .map(|r| r.as_str())
+                .collect::<Vec<_>>(),
+        )
         .bind(remind.is_some())
         .bind(remind.flatten())
         .bind(meta)

@@ -435,7 +435,8 @@ impl Tasks for PgStore {
             let mut out = Vec::with_capacity(rows.len());
             for r in &rows {
                 let e = read_entry(r)?;
-                let waiting = unmet(&mut conn, &e.depends_on).await?;
+                let deps: Vec<String> = e.depends_on.iter().map(|r| r.to_string()).collect();
+                let waiting = unmet(&mut conn, &deps).await?;
                 out.push((e, waiting));
             }
             Ok(out)

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::seal::NoteRef;
+
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -167,7 +169,7 @@ impl DeliveryState {
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Delivery {
     /// The addressed note.
-    pub entry: String,
+    pub entry: NoteRef,
     pub pad: String,
     pub agent: String,
     pub state: DeliveryState,
@@ -176,7 +178,7 @@ pub struct Delivery {
     /// The A2A task being followed.
     pub task: Option<String>,
     /// The open question the agent asked, when it waits for the person.
-    pub question: Option<String>,
+    pub question: Option<NoteRef>,
     /// Failed sends so far.
     pub attempts: u32,
     pub updated_at: String,

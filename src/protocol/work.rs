@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Entry, Status};
+use crate::seal::NoteRef;
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,7 +48,8 @@ pub struct PlanStep {
     pub entry: Entry,
     pub state: StepState,
     /// Dependencies not yet done.
-    pub waiting_on: Vec<String>,
+    #[serde(serialize_with = "crate::seal::list")]
+    pub waiting_on: Vec<NoteRef>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]

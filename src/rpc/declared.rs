@@ -13,13 +13,8 @@
 //! not compile into the table (`methods::TABLE`); `tests/scope.rs` tries
 //! every declared field of every method as a token would (`FIELDS`).
 
-use std::sync::LazyLock;
-
-use serde_json::Value;
-
-use super::Reply;
 use crate::engine::Engine;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::guard::Guard;
 use crate::model;
 use crate::protocol::UpdateParams;
@@ -225,30 +220,4 @@ impl Notes for Option<Option<String>> {
     fn ids(&mut self) -> Vec<&mut String> {
         self.iter_mut().flatten().collect()
     }
-}
-
-/// How a set reference reads in the compact JSON of an answer: `"field":"…`
-/// or `"field":["…` — a note's text could hold the field's name only with
-/// its quotes escaped.
-static SET_REFERENCES: LazyLock<Vec<String>> = LazyLock::new(|| {
-    crate::guard::REFERENCES
-        .iter()
-        .flat_map(|f| [format!("\"{f}\":\""), format!("\"{f}\":[\"")])
-        .collect()
-});
-
-/// An answer to a token with every reference to a note it may not read
-/// taken out (`Guard::seal`); the owner's answers pass untouched.
-pub(crate) async fn seal(guard: &Guard, engine: &Engine, answer: Reply) -> Result<Reply> {
-    // Only an answer naming another note is read again.
-    let text = answer.get();
-    if guard.grant().is_none() || !SET_REFERENCES.iter().any(|p| text.contains(p.as_str())) {
-        return Ok(answer);
-    }
-    let internal = |e: serde_json::Error| Error::Internal(e.to_string());
-    let mut v: Value = serde_json::from_str(answer.get()).map_err(internal)?;
-    if !guard.seal(engine.db(), &mut v).await? {
-        return Ok(answer);
-    }
-    Ok(super::reply(v))
 }

@@ -10,13 +10,14 @@ use std::future::Future;
 use std::pin::Pin;
 
 use super::declared::{self, Answer, Declared, Field, Touches};
-use super::{actor, parse, reply, Params, Reply, Session, MAX_SUBSCRIPTIONS};
+use super::{actor, parse, sealed_reply, Params, Reply, Session, MAX_SUBSCRIPTIONS};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::guard::Guard;
 use crate::model;
 use crate::protocol::method::*;
 use crate::protocol::*;
+use crate::seal;
 
 use super::declared::Answer::Scoped;
 
@@ -52,8 +53,11 @@ macro_rules! table {
                     let mut params: <$method as Method>::Params =
                         parse(<$method as Method>::NAME, p)?;
                     declared::enforce(&DECLARED, &c.guard, c.engine, &mut params).await?;
+                    let (guard, engine) = (c.guard.clone(), c.engine);
                     let answer: <$method as Method>::Answer = $handler(c, params).await?;
-                    Ok(reply(answer))
+                    // Every answer through the seal: what the caller may
+                    // not read is named nowhere in it.
+                    sealed_reply(&guard, engine, &answer).await
                 }),
                 declared: $declared,
                 fields: <<$method as Method>::Params as Touches>::FIELDS,
@@ -236,9 +240,19 @@ async fn subscribe(c: Call<'_>, p: SubscribeParams) -> Result<SubscribeResult> {
     };
     let mut sub = c.engine.subscribe(p, &c.guard)?;
     let id = sub.id;
-    let (engine, access) = (c.engine.clone(), c.guard.access().clone());
+    let (engine, access, held) = (c.engine.clone(), c.guard.access().clone(), c.guard.clone());
     let task = tokio::spawn(async move {
-        while let Some(mut event) = sub.next().await {
+        // A token revoked: its subscription ends within a second, even
+        // with no event to come.
+        let mut revoked = std::pin::pin!(engine.revoked(&held));
+        loop {
+            let notice = tokio::select! {
+                n = sub.next() => n,
+                _ = &mut revoked => None,
+            };
+            let Some(notice) = notice else {
+                break;
+            };
             // A token revoked since: its subscription ends, and nothing
             // more reaches it.
             let Ok(grant) = engine.grant(&access) else {
@@ -246,9 +260,10 @@ async fn subscribe(c: Call<'_>, p: SubscribeParams) -> Result<SubscribeResult> {
             };
             // Sealed as every answer is: no note it may not read is named.
             let guard = Guard::new(access.clone(), grant);
-            if guard.seal(engine.db(), &mut event).await.is_err() {
+            let params = sub.params(&notice);
+            let Ok(event) = seal::to_value(&guard, engine.db(), &params).await else {
                 continue;
-            }
+            };
             if out.send(event).await.is_err() {
                 break;
             }

@@ -5,7 +5,7 @@
 use super::types::{NewEntry, Restore};
 use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
-use crate::model::{fmt_time, Entry, Kind, Status};
+use crate::model::{fmt_time, Entry, Kind, NoteRef, Status};
 use crate::protocol::Change;
 
 /// The entry as stored, new: what `entry.add` answers.
@@ -26,11 +26,11 @@ pub(crate) fn new_entry(seq: i64, e: NewEntry) -> Entry {
         error: None,
         category: e.category,
         confidence: e.confidence,
-        depends_on: e.depends_on,
-        reply_to: e.reply_to,
+        depends_on: crate::seal::refs(e.depends_on),
+        reply_to: e.reply_to.map(NoteRef),
         choices: e.choices,
         to: e.to,
-        supersedes: e.supersedes,
+        supersedes: e.supersedes.map(NoteRef),
         superseded_by: None,
         replies: 0,
         answer: None,
@@ -58,7 +58,7 @@ pub(crate) fn replied(before: &Entry, reply: i64, e: &NewEntry) -> Entry {
         && before.pad == e.pad
         && (before.kind != Kind::Question || !e.by_token || may_answer(before, &e.author));
     if answers {
-        after.answer = Some(id::encode(reply));
+        after.answer = Some(NoteRef(id::encode(reply)));
         if before.kind == Kind::Question && before.has_tag(crate::model::NEEDS_EYES) {
             after.tags.retain(|t| t != crate::model::NEEDS_EYES);
             after.version += 1;

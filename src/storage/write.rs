@@ -191,11 +191,11 @@ pub async fn update(
         if let Some(cycle) = find_cycle(tx, &full_id, &resolved).await? {
             return Err(would_cycle(&cycle));
         }
-        after.depends_on = resolved;
+        after.depends_on = crate::seal::refs(resolved);
     }
     if let Some(older) = &patch.supersedes {
         after.supersedes = match older {
-            Some(o) => Some(tx.resolve("supersedes", o).await?.1),
+            Some(o) => Some(tx.resolve("supersedes", o).await?.1.into()),
             None => None,
         };
         not_superseding_itself(&full_id, after.supersedes.as_deref())?;

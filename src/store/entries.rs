@@ -172,7 +172,7 @@ pub(super) fn insert_rows<'a>(
     Ok(())
 }
 
-pub(crate) fn json_list(items: &[String]) -> String {
+pub(crate) fn json_list<T: serde::Serialize>(items: &[T]) -> String {
     serde_json::to_string(items).expect("strings serialize")
 }
 

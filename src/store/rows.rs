@@ -39,7 +39,7 @@ impl EntryRow {
         let depends: String = row.get(12)?;
         let id_of = |i: usize| {
             row.get::<_, Option<i64>>(i)
-                .map(|s| s.map(crate::id::encode))
+                .map(|s| s.map(|n| crate::seal::NoteRef(crate::id::encode(n))))
         };
         Ok(EntryRow {
             seq,

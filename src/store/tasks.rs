@@ -158,7 +158,8 @@ impl Store {
             .collect::<rusqlite::Result<_>>()?;
         let mut out = Vec::with_capacity(entries.len());
         for e in entries {
-            let waiting = unmet(&conn, &e.depends_on)?;
+            let deps: Vec<String> = e.depends_on.iter().map(|r| r.to_string()).collect();
+            let waiting = unmet(&conn, &deps)?;
             out.push((e, waiting));
         }
         Ok(out)

@@ -17,6 +17,12 @@ export type Status = "todo" | "doing" | "done" | "failed" | "blocked";
 export type Category = "pattern" | "gotcha" | "discovery" | "learning";
 
 /**
+ * The id of another note, as an answer or an event names it: written
+ * through the seal, so a caller who may not read that note sees `null`.
+ */
+export type NoteRef = string;
+
+/**
  * One item on a pad, as it travels on the wire.
  */
 export type Entry = { id: string, pad: string, author: string, kind: Kind, content: string, tags: Array<string>, status: Status | null, assignee: string | null, resume: string | null, lease_until: string | null, 
@@ -27,11 +33,11 @@ attempts: number,
 /**
  * Tasks: the error of the last `task.fail`.
  */
-error: string | null, category: Category | null, confidence: number | null, depends_on: Array<string>, 
+error: string | null, category: Category | null, confidence: number | null, depends_on: Array<NoteRef>, 
 /**
  * The id of the entry this one answers (threads).
  */
-reply_to: string | null, 
+reply_to: NoteRef | null, 
 /**
  * Questions: the answers offered, e.g. `["approve", "deny"]`.
  */
@@ -44,7 +50,7 @@ replies: number,
  * The id of the first reply by someone other than the author: the
  * answer, for a question.
  */
-answer: string | null, 
+answer: NoteRef | null, 
 /**
  * The authors this note is addressed to: it reaches their inbox, and
  * agents registered with an A2A endpoint are sent it (`agent.add`).
@@ -54,12 +60,12 @@ to: Array<string>,
  * The id of the older note this one replaces: it holds now, the older
  * one is kept and found with `include_superseded`.
  */
-supersedes: string | null, 
+supersedes: NoteRef | null, 
 /**
  * The id of the newest live note that supersedes this one, if any
  * (read from theirs: nothing is written on this note).
  */
-superseded_by: string | null, remind_at: string | null, pinned: boolean, meta: Record<string, unknown> | null, created_at: string, updated_at: string, version: number, };
+superseded_by: NoteRef | null, remind_at: string | null, pinned: boolean, meta: Record<string, unknown> | null, created_at: string, updated_at: string, version: number, };
 
 /**
  * A pad as listed by `pad.list` and returned by `pad.configure`.
@@ -188,7 +194,7 @@ found_by: Array<string>,
 /**
  * Other live entries with exactly this text, shown once as this hit.
  */
-copies?: Array<string>, 
+copies?: Array<NoteRef>, 
 /**
  * With `explain`: why it ranked here.
  */
@@ -350,7 +356,7 @@ export type Delivery = {
 /**
  * The addressed note.
  */
-entry: string, pad: string, agent: string, state: DeliveryState, 
+entry: NoteRef, pad: string, agent: string, state: DeliveryState, 
 /**
  * "not delivered: …", the agent's status line, or its failure.
  */
@@ -362,7 +368,7 @@ task: string | null,
 /**
  * The open question the agent asked, when it waits for the person.
  */
-question: string | null, 
+question: NoteRef | null, 
 /**
  * Failed sends so far.
  */
@@ -388,7 +394,7 @@ looks_like?: LooksLike | null, };
 /**
  * A note a new one repeats (`entry.add` with `check_duplicates`).
  */
-export type LooksLike = { id: string, 
+export type LooksLike = { id: NoteRef, 
 /**
  * Its first 120 characters.
  */
@@ -482,7 +488,7 @@ waiting_asks: number,
 /**
  * The questions those calls wait for (ids).
  */
-waiting_questions: Array<string>, 
+waiting_questions: Array<NoteRef>, 
 /**
  * New entries acknowledged but still only in the insert journal.
  */
@@ -570,7 +576,7 @@ export type PlanStep = { entry: Entry, state: StepState,
 /**
  * Dependencies not yet done.
  */
-waiting_on: Array<string>, };
+waiting_on: Array<NoteRef>, };
 
 export type PlanCounts = { ready: number, running: number, blocked: number, done: number, failed: number, };
 
