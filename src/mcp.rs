@@ -29,12 +29,12 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 use rmcp::{ErrorData, RoleServer};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::client::{Client, ClientError};
 use crate::model::count;
 use crate::protocol::method::{self as m, Method};
-use crate::protocol::{InboxParams, PadListParams};
+use crate::protocol::{AddParams, InboxParams, PadListParams};
 use notes::{
     AddNote, DeleteNote, ListNotes, PadOnly, ReadPad, ScratchNote, SearchNotes, UpdateNote,
 };
@@ -497,11 +497,11 @@ impl PadTools {
         result
     }
 
-    async fn saved(&self, link: &mut Link<'_>, mut params: Value) -> CallToolResult {
-        let pad = params["pad"].as_str().unwrap_or("").to_string();
+    async fn saved(&self, link: &mut Link<'_>, mut add: AddParams) -> CallToolResult {
+        let pad = add.pad.clone();
         // An agent told it repeats a note can update that one instead.
-        params["check_duplicates"] = json!(true);
-        let (entry, looks_like) = match link.call("entry.add", params).await {
+        add.check_duplicates = true;
+        let (entry, looks_like) = match link.send::<m::EntryAdd>(add).await {
             Ok(r) => (r["entry"].clone(), r["looks_like"].clone()),
             Err(e) => return fail(e),
         };
@@ -623,7 +623,33 @@ pub async fn serve(config: McpConfig) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::text::not_embedded;
-    use serde_json::json;
+    use super::PadTools;
+    use crate::model::{Kind, Status};
+    use crate::protocol::SearchMode;
+    use serde_json::{json, Value};
+
+    /// The words a tool takes for `kind`, `status` and `mode` are the
+    /// engine's types' own, in the schema a client sees: a word added to
+    /// the type reaches the tools, and each parses as the type.
+    #[test]
+    fn the_tools_words_are_the_methods_types() {
+        let router = PadTools::tool_router();
+        let words = |tool: &str, arg: &str| -> Vec<String> {
+            let route = &router.map[tool];
+            let schema = Value::Object((*route.attr.input_schema).clone());
+            serde_json::from_value(schema["properties"][arg]["enum"].clone())
+                .unwrap_or_else(|e| panic!("{tool}.{arg} has no word list: {e}"))
+        };
+        assert_eq!(words("add_note", "kind"), Kind::ALL);
+        assert_eq!(words("list_notes", "kind"), Kind::ALL);
+        assert_eq!(words("update_note", "status"), Status::ALL);
+        assert_eq!(words("update_task", "status"), Status::ALL);
+        assert_eq!(words("search_notes", "mode"), SearchMode::ALL);
+        for w in SearchMode::ALL {
+            let mode: SearchMode = serde_json::from_value(json!(w)).unwrap();
+            assert_eq!(serde_json::to_value(mode).unwrap(), json!(w));
+        }
+    }
 
     #[test]
     fn search_results_say_what_meaning_search_could_not_see_yet() {

@@ -3,16 +3,19 @@
 //! struct is also the tool's input schema (schemars), rewritten for strict
 //! function-calling converters by `schema::strict`.
 
+use crate::model::{count, Kind, Status};
 use crate::protocol::method as m;
-use crate::protocol::{DeleteParams, TagsParams};
+use crate::protocol::{
+    AddParams, DeleteParams, ExportFormat, ExportParams, ListParams, SearchMode, SearchParams,
+    TagsParams, UpdateParams,
+};
 use rmcp::model::CallToolResult;
 use rmcp::schemars;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::text::{fail, line, not_embedded, ok};
+use super::text::{fail, line, not_embedded, ok, word};
 use super::{Link, PadTools};
-use crate::model::count;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct AddNote {
@@ -25,7 +28,10 @@ pub struct AddNote {
     )]
     #[serde(default)]
     pub tags: Vec<String>,
-    #[schemars(description = "note (default), plan, task, result, insight or question.")]
+    #[schemars(
+        description = "note (default), plan, task, result, insight or question.",
+        extend("enum" = Kind::ALL)
+    )]
     pub kind: Option<String>,
     #[schemars(description = "The pad to write to; defaults to this server's pad.")]
     pub pad: Option<String>,
@@ -70,7 +76,10 @@ pub struct SearchNotes {
         description = "The pad to search; defaults to this server's pad. Use \"*\" for every pad."
     )]
     pub pad: Option<String>,
-    #[schemars(description = "hybrid (default: words and meaning), text, or semantic.")]
+    #[schemars(
+        description = "hybrid (default: words and meaning), text, or semantic.",
+        extend("enum" = SearchMode::ALL)
+    )]
     pub mode: Option<String>,
     #[schemars(
         description = "How many hits, 1-200 (default 10).",
@@ -92,7 +101,8 @@ pub struct ListNotes {
     #[serde(default)]
     pub tags: Vec<String>,
     #[schemars(
-        description = "Only notes of this kind: note, plan, task, result, insight, question."
+        description = "Only notes of this kind: note, plan, task, result, insight, question.",
+        extend("enum" = Kind::ALL)
     )]
     pub kind: Option<String>,
     #[schemars(
@@ -117,7 +127,10 @@ pub struct UpdateNote {
     pub content: Option<String>,
     #[schemars(description = "New tags, replacing the old ones ([] removes all).")]
     pub tags: Option<Vec<String>>,
-    #[schemars(description = "For tasks: todo, doing, done, failed or blocked.")]
+    #[schemars(
+        description = "For tasks: todo, doing, done, failed or blocked.",
+        extend("enum" = Status::ALL)
+    )]
     pub status: Option<String>,
     #[schemars(
         description = "The id of an older note this one replaces (a fact that changed: the database moved, the plan changed). The older note is kept, and searches and lists show this one instead unless asked for include_superseded."
@@ -155,24 +168,23 @@ pub struct ReadPad {
 /// The tools' work, before the inbox line is added.
 impl PadTools {
     pub(super) async fn add_note_body(&self, link: &mut Link<'_>, p: AddNote) -> CallToolResult {
-        let pad = self.pad(p.pad);
-        let mut params = json!({"pad": pad, "content": p.content, "tags": p.tags});
-        if let Some(k) = p.kind {
-            params["kind"] = json!(k);
-        }
-        if !p.depends_on.is_empty() {
-            params["depends_on"] = json!(p.depends_on);
-        }
-        if let Some(parent) = p.reply_to {
-            params["reply_to"] = json!(parent);
-        }
-        if !p.to.is_empty() {
-            params["to"] = json!(p.to);
-        }
-        if let Some(older) = p.supersedes {
-            params["supersedes"] = json!(older);
-        }
-        self.saved(link, params).await
+        let otherwise = "for a plain note";
+        let kind = match word("add_note", "kind", p.kind, Kind::ALL, otherwise) {
+            Ok(k) => k,
+            Err(e) => return e,
+        };
+        let add = AddParams {
+            pad: self.pad(p.pad),
+            content: p.content,
+            tags: p.tags,
+            kind,
+            depends_on: p.depends_on,
+            reply_to: p.reply_to,
+            to: p.to,
+            supersedes: p.supersedes,
+            ..AddParams::default()
+        };
+        self.saved(link, add).await
     }
 
     pub(super) async fn scratch_note_body(
@@ -180,9 +192,12 @@ impl PadTools {
         link: &mut Link<'_>,
         p: ScratchNote,
     ) -> CallToolResult {
-        let pad = self.pad(p.pad);
-        self.saved(link, json!({"pad": pad, "content": p.content}))
-            .await
+        let add = AddParams {
+            pad: self.pad(p.pad),
+            content: p.content,
+            ..AddParams::default()
+        };
+        self.saved(link, add).await
     }
 
     pub(super) async fn search_notes_body(
@@ -191,18 +206,33 @@ impl PadTools {
         p: SearchNotes,
     ) -> CallToolResult {
         let query = p.query.clone();
-        let mut params = json!({"query": p.query, "tags": p.tags, "limit": p.limit.unwrap_or(10)});
-        match p.pad.as_deref() {
-            Some("*") => {}
-            other => params["pad"] = json!(self.pad(other.map(str::to_string))),
-        }
-        if let Some(m) = p.mode {
-            params["mode"] = json!(m);
-        }
-        if p.include_superseded {
-            params["include_superseded"] = json!(true);
-        }
-        match link.call("search", params).await {
+        let mode = match word(
+            "search_notes",
+            "mode",
+            p.mode,
+            SearchMode::ALL,
+            "for hybrid",
+        ) {
+            Ok(m) => m.unwrap_or_default(),
+            Err(e) => return e,
+        };
+        let search = SearchParams {
+            query: p.query,
+            mode,
+            pad: match p.pad {
+                Some(all) if all == "*" => None,
+                other => Some(self.pad(other)),
+            },
+            tags: p.tags,
+            kind: None,
+            author: None,
+            category: None,
+            min_confidence: None,
+            limit: Some(p.limit.unwrap_or(10)),
+            include_superseded: p.include_superseded,
+            explain: false,
+        };
+        match link.send::<m::Search>(search).await {
             Ok(r) => {
                 let hits = r["hits"].as_array().cloned().unwrap_or_default();
                 if hits.is_empty() {
@@ -240,14 +270,19 @@ impl PadTools {
         p: ListNotes,
     ) -> CallToolResult {
         let pad = p.pad;
-        let mut params = json!({"pad": pad, "tags": p.tags, "limit": p.limit.unwrap_or(20)});
-        if let Some(k) = p.kind {
-            params["kind"] = json!(k);
-        }
-        if p.include_superseded {
-            params["include_superseded"] = json!(true);
-        }
-        match link.call("entry.list", params).await {
+        let kind = match word("list_notes", "kind", p.kind, Kind::ALL, "for every kind") {
+            Ok(k) => k,
+            Err(e) => return e,
+        };
+        let list = ListParams {
+            pad: Some(pad.clone()),
+            tags: p.tags,
+            kind,
+            limit: Some(p.limit.unwrap_or(20)),
+            include_superseded: p.include_superseded,
+            ..ListParams::default()
+        };
+        match link.send::<m::EntryList>(list).await {
             Ok(r) => {
                 let entries = r["entries"].as_array().cloned().unwrap_or_default();
                 if entries.is_empty() {
@@ -276,26 +311,27 @@ impl PadTools {
         link: &mut Link<'_>,
         p: UpdateNote,
     ) -> CallToolResult {
-        let mut params = json!({"id": p.id});
-        if let Some(c) = p.content {
-            params["content"] = json!(c);
-        }
-        if let Some(t) = p.tags {
-            params["tags"] = json!(t);
-        }
-        if let Some(s) = p.status {
-            params["status"] = json!(s);
-        }
-        if let Some(older) = p.supersedes {
-            params["supersedes"] = json!(older);
-        }
-        if params.as_object().is_some_and(|o| o.len() == 1) {
+        let otherwise = "to keep the note's";
+        let status: Option<Status> =
+            match word("update_note", "status", p.status, Status::ALL, otherwise) {
+                Ok(s) => s,
+                Err(e) => return e,
+            };
+        if p.content.is_none() && p.tags.is_none() && status.is_none() && p.supersedes.is_none() {
             return fail(
                 "Nothing to change: give content, tags, status or supersedes along with the id."
                     .into(),
             );
         }
-        match link.call("entry.update", params).await {
+        let update = UpdateParams {
+            id: p.id,
+            content: p.content,
+            tags: p.tags,
+            status: status.map(Some),
+            supersedes: p.supersedes.map(Some),
+            ..UpdateParams::default()
+        };
+        match link.send::<m::EntryUpdate>(update).await {
             Ok(r) => ok(format!(
                 "Updated (version {}):\n{}",
                 r["entry"]["version"],
@@ -358,8 +394,13 @@ impl PadTools {
                 crate::engine::export::MIN_BUDGET
             ));
         }
-        let params = json!({"name": p.pad, "format": "markdown", "budget": budget});
-        match link.call("pad.export", params).await {
+        let export = ExportParams {
+            name: p.pad,
+            format: ExportFormat::Markdown,
+            budget: Some(budget as usize),
+            include_superseded: false,
+        };
+        match link.send::<m::PadExport>(export).await {
             Ok(r) => {
                 let mut text = r["text"].as_str().unwrap_or("").to_string();
                 let left_out = r["left_out"].as_u64().unwrap_or(0);

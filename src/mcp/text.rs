@@ -2,6 +2,7 @@
 //! not yet embedded.
 
 use rmcp::model::{CallToolResult, ContentBlock};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::model::count;
@@ -123,4 +124,28 @@ pub(super) fn line(e: &Value) -> String {
         head.push_str(&format!(" {}", tags.join(" ")));
     }
     format!("{head}\n{}", e["content"].as_str().unwrap_or(""))
+}
+
+/// A tool's word (`kind`, `status`, `mode`) as its method's type, or the
+/// tool's own error naming the words it takes (`words`) and how to leave it
+/// out (`otherwise`).
+pub(super) fn word<T: DeserializeOwned>(
+    tool: &str,
+    field: &str,
+    raw: Option<String>,
+    words: &[&str],
+    otherwise: &str,
+) -> Result<Option<T>, CallToolResult> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    let folded = raw.trim().to_lowercase();
+    serde_json::from_value(Value::String(folded))
+        .map(Some)
+        .map_err(|_| {
+            fail(format!(
+                "{tool}: {field} '{raw}' is not one of {}. Give one of them, or leave {field} out {otherwise}.",
+                words.join(", ")
+            ))
+        })
 }

@@ -1,17 +1,17 @@
 //! The plan and task tools of `pad mcp`: what a planner or a sub-agent needs
 //! to pick up work, say where it stands, hand it over and pass on learnings.
 
+use crate::model::Status;
 use crate::protocol::method as m;
-use crate::protocol::method::Method;
 use crate::protocol::{
-    ClaimParams, CompleteParams, FailParams, HeartbeatParams, PlanParams, ShareParams,
+    ClaimParams, CompleteParams, FailParams, HeartbeatParams, PlanParams, ShareParams, UpdateParams,
 };
 use rmcp::model::CallToolResult;
 use rmcp::schemars;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::text::{fail, line, ok};
+use super::text::{fail, line, ok, word};
 use super::{Link, PadTools};
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -29,7 +29,8 @@ pub struct UpdateTask {
     #[schemars(description = "The task's id, as claim_task or plan gave it.")]
     pub id: String,
     #[schemars(
-        description = "done when finished; failed when it cannot be done (with error); todo or blocked to set it aside. Leave out to only report progress."
+        description = "done when finished; failed when it cannot be done (with error); todo or blocked to set it aside. Leave out to only report progress.",
+        extend("enum" = Status::ALL)
     )]
     pub status: Option<String>,
     #[schemars(
@@ -156,14 +157,21 @@ impl PadTools {
                 };
                 link.send::<m::TaskHeartbeat>(beat).await
             }
-            // Any other status is filed as the note's; the engine names
-            // the statuses it knows when this is not one.
+            // Any other status is filed as the note's.
             Some(other) => {
-                let mut filed = json!({"id": id, "status": other});
-                if let Some(r) = resume {
-                    filed["resume"] = json!(r);
-                }
-                link.call(m::EntryUpdate::NAME, filed).await
+                let otherwise = "to report progress only";
+                let raw = Some(other.to_owned());
+                let status = match word("update_task", "status", raw, Status::ALL, otherwise) {
+                    Ok(s) => s,
+                    Err(e) => return e,
+                };
+                let filed = UpdateParams {
+                    id,
+                    status: status.map(Some),
+                    resume: resume.map(Some),
+                    ..UpdateParams::default()
+                };
+                link.send::<m::EntryUpdate>(filed).await
             }
         };
         match answer {

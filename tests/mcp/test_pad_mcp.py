@@ -133,9 +133,18 @@ def test_errors_are_tool_errors_that_say_how_to_fix_the_call(engine):
             await s.call_tool("update_note", {"id": "0000000000zz", "content": "y"}),
             await s.call_tool("update_note", {"id": "0000000000zz"}),
             await s.call_tool("add_note", {"content": "x" * 4001}),
+            await s.call_tool("add_note", {"content": "x", "kind": "memo"}),
+            await s.call_tool("search_notes", {"query": "x", "mode": "fuzzy"}),
+            await s.call_tool("update_task", {"id": "0000000000zz", "status": "finished"}),
         )
 
-    _, (tags, missing, nothing, long) = run(engine, body)
+    _, (tags, missing, nothing, long, kind, mode, status) = run(engine, body)
+    # A word the tool does not take, said in the tool's terms with the
+    # words it takes (the engine's types' own).
+    assert kind.is_error and text(kind).startswith("add_note: kind 'memo' is not one of note, plan"), text(kind)
+    assert mode.is_error and "hybrid, text, semantic" in text(mode), text(mode)
+    assert status.is_error and "update_task: status 'finished'" in text(status), text(status)
+    assert "todo, doing, done, failed, blocked" in text(status), text(status)
     assert tags.is_error and "limit is 10" in text(tags)
     assert missing.is_error and "0000000000zz" in text(missing)
     assert nothing.is_error and "give content, tags, status or supersedes" in text(nothing)
