@@ -560,7 +560,7 @@ where
                         }
                     }
                     if any_host || crate::access::host_allowed(host, &hosts) {
-                        if let Some(full) = crate::tcp::admit(&req, Some("metrics scraper")) {
+                        if let Some(full) = crate::tcp::admit(&req, Some("metrics scraper")).await {
                             return full;
                         }
                         next.run(req).await

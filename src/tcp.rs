@@ -8,11 +8,16 @@
 //! `MAX_CONNECTIONS_PER_CLIENT` of them one access token's, and
 //! `OWNER_CONNECTIONS` beside them kept for the owner — so connections
 //! without a token, however many, never take the places of clients that
-//! showed one, and no token's take every other client's. A newcomer past the cap takes the place of the
-//! oldest newcomer (closed: a client with a token sends its request at
-//! once, so connections that send nothing, or their headers slowly, are
-//! the ones pushed out); if none frees in time it is answered `503` and
-//! closed at once, never left hanging; a refused request closes its
+//! showed one, and no token's take every other client's. When every
+//! member place is taken, the member idle longest (no request or event
+//! stream in progress for `IDLE_MEMBER`) is closed for the one that waits:
+//! idle keep-alive and HTTP/2 connections hold no place against a client
+//! with work. A newcomer past the cap takes the place of the oldest
+//! newcomer of the peer address holding the most (closed: a client with a
+//! token sends its request at once, so connections that send nothing, or
+//! their headers slowly, are the ones pushed out, and a flood from one
+//! address pushes out its own); if none frees in time it is answered `503`
+//! and closed at once, never left hanging; a refused request closes its
 //! connection. Over HTTP/2 a connection carries at most `MAX_STREAMS`
 //! requests at once. A request head must arrive whole within `HEAD_TIMEOUT`
 //! and a request body within `BODY_TIMEOUT`, or the connection is closed.
@@ -23,7 +28,8 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -72,6 +78,7 @@ pub async fn serve(
         shared: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
         owner: Arc::new(Semaphore::new(OWNER_CONNECTIONS)),
         by_client: Mutex::default(),
+        all: Mutex::default(),
     });
     // The newcomers, oldest first: each one's signal to close.
     let waiting: Arc<Mutex<VecDeque<Weak<StandingOf>>>> = Arc::default();
@@ -87,10 +94,10 @@ pub async fn serve(
         .max_concurrent_streams(MAX_STREAMS);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let tcp = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             _ = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
-                Ok((tcp, _)) => tcp,
+                Ok((tcp, peer)) => (tcp, peer.ip()),
                 Err(e) => {
                     // Out of descriptors, most likely: let some close.
                     tracing::warn!("HTTP listener: accept failed: {e}");
@@ -105,8 +112,9 @@ pub async fn serve(
         let permit = match newcomers.clone().try_acquire_owned() {
             Ok(p) => Some(p),
             Err(_) => {
-                // Full: the oldest newcomer makes room.
-                evict_oldest(&waiting);
+                // Full: the oldest newcomer of the peer holding the most
+                // makes room.
+                evict_newcomer(&waiting);
                 tokio::time::timeout(EVICTING, newcomers.clone().acquire_owned())
                     .await
                     .ok()
@@ -121,11 +129,14 @@ pub async fn serve(
             continue;
         };
         let standing = Standing(Arc::new(StandingOf {
-            permit: Mutex::new(Some(permit)),
+            permit: tokio::sync::Mutex::new(Some(permit)),
             member: AtomicBool::new(false),
             members: members.clone(),
             client: Mutex::new(None),
             evict: tokio::sync::Notify::new(),
+            peer,
+            busy: AtomicUsize::new(0),
+            idle_since: Mutex::new(Instant::now()),
         }));
         {
             let mut w = waiting.lock().expect("newcomers lock");
@@ -135,7 +146,22 @@ pub async fn serve(
             });
             w.push_back(Arc::downgrade(&standing.0));
         }
-        let with_standing = app.clone().layer(axum::Extension(standing.clone()));
+        // Each request holds the connection busy until its answer's body
+        // ends (an event stream: while it is open).
+        let busy = standing.clone();
+        let with_standing = app
+            .clone()
+            .layer(axum::middleware::from_fn(
+                move |req: axum::extract::Request, next: axum::middleware::Next| {
+                    let held = Busy::new(&busy.0);
+                    async move {
+                        let (parts, body) = next.run(req).await.into_parts();
+                        let body = axum::body::Body::new(Held { body, _busy: held });
+                        axum::response::Response::from_parts(parts, body)
+                    }
+                },
+            ))
+            .layer(axum::Extension(standing.clone()));
         let service = TowerToHyperService::new(with_standing);
         let conn = builder
             .serve_connection_with_upgrades(TokioIo::new(tcp), service)
@@ -160,14 +186,64 @@ pub async fn serve(
 pub struct Standing(Arc<StandingOf>);
 
 struct StandingOf {
-    /// Its place among the newcomers, then among the members.
-    permit: Mutex<Option<OwnedSemaphorePermit>>,
+    /// Its place among the newcomers, then among the members (locked while
+    /// one request is admitted: HTTP/2 streams arrive together).
+    permit: tokio::sync::Mutex<Option<OwnedSemaphorePermit>>,
     member: AtomicBool,
     members: Arc<Members>,
     /// The client it was admitted for (none: the owner).
     client: Mutex<Option<String>>,
-    /// Told when a newer newcomer takes its place.
+    /// Told when a newer newcomer takes its place, or a member that waits
+    /// for a place takes its idle one.
     evict: tokio::sync::Notify,
+    peer: IpAddr,
+    /// Requests in progress (until their answer's body ends).
+    busy: AtomicUsize,
+    /// When the last of them ended.
+    idle_since: Mutex<Instant>,
+}
+
+/// A request in progress on a connection.
+struct Busy(Arc<StandingOf>);
+
+impl Busy {
+    fn new(s: &Arc<StandingOf>) -> Busy {
+        s.busy.fetch_add(1, Ordering::AcqRel);
+        Busy(s.clone())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        *self.0.idle_since.lock().expect("standing lock") = Instant::now();
+        self.0.busy.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// An answer's body, holding its request busy until it ends.
+struct Held {
+    body: axum::body::Body,
+    _busy: Busy,
+}
+
+impl http_body::Body for Held {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// A listener's member places: shared, the owner's own, and how many each
@@ -176,6 +252,8 @@ struct Members {
     shared: Arc<Semaphore>,
     owner: Arc<Semaphore>,
     by_client: Mutex<HashMap<String, usize>>,
+    /// Every member, for the one idle longest to make room.
+    all: Mutex<Vec<Weak<StandingOf>>>,
 }
 
 impl Drop for StandingOf {
@@ -196,57 +274,135 @@ impl Drop for StandingOf {
 /// How long a newcomer past the cap waits for the one it pushed out to close.
 const EVICTING: Duration = Duration::from_millis(200);
 
-/// Tells the oldest connection still a newcomer to close.
-fn evict_oldest(waiting: &Mutex<VecDeque<Weak<StandingOf>>>) {
+/// Tells the oldest newcomer of the peer holding the most newcomers to
+/// close: a peer that opens many connections and sends nothing pushes out
+/// its own, not other peers'.
+fn evict_newcomer(waiting: &Mutex<VecDeque<Weak<StandingOf>>>) {
     let mut w = waiting.lock().expect("newcomers lock");
-    while let Some(oldest) = w.pop_front() {
-        if let Some(s) = oldest.upgrade() {
-            if !s.member.load(Ordering::Acquire) {
-                s.evict.notify_one();
-                return;
-            }
+    w.retain(|s| {
+        s.upgrade()
+            .is_some_and(|s| !s.member.load(Ordering::Acquire))
+    });
+    let mut held: HashMap<IpAddr, usize> = HashMap::new();
+    for s in w.iter().filter_map(Weak::upgrade) {
+        *held.entry(s.peer).or_default() += 1;
+    }
+    let Some((&most, _)) = held.iter().max_by_key(|(_, n)| **n) else {
+        return;
+    };
+    let at = w
+        .iter()
+        .position(|s| s.upgrade().is_some_and(|s| s.peer == most));
+    if let Some(oldest) = at.and_then(|i| w.remove(i)).and_then(|s| s.upgrade()) {
+        oldest.evict.notify_one();
+    }
+}
+
+/// A member idle at least this long may be closed for one that waits.
+pub const IDLE_MEMBER: Duration = Duration::from_secs(1);
+
+/// Tells the member idle longest (no request in progress for at least
+/// `IDLE_MEMBER`) to close; whether there was one.
+fn evict_idle(members: &Members) -> bool {
+    let mut all = members.all.lock().expect("members lock");
+    all.retain(|s| s.strong_count() > 0);
+    let idle = all
+        .iter()
+        .filter_map(Weak::upgrade)
+        .filter(|s| s.busy.load(Ordering::Acquire) == 0)
+        .map(|s| {
+            let since = *s.idle_since.lock().expect("standing lock");
+            (since, s)
+        })
+        .filter(|(since, _)| since.elapsed() >= IDLE_MEMBER)
+        .min_by_key(|(since, _)| *since);
+    match idle {
+        Some((_, s)) => {
+            all.retain(|m| !std::ptr::eq(m.as_ptr(), Arc::as_ptr(&s)));
+            s.evict.notify_one();
+            true
         }
+        None => false,
     }
 }
 
 impl Standing {
     /// Makes the connection a member (its request was let through) for
     /// `client` (`None`: the owner, who has places of its own); why not,
-    /// when its client holds its share or the places are all taken.
-    pub fn admit(&self, client: Option<&str>) -> Result<(), String> {
+    /// when its client holds its share or the places are all taken by
+    /// connections in use (an idle one makes room).
+    pub async fn admit(&self, client: Option<&str>) -> Result<(), String> {
         // One admission at a time per connection (HTTP/2 streams arrive
         // together): it is counted once.
-        let mut permit = self.0.permit.lock().expect("standing lock");
+        let mut permit = self.0.permit.lock().await;
         if self.0.member.load(Ordering::Acquire) {
             return Ok(());
         }
         let members = &self.0.members;
-        let place = match client {
-            Some(who) => {
-                let mut held = members.by_client.lock().expect("members lock");
-                let mine = held.get(who).copied().unwrap_or(0);
-                if mine >= MAX_CONNECTIONS_PER_CLIENT {
-                    return Err(format!("'{who}' already holds {MAX_CONNECTIONS_PER_CLIENT} connections to this listener, the most one client may; reuse one (keep-alive) or close one"));
-                }
-                let place = members.shared.clone().try_acquire_owned().map_err(|_| {
-                    format!("this listener already serves {MAX_CONNECTIONS} connections, its limit; retry in a moment")
-                })?;
-                *held.entry(who.to_owned()).or_default() += 1;
-                *self.0.client.lock().expect("standing lock") = Some(who.to_owned());
-                place
+        let share = |who: &str| {
+            let held = members.by_client.lock().expect("members lock");
+            match held.get(who).copied().unwrap_or(0) {
+                n if n >= MAX_CONNECTIONS_PER_CLIENT => Err(format!("'{who}' already holds {MAX_CONNECTIONS_PER_CLIENT} connections to this listener, the most one client may; reuse one (keep-alive) or close one")),
+                _ => Ok(()),
             }
-            None => members
-                .shared
-                .clone()
-                .try_acquire_owned()
-                .or_else(|_| members.owner.clone().try_acquire_owned())
-                .map_err(|_| {
-                    format!("this listener already serves {} connections of the owner's, its limit; retry in a moment", MAX_CONNECTIONS + OWNER_CONNECTIONS)
-                })?,
         };
+        if let Some(who) = client {
+            share(who)?;
+        }
+        let Some(place) = self.place(client).await else {
+            return Err(match client {
+                Some(_) => format!("this listener already serves {MAX_CONNECTIONS} connections in use, its limit; retry in a moment"),
+                None => format!("this listener already serves {} connections of the owner's in use, its limit; retry in a moment", MAX_CONNECTIONS + OWNER_CONNECTIONS),
+            });
+        };
+        if let Some(who) = client {
+            // Another connection of the same client may have been let in
+            // while this one waited for its place.
+            share(who)?;
+            let mut held = members.by_client.lock().expect("members lock");
+            *held.entry(who.to_owned()).or_default() += 1;
+            *self.0.client.lock().expect("standing lock") = Some(who.to_owned());
+        }
         *permit = Some(place);
+        members
+            .all
+            .lock()
+            .expect("members lock")
+            .push(Arc::downgrade(&self.0));
         self.0.member.store(true, Ordering::Release);
         Ok(())
+    }
+
+    /// A member's place for `client`: a shared one (the owner's own when
+    /// those are taken); when none is free, the member idle longest is
+    /// closed and its place taken, if it frees in time.
+    async fn place(&self, client: Option<&str>) -> Option<OwnedSemaphorePermit> {
+        let members = &self.0.members;
+        let free = || {
+            let shared = members.shared.clone().try_acquire_owned();
+            match client {
+                Some(_) => shared.ok(),
+                None => shared
+                    .or_else(|_| members.owner.clone().try_acquire_owned())
+                    .ok(),
+            }
+        };
+        if let Some(place) = free() {
+            return Some(place);
+        }
+        if !evict_idle(members) {
+            return None;
+        }
+        let deadline = Instant::now() + EVICTING;
+        loop {
+            if let Some(place) = free() {
+                return Some(place);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 }
 
@@ -256,19 +412,20 @@ impl Standing {
 pub fn admit(
     req: &axum::extract::Request,
     client: Option<&str>,
-) -> Option<axum::response::Response> {
-    let refused = req
-        .extensions()
-        .get::<Standing>()
-        .and_then(|s| s.admit(client).err())?;
-    Some(axum::response::IntoResponse::into_response((
-        axum::http::StatusCode::SERVICE_UNAVAILABLE,
-        [
-            (axum::http::header::RETRY_AFTER, "5"),
-            (axum::http::header::CONNECTION, "close"),
-        ],
-        format!("{refused}\n"),
-    )))
+) -> impl Future<Output = Option<axum::response::Response>> + Send + 'static {
+    let standing = req.extensions().get::<Standing>().cloned();
+    let client = client.map(str::to_owned);
+    async move {
+        let refused = standing?.admit(client.as_deref()).await.err()?;
+        Some(axum::response::IntoResponse::into_response((
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            [
+                (axum::http::header::RETRY_AFTER, "5"),
+                (axum::http::header::CONNECTION, "close"),
+            ],
+            format!("{refused}\n"),
+        )))
+    }
 }
 
 /// Requests one client (an access token, or the MCP server's token) may

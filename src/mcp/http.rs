@@ -196,7 +196,7 @@ pub async fn serve_http(
                         }
                     }
                     let client = caller.as_ref().map(|c| c.name.as_str());
-                    if let Some(full) = crate::tcp::admit(&req, client) {
+                    if let Some(full) = crate::tcp::admit(&req, client).await {
                         return full;
                     }
                     if req.uri().path() == super::rpc_http::PATH {
@@ -289,7 +289,10 @@ pub async fn serve_http(
                     if delete && response.status() == StatusCode::ACCEPTED {
                         *response.status_mut() = StatusCode::OK;
                     }
-                    response
+                    match caller {
+                        Some(c) => until_revoked(response, socket.clone(), c.token),
+                        None => response,
+                    }
                 }
             },
         ));
@@ -339,6 +342,43 @@ fn challenge(why: &str) -> String {
 
 /// Checks a bearer that is not the server's token as an engine access token
 /// (`pad token create`): who it speaks for, or the 401's text.
+/// How often a token's open stream asks whether the token still holds.
+pub const REVOCATION_CHECK: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A token's event stream (an MCP session's, or one answer's) ends once the
+/// token is revoked: asked every `REVOCATION_CHECK`; an engine that does not
+/// answer is not taken for a revocation. Other answers pass as they are.
+fn until_revoked(
+    response: axum::response::Response,
+    socket: Arc<std::path::PathBuf>,
+    token: String,
+) -> axum::response::Response {
+    use futures_util::StreamExt;
+    let streams = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("text/event-stream"));
+    if !streams {
+        return response;
+    }
+    let revoked = async move {
+        loop {
+            tokio::time::sleep(REVOCATION_CHECK).await;
+            let Ok(mut client) = crate::client::Client::connect(&socket).await else {
+                continue;
+            };
+            match client.greet_as(None, "pad-mcp-http", Some(&token)).await {
+                Err(e) if e.code() == Some(crate::error::code::FORBIDDEN) => return,
+                _ => continue,
+            }
+        }
+    };
+    let (parts, body) = response.into_parts();
+    let body = axum::body::Body::from_stream(body.into_data_stream().take_until(revoked));
+    axum::response::Response::from_parts(parts, body)
+}
+
 async fn access_token(socket: &std::path::Path, given: &str) -> Result<Caller, String> {
     const HOW: &str = "send `Authorization: Bearer <token>` with the token from mcp-http.token in the engine's data directory, or an access token from `pad token create --name <agent>`";
     if given.is_empty() {

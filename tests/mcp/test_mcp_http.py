@@ -4,6 +4,7 @@ by the official MCP Python SDK; refused without the bearer token."""
 import asyncio
 import os
 import socket
+import time
 import urllib.error
 import urllib.request
 
@@ -235,6 +236,46 @@ def test_each_access_token_is_its_own_author_and_inbox(http_engine):
     with pytest.raises(urllib.error.HTTPError) as gone:
         urllib.request.urlopen(req, timeout=10)
     assert gone.value.code == 401 and "revoked" in gone.value.read().decode()
+
+
+def test_a_revoked_tokens_open_event_stream_ends(http_engine):
+    """Revoking a token ends the event streams it holds open (an MCP
+    session's), within a few seconds (src/mcp/http.rs REVOCATION_CHECK, 2 s),
+    not when they next idle out; the owner's stream stays open."""
+    with http_engine.client() as owner:
+        secret = owner.call("token.create", {"name": "streaming", "pads": ["remote"]})["secret"]
+
+    def stream(token):
+        req = urllib.request.Request(http_engine.url, headers={
+            "Accept": "text/event-stream", "Authorization": f"Bearer {token}"})
+        r = urllib.request.urlopen(req, timeout=60)
+        assert r.readline().decode().startswith("event: endpoint")
+        return r
+
+    held, owners = stream(secret), stream(http_engine.token)
+    try:
+        with http_engine.client() as owner:
+            owner.call("token.revoke", {"name": "streaming"})
+        revoked = time.monotonic()
+        # Read to its end: the server closes it.
+        ended = None
+        while time.monotonic() - revoked < 30:
+            if not held.readline():
+                ended = time.monotonic() - revoked
+                break
+        assert ended is not None, "the revoked token's stream is still open after 30 s"
+        # The owner's is still open: reads wait (cut here by the timeout),
+        # and never meet its end.
+        owners.fp.raw._sock.settimeout(3)
+        until = time.monotonic() + 6
+        try:
+            while time.monotonic() < until:
+                assert owners.readline(), "the owner's stream ended"
+        except (TimeoutError, socket.timeout):
+            pass
+    finally:
+        held.close()
+        owners.close()
 
 
 def test_sessions_are_capped_and_a_freed_one_makes_room():

@@ -359,6 +359,65 @@ def test_one_tokens_connections_leave_places_for_other_tokens_and_the_owner():
         e.stop()
 
 
+def test_idle_connections_of_many_tokens_make_room_for_a_new_one():
+    """Four tokens holding every shared place with idle keep-alive
+    connections (16 each, 64 in all) once kept a fifth token out with 503.
+    A connection idle for a second now makes room: the fifth is served, the
+    idle one closed (its client reconnects); connections in use are never
+    the ones closed."""
+    import http.client
+    import json
+
+    port = free_port()
+    e = Engine(extra_args=["--mcp-http", f"127.0.0.1:{port}"])
+    try:
+        with e.client() as owner:
+            tokens = [owner.create_token(f"holder-{i}", ["*"]) for i in range(4)]
+            late = owner.create_token("late", ["*"])
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "pad.list", "params": {}})
+        held = []
+        for t in tokens:
+            for _ in range(MAX_CONNECTIONS_PER_CLIENT):
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                c.request("POST", "/rpc", body, {"Authorization": f"Bearer {t}",
+                                                 "Content-Type": "application/json"})
+                r = c.getresponse()
+                r.read()
+                assert r.status == 200, r.status
+                held.append(c)
+        assert len(held) == MAX_CONNECTIONS
+        time.sleep(1.5)  # idle long enough (src/tcp.rs IDLE_MEMBER, 1 s)
+        # One of them busy: a stream held open (an MCP session's events).
+        busy = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        busy.request("GET", "/mcp", headers={"Authorization": f"Bearer {late}",
+                                             "Accept": "text/event-stream"})
+        stream = busy.getresponse()
+        assert stream.status == 200 and stream.readline().startswith(b"event: endpoint")
+        time.sleep(1.5)
+        for _ in range(3):
+            assert "result" in rpc(port, late, "pad.list", {})
+        # Its stream was not the one closed: the session is still there.
+        busy.sock.settimeout(2)
+        try:
+            assert stream.readline() != b""
+        except (TimeoutError, socket.timeout):
+            pass
+        busy.close()
+        # Some idle connections were closed to make room; the rest serve.
+        closed = 0
+        for c in held:
+            try:
+                c.request("POST", "/rpc", body, {"Authorization": f"Bearer {tokens[0]}",
+                                                 "Content-Type": "application/json"})
+                c.getresponse().read()
+            except (ConnectionError, http.client.HTTPException, OSError):
+                closed += 1
+            c.close()
+        assert 1 <= closed <= 4, closed
+    finally:
+        e.stop()
+
+
 def h2_refused(port, secret, streams):
     """Opens `streams` HTTP/2 streams at once on one connection (prior
     knowledge, no TLS), each a POST /rpc `ask` that waits; returns how many
