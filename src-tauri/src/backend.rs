@@ -19,6 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use scratchpad::protocol::method::{self as m, Method};
+use scratchpad::protocol::{HelloParams, SubscribeParams};
 use scratchpad::{server, Config, Engine};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -76,12 +78,19 @@ impl Backend {
             socket.display()
         );
         let (tx, rx) = mpsc::channel(256);
+        // Said again on every connection after the first: the same calls,
+        // through their types.
+        let hello = HelloParams {
+            author: Some(author.to_owned()),
+            client: Some("scratchpad-app".into()),
+            token: None,
+        };
         let greeting = vec![
+            (m::Hello::NAME.to_owned(), json!(hello)),
             (
-                "hello".to_owned(),
-                json!({"author": author, "client": "scratchpad-app"}),
+                m::Subscribe::NAME.to_owned(),
+                json!(SubscribeParams::default()),
             ),
-            ("subscribe".to_owned(), json!({})),
         ];
         tokio::spawn(link(
             stream,
@@ -97,17 +106,22 @@ impl Backend {
             owned: Mutex::new(owned),
         };
         backend
-            .call(
-                "hello",
-                json!({"author": author, "client": "scratchpad-app"}),
-            )
+            .send::<m::Hello>(hello)
             .await
             .map_err(|e| e.to_string())?;
         backend
-            .call("subscribe", json!({}))
+            .send::<m::Subscribe>(SubscribeParams::default())
             .await
             .map_err(|e| e.to_string())?;
         Ok(backend)
+    }
+
+    /// Calls the method `M` with its own params type (`protocol::method`):
+    /// a field it does not take, or one missing, does not compile.
+    pub async fn send<M: Method>(&self, params: M::Params) -> Result<Value, Value> {
+        let params = serde_json::to_value(&params)
+            .map_err(|e| json!({"code": -32603, "message": format!("{} params: {e}", M::NAME)}))?;
+        self.call(M::NAME, params).await
     }
 
     /// One JSON-RPC call; the error is the engine's error object.

@@ -17,6 +17,8 @@ mod settings;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use scratchpad::protocol::method as m;
+use scratchpad::protocol::{AddParams, IdParams, RestoreParams, UpdateParams};
 use serde_json::{json, Value};
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
@@ -99,27 +101,22 @@ fn on_notification(app: &AppHandle, entry: &Value, action: notify::Action) {
         notify::Action::Reply => show_quick(app, Some(entry)),
         notify::Action::Stop => {
             let state = app.state::<AppState>();
-            let params = json!({
-                "pad": entry["pad"],
-                "reply_to": entry["id"],
-                "content": "stop",
-                "meta": {"control": "stop"},
-                "author": state.settings().author,
-            });
-            if let Err(e) = tauri::async_runtime::block_on(state.backend.call("entry.add", params))
+            let mut meta = serde_json::Map::new();
+            meta.insert("control".into(), json!("stop"));
+            let stop = AddParams {
+                meta: Some(meta),
+                ..reply(entry, "stop", state.settings().author)
+            };
+            if let Err(e) = tauri::async_runtime::block_on(state.backend.send::<m::EntryAdd>(stop))
             {
                 tracing::warn!("cannot stop Agent Zero from the notification: {e}");
             }
         }
         notify::Action::Answer(choice) => {
             let state = app.state::<AppState>();
-            let params = json!({
-                "pad": entry["pad"],
-                "reply_to": entry["id"],
-                "content": choice,
-                "author": state.settings().author,
-            });
-            if let Err(e) = tauri::async_runtime::block_on(state.backend.call("entry.add", params))
+            let answer = reply(entry, &choice, state.settings().author);
+            if let Err(e) =
+                tauri::async_runtime::block_on(state.backend.send::<m::EntryAdd>(answer))
             {
                 tracing::warn!("cannot answer from the notification: {e}");
                 let _ = notify_rust::Notification::new()
@@ -129,6 +126,17 @@ fn on_notification(app: &AppHandle, entry: &Value, action: notify::Action) {
                     .show();
             }
         }
+    }
+}
+
+/// A reply to `entry` (a notification's), written as `author`.
+fn reply(entry: &Value, content: &str, author: String) -> AddParams {
+    AddParams {
+        pad: entry["pad"].as_str().unwrap_or_default().to_owned(),
+        reply_to: entry["id"].as_str().map(str::to_owned),
+        content: content.to_owned(),
+        author: Some(author),
+        ..AddParams::default()
     }
 }
 
@@ -161,7 +169,8 @@ fn open_link(url: String) -> Result<(), String> {
 /// reply says it is about. None when it cannot be read.
 pub fn entry_title(app: &AppHandle, id: &str) -> Option<String> {
     let state = app.try_state::<AppState>()?;
-    let got = tauri::async_runtime::block_on(state.backend.call("entry.get", json!({ "id": id })));
+    let get = IdParams { id: id.to_owned() };
+    let got = tauri::async_runtime::block_on(state.backend.send::<m::EntryGet>(get));
     let t = notify::title_of(got.ok()?["entry"]["content"].as_str()?);
     (!t.is_empty()).then_some(t)
 }
@@ -194,19 +203,26 @@ fn on_group(app: &AppHandle, group: notify::Group) {
 /// changed it in between).
 async fn done_looking(backend: &Backend, id: &str) -> Result<(), Value> {
     for _ in 0..3 {
-        let e = backend.call("entry.get", json!({ "id": id })).await?["entry"].clone();
-        let tags: Vec<Value> = e["tags"]
+        let get = IdParams { id: id.to_owned() };
+        let e = backend.send::<m::EntryGet>(get).await?["entry"].clone();
+        let tags: Vec<String> = e["tags"]
             .as_array()
-            .cloned()
-            .unwrap_or_default()
             .into_iter()
-            .filter(|t| t != "needs_eyes")
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "needs_eyes")
+            .map(str::to_owned)
             .collect();
         if tags.len() == e["tags"].as_array().map_or(0, Vec::len) {
             return Ok(());
         }
-        let update = json!({"id": id, "tags": tags, "if_version": e["version"]});
-        match backend.call("entry.update", update).await {
+        let update = UpdateParams {
+            id: id.to_owned(),
+            tags: Some(tags),
+            if_version: e["version"].as_i64(),
+            ..UpdateParams::default()
+        };
+        match backend.send::<m::EntryUpdate>(update).await {
             Ok(_) => return Ok(()),
             Err(err) if err["code"] == -32002 => continue,
             Err(err) => return Err(err),
@@ -221,11 +237,12 @@ fn undo_deletes(app: &AppHandle, pad: &str, changes: &[i64]) {
     let state = app.state::<AppState>();
     let mut restored = 0;
     for change in changes {
-        match tauri::async_runtime::block_on(
-            state
-                .backend
-                .call("entry.restore", json!({ "change": change })),
-        ) {
+        let undo = RestoreParams {
+            id: None,
+            version: None,
+            change: Some(*change),
+        };
+        match tauri::async_runtime::block_on(state.backend.send::<m::EntryRestore>(undo)) {
             Ok(r) => restored += r["restored"].as_array().map_or(0, Vec::len),
             Err(e) => tracing::warn!("cannot undo change {change}: {e}"),
         }
