@@ -314,7 +314,7 @@ impl Agents {
                 }
                 out.push(Handoff {
                     agent: agent.clone(),
-                    root: Some(c.delivery.entry.to_string()),
+                    root: Some(c.delivery.entry.clone()),
                 });
             }
         }

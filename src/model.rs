@@ -32,6 +32,9 @@ pub const INBOX: &str = "inbox";
 /// it (`ask`'s `answer_from`).
 pub const ANSWER_FROM: &str = "answer_from";
 pub const NEEDS_EYES: &str = "needs_eyes";
+/// The key of a shared copy's `meta` naming its source: `{pad, id, author}`
+/// (`entry.share`), sealed as a `NoteRef` is (`seal::meta`).
+pub const SHARED_FROM: &str = "shared_from";
 
 /// One item on a pad, as it travels on the wire.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -84,6 +87,7 @@ pub struct Entry {
     pub superseded_by: Option<NoteRef>,
     pub remind_at: Option<String>,
     pub pinned: bool,
+    #[serde(serialize_with = "crate::seal::meta")]
     #[cfg_attr(test, ts(type = "Record<string, unknown> | null"))]
     pub meta: Option<serde_json::Map<String, Value>>,
     pub created_at: String,

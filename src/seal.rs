@@ -159,6 +159,31 @@ pub fn list<S: Serializer>(ids: &[NoteRef], s: S) -> std::result::Result<S::Ok, 
     seq.end()
 }
 
+/// `#[serde(serialize_with)]` for a note's `meta`. It is the writer's own
+/// free-form map, but the engine writes one note reference into it: a
+/// shared copy's source (`model::SHARED_FROM`: `{pad, id, author}`). That
+/// is sealed as a `NoteRef` is: hidden, `shared_from` reads `null` whole.
+pub fn meta<S: Serializer>(
+    meta: &Option<serde_json::Map<String, serde_json::Value>>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    let Some(m) = meta else {
+        return s.serialize_none();
+    };
+    let source = m
+        .get(crate::model::SHARED_FROM)
+        .and_then(|f| f.get("id"))
+        .and_then(serde_json::Value::as_str);
+    match source {
+        Some(id) if hidden(id) => {
+            let mut sealed = m.clone();
+            sealed.insert(crate::model::SHARED_FROM.into(), serde_json::Value::Null);
+            sealed.serialize(s)
+        }
+        _ => m.serialize(s),
+    }
+}
+
 fn internal(e: serde_json::Error) -> Error {
     Error::Internal(e.to_string())
 }
@@ -194,6 +219,33 @@ async fn sealed<T>(
         return Ok(first);
     }
     under(Pass::Hide(hide), &write).0.map_err(internal)
+}
+
+/// An error for `guard`'s caller. The one error that names notes the caller
+/// did not send is a loop of dependencies (`rules::would_cycle`, its path
+/// in `got`): a step it may not read is said as such. Others pass as they
+/// are.
+pub async fn error(guard: &Guard, db: &dyn Storage, e: Error) -> Error {
+    let Error::InvalidParams {
+        field: Some(field),
+        got: Some(serde_json::Value::Array(path)),
+        ..
+    } = &e
+    else {
+        return e;
+    };
+    if field != "depends_on" || guard.grant().is_none() {
+        return e;
+    }
+    let mut sealed = Vec::with_capacity(path.len());
+    for step in path {
+        let shown = match step.as_str() {
+            Some(id) if guard.sees(db, id).await.unwrap_or(false) => Some(id.to_owned()),
+            _ => None,
+        };
+        sealed.push(shown);
+    }
+    crate::storage::rules::would_cycle(&sealed)
 }
 
 /// `v` as compact JSON text, sealed for `guard`'s caller.
@@ -260,6 +312,28 @@ mod tests {
             serde_json::to_string(&shape()).unwrap(),
             r#"{"one":"a","many":["a","b","c"],"plain":"b"}"#
         );
+    }
+
+    #[test]
+    fn a_shared_copys_hidden_source_reads_null_in_its_meta() {
+        #[derive(Serialize)]
+        struct Note {
+            #[serde(serialize_with = "meta")]
+            meta: Option<serde_json::Map<String, serde_json::Value>>,
+        }
+        let note = Note {
+            meta: serde_json::json!({"shared_from": {"id": "a", "pad": "secret"}, "mine": 1})
+                .as_object()
+                .cloned(),
+        };
+        let (text, pass) = under(Pass::Gather(Vec::new()), || {
+            serde_json::to_string(&note).unwrap()
+        });
+        let Pass::Gather(ids) = pass else { panic!() };
+        assert_eq!(ids, ["a"], "{text}");
+        let hide = HashSet::from(["a".to_owned()]);
+        let (text, _) = under(Pass::Hide(hide), || serde_json::to_string(&note).unwrap());
+        assert_eq!(text, r#"{"meta":{"mine":1,"shared_from":null}}"#);
     }
 
     #[test]

@@ -134,8 +134,9 @@ pub async fn serve(
             members: members.clone(),
             client: Mutex::new(None),
             evict: tokio::sync::Notify::new(),
-            peer,
+            peer: peer_of(peer),
             busy: AtomicUsize::new(0),
+            owners_place: AtomicBool::new(false),
             idle_since: Mutex::new(Instant::now()),
         }));
         {
@@ -201,6 +202,8 @@ struct StandingOf {
     busy: AtomicUsize,
     /// When the last of them ended.
     idle_since: Mutex<Instant>,
+    /// Its place is one of those kept for the owner.
+    owners_place: AtomicBool,
 }
 
 /// A request in progress on a connection.
@@ -287,6 +290,9 @@ fn evict_newcomer(waiting: &Mutex<VecDeque<Weak<StandingOf>>>) {
     for s in w.iter().filter_map(Weak::upgrade) {
         *held.entry(s.peer).or_default() += 1;
     }
+    // One local account can speak from every loopback address: they are
+    // one peer (else a flood spread over 127.0.0.2… would aim the push at
+    // the one address a victim uses).
     let Some((&most, _)) = held.iter().max_by_key(|(_, n)| **n) else {
         return;
     };
@@ -298,17 +304,53 @@ fn evict_newcomer(waiting: &Mutex<VecDeque<Weak<StandingOf>>>) {
     }
 }
 
+/// The peer a connection from `ip` counts as: every loopback address
+/// (127.0.0.0/8, ::1, and IPv4 loopback mapped into IPv6) is one.
+fn peer_of(ip: IpAddr) -> IpAddr {
+    let loopback = match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+    };
+    if loopback {
+        IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)
+    } else {
+        ip
+    }
+}
+
+/// Why a client at its share of a listener's places is refused.
+fn at_share(who: &str) -> String {
+    format!("'{who}' already holds {MAX_CONNECTIONS_PER_CLIENT} connections to this listener, the most one client may, and none has been idle for {} s; reuse one (keep-alive) or close one", IDLE_MEMBER.as_secs())
+}
+
 /// A member idle at least this long may be closed for one that waits.
 pub const IDLE_MEMBER: Duration = Duration::from_secs(1);
 
-/// Tells the member idle longest (no request in progress for at least
-/// `IDLE_MEMBER`) to close; whether there was one.
-fn evict_idle(members: &Members) -> bool {
+/// Which members an eviction may close.
+enum Of<'a> {
+    /// Holders of shared places (what a token may take).
+    Shared,
+    /// Any member (the owner may take a shared place or one of its own).
+    Any,
+    /// The client's own connections.
+    Client(&'a str),
+}
+
+/// Tells the member idle longest among `of` (no request in progress for at
+/// least `IDLE_MEMBER`) to close; whether there was one.
+fn evict_idle(members: &Members, of: Of<'_>) -> bool {
     let mut all = members.all.lock().expect("members lock");
     all.retain(|s| s.strong_count() > 0);
     let idle = all
         .iter()
         .filter_map(Weak::upgrade)
+        .filter(|s| match of {
+            Of::Any => true,
+            Of::Shared => !s.owners_place.load(Ordering::Acquire),
+            Of::Client(who) => s.client.lock().expect("standing lock").as_deref() == Some(who),
+        })
         .filter(|s| s.busy.load(Ordering::Acquire) == 0)
         .map(|s| {
             let since = *s.idle_since.lock().expect("standing lock");
@@ -342,14 +384,21 @@ impl Standing {
         let share = |who: &str| {
             let held = members.by_client.lock().expect("members lock");
             match held.get(who).copied().unwrap_or(0) {
-                n if n >= MAX_CONNECTIONS_PER_CLIENT => Err(format!("'{who}' already holds {MAX_CONNECTIONS_PER_CLIENT} connections to this listener, the most one client may; reuse one (keep-alive) or close one")),
+                n if n >= MAX_CONNECTIONS_PER_CLIENT => Err(at_share(who)),
                 _ => Ok(()),
             }
         };
         if let Some(who) = client {
+            // At its share: its own connection idle longest makes room.
+            if share(who).is_err() && evict_idle(members, Of::Client(who)) {
+                let deadline = Instant::now() + EVICTING;
+                while share(who).is_err() && Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            }
             share(who)?;
         }
-        let Some(place) = self.place(client).await else {
+        let Some((place, owners)) = self.place(client).await else {
             return Err(match client {
                 Some(_) => format!("this listener already serves {MAX_CONNECTIONS} connections in use, its limit; retry in a moment"),
                 None => format!("this listener already serves {} connections of the owner's in use, its limit; retry in a moment", MAX_CONNECTIONS + OWNER_CONNECTIONS),
@@ -357,13 +406,18 @@ impl Standing {
         };
         if let Some(who) = client {
             // Another connection of the same client may have been let in
-            // while this one waited for its place.
-            share(who)?;
+            // while this one waited for its place: checked and counted
+            // under one lock.
             let mut held = members.by_client.lock().expect("members lock");
-            *held.entry(who.to_owned()).or_default() += 1;
+            let mine = held.entry(who.to_owned()).or_default();
+            if *mine >= MAX_CONNECTIONS_PER_CLIENT {
+                return Err(at_share(who));
+            }
+            *mine += 1;
             *self.0.client.lock().expect("standing lock") = Some(who.to_owned());
         }
         *permit = Some(place);
+        self.0.owners_place.store(owners, Ordering::Release);
         members
             .all
             .lock()
@@ -373,24 +427,31 @@ impl Standing {
         Ok(())
     }
 
-    /// A member's place for `client`: a shared one (the owner's own when
-    /// those are taken); when none is free, the member idle longest is
-    /// closed and its place taken, if it frees in time.
-    async fn place(&self, client: Option<&str>) -> Option<OwnedSemaphorePermit> {
+    /// A member's place for `client`, and whether it is one kept for the
+    /// owner: a shared one (the owner's own when those are taken); when
+    /// none is free, the member idle longest whose place `client` could take
+    /// is closed and its place taken, if it frees in time.
+    async fn place(&self, client: Option<&str>) -> Option<(OwnedSemaphorePermit, bool)> {
         let members = &self.0.members;
         let free = || {
             let shared = members.shared.clone().try_acquire_owned();
             match client {
-                Some(_) => shared.ok(),
-                None => shared
-                    .or_else(|_| members.owner.clone().try_acquire_owned())
-                    .ok(),
+                Some(_) => shared.ok().map(|p| (p, false)),
+                None => shared.map(|p| (p, false)).ok().or_else(|| {
+                    let owners = members.owner.clone().try_acquire_owned();
+                    owners.ok().map(|p| (p, true))
+                }),
             }
         };
         if let Some(place) = free() {
             return Some(place);
         }
-        if !evict_idle(members) {
+        let of = if client.is_some() {
+            Of::Shared
+        } else {
+            Of::Any
+        };
+        if !evict_idle(members, of) {
             return None;
         }
         let deadline = Instant::now() + EVICTING;

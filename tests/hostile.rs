@@ -495,6 +495,72 @@ async fn a_revoked_tokens_subscription_ends_without_an_event() {
     h.stop().await;
 }
 
+/// The review of the typed seal: a shared copy's `meta.shared_from` and a
+/// loop of dependencies through a note of another pad named that note to a
+/// token (neither is a typed field: the one sits in free-form `meta`, the
+/// other in an error). Both now say it as a note it may not read.
+#[tokio::test]
+async fn a_shared_copy_and_a_cycle_name_no_note_the_token_may_not_read() {
+    let h = Harness::start().await;
+    let mut owner = person(&h).await;
+    let (mut agent, _) = token(&h, &mut owner, json!({"name": "agent-o", "pads": ["open"]})).await;
+    let hidden = id(&add(&mut owner, "secret", "the source").await);
+    let shared = ok(
+        &mut owner,
+        "entry.share",
+        json!({"id": hidden, "to": ["open"]}),
+    )
+    .await;
+    let copy = id(&shared["copies"][0]);
+    let seen = ok(&mut agent, "entry.get", json!({"id": copy})).await;
+    assert!(!seen.to_string().contains(&hidden), "{seen}");
+    assert!(seen["entry"]["meta"]["shared_from"].is_null(), "{seen}");
+    // The owner still sees where it came from.
+    let own = ok(&mut owner, "entry.get", json!({"id": copy})).await;
+    assert_eq!(own["entry"]["meta"]["shared_from"]["id"], hidden.as_str());
+
+    // s (secret) waits on o2; o1 waits on s; the token makes o2 wait on o1.
+    let task = |pad: &str| json!({"pad": pad, "content": "step", "kind": "task"});
+    let o1 = id(&ok(&mut owner, "entry.add", task("open")).await);
+    let o2 = id(&ok(&mut owner, "entry.add", task("open")).await);
+    let s = id(&ok(&mut owner, "entry.add", task("secret")).await);
+    ok(
+        &mut owner,
+        "entry.update",
+        json!({"id": s, "depends_on": [o2]}),
+    )
+    .await;
+    ok(
+        &mut owner,
+        "entry.update",
+        json!({"id": o1, "depends_on": [s]}),
+    )
+    .await;
+    let (message, data) = err(
+        &mut agent,
+        "entry.update",
+        json!({"id": o2, "depends_on": [o1]}),
+        code::INVALID_PARAMS,
+    )
+    .await;
+    assert!(message.contains("would make a cycle"), "{message}");
+    assert!(
+        !message.contains(&s) && !data.to_string().contains(&s),
+        "{message} {data}"
+    );
+    assert!(message.contains("(a note you cannot read)"), "{message}");
+    // The owner is told the whole loop.
+    let (message, _) = err(
+        &mut owner,
+        "entry.update",
+        json!({"id": o2, "depends_on": [o1]}),
+        code::INVALID_PARAMS,
+    )
+    .await;
+    assert!(message.contains(&s), "{message}");
+    h.stop().await;
+}
+
 /// Finding 9: no token takes a name the engine gives a meaning.
 #[tokio::test]
 async fn a_token_cannot_take_the_persons_or_the_engines_name() {

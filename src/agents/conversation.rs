@@ -133,7 +133,7 @@ impl Conversation {
         let context = format!("pad-{}", e.reply_to.as_deref().unwrap_or(&e.id));
         Conversation {
             delivery: Delivery {
-                entry: e.id.clone().into(),
+                entry: e.id.clone(),
                 pad: e.pad.clone(),
                 agent: agent.to_string(),
                 state: DeliveryState::Pending,

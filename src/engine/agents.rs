@@ -92,9 +92,9 @@ pub(super) async fn open(config: &super::Config, store: &dyn Storage) -> Result<
 /// A conversation as the store keeps it (its note's row).
 fn stored(c: &Conversation) -> DeliveryRow {
     DeliveryRow {
-        entry: c.delivery.entry.to_string(),
+        entry: c.delivery.entry.clone(),
         agent: c.delivery.agent.clone(),
-        root: c.delivery.entry.to_string(),
+        root: c.delivery.entry.clone(),
         pad: c.delivery.pad.clone(),
         state: Some(serde_json::to_string(c).expect("a conversation serializes")),
         live: c.is_live(),
@@ -227,7 +227,7 @@ impl Engine {
                     .and_then(|s| serde_json::from_str::<Conversation>(s).ok())
                     .map(|c| c.delivery)
                     .unwrap_or_else(|| Delivery {
-                        entry: r.entry.into(),
+                        entry: r.entry,
                         pad: r.pad,
                         agent: r.agent,
                         state: DeliveryState::Pending,
@@ -357,7 +357,7 @@ impl Engine {
                 if busy(&out, &c.delivery.entry, &c.delivery.agent) {
                     continue;
                 }
-                let key = (c.delivery.entry.to_string(), c.delivery.agent.clone());
+                let key = (c.delivery.entry.clone(), c.delivery.agent.clone());
                 let engine = self.clone();
                 let task = running.spawn(async move { engine.step(c).await });
                 out.insert(task.id(), key);
@@ -527,7 +527,7 @@ impl Engine {
                     content: text,
                     author: Some("engine".into()),
                     tags: vec![NEEDS_EYES.into()],
-                    reply_to: Some(c.delivery.entry.to_string()),
+                    reply_to: Some(c.delivery.entry.clone()),
                     choices: vec![RETRY.into(), DROP.into()],
                     ..Default::default()
                 },
@@ -553,7 +553,7 @@ impl Engine {
         if let Ok(thread) = self
             .thread(
                 IdParams {
-                    id: c.delivery.entry.to_string(),
+                    id: c.delivery.entry.clone(),
                 },
                 &Guard::owner(),
             )

@@ -196,7 +196,7 @@ impl Engine {
         };
         let mut meta = source.meta.clone().unwrap_or_default();
         meta.insert(
-            "shared_from".into(),
+            model::SHARED_FROM.into(),
             serde_json::json!({"pad": source.pad, "id": source.id, "author": source.author}),
         );
         let meta = meta_text(&meta)?;

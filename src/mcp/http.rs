@@ -290,7 +290,7 @@ pub async fn serve_http(
                         *response.status_mut() = StatusCode::OK;
                     }
                     match caller {
-                        Some(c) => until_revoked(response, socket.clone(), c.token),
+                        Some(c) => until_revoked(response, socket.clone(), c.name),
                         None => response,
                     }
                 }
@@ -346,12 +346,14 @@ fn challenge(why: &str) -> String {
 pub const REVOCATION_CHECK: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A token's event stream (an MCP session's, or one answer's) ends once the
-/// token is revoked: asked every `REVOCATION_CHECK`; an engine that does not
-/// answer is not taken for a revocation. Other answers pass as they are.
+/// token is revoked (or revoked and made again under its name): asked of
+/// the token list, as the owner, every `REVOCATION_CHECK` — not with the
+/// token itself, which would keep its presence fresh; an engine that does
+/// not answer is not taken for a revocation. Other answers pass as they are.
 fn until_revoked(
     response: axum::response::Response,
     socket: Arc<std::path::PathBuf>,
-    token: String,
+    name: String,
 ) -> axum::response::Response {
     use futures_util::StreamExt;
     let streams = response
@@ -363,20 +365,37 @@ fn until_revoked(
         return response;
     }
     let revoked = async move {
+        let mut made = None;
         loop {
-            tokio::time::sleep(REVOCATION_CHECK).await;
-            let Ok(mut client) = crate::client::Client::connect(&socket).await else {
-                continue;
-            };
-            match client.greet_as(None, "pad-mcp-http", Some(&token)).await {
-                Err(e) if e.code() == Some(crate::error::code::FORBIDDEN) => return,
-                _ => continue,
+            match token_made(&socket, &name).await {
+                // Not there, or another token under its name.
+                Some(now) if now.is_none() || made.get_or_insert(now.clone()) != &now => return,
+                _ => {}
             }
+            tokio::time::sleep(REVOCATION_CHECK).await;
         }
     };
     let (parts, body) = response.into_parts();
     let body = axum::body::Body::from_stream(body.into_data_stream().take_until(revoked));
     axum::response::Response::from_parts(parts, body)
+}
+
+/// When the token `name` was made (`Some(None)`: there is none), asked as
+/// the owner; `None` when the engine does not answer.
+async fn token_made(socket: &std::path::Path, name: &str) -> Option<Option<String>> {
+    use crate::protocol::method::TokenList;
+    let mut client = crate::client::Client::connect(socket).await.ok()?;
+    client.greet_as(None, "pad-mcp-http", None).await.ok()?;
+    let list = client
+        .request::<TokenList>(&crate::protocol::TokenListParams {})
+        .await
+        .ok()?;
+    Some(
+        list.tokens
+            .into_iter()
+            .find(|t| t.name == name)
+            .map(|t| t.created_at),
+    )
 }
 
 async fn access_token(socket: &std::path::Path, given: &str) -> Result<Caller, String> {

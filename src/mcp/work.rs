@@ -133,7 +133,10 @@ impl PadTools {
         let heartbeat = p.status.is_none();
         let (id, resume) = (p.id, p.resume);
         let agent = Some(agent);
-        let answer = match p.status.as_deref() {
+        // Read as the engine reads words ("Done" is done): a finish is a
+        // completion or a failure, whatever its case.
+        let status = p.status.map(|s| s.trim().to_lowercase());
+        let answer = match status.as_deref() {
             Some("done") => {
                 let done = CompleteParams { id, agent, resume };
                 link.send::<m::TaskComplete>(done).await

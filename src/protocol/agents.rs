@@ -168,8 +168,10 @@ impl DeliveryState {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Delivery {
-    /// The addressed note.
-    pub entry: NoteRef,
+    /// The addressed note: in the delivery's own pad, so whoever sees the
+    /// delivery may read it (a plain id, not a `NoteRef`; deleted, it is
+    /// still the id the delivery was for).
+    pub entry: String,
     pub pad: String,
     pub agent: String,
     pub state: DeliveryState,

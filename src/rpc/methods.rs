@@ -54,7 +54,10 @@ macro_rules! table {
                         parse(<$method as Method>::NAME, p)?;
                     declared::enforce(&DECLARED, &c.guard, c.engine, &mut params).await?;
                     let (guard, engine) = (c.guard.clone(), c.engine);
-                    let answer: <$method as Method>::Answer = $handler(c, params).await?;
+                    let answer: <$method as Method>::Answer = match $handler(c, params).await {
+                        Ok(answer) => answer,
+                        Err(e) => return Err(seal::error(&guard, engine.db(), e).await),
+                    };
                     // Every answer through the seal: what the caller may
                     // not read is named nowhere in it.
                     sealed_reply(&guard, engine, &answer).await

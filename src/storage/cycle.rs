@@ -11,8 +11,8 @@ pub enum Step {
     /// Read the `depends_on` of this entry (its id and seq) and pass them to
     /// `reached`.
     Read(String, i64),
-    /// `id` would close this loop, as "a → b → a".
-    Loop(String),
+    /// `id` would close this loop: `[a, b, a]`.
+    Loop(Vec<String>),
 }
 
 pub struct CycleSearch {
@@ -46,7 +46,7 @@ impl CycleSearch {
                 }
                 path.push(self.id.clone());
                 path.reverse();
-                return Some(Step::Loop(path.join(" → ")));
+                return Some(Step::Loop(path));
             }
             if let Some((seq, _)) = id::prefix_range(&cur).filter(|(lo, hi)| lo == hi) {
                 return Some(Step::Read(cur, seq));

@@ -323,9 +323,21 @@ pub(crate) fn not_superseding_itself(id: &str, supersedes: Option<&str>) -> Resu
 
 /// The answer to `depends_on` links that would close `cycle` (the ids in
 /// the loop, as the cycle walk names them).
-pub(crate) fn would_cycle(cycle: &str) -> Error {
-    Error::invalid(
-        "depends_on",
-        format!("depends_on would make a cycle: {cycle}. Remove one of these links."),
-    )
+/// A loop of dependencies, `[a, b, a]`: said as "a → b → a", the ids in
+/// `got` (the seal names a step the caller may not read as such:
+/// `seal::error`). `None` for a step already hidden.
+pub(crate) fn would_cycle(path: &[Option<String>]) -> Error {
+    let said: Vec<&str> = path
+        .iter()
+        .map(|s| s.as_deref().unwrap_or("(a note you cannot read)"))
+        .collect();
+    Error::InvalidParams {
+        field: Some("depends_on".into()),
+        message: format!(
+            "depends_on would make a cycle: {}. Remove one of these links.",
+            said.join(" → ")
+        ),
+        limit: None,
+        got: Some(serde_json::json!(path)),
+    }
 }

@@ -189,7 +189,8 @@ pub async fn update(
             resolved.push(dep);
         }
         if let Some(cycle) = find_cycle(tx, &full_id, &resolved).await? {
-            return Err(would_cycle(&cycle));
+            let path: Vec<Option<String>> = cycle.into_iter().map(Some).collect();
+            return Err(would_cycle(&path));
         }
         after.depends_on = crate::seal::refs(resolved);
     }
@@ -222,12 +223,12 @@ pub async fn delete(
     Ok((gone, change))
 }
 
-/// If `id` depending on `deps` would close a loop, the loop as "a → b → a".
+/// If `id` depending on `deps` would close a loop, the loop: `[a, b, a]`.
 pub async fn find_cycle(
     tx: &mut impl WriteTx,
     id: &str,
     deps: &[String],
-) -> Result<Option<String>> {
+) -> Result<Option<Vec<String>>> {
     let mut walk = CycleSearch::new(id, deps);
     while let Some(step) = walk.step() {
         match step {

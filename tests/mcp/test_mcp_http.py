@@ -241,7 +241,8 @@ def test_each_access_token_is_its_own_author_and_inbox(http_engine):
 def test_a_revoked_tokens_open_event_stream_ends(http_engine):
     """Revoking a token ends the event streams it holds open (an MCP
     session's), within a few seconds (src/mcp/http.rs REVOCATION_CHECK, 2 s),
-    not when they next idle out; the owner's stream stays open."""
+    not when they next idle out; the owner's stream stays open, and the
+    watch does not refresh the token's presence."""
     with http_engine.client() as owner:
         secret = owner.call("token.create", {"name": "streaming", "pads": ["remote"]})["secret"]
 
@@ -252,8 +253,17 @@ def test_a_revoked_tokens_open_event_stream_ends(http_engine):
         assert r.readline().decode().startswith("event: endpoint")
         return r
 
+    def last_seen():
+        with http_engine.client() as owner:
+            seen = owner.call("agent.list", {})["seen"]
+        return [a["last_seen"] for a in seen if a["author"] == "streaming"]
+
     held, owners = stream(secret), stream(http_engine.token)
     try:
+        # Watching for the revocation does not make the token look active.
+        before = last_seen()
+        time.sleep(4.5)
+        assert last_seen() == before, (before, last_seen())
         with http_engine.client() as owner:
             owner.call("token.revoke", {"name": "streaming"})
         revoked = time.monotonic()

@@ -275,12 +275,15 @@ def test_planner_and_workers_share_a_plan_through_the_task_tools(engine):
     async def worker_b_waits(s):
         nothing = await s.call_tool("claim_task", {"pad": pad})
         steal = await s.call_tool("update_task", {"id": ids[0], "status": "done"})
-        return nothing, steal
+        # Whatever its case, a finish is a completion: held by another, refused.
+        shout = await s.call_tool("update_task", {"id": ids[0], "status": " Done"})
+        return nothing, steal, shout
 
-    _, (nothing, steal) = run(engine, worker_b_waits, author="worker-b", pad=pad)
+    _, (nothing, steal, shout) = run(engine, worker_b_waits, author="worker-b", pad=pad)
     assert not nothing.is_error and "No task is ready" in text(nothing) and "1 running" in text(nothing)
     assert "try again" in text(nothing)
     assert steal.is_error and "held by worker-a" in text(steal)
+    assert shout.is_error and "held by worker-a" in text(shout), text(shout)
 
     async def worker_a_finishes(s):
         return await s.call_tool("update_task", {"id": ids[0], "status": "done",

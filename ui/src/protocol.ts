@@ -354,9 +354,11 @@ export type DeliveryState = "pending" | "sent" | "working" | "waiting_for_you" |
  */
 export type Delivery = { 
 /**
- * The addressed note.
+ * The addressed note: in the delivery's own pad, so whoever sees the
+ * delivery may read it (a plain id, not a `NoteRef`; deleted, it is
+ * still the id the delivery was for).
  */
-entry: NoteRef, pad: string, agent: string, state: DeliveryState, 
+entry: string, pad: string, agent: string, state: DeliveryState, 
 /**
  * "not delivered: …", the agent's status line, or its failure.
  */
