@@ -285,3 +285,40 @@ async fn a_foreign_write_lock_is_waited_for_two_seconds_at_most() {
     let log = stop(engine);
     assert!(log.matches("cannot be stored yet").count() <= 1, "{log}");
 }
+
+/// A data directory the engine cannot write in (a file system mounted or
+/// turned read-only) is said to be that, not "in use by another engine":
+/// the engine refuses to start with an error naming the directory and
+/// what to check.
+#[test]
+fn a_read_only_data_directory_is_not_called_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("data");
+    std::fs::create_dir(&home).unwrap();
+    // Root writes through any mode: a read-only mount is what stops it.
+    let as_root = unsafe { libc::geteuid() } == 0;
+    if as_root {
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "ro,mode=0700", "tmpfs"])
+            .arg(&home)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(mounted, "as root, the test mounts a read-only tmpfs");
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o500)).unwrap();
+    }
+    let out = common::pad(&home, &dir.path().join("run").join("pad.sock"))
+        .arg("serve")
+        .output()
+        .unwrap();
+    if as_root {
+        let _ = std::process::Command::new("umount").arg(&home).status();
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the engine started: {said}");
+    assert!(
+        said.contains("cannot write in data directory") && !said.contains("in use"),
+        "{said}"
+    );
+}
