@@ -441,6 +441,7 @@ fn exit_code(e: &anyhow::Error) -> u8 {
             code::FORBIDDEN => 5,
             code::TOO_LARGE => 6,
             code::UNAVAILABLE => 7,
+            code::OUTCOME_UNKNOWN => 9,
             code::PARSE | code::INVALID_REQUEST | code::METHOD_NOT_FOUND | code::INVALID_PARAMS => {
                 2
             }

@@ -220,15 +220,19 @@ impl Engine {
             ))
         })?;
         crate::paths::seal_files(&config.data_dir);
-        let dir_lock = lock::DirLock::acquire(&config.data_dir.join("engine.lock")).map_err(
-            |held| {
-                Error::Unavailable(format!(
-                    "data directory {} is in use by another engine{}; stop it first or set PAD_HOME to another directory",
-                    config.data_dir.display(),
-                    held.pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
-                ))
-            },
-        )?;
+        let lock_file = config.data_dir.join("engine.lock");
+        let dir_lock = lock::DirLock::acquire(&lock_file).map_err(|not| match not {
+            lock::NotLocked::Held { pid } => Error::Unavailable(format!(
+                "data directory {} is in use by another engine{}; stop it first or set PAD_HOME to another directory",
+                config.data_dir.display(),
+                pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+            )),
+            lock::NotLocked::Io(e) => Error::Unavailable(format!(
+                "cannot write in data directory {} ({}: {e}); is its file system read-only, full or failing, or the directory not yours? Fix that, or set PAD_HOME to a writable directory",
+                config.data_dir.display(),
+                lock_file.display()
+            )),
+        })?;
         let (store, sqlite, team) = open_store(&config).await?;
         let semantic = match config.semantic.clone() {
             Some(c) => Some(Arc::new(Semantic::start(

@@ -19,6 +19,7 @@ pub mod code {
     pub const FORBIDDEN: i64 = -32003;
     pub const TOO_LARGE: i64 = -32004;
     pub const UNAVAILABLE: i64 = -32005;
+    pub const OUTCOME_UNKNOWN: i64 = -32006;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +59,10 @@ pub enum Error {
     },
     #[error("{0}")]
     Unavailable(String),
+    /// A write whose commit reached the store but whose answer was lost,
+    /// and which could not be found out: it may be stored.
+    #[error("{0}")]
+    OutcomeUnknown(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -120,6 +125,7 @@ impl Error {
             Error::Forbidden(_) => code::FORBIDDEN,
             Error::TooLarge { .. } => code::TOO_LARGE,
             Error::Unavailable(_) => code::UNAVAILABLE,
+            Error::OutcomeUnknown(_) => code::OUTCOME_UNKNOWN,
             Error::Internal(_) => code::INTERNAL,
         }
     }

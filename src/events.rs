@@ -7,6 +7,10 @@
 //! token's subscription is told how many of its own pads' events it missed:
 //! while one is open, each event is numbered and its pad kept among the
 //! last `RECENT`, and the missed numbers are counted there.
+//!
+//! An engine of a team whose link to the other engines dropped missed what
+//! they sent meanwhile: once it listens again it says so (`Bus::missed`),
+//! and every subscriber gets a `lagged` notice as if it had fallen behind.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -86,6 +90,9 @@ pub struct Bus {
     /// PostgreSQL relay's queue).
     outbox: std::sync::OnceLock<Outbox>,
     recent: Arc<Recent>,
+    /// Events missed from the other engines of a team, in all
+    /// (`Bus::missed`): each rise is a `lagged` notice to every subscriber.
+    gap: tokio::sync::watch::Sender<u64>,
 }
 
 /// The pads of the last `RECENT` events, numbered, kept while a scoped
@@ -112,6 +119,7 @@ impl Default for Bus {
             lagged: Arc::new(AtomicU64::new(0)),
             outbox: std::sync::OnceLock::new(),
             recent: Arc::default(),
+            gap: tokio::sync::watch::Sender::new(0),
         }
     }
 }
@@ -194,6 +202,13 @@ impl Bus {
         let _ = self.tx.send(event);
     }
 
+    /// Tells every subscriber it missed about `n` events (at least one):
+    /// the other engines' events sent while this engine could not hear
+    /// them. Each catches up with `entry.list`.
+    pub fn missed(&self, n: u64) {
+        self.gap.send_modify(|g| *g += n.max(1));
+    }
+
     /// Sends every event published from now on to `outbox` too (for the
     /// other engines of a team).
     pub fn relay_to(&self, outbox: Outbox) {
@@ -234,6 +249,8 @@ impl Bus {
             self.recent.scoped.fetch_add(1, Ordering::AcqRel);
         }
         let rx = self.tx.subscribe();
+        let gap = self.gap.subscribe();
+        let gap_seen = *gap.borrow();
         let last = log.as_ref().map_or(0, |l| l.last);
         drop(log);
         Subscription {
@@ -243,6 +260,8 @@ impl Bus {
             filter,
             lagged: self.lagged.clone(),
             last,
+            gap_seen,
+            gap,
         }
     }
 }
@@ -310,6 +329,10 @@ pub struct Subscription {
     /// number of the last event it received.
     recent: Option<Arc<Recent>>,
     last: u64,
+    /// The bus's count of events missed from the other engines; a rise
+    /// since this subscription last looked is a `lagged` notice.
+    gap: tokio::sync::watch::Receiver<u64>,
+    gap_seen: u64,
 }
 
 impl Drop for Subscription {
@@ -325,7 +348,22 @@ impl Subscription {
     /// stops.
     pub async fn next(&mut self) -> Option<Notice> {
         loop {
-            match self.rx.recv().await {
+            let received = tokio::select! {
+                biased;
+                Ok(()) = self.gap.changed() => None,
+                r = self.rx.recv() => Some(r),
+            };
+            let Some(received) = received else {
+                let now = *self.gap.borrow_and_update();
+                let missed = now - std::mem::replace(&mut self.gap_seen, now);
+                self.lagged.fetch_add(missed, Ordering::Relaxed);
+                return Some(json!({
+                    "subscription": self.id,
+                    "type": "lagged",
+                    "missed": missed,
+                }));
+            };
+            match received {
                 Ok(e) => {
                     self.last = self.last.max(e.seq);
                     if self.filter.matches(&e) {

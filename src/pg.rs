@@ -18,6 +18,8 @@ macro_rules! sql {
 }
 
 mod activity;
+mod deadline;
+use deadline::{bounded, upkeep};
 mod deliveries;
 mod entries;
 mod history;
@@ -30,8 +32,6 @@ mod work;
 
 pub use relay::{Incoming, Relay};
 pub use vectors::PgVectors;
-
-use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
 use sqlx::{PgPool, Row};
@@ -52,10 +52,6 @@ const PAD_COLUMNS: &str = "name, ttl_seconds, max_entries, last_write_at, entrie
 /// and low bits from a sequence every engine shares, so two engines writing
 /// in the same millisecond never collide.
 const NEXT_ID: &str = "((($1::bigint - 1577836800000) << 18) | (nextval('entry_ids') & 262143))";
-
-/// How long a request waits for a database connection before it is told
-/// the database is unreachable: well under every client's timeout.
-const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 
@@ -91,24 +87,35 @@ impl PgStore {
                 format!("'{}' is not a PostgreSQL URL ({e}); give one like postgres://pad@db-host/pad?sslmode=verify-full", redacted(url)),
             )
         })?;
-        let pool = PgPoolOptions::new()
-            .max_connections(16)
-            .min_connections(1)
-            .acquire_timeout(ACQUIRE_TIMEOUT)
-            .test_before_acquire(false)
-            .connect_with(options.application_name("scratchpad"))
+        let unreachable = |e: sqlx::Error| {
+            Error::Unavailable(format!(
+                "cannot reach the PostgreSQL database at {} ({e}); check that it runs and the URL, user and password are right",
+                redacted(url)
+            ))
+        };
+        // Migrations run on a connection of their own, without the
+        // sessions' limits (an index built on a large table takes longer
+        // than any call may).
+        let mut migrating = <sqlx::PgConnection as sqlx::Connection>::connect_with(&options)
             .await
-            .map_err(|e| {
-                Error::Unavailable(format!(
-                    "cannot reach the PostgreSQL database at {} ({e}); check that it runs and the URL, user and password are right",
-                    redacted(url)
-                ))
-            })?;
-        MIGRATOR.run(&pool).await.map_err(|e| {
+            .map_err(unreachable)?;
+        MIGRATOR.run(&mut migrating).await.map_err(|e| {
             Error::Internal(format!(
                 "cannot bring the PostgreSQL schema up to date ({e}); the role needs CREATE on the database (and pg_trgm must be installable)"
             ))
         })?;
+        let _ = sqlx::Connection::close(migrating).await;
+        let pool = deadline::tested(PgPoolOptions::new())
+            .max_connections(16)
+            .min_connections(1)
+            .acquire_timeout(deadline::CALL_DEADLINE)
+            .connect_with(
+                options
+                    .application_name("scratchpad")
+                    .options(deadline::SESSION_SETTINGS),
+            )
+            .await
+            .map_err(unreachable)?;
         sqlx::query("UPDATE settings SET value = $1 WHERE key = 'default_ttl_seconds'")
             .bind(default_ttl_seconds.map_or(String::new(), |t| t.to_string()))
             .execute(&pool)
@@ -163,9 +170,16 @@ impl From<sqlx::Error> for Error {
                 "the PostgreSQL database cannot be reached ({e}); the engine reconnects by itself: retry in a few seconds"
             )),
             sqlx::Error::Database(d) => match d.code().as_deref() {
-                // Serialization failures and deadlocks: retrying is the fix.
-                Some("40001" | "40P01") => Error::Unavailable(format!(
+                // Serialization failures and deadlocks, and a lock another
+                // engine held past `lock_timeout`: retrying is the fix.
+                Some("40001" | "40P01" | "55P03") => Error::Unavailable(format!(
                     "the database asked to retry a conflicting write ({e}); retry"
+                )),
+                // This engine paused mid-write (a frozen process, a sleeping
+                // host) past `idle_in_transaction_session_timeout`: the
+                // server ended its session and rolled the write back.
+                Some("25P03") => Error::Unavailable(format!(
+                    "this engine paused in the middle of the write for longer than the database allows, so the database rolled it back ({e}); nothing was stored: retry"
                 )),
                 // Connections and operators (the server shutting down, out of disk,
                 // a read-only replica).

@@ -21,7 +21,7 @@ use tokio::net::UnixListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::engine::lock::DirLock;
+use crate::engine::lock::{DirLock, NotLocked};
 use crate::engine::Engine;
 
 /// A bound socket; removes the socket file when dropped.
@@ -61,9 +61,15 @@ pub fn bind(path: &Path) -> Result<Bound, BindError> {
         .unwrap_or(Path::new("."));
     private_dir(dir)?;
     let lock_path = PathBuf::from(format!("{}.lock", path.display()));
-    let lock = DirLock::acquire(&lock_path).map_err(|held| BindError::InUse {
-        socket: path.to_owned(),
-        pid: held.pid,
+    let lock = DirLock::acquire(&lock_path).map_err(|not| match not {
+        NotLocked::Held { pid } => BindError::InUse {
+            socket: path.to_owned(),
+            pid,
+        },
+        NotLocked::Io(source) => BindError::Io {
+            path: lock_path.clone(),
+            source,
+        },
     })?;
     // We hold the lock, so any socket file here is a crashed engine's; a
     // file of any other kind is someone's, and stays.

@@ -444,6 +444,16 @@ impl Store {
     /// (`Journal::overflowing`).
     fn apply_loop(store: std::sync::Weak<Store>, wake: &journal::Signal) {
         crate::priority::set_nice(APPLIER_NICE, "the journal thread");
+        // The database's WAL, synced with the journal (`check_write_back`).
+        let wal_path = store.upgrade().map(|s| {
+            let mut p = s.db_path.clone().into_os_string();
+            p.push("-wal");
+            PathBuf::from(p)
+        });
+        let wal = wal_path
+            .as_ref()
+            .and_then(|p| std::fs::File::open(p).ok().map(|f| (p.clone(), f)));
+        let mut checked = std::time::Instant::now();
         // Entries replayed after a crash may be pending already.
         let mut timeout = Some(Duration::ZERO);
         loop {
@@ -463,14 +473,31 @@ impl Store {
                     break;
                 }
             }
+            // What was acknowledged reaches the disk, or acknowledgements
+            // stop: looked at every `WRITE_BACK_CHECK` while writes come.
+            let check_in = journal::WRITE_BACK_CHECK.saturating_sub(checked.elapsed());
+            if store.journal.written() && check_in.is_zero() {
+                store
+                    .journal
+                    .check_write_back(wal.as_ref().map(|(p, f)| (p.as_path(), f)));
+                checked = std::time::Instant::now();
+            }
             // SQLite refused the whole batch (a full disk?): it stays
             // journaled, and is tried again in a second. New entries raise
             // the signal only when none were pending, so this thread must
-            // look again itself.
-            timeout = store
+            // look again itself — and again for the write-back check.
+            let retry = store
                 .journal
                 .has_pending()
                 .then_some(Duration::from_secs(1));
+            let check = store
+                .journal
+                .written()
+                .then(|| journal::WRITE_BACK_CHECK.saturating_sub(checked.elapsed()));
+            timeout = match (retry, check) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
         }
     }
 

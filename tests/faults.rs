@@ -285,3 +285,163 @@ async fn a_foreign_write_lock_is_waited_for_two_seconds_at_most() {
     let log = stop(engine);
     assert!(log.matches("cannot be stored yet").count() <= 1, "{log}");
 }
+
+/// A data directory the engine cannot write in (a file system mounted or
+/// turned read-only) is said to be that, not "in use by another engine":
+/// the engine refuses to start with an error naming the directory and
+/// what to check.
+#[test]
+fn a_read_only_data_directory_is_not_called_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("data");
+    std::fs::create_dir(&home).unwrap();
+    // Root writes through any mode: a read-only mount is what stops it.
+    let as_root = unsafe { libc::geteuid() } == 0;
+    if as_root {
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "ro,mode=0700", "tmpfs"])
+            .arg(&home)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(mounted, "as root, the test mounts a read-only tmpfs");
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o500)).unwrap();
+    }
+    let out = common::pad(&home, &dir.path().join("run").join("pad.sock"))
+        .arg("serve")
+        .output()
+        .unwrap();
+    if as_root {
+        let _ = std::process::Command::new("umount").arg(&home).status();
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the engine started: {said}");
+    assert!(
+        said.contains("cannot write in data directory") && !said.contains("in use"),
+        "{said}"
+    );
+}
+
+/// A small ext4 file system on a loop device whose backing file lives on
+/// a tmpfs: once the tmpfs is filled, every block the file system has not
+/// written before fails with an I/O error — a disk that stops storing what
+/// the kernel writes back. Unmounted when dropped.
+struct FailingDisk {
+    root: tempfile::TempDir,
+}
+
+impl FailingDisk {
+    fn mount() -> FailingDisk {
+        let root = tempfile::tempdir().unwrap();
+        let backing = root.path().join("backing");
+        let mnt = root.path().join("mnt");
+        std::fs::create_dir(&backing).unwrap();
+        std::fs::create_dir(&mnt).unwrap();
+        let run = |args: &[&str]| {
+            let out = std::process::Command::new(args[0])
+                .args(&args[1..])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}: {out:?}");
+        };
+        let (b, m) = (backing.to_str().unwrap(), mnt.to_str().unwrap());
+        run(&["mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", b]);
+        let img = format!("{b}/disk.img");
+        run(&["truncate", "-s", "64M", &img]);
+        run(&[
+            "mkfs.ext4",
+            "-q",
+            "-F",
+            "-E",
+            "lazy_itable_init=1,lazy_journal_init=1",
+            &img,
+        ]);
+        run(&["mount", "-o", "loop,errors=remount-ro", &img, m]);
+        FailingDisk { root }
+    }
+
+    fn mnt(&self) -> std::path::PathBuf {
+        self.root.path().join("mnt")
+    }
+
+    /// Fills the tmpfs: from now on the disk fails what it has not stored.
+    fn fail(&self) {
+        let fill = self.root.path().join("backing").join("fill");
+        let mut f = std::fs::File::create(fill).unwrap();
+        let chunk = vec![1u8; 1 << 20];
+        while std::io::Write::write_all(&mut f, &chunk).is_ok() {}
+    }
+}
+
+impl Drop for FailingDisk {
+    fn drop(&mut self) {
+        for dir in ["mnt", "backing"] {
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(self.root.path().join(dir))
+                .status();
+        }
+    }
+}
+
+/// A data directory whose disk stops storing what is written back: the
+/// engine notices within its write-back check (100 ms), refuses every
+/// write from then on with `-32005` saying why, and logs it loudly — it
+/// does not go on acknowledging notes that only the kernel's memory holds.
+#[tokio::test]
+async fn a_disk_that_stops_storing_stops_acknowledgements_at_once() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting a failing disk needs root");
+        return;
+    }
+    let disk = FailingDisk::mount();
+    let home = disk.mnt().join("home");
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("run").join("pad.sock");
+    let engine = spawn_engine(&home, &socket).await;
+    let mut c = Client::connect(&socket).await.unwrap();
+    for i in 0..200 {
+        ok(
+            &mut c,
+            "entry.add",
+            json!({"pad": "p", "content": format!("before {i}")}),
+        )
+        .await;
+    }
+    disk.fail();
+    let failed = Instant::now();
+    let mut acknowledged_after = 0;
+    let refusal = loop {
+        match c
+            .call("entry.add", json!({"pad": "p", "content": "after"}))
+            .await
+        {
+            Ok(_) => acknowledged_after += 1,
+            Err(ClientError::Rpc(e)) => break e,
+            Err(e) => panic!("{e:?}"),
+        }
+        assert!(
+            failed.elapsed() < Duration::from_secs(5),
+            "{acknowledged_after} writes acknowledged in 5 s on a failing disk"
+        );
+    };
+    let noticed = failed.elapsed();
+    println!(
+        "refused {noticed:?} after the disk failed; {acknowledged_after} acknowledged meanwhile"
+    );
+    assert_eq!(refusal.code, -32005, "{refusal:?}");
+    // Refused from then on, saying why.
+    let again = refused(&mut c, "entry.add", json!({"pad": "p", "content": "later"})).await;
+    assert_eq!(again.code, -32005);
+    assert!(
+        again.message.contains("no longer stores"),
+        "{}",
+        again.message
+    );
+    let log = stop(engine);
+    assert!(
+        log.contains("no longer stores what the engine writes"),
+        "{log}"
+    );
+}

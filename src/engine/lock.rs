@@ -15,27 +15,35 @@ pub struct DirLock {
     _file: File,
 }
 
-/// The lock is held elsewhere; `pid` is who wrote it, if readable.
+/// Why the lock was not taken.
 #[derive(Debug)]
-pub struct Held {
-    pub pid: Option<u32>,
+pub enum NotLocked {
+    /// Another process holds it; `pid` is who wrote it, if readable.
+    Held { pid: Option<u32> },
+    /// The lock file cannot be opened or locked at all (a read-only or
+    /// failing file system, no permission): nobody holds it.
+    Io(std::io::Error),
 }
 
 impl DirLock {
-    pub fn acquire(path: &Path) -> Result<DirLock, Held> {
+    pub fn acquire(path: &Path) -> Result<DirLock, NotLocked> {
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .open(path)
-            .map_err(|_| Held { pid: None })?;
+            .map_err(NotLocked::Io)?;
         // SAFETY: flock on a descriptor we own; no memory is shared.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::WouldBlock {
+                return Err(NotLocked::Io(e));
+            }
             let mut text = String::new();
             let _ = file.read_to_string(&mut text);
-            return Err(Held {
+            return Err(NotLocked::Held {
                 pid: text.trim().parse().ok(),
             });
         }

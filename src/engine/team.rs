@@ -50,6 +50,31 @@ impl Engine {
                 let engine = self.clone();
                 tokio::spawn(async move { engine.reload_grants().await });
             }
+            Incoming::Reconnected { changed } => {
+                // What the other engines did while this one could not hear
+                // them: subscribers catch up (`entry.list`), grants are
+                // read again, and each waiting `ask` looks for its answer.
+                self.0.bus.missed(changed);
+                let engine = self.clone();
+                tokio::spawn(async move {
+                    engine.reload_grants().await;
+                    engine.recheck_asks().await;
+                });
+            }
+        }
+    }
+
+    /// Ends each `ask` here whose question was answered meanwhile.
+    async fn recheck_asks(&self) {
+        for question in self.0.waiters.questions() {
+            let Ok(q) = self.get(&question).await else {
+                continue;
+            };
+            if let Some(answer) = &q.answer {
+                if let Ok(answer) = self.get(answer).await {
+                    self.0.waiters.answer(&question, &answer);
+                }
+            }
         }
     }
 

@@ -2,7 +2,7 @@
 
 use sqlx::Row;
 
-use super::PgStore;
+use super::{upkeep, PgStore};
 use crate::error::Result;
 use crate::storage::Counts;
 use crate::storage::Figures;
@@ -12,7 +12,7 @@ use crate::storage::Visible;
 
 impl Figures for PgStore {
     fn counts(&self) -> Fut<'_, Counts> {
-        Box::pin(async move {
+        upkeep(async move {
             let r = sqlx::query(
                 "SELECT (SELECT coalesce(sum(entries), 0)::bigint FROM pads), \
                         (SELECT count(*) FROM pads WHERE archived_at IS NULL), \
@@ -32,7 +32,7 @@ impl Figures for PgStore {
 
     /// Live pads, most entries first or least recently written first.
     fn pads_by(&self, stalest: bool, limit: usize) -> Fut<'_, Vec<PadRow>> {
-        Box::pin(async move {
+        upkeep(async move {
             let order = if stalest {
                 "last_write_at ASC, name"
             } else {
@@ -60,7 +60,7 @@ impl Figures for PgStore {
 
     /// Live entries and their average size in bytes.
     fn content_size(&self) -> Fut<'_, (i64, f64)> {
-        Box::pin(async move {
+        upkeep(async move {
             Ok(sqlx::query_as(
                 "SELECT count(*), coalesce(avg(octet_length(e.content)), 0)::float8 \
                  FROM entries e JOIN pads p ON p.name = e.pad WHERE p.archived_at IS NULL",
@@ -78,7 +78,7 @@ impl Figures for PgStore {
         minutes: usize,
         keep: Visible<'a>,
     ) -> Fut<'a, Vec<u64>> {
-        Box::pin(async move {
+        upkeep(async move {
             let start = now - minutes as i64 * 60_000;
             let rows = sqlx::query(
                 "SELECT (created_at - $1) / 60000 AS m, pad, count(*) FROM entries \
@@ -99,7 +99,7 @@ impl Figures for PgStore {
 
     /// The `limit` pads written to most since `since`, with their counts.
     fn recent_writes_by_pad(&self, since: i64, limit: usize) -> Fut<'_, Vec<(String, i64)>> {
-        Box::pin(async move {
+        upkeep(async move {
             Ok(sqlx::query_as(
                 "SELECT pad, count(*) AS n FROM entries WHERE seq >= $1 AND created_at >= $2 \
                  GROUP BY pad ORDER BY n DESC, pad LIMIT $3",
@@ -117,12 +117,12 @@ impl Figures for PgStore {
     }
 
     fn embed_queue(&self) -> Fut<'_, i64> {
-        Box::pin(async move { Ok(self.embed_backlog().await?.1) })
+        upkeep(async move { Ok(self.embed_backlog().await?.1) })
     }
 
     /// The shared database's size on its server.
     fn disk_bytes(&self) -> Fut<'_, u64> {
-        Box::pin(async move {
+        upkeep(async move {
             let n: i64 = sqlx::query_scalar("SELECT pg_database_size(current_database())")
                 .fetch_one(self.pool())
                 .await?;
@@ -131,6 +131,6 @@ impl Figures for PgStore {
     }
 
     fn disk_usage(&self) -> Fut<'_, Vec<(&'static str, u64)>> {
-        Box::pin(async move { Ok(vec![("postgresql", PgStore::disk_bytes(self).await?)]) })
+        upkeep(async move { Ok(vec![("postgresql", PgStore::disk_bytes(self).await?)]) })
     }
 }

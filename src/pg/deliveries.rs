@@ -3,7 +3,7 @@
 
 use sqlx::Row;
 
-use super::PgStore;
+use super::{bounded, PgStore};
 use crate::id;
 use crate::storage::rules::KEEP_FINISHED_CONVERSATIONS;
 use crate::storage::Deliveries;
@@ -26,7 +26,7 @@ fn row(r: &sqlx::postgres::PgRow) -> DeliveryRow {
 
 impl Deliveries for PgStore {
     fn deliveries_waiting<'a>(&'a self, agents: &'a [String]) -> Fut<'a, Vec<DeliveryRow>> {
-        Box::pin(async move {
+        bounded(async move {
             let rows = sqlx::query(
                 "SELECT entry, agent, root, pad, state, live FROM deliveries \
                  WHERE NOT taken AND agent = ANY($1) ORDER BY entry",
@@ -39,7 +39,7 @@ impl Deliveries for PgStore {
     }
 
     fn conversations(&self) -> Fut<'_, Vec<DeliveryRow>> {
-        Box::pin(async move {
+        bounded(async move {
             let rows = sqlx::query(
                 "SELECT entry, agent, root, pad, state, live FROM deliveries \
                  WHERE entry = root AND state IS NOT NULL AND (live OR entry IN \
@@ -59,11 +59,11 @@ impl Deliveries for PgStore {
         taken: Option<&'a str>,
         now: i64,
     ) -> Fut<'a, ()> {
-        Box::pin(async move {
+        bounded(async move {
             let (Some(entry), Some(root)) = (id::decode(&c.entry), id::decode(&c.root)) else {
                 return Ok(());
             };
-            let mut tx = self.pool().begin().await?;
+            let mut tx = self.begin_write().await?;
             sqlx::query(
                 "INSERT INTO deliveries (entry, agent, root, pad, state, taken, live, updated_at) \
                  VALUES ($1, $2, $3, $4, $5, TRUE, $6, $7) ON CONFLICT (root, agent, entry) DO UPDATE SET \
@@ -103,7 +103,7 @@ impl Deliveries for PgStore {
     }
 
     fn drop_delivery<'a>(&'a self, d: &'a DeliveryRow) -> Fut<'a, ()> {
-        Box::pin(async move {
+        bounded(async move {
             let (Some(entry), Some(root)) = (id::decode(&d.entry), id::decode(&d.root)) else {
                 return Ok(());
             };
@@ -118,8 +118,8 @@ impl Deliveries for PgStore {
     }
 
     fn drop_agent_deliveries<'a>(&'a self, agent: &'a str) -> Fut<'a, usize> {
-        Box::pin(async move {
-            let mut tx = self.pool().begin().await?;
+        bounded(async move {
+            let mut tx = self.begin_write().await?;
             let n =
                 sqlx::query("DELETE FROM deliveries WHERE agent = $1 AND entry = root AND live")
                     .bind(agent)
@@ -140,7 +140,7 @@ impl Deliveries for PgStore {
         pad: Option<&'a str>,
         entry: Option<&'a str>,
     ) -> Fut<'a, Vec<DeliveryRow>> {
-        Box::pin(async move {
+        bounded(async move {
             let entry = entry.map(|e| id::decode(e).unwrap_or(-1));
             let rows = sqlx::query(
                 "SELECT entry, agent, root, pad, state, live FROM deliveries WHERE entry = root \

@@ -3,7 +3,7 @@
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
 
-use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
+use super::{bounded, read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
@@ -73,8 +73,8 @@ impl Entries for PgStore {
     /// The pad's window is read in the same statement that moves its row (a
     /// window set on another engine applies at once).
     fn add(&self, e: NewEntry) -> Fut<'_, Added> {
-        Box::pin(async move {
-            let mut tx = self.pool().begin().await?;
+        bounded(async move {
+            let mut tx = self.begin_write().await?;
             let added = write::add(&mut self.tx(&mut tx), e).await?;
             tx.commit().await?;
             self.loaded.added(1);
@@ -84,7 +84,7 @@ impl Entries for PgStore {
 
     /// One entry by id or unique id prefix (archived pads included: an id is explicit).
     fn get<'a>(&'a self, id: &'a str) -> Fut<'a, Entry> {
-        Box::pin(async move {
+        bounded(async move {
             let mut conn = self.pool().acquire().await?;
             let (seq, _) = resolve(&mut conn, "id", id).await?;
             load(&mut conn, seq).await
@@ -98,7 +98,7 @@ impl Entries for PgStore {
         id: &'a str,
         visible: Visible<'a>,
     ) -> Fut<'a, Vec<(String, String)>> {
-        Box::pin(async move {
+        bounded(async move {
             use futures_util::TryStreamExt;
             let id = id.trim().to_lowercase();
             let (lo, hi) = prefix_range("id", &id)?;
@@ -132,8 +132,8 @@ impl Entries for PgStore {
         now: i64,
         by: &'a str,
     ) -> Fut<'a, (Entry, Entry)> {
-        Box::pin(async move {
-            let mut tx = self.pool().begin().await?;
+        bounded(async move {
+            let mut tx = self.begin_write().await?;
             let out = write::update(&mut self.tx(&mut tx), id, patch, if_version, now, by).await?;
             tx.commit().await?;
             Ok(out)
@@ -149,8 +149,8 @@ impl Entries for PgStore {
         now: i64,
         by: &'a str,
     ) -> Fut<'a, (Entry, i64)> {
-        Box::pin(async move {
-            let mut tx = self.pool().begin().await?;
+        bounded(async move {
+            let mut tx = self.begin_write().await?;
             let out = write::delete(&mut self.tx(&mut tx), id, if_version, now, by).await?;
             tx.commit().await?;
             Ok(out)
@@ -164,7 +164,7 @@ impl Entries for PgStore {
         limit: u32,
         cursor: Option<i64>,
     ) -> Fut<'a, Page> {
-        Box::pin(async move {
+        bounded(async move {
             let mut q = Query::new(format!(
                 "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE true"
             ));
@@ -193,7 +193,7 @@ impl Entries for PgStore {
 
     /// An entry and every reply under it, at any depth, oldest first.
     fn thread<'a>(&'a self, id: &'a str, limit: usize) -> Fut<'a, (Entry, Vec<Entry>)> {
-        Box::pin(async move {
+        bounded(async move {
             let mut conn = self.pool().acquire().await?;
             let (seq, _) = resolve(&mut conn, "id", id).await?;
             let root = load(&mut conn, seq).await?;
@@ -215,7 +215,7 @@ impl Entries for PgStore {
 
     /// Entries by seq, in that order; `None` for one gone meanwhile.
     fn entries_by_id<'a>(&'a self, seqs: &'a [i64]) -> Fut<'a, Vec<Option<Entry>>> {
-        Box::pin(async move {
+        bounded(async move {
             let rows = sqlx::query(sql!(
                 "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ANY($1)"
             ))
@@ -231,7 +231,7 @@ impl Entries for PgStore {
     /// For each seq, the live entries just before and after it in its pad,
     /// then the ones two away.
     fn pad_neighbours<'a>(&'a self, seqs: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 4]>> {
-        Box::pin(async move {
+        bounded(async move {
             type Row = (i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>);
             let rows: Vec<Row> = sqlx::query_as(sql!(
                 "SELECT e.seq, {} FROM entries e WHERE e.seq = ANY($1)",
@@ -253,7 +253,7 @@ impl Entries for PgStore {
 
     /// What is new for an author (`Store::inbox`).
     fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox> {
-        Box::pin(async move {
+        bounded(async move {
             let pool = self.pool();
             let newest: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM entries")
                 .fetch_one(pool)

@@ -7,7 +7,7 @@ use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
 
 use super::tx::PgTx;
-use super::{read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
+use super::{bounded, read_entry_seq, upkeep, Arg, PgStore, Query, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::id;
 use crate::model::{fmt_time, Entry};
@@ -269,7 +269,7 @@ impl History for PgStore {
         id: &'a str,
         visible: Visible<'a>,
     ) -> Fut<'a, Vec<(i64, String)>> {
-        Box::pin(async move {
+        bounded(async move {
             let (lo, hi) = crate::storage::rules::prefix_range("id", &id.trim().to_lowercase())?;
             let rows: Vec<(i64, String)> = sqlx::query_as(
                 "SELECT seq, pad FROM entries WHERE seq BETWEEN $1 AND $2 \
@@ -294,7 +294,7 @@ impl History for PgStore {
     }
 
     fn history(&self, seq: i64) -> Fut<'_, (Option<Entry>, Vec<Version>)> {
-        Box::pin(async move {
+        bounded(async move {
             let live = sqlx::query(sql!(
                 "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = $1"
             ))
@@ -324,7 +324,7 @@ impl History for PgStore {
         limit: u32,
         cursor: Option<i64>,
     ) -> Fut<'a, (Vec<Version>, Option<i64>)> {
-        Box::pin(async move {
+        bounded(async move {
             let mut q = Query::new(format!(
                 "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e WHERE {IN_TRASH}"
             ));
@@ -355,8 +355,8 @@ impl History for PgStore {
         now: i64,
         writable: Visible<'a>,
     ) -> Fut<'a, (Vec<Entry>, Vec<Skipped>)> {
-        Box::pin(async move {
-            let mut tx = self.pool().begin().await?;
+        bounded(async move {
+            let mut tx = self.begin_write().await?;
             let out = write::restore(&mut self.tx(&mut tx), which, by, now, writable).await?;
             tx.commit().await?;
             Ok(out)
@@ -364,7 +364,7 @@ impl History for PgStore {
     }
 
     fn change(&self, batch: i64) -> Fut<'_, Vec<Version>> {
-        Box::pin(async move {
+        bounded(async move {
             let rows = sqlx::query(sql!(
                 "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
                  WHERE e.batch = $1 ORDER BY e.n"
@@ -377,7 +377,7 @@ impl History for PgStore {
     }
 
     fn purge<'a>(&'a self, which: &'a Purge) -> Fut<'a, usize> {
-        Box::pin(async move {
+        upkeep(async move {
             let q = match which {
                 Purge::Seq(seq) => sqlx::query(
                     "DELETE FROM entry_history WHERE seq = $1 \
@@ -404,7 +404,7 @@ impl History for PgStore {
         limit: usize,
         created: bool,
     ) -> Fut<'a, (Vec<Change>, bool)> {
-        Box::pin(async move {
+        bounded(async move {
             let cap = (limit + 1) as i64;
             let mut out: Vec<(i64, Change)> = Vec::new();
             let tables = if created { 2 } else { 0 };
@@ -449,7 +449,7 @@ impl History for PgStore {
     }
 
     fn prune_history(&self, cutoff: i64, max_rows: i64) -> Fut<'_, usize> {
-        Box::pin(async move {
+        upkeep(async move {
             let old = sqlx::query(
                 "DELETE FROM entry_history WHERE n < coalesce( \
                    (SELECT n FROM entry_history WHERE at >= $1 ORDER BY n LIMIT 1), \

@@ -6,8 +6,11 @@
 //! order, to every listening connection. Its payload is the event itself
 //! when it fits in NOTIFY's 8,000 bytes; a larger one is stored in `events`
 //! and the notification names its row. Events are live, not a log: an
-//! engine whose listening connection drops misses what was sent meanwhile
-//! (its subscribers get one `lagged` notice) and then carries on.
+//! engine whose listening connection drops misses what was sent meanwhile.
+//! Listening again is the first thing it restores (a connection of its own,
+//! tried every `RETRY`), and then it says what it may have missed
+//! (`Incoming::Reconnected`): its subscribers are told they lagged, its
+//! waiting `ask`s look for their answers, its grants are read again.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,13 +29,21 @@ const TOKENS: &str = "pad_tokens";
 const INLINE_PAYLOAD: usize = 7_900;
 /// Stored payloads are dropped after this long.
 const KEEP_STORED: &str = "10 minutes";
+/// How often a lost listening connection is tried again.
+const RETRY: Duration = Duration::from_millis(200);
 
 /// What another engine said.
 pub enum Incoming {
     Event(Box<Event>),
-    /// Tokens were added or revoked (or, after the link dropped, may have
-    /// been): reload the grants.
+    /// Tokens were added or revoked: reload the grants.
     TokensChanged,
+    /// Listening again after the link dropped: whatever the other engines
+    /// sent meanwhile was missed — `changed` entries were written since a
+    /// moment before it dropped (this engine's own among them), and tokens
+    /// may have changed.
+    Reconnected {
+        changed: u64,
+    },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -163,10 +174,32 @@ async fn send(store: &PgStore, origin: &str, batch: &[Arc<Event>]) -> sqlx::Resu
     Ok(())
 }
 
+/// A listening connection of its own (not one of the store's pool, whose
+/// calls have other limits), given up on after a second so the retries
+/// stay `RETRY` apart however the database fails.
 async fn connect(store: &PgStore) -> sqlx::Result<PgListener> {
-    let mut listener = PgListener::connect(store.url()).await?;
+    let options: sqlx::postgres::PgConnectOptions = store.url().parse()?;
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(Duration::from_secs(1))
+        .connect_lazy_with(options.application_name("scratchpad-events"));
+    let mut listener = PgListener::connect_with(&pool).await?;
+    listener.ignore_pool_close_event(true);
     listener.listen_all([EVENTS, TOKENS]).await?;
     Ok(listener)
+}
+
+/// Entries written since `since` (ms), for what a link that dropped may
+/// have missed; 1 when the database cannot say.
+async fn changed_since(store: &PgStore, since: i64) -> u64 {
+    let counted =
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM entries WHERE updated_at >= $1")
+            .bind(since)
+            .fetch_one(store.pool());
+    match tokio::time::timeout(Duration::from_secs(3), counted).await {
+        Ok(Ok(n)) => n.max(1) as u64,
+        _ => 1,
+    }
 }
 
 async fn listen(
@@ -175,6 +208,11 @@ async fn listen(
     mut first: Option<PgListener>,
     on: impl Fn(Incoming),
 ) {
+    // When the link dropped (ms), a moment early: a notification in flight
+    // then was missed too.
+    let mut dropped_at: Option<i64> = first
+        .is_none()
+        .then(|| crate::clock::system_now_ms() - 2_000);
     let mut failing = first.is_none();
     loop {
         let mut listener = match first.take() {
@@ -182,22 +220,21 @@ async fn listen(
             None => match connect(&store).await {
                 Ok(l) => l,
                 Err(e) => {
-                    if !failing {
+                    if !std::mem::replace(&mut failing, true) {
                         tracing::error!(
                             "cannot listen for the other engines' events ({e}); retrying"
                         );
-                        failing = true;
                     }
-                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    tokio::time::sleep(RETRY).await;
                     continue;
                 }
             },
         };
-        if std::mem::take(&mut failing) {
-            tracing::info!("listening for the other engines' events again");
-            // Events sent while we were away are gone (the log says so);
-            // tokens are read again.
-            on(Incoming::TokensChanged);
+        if let Some(since) = dropped_at.take() {
+            failing = false;
+            let changed = changed_since(&store, since).await;
+            tracing::warn!("listening for the other engines' events again; subscribers are told they may have missed up to {changed}");
+            on(Incoming::Reconnected { changed });
         }
         loop {
             match listener.try_recv().await {
@@ -207,13 +244,15 @@ async fn listen(
                         on(Incoming::Event(Box::new(event)));
                     }
                 }
-                // The connection dropped: try_recv reconnects on the next call.
+                // The connection dropped: listen on a new one.
                 Ok(None) => {
-                    tracing::warn!("the link to the other engines' events dropped; events sent meanwhile are missed");
-                    on(Incoming::TokensChanged);
+                    tracing::warn!("the link to the other engines' events dropped; reconnecting");
+                    dropped_at = Some(crate::clock::system_now_ms() - 2_000);
+                    break;
                 }
                 Err(e) => {
                     tracing::error!("lost the other engines' events ({e}); reconnecting");
+                    dropped_at = Some(crate::clock::system_now_ms() - 2_000);
                     failing = true;
                     break;
                 }

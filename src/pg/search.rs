@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use sqlx::Row;
 
-use super::{read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
+use super::{bounded, read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::model::Entry;
 use crate::storage::EntryFilter;
@@ -150,7 +150,7 @@ impl TextSearch for PgStore {
         // ts_rank weighs no word by how common it is.
         _readable: Option<u64>,
     ) -> Fut<'a, Vec<(Entry, f64)>> {
-        Box::pin(async move {
+        bounded(async move {
             // Words as the index holds them: letters and digits, lower-cased; a
             // word with none can only match as a substring.
             let terms: Vec<String> = words
@@ -231,7 +231,7 @@ impl TextSearch for PgStore {
         filter: &'a EntryFilter,
         limit: u32,
     ) -> Fut<'a, Vec<(Entry, f64)>> {
-        Box::pin(async move {
+        bounded(async move {
             let likes: Vec<String> = words
                 .iter()
                 .map(|w| {
@@ -295,7 +295,7 @@ impl TextSearch for PgStore {
         words: &'a [String],
         filter: &'a EntryFilter,
     ) -> Fut<'a, Vec<(String, u64)>> {
-        Box::pin(async move {
+        bounded(async move {
             if words.is_empty() {
                 return Ok(Vec::new());
             }
@@ -382,7 +382,7 @@ impl TextSearch for PgStore {
         limit: u32,
         newest_only: bool,
     ) -> Fut<'a, Vec<(Entry, f64)>> {
-        Box::pin(async move {
+        bounded(async move {
             if words.is_empty() {
                 return Ok(Vec::new());
             }

@@ -18,7 +18,7 @@ use futures_util::TryStreamExt;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Row};
 
-use super::{PgStore, Query};
+use super::{upkeep, PgStore, Query};
 use crate::error::{Error, Result};
 use crate::semantic::vector::{best, dot, embedded_text, from_blob, to_blob, VectorRow};
 use crate::semantic::Semantic;
@@ -60,7 +60,7 @@ impl PgVectors {
             let _in = rt.enter();
             PgPoolOptions::new()
                 .max_connections(2)
-                .acquire_timeout(super::ACQUIRE_TIMEOUT)
+                .acquire_timeout(super::deadline::CALL_DEADLINE)
                 .connect_lazy_with(options.application_name("scratchpad-embed"))
         };
         Ok(PgVectors { pool, rt })
@@ -372,7 +372,7 @@ impl Meaning for PgStore {
 
     /// Entries in live pads (from the pads' counters: no scan).
     fn live_entries(&self) -> Fut<'_, usize> {
-        Box::pin(async move {
+        upkeep(async move {
             let n: i64 = sqlx::query_scalar(
                 "SELECT coalesce(sum(entries), 0)::bigint FROM pads WHERE archived_at IS NULL",
             )
@@ -384,7 +384,7 @@ impl Meaning for PgStore {
 
     /// How many live entries pass `filter`, counting no further than `cap`.
     fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize> {
-        Box::pin(async move {
+        upkeep(async move {
             let mut q = Query::new(
                 "SELECT count(*) FROM (SELECT 1 FROM entries e JOIN pads p ON p.name = e.pad WHERE true",
             );
@@ -398,7 +398,7 @@ impl Meaning for PgStore {
     /// The shared pads' mark: an engine sees a pad another engine archived
     /// at its next search.
     fn archived(&self) -> Fut<'_, ArchiveMark> {
-        Box::pin(async move {
+        upkeep(async move {
             let (pads, archived_at, entries): (i64, i64, i64) = sqlx::query_as(
                 "SELECT count(*), coalesce(sum(archived_at), 0)::bigint, \
                  coalesce(sum(entries), 0)::bigint FROM pads WHERE archived_at IS NOT NULL",
@@ -414,7 +414,7 @@ impl Meaning for PgStore {
     }
 
     fn archived_entries(&self) -> Fut<'_, Vec<i64>> {
-        Box::pin(async move {
+        upkeep(async move {
             Ok(sqlx::query_scalar(
                 "SELECT e.seq FROM pads p JOIN entries e ON e.pad = p.name \
                  WHERE p.archived_at IS NOT NULL ORDER BY e.seq",
@@ -432,7 +432,7 @@ impl Meaning for PgStore {
         filter: EntryFilter,
         k: usize,
     ) -> Fut<'_, Vec<(i64, f32)>> {
-        Box::pin(async move {
+        upkeep(async move {
             let mut q = Query::new(
                 "SELECT v.seq, v.vec FROM vectors v JOIN entries e ON e.seq = v.seq \
                  JOIN pads p ON p.name = e.pad WHERE v.vec IS NOT NULL",
@@ -457,7 +457,7 @@ impl Meaning for PgStore {
     /// Cosine similarity of `query` to the stored vectors of these entries
     /// (those without a vector are skipped).
     fn similarities(&self, query: Arc<[f32]>, ids: Vec<i64>) -> Fut<'_, Vec<(i64, f32)>> {
-        Box::pin(async move {
+        upkeep(async move {
             let rows =
                 sqlx::query("SELECT seq, vec FROM vectors WHERE seq = ANY($1) AND vec IS NOT NULL")
                     .bind(&ids)
@@ -485,7 +485,7 @@ impl Meaning for PgStore {
         want: usize,
     ) -> Fut<'_, Option<Vec<i64>>> {
         let (store, runtime) = (self.clone(), tokio::runtime::Handle::current());
-        Box::pin(async move {
+        upkeep(async move {
             tokio::task::spawn_blocking(move || match &filter {
                 None => index.candidates(&query, want, None, &hidden),
                 Some(filter) => {
@@ -501,7 +501,7 @@ impl Meaning for PgStore {
     /// The newest queued entry, and the vectors' newest row when read:
     /// any engine of the team may embed what is queued.
     fn embed_goal(&self) -> Fut<'_, EmbedGoal> {
-        Box::pin(async move {
+        upkeep(async move {
             let (queued, backlog, n) = self.embed_backlog().await?;
             Ok(EmbedGoal {
                 upto: (queued.unwrap_or(0), n),
@@ -513,7 +513,7 @@ impl Meaning for PgStore {
     /// Once nothing up to the goal waits in the queue, the index must reach
     /// the vectors' newest row (which holds them).
     fn embedded_mark(&self, goal: EmbedGoal) -> Fut<'_, Option<(i64, i64)>> {
-        Box::pin(async move {
+        upkeep(async move {
             let n = match goal.upto {
                 (0, n) => n,
                 (queued, _) if self.queued_upto(queued, None).await? == 0 => {
@@ -526,7 +526,7 @@ impl Meaning for PgStore {
     }
 
     fn embed_left(&self, goal: EmbedGoal, scope: Option<Vec<String>>) -> Fut<'_, u64> {
-        Box::pin(async move {
+        upkeep(async move {
             Ok(match goal.upto.0 {
                 0 => 0,
                 queued => self.queued_upto(queued, scope.as_deref()).await?.max(0) as u64,

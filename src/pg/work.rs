@@ -5,7 +5,8 @@ use sqlx::Row;
 use super::history::keep_deleting;
 use super::tx::PgTx;
 use super::{
-    read_entry, read_entry_seq, read_pad, Arg, PgStore, Query, ENTRY_COLUMNS, PAD_COLUMNS,
+    bounded, read_entry, read_entry_seq, read_pad, upkeep, Arg, PgStore, Query, ENTRY_COLUMNS,
+    PAD_COLUMNS,
 };
 use crate::error::{Error, Result};
 use crate::model::{Entry, Kind, Pad, Status};
@@ -58,10 +59,11 @@ impl PgStore {
         Ok((out.into_iter().map(|(_, e)| e).collect(), left_out, total))
     }
 
-    /// Tells every engine to reload its grants (`relay.rs`).
-    async fn tokens_changed(&self) -> Result<()> {
+    /// Tells every engine to reload its grants (`relay.rs`) once the
+    /// change on `conn` commits.
+    async fn tokens_changed(conn: &mut sqlx::PgConnection) -> Result<()> {
         sqlx::query("SELECT pg_notify('pad_tokens', '')")
-            .execute(self.pool())
+            .execute(conn)
             .await?;
         Ok(())
     }
@@ -129,13 +131,28 @@ impl TaskTx for PgTx<'_> {
     async fn claimable(&mut self, pad: &str, now: i64) -> Result<Vec<(i64, Vec<String>)>> {
         Ok(sqlx::query_as(
             "SELECT seq, depends_on FROM entries WHERE pad = $1 AND kind = 'task' \
-             AND (status = 'todo' OR (status = 'doing' AND lease_until <= $2)) \
-             ORDER BY seq FOR UPDATE SKIP LOCKED",
+             AND (status = 'todo' OR (status = 'doing' AND lease_until <= $2)) ORDER BY seq",
         )
         .bind(pad)
         .bind(now)
         .fetch_all(&mut *self.conn)
         .await?)
+    }
+
+    /// The row is locked only if no one holds it, and read again as it is
+    /// now: a task another claimant took since `claimable` read it is no
+    /// longer `todo`.
+    async fn hold_claimable(&mut self, seq: i64, now: i64) -> Result<bool> {
+        Ok(sqlx::query(
+            "SELECT 1 FROM entries WHERE seq = $1 \
+             AND (status = 'todo' OR (status = 'doing' AND lease_until <= $2)) \
+             FOR UPDATE SKIP LOCKED",
+        )
+        .bind(seq)
+        .bind(now)
+        .fetch_optional(&mut *self.conn)
+        .await?
+        .is_some())
     }
 
     async fn unmet(&mut self, depends_on: &[String]) -> Result<Vec<String>> {
@@ -223,7 +240,7 @@ impl TaskTx for PgTx<'_> {
 
 impl Pads for PgStore {
     fn pads(&self, include_archived: bool) -> Fut<'_, Vec<Pad>> {
-        Box::pin(async move {
+        bounded(async move {
             let sql = format!(
                 "SELECT {PAD_COLUMNS} FROM pads {} ORDER BY last_write_at DESC, name",
                 if include_archived {
@@ -246,7 +263,7 @@ impl Pads for PgStore {
         max_entries: Option<Option<i64>>,
         now: i64,
     ) -> Fut<'a, Pad> {
-        Box::pin(async move {
+        bounded(async move {
             let row = sqlx::query(sql!(
                 "INSERT INTO pads (name, ttl_seconds, max_entries, created_at, last_write_at) \
                  VALUES ($1, CASE WHEN $2 THEN $3 WHEN $1 = 'inbox' THEN NULL \
@@ -271,7 +288,7 @@ impl Pads for PgStore {
     }
 
     fn touch<'a>(&'a self, name: &'a str, now: i64) -> Fut<'a, Pad> {
-        Box::pin(async move {
+        bounded(async move {
             let row = sqlx::query(sql!(
                 "UPDATE pads SET last_write_at = $2, archived_at = NULL WHERE name = $1 RETURNING {PAD_COLUMNS}"
             ))
@@ -293,8 +310,8 @@ impl Pads for PgStore {
         now: i64,
         by: &'a str,
     ) -> Fut<'a, (BTreeMap<String, usize>, i64)> {
-        Box::pin(async move {
-            let mut tx = self.pool().begin().await?;
+        bounded(async move {
+            let mut tx = self.begin_write().await?;
             let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM pads WHERE name = $1")
                 .bind(name)
                 .fetch_optional(&mut *tx)
@@ -329,14 +346,14 @@ impl Pads for PgStore {
         name: &'a str,
         max_bytes: usize,
     ) -> Fut<'a, (Pad, PadEntries)> {
-        Box::pin(async move {
+        bounded(async move {
             let pad = self.pad(name).await?.ok_or_else(|| no_pad(name))?;
             Ok((pad, self.pad_entries(name, max_bytes).await?))
         })
     }
 
     fn tags<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<(String, i64)>> {
-        Box::pin(async move {
+        bounded(async move {
             let mut q = Query::new(
                 "SELECT t.tag, count(*) AS n FROM entries e JOIN pads p ON p.name = e.pad \
                  CROSS JOIN LATERAL unnest(e.tags) AS t(tag) WHERE true",
@@ -352,9 +369,10 @@ impl Pads for PgStore {
 }
 
 impl Tasks for PgStore {
-    /// `storage::write::claim`. Candidates are locked as they are read,
-    /// skipping rows another claimant holds (`SKIP LOCKED`): claimants on
-    /// every engine proceed at once and never take the same task.
+    /// `storage::write::claim`. Only the task taken is locked, and a row
+    /// another claimant holds is passed over (`SKIP LOCKED`): claimants on
+    /// every engine proceed at once, never take the same task, and find
+    /// one while any is ready.
     fn claim<'a>(
         &'a self,
         pad: &'a str,
@@ -362,8 +380,8 @@ impl Tasks for PgStore {
         lease_ms: i64,
         now: i64,
     ) -> Fut<'a, Option<(Entry, Entry)>> {
-        Box::pin(async move {
-            let mut tx = self.pool().begin().await?;
+        bounded(async move {
+            let mut tx = self.begin_write().await?;
             let claimed = write::claim(&mut self.tx(&mut tx), pad, agent, lease_ms, now).await?;
             tx.commit().await?;
             Ok(claimed)
@@ -378,8 +396,8 @@ impl Tasks for PgStore {
         lease_ms: Option<i64>,
         now: i64,
     ) -> Fut<'a, (Entry, Entry)> {
-        Box::pin(async move {
-            let mut tx = self.pool().begin().await?;
+        bounded(async move {
+            let mut tx = self.begin_write().await?;
             let out =
                 write::heartbeat(&mut self.tx(&mut tx), id, agent, resume, lease_ms, now).await?;
             tx.commit().await?;
@@ -394,8 +412,8 @@ impl Tasks for PgStore {
         how: Finish,
         now: i64,
     ) -> Fut<'a, (Entry, Entry)> {
-        Box::pin(async move {
-            let mut tx = self.pool().begin().await?;
+        bounded(async move {
+            let mut tx = self.begin_write().await?;
             let out = write::finish(&mut self.tx(&mut tx), id, agent, how, now).await?;
             tx.commit().await?;
             Ok(out)
@@ -405,8 +423,8 @@ impl Tasks for PgStore {
     /// `storage::write::release_expired`, each task once across engines
     /// (rows another engine is releasing are skipped).
     fn release_expired(&self, now: i64) -> Fut<'_, Vec<(Entry, Entry)>> {
-        Box::pin(async move {
-            let mut tx = self.pool().begin().await?;
+        bounded(async move {
+            let mut tx = self.begin_write().await?;
             let out = write::release_expired(&mut self.tx(&mut tx), now).await?;
             tx.commit().await?;
             Ok(out)
@@ -414,7 +432,7 @@ impl Tasks for PgStore {
     }
 
     fn due_reminders(&self, now: i64) -> Fut<'_, Vec<Entry>> {
-        Box::pin(async move {
+        bounded(async move {
             match self.next_reminder().await? {
                 Some(at) if at <= now => self.take_due_reminders(now).await,
                 _ => Ok(Vec::new()),
@@ -423,7 +441,7 @@ impl Tasks for PgStore {
     }
 
     fn plan_entries<'a>(&'a self, pad: &'a str) -> Fut<'a, Vec<(Entry, Vec<String>)>> {
-        Box::pin(async move {
+        bounded(async move {
             let mut conn = self.pool().acquire().await?;
             let rows = sqlx::query(sql!(
                 "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.pad = $1 AND e.kind IN ('task', 'plan') \
@@ -444,7 +462,7 @@ impl Tasks for PgStore {
     }
 
     fn report_rows<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<ReportRow>> {
-        Box::pin(async move {
+        upkeep(async move {
             let mut q = Query::new(
                 "SELECT e.seq, e.pad, e.author, e.kind, \
                  CASE WHEN e.kind = 'task' THEN substr(e.content, 1, 300) ELSE '' END, \
@@ -486,7 +504,8 @@ impl Tasks for PgStore {
 
 impl Tokens for PgStore {
     fn add_token<'a>(&'a self, t: &'a TokenRow) -> Fut<'a, ()> {
-        Box::pin(async move {
+        bounded(async move {
+            let mut tx = self.begin_write().await?;
             let added = sqlx::query(
                 "INSERT INTO tokens (name, hash, pads, read_only, created_at, agents, others) VALUES ($1, $2, $3, $4, $5, $6, $7) \
                  ON CONFLICT (name) DO NOTHING",
@@ -498,7 +517,7 @@ impl Tokens for PgStore {
             .bind(t.created_at)
             .bind(serde_json::to_string(&t.agents).expect("strings serialize"))
             .bind(t.others)
-            .execute(self.pool())
+            .execute(&mut *tx)
             .await?
             .rows_affected();
             if added == 0 {
@@ -511,12 +530,13 @@ impl Tokens for PgStore {
                     actual: None,
                 });
             }
-            self.tokens_changed().await
+            PgStore::tokens_changed(&mut tx).await?;
+            tx.commit().await
         })
     }
 
     fn tokens(&self) -> Fut<'_, Vec<TokenRow>> {
-        Box::pin(async move {
+        bounded(async move {
             let rows = sqlx::query(
                 "SELECT name, hash, pads, read_only, created_at, agents, others FROM tokens ORDER BY name",
             )
@@ -541,16 +561,18 @@ impl Tokens for PgStore {
     }
 
     fn revoke_token<'a>(&'a self, name: &'a str) -> Fut<'a, bool> {
-        Box::pin(async move {
+        bounded(async move {
+            let mut tx = self.begin_write().await?;
             let gone = sqlx::query("DELETE FROM tokens WHERE name = $1")
                 .bind(name)
-                .execute(self.pool())
+                .execute(&mut *tx)
                 .await?
                 .rows_affected()
                 > 0;
             if gone {
-                self.tokens_changed().await?;
+                PgStore::tokens_changed(&mut tx).await?;
             }
+            tx.commit().await?;
             Ok(gone)
         })
     }
@@ -561,8 +583,8 @@ impl Upkeep for PgStore {
     /// statements take the rows they change, so a second engine sweeping at
     /// the same moment finds nothing left to do.
     fn sweep(&self, now: i64, retention_ms: i64) -> Fut<'_, PadSweep> {
-        Box::pin(async move {
-            let mut tx = self.pool().begin().await?;
+        upkeep(async move {
+            let mut tx = self.begin_write().await?;
             let archived: Vec<String> = sqlx::query_scalar(
                 "UPDATE pads SET archived_at = $1 WHERE archived_at IS NULL \
                  AND ttl_seconds IS NOT NULL AND last_write_at + ttl_seconds * 1000 <= $1 \
@@ -619,7 +641,7 @@ impl Upkeep for PgStore {
     }
 
     fn close(&self) -> Fut<'_, ()> {
-        Box::pin(async move {
+        bounded(async move {
             self.pool().close().await;
             Ok(())
         })

@@ -65,9 +65,12 @@ pub trait WriteTx {
 #[allow(async_fn_in_trait)]
 pub trait TaskTx: WriteTx {
     /// `(seq, depends_on)` of the pad's tasks a claimant may take (`todo`, or
-    /// `doing` with the lease run out), oldest first, held for this
-    /// transaction (PostgreSQL skips rows another claimant holds).
+    /// `doing` with the lease run out), oldest first; none of them held.
     async fn claimable(&mut self, pad: &str, now: i64) -> Result<Vec<(i64, Vec<String>)>>;
+    /// Holds the task `seq` for this transaction if it is still claimable
+    /// and no other claimant holds it (PostgreSQL skips a row another
+    /// transaction locked): false when another claimant has it.
+    async fn hold_claimable(&mut self, seq: i64, now: i64) -> Result<bool>;
     /// The dependencies in `depends_on` still holding a task up.
     async fn unmet(&mut self, depends_on: &[String]) -> Result<Vec<String>>;
     /// Hands the task `seq` to `agent` until `now + lease_ms`.
@@ -259,8 +262,10 @@ pub async fn claim(
     lease_ms: i64,
     now: i64,
 ) -> Result<Option<(Entry, Entry)>> {
+    // Only the task taken is held: a claimant on another engine passes
+    // over it and takes the next, never finding every candidate locked.
     for (seq, deps) in tx.claimable(pad, now).await? {
-        if !tx.unmet(&deps).await?.is_empty() {
+        if !tx.unmet(&deps).await?.is_empty() || !tx.hold_claimable(seq, now).await? {
             continue;
         }
         let before = tx.load(seq).await?;

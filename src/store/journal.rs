@@ -22,6 +22,16 @@
 //! - two files take turns: appends go to one while the batch taken from the
 //!   other is committed, so a steady stream of writes never stops either
 //!   file from being emptied.
+//!
+//! With `normal` durability an acknowledged entry is in the kernel's page
+//! cache, which the kernel writes back later. A disk that stops taking that
+//! write-back (an I/O error, a file system turned read-only) says so only
+//! to whoever syncs: the journal thread syncs the journal files and the
+//! database's WAL every `WRITE_BACK_CHECK` while writes come
+//! (`check_write_back`), and so does a batch SQLite refused. Once a sync
+//! fails, every append is refused and the entries at risk are logged: what
+//! was acknowledged in the last `WRITE_BACK_CHECK` before is all a failing
+//! disk can cost.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -71,6 +81,10 @@ pub(crate) const BACKLOG: usize = 4096;
 /// `Pending::file` of a record replayed after a crash: it may be in either file.
 const REPLAYED: usize = usize::MAX;
 
+/// How often, while writes come, what was acknowledged is checked to have
+/// reached the disk (`Journal::check_write_back`).
+pub(crate) const WRITE_BACK_CHECK: Duration = Duration::from_millis(100);
+
 pub(crate) struct Journal {
     state: Mutex<State>,
     /// Entries acknowledged and not yet committed (queued, or in a batch
@@ -81,6 +95,12 @@ pub(crate) struct Journal {
     failing: std::sync::atomic::AtomicBool,
     dir: PathBuf,
     sync: bool,
+    /// The journal files, for syncing without the lock.
+    synced: [(PathBuf, std::fs::File); 2],
+    /// Something was appended since the last `check_write_back`.
+    written: std::sync::atomic::AtomicBool,
+    /// Why the disk no longer stores what is written: appends are refused.
+    broken: std::sync::OnceLock<String>,
 }
 
 struct State {
@@ -113,6 +133,7 @@ impl Journal {
         let [a, b]: [JournalFile; 2] = files
             .try_into()
             .map_err(|_| Error::Internal("two files".into()))?;
+        let synced = [a.descriptor()?, b.descriptor()?];
         Ok((
             Journal {
                 state: Mutex::new(State {
@@ -130,6 +151,9 @@ impl Journal {
                 failing: Default::default(),
                 dir: dir.to_path_buf(),
                 sync,
+                synced,
+                written: Default::default(),
+                broken: Default::default(),
             },
             records,
         ))
@@ -170,6 +194,12 @@ impl Journal {
     /// Appends an entry and hands out its id; once this returns the entry
     /// survives a crash of the engine.
     pub fn append(&self, entry: NewEntry) -> Result<i64> {
+        if let Some(why) = self.broken.get() {
+            return Err(Error::Unavailable(format!(
+                "the disk of the data directory {} no longer stores what the engine writes ({why}), so the entry was not stored; stop the engine, fix the disk (is its file system read-only, or failing?) and start it again",
+                self.dir.display()
+            )));
+        }
         let mut s = self.lock();
         let seq = s.ids.next(entry.now);
         let record = Record { seq, entry };
@@ -185,6 +215,7 @@ impl Journal {
             )));
         }
         s.unapplied[cur] += 1;
+        self.written.store(true, Ordering::Release);
         s.queue.push(Pending {
             record: Arc::new(record),
             file: cur,
@@ -312,9 +343,15 @@ impl Journal {
     /// every write tries too.
     pub fn restore(&self, batch: Vec<Pending>, why: &Error) {
         let n = batch.len();
-        let mut s = self.lock();
-        debug_assert_eq!(s.taken, n);
-        s.taken = 0;
+        {
+            let mut s = self.lock();
+            debug_assert_eq!(s.taken, n);
+            s.taken = 0;
+        }
+        // A full disk still takes what the journal reserved; a disk that
+        // turned read-only or fails takes nothing: look now.
+        self.written.store(true, Ordering::Release);
+        self.check_write_back(None);
         if !self.failing.swap(true, Ordering::AcqRel) {
             tracing::error!(
                 "{n} acknowledged entries cannot be stored yet ({why}); they stay in the journal and are retried every second (logged again once they are stored)"
@@ -347,6 +384,51 @@ impl Journal {
         self.committed(std::slice::from_ref(&p));
     }
 
+    /// Whether something was appended since the last `check_write_back`.
+    pub fn written(&self) -> bool {
+        self.written.load(Ordering::Acquire)
+    }
+
+    /// Syncs the journal files and `wal` (the database's WAL) if anything
+    /// was appended since the last look: a sync that fails means the disk
+    /// no longer stores what the engine writes, and from then on every
+    /// append is refused, loudly. Nothing to do with `full` durability,
+    /// where every append and commit is synced already.
+    pub fn check_write_back(&self, wal: Option<(&Path, &std::fs::File)>) {
+        if self.sync || self.broken.get().is_some() || !self.written.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        let files = self.synced.iter().map(|(p, f)| (p.as_path(), f));
+        for (path, file) in files.chain(wal) {
+            if let Err(e) = file.sync_data() {
+                self.break_down(&format!("{}: {e}", path.display()));
+                return;
+            }
+        }
+    }
+
+    /// Stops acknowledging: the disk failed to store what was written.
+    fn break_down(&self, why: &str) {
+        if self.broken.set(why.to_owned()).is_err() {
+            return;
+        }
+        let s = self.lock();
+        let ids: Vec<String> = s
+            .queue
+            .iter()
+            .take(50)
+            .map(|p| crate::id::encode(p.record.seq))
+            .collect();
+        tracing::error!(
+            "the disk of {} no longer stores what the engine writes ({why}); every write is refused from now on. Entries acknowledged in the last {} ms may be lost with the kernel's cache; {} acknowledged entries are not in the database yet{}{}. Stop the engine, fix the disk, and start it again",
+            self.dir.display(),
+            WRITE_BACK_CHECK.as_millis(),
+            s.queue.len(),
+            if ids.is_empty() { String::new() } else { format!(": {}", ids.join(" ")) },
+            if s.queue.len() > ids.len() { " …" } else { "" },
+        );
+    }
+
     /// Whether SQLite refused the last batch and has stored nothing since (a
     /// full or failing disk): only the journal thread's retries, a second
     /// apart, try again.
@@ -376,6 +458,12 @@ impl Drop for Journal {
     /// wakes it too, so it sees the store gone and ends.
     fn drop(&mut self) {
         self.wake.raise();
+        if let Some(why) = self.broken.get() {
+            tracing::error!(
+                "stopping with a disk that does not store what the engine writes ({why}): {} acknowledged entries were not stored in the database; check the disk before starting again",
+                self.pending()
+            );
+        }
     }
 }
 

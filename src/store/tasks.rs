@@ -233,6 +233,11 @@ impl TaskTx for SqliteTx<'_> {
             .collect())
     }
 
+    /// The writer is the only claimant: what `claimable` read still holds.
+    async fn hold_claimable(&mut self, _seq: i64, _now: i64) -> Result<bool> {
+        Ok(true)
+    }
+
     async fn unmet(&mut self, depends_on: &[String]) -> Result<Vec<String>> {
         unmet(self.conn, depends_on)
     }

@@ -148,8 +148,82 @@ impl Postgres {
     }
 }
 
+impl Postgres {
+    /// The cluster's processes: the postmaster and every process it started
+    /// (backends, the checkpointer, the WAL writer, …).
+    pub fn processes(&self) -> Vec<i32> {
+        let pid_file = std::fs::read_to_string(self.data().join("postmaster.pid"))
+            .expect("the cluster runs (postmaster.pid)");
+        let postmaster: i32 = pid_file.lines().next().unwrap().trim().parse().unwrap();
+        let mut pids = vec![postmaster];
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            // `pid (name) state ppid …`: the name may hold spaces.
+            let ppid = stat
+                .rsplit_once(") ")
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<i32>().ok());
+            if ppid == Some(postmaster) {
+                pids.push(pid);
+            }
+        }
+        pids
+    }
+
+    /// Freezes the whole cluster (`SIGSTOP` to every process of it), as a
+    /// paused VM or a network partition looks to its clients.
+    pub fn freeze(&self) {
+        for pid in self.processes() {
+            // SAFETY: signalling the cluster's own processes.
+            unsafe { libc::kill(pid, libc::SIGSTOP) };
+        }
+    }
+
+    /// Sessions of database `pad` idle in a transaction: an engine frozen
+    /// between two statements of a write.
+    pub fn idle_in_transaction(&self) -> usize {
+        let out = self
+            .tool("psql")
+            .args(["-h", &self.socket_dir().display().to_string(), "-p"])
+            .arg(self.port.to_string())
+            .args(["-U", "postgres", "-d", "pad", "-Atc"])
+            .arg("SELECT count(*) FROM pg_stat_activity WHERE datname = 'pad' AND state = 'idle in transaction'")
+            .output()
+            .expect("psql runs");
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(0)
+    }
+
+    /// Lets a frozen cluster run again.
+    pub fn thaw(&self) {
+        for pid in self.processes() {
+            // SAFETY: as in `freeze`.
+            unsafe { libc::kill(pid, libc::SIGCONT) };
+        }
+    }
+
+    /// Stops the cluster hard, as a crash or a power cut does (`pg_ctl -m
+    /// immediate`: no shutdown checkpoint, connections cut); `ctl("start")`
+    /// brings it back, recovering from its WAL.
+    pub fn crash(&self) {
+        run(self
+            .tool("pg_ctl")
+            .args(["-m", "immediate", "-D"])
+            .arg(self.data())
+            .arg("stop"));
+    }
+}
+
 impl Drop for Postgres {
     fn drop(&mut self) {
+        // A frozen cluster cannot stop.
+        if self.data().join("postmaster.pid").exists() {
+            self.thaw();
+        }
         let _ = self
             .tool("pg_ctl")
             .args(["-m", "immediate", "-D"])

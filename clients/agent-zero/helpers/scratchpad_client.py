@@ -117,6 +117,14 @@ class Unavailable(ScratchpadError):
     code = -32005
 
 
+class OutcomeUnknown(ScratchpadError):
+    """A write reached a team's PostgreSQL database but its answer was lost,
+    and whether it committed could not be told: it may be stored. Look for
+    it (``list``, ``get``) before writing it again."""
+
+    code = -32006
+
+
 class EngineUnavailable(ScratchpadError, ConnectionError):
     """No engine answers on the socket, or the connection was lost."""
 
@@ -136,6 +144,7 @@ _BY_CODE = {
         Forbidden,
         TooLarge,
         Unavailable,
+        OutcomeUnknown,
     )
 }
 

@@ -170,6 +170,17 @@ impl JournalFile {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// The file's path and another descriptor of it, to sync without the
+    /// journal's lock (a sync reports a write-back error to each open
+    /// file once: the journal's syncs are the only ones).
+    pub fn descriptor(&self) -> Result<(PathBuf, File)> {
+        let dup = self
+            .file
+            .try_clone()
+            .map_err(|e| io_error("open", &self.path, e))?;
+        Ok((self.path.clone(), dup))
+    }
 }
 
 impl Drop for JournalFile {
