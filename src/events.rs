@@ -357,11 +357,7 @@ impl Subscription {
                 let now = *self.gap.borrow_and_update();
                 let missed = now - std::mem::replace(&mut self.gap_seen, now);
                 self.lagged.fetch_add(missed, Ordering::Relaxed);
-                return Some(json!({
-                    "subscription": self.id,
-                    "type": "lagged",
-                    "missed": missed,
-                }));
+                return Some(Notice::Lagged(missed));
             };
             match received {
                 Ok(e) => {
