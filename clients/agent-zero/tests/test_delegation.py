@@ -203,3 +203,31 @@ def test_the_lease_is_renewed_while_the_subordinate_works_and_a_killed_agent_zer
     finally:
         if driver.poll() is None:
             driver.kill()
+
+
+def test_an_outcome_the_engine_missed_is_written_once_it_answers(plugin, tmp_path):
+    from pad_engine import Engine
+
+    away = Engine()  # an engine of its own, killed while the subordinate answers
+    try:
+        with_settings(plugin, socket=away.socket)
+        context = new_context()
+        loop = plugin.Loop(plugin.root)
+        killed = []
+
+        async def between(i):
+            if i == 2 and not killed:  # before A1's answer
+                killed.append(i)
+                away.kill()
+
+        steps = [("call_subordinate", {"message": "archive the old builds"}), ("code_execution_tool", {}),
+                 ("response", {"text": "archived 14 builds"}), ("response", {"text": "ok"})]
+        assert asyncio.run(loop.run(context, "tidy the build server", steps, between)) == "ok"
+        away.start()
+        done = wait_for(lambda: (t := tasks_of(away)["archive the old builds"])["status"] == "done" and t,
+                        timeout=60)
+        assert done["resume"] == "Answered: archived 14 builds"
+        said = [text for _, text in plugin.log if "no engine answers" in text]
+        assert said  # the log said the engine was away
+    finally:
+        away.stop()
