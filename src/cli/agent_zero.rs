@@ -47,7 +47,8 @@ pub enum AgentZeroCmd {
         token_file: Option<PathBuf>,
     },
     /// Stop a running Agent Zero chat at its next step (ID: a note of the
-    /// chat's thread, e.g. the note that handed it the work).
+    /// chat's thread, e.g. the note that handed it the work); given a
+    /// delegation's task, stop only that subordinate and what it delegated.
     Stop { id: String },
     /// Pause a running chat; `resume` lets it go on.
     Pause { id: String },
@@ -72,15 +73,23 @@ pub const FILES: &[(&str, &str)] = &[
     file!("api/status.py"),
     file!("default_config.yaml"),
     file!(
+        "extensions/python/_functions/agent/Agent/handle_exception/end/_45_scratchpad_stopped.py"
+    ),
+    file!(
         "extensions/python/_functions/agent/Agent/handle_intervention/start/_60_scratchpad_stop.py"
     ),
+    file!("extensions/python/_functions/agent/Agent/monologue/end/_60_scratchpad_outcome.py"),
     file!("extensions/python/job_loop/_60_scratchpad_watcher.py"),
     file!("extensions/python/message_loop_prompts_after/_60_scratchpad_recall.py"),
     file!("extensions/python/monologue_end/_60_scratchpad_end.py"),
     file!("extensions/python/monologue_start/_60_scratchpad_chat.py"),
+    file!("extensions/python/monologue_start/_61_scratchpad_subordinate.py"),
     file!("extensions/python/tool_execute_after/_60_scratchpad_progress.py"),
+    file!("extensions/python/tool_execute_after/_61_scratchpad_steps.py"),
     file!("extensions/python/tool_execute_before/_60_scratchpad_notify.py"),
+    file!("extensions/python/tool_execute_before/_61_scratchpad_delegate.py"),
     file!("helpers/chat.py"),
+    file!("helpers/delegation.py"),
     file!("helpers/pad.py"),
     file!("helpers/recall.py"),
     // The stdlib-only Python client (clients/python/scratchpad.py links

@@ -7,7 +7,7 @@ Zero's framing of them). Beside it sits the chat's *status note* (written by
 the plugin, a reply in the thread): its text and its `meta.agent_zero` say
 the chat's live state — `working`, `waiting_for_you`, `paused`, `stopped`,
 `done`, `idle` — and its last step, for the app's Agents view. Root and
-status are bookkeeping (`is_bookkeeping`): recall leaves them out and the
+status (and its delegations' tasks) are bookkeeping (`is_bookkeeping`): recall leaves them out and the
 `scratchpad` tool's searches rank them under everyone else's notes. Progress notes,
 questions and the final result are replies in the same thread, so the
 person follows Agent Zero from the app, and whatever they reply there
@@ -72,9 +72,10 @@ def role_of(e: dict[str, Any]) -> Optional[str]:
 
 
 def is_bookkeeping(e: dict[str, Any], cfg: dict[str, Any]) -> bool:
-    """A chat's root or status note, written by this agent: what a chat is,
-    not what anyone knows."""
-    return e.get("author") == cfg.get("author") and role_of(e) in ("chat", "status")
+    """A chat's root or status note, or a delegation's task (helpers/
+    delegation.py), written by this agent: what a chat is, not what anyone
+    knows."""
+    return e.get("author") == cfg.get("author") and role_of(e) in ("chat", "status", "delegation")
 
 
 def words_of(user_message: Any) -> str:

@@ -9,6 +9,9 @@ HTTP, which carries no events, it reads the inbox every `poll_seconds`):
   or question) reaches that chat as an *intervention* — Agent Zero's own
   mechanism, `context.communicate(UserMessage(...))`, which the loop handles
   at its next step; a chat that has finished continues with it;
+- a reply to a delegation's task (helpers/delegation.py) reaches that
+  subordinate at its next step, and a Stop on it halts that subordinate
+  and what it delegated, while the chat goes on;
 - a reply carrying `meta.control` `pause`, `resume` or `stop` (the app's
   buttons, `pad agent-zero stop`) by one of the `controllers` (the person,
   "user", unless the settings name more) pauses, resumes or halts the chat;
@@ -36,7 +39,7 @@ import threading
 import time
 from typing import Any, Optional
 
-from usr.plugins.scratchpad.helpers import chat, pad
+from usr.plugins.scratchpad.helpers import chat, delegation, pad
 from usr.plugins.scratchpad.helpers import scratchpad_client as sp
 
 CONTROLS = ("pause", "resume", "stop")
@@ -78,10 +81,12 @@ def take_pending() -> list[dict[str, Any]]:
         return out
 
 
-def message_for(e: dict[str, Any], started: bool = False) -> str:
+def message_for(e: dict[str, Any], started: bool = False, task: bool = False) -> str:
     """The words a note from the pad reaches Agent Zero with."""
     who, where = e.get("author"), e.get("pad")
     text = str(e.get("content", "")).strip()
+    if task:
+        return f"{text}\n\n(Written by {who} on your task {e.get('reply_to')} in the scratchpad, note {e['id']}.)"
     if started:
         return (f"{text}\n\n(From the scratchpad: a note by {who} in pad '{where}', id {e['id']}, addressed to "
                 "you. Your progress, questions and final answer go to its thread there; the person follows "
@@ -262,10 +267,29 @@ class Watcher(threading.Thread):
             if control is None:
                 start_chat(e, cfg)
             return
+        if on_task(e, control, cfg):
+            return
         if control in CONTROLS and e.get("author") in controllers(cfg):
             apply_control(context, control, e, cfg)
             return
         context.communicate(UserMessage(message=message_for(e)))
+
+
+def on_task(e: dict[str, Any], control: Optional[str], cfg: dict[str, Any]) -> bool:
+    """A reply on a delegation's task: its words reach that subordinate's
+    next step, a Stop halts that subordinate and what it delegated. False
+    when the task is not one being worked on here (the chat takes it)."""
+    task = e.get("reply_to")
+    if task in delegation.finished and control == "stop":
+        pad.log(f"Scratchpad: the Stop {e['id']} came after task {task} was finished; nothing to stop")
+        return True
+    if task not in delegation.live:
+        return False
+    if control == "stop" and e.get("author") in controllers(cfg):
+        return delegation.stop(task, str(e.get("author")))
+    if control is None:
+        return delegation.tell(task, message_for(e, task=True))
+    return False
 
 
 def controllers(cfg: dict[str, Any]) -> list[str]:

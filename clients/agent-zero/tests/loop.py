@@ -8,7 +8,7 @@ import importlib.util
 import json
 import pathlib
 
-from agent import AgentContext, LoopData
+from agent import Agent, AgentContext, LoopData
 from helpers.errors import HandledException, InterventionException
 from helpers.tool import Response, Tool
 
@@ -64,6 +64,7 @@ class Loop:
         self.prompts = []  # the extras of each step, as the model would see them
         self.history = []  # interventions the loop took in
         self.responses = []  # what each tool answered, as the model reads it next
+        self.asked = []  # which agent (its number) each step's model call was for
 
     async def call(self, point, agent, **kwargs):
         for cls in extensions(self.root, point):
@@ -84,32 +85,65 @@ class Loop:
             raise InterventionException(msg)
 
     async def run(self, context: AgentContext, message: str, steps, between=None):
-        """Runs a monologue. `steps`: (tool_name, tool_args) answers of the model, in order;
-        `between(i)` runs before step i's model call (an await point)."""
-        agent = context.agent0
-        agent.loop_data = LoopData(user_message=Message(message))
+        """Runs a chat's monologue. `steps`: (tool_name, tool_args) answers of the model, in
+        order, whichever agent asks (a `call_subordinate` runs the subordinate's monologue on
+        the steps that follow, as agent.py and tools/call_subordinate.py do); `between(i)`
+        runs before step i's model call (an await point)."""
+        self.steps, self.between, self.taken = list(steps), between, 0
         context.task = True
+        try:
+            return await self.monologue(context.agent0, message)
+        except HandledException as e:
+            return e
+        finally:
+            context.task = None
+
+    async def monologue(self, agent, message: str):
+        """Agent.monologue with its `_functions/agent/Agent/monologue` end point: the
+        result or the exception it ends with."""
+        data = {"args": (agent,), "kwargs": {}, "result": None, "exception": None}
+        try:
+            data["result"] = await self.message_loop(agent, message)
+        except Exception as e:
+            data["exception"] = e
+        await self.call("_functions/agent/Agent/monologue/end", agent, data=data)
+        if data["exception"]:
+            raise data["exception"]
+        return data["result"]
+
+    async def handle_exception(self, agent, error):
+        """Agent.handle_exception: the plugins' end extensions first, then Agent Zero's own
+        (an intervention goes on, anything else ends the monologue as a HandledException)."""
+        data = {"args": (agent, "message_loop", error), "kwargs": {}, "result": None, "exception": error}
+        await self.call("_functions/agent/Agent/handle_exception/end", agent, data=data)
+        if data["exception"] is None or isinstance(data["exception"], InterventionException):
+            return
+        raise data["exception"] if isinstance(data["exception"], HandledException) else HandledException(error)
+
+    async def message_loop(self, agent, message: str):
+        agent.loop_data = LoopData(user_message=Message(message))
         result = None
         try:
             await self.call("monologue_start", agent, loop_data=agent.loop_data)
-            i = 0
-            while i < len(steps):
+            while self.taken < len(self.steps):
                 agent.loop_data.iteration += 1
                 try:
                     await self.call("message_loop_start", agent, loop_data=agent.loop_data)
                     await self.handle_intervention(agent)
                     await self.call("message_loop_prompts_after", agent, loop_data=agent.loop_data)
                     self.prompts.append(dict(agent.loop_data.extras_persistent))
-                    if between:
-                        await between(i)
+                    self.asked.append(agent.number)
+                    if self.between:
+                        await self.between(self.taken)
                     await self.handle_intervention(agent)
-                    name, args = steps[i]
-                    i += 1
-                    text = json.dumps({"thoughts": [f"step {i}"], "headline": f"doing {name}",
+                    name, args = self.steps[self.taken]
+                    self.taken += 1
+                    text = json.dumps({"thoughts": [f"step {self.taken}"], "headline": f"doing {name}",
                                        "tool_name": name, "tool_args": args})
                     agent.loop_data.last_response = text
-                    cls = Answer if name == "response" else plugin_tool(self.root, name) or Echo
+                    cls = TOOLS.get(name) or plugin_tool(self.root, name) or Echo
                     tool = cls(agent, name, None, args, text, agent.loop_data)
+                    tool.loop = self
                     agent.loop_data.current_tool = tool
                     try:
                         await self.handle_intervention(agent)
@@ -124,11 +158,26 @@ class Loop:
                             break
                     finally:
                         agent.loop_data.current_tool = None
-                except InterventionException:
-                    continue
-        except HandledException as e:
-            result = e
+                except Exception as e:
+                    await self.handle_exception(agent, e)
         finally:
             await self.call("monologue_end", agent, loop_data=agent.loop_data)
-            context.task = None
         return result
+
+
+class Delegation(Tool):  # tools/call_subordinate.py: the subordinate's monologue on the next steps
+    async def execute(self, message="", reset="", **kwargs):
+        sub = self.agent.get_data(Agent.DATA_NAME_SUBORDINATE)
+        if sub is None or str(reset).lower().strip() == "true":
+            sub = Agent(self.agent.number + 1, self.agent.config, self.agent.context)
+            sub.set_data(Agent.DATA_NAME_SUPERIOR, self.agent)
+            self.agent.set_data(Agent.DATA_NAME_SUBORDINATE, sub)
+        return Response(message=await self.loop.monologue(sub, message), break_loop=False)
+
+
+class Failing(Tool):  # a tool that raises: an error the loop does not repair
+    async def execute(self, **kwargs):
+        raise RuntimeError(self.args.get("error", "the tool broke"))
+
+
+TOOLS = {"response": Answer, "call_subordinate": Delegation, "fail": Failing}

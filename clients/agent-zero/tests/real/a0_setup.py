@@ -49,18 +49,24 @@ def prepare(a0_dir: str, into: pathlib.Path, pad_bin: str, settings=None) -> pat
     done = subprocess.run([pad_bin, "agent-zero", "zip", str(package), *extra], capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(done.stderr)
-    os.chdir(root)
-    sys.path.insert(0, str(root))
-    stand_in_heavy_modules()
-    from helpers import runtime
-
-    runtime.args["dockerized"] = "true"
+    enter(root)
     from plugins._plugin_installer.helpers.install import install_from_zip
 
     installed = install_from_zip(str(package))
     if not installed.get("success") or installed.get("plugin_name") != "scratchpad":
         raise RuntimeError(f"Agent Zero's installer did not take the ZIP: {installed}")
     return root
+
+
+def enter(root: pathlib.Path) -> None:
+    """Makes the prepared copy at `root` the running Agent Zero (cwd,
+    sys.path), as in its Docker image; also how a restart comes back to it."""
+    os.chdir(root)
+    sys.path.insert(0, str(root))
+    stand_in_heavy_modules()
+    from helpers import runtime
+
+    runtime.args["dockerized"] = "true"
 
 
 def use_models(root: pathlib.Path, api_base: str, embeddings: bool = False) -> None:

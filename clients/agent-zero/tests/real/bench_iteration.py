@@ -16,6 +16,14 @@ served by the stand-in from the same ONNX model the engine uses; it needs
 and `_memory` on together, the same 1,000 texts in each: the worst case for
 duplicates). An iteration is the time between two consecutive chat-model
 requests; a duplicate is a text both recalls put into the same prompt.
+
+Two more runs measure what a delegation's task adds (helpers/delegation.py):
+the chat hands the STEPS steps to a subordinate (`call_subordinate`), with
+the plugin on and its delegation tasks off (`delegated`) or on (`tasks`: a
+heartbeat with the steps as `resume` at each of the subordinate's steps,
+and the task written and finished once); `writes_ms` is the time the
+plugin's own task writes took (the task and its lease, each step's
+heartbeat, the outcome), per delegation and per step.
 """
 
 import asyncio
@@ -88,13 +96,28 @@ def run(scenario):
         dups.append(len(texts_in(str(extras.get("scratchpad", "")))
                         & texts_in(str(extras.get("memories", "")) + str(extras.get("solutions", "")))))
 
-    memory, plugin = scenario in ("memory", "both"), scenario in ("plugin", "both")
+    memory, plugin = scenario in ("memory", "both"), scenario in ("plugin", "both", "delegated", "tasks")
+    delegating = scenario in ("delegated", "tasks")
     dups = []
     model = ModelStandin(embed=embedder() if memory else None, on_chat=on_chat)
     use_models(root, model.api_base, embeddings=memory)
     from helpers import plugins
 
     plugins.toggle_plugin("scratchpad", plugin)
+    writes = {"delegate": [], "step": [], "end": []}
+    if delegating:
+        from usr.plugins.scratchpad.helpers import delegation, pad
+
+        config = root / "usr" / "plugins" / "scratchpad" / "config.json"
+        config.write_text(json.dumps({**pad.DEFAULTS, "delegation_tasks": scenario == "tasks"}))
+        for name in writes:
+            def timed(*a, _f=getattr(delegation, name), _name=name, **k):
+                t = time.perf_counter()
+                try:
+                    return _f(*a, **k)
+                finally:
+                    writes[_name].append((time.perf_counter() - t) * 1000)
+            setattr(delegation, name, timed)
     engine = Engine(semantic=True)
     os.environ["PAD_SOCKET"] = engine.socket
     try:
@@ -121,6 +144,9 @@ def run(scenario):
         rng = random.Random(1)
         model.script[:] = [("no_such_tool", {"about": " ".join(rng.choice(WORDS) for _ in range(6))})
                            for _ in range(STEPS)] + [("response", {"text": "done"})]
+        if delegating:  # the same steps, taken by a subordinate
+            model.script[:] = ([("call_subordinate", {"message": "plan the kubernetes upgrade"})] + model.script
+                               + [("response", {"text": "done"})])
         holder["context"] = context
         task = context.communicate(UserMessage(
             message="Find what we know about the kubernetes upgrade and the staging database, then plan it."))
@@ -136,7 +162,8 @@ def run(scenario):
             "mean_ms": round(statistics.fmean(laps), 2),
             "prompt_chars_mean": round(statistics.fmean(prompt)) if prompt else 0,
             "prompt_chars_max": max(prompt) if prompt else 0,
-            "duplicates_mean": round(statistics.fmean(dups[1:]), 2) if dups[1:] else 0}
+            "duplicates_mean": round(statistics.fmean(dups[1:]), 2) if dups[1:] else 0,
+            "writes_ms": {k: round(statistics.fmean(v), 2) for k, v in writes.items() if v}}
 
 
 def texts_in(section: str) -> set:
@@ -151,7 +178,7 @@ def main():
         print("\nBENCH " + json.dumps(run(sys.argv[2])), flush=True)
         return
     rows = []
-    for scenario in ("bare", "plugin", "memory", "both"):
+    for scenario in sys.argv[1:] or ("bare", "plugin", "memory", "both", "delegated", "tasks"):
         out = subprocess.run([sys.executable, __file__, "--scenario", scenario], capture_output=True,
                              text=True, timeout=1800)
         lines = [l[l.index("BENCH {") + 6:] for l in out.stdout.splitlines() if "BENCH {" in l]
@@ -163,7 +190,8 @@ def main():
           f"{'duplicates':>10}")
     for r in rows:
         print(f"{r['scenario']:<8} {r['iterations']:>10} {r['p50_ms']:>8} {r['p99_ms']:>8} {r['mean_ms']:>8} "
-              f"{r['prompt_chars_mean']:>12}/{r['prompt_chars_max']:<11} {r['duplicates_mean']:>10}")
+              f"{r['prompt_chars_mean']:>12}/{r['prompt_chars_max']:<11} {r['duplicates_mean']:>10}"
+              + (f"  writes ms: {r['writes_ms']}" if r.get("writes_ms") else ""))
 
 
 if __name__ == "__main__":

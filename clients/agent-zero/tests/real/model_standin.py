@@ -1,13 +1,21 @@
 """A scripted stand-in of an OpenAI-compatible model API on loopback, which
 Agent Zero reaches through LiteLLM as it reaches any "Other OpenAI
 compatible" provider. The chat model answers with the test's script (one
-tool call per step) and every request is recorded; the utility model
-answers briefly."""
+tool call per step, or a `Refusal`) and every request is recorded; the
+utility model answers briefly."""
 
 import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Refusal:
+    """A script step the API refuses (HTTP 400, which Agent Zero does not
+    retry in the call; its `_error_retry` plugin tries the step once more)."""
+
+    def __init__(self, message):
+        self.message = message
 
 
 class ModelStandin:
@@ -39,6 +47,15 @@ class ModelStandin:
                     self.wfile.write(out)
                     return
                 text = standin.answer(body)
+                if isinstance(text, Refusal):
+                    out = json.dumps({"error": {"message": text.message, "type": "invalid_request_error",
+                                                "code": None, "param": None}}).encode()
+                    self.send_response(400)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(out)))
+                    self.end_headers()
+                    self.wfile.write(out)
+                    return
                 if body.get("stream"):
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")
@@ -83,6 +100,8 @@ class ModelStandin:
             step = self.script.pop(0) if self.script else None
         if callable(step):
             step = step()
+        if isinstance(step, Refusal):
+            return step
         if step is None:
             step = ("response", {"text": "(the script ended)"})
         name, args = step

@@ -26,6 +26,7 @@ def params(f):
 @pytest.mark.parametrize("module, name", [
     ("agent", "AgentContext.__init__"), ("agent", "Agent.__init__"), ("agent", "LoopData.__init__"),
     ("agent", "AgentContext.communicate"), ("agent", "Agent.get_data"), ("agent", "Agent.set_data"),
+    ("agent", "Agent.hist_add_tool_result"),
     ("helpers.tool", "Tool.__init__"), ("helpers.extension", "Extension.__init__"),
     ("helpers.plugins", "get_plugin_config"), ("helpers.plugins", "get_enabled_plugins"),
     ("initialize", "initialize_agent"),

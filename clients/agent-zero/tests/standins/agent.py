@@ -87,6 +87,7 @@ class AgentContext:
 
 class Agent:
     DATA_NAME_SUPERIOR = "_superior"
+    DATA_NAME_SUBORDINATE = "_subordinate"
 
     def __init__(self, number, config, context=None):
         self.config = config
@@ -96,9 +97,13 @@ class Agent:
         self.intervention = None
         self.data: dict[str, Any] = {}
         self.loop_data = LoopData()
+        self.tool_results: list = []  # what hist_add_tool_result received, for the tests
 
     def get_data(self, field):
         return self.data.get(field, None)
 
     def set_data(self, field, value):
         self.data[field] = value
+
+    def hist_add_tool_result(self, tool_name, tool_result, **kwargs):
+        self.tool_results.append((tool_name, tool_result))

@@ -1,10 +1,12 @@
 """Stop from the pad: the loop halts at its next step (Agent Zero checks for
-interventions before and after every model call and tool)."""
+interventions before and after every model call and tool). A Stop on the
+whole chat ends it; a Stop on a subordinate's task ends that subordinate
+and what it delegated (helpers/delegation.py), and its superior goes on."""
 
 from helpers.errors import HandledException
 from helpers.extension import Extension
 
-from usr.plugins.scratchpad.helpers import chat, pad
+from usr.plugins.scratchpad.helpers import chat, delegation, pad
 
 
 class ScratchpadStop(Extension):
@@ -12,6 +14,10 @@ class ScratchpadStop(Extension):
         if not self.agent:
             return
         context = self.agent.context
+        below = delegation.stop_due(self.agent)
+        if below is not None:
+            data["exception"] = HandledException(below)
+            return
         who = chat.stops.pop(context.id, None)
         if who is None:
             return
