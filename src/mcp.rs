@@ -165,17 +165,14 @@ struct Link<'a> {
 }
 
 impl Link<'_> {
-    async fn call(&mut self, method: &str, params: Value) -> Result<Value, String> {
-        let client = self.connect().await?;
-        client.call(method, params).await.map_err(describe)
-    }
-
     /// Calls the method `M` with its own params type (`protocol::method`):
-    /// a field it does not take, or one missing, does not compile.
+    /// a field it does not take, or one missing, does not compile. Every
+    /// call a tool makes goes through here.
     async fn send<M: Method>(&mut self, params: M::Params) -> Result<Value, String> {
         let params =
             serde_json::to_value(&params).map_err(|e| format!("{} params: {e}", M::NAME))?;
-        self.call(M::NAME, params).await
+        let client = self.connect().await?;
+        client.call(M::NAME, params).await.map_err(describe)
     }
 
     /// Whether what this call writes may be the person's (no access token

@@ -141,10 +141,7 @@ pub async fn serve(
         }));
         {
             let mut w = waiting.lock().expect("newcomers lock");
-            w.retain(|s| {
-                s.upgrade()
-                    .is_some_and(|s| !s.member.load(Ordering::Acquire))
-            });
+            keep_newcomers(&mut w);
             w.push_back(Arc::downgrade(&standing.0));
         }
         // Each request holds the connection busy until its answer's body
@@ -282,17 +279,11 @@ const EVICTING: Duration = Duration::from_millis(200);
 /// its own, not other peers'.
 fn evict_newcomer(waiting: &Mutex<VecDeque<Weak<StandingOf>>>) {
     let mut w = waiting.lock().expect("newcomers lock");
-    w.retain(|s| {
-        s.upgrade()
-            .is_some_and(|s| !s.member.load(Ordering::Acquire))
-    });
+    keep_newcomers(&mut w);
     let mut held: HashMap<IpAddr, usize> = HashMap::new();
     for s in w.iter().filter_map(Weak::upgrade) {
         *held.entry(s.peer).or_default() += 1;
     }
-    // One local account can speak from every loopback address: they are
-    // one peer (else a flood spread over 127.0.0.2… would aim the push at
-    // the one address a victim uses).
     let Some((&most, _)) = held.iter().max_by_key(|(_, n)| **n) else {
         return;
     };
@@ -304,8 +295,18 @@ fn evict_newcomer(waiting: &Mutex<VecDeque<Weak<StandingOf>>>) {
     }
 }
 
+/// Drops from the newcomers' queue those closed or made members since.
+fn keep_newcomers(w: &mut VecDeque<Weak<StandingOf>>) {
+    w.retain(|s| {
+        s.upgrade()
+            .is_some_and(|s| !s.member.load(Ordering::Acquire))
+    });
+}
+
 /// The peer a connection from `ip` counts as: every loopback address
-/// (127.0.0.0/8, ::1, and IPv4 loopback mapped into IPv6) is one.
+/// (127.0.0.0/8, ::1, and IPv4 loopback mapped into IPv6) is one, as one
+/// local account can speak from all of them (else a flood spread over
+/// 127.0.0.2… would aim the push at the one address a victim uses).
 fn peer_of(ip: IpAddr) -> IpAddr {
     let loopback = match ip {
         IpAddr::V4(v4) => v4.is_loopback(),
@@ -391,10 +392,7 @@ impl Standing {
         if let Some(who) = client {
             // At its share: its own connection idle longest makes room.
             if share(who).is_err() && evict_idle(members, Of::Client(who)) {
-                let deadline = Instant::now() + EVICTING;
-                while share(who).is_err() && Instant::now() < deadline {
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
+                soon(|| share(who).ok()).await;
             }
             share(who)?;
         }
@@ -454,16 +452,22 @@ impl Standing {
         if !evict_idle(members, of) {
             return None;
         }
-        let deadline = Instant::now() + EVICTING;
-        loop {
-            if let Some(place) = free() {
-                return Some(place);
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
+        soon(free).await
+    }
+}
+
+/// `ready`'s answer once it has one, within `EVICTING` (while a closed
+/// connection gives back what it held); `None` past it.
+async fn soon<T>(mut ready: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + EVICTING;
+    loop {
+        if let Some(t) = ready() {
+            return Some(t);
         }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 

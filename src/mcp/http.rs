@@ -365,12 +365,15 @@ fn until_revoked(
         return response;
     }
     let revoked = async move {
+        // When the token was made, as first seen: gone, or another token
+        // made under its name since, it was revoked.
         let mut made = None;
         loop {
-            match token_made(&socket, &name).await {
-                // Not there, or another token under its name.
-                Some(now) if now.is_none() || made.get_or_insert(now.clone()) != &now => return,
-                _ => {}
+            if let Some(now) = token_made(&socket, &name).await {
+                let first = made.get_or_insert_with(|| now.clone());
+                if now.is_none() || *first != now {
+                    return;
+                }
             }
             tokio::time::sleep(REVOCATION_CHECK).await;
         }
