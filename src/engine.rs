@@ -47,6 +47,7 @@ use crate::protocol::*;
 use crate::semantic::{ModelSource, Semantic, SemanticConfig};
 use crate::storage::{Added, EntryFilter, NewEntry, Patch, Storage};
 use crate::store::Durability;
+use crate::settings::defaults;
 
 /// How an engine is set up. `Config::new(dir)` gives the defaults `pad serve`
 /// starts with.
@@ -103,11 +104,11 @@ impl Config {
             database: None,
             durability: Durability::Normal,
             max_content_chars: model::DEFAULT_MAX_CONTENT_CHARS,
-            default_ttl_seconds: Some(2 * 3600),
-            retention: Duration::from_secs(7 * 24 * 3600),
-            history: Duration::from_secs(30 * 24 * 3600),
-            history_max: 200_000,
-            agent_give_up: Duration::from_secs(10 * 60),
+            default_ttl_seconds: Some(defaults::TTL_SECONDS),
+            retention: Duration::from_secs(defaults::RETENTION_DAYS * 86_400),
+            history: Duration::from_secs(defaults::HISTORY_DAYS * 86_400),
+            history_max: defaults::HISTORY_MAX,
+            agent_give_up: Duration::from_secs(defaults::AGENT_RETRY_SECONDS),
             sweep_every: Duration::from_secs(30),
             index_every: Duration::from_millis(100),
             wal_restart_pages: 8192,

@@ -28,6 +28,7 @@ pub mod rpc;
 pub mod seal;
 pub mod semantic;
 pub mod server;
+pub mod settings;
 pub mod storage;
 pub mod store;
 pub mod tcp;

@@ -71,6 +71,15 @@ pub enum Durability {
     Full,
 }
 
+impl std::fmt::Display for Durability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Durability::Normal => "normal",
+            Durability::Full => "full",
+        })
+    }
+}
+
 impl FromStr for Durability {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

@@ -54,13 +54,13 @@ impl Backend {
         socket: PathBuf,
         author: &str,
         metrics: Option<std::net::SocketAddr>,
-        config: impl FnOnce() -> Config,
+        config: impl FnOnce() -> Result<Config, String>,
         on_event: impl Fn(Value) + Send + Sync + 'static,
     ) -> Result<Backend, String> {
         let mut owned = None;
         let stream = match connect(&socket).await {
             Some(s) => s,
-            None => match run_engine(&socket, config(), metrics).await {
+            None => match run_engine(&socket, config()?, metrics).await {
                 Ok(o) => {
                     owned = Some(o);
                     connect(&socket)

@@ -671,31 +671,16 @@ fn main() {
         });
 }
 
-/// The engine's settings when the app runs it: as `pad serve` would; the
-/// app's `model` setting wins over `PAD_MODEL`.
+/// The engine's settings when the app runs it: the `PAD_*` variables read
+/// as `pad serve` reads them (`scratchpad::settings`); the app's `model`
+/// setting wins over `PAD_MODEL`.
 fn engine_config(
     data_dir: PathBuf,
     model: Option<scratchpad::semantic::ModelKind>,
-) -> scratchpad::Config {
-    use scratchpad::semantic::{ModelSource, SemanticConfig};
-    let mut config = scratchpad::Config::new(data_dir);
-    let no_semantic = std::env::var("PAD_NO_SEMANTIC").is_ok_and(|v| !v.is_empty() && v != "0");
-    config.semantic = (!no_semantic).then(|| {
-        let mut s = SemanticConfig::new(match std::env::var_os("PAD_MODEL_DIR") {
-            Some(dir) if !dir.is_empty() => ModelSource::Dir(dir.into()),
-            _ => ModelSource::Download,
-        });
-        // The model `pad serve --model` would take from PAD_MODEL.
-        if let Ok(name) = std::env::var("PAD_MODEL") {
-            match name.parse() {
-                Ok(kind) => s.kind = kind,
-                Err(e) => tracing::warn!("PAD_MODEL: {e}; using {}", s.kind.name()),
-            }
-        }
-        if let Some(kind) = model {
-            s.kind = kind;
-        }
-        s
-    });
-    config
+) -> Result<scratchpad::Config, String> {
+    let mut settings = scratchpad::settings::EngineSettings::from_env().map_err(|e| e.to_string())?;
+    if let Some(kind) = model {
+        settings.model = kind;
+    }
+    settings.config(data_dir).map_err(|e| e.to_string())
 }

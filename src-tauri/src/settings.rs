@@ -180,7 +180,7 @@ mod tests {
             ..Settings::default()
         };
         assert!(bad.validate().unwrap_err().contains("model"));
-        let config = crate::engine_config(std::env::temp_dir(), e5.model_kind().unwrap());
+        let config = crate::engine_config(std::env::temp_dir(), e5.model_kind().unwrap()).unwrap();
         if std::env::var_os("PAD_NO_SEMANTIC").is_none() {
             assert_eq!(
                 config.semantic.map(|s| s.kind),

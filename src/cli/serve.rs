@@ -6,59 +6,14 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::engine::{Config, Engine};
-use crate::semantic::{ModelSource, Precision, SemanticConfig};
-use crate::store::Durability;
+use crate::engine::Engine;
+use crate::settings::EngineSettings;
 use crate::{paths, server};
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// normal: survives a killed engine; full: also survives power loss (slower writes).
-    #[arg(long, env = "PAD_DURABILITY", default_value = "normal")]
-    durability: Durability,
-    /// Longest entry, in characters.
-    #[arg(long, env = "PAD_MAX_CONTENT", default_value_t = crate::model::DEFAULT_MAX_CONTENT_CHARS)]
-    max_content: usize,
-    /// Idle seconds before a new pad expires (0: never). `inbox` never expires.
-    #[arg(long, env = "PAD_DEFAULT_TTL", default_value_t = 7200)]
-    default_ttl: i64,
-    /// Days an expired pad stays archived (restorable) before it is deleted.
-    #[arg(long, env = "PAD_RETENTION_DAYS", default_value_t = 7)]
-    retention_days: u64,
-    /// Days an edit's earlier version, and a deleted entry in the trash, are
-    /// kept (restorable with `pad restore`); 0 keeps nothing.
-    #[arg(long, env = "PAD_HISTORY_DAYS", default_value_t = 30)]
-    history_days: u64,
-    /// The most earlier versions and deleted entries kept; past it the
-    /// oldest go first (docs/operations.md has the sizes).
-    #[arg(long, env = "PAD_HISTORY_MAX", default_value_t = 200_000)]
-    history_max: i64,
-    /// Seconds a note that cannot reach its A2A agent is retried (with
-    /// back-off) before the person is asked whether to go on.
-    #[arg(long, env = "PAD_AGENT_RETRY_SECONDS", default_value_t = 600)]
-    agent_retry_seconds: u64,
-    /// The embedding model: all-MiniLM-L6-v2 (English, fastest) or
-    /// multilingual-e5-small (any language, better at questions, ~3× the
-    /// embedding time). Switching re-embeds every entry in the background.
-    #[arg(long, env = "PAD_MODEL", default_value = "all-MiniLM-L6-v2")]
-    model: crate::semantic::ModelKind,
-    /// Folder with the model's ONNX export and tokenizer files, or a folder
-    /// of model folders named after the models; without it the model is
-    /// downloaded once into the data directory.
-    #[arg(long, env = "PAD_MODEL_DIR")]
-    model_dir: Option<PathBuf>,
-    /// Model weights: int8 (faster, smaller) or fp32. Default: int8 from
-    /// --model-dir, fp32 when downloading.
-    #[arg(long, env = "PAD_MODEL_PRECISION")]
-    model_precision: Option<Precision>,
-    /// Threads the embedding model may use.
-    #[arg(long, env = "PAD_EMBED_THREADS", default_value_t = 1)]
-    embed_threads: usize,
-    /// Never embed a backlog on a second copy of the model. By default a
-    /// lasting backlog is split with one when a core is spare and the
-    /// machine is not busy (both at idle priority; ~30 MiB while it lasts).
-    #[arg(long, env = "PAD_NO_EMBED_COPY", value_parser = clap::builder::FalseyValueParser::new())]
-    no_embed_copy: bool,
+    #[command(flatten)]
+    engine: EngineSettings,
     /// Also serve the MCP tools over HTTP (streamable HTTP) on this address,
     /// for agents that cannot reach the socket: loopback (127.0.0.1:8765), or
     /// a private address of this machine a container reaches, such as the
@@ -95,19 +50,6 @@ pub struct ServeArgs {
     /// the token in <data dir>/metrics.token (Prometheus: bearer_token_file).
     #[arg(long)]
     metrics_require_token: bool,
-    /// Refuse connections that do not say hello with a token (`pad token
-    /// create`); the owner's CLI uses <data dir>/owner.token by itself.
-    #[arg(long, env = "PAD_REQUIRE_TOKENS", value_parser = clap::builder::FalseyValueParser::new())]
-    require_tokens: bool,
-    /// Keep everything in this PostgreSQL database, shared with the engines
-    /// of a team on other machines (docs/teams.md), e.g.
-    /// postgres://pad@db-host/pad?sslmode=verify-full. Default: SQLite files
-    /// in the data directory.
-    #[arg(long, env = "PAD_DATABASE_URL", hide_env_values = true)]
-    database: Option<String>,
-    /// Text search only: never load the embedding model.
-    #[arg(long, env = "PAD_NO_SEMANTIC", value_parser = clap::builder::FalseyValueParser::new())]
-    no_semantic: bool,
 }
 
 pub fn main(args: ServeArgs, socket: Option<PathBuf>) -> ExitCode {
@@ -140,40 +82,11 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     let shutdown = server::signals()?;
     // Bind first: a second `pad serve` learns at once who already serves.
     let bound = server::bind(&socket)?;
-    let mut config = Config::new(paths::data_dir());
-    config.durability = args.durability;
-    config.database = args.database;
-    config.max_content_chars = args.max_content;
-    if args.default_ttl > crate::model::MAX_FUTURE_SECONDS {
-        anyhow::bail!(
-            "--default-ttl {}: give 0 (never expire) to {} seconds (ten years)",
-            args.default_ttl,
-            crate::model::MAX_FUTURE_SECONDS
-        );
-    }
-    config.default_ttl_seconds = (args.default_ttl > 0).then_some(args.default_ttl);
-    config.retention = Duration::from_secs(args.retention_days * 86400);
-    config.history = Duration::from_secs(args.history_days * 86400);
-    config.history_max = args.history_max.max(0);
-    config.agent_give_up = Duration::from_secs(args.agent_retry_seconds);
-    config.require_tokens = args.require_tokens;
+    let mut config = args.engine.config(paths::data_dir())?;
     config.metrics = args.metrics.is_some();
     if let Some(addr) = args.metrics {
         crate::metrics::check_address(addr, args.metrics_allow_remote)?;
     }
-    config.semantic = (!args.no_semantic).then(|| {
-        let mut s = SemanticConfig::new(match args.model_dir {
-            Some(dir) => ModelSource::Dir(dir),
-            None => ModelSource::Download,
-        });
-        s.kind = args.model;
-        s.precision = args.model_precision;
-        s.threads = args.embed_threads;
-        if args.no_embed_copy {
-            s.helper = crate::semantic::Helper::Never;
-        }
-        s
-    });
     for addr in &args.mcp_http {
         crate::mcp::http_bind_allowed(*addr, args.mcp_http_allow_public)?;
     }

@@ -61,6 +61,12 @@ impl ModelKind {
     }
 }
 
+impl std::fmt::Display for ModelKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl FromStr for ModelKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
