@@ -45,9 +45,9 @@ use crate::model::{self, Entry};
 use crate::pg::PgStore;
 use crate::protocol::*;
 use crate::semantic::{ModelSource, Semantic, SemanticConfig};
+use crate::settings::defaults;
 use crate::storage::{Added, EntryFilter, NewEntry, Patch, Storage};
 use crate::store::Durability;
-use crate::settings::defaults;
 
 /// How an engine is set up. `Config::new(dir)` gives the defaults `pad serve`
 /// starts with.

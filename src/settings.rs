@@ -187,7 +187,11 @@ mod tests {
     #[test]
     fn the_variables_are_read_as_pad_serve_reads_them() {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "settings::tests::child_reading_the_variables", "--nocapture"])
+            .args([
+                "--exact",
+                "settings::tests::child_reading_the_variables",
+                "--nocapture",
+            ])
             .env("PAD_SETTINGS_CHILD", "1")
             .env("PAD_NO_SEMANTIC", "false")
             .env("PAD_DEFAULT_TTL", "60")
@@ -199,7 +203,10 @@ mod tests {
             .unwrap();
         let said = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success() && said.contains("1 passed"), "{said}");
-        assert!(said.contains("read the variables"), "the child did not run: {said}");
+        assert!(
+            said.contains("read the variables"),
+            "the child did not run: {said}"
+        );
     }
 
     #[test]
@@ -207,7 +214,10 @@ mod tests {
         if std::env::var_os("PAD_SETTINGS_CHILD").is_none() {
             return;
         }
-        let c = EngineSettings::from_env().unwrap().config("/tmp/x".into()).unwrap();
+        let c = EngineSettings::from_env()
+            .unwrap()
+            .config("/tmp/x".into())
+            .unwrap();
         assert!(c.semantic.as_ref().is_some_and(|s| s.threads == 2));
         assert_eq!(c.default_ttl_seconds, Some(60));
         assert_eq!(c.durability, Durability::Full);

@@ -678,7 +678,8 @@ fn engine_config(
     data_dir: PathBuf,
     model: Option<scratchpad::semantic::ModelKind>,
 ) -> Result<scratchpad::Config, String> {
-    let mut settings = scratchpad::settings::EngineSettings::from_env().map_err(|e| e.to_string())?;
+    let mut settings =
+        scratchpad::settings::EngineSettings::from_env().map_err(|e| e.to_string())?;
     if let Some(kind) = model {
         settings.model = kind;
     }

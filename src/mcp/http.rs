@@ -3,9 +3,18 @@
 //! owner names (the docker0 gateway, for a container on Docker's bridge).
 
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use axum::extract::{Request, State};
 use axum::http::{header, Method, StatusCode};
+use axum::middleware::{from_fn_with_state, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use rmcp::transport::streamable_http_server::{
+    session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+};
 
 use super::{Caller, McpConfig, PadTools};
 
@@ -71,6 +80,26 @@ fn allowed_hosts(listeners: &[tokio::net::TcpListener]) -> Vec<String> {
     hosts
 }
 
+/// What every layer of the HTTP front shares (axum's state).
+struct Front {
+    /// The server's own bearer token (`mcp-http.token`).
+    token: String,
+    socket: PathBuf,
+    /// The `Host` names a request may carry (`allowed_hosts`).
+    hosts: Vec<String>,
+    budget: Arc<crate::tcp::Budget>,
+    /// Who writes when the server's own token is used.
+    server_author: String,
+    /// Streamable HTTP's sessions, and the older SSE transport's.
+    mcp_sessions: Arc<LocalSessionManager>,
+    sse_sessions: super::sse::Sessions,
+    sse_config: McpConfig,
+    max_sessions: usize,
+    refusals: crate::tcp::Refusals,
+}
+
+type Shared = State<Arc<Front>>;
+
 /// Serves the MCP tools over streamable HTTP on every listener until
 /// `shutdown`; every request must carry `Authorization: Bearer <token>`.
 pub async fn serve_http(
@@ -81,221 +110,57 @@ pub async fn serve_http(
     refusals: crate::tcp::Refusals,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use rmcp::transport::streamable_http_server::{
-        session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
-    };
-    let hosts = Arc::new(allowed_hosts(&listeners));
-    let mut http = StreamableHttpServerConfig::default().with_allowed_hosts(hosts.to_vec());
+    let hosts = allowed_hosts(&listeners);
+    let mut http = StreamableHttpServerConfig::default().with_allowed_hosts(hosts.clone());
     // No SSE priming event: clients of protocols before 2025-11-25 (Agent
     // Zero's among them) choke on its empty data, and without an event
     // store there is nothing to resume from anyway.
     http.sse_retry = None;
-    let socket = config.socket.clone();
-    let (budget, server_author) = (config.budget.clone(), config.author.clone());
-    let sessions = super::sse::Sessions::default();
-    let sse_sessions = sessions.clone();
-    let sse_config = config.clone();
-    let mut sessions_http = LocalSessionManager::default();
+    let mut sessions = LocalSessionManager::default();
     // The session layer primes each request's stream too.
-    sessions_http.session_config.sse_retry = None;
-    sessions_http.session_config.keep_alive = Some(SESSION_IDLE);
-    let sessions_http = Arc::new(sessions_http);
-    let open_sessions = sessions_http.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(PadTools::new(config.clone())),
-        sessions_http,
-        http,
-    );
-    let token = Arc::new(token);
-    let socket = Arc::new(socket);
-    let listener_refusals = refusals.clone();
-    let app = axum::Router::new()
-        .route_service("/mcp", service)
-        // The older SSE transport on the same path (an entry without `type`).
-        .layer(axum::middleware::from_fn(
-            move |req: axum::extract::Request, next: axum::middleware::Next| {
-                let (sessions, config) = (sessions.clone(), sse_config.clone());
-                async move {
-                    if !super::sse::is_sse(&req) {
-                        return next.run(req).await;
-                    }
-                    super::sse::handle(sessions, config, req).await
-                }
-            },
-        ))
-        .layer(axum::middleware::from_fn(
-            move |req: axum::extract::Request, next: axum::middleware::Next| {
-                let (token, socket, open_sessions, refusals, hosts, budget, server_author) = (
-                    token.clone(),
-                    socket.clone(),
-                    open_sessions.clone(),
-                    refusals.clone(),
-                    hosts.clone(),
-                    budget.clone(),
-                    server_author.clone(),
-                );
-                let sse_sessions = sse_sessions.clone();
-                async move {
-                    // One Host check for every path (DNS rebinding: a page
-                    // whose name resolves here must not reach the engine);
-                    // HTTP/2 names the host in the URI's authority.
-                    let host = req
-                        .headers()
-                        .get(header::HOST)
-                        .and_then(|v| v.to_str().ok())
-                        .or_else(|| req.uri().authority().map(|a| a.as_str()));
-                    if !crate::access::host_allowed(host, &hosts) {
-                        return axum::response::IntoResponse::into_response((
-                            StatusCode::FORBIDDEN,
-                            [(header::CONNECTION, "close")],
-                            "Forbidden: Host header is not allowed\n",
-                        ));
-                    }
-                    // Only /mcp is served. Anything else — the OAuth
-                    // discovery paths clients probe after a 401 above all —
-                    // is 404, without asking for a token: we are not an
-                    // OAuth server, and a 401 there starts an OAuth dance.
-                    let path = req.uri().path();
-                    if path != "/mcp" && path != super::rpc_http::PATH {
-                        return axum::response::IntoResponse::into_response((
-                            StatusCode::NOT_FOUND,
-                            [(header::CONNECTION, "close")],
-                            NOT_HERE,
-                        ));
-                    }
-                    let given = crate::access::bearer(
-                        req.headers()
-                            .get(header::AUTHORIZATION)
-                            .and_then(|v| v.to_str().ok()),
-                    )
-                    .to_owned();
-                    let mut req = req;
-                    let mut caller = None;
-                    if !crate::access::same_secret(&given, &token) {
-                        match access_token(&socket, &given).await {
-                            Ok(c) => {
-                                caller = Some(c.clone());
-                                req.extensions_mut().insert(c);
-                            }
-                            Err(why) => {
-                                // Some clients (Agent Zero's) show only "401":
-                                // the owner finds the reason in the log, said
-                                // once a minute with how many there were. The
-                                // connection closes: without a token it
-                                // holds no place.
-                                refusals.note(&why);
-                                return axum::response::IntoResponse::into_response((
-                                    StatusCode::UNAUTHORIZED,
-                                    [
-                                        (header::WWW_AUTHENTICATE, challenge(&why)),
-                                        (header::CONNECTION, "close".into()),
-                                    ],
-                                    why,
-                                ));
-                            }
-                        }
-                    }
-                    let client = caller.as_ref().map(|c| c.name.as_str());
-                    if let Some(full) = crate::tcp::admit(&req, client).await {
-                        return full;
-                    }
-                    if req.uri().path() == super::rpc_http::PATH {
-                        if req.method() != Method::POST {
-                            return axum::response::IntoResponse::into_response((
-                                StatusCode::METHOD_NOT_ALLOWED,
-                                "POST one JSON-RPC 2.0 request to /rpc\n",
-                            ));
-                        }
-                        let body = match axum::body::to_bytes(req.into_body(), RPC_BODY_LIMIT).await {
-                            Ok(b) => b,
-                            Err(_) => {
-                                return axum::response::IntoResponse::into_response((
-                                    StatusCode::PAYLOAD_TOO_LARGE,
-                                    "a request to /rpc is at most 1 MiB\n",
-                                ))
-                            }
-                        };
-                        return super::rpc_http::handle(&socket, &budget, caller, &body).await;
-                    }
-                    // A new session (a POST without a session id) past the cap.
-                    let new_session = req.method() == Method::POST
-                        && !req.headers().contains_key("mcp-session-id")
-                        && !super::sse::is_sse(&req);
-                    let who = caller.as_ref().map_or(server_author, |c| c.name.clone());
-                    // A session of either transport (the older one's opens
-                    // with a GET asking for events).
-                    let new_sse = req.method() == Method::GET
-                        && super::sse::is_sse(&req)
-                        && !req.uri().query().is_some_and(|q| q.contains("sessionId="));
-                    if new_session || new_sse {
-                        let mut open: std::collections::HashSet<String> = open_sessions
-                            .sessions
-                            .read()
-                            .await
-                            .keys()
-                            .map(|k| k.to_string())
-                            .collect();
-                        open.extend(sse_sessions.ids());
-                        if let Err(why) = budget.session_room(&who, &open) {
-                            return axum::response::IntoResponse::into_response((
-                                StatusCode::TOO_MANY_REQUESTS,
-                                [(header::RETRY_AFTER, "30")],
-                                format!("{why}.\n"),
-                            ));
-                        }
-                    }
-                    if new_session && open_sessions.sessions.read().await.len() >= max_sessions {
-                        tracing::warn!("MCP over HTTP: {max_sessions} sessions open, the limit; refused a new one");
-                        return axum::response::IntoResponse::into_response((
-                            StatusCode::SERVICE_UNAVAILABLE,
-                            [(header::RETRY_AFTER, "30")],
-                            format!(
-                                "{max_sessions} MCP sessions are open, the limit (pad serve --mcp-http-max-sessions). \
-                                 End finished sessions with HTTP DELETE, or retry: idle ones close after {} s.\n",
-                                SESSION_IDLE.as_secs()
-                            ),
-                        ));
-                    }
-                    let delete = req.method() == Method::DELETE;
-                    // The body read whole here, so one that ends before its
-                    // length (or its chunks) is the client's mistake, said
-                    // as one, not the MCP layer's 500.
-                    let req = if req.method() == Method::POST {
-                        let (parts, body) = req.into_parts();
-                        match axum::body::to_bytes(body, MCP_BODY_LIMIT).await {
-                            Ok(b) => axum::extract::Request::from_parts(parts, axum::body::Body::from(b)),
-                            Err(e) => {
-                                return axum::response::IntoResponse::into_response((
-                                    StatusCode::BAD_REQUEST,
-                                    [(header::CONNECTION, "close")],
-                                    format!("the request body could not be read whole ({e}): send all of it, as its Content-Length (or chunked encoding) says, within {} MiB\n", MCP_BODY_LIMIT >> 20),
-                                ));
-                            }
-                        }
-                    } else {
-                        req
-                    };
-                    let mut response = next.run(req).await;
-                    if new_session {
-                        if let Some(id) = response
-                            .headers()
-                            .get("mcp-session-id")
-                            .and_then(|v| v.to_str().ok())
-                        {
-                            budget.session_opened(id, &who);
-                        }
-                    }
-                    // Ending a session: clients expect 200 or 204, not 202.
-                    if delete && response.status() == StatusCode::ACCEPTED {
-                        *response.status_mut() = StatusCode::OK;
-                    }
-                    match caller {
-                        Some(c) => until_revoked(response, socket.clone(), c.name),
-                        None => response,
-                    }
-                }
-            },
-        ));
+    sessions.session_config.sse_retry = None;
+    sessions.session_config.keep_alive = Some(SESSION_IDLE);
+    let sessions = Arc::new(sessions);
+    let front = Arc::new(Front {
+        token,
+        socket: config.socket.clone(),
+        hosts,
+        budget: config.budget.clone(),
+        server_author: config.author.clone(),
+        mcp_sessions: sessions.clone(),
+        sse_sessions: super::sse::Sessions::default(),
+        sse_config: config.clone(),
+        max_sessions,
+        refusals: refusals.clone(),
+    });
+    let mcp = StreamableHttpService::new(move || Ok(PadTools::new(config.clone())), sessions, http);
+    serve_each(listeners, router(front, mcp), refusals, shutdown).await
+}
+
+/// The routes and their layers, outermost last: every request passes the
+/// door (Host, path), is authenticated and admitted to a connection place;
+/// `/rpc` then takes one JSON-RPC request, `/mcp` counts and bounds its
+/// sessions and serves either MCP transport.
+fn router(front: Arc<Front>, mcp: StreamableHttpService<PadTools, LocalSessionManager>) -> Router {
+    Router::new()
+        .route_service("/mcp", mcp)
+        .layer(from_fn_with_state(front.clone(), older_sse))
+        .layer(from_fn_with_state(front.clone(), sessions))
+        .route(super::rpc_http::PATH, post(rpc).fallback(rpc_not_post))
+        .fallback(not_here)
+        .layer(from_fn_with_state(front.clone(), admit))
+        .layer(from_fn_with_state(front.clone(), authenticate))
+        .layer(from_fn_with_state(front.clone(), door))
+        .with_state(front)
+}
+
+/// Serves `app` on every listener until `shutdown`.
+async fn serve_each(
+    listeners: Vec<tokio::net::TcpListener>,
+    app: Router,
+    refusals: crate::tcp::Refusals,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let (stop, stopped) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
@@ -303,12 +168,11 @@ pub async fn serve_http(
     });
     let mut servers = tokio::task::JoinSet::new();
     for listener in listeners {
-        let app = app.clone();
         let mut stopped = stopped.clone();
         servers.spawn(crate::tcp::serve(
             listener,
-            app,
-            listener_refusals.clone(),
+            app.clone(),
+            refusals.clone(),
             async move {
                 let _ = stopped.wait_for(|s| *s).await;
             },
@@ -318,6 +182,201 @@ pub async fn serve_http(
         done.map_err(std::io::Error::other)??;
     }
     Ok(())
+}
+
+/// One Host check for every path (DNS rebinding: a page whose name resolves
+/// here must not reach the engine; HTTP/2 names the host in the URI's
+/// authority). Only /mcp and /rpc are served: anything else — the OAuth
+/// discovery paths clients probe after a 401 above all — is 404 without
+/// asking for a token: we are not an OAuth server, and a 401 there starts an
+/// OAuth dance.
+async fn door(State(front): Shared, req: Request, next: Next) -> Response {
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| req.uri().authority().map(|a| a.as_str()));
+    if !crate::access::host_allowed(host, &front.hosts) {
+        return (
+            StatusCode::FORBIDDEN,
+            [(header::CONNECTION, "close")],
+            "Forbidden: Host header is not allowed\n",
+        )
+            .into_response();
+    }
+    let path = req.uri().path();
+    if path != "/mcp" && path != super::rpc_http::PATH {
+        return not_here().await;
+    }
+    next.run(req).await
+}
+
+/// The server's token, or an engine access token (`pad token create`),
+/// whose `Caller` goes with the request. Some clients (Agent Zero's) show
+/// only "401": the owner finds the reason in the log, said once a minute
+/// with how many there were. The connection closes: without a token it
+/// holds no place.
+async fn authenticate(State(front): Shared, mut req: Request, next: Next) -> Response {
+    let given = crate::access::bearer(
+        req.headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok()),
+    )
+    .to_owned();
+    if !crate::access::same_secret(&given, &front.token) {
+        match access_token(&front.socket, &given).await {
+            Ok(c) => {
+                req.extensions_mut().insert(c);
+            }
+            Err(why) => {
+                front.refusals.note(&why);
+                return (
+                    StatusCode::UNAUTHORIZED,
+                    [
+                        (header::WWW_AUTHENTICATE, challenge(&why)),
+                        (header::CONNECTION, "close".into()),
+                    ],
+                    why,
+                )
+                    .into_response();
+            }
+        }
+    }
+    next.run(req).await
+}
+
+/// A place among the listener's connections (`tcp::admit`), per client.
+async fn admit(req: Request, next: Next) -> Response {
+    let client = req.extensions().get::<Caller>().map(|c| c.name.clone());
+    if let Some(full) = crate::tcp::admit(&req, client.as_deref()).await {
+        return full;
+    }
+    next.run(req).await
+}
+
+/// `POST /rpc`: one JSON-RPC request to the engine, as the caller.
+async fn rpc(State(front): Shared, req: Request) -> Response {
+    let caller = req.extensions().get::<Caller>().cloned();
+    match axum::body::to_bytes(req.into_body(), RPC_BODY_LIMIT).await {
+        Ok(body) => super::rpc_http::handle(&front.socket, &front.budget, caller, &body).await,
+        Err(_) => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "a request to /rpc is at most 1 MiB\n",
+        )
+            .into_response(),
+    }
+}
+
+async fn not_here() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [(header::CONNECTION, "close")],
+        NOT_HERE,
+    )
+        .into_response()
+}
+
+async fn rpc_not_post() -> Response {
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        "POST one JSON-RPC 2.0 request to /rpc\n",
+    )
+        .into_response()
+}
+
+/// An MCP session's bounds: a new one (a POST without a session id, or the
+/// older transport's GET asking for events) within the caller's share and
+/// the server's cap; a POST's body read whole, so one that ends before its
+/// length (or its chunks) is the client's mistake, said as one, not the MCP
+/// layer's 500; a token's event stream ended once the token is revoked.
+async fn sessions(State(front): Shared, req: Request, next: Next) -> Response {
+    let caller = req.extensions().get::<Caller>().cloned();
+    let new_session = req.method() == Method::POST
+        && !req.headers().contains_key("mcp-session-id")
+        && !super::sse::is_sse(&req);
+    let new_sse = req.method() == Method::GET
+        && super::sse::is_sse(&req)
+        && !req.uri().query().is_some_and(|q| q.contains("sessionId="));
+    let who = caller
+        .as_ref()
+        .map_or(&front.server_author, |c| &c.name)
+        .clone();
+    if new_session || new_sse {
+        let mut open: std::collections::HashSet<String> = front
+            .mcp_sessions
+            .sessions
+            .read()
+            .await
+            .keys()
+            .map(|k| k.to_string())
+            .collect();
+        open.extend(front.sse_sessions.ids());
+        if let Err(why) = front.budget.session_room(&who, &open) {
+            return (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, "30")],
+                format!("{why}.\n"),
+            )
+                .into_response();
+        }
+    }
+    let max = front.max_sessions;
+    if new_session && front.mcp_sessions.sessions.read().await.len() >= max {
+        tracing::warn!("MCP over HTTP: {max} sessions open, the limit; refused a new one");
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "30")],
+            format!(
+                "{max} MCP sessions are open, the limit (pad serve --mcp-http-max-sessions). \
+                 End finished sessions with HTTP DELETE, or retry: idle ones close after {} s.\n",
+                SESSION_IDLE.as_secs()
+            ),
+        )
+            .into_response();
+    }
+    let delete = req.method() == Method::DELETE;
+    let req = if req.method() == Method::POST {
+        let (parts, body) = req.into_parts();
+        match axum::body::to_bytes(body, MCP_BODY_LIMIT).await {
+            Ok(b) => Request::from_parts(parts, axum::body::Body::from(b)),
+            Err(e) => {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    [(header::CONNECTION, "close")],
+                    format!("the request body could not be read whole ({e}): send all of it, as its Content-Length (or chunked encoding) says, within {} MiB\n", MCP_BODY_LIMIT >> 20),
+                )
+                    .into_response();
+            }
+        }
+    } else {
+        req
+    };
+    let mut response = next.run(req).await;
+    if new_session {
+        if let Some(id) = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
+            front.budget.session_opened(id, &who);
+        }
+    }
+    // Ending a session: clients expect 200 or 204, not 202.
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    match caller {
+        Some(c) => until_revoked(response, front.socket.clone(), c.name),
+        None => response,
+    }
+}
+
+/// The older SSE transport on the same path (an entry without `type`).
+async fn older_sse(State(front): Shared, req: Request, next: Next) -> Response {
+    if !super::sse::is_sse(&req) {
+        return next.run(req).await;
+    }
+    super::sse::handle(front.sse_sessions.clone(), front.sse_config.clone(), req).await
 }
 
 /// The body of a 404: what is served here, and how to authenticate.
@@ -350,11 +409,7 @@ pub const REVOCATION_CHECK: std::time::Duration = std::time::Duration::from_secs
 /// the token list, as the owner, every `REVOCATION_CHECK` — not with the
 /// token itself, which would keep its presence fresh; an engine that does
 /// not answer is not taken for a revocation. Other answers pass as they are.
-fn until_revoked(
-    response: axum::response::Response,
-    socket: Arc<std::path::PathBuf>,
-    name: String,
-) -> axum::response::Response {
+fn until_revoked(response: Response, socket: PathBuf, name: String) -> Response {
     use futures_util::StreamExt;
     let streams = response
         .headers()
