@@ -50,7 +50,12 @@ pub struct Metrics {
     embedded: IntCounter,
     embed_seconds: prometheus::Counter,
     http_refused: IntCounterVec,
-    // Read at scrape time.
+    /// Read at scrape time.
+    stored: Gauges,
+}
+
+/// The figures about what is stored, refilled by each scrape.
+struct Gauges {
     active_pads: IntGauge,
     archived_pads: IntGauge,
     entries_by_pad: IntGaugeVec,
@@ -100,174 +105,62 @@ impl Metrics {
     }
 
     fn build() -> prometheus::Result<Metrics> {
-        let registry = Registry::new();
-        fn reg<T: prometheus::core::Collector + Clone + 'static>(
-            r: &Registry,
-            m: T,
-        ) -> prometheus::Result<T> {
-            r.register(Box::new(m.clone()))?;
-            Ok(m)
-        }
-        let written = reg(
-            &registry,
-            IntCounterVec::new(
-                Opts::new(
-                    "scratchpad_entries_total",
-                    "Entries written since the engine started, by kind.",
-                ),
-                &["kind"],
-            )?,
+        let r = Registrar(Registry::new());
+        let written = r.counters(
+            "scratchpad_entries_total",
+            "Entries written since the engine started, by kind.",
+            "kind",
         )?;
-        let requests = reg(
-            &registry,
-            HistogramVec::new(
-                HistogramOpts::new(
-                    "scratchpad_request_duration_seconds",
-                    "Time to answer a JSON-RPC request, by method.",
-                )
-                .buckets(latency_buckets()),
-                &["method"],
-            )?,
+        let searches = r.latencies(
+            "scratchpad_search_duration_seconds",
+            "Time to answer a search, by the mode that ran.",
+            "mode",
         )?;
-        let searches = reg(
-            &registry,
-            HistogramVec::new(
-                HistogramOpts::new(
-                    "scratchpad_search_duration_seconds",
-                    "Time to answer a search, by the mode that ran.",
-                )
-                .buckets(latency_buckets()),
-                &["mode"],
-            )?,
-        )?;
-        let gauge = |name: &str, help: &str| -> prometheus::Result<IntGauge> {
-            reg(&registry, IntGauge::new(name, help)?)
-        };
-        let gauges = |name: &str, help: &str, label: &str| -> prometheus::Result<IntGaugeVec> {
-            reg(
-                &registry,
-                IntGaugeVec::new(Opts::new(name, help), &[label])?,
-            )
-        };
-        let counter = |name: &str, help: &str| -> prometheus::Result<IntCounter> {
-            reg(&registry, IntCounter::new(name, help)?)
-        };
         Ok(Metrics {
-            written: Kind::ALL
-                .iter()
-                .map(|k| written.with_label_values(&[*k]))
-                .collect(),
-            requests,
-            errors: reg(
-                &registry,
-                IntCounterVec::new(
-                    Opts::new(
-                        "scratchpad_errors_total",
-                        "Error responses, by JSON-RPC error code.",
-                    ),
-                    &["code"],
-                )?,
+            written: Kind::ALL.iter().map(|k| written.with_label_values(&[*k])).collect(),
+            requests: r.latencies(
+                "scratchpad_request_duration_seconds",
+                "Time to answer a JSON-RPC request, by method.",
+                "method",
             )?,
-            searches: [
-                searches.with_label_values(&["hybrid"]),
-                searches.with_label_values(&["text"]),
-                searches.with_label_values(&["semantic"]),
-            ],
-            expired: counter(
+            errors: r.counters(
+                "scratchpad_errors_total",
+                "Error responses, by JSON-RPC error code.",
+                "code",
+            )?,
+            searches: ["hybrid", "text", "semantic"].map(|m| searches.with_label_values(&[m])),
+            expired: r.counter(
                 "scratchpad_pads_expired_total",
                 "Pads archived because they were idle past their TTL.",
             )?,
-            purged_pads: counter(
+            purged_pads: r.counter(
                 "scratchpad_pads_purged_total",
                 "Archived pads deleted after the retention period.",
             )?,
-            purged_entries: counter(
+            purged_entries: r.counter(
                 "scratchpad_entries_purged_total",
                 "Entries deleted with their pad after the retention period.",
             )?,
-            lagged: counter(
+            lagged: r.counter(
                 "scratchpad_lagged_events_total",
                 "Events slow subscribers missed (each got a `lagged` notice).",
             )?,
-            embedded: counter(
+            embedded: r.counter(
                 "scratchpad_embedded_entries_total",
                 "Entries embedded for semantic search since the engine started.",
             )?,
-            http_refused: reg(
-                &registry,
-                IntCounterVec::new(
-                    Opts::new(
-                        "scratchpad_http_refused_total",
-                        "HTTP requests and connections refused (no valid token, or over a listener's limit), by listener.",
-                    ),
-                    &["listener"],
-                )?,
+            http_refused: r.counters(
+                "scratchpad_http_refused_total",
+                "HTTP requests and connections refused (no valid token, or over a listener's limit), by listener.",
+                "listener",
             )?,
-            embed_seconds: reg(
-                &registry,
-                prometheus::Counter::new(
-                    "scratchpad_embed_seconds_total",
-                    "Time spent embedding entries (rate / scratchpad_embedded_entries_total rate = seconds per entry).",
-                )?,
-            )?,
-            active_pads: gauge("scratchpad_active_pads", "Live (not archived) pads.")?,
-            archived_pads: gauge(
-                "scratchpad_archived_pads",
-                "Pads archived after expiring, restorable until purged.",
-            )?,
-            entries_by_pad: gauges(
-                "scratchpad_entries",
-                "Entries on the busiest live pads; the rest summed under pad=\"(other)\".",
-                "pad",
-            )?,
-            stored_entries: gauge(
-                "scratchpad_stored_entries",
-                "Entries stored, on all pads.",
-            )?,
-            avg_entry_size: reg(
-                &registry,
-                Gauge::new(
-                    "scratchpad_avg_entry_size_bytes",
-                    "Mean size of an entry's content on live pads, in bytes.",
-                )?,
-            )?,
-            tag_entries: gauges(
-                "scratchpad_tag_entries",
-                "Entries carrying each of the most used tags on live pads.",
-                "tag",
-            )?,
-            pad_idle: gauges(
-                "scratchpad_pad_idle_seconds",
-                "Seconds since the last write, for the stalest live pads.",
-                "pad",
-            )?,
-            pad_recent: gauges(
-                "scratchpad_pad_recent_writes",
-                "Entries written in the last 5 minutes, for the hottest pads.",
-                "pad",
-            )?,
-            connections: gauge("scratchpad_connections", "Open client connections.")?,
-            subscribers: gauge("scratchpad_subscribers", "Open event subscriptions.")?,
-            journal_queue: gauge(
-                "scratchpad_journal_queue",
-                "New entries acknowledged but not yet applied to the database.",
-            )?,
-            index_queue: gauge(
-                "scratchpad_index_queue",
-                "Changes not yet in the text index.",
-            )?,
-            embed_queue: gauge(
-                "scratchpad_embed_queue",
-                "Entries written or edited but not yet embedded.",
-            )?,
-            disk_bytes: gauges(
-                "scratchpad_disk_bytes",
-                "Bytes on disk, by file (database and WAL, text index, vectors, vector index).",
-                "file",
-            )?,
-            uptime: gauge("scratchpad_uptime_seconds", "Seconds since the engine started.")?,
+            embed_seconds: r.add(prometheus::Counter::new(
+                "scratchpad_embed_seconds_total",
+                "Time spent embedding entries (rate / scratchpad_embedded_entries_total rate = seconds per entry).",
+            )?)?,
+            stored: Gauges::new(&r)?,
             scrape: Mutex::new(Cumulative::default()),
-            registry,
+            registry: r.0,
         })
     }
 
@@ -323,6 +216,97 @@ impl Metrics {
             .encode(&self.registry.gather(), &mut out)
             .map_err(|err| Error::Internal(format!("metrics encoding failed: {err}")))?;
         Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+}
+
+impl Gauges {
+    fn new(r: &Registrar) -> prometheus::Result<Gauges> {
+        Ok(Gauges {
+            active_pads: r.gauge("scratchpad_active_pads", "Live (not archived) pads.")?,
+            archived_pads: r.gauge(
+                "scratchpad_archived_pads",
+                "Pads archived after expiring, restorable until purged.",
+            )?,
+            entries_by_pad: r.gauges(
+                "scratchpad_entries",
+                "Entries on the busiest live pads; the rest summed under pad=\"(other)\".",
+                "pad",
+            )?,
+            stored_entries: r.gauge("scratchpad_stored_entries", "Entries stored, on all pads.")?,
+            avg_entry_size: r.add(Gauge::new(
+                "scratchpad_avg_entry_size_bytes",
+                "Mean size of an entry's content on live pads, in bytes.",
+            )?)?,
+            tag_entries: r.gauges(
+                "scratchpad_tag_entries",
+                "Entries carrying each of the most used tags on live pads.",
+                "tag",
+            )?,
+            pad_idle: r.gauges(
+                "scratchpad_pad_idle_seconds",
+                "Seconds since the last write, for the stalest live pads.",
+                "pad",
+            )?,
+            pad_recent: r.gauges(
+                "scratchpad_pad_recent_writes",
+                "Entries written in the last 5 minutes, for the hottest pads.",
+                "pad",
+            )?,
+            connections: r.gauge("scratchpad_connections", "Open client connections.")?,
+            subscribers: r.gauge("scratchpad_subscribers", "Open event subscriptions.")?,
+            journal_queue: r.gauge(
+                "scratchpad_journal_queue",
+                "New entries acknowledged but not yet applied to the database.",
+            )?,
+            index_queue: r.gauge(
+                "scratchpad_index_queue",
+                "Changes not yet in the text index.",
+            )?,
+            embed_queue: r.gauge(
+                "scratchpad_embed_queue",
+                "Entries written or edited but not yet embedded.",
+            )?,
+            disk_bytes: r.gauges(
+                "scratchpad_disk_bytes",
+                "Bytes on disk, by file (database and WAL, text index, vectors, vector index).",
+                "file",
+            )?,
+            uptime: r.gauge(
+                "scratchpad_uptime_seconds",
+                "Seconds since the engine started.",
+            )?,
+        })
+    }
+}
+
+/// Makes each metric and registers it.
+struct Registrar(Registry);
+
+impl Registrar {
+    fn add<T: prometheus::core::Collector + Clone + 'static>(&self, m: T) -> prometheus::Result<T> {
+        self.0.register(Box::new(m.clone()))?;
+        Ok(m)
+    }
+
+    fn counter(&self, name: &str, help: &str) -> prometheus::Result<IntCounter> {
+        self.add(IntCounter::new(name, help)?)
+    }
+
+    fn counters(&self, name: &str, help: &str, label: &str) -> prometheus::Result<IntCounterVec> {
+        self.add(IntCounterVec::new(Opts::new(name, help), &[label])?)
+    }
+
+    fn gauge(&self, name: &str, help: &str) -> prometheus::Result<IntGauge> {
+        self.add(IntGauge::new(name, help)?)
+    }
+
+    fn gauges(&self, name: &str, help: &str, label: &str) -> prometheus::Result<IntGaugeVec> {
+        self.add(IntGaugeVec::new(Opts::new(name, help), &[label])?)
+    }
+
+    fn latencies(&self, name: &str, help: &str, label: &str) -> prometheus::Result<HistogramVec> {
+        let opts = HistogramOpts::new(name, help).buckets(latency_buckets());
+        self.add(HistogramVec::new(opts, &[label])?)
     }
 }
 
@@ -412,10 +396,11 @@ impl Snapshot {
     }
 
     fn apply(self, m: &Metrics, cum: &mut Cumulative) {
-        m.active_pads.set(self.counts.live_pads);
-        m.archived_pads.set(self.counts.archived_pads);
-        m.stored_entries.set(self.counts.entries);
-        m.avg_entry_size.set(self.avg_size);
+        let g = &m.stored;
+        g.active_pads.set(self.counts.live_pads);
+        g.archived_pads.set(self.counts.archived_pads);
+        g.stored_entries.set(self.counts.entries);
+        g.avg_entry_size.set(self.avg_size);
         let fill = |vec: &IntGaugeVec, rows: &[(String, i64)]| {
             vec.reset();
             for (label, v) in rows {
@@ -426,20 +411,20 @@ impl Snapshot {
         if self.other_entries > 0 {
             by_pad.push((OTHER.to_string(), self.other_entries));
         }
-        fill(&m.entries_by_pad, &by_pad);
-        fill(&m.tag_entries, &self.tags);
-        fill(&m.pad_idle, &self.stalest);
-        fill(&m.pad_recent, &self.recent);
-        m.disk_bytes.reset();
+        fill(&g.entries_by_pad, &by_pad);
+        fill(&g.tag_entries, &self.tags);
+        fill(&g.pad_idle, &self.stalest);
+        fill(&g.pad_recent, &self.recent);
+        g.disk_bytes.reset();
         for (file, bytes) in &self.disk {
-            m.disk_bytes.with_label_values(&[file]).set(*bytes as i64);
+            g.disk_bytes.with_label_values(&[file]).set(*bytes as i64);
         }
-        m.connections.set(self.connections as i64);
-        m.subscribers.set(self.subscribers as i64);
-        m.journal_queue.set(self.journal_queue);
-        m.index_queue.set(self.index_queue);
-        m.embed_queue.set(self.embed_queue);
-        m.uptime.set(self.uptime as i64);
+        g.connections.set(self.connections as i64);
+        g.subscribers.set(self.subscribers as i64);
+        g.journal_queue.set(self.journal_queue);
+        g.index_queue.set(self.index_queue);
+        g.embed_queue.set(self.embed_queue);
+        g.uptime.set(self.uptime as i64);
         // Totals kept elsewhere: add what is new since the last scrape.
         m.lagged.inc_by(self.lagged.saturating_sub(cum.lagged));
         cum.lagged = cum.lagged.max(self.lagged);

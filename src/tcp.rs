@@ -109,58 +109,20 @@ pub async fn serve(
         // Small requests on a kept-alive connection must not wait for
         // Nagle's algorithm (~40 ms each).
         let _ = tcp.set_nodelay(true);
-        let permit = match newcomers.clone().try_acquire_owned() {
-            Ok(p) => Some(p),
-            Err(_) => {
-                // Full: the oldest newcomer of the peer holding the most
-                // makes room.
-                evict_newcomer(&waiting);
-                tokio::time::timeout(EVICTING, newcomers.clone().acquire_owned())
-                    .await
-                    .ok()
-                    .and_then(Result::ok)
-            }
-        };
-        let Some(permit) = permit else {
+        let Some(permit) = newcomers_place(&newcomers, &waiting).await else {
             refusals.note(&format!(
                 "{MAX_NEWCOMERS} connections without a valid request yet, the limit"
             ));
             refuse(tcp);
             continue;
         };
-        let standing = Standing(Arc::new(StandingOf {
-            permit: tokio::sync::Mutex::new(Some(permit)),
-            member: AtomicBool::new(false),
-            members: members.clone(),
-            client: Mutex::new(None),
-            evict: tokio::sync::Notify::new(),
-            peer: peer_of(peer),
-            busy: AtomicUsize::new(0),
-            owners_place: AtomicBool::new(false),
-            idle_since: Mutex::new(Instant::now()),
-        }));
+        let standing = Standing::newcomer(permit, &members, peer);
         {
             let mut w = waiting.lock().expect("newcomers lock");
             keep_newcomers(&mut w);
             w.push_back(Arc::downgrade(&standing.0));
         }
-        // Each request holds the connection busy until its answer's body
-        // ends (an event stream: while it is open).
-        let busy = standing.clone();
-        let with_standing = app
-            .clone()
-            .layer(axum::middleware::from_fn(
-                move |req: axum::extract::Request, next: axum::middleware::Next| {
-                    let held = Busy::new(&busy.0);
-                    async move {
-                        let (parts, body) = next.run(req).await.into_parts();
-                        let body = axum::body::Body::new(Held { body, _busy: held });
-                        axum::response::Response::from_parts(parts, body)
-                    }
-                },
-            ))
-            .layer(axum::Extension(standing.clone()));
-        let service = TowerToHyperService::new(with_standing);
+        let service = TowerToHyperService::new(standing.serving(app.clone()));
         let conn = builder
             .serve_connection_with_upgrades(TokioIo::new(tcp), service)
             .into_owned();
@@ -176,6 +138,22 @@ pub async fn serve(
     }
     let _ = tokio::time::timeout(DRAIN, graceful.shutdown()).await;
     Ok(())
+}
+
+/// A newcomer's place: one free, or the oldest newcomer of the peer holding
+/// the most makes room (`None`: none freed in time).
+async fn newcomers_place(
+    newcomers: &Arc<Semaphore>,
+    waiting: &Mutex<VecDeque<Weak<StandingOf>>>,
+) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    if let Ok(p) = newcomers.clone().try_acquire_owned() {
+        return Some(p);
+    }
+    evict_newcomer(waiting);
+    tokio::time::timeout(EVICTING, newcomers.clone().acquire_owned())
+        .await
+        .ok()
+        .and_then(Result::ok)
 }
 
 /// Where a connection stands: a newcomer, or a member once a request of its
@@ -370,6 +348,43 @@ fn evict_idle(members: &Members, of: Of<'_>) -> bool {
 }
 
 impl Standing {
+    /// A connection just accepted from `peer`, holding a newcomer's place.
+    fn newcomer(
+        permit: tokio::sync::OwnedSemaphorePermit,
+        members: &Arc<Members>,
+        peer: IpAddr,
+    ) -> Standing {
+        Standing(Arc::new(StandingOf {
+            permit: tokio::sync::Mutex::new(Some(permit)),
+            member: AtomicBool::new(false),
+            members: members.clone(),
+            client: Mutex::new(None),
+            evict: tokio::sync::Notify::new(),
+            peer: peer_of(peer),
+            busy: AtomicUsize::new(0),
+            owners_place: AtomicBool::new(false),
+            idle_since: Mutex::new(Instant::now()),
+        }))
+    }
+
+    /// `app` for this connection: its standing in every request's
+    /// extensions, and each request holding the connection busy until its
+    /// answer's body ends (an event stream: while it is open).
+    fn serving(&self, app: axum::Router) -> axum::Router {
+        let busy = self.clone();
+        app.layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let held = Busy::new(&busy.0);
+                async move {
+                    let (parts, body) = next.run(req).await.into_parts();
+                    let body = axum::body::Body::new(Held { body, _busy: held });
+                    axum::response::Response::from_parts(parts, body)
+                }
+            },
+        ))
+        .layer(axum::Extension(self.clone()))
+    }
+
     /// Makes the connection a member (its request was let through) for
     /// `client` (`None`: the owner, who has places of its own); why not,
     /// when its client holds its share or the places are all taken by

@@ -515,7 +515,6 @@ fn main() {
         }
     };
     let settings = Settings::load(&data_dir);
-
     tauri::Builder::default()
         .plugin(
             tauri_plugin_global_shortcut::Builder::new()
@@ -536,125 +535,16 @@ fn main() {
             open_quick,
             open_link
         ])
-        .on_window_event(|window, event| {
-            // Closing the main window hides it to the tray: agents keep
-            // working, the hotkey and notifications stay alive; Quit is in
-            // the tray. With no tray to bring it back from, it minimises.
-            if let WindowEvent::CloseRequested { api, .. } = event {
-                if window.label() == "main" {
-                    api.prevent_close();
-                    if tray_shown() {
-                        let _ = window.hide();
-                    } else {
-                        let _ = window.minimize();
-                    }
-                }
-            }
-        })
+        .on_window_event(hide_on_close)
         .setup(move |app| {
-            let handle = app.handle().clone();
-            let shown = handle.clone();
-            instance::serve(launches, move || {
-                if let Some(w) = shown.get_webview_window("main") {
-                    let _ = w.show();
-                    let _ = w.unminimize();
-                    let _ = w.set_focus();
-                }
-            });
-            let events = handle.clone();
-            let dir = data_dir.clone();
-            let model = settings.model_kind().unwrap_or_else(|e| {
-                tracing::warn!("{e}; using the default model");
-                None
-            });
-            let metrics = settings.metrics_address().unwrap_or_else(|e| {
-                tracing::warn!("{e}; metrics are off");
-                None
-            });
-            let backend = tauri::async_runtime::block_on(Backend::start(
-                socket,
-                &settings.author,
-                metrics,
-                move || engine_config(dir, model),
-                move |event| {
-                    let _ = events.emit("pad-event", event.clone());
-                    if event["type"] == "created" {
-                        notify::withdraw_if_answered(&event);
-                    }
-                    if let Some(state) = events.try_state::<AppState>() {
-                        let s = state.settings();
-                        if s.notifications && notify::wanted(&event, &s.author) {
-                            notify::needs_eyes(&events, &event, on_notification, on_group);
-                        }
-                        if s.notifications {
-                            if let Some(d) = notify::trashed_by_other(&event, &s.author) {
-                                notify::gather(&events, d, undo_deletes);
-                            }
-                        }
-                    }
-                },
-            ))
-            .map_err(|e| format!("cannot reach or start the engine: {e}"))?;
-            if let Err(e) = handle.global_shortcut().register(settings.hotkey.as_str()) {
-                tracing::warn!(
-                    "the quick-note hotkey {} is not available: {e}",
-                    settings.hotkey
-                );
-            }
-            let state = AppState {
-                backend,
-                endpoint: agent_zero::Endpoint::default(),
-                data_dir,
-                settings: Mutex::new(settings),
-                mute_item: Mutex::new(None),
-            };
-            // The endpoint for Agent Zero in Docker, when the settings say so.
-            match state.settings().agent_http_address() {
-                Ok(Some(addr)) => {
-                    let served = tauri::async_runtime::block_on(state.endpoint.serve(
-                        addr,
-                        &state.backend.socket,
-                        &state.data_dir,
-                    ));
-                    if let Err(e) = served {
-                        tracing::warn!("the endpoint for Agent Zero is off: {e}");
-                    }
-                }
-                Ok(None) => {}
-                Err(e) => tracing::warn!("{e}; the endpoint for Agent Zero is off"),
-            }
-            if let Err(e) = tray(&handle, &state) {
+            show_on_launch(app.handle(), launches);
+            let state = start(app.handle(), socket, data_dir, settings)?;
+            if let Err(e) = tray(app.handle(), &state) {
                 // No tray on this desktop: the app still works, from its window.
                 tracing::warn!("no system tray: {e}");
             }
             app.manage(state);
-            let main = app
-                .get_webview_window("main")
-                .ok_or("the main window is missing")?;
-            let quick = handle.clone();
-            main.with_webview(move |view| {
-                // The quick box shares the main window's web process
-                // (WebKitGTK's related view): one WebKitWebProcess, not two.
-                let built = tauri::WebviewWindowBuilder::new(
-                    &quick,
-                    "quick",
-                    tauri::WebviewUrl::App("quick.html".into()),
-                )
-                .title("Quick note")
-                .inner_size(600.0, 110.0)
-                .visible(false)
-                .always_on_top(true)
-                .decorations(false)
-                .resizable(false)
-                .skip_taskbar(true)
-                .center()
-                .with_related_view(view.inner())
-                .build();
-                if let Err(e) = built {
-                    tracing::error!("the quick-note box cannot be created: {e}");
-                }
-            })?;
-            Ok(())
+            quick_box(app)
         })
         .build(tauri::generate_context!())
         .expect("the app starts")
@@ -669,6 +559,141 @@ fn main() {
                 }
             }
         });
+}
+
+/// Closing the main window hides it to the tray: agents keep working, the
+/// hotkey and notifications stay alive; Quit is in the tray. With no tray
+/// to bring it back from, it minimises.
+fn hide_on_close(window: &tauri::Window, event: &WindowEvent) {
+    if let WindowEvent::CloseRequested { api, .. } = event {
+        if window.label() == "main" {
+            api.prevent_close();
+            if tray_shown() {
+                let _ = window.hide();
+            } else {
+                let _ = window.minimize();
+            }
+        }
+    }
+}
+
+/// A second launch shows this instance's main window.
+fn show_on_launch(app: &AppHandle, launches: std::os::unix::net::UnixListener) {
+    let shown = app.clone();
+    instance::serve(launches, move || {
+        if let Some(w) = shown.get_webview_window("main") {
+            let _ = w.show();
+            let _ = w.unminimize();
+            let _ = w.set_focus();
+        }
+    });
+}
+
+/// The engine reached or started, the hotkey registered, the endpoint for
+/// Agent Zero served when the settings say so: the app's state.
+fn start(
+    app: &AppHandle,
+    socket: PathBuf,
+    data_dir: PathBuf,
+    settings: Settings,
+) -> Result<AppState, String> {
+    let dir = data_dir.clone();
+    let model = settings.model_kind().unwrap_or_else(|e| {
+        tracing::warn!("{e}; using the default model");
+        None
+    });
+    let metrics = settings.metrics_address().unwrap_or_else(|e| {
+        tracing::warn!("{e}; metrics are off");
+        None
+    });
+    let events = app.clone();
+    let backend = tauri::async_runtime::block_on(Backend::start(
+        socket,
+        &settings.author,
+        metrics,
+        move || engine_config(dir, model),
+        move |event| on_engine_event(&events, event),
+    ))
+    .map_err(|e| format!("cannot reach or start the engine: {e}"))?;
+    if let Err(e) = app.global_shortcut().register(settings.hotkey.as_str()) {
+        tracing::warn!(
+            "the quick-note hotkey {} is not available: {e}",
+            settings.hotkey
+        );
+    }
+    let state = AppState {
+        backend,
+        endpoint: agent_zero::Endpoint::default(),
+        data_dir,
+        settings: Mutex::new(settings),
+        mute_item: Mutex::new(None),
+    };
+    match state.settings().agent_http_address() {
+        Ok(Some(addr)) => {
+            let served = tauri::async_runtime::block_on(state.endpoint.serve(
+                addr,
+                &state.backend.socket,
+                &state.data_dir,
+            ));
+            if let Err(e) = served {
+                tracing::warn!("the endpoint for Agent Zero is off: {e}");
+            }
+        }
+        Ok(None) => {}
+        Err(e) => tracing::warn!("{e}; the endpoint for Agent Zero is off"),
+    }
+    Ok(state)
+}
+
+/// Each engine event: to the windows, and a desktop notification when it
+/// needs the person's eyes (or withdrawn once answered).
+fn on_engine_event(app: &AppHandle, event: Value) {
+    let _ = app.emit("pad-event", event.clone());
+    if event["type"] == "created" {
+        notify::withdraw_if_answered(&event);
+    }
+    if let Some(state) = app.try_state::<AppState>() {
+        let s = state.settings();
+        if s.notifications && notify::wanted(&event, &s.author) {
+            notify::needs_eyes(app, &event, on_notification, on_group);
+        }
+        if s.notifications {
+            if let Some(d) = notify::trashed_by_other(&event, &s.author) {
+                notify::gather(app, d, undo_deletes);
+            }
+        }
+    }
+}
+
+/// The quick-note box, hidden until the hotkey. It shares the main
+/// window's web process (WebKitGTK's related view): one WebKitWebProcess,
+/// not two.
+fn quick_box(app: &tauri::App) -> Result<(), Box<dyn std::error::Error>> {
+    let main = app
+        .get_webview_window("main")
+        .ok_or("the main window is missing")?;
+    let quick = app.handle().clone();
+    main.with_webview(move |view| {
+        let built = tauri::WebviewWindowBuilder::new(
+            &quick,
+            "quick",
+            tauri::WebviewUrl::App("quick.html".into()),
+        )
+        .title("Quick note")
+        .inner_size(600.0, 110.0)
+        .visible(false)
+        .always_on_top(true)
+        .decorations(false)
+        .resizable(false)
+        .skip_taskbar(true)
+        .center()
+        .with_related_view(view.inner())
+        .build();
+        if let Err(e) = built {
+            tracing::error!("the quick-note box cannot be created: {e}");
+        }
+    })?;
+    Ok(())
 }
 
 /// The engine's settings when the app runs it: the `PAD_*` variables read

@@ -399,59 +399,71 @@ impl Conversation {
                     false,
                 )));
             }
-            let agent = self.delivery.agent.clone();
-            match t.state.as_str() {
-                "submitted" => self.delivery.state = DeliveryState::Sent,
-                "working" => {
-                    self.delivery.state = DeliveryState::Working;
-                    if let Some(s) = &status {
-                        effects.push(Effect::Post(self.post(
-                            &t.state,
-                            Kind::Note,
-                            s.clone(),
-                            false,
-                        )));
-                    }
-                    self.delivery.detail = status.clone();
-                }
-                "input-required" | "auth-required" => {
-                    let q = status.clone().unwrap_or_else(|| {
-                        format!("{agent} needs more from you to go on; reply here.")
-                    });
-                    let mut ask = self.post(&t.state, Kind::Question, q.clone(), true);
-                    ask.asks = true;
-                    effects.push(Effect::Post(ask));
-                    self.delivery.state = DeliveryState::WaitingForYou;
-                    self.delivery.detail = Some(q);
-                }
-                "completed" => {
-                    let text = if !t.artifacts.is_empty() {
-                        t.artifacts.join("\n\n")
-                    } else if !new.is_empty() {
-                        new.join("\n\n")
-                    } else if let Some(s) = &status {
-                        s.clone()
-                    } else {
-                        format!("{agent} finished, with nothing to show.")
-                    };
-                    effects.push(Effect::Post(self.post(&t.state, Kind::Result, text, false)));
-                    self.delivery.state = DeliveryState::Done;
-                    self.delivery.detail = None;
-                }
-                "failed" | "rejected" | "canceled" => {
-                    let why = status.clone().unwrap_or_else(|| "it gave no reason".into());
-                    let text = format!("{agent} {}: {why}", t.state);
-                    effects.push(Effect::Post(self.post(&t.state, Kind::Note, text, true)));
-                    self.delivery.state = DeliveryState::Failed;
-                    self.delivery.detail = Some(why);
-                }
-                _ => {}
-            }
+            effects.extend(self.entered(&t, status.as_deref(), &new));
             self.posted_state = Some(t.state.clone());
         } else {
             self.quiet_polls = self.quiet_polls.saturating_add(1);
         }
         self.posted_messages = said.len();
+        self.schedule(now);
+        effects
+    }
+
+    /// The task entered a new state: the delivery's state follows, and
+    /// what the agent said in it is posted.
+    fn entered(&mut self, t: &Task, status: Option<&str>, new: &[&str]) -> Option<Effect> {
+        let agent = self.delivery.agent.clone();
+        let state = t.state.as_str();
+        let said = match state {
+            "submitted" => {
+                self.delivery.state = DeliveryState::Sent;
+                None
+            }
+            "working" => {
+                self.delivery.state = DeliveryState::Working;
+                self.delivery.detail = status.map(str::to_owned);
+                status.map(|s| self.post(state, Kind::Note, s.to_owned(), false))
+            }
+            "input-required" | "auth-required" => {
+                let q = status.map_or_else(
+                    || format!("{agent} needs more from you to go on; reply here."),
+                    str::to_owned,
+                );
+                let mut ask = self.post(state, Kind::Question, q.clone(), true);
+                ask.asks = true;
+                self.delivery.state = DeliveryState::WaitingForYou;
+                self.delivery.detail = Some(q);
+                Some(ask)
+            }
+            "completed" => {
+                let text = if !t.artifacts.is_empty() {
+                    t.artifacts.join("\n\n")
+                } else if !new.is_empty() {
+                    new.join("\n\n")
+                } else if let Some(s) = status {
+                    s.to_owned()
+                } else {
+                    format!("{agent} finished, with nothing to show.")
+                };
+                self.delivery.state = DeliveryState::Done;
+                self.delivery.detail = None;
+                Some(self.post(state, Kind::Result, text, false))
+            }
+            "failed" | "rejected" | "canceled" => {
+                let why = status.unwrap_or("it gave no reason").to_owned();
+                let text = format!("{agent} {state}: {why}");
+                self.delivery.state = DeliveryState::Failed;
+                self.delivery.detail = Some(why);
+                Some(self.post(state, Kind::Note, text, true))
+            }
+            _ => None,
+        };
+        said.map(Effect::Post)
+    }
+
+    /// When to look again: never while the person or nobody needs to act,
+    /// else sooner after a change, slower while the task is quiet.
+    fn schedule(&mut self, now: i64) {
         let waiting = matches!(
             self.delivery.state,
             DeliveryState::Done | DeliveryState::Failed | DeliveryState::WaitingForYou
@@ -463,7 +475,6 @@ impl Conversation {
             let ms = FIRST_POLL.as_millis() as i64 * (1 << slower) as i64;
             now + ms.min(MAX_POLL.as_millis() as i64)
         };
-        effects
     }
 }
 

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
+use tokio::sync::oneshot;
 
 use crate::engine::Engine;
 use crate::settings::EngineSettings;
@@ -82,7 +83,7 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     let shutdown = server::signals()?;
     // Bind first: a second `pad serve` learns at once who already serves.
     let bound = server::bind(&socket)?;
-    let mut config = args.engine.config(paths::data_dir())?;
+    let mut config = args.engine.clone().config(paths::data_dir())?;
     config.metrics = args.metrics.is_some();
     if let Some(addr) = args.metrics {
         crate::metrics::check_address(addr, args.metrics_allow_remote)?;
@@ -96,79 +97,8 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
         tracing::warn!("cannot record the socket in the data directory: {e}");
     }
     let background = engine.spawn_background();
-    let (http_stop, http_stopped) = tokio::sync::oneshot::channel::<()>();
-    let http = if args.mcp_http.is_empty() {
-        None
-    } else {
-        let token = crate::mcp::http_token(&engine.config().data_dir)?;
-        let mut listeners = Vec::new();
-        for addr in &args.mcp_http {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|e| anyhow::anyhow!("--mcp-http {addr}: cannot listen there: {e}"))?;
-            tracing::info!(
-                "MCP over HTTP on http://{}/mcp (bearer token in {})",
-                listener.local_addr()?,
-                engine
-                    .config()
-                    .data_dir
-                    .join(crate::mcp::TOKEN_FILE)
-                    .display()
-            );
-            listeners.push(listener);
-        }
-        let tools = crate::mcp::McpConfig {
-            socket: socket.clone(),
-            pad: args.mcp_pad,
-            author: args.mcp_author,
-            autostart: false,
-            tools: args.mcp_tools,
-            budget: Default::default(),
-        };
-        Some(tokio::spawn(crate::mcp::serve_http(
-            listeners,
-            token,
-            tools,
-            args.mcp_http_max_sessions as usize,
-            engine.http_refusals("MCP over HTTP", "mcp"),
-            async {
-                let _ = http_stopped.await;
-            },
-        )))
-    };
-    let (metrics_stop, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
-    let metrics = match args.metrics {
-        Some(addr) => {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|e| anyhow::anyhow!("--metrics {addr}: cannot listen there: {e}"))?;
-            let url = format!("http://{}/metrics", listener.local_addr()?);
-            tracing::info!("Prometheus metrics on {url}");
-            engine.set_metrics_address(url);
-            let token = if args.metrics_require_token {
-                let t = crate::metrics::token(&engine.config().data_dir)?;
-                tracing::info!(
-                    "metrics require the bearer token in {}",
-                    engine
-                        .config()
-                        .data_dir
-                        .join(crate::metrics::TOKEN_FILE)
-                        .display()
-                );
-                Some(t)
-            } else {
-                None
-            };
-            let engine = engine.clone();
-            Some(tokio::spawn(async move {
-                let stopped = async {
-                    let _ = metrics_stopped.await;
-                };
-                engine.serve_metrics(listener, token, stopped).await
-            }))
-        }
-        None => None,
-    };
+    let http = serve_mcp_http(&args, &engine, &socket).await?;
+    let metrics = serve_metrics(&args, &engine).await?;
     tracing::info!(
         "scratchpad {} serving {} (data in {})",
         env!("CARGO_PKG_VERSION"),
@@ -182,19 +112,11 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
         Duration::from_secs(5),
     )
     .await;
-    let _ = http_stop.send(());
-    let _ = metrics_stop.send(());
-    if let Some(m) = metrics {
-        // A scrape in flight finishes; a stuck one does not hold the stop.
-        let _ = tokio::time::timeout(Duration::from_secs(2), m).await;
-    }
-    if let Some(mut http) = http {
-        // Open event streams would hold a graceful stop forever: give them 2 s.
-        match tokio::time::timeout(Duration::from_secs(2), &mut http).await {
-            Ok(Ok(Err(e))) => tracing::warn!("MCP over HTTP stopped with an error: {e}"),
-            Ok(Err(e)) => tracing::warn!("MCP over HTTP task failed: {e}"),
-            Ok(Ok(Ok(()))) => {}
-            Err(_) => http.abort(),
+    // A scrape in flight finishes, and open event streams would hold a
+    // graceful stop forever: each side gets 2 s.
+    for (side, what) in [(metrics, "metrics"), (http, "MCP over HTTP")] {
+        if let Some(side) = side {
+            side.stop(what).await;
         }
     }
     engine.shutdown().await;
@@ -202,4 +124,107 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     drop(bound);
     tracing::info!("stopped");
     Ok(())
+}
+
+/// A listener served beside the socket (MCP over HTTP, metrics).
+struct Side {
+    stop: oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Side {
+    /// Serves `serve(stopped)` until `stop`.
+    fn spawn<F>(serve: impl FnOnce(oneshot::Receiver<()>) -> F) -> Side
+    where
+        F: std::future::Future<Output = std::io::Result<()>> + Send + 'static,
+    {
+        let (stop, stopped) = oneshot::channel();
+        Side {
+            stop,
+            task: tokio::spawn(serve(stopped)),
+        }
+    }
+
+    /// Asks it to stop and waits 2 s at most.
+    async fn stop(mut self, what: &str) {
+        let _ = self.stop.send(());
+        match tokio::time::timeout(Duration::from_secs(2), &mut self.task).await {
+            Ok(Ok(Err(e))) => tracing::warn!("{what} stopped with an error: {e}"),
+            Ok(Err(e)) => tracing::warn!("{what} task failed: {e}"),
+            Ok(Ok(Ok(()))) => {}
+            Err(_) => self.task.abort(),
+        }
+    }
+}
+
+/// `--mcp-http`: the MCP tools (and `/rpc`) over HTTP on each address.
+async fn serve_mcp_http(
+    args: &ServeArgs,
+    engine: &Engine,
+    socket: &std::path::Path,
+) -> anyhow::Result<Option<Side>> {
+    if args.mcp_http.is_empty() {
+        return Ok(None);
+    }
+    let data_dir = &engine.config().data_dir;
+    let token = crate::mcp::http_token(data_dir)?;
+    let mut listeners = Vec::new();
+    for addr in &args.mcp_http {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| anyhow::anyhow!("--mcp-http {addr}: cannot listen there: {e}"))?;
+        tracing::info!(
+            "MCP over HTTP on http://{}/mcp (bearer token in {})",
+            listener.local_addr()?,
+            data_dir.join(crate::mcp::TOKEN_FILE).display()
+        );
+        listeners.push(listener);
+    }
+    let tools = crate::mcp::McpConfig {
+        socket: socket.to_path_buf(),
+        pad: args.mcp_pad.clone(),
+        author: args.mcp_author.clone(),
+        autostart: false,
+        tools: args.mcp_tools,
+        budget: Default::default(),
+    };
+    let max_sessions = args.mcp_http_max_sessions as usize;
+    let refusals = engine.http_refusals("MCP over HTTP", "mcp");
+    Ok(Some(Side::spawn(move |stopped| {
+        crate::mcp::serve_http(listeners, token, tools, max_sessions, refusals, async {
+            let _ = stopped.await;
+        })
+    })))
+}
+
+/// `--metrics`: Prometheus metrics over HTTP, with a bearer token when
+/// `--metrics-require-token`.
+async fn serve_metrics(args: &ServeArgs, engine: &Engine) -> anyhow::Result<Option<Side>> {
+    let Some(addr) = args.metrics else {
+        return Ok(None);
+    };
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("--metrics {addr}: cannot listen there: {e}"))?;
+    let url = format!("http://{}/metrics", listener.local_addr()?);
+    tracing::info!("Prometheus metrics on {url}");
+    engine.set_metrics_address(url);
+    let token = if args.metrics_require_token {
+        let data_dir = &engine.config().data_dir;
+        let t = crate::metrics::token(data_dir)?;
+        tracing::info!(
+            "metrics require the bearer token in {}",
+            data_dir.join(crate::metrics::TOKEN_FILE).display()
+        );
+        Some(t)
+    } else {
+        None
+    };
+    let engine = engine.clone();
+    Ok(Some(Side::spawn(move |stopped| async move {
+        let stopped = async {
+            let _ = stopped.await;
+        };
+        engine.serve_metrics(listener, token, stopped).await
+    })))
 }

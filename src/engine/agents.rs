@@ -396,27 +396,7 @@ impl Engine {
             c.next_at = at;
             return self.keep(c, &kept).await;
         }
-        // What goes out is the note as it is now: edited, its new text;
-        // deleted (or purged), nothing.
-        while let Some(out) = c.outbox.first() {
-            match self.db().get(&out.entry).await {
-                Ok(e) => {
-                    c.outbox[0].text = e.content;
-                    break;
-                }
-                Err(Error::NotFound { .. }) => {
-                    c.outbox.remove(0);
-                    c.delivery.detail = Some("not sent: the note was deleted".into());
-                    if c.outbox.is_empty() && c.delivery.task.is_none() {
-                        c.delivery.state = DeliveryState::Failed;
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!("cannot read {} to send it: {e}", out.entry);
-                    break;
-                }
-            }
-        }
+        self.refresh_outbox(&mut c).await;
         let ep = agent.endpoint();
         let event = if let Some(out) = c.outbox.first().cloned() {
             let (id, ctx) = (
@@ -459,40 +439,69 @@ impl Engine {
         );
         let give_up = self.0.config.agent_give_up.as_millis() as i64;
         for effect in c.on(event, now, give_up) {
-            match effect {
-                Effect::Post(p) => {
-                    let id = self.post(&mut c, &p).await;
-                    if id.is_some() {
-                        self.0.agents.replied(&agent.name, wall_ms());
-                    }
-                    c.posted(&p, id);
-                }
-                Effect::AskPerson(text) => {
-                    // One question per agent: a note failing beside one
-                    // already asked about waits for the same answer.
-                    let mut open = self.0.agents.give_ups.lock().await;
-                    let asked = match open.get(&agent.name) {
-                        Some(q) => Some(q.clone()),
-                        None => {
-                            let q = self.ask_about(&c, text).await;
-                            if let Some(q) = &q {
-                                open.insert(agent.name.clone(), q.clone());
-                            }
-                            q
-                        }
-                    };
-                    drop(open);
-                    if let Some(q) = asked {
-                        c.asked(q);
-                    }
-                }
-            }
+            self.carry_out(effect, &mut c, &agent.name).await;
         }
         if c.delivery != before {
             c.delivery.updated_at = model::fmt_time(self.now());
             self.0.bus.delivery(&c.delivery.pad, c.delivery.clone());
         }
         self.keep(c, &kept).await
+    }
+
+    /// What goes out is the note as it is now: edited, its new text;
+    /// deleted (or purged), nothing.
+    async fn refresh_outbox(&self, c: &mut Conversation) {
+        while let Some(out) = c.outbox.first() {
+            match self.db().get(&out.entry).await {
+                Ok(e) => {
+                    c.outbox[0].text = e.content;
+                    break;
+                }
+                Err(Error::NotFound { .. }) => {
+                    c.outbox.remove(0);
+                    c.delivery.detail = Some("not sent: the note was deleted".into());
+                    if c.outbox.is_empty() && c.delivery.task.is_none() {
+                        c.delivery.state = DeliveryState::Failed;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("cannot read {} to send it: {e}", out.entry);
+                    break;
+                }
+            }
+        }
+    }
+
+    /// One effect of the conversation's state machine, carried out.
+    async fn carry_out(&self, effect: Effect, c: &mut Conversation, name: &str) {
+        match effect {
+            Effect::Post(p) => {
+                let id = self.post(c, &p).await;
+                if id.is_some() {
+                    self.0.agents.replied(name, wall_ms());
+                }
+                c.posted(&p, id);
+            }
+            Effect::AskPerson(text) => {
+                // One question per agent: a note failing beside one
+                // already asked about waits for the same answer.
+                let mut open = self.0.agents.give_ups.lock().await;
+                let asked = match open.get(name) {
+                    Some(q) => Some(q.clone()),
+                    None => {
+                        let q = self.ask_about(c, text).await;
+                        if let Some(q) = &q {
+                            open.insert(name.to_owned(), q.clone());
+                        }
+                        q
+                    }
+                };
+                drop(open);
+                if let Some(q) = asked {
+                    c.asked(q);
+                }
+            }
+        }
     }
 
     /// Keeps a conversation after a look: in memory, and in the store when

@@ -37,24 +37,7 @@ pub struct Markdown {
 /// `unloaded`: entries of the pad not in `entries` (too many to hold at
 /// once); they count as left out.
 pub fn markdown(pad: &Pad, entries: &[Entry], budget: Option<usize>, unloaded: usize) -> Markdown {
-    let mut out = String::new();
-    let _ = writeln!(out, "# Pad `{}`\n", pad.name);
-    let expiry = match (&pad.archived_at, &pad.expires_at) {
-        (Some(at), _) => format!("archived {at}"),
-        (None, Some(at)) => format!("expires {at} if idle"),
-        (None, None) => "never expires".into(),
-    };
-    let _ = writeln!(
-        out,
-        "{} {} · last write {} · {expiry}",
-        entries.len() + unloaded,
-        if entries.len() + unloaded == 1 {
-            "entry"
-        } else {
-            "entries"
-        },
-        pad.last_write_at
-    );
+    let mut out = header(pad, entries.len() + unloaded);
     // Replies whose parent is on this pad are drawn inside the parent's block.
     let index: std::collections::HashMap<&str, usize> = entries
         .iter()
@@ -117,36 +100,67 @@ pub fn markdown(pad: &Pad, entries: &[Entry], budget: Option<usize>, unloaded: u
         .sum();
     let left_out = entries.len() - included + unloaded;
     if left_out > 0 {
-        let mut by_kind: Vec<(Kind, usize)> = Vec::new();
-        for (i, e) in entries.iter().enumerate() {
-            if keep[i] || !top[i] {
-                continue;
-            }
-            match by_kind.iter_mut().find(|(k, _)| *k == e.kind) {
-                Some((_, n)) => *n += 1,
-                None => by_kind.push((e.kind, 1)),
-            }
-        }
-        let mut kinds = by_kind
-            .iter()
-            .map(|(k, n)| format!("{n} {k}{}", if *n == 1 { "" } else { "s" }))
-            .collect::<Vec<_>>();
-        if unloaded > 0 {
-            kinds.push(format!("{unloaded} older"));
-        }
-        let kinds = kinds.join(", ");
-        let _ = write!(
-            out,
-            "\n---\n_Left out {left_out} {} ({kinds}; the oldest went first) to stay within {} characters; a larger budget shows more._\n",
-            if left_out == 1 { "entry" } else { "entries" },
-            budget.unwrap_or_default()
-        );
+        let dropped = (0..entries.len()).filter(|&i| !keep[i] && top[i]);
+        let kinds = dropped.map(|i| entries[i].kind);
+        out.push_str(&left_out_note(
+            left_out,
+            kinds,
+            unloaded,
+            budget.unwrap_or_default(),
+        ));
     }
     Markdown {
         text: out,
         included,
         left_out,
     }
+}
+
+/// The title and the pad's line: how many entries, its last write, when it
+/// expires.
+fn header(pad: &Pad, entries: usize) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Pad `{}`\n", pad.name);
+    let expiry = match (&pad.archived_at, &pad.expires_at) {
+        (Some(at), _) => format!("archived {at}"),
+        (None, Some(at)) => format!("expires {at} if idle"),
+        (None, None) => "never expires".into(),
+    };
+    let _ = writeln!(
+        out,
+        "{entries} {} · last write {} · {expiry}",
+        if entries == 1 { "entry" } else { "entries" },
+        pad.last_write_at
+    );
+    out
+}
+
+/// What a budget left out, by kind (`unloaded`: older entries never read).
+fn left_out_note(
+    left_out: usize,
+    kinds: impl Iterator<Item = Kind>,
+    unloaded: usize,
+    budget: usize,
+) -> String {
+    let mut by_kind: Vec<(Kind, usize)> = Vec::new();
+    for kind in kinds {
+        match by_kind.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => by_kind.push((kind, 1)),
+        }
+    }
+    let mut said = by_kind
+        .iter()
+        .map(|(k, n)| format!("{n} {k}{}", if *n == 1 { "" } else { "s" }))
+        .collect::<Vec<_>>();
+    if unloaded > 0 {
+        said.push(format!("{unloaded} older"));
+    }
+    format!(
+        "\n---\n_Left out {left_out} {} ({}; the oldest went first) to stay within {budget} characters; a larger budget shows more._\n",
+        if left_out == 1 { "entry" } else { "entries" },
+        said.join(", ")
+    )
 }
 
 /// Pinned and `important` entries, and questions nobody answered yet, are

@@ -16,7 +16,7 @@ impl Engine {
         let now = self.now();
         let since = model::fmt_time(now - within * 1000);
         let recent = self
-            .list(
+            .listed(
                 ListParams {
                     since: Some(since),
                     limit: Some(MAX_LIST_LIMIT),
@@ -24,30 +24,19 @@ impl Engine {
                 },
                 guard,
             )
-            .await?
-            .entries;
-        let doing = self
-            .list(
-                ListParams {
-                    status: Some(model::Status::Doing),
-                    limit: Some(500),
-                    ..Default::default()
-                },
-                guard,
-            )
-            .await?
-            .entries;
-        let questions = self
-            .list(
-                ListParams {
-                    kind: Some(Kind::Question),
-                    limit: Some(500),
-                    ..Default::default()
-                },
-                guard,
-            )
-            .await?
-            .entries;
+            .await?;
+        let doing = ListParams {
+            status: Some(model::Status::Doing),
+            limit: Some(500),
+            ..Default::default()
+        };
+        let doing = self.listed(doing, guard).await?;
+        let questions = ListParams {
+            kind: Some(Kind::Question),
+            limit: Some(500),
+            ..Default::default()
+        };
+        let questions = self.listed(questions, guard).await?;
         // To a token, the roster holds what its pads show: the agents its
         // grant names (their last error, which may quote any pad, left
         // out), and the authors who wrote in its pads — not who else is
@@ -121,5 +110,10 @@ impl Engine {
             }
         }
         Ok(AgentListResult { agents, seen })
+    }
+
+    /// The entries `p` lists, as the caller may see them.
+    async fn listed(&self, p: ListParams, guard: &Guard) -> Result<Vec<model::Entry>> {
+        Ok(self.list(p, guard).await?.entries)
     }
 }

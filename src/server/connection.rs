@@ -32,28 +32,8 @@ pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<b
     let me = crate::paths::uid();
     let peer = stream.peer_cred().map(|c| c.uid()).ok();
     if peer != Some(me) {
-        let (read, write) = stream.into_split();
-        let mut out = BufWriter::new(write);
         tracing::warn!("refused a connection from uid {peer:?}");
-        let refusal = rpc::refused(
-            &engine,
-            Value::Null,
-            &Error::Forbidden(format!(
-                "this engine belongs to uid {me}; connections from other users are refused."
-            )),
-        );
-        let _ = write_line(&mut out, &serde_json::to_vec(&refusal).unwrap_or_default()).await;
-        let _ = out.shutdown().await;
-        // Linger briefly, discarding input, so a client that is mid-write reads
-        // the refusal instead of failing with a broken pipe.
-        let mut sink = read;
-        let mut buf = [0u8; 4096];
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), async {
-            while matches!(tokio::io::AsyncReadExt::read(&mut sink, &mut buf).await, Ok(n) if n > 0)
-            {
-            }
-        })
-        .await;
+        refuse_stranger(stream, &engine, me).await;
         return;
     }
 
@@ -137,6 +117,28 @@ pub async fn run(stream: UnixStream, engine: Engine, mut stop: watch::Receiver<b
     drop(out);
     crate::engine::memory_freed();
     engine.connection_closed();
+}
+
+/// Says why to a connection of another user, then lingers briefly,
+/// discarding input, so a client that is mid-write reads the refusal
+/// instead of failing with a broken pipe.
+async fn refuse_stranger(stream: UnixStream, engine: &Engine, me: u32) {
+    let (mut read, write) = stream.into_split();
+    let mut out = BufWriter::new(write);
+    let refusal = rpc::refused(
+        engine,
+        Value::Null,
+        &Error::Forbidden(format!(
+            "this engine belongs to uid {me}; connections from other users are refused."
+        )),
+    );
+    let _ = write_line(&mut out, &serde_json::to_vec(&refusal).unwrap_or_default()).await;
+    let _ = out.shutdown().await;
+    let mut buf = [0u8; 4096];
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), async {
+        while matches!(tokio::io::AsyncReadExt::read(&mut read, &mut buf).await, Ok(n) if n > 0) {}
+    })
+    .await;
 }
 
 async fn write_line<W: AsyncWrite + Unpin>(
