@@ -1,281 +1,118 @@
-//! Agents the person can reach: the registry of A2A endpoints, the
-//! conversations of addressed notes (one per note and agent), and who is
-//! connected right now.
+//! Agents the person can reach: the registry of A2A endpoints
+//! (`agents/registry.rs`), the conversations of addressed notes (one per
+//! note and agent, here), who is connected right now
+//! (`agents/presence.rs`), and how often an agent may reply
+//! (`agents/limit.rs`) — each its own type behind its own lock.
 //!
-//! The registry lives in `<data>/agents.json` (0600, written whole and
-//! renamed into place when an agent is added, removed or its state
-//! changes), because it holds secrets (tokens, Agent Zero's token in its
-//! URL) that must not travel to a shared database, and because an endpoint
-//! such as `http://localhost:50001` is reachable from one machine: each
-//! engine reaches the agents registered with it. Deliveries live in the
-//! store with the notes (the `deliveries` table, written in the note's own
-//! transaction: `handoffs` says which rows a new entry brings); this module
-//! keeps the conversations begun in memory, as the store has them, for
-//! the dispatcher. A conversation's states and transitions are
-//! `agents/conversation.rs`; the dispatcher that talks to the agents and
-//! saves the conversations is `engine/agents.rs`; the wire client is
-//! `agents/a2a.rs`. This module does no I/O but its own file.
+//! Deliveries live in the store with the notes (the `deliveries` table,
+//! written in the note's own transaction: `handoffs` says which rows a new
+//! entry brings); `Conversations` keeps those begun in memory, as the store
+//! has them, for the dispatcher. A conversation's states and transitions
+//! are `agents/conversation.rs`; the dispatcher that talks to the agents
+//! and saves the conversations is `engine/agents.rs`; the wire client is
+//! `agents/a2a.rs`. This module does no I/O but the registry's file.
 
 pub mod a2a;
 pub mod conversation;
+mod limit;
+mod presence;
+mod registry;
 
 pub use conversation::{Conversation, Outgoing};
+pub use limit::{ReplyLimit, MAX_REPLIES_PER_MINUTE};
+pub use presence::{Here, Presence, Seen, MAX_PRESENCE};
+pub use registry::{Registered, Registry, FILE};
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use serde::{Deserialize, Serialize};
-
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::fmt_time;
-use crate::protocol::{AgentCard, AgentInfo};
+use crate::protocol::AgentInfo;
 use crate::storage::Handoff;
-
-pub const FILE: &str = "agents.json";
-
-/// A registered agent, as stored (with its secrets).
-#[derive(Clone, Serialize, Deserialize)]
-pub struct Registered {
-    pub name: String,
-    pub url: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
-    pub dialect: a2a::Dialect,
-    pub card: Option<AgentCard>,
-    pub added_at: i64,
-    pub added_by: String,
-    #[serde(default)]
-    pub reachable: Option<bool>,
-    #[serde(default)]
-    pub error: Option<String>,
-}
-
-impl Registered {
-    pub fn endpoint(&self) -> a2a::Endpoint {
-        a2a::Endpoint {
-            url: self.url.clone(),
-            token: self.token.clone(),
-            dialect: self.dialect,
-        }
-    }
-}
-
-/// The registry as saved, and the conversations as held in memory (in
-/// the file before the store kept them: read once, to move them there).
-#[derive(Default, Serialize, Deserialize)]
-struct Saved {
-    agents: Vec<Registered>,
-    #[serde(default, skip_serializing)]
-    deliveries: Vec<Conversation>,
-}
 
 /// Finished conversations kept in memory, as many as the store keeps.
 const KEEP_FINISHED: usize = crate::storage::rules::KEEP_FINISHED_CONVERSATIONS;
 
-/// Replies one agent may have posted in a minute: past it, its tasks are not
-/// looked at again until the minute frees up, so nothing it says is lost and
-/// no agent floods a pad.
-pub const MAX_REPLIES_PER_MINUTE: usize = 30;
-const MINUTE: i64 = 60_000;
+/// The one lock policy of the agents' parts: each change under these locks
+/// is a whole insert, removal or replacement, so a panic elsewhere while
+/// one was held leaves its value whole — it is taken over, not poisoned.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
-/// Registered agents, deliveries and presence, behind one lock.
 pub struct Agents {
-    path: PathBuf,
-    state: Mutex<Saved>,
-    /// Connections that said hello, by author, and when each author last called.
-    presence: Arc<Mutex<HashMap<String, Presence>>>,
+    pub registry: Registry,
+    pub conversations: Conversations,
+    pub presence: Presence,
+    pub limit: ReplyLimit,
     /// Woken when there is something to send.
     pub wake: tokio::sync::Notify,
-    /// When each agent's replies of the last minute were posted (ms).
-    replies: Mutex<HashMap<String, std::collections::VecDeque<i64>>>,
     /// The open "could not deliver" question of each agent: one per agent,
     /// however many notes wait for it. Held while a question is asked.
     pub give_ups: tokio::sync::Mutex<HashMap<String, String>>,
 }
 
-#[derive(Default, Clone, Copy)]
-pub struct Presence {
-    pub connected: usize,
-    pub last_seen: i64,
-}
-
-/// Held by a connection that said hello as an author; dropping it (the
-/// connection closing) says it went.
-pub struct Here {
-    presence: Arc<Mutex<HashMap<String, Presence>>>,
-    author: String,
-}
-
-impl Drop for Here {
-    fn drop(&mut self) {
-        if let Ok(mut p) = self.presence.lock() {
-            if let Some(e) = p.get_mut(&self.author) {
-                e.connected = e.connected.saturating_sub(1);
-            }
-        }
-    }
-}
+/// The conversations begun, as the store has them.
+#[derive(Default)]
+pub struct Conversations(Mutex<Vec<Conversation>>);
 
 impl Agents {
-    /// The registry of `dir`, and the conversations its file still held
-    /// from before the store kept them (for the engine to move there, then
-    /// `forget_file_deliveries`). A damaged file is moved aside, said in
-    /// the log, and the engine starts with no registered agents: a broken
-    /// file must not keep the person's notes from them.
+    /// The agents of `dir`, and the conversations the registry's file still
+    /// held from before the store kept them (for the engine to move there,
+    /// then `Registry::rewrite`).
     pub fn open(dir: &Path) -> Result<(Agents, Vec<Conversation>)> {
-        let path = dir.join(FILE);
-        let mut saved: Saved = match std::fs::read_to_string(&path) {
-            Ok(text) => match serde_json::from_str(&text) {
-                Ok(saved) => saved,
-                Err(e) => {
-                    let aside = dir.join(format!("{FILE}.damaged"));
-                    let moved = std::fs::rename(&path, &aside);
-                    tracing::error!(
-                        "{} is damaged ({e}); {}: register the agents again (pad agent add)",
-                        path.display(),
-                        match moved {
-                            Ok(()) => format!("moved aside to {}", aside.display()),
-                            Err(e) => format!("and cannot be moved aside ({e})"),
-                        }
-                    );
-                    Saved::default()
-                }
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Saved::default(),
-            Err(e) => {
-                return Err(Error::Internal(format!(
-                    "cannot read {}: {e}",
-                    path.display()
-                )))
-            }
-        };
-        let old = std::mem::take(&mut saved.deliveries);
+        let (registry, old) = Registry::open(dir)?;
         let agents = Agents {
-            path,
-            state: Mutex::new(saved),
-            presence: Arc::default(),
+            registry,
+            conversations: Conversations::default(),
+            presence: Presence::default(),
+            limit: ReplyLimit::default(),
             wake: tokio::sync::Notify::new(),
-            replies: Mutex::default(),
             give_ups: tokio::sync::Mutex::default(),
         };
         Ok((agents, old))
     }
 
-    /// Rewrites the file with the registry alone (its old deliveries are
-    /// in the store now).
-    pub fn forget_file_deliveries(&self) -> Result<()> {
-        let s = self.state.lock().expect("agents lock");
-        self.save(&s)
-    }
-
-    /// Takes in the conversations the store holds (at start).
-    pub fn load(&self, conversations: Vec<Conversation>) {
-        let mut s = self.state.lock().expect("agents lock");
-        s.deliveries = conversations;
-    }
-
-    fn save(&self, s: &Saved) -> Result<()> {
-        let text = serde_json::to_string_pretty(s).expect("agents serialize");
-        crate::paths::write_private(&self.path, &text)
-            .map_err(|e| Error::Internal(format!("cannot write {}: {e}", self.path.display())))
-    }
-
-    /// Runs `f` on the state and saves the registry; if saving fails the
-    /// registry is as it was (so a failed `agent.add` registers nothing,
-    /// and a failed removal leaves the agent, on disk and here alike).
-    fn change<T>(&self, f: impl FnOnce(&mut Saved) -> Result<T>) -> Result<T> {
-        let mut s = self.state.lock().expect("agents lock");
-        let before = s.agents.clone();
-        let out = f(&mut s)?;
-        if let Err(e) = self.save(&s) {
-            s.agents = before;
-            return Err(e);
-        }
-        Ok(out)
-    }
-
-    pub fn registered(&self, name: &str) -> Option<Registered> {
-        let s = self.state.lock().expect("agents lock");
-        s.agents.iter().find(|a| a.name == name).cloned()
-    }
-
+    /// Registers `agent`. Registered again (a new URL or token): what could
+    /// not be sent to it, or whose task could not be read, is tried now.
     pub fn add(&self, agent: Registered, replace: bool) -> Result<()> {
-        self.change(|s| {
-            match s.agents.iter().position(|a| a.name == agent.name) {
-                Some(_) if !replace => {
-                    return Err(Error::Conflict {
-                        message: format!(
-                            "an agent named '{}' is registered already; remove it first (`pad agent rm {}`) or give replace: true",
-                            agent.name, agent.name
-                        ),
-                        expected: None,
-                        actual: None,
-                    })
-                }
-                Some(i) => {
-                    // Registered again (a new URL or token): what could not
-                    // be sent to it, or whose task could not be read, is tried now.
-                    for c in s.deliveries.iter_mut() {
-                        if c.delivery.agent == agent.name && c.failing_since.is_some() {
-                            c.retry(0);
-                        }
-                    }
-                    s.agents[i] = agent
-                }
-                None => s.agents.push(agent),
-            }
-            Ok(())
-        })
+        let name = agent.name.clone();
+        if self.registry.add(agent, replace)? {
+            self.conversations.retry_failing(&name);
+        }
+        Ok(())
     }
 
     /// Forgets the agent and its unfinished conversations here (the store's
     /// go with `Storage::drop_agent_deliveries`); whether it was registered.
     pub fn remove(&self, name: &str) -> Result<bool> {
-        self.change(|s| {
-            let before = s.agents.len();
-            s.agents.retain(|a| a.name != name);
-            s.deliveries
-                .retain(|c| c.delivery.agent != name || !c.is_live());
-            Ok(before != s.agents.len())
-        })
-    }
-
-    /// Notes whether the last call to `name` got through.
-    pub fn reached(&self, name: &str, error: Option<String>) -> Result<()> {
-        let mut s = self.state.lock().expect("agents lock");
-        let Some(a) = s.agents.iter_mut().find(|a| a.name == name) else {
-            return Ok(());
-        };
-        let reachable = Some(error.is_none());
-        if a.reachable == reachable && a.error == error {
-            return Ok(());
-        }
-        a.reachable = reachable;
-        a.error = error;
-        self.save(&s)
+        let was = self.registry.remove(name)?;
+        lock(&self.conversations.0).retain(|c| c.delivery.agent != name || !c.is_live());
+        Ok(was)
     }
 
     /// The registered agents, their active deliveries counted in the pads
     /// `counts(pad)` allows.
     pub fn infos(&self, counts: &dyn Fn(&str) -> bool) -> Vec<AgentInfo> {
-        let s = self.state.lock().expect("agents lock");
-        s.agents
-            .iter()
+        let registered = self.registry.all();
+        let conversations = lock(&self.conversations.0);
+        registered
+            .into_iter()
             .map(|a| AgentInfo {
-                name: a.name.clone(),
-                url: a2a::redact(&a.url),
-                card: a.card.clone(),
-                reachable: a.reachable,
-                error: a.error.clone(),
-                added_at: fmt_time(a.added_at),
-                added_by: a.added_by.clone(),
-                active: s
-                    .deliveries
+                active: conversations
                     .iter()
                     .filter(|c| c.delivery.agent == a.name && c.is_live())
                     .filter(|c| counts(&c.delivery.pad))
                     .count(),
+                url: a2a::redact(&a.url),
+                added_at: fmt_time(a.added_at),
+                name: a.name,
+                card: a.card,
+                reachable: a.reachable,
+                error: a.error,
+                added_by: a.added_by,
             })
             .collect()
     }
@@ -300,11 +137,11 @@ impl Agents {
         if to.is_empty() && reply_to.is_none() {
             return out;
         }
-        let s = self.state.lock().expect("agents lock");
-        let by_agent = author == "engine" || s.agents.iter().any(|a| a.name == author);
+        let by_agent = author == "engine" || self.registry.contains(author);
+        let conversations = lock(&self.conversations.0);
         if let Some(parent) = reply_to.filter(|_| !by_agent) {
             let parent = parent.trim().to_lowercase();
-            for c in &s.deliveries {
+            for c in conversations.iter() {
                 let agent = &c.delivery.agent;
                 if agent == author
                     || !may_reach(agent)
@@ -329,11 +166,17 @@ impl Agents {
         }
         out
     }
+}
+
+impl Conversations {
+    /// Takes in the conversations the store holds (at start).
+    pub fn load(&self, conversations: Vec<Conversation>) {
+        *lock(&self.0) = conversations;
+    }
 
     /// The conversation of the note `root` with `agent`, if begun.
     pub fn conversation(&self, root: &str, agent: &str) -> Option<Conversation> {
-        let s = self.state.lock().expect("agents lock");
-        s.deliveries
+        lock(&self.0)
             .iter()
             .find(|c| c.delivery.entry == root && c.delivery.agent == agent)
             .cloned()
@@ -341,22 +184,20 @@ impl Agents {
 
     /// A conversation begun, or changed by a message it took in.
     pub fn begun(&self, c: Conversation) {
-        let mut s = self.state.lock().expect("agents lock");
+        let mut s = lock(&self.0);
         match s
-            .deliveries
             .iter_mut()
             .find(|o| o.delivery.entry == c.delivery.entry && o.delivery.agent == c.delivery.agent)
         {
             Some(old) => *old = c,
-            None => s.deliveries.push(c),
+            None => s.push(c),
         }
-        prune(&mut s.deliveries);
+        prune(&mut s);
     }
 
     /// Conversations with something to do at `now`.
     pub fn due(&self, now: i64) -> Vec<Conversation> {
-        let s = self.state.lock().expect("agents lock");
-        s.deliveries
+        lock(&self.0)
             .iter()
             .filter(|c| c.is_live() && c.next_at <= now)
             .cloned()
@@ -366,8 +207,7 @@ impl Agents {
     /// When the next conversation not `busy(entry, agent)` is due (ms), if
     /// any is live.
     pub fn next_due(&self, busy: &dyn Fn(&str, &str) -> bool) -> Option<i64> {
-        let s = self.state.lock().expect("agents lock");
-        s.deliveries
+        lock(&self.0)
             .iter()
             .filter(|c| c.is_live() && !busy(&c.delivery.entry, &c.delivery.agent))
             .map(|c| c.next_at)
@@ -379,9 +219,8 @@ impl Agents {
     /// conversation while it is looked at: messages for it wait in the
     /// store until the look ends.
     pub fn put(&self, c: Conversation) {
-        let mut s = self.state.lock().expect("agents lock");
+        let mut s = lock(&self.0);
         if let Some(old) = s
-            .deliveries
             .iter_mut()
             .find(|o| o.delivery.entry == c.delivery.entry && o.delivery.agent == c.delivery.agent)
         {
@@ -389,85 +228,14 @@ impl Agents {
         }
     }
 
-    /// Notes a reply of `agent` posted at `now`.
-    pub fn replied(&self, agent: &str, now: i64) {
-        let mut r = self.replies.lock().expect("replies lock");
-        r.entry(agent.to_string()).or_default().push_back(now);
-    }
-
-    /// When `agent` may be looked at again, if it has posted its minute's
-    /// worth of replies (`MAX_REPLIES_PER_MINUTE`); `None`: now.
-    pub fn reply_room(&self, agent: &str, now: i64) -> Option<i64> {
-        let mut r = self.replies.lock().expect("replies lock");
-        let times = r.get_mut(agent)?;
-        while times.front().is_some_and(|t| now - t >= MINUTE) {
-            times.pop_front();
+    /// What could not be sent to `agent`, or whose task could not be read,
+    /// is tried now.
+    fn retry_failing(&self, agent: &str) {
+        for c in lock(&self.0).iter_mut() {
+            if c.delivery.agent == agent && c.failing_since.is_some() {
+                c.retry(0);
+            }
         }
-        if times.is_empty() {
-            r.remove(agent);
-            return None;
-        }
-        (times.len() >= MAX_REPLIES_PER_MINUTE).then(|| times[0] + MINUTE)
-    }
-
-    /// Says that a connection speaks as `author`, until the guard drops.
-    pub fn here(&self, author: &str, now: i64) -> Here {
-        let mut p = self.presence.lock().expect("presence lock");
-        let e = p.entry(author.to_string()).or_default();
-        e.connected += 1;
-        e.last_seen = now;
-        age(&mut p);
-        Here {
-            presence: self.presence.clone(),
-            author: author.to_string(),
-        }
-    }
-
-    /// Notes a call by `author`.
-    pub fn seen(&self, author: &str, now: i64) {
-        let mut p = self.presence.lock().expect("presence lock");
-        if let Some(e) = p.get_mut(author) {
-            e.last_seen = now;
-        } else {
-            p.insert(
-                author.to_string(),
-                Presence {
-                    connected: 0,
-                    last_seen: now,
-                },
-            );
-            age(&mut p);
-        }
-    }
-
-    pub fn presence(&self) -> HashMap<String, Presence> {
-        self.presence.lock().expect("presence lock").clone()
-    }
-
-    pub fn names(&self) -> Vec<String> {
-        let s = self.state.lock().expect("agents lock");
-        s.agents.iter().map(|a| a.name.clone()).collect()
-    }
-}
-
-/// Authors the presence list remembers: past it, those not connected go,
-/// longest unseen first, down to nine tenths of it. (200,000 names said in
-/// `hello` once made the roster 35 MB.) Who wrote is found in the entries.
-pub const MAX_PRESENCE: usize = 1000;
-
-fn age(p: &mut HashMap<String, Presence>) {
-    if p.len() <= MAX_PRESENCE {
-        return;
-    }
-    let mut gone: Vec<(i64, String)> = p
-        .iter()
-        .filter(|(_, e)| e.connected == 0)
-        .map(|(a, e)| (e.last_seen, a.clone()))
-        .collect();
-    gone.sort_unstable();
-    let over = p.len() - MAX_PRESENCE * 9 / 10;
-    for (_, a) in gone.into_iter().take(over) {
-        p.remove(&a);
     }
 }
 
@@ -490,28 +258,9 @@ fn prune(list: &mut Vec<Conversation>) {
 
 #[cfg(test)]
 mod tests {
+    use super::registry::tests::registered;
     use super::*;
     use crate::model::Entry;
-
-    #[test]
-    fn an_agent_past_its_replies_a_minute_waits_for_the_minute_to_free_up() {
-        let dir = tempfile::tempdir().unwrap();
-        let (agents, _) = Agents::open(dir.path()).unwrap();
-        assert_eq!(agents.reply_room("helper", 0), None);
-        for i in 0..MAX_REPLIES_PER_MINUTE as i64 {
-            assert_eq!(agents.reply_room("helper", 1_000 + i), None);
-            agents.replied("helper", 1_000 + i);
-        }
-        assert_eq!(agents.reply_room("helper", 5_000), Some(61_000));
-        assert_eq!(agents.reply_room("other", 5_000), None, "per agent");
-        assert_eq!(
-            agents.reply_room("helper", 61_000),
-            None,
-            "the first aged out"
-        );
-        assert_eq!(agents.reply_room("helper", 200_000), None);
-        assert!(agents.replies.lock().unwrap().is_empty(), "forgotten");
-    }
 
     fn entry(id: &str, author: &str, to: &[&str], reply_to: Option<&str>) -> Entry {
         serde_json::from_value(serde_json::json!({
@@ -540,7 +289,9 @@ mod tests {
                 root: None
             }]
         );
-        agents.begun(Conversation::start(&note, "alpha", 0));
+        agents
+            .conversations
+            .begun(Conversation::start(&note, "alpha", 0));
         // A reply in alpha's thread (by a prefix of its id) addressed to beta:
         // a follow-up for alpha, a new conversation for beta, in its own
         // context.
@@ -572,60 +323,5 @@ mod tests {
             .handoffs("user", &to, Some("n1abc"), &|a: &str| a == "beta")
             .iter()
             .all(|h| h.agent == "beta"));
-    }
-
-    fn registered(name: &str) -> Registered {
-        Registered {
-            name: name.into(),
-            url: "http://127.0.0.1:9/".into(),
-            token: Some("secret".into()),
-            dialect: a2a::Dialect::V03,
-            card: None,
-            added_at: 0,
-            added_by: "user".into(),
-            reachable: None,
-            error: None,
-        }
-    }
-
-    #[test]
-    fn a_damaged_registry_is_moved_aside_and_a_failed_save_changes_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(FILE), "{not json").unwrap();
-        let (agents, old) = Agents::open(dir.path()).expect("starts anyway");
-        assert!(agents.names().is_empty() && old.is_empty());
-        assert!(dir.path().join("agents.json.damaged").exists());
-        agents.add(registered("kept"), false).unwrap();
-        // A registry that cannot be written: nothing is registered or
-        // removed here that the file would not have after a restart.
-        let file = dir.path().join(FILE);
-        std::fs::remove_file(&file).unwrap();
-        std::fs::create_dir(&file).unwrap();
-        assert!(agents.add(registered("new"), false).is_err());
-        assert!(agents.remove("kept").is_err());
-        assert_eq!(agents.names(), ["kept"]);
-        // The file holds the registry alone.
-        std::fs::remove_dir(&file).unwrap();
-        agents.add(registered("new"), false).unwrap();
-        let saved: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-        assert!(saved.get("deliveries").is_none(), "{saved}");
-    }
-
-    #[test]
-    fn presence_forgets_the_longest_unseen_past_its_cap() {
-        let dir = tempfile::tempdir().unwrap();
-        let (agents, _) = Agents::open(dir.path()).unwrap();
-        let _kept = agents.here("connected-early", 0);
-        for i in 0..200_000 {
-            agents.seen(&format!("author-{i}"), 1 + i);
-        }
-        let p = agents.presence();
-        assert!(p.len() <= MAX_PRESENCE, "{}", p.len());
-        assert!(
-            p.contains_key("connected-early"),
-            "a connected author stays"
-        );
-        assert!(p.contains_key("author-199999") && !p.contains_key("author-0"));
     }
 }

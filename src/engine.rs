@@ -2,7 +2,8 @@
 //! clock and the background work (text indexing, expiry).
 //!
 //! Every transport (socket, desktop app, MCP, CLI) reaches the engine through
-//! `rpc::call`, which turns wire params into calls of the methods here. The
+//! `rpc::handle_line`, which parses each request into its method's typed
+//! params (`rpc/methods.rs`) and calls the methods here. The
 //! methods validate and normalise input, write through the store, and publish
 //! events after the write is committed — so a subscriber never hears of a
 //! change that did not happen.

@@ -1,8 +1,9 @@
 //! JSON-RPC 2.0: request handling, and `dispatch` to the methods' table
 //! (`rpc/methods.rs`).
 //!
-//! Transport-neutral: the socket server feeds it lines, the desktop app and
-//! MCP feed it values. A `Session` is one client's state (its author, its
+//! Transport-neutral: every client's request arrives as a line on the
+//! engine's socket (the desktop app, `pad mcp` and the HTTP front are
+//! clients of the socket too). A `Session` is one client's state (its author, its
 //! subscriptions); it ends when the client goes away. Nothing a client sends
 //! can panic or stop the engine: every failure becomes an error response.
 

@@ -274,6 +274,15 @@ impl Conversation {
         self.next_at = i64::MAX;
     }
 
+    /// Whether the store keeps the same of `self` as of `other` (when to
+    /// look next, and how quiet it was, are not kept).
+    pub fn stores_as(&self, other: &Conversation) -> bool {
+        let mut same = other.clone();
+        same.next_at = self.next_at;
+        same.quiet_polls = self.quiet_polls;
+        *self == same
+    }
+
     fn post(&self, state: &str, kind: Kind, text: String, needs_eyes: bool) -> Post {
         Post {
             task: self.delivery.task.clone().unwrap_or_default(),

@@ -83,9 +83,9 @@ pub(super) async fn open(config: &super::Config, store: &dyn Storage) -> Result<
             crate::agents::FILE
         );
         conversations.extend(old);
-        agents.forget_file_deliveries()?;
+        agents.registry.rewrite()?;
     }
-    agents.load(conversations);
+    agents.conversations.load(conversations);
     Ok(agents)
 }
 
@@ -244,17 +244,17 @@ impl Engine {
 
     /// Whether `name` is a registered A2A agent.
     pub fn is_registered_agent(&self, name: &str) -> bool {
-        self.0.agents.registered(name).is_some()
+        self.0.agents.registry.get(name).is_some()
     }
 
     /// Says that a connection speaks as `author` until the guard drops.
     pub fn here(&self, author: &str) -> crate::agents::Here {
-        self.0.agents.here(author, self.now())
+        self.0.agents.presence.here(author, self.now())
     }
 
     /// Notes a call by `author` (for the roster's "last seen").
     pub fn seen(&self, author: &str) {
-        self.0.agents.seen(author, self.now());
+        self.0.agents.presence.seen(author, self.now());
     }
 
     /// Wakes the dispatcher for a committed entry that brought deliveries
@@ -271,7 +271,7 @@ impl Engine {
     /// at (`looking`: note and agent) wait for the next turn: whether any
     /// did (or the store could not be read) is returned.
     async fn take_waiting(&self, looking: &[(String, String)]) -> bool {
-        let agents = self.0.agents.names();
+        let agents = self.0.agents.registry.names();
         if agents.is_empty() {
             return false;
         }
@@ -307,7 +307,12 @@ impl Engine {
             let c = if row.entry == row.root {
                 Conversation::start(&entry, &row.agent, now)
             } else {
-                let Some(mut c) = self.0.agents.conversation(&row.root, &row.agent) else {
+                let Some(mut c) = self
+                    .0
+                    .agents
+                    .conversations
+                    .conversation(&row.root, &row.agent)
+                else {
                     let _ = self.db().drop_delivery(&row).await;
                     continue;
                 };
@@ -326,7 +331,7 @@ impl Engine {
                 .save_conversation(&stored(&c), Some(&row.entry), self.now())
                 .await
             {
-                Ok(()) => self.0.agents.begun(c),
+                Ok(()) => self.0.agents.conversations.begun(c),
                 Err(e) => tracing::warn!("cannot save the delivery of {}: {e}", row.entry),
             }
         }
@@ -353,7 +358,7 @@ impl Engine {
                 take = self.take_waiting(&looking).await;
                 taken_at = Instant::now();
             }
-            for c in self.0.agents.due(wall_ms()) {
+            for c in self.0.agents.conversations.due(wall_ms()) {
                 if busy(&out, &c.delivery.entry, &c.delivery.agent) {
                     continue;
                 }
@@ -362,7 +367,12 @@ impl Engine {
                 let task = running.spawn(async move { engine.step(c).await });
                 out.insert(task.id(), key);
             }
-            let wait = match self.0.agents.next_due(&|e, a| busy(&out, e, a)) {
+            let wait = match self
+                .0
+                .agents
+                .conversations
+                .next_due(&|e, a| busy(&out, e, a))
+            {
                 Some(at) => Duration::from_millis((at - wall_ms()).clamp(20, 5000) as u64),
                 None => MAX_POLL,
             };
@@ -387,12 +397,12 @@ impl Engine {
     /// (`agents::conversation`), whose effects are carried out here.
     async fn step(&self, mut c: Conversation) {
         let before = c.delivery.clone();
-        let kept = serde_json::to_string(&c).expect("a conversation serializes");
-        let Some(agent) = self.0.agents.registered(&c.delivery.agent) else {
+        let kept = c.clone();
+        let Some(agent) = self.0.agents.registry.get(&c.delivery.agent) else {
             return;
         };
         let now = wall_ms();
-        if let Some(at) = self.0.agents.reply_room(&agent.name, now) {
+        if let Some(at) = self.0.agents.limit.room(&agent.name, now) {
             c.next_at = at;
             return self.keep(c, &kept).await;
         }
@@ -478,7 +488,7 @@ impl Engine {
             Effect::Post(p) => {
                 let id = self.post(c, &p).await;
                 if id.is_some() {
-                    self.0.agents.replied(name, wall_ms());
+                    self.0.agents.limit.replied(name, wall_ms());
                 }
                 c.posted(&p, id);
             }
@@ -506,9 +516,8 @@ impl Engine {
 
     /// Keeps a conversation after a look: in memory, and in the store when
     /// what is stored of it changed (`kept`: as stored before).
-    async fn keep(&self, c: Conversation, kept: &str) {
-        let now = serde_json::to_string(&c).expect("a conversation serializes");
-        if now != kept {
+    async fn keep(&self, c: Conversation, kept: &Conversation) {
+        if !c.stores_as(kept) {
             if let Err(e) = self
                 .db()
                 .save_conversation(&stored(&c), None, self.now())
@@ -517,11 +526,11 @@ impl Engine {
                 tracing::warn!("cannot save the delivery of {}: {e}", c.delivery.entry);
             }
         }
-        self.0.agents.put(c);
+        self.0.agents.conversations.put(c);
     }
 
     fn reached(&self, agent: &Registered, error: Option<String>) {
-        if let Err(e) = self.0.agents.reached(&agent.name, error) {
+        if let Err(e) = self.0.agents.registry.reached(&agent.name, error) {
             tracing::warn!("cannot save the agent's state: {e}");
         }
     }

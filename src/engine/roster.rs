@@ -42,9 +42,9 @@ impl Engine {
         // out), and the authors who wrote in its pads — not who else is
         // connected.
         let scoped = guard.grant().is_some();
-        let mut registered = self.0.agents.names();
+        let mut registered = self.0.agents.registry.names();
         registered.retain(|a| guard.may_hand_to(a));
-        let mut presence = self.0.agents.presence();
+        let mut presence = self.0.agents.presence.all();
         if scoped {
             presence.retain(|a, _| recent.iter().any(|e| e.author == *a));
         }

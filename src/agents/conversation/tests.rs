@@ -317,3 +317,25 @@ fn a_task_completed_with_only_a_status_message_gives_that_message_as_the_result(
     );
     assert_eq!(posts(&fx), [("completed", Kind::Result, "deployed v2")]);
 }
+
+/// A look that only moves when to look next is not written to the store;
+/// one that changes what the store keeps is.
+#[test]
+fn only_what_the_store_keeps_counts_as_a_change() {
+    let kept = started();
+    let mut looked = kept.clone();
+    looked.next_at += 5_000;
+    looked.quiet_polls += 1;
+    assert!(looked.stores_as(&kept));
+    looked.on(
+        Event::Polled(task("t1", "working", &["on it"], None)),
+        1_000,
+        GIVE_UP,
+    );
+    assert!(!looked.stores_as(&kept));
+    // As the JSON the store holds says it.
+    let json = |c: &Conversation| serde_json::to_string(c).unwrap();
+    let mut moved = kept.clone();
+    moved.next_at = 42;
+    assert_eq!(moved.stores_as(&kept), json(&moved) == json(&kept));
+}
