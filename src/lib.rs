@@ -7,6 +7,8 @@
 
 pub mod access;
 pub mod agents;
+#[cfg(test)]
+mod architecture;
 pub mod autostart;
 pub mod cli;
 pub mod client;
