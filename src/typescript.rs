@@ -55,6 +55,7 @@ fn generated() -> String {
         declaration::<SeenAuthor>(&cfg),
         declaration::<AgentListResult>(&cfg),
         declaration::<DeliveryState>(&cfg),
+        declaration::<Control>(&cfg),
         declaration::<Delivery>(&cfg),
         declaration::<HelloResult>(&cfg),
         declaration::<EntryResult>(&cfg),

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use scratchpad::protocol::method as m;
-use scratchpad::protocol::{AddParams, IdParams, RestoreParams, UpdateParams};
+use scratchpad::protocol::{AddParams, Control, IdParams, RestoreParams, UpdateParams};
 use serde_json::{json, Value};
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
@@ -101,11 +101,12 @@ fn on_notification(app: &AppHandle, entry: &Value, action: notify::Action) {
         notify::Action::Reply => show_quick(app, Some(entry)),
         notify::Action::Stop => {
             let state = app.state::<AppState>();
-            let mut meta = serde_json::Map::new();
-            meta.insert("control".into(), json!("stop"));
             let stop = AddParams {
-                meta: Some(meta),
-                ..reply(entry, "stop", state.settings().author)
+                author: Some(state.settings().author),
+                ..Control::Stop.reply(
+                    entry["pad"].as_str().unwrap_or_default().to_owned(),
+                    entry["id"].as_str().unwrap_or_default().to_owned(),
+                )
             };
             if let Err(e) = tauri::async_runtime::block_on(state.backend.send::<m::EntryAdd>(stop))
             {

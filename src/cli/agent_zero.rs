@@ -13,7 +13,7 @@ use super::confined::{Folder, Kind};
 use super::{Show, UsageError};
 use crate::client::Client;
 use crate::protocol::method as m;
-use crate::protocol::{AddParams, IdParams};
+use crate::protocol::{Control, IdParams};
 
 #[derive(Subcommand, Debug)]
 pub enum AgentZeroCmd {
@@ -460,9 +460,9 @@ fn install_into(
 /// Pause, resume or stop: a reply in the chat's thread carrying `meta.control`.
 pub(crate) async fn control(cmd: AgentZeroCmd, c: &mut Client, show: Show) -> anyhow::Result<()> {
     let (id, control) = match cmd {
-        AgentZeroCmd::Stop { id } => (id, "stop"),
-        AgentZeroCmd::Pause { id } => (id, "pause"),
-        AgentZeroCmd::Resume { id } => (id, "resume"),
+        AgentZeroCmd::Stop { id } => (id, Control::Stop),
+        AgentZeroCmd::Pause { id } => (id, Control::Pause),
+        AgentZeroCmd::Resume { id } => (id, Control::Resume),
         AgentZeroCmd::Install { .. } | AgentZeroCmd::Zip { .. } => {
             unreachable!("handled before connecting")
         }
@@ -470,19 +470,12 @@ pub(crate) async fn control(cmd: AgentZeroCmd, c: &mut Client, show: Show) -> an
     let parent = c
         .request::<m::EntryGet>(&IdParams { id: id.clone() })
         .await?;
-    let mut meta = serde_json::Map::new();
-    meta.insert("control".into(), json!(control));
-    let params = AddParams {
-        pad: parent.entry.pad,
-        reply_to: Some(id),
-        content: control.into(),
-        meta: Some(meta),
-        ..AddParams::default()
-    };
+    let params = control.reply(parent.entry.pad, id);
     let r = c.request::<m::EntryAdd>(&params).await?;
     show.print(&r, |r| {
         println!(
-            "Asked Agent Zero to {control} (note {} in the chat's thread).",
+            "Asked Agent Zero to {} (note {} in the chat's thread).",
+            control.as_str(),
             r.entry.id
         )
     })

@@ -203,3 +203,40 @@ pub struct DeliveriesParams {
 pub struct DeliveriesResult {
     pub deliveries: Vec<Delivery>,
 }
+
+/// What a reply in an Agent Zero chat's (or a delegated task's) thread asks
+/// of it, as its `meta.control`: the plugin pauses, resumes or halts that
+/// chat (or subordinate) at its next step. The UI's `Control` is generated
+/// from this; the plugin's `CONTROLS` is checked against it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum Control {
+    Pause,
+    Resume,
+    Stop,
+}
+
+impl Control {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Control::Pause => "pause",
+            Control::Resume => "resume",
+            Control::Stop => "stop",
+        }
+    }
+
+    /// The reply that asks it of the chat or task whose note `parent` is,
+    /// on `pad`: its content the word, its `meta.control` the value.
+    pub fn reply(self, pad: String, parent: String) -> crate::protocol::AddParams {
+        let mut meta = serde_json::Map::new();
+        meta.insert("control".into(), serde_json::json!(self));
+        crate::protocol::AddParams {
+            pad,
+            reply_to: Some(parent),
+            content: self.as_str().into(),
+            meta: Some(meta),
+            ..Default::default()
+        }
+    }
+}

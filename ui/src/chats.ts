@@ -5,7 +5,7 @@
 // thread carrying `meta.control`, which the plugin turns into Agent Zero's
 // own pause and a halt at its next step.
 
-import type { AddParams, AgentListResult, Entry } from "./protocol";
+import type { AddParams, AgentListResult, Control, Entry } from "./protocol";
 
 export type ChatState = "working" | "waiting_for_you" | "paused" | "stopped" | "done" | "idle";
 
@@ -60,14 +60,14 @@ export function chatLabel(c: Chat): string {
 }
 
 /** The controls a chat in this state offers. */
-export function controlsFor(state: ChatState): Array<"pause" | "resume" | "stop"> {
+export function controlsFor(state: ChatState): Control[] {
   if (state === "paused") return ["resume", "stop"];
   if (state === "working" || state === "waiting_for_you") return ["pause", "stop"];
   return [];
 }
 
 /** `entry.add` params of a control: a reply to the chat's status note. */
-export function controlParams(c: Chat, control: "pause" | "resume" | "stop"): AddParams {
+export function controlParams(c: Chat, control: Control): AddParams {
   return { pad: c.status.pad, reply_to: c.status.id, content: control, meta: { control } };
 }
 

@@ -350,6 +350,14 @@ seen: Array<SeenAuthor>, };
 export type DeliveryState = "pending" | "sent" | "working" | "waiting_for_you" | "done" | "failed";
 
 /**
+ * What a reply in an Agent Zero chat's (or a delegated task's) thread asks
+ * of it, as its `meta.control`: the plugin pauses, resumes or halts that
+ * chat (or subordinate) at its next step. The UI's `Control` is generated
+ * from this; the plugin's `CONTROLS` is checked against it.
+ */
+export type Control = "pause" | "resume" | "stop";
+
+/**
  * One addressed note's conversation with one agent.
  */
 export type Delivery = { 

@@ -107,3 +107,21 @@ def test_the_plugin_hub_entry_keeps_the_hubs_rules():
     assert thumb.startswith(b"\x89PNG\r\n\x1a\n") and len(thumb) <= 20 * 1024
     width, height = struct.unpack(">II", thumb[16:24])
     assert width == height >= 64
+
+
+def test_the_controls_the_plugin_obeys_are_the_protocols():
+    """`meta.control` is one typed value: the engine's `Control`, whose
+    TypeScript the UI's protocol.ts is generated from; the plugin, which
+    cannot import either, spells the same words."""
+    import ast
+    import re
+
+    repo = PLUGIN.parents[1]
+    generated = (repo / "ui" / "src" / "protocol.ts").read_text()
+    declared = re.search(r"export type Control = ([^;]+);", generated)
+    assert declared, "protocol.ts declares no Control"
+    words = tuple(w.strip().strip('"') for w in declared.group(1).split("|"))
+    tree_ = ast.parse((PLUGIN / "helpers" / "watcher.py").read_text())
+    obeyed = next(ast.literal_eval(n.value) for n in ast.walk(tree_)
+                  if isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "CONTROLS" for t in n.targets))
+    assert sorted(obeyed) == sorted(words), (obeyed, words)
