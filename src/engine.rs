@@ -178,14 +178,8 @@ struct Inner {
     waiters: threads::Waiters,
     /// Registered A2A agents, deliveries of addressed notes, presence.
     agents: crate::agents::Agents,
-    /// Grants of the stored tokens, by secret hash.
-    grants: std::sync::RwLock<crate::access::Grants>,
-    /// Moved (under `grants`' write lock) by every change this engine makes
-    /// to its grants: a reload after another engine's change replaces them
-    /// only if none came in while it read the tokens.
-    grants_changed: AtomicU64,
-    /// Hash of the owner token (`<data>/owner.token`).
-    owner_hash: String,
+    /// Who a token speaks for (`engine/tokens.rs`).
+    tokens: tokens::Tokens,
     metrics: Option<crate::metrics::Metrics>,
     metrics_address: std::sync::OnceLock<String>,
     started: Instant,
@@ -244,8 +238,11 @@ impl Engine {
             ))),
             None => None,
         };
-        let grants = tokens::load_grants(store.tokens().await?);
-        let owner_hash = crate::access::hash(&crate::access::owner_token(&config.data_dir)?);
+        let tokens = tokens::Tokens::new(
+            crate::access::hash(&crate::access::owner_token(&config.data_dir)?),
+            config.require_tokens,
+            store.tokens().await?,
+        );
         let agents = agents::open(&config, &*store).await?;
         let engine = Engine(Arc::new(Inner {
             store,
@@ -254,9 +251,7 @@ impl Engine {
             bus: Bus::default(),
             waiters: threads::Waiters::default(),
             agents,
-            grants: std::sync::RwLock::new(grants),
-            grants_changed: AtomicU64::new(0),
-            owner_hash,
+            tokens,
             metrics: if config.metrics {
                 Some(crate::metrics::Metrics::new()?)
             } else {

@@ -1,10 +1,9 @@
 //! An engine in a team: what the other engines on the same PostgreSQL
 //! database do reaches this one's subscribers, `ask` waiters and grants.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::{tokens, Engine};
+use super::Engine;
 use crate::events::EventType;
 use crate::pg::{Incoming, PgStore, Relay};
 
@@ -85,12 +84,10 @@ impl Engine {
     /// created a moment before.
     async fn reload_grants(&self) {
         loop {
-            let seen = self.0.grants_changed.load(Ordering::Acquire);
+            let seen = self.0.tokens.seen();
             match self.db().tokens().await {
                 Ok(rows) => {
-                    let mut grants = self.0.grants.write().unwrap_or_else(|p| p.into_inner());
-                    if self.0.grants_changed.load(Ordering::Acquire) == seen {
-                        *grants = tokens::load_grants(rows);
+                    if self.0.tokens.replace(seen, rows) {
                         return;
                     }
                 }
