@@ -479,7 +479,7 @@ pub(crate) async fn control(cmd: AgentZeroCmd, c: &mut Client, show: Show) -> an
         meta: Some(meta),
         ..AddParams::default()
     };
-    let r = c.request::<m::EntryAdd>(&params).await?;
+    let r = c.write::<m::EntryAdd>(params).await?;
     show.print(&r, |r| {
         println!(
             "Asked Agent Zero to {control} (note {} in the chat's thread).",

@@ -533,6 +533,7 @@ impl Engine {
                 },
                 None,
                 &Guard::owner(),
+                None,
             )
             .await;
         match question {
@@ -595,6 +596,7 @@ impl Engine {
                 },
                 None,
                 &Guard::owner(),
+                None,
             )
             .await;
         match added {

@@ -87,6 +87,7 @@ impl PadTools {
             pad: pad.clone(),
             agent: Some(agent),
             lease_seconds: p.lease_seconds,
+            idempotency_key: None,
         };
         let r = match link.send::<m::TaskClaim>(params).await {
             Ok(r) => r,
