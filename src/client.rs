@@ -18,7 +18,7 @@ use tokio::net::UnixStream;
 use crate::error::code::{OUTCOME_UNKNOWN, UNAVAILABLE};
 use crate::protocol::method::{Keyed, Method};
 
-/// How often a keyed write is sent in all, and the wait before each retry.
+/// The waits before each retry of a keyed write (`Client::call_keyed`).
 pub const WRITE_RETRY_WAITS: [Duration; 3] = [
     Duration::from_millis(500),
     Duration::from_secs(1),
@@ -30,28 +30,6 @@ pub fn fresh_key() -> String {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the system's random source");
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Runs a keyed write's `attempt` until it is answered, or for the
-/// `WRITE_RETRY_WAITS` while it fails with `-32005` (unavailable: nothing
-/// stored, or the key's first call still committing) or `-32006` (outcome
-/// unknown): sent again with the same key, a write stored already answers
-/// as it did, so nothing is stored twice.
-pub async fn retrying<T, E>(
-    mut attempt: impl AsyncFnMut() -> Result<T, E>,
-    code: impl Fn(&E) -> Option<i64>,
-) -> Result<T, E> {
-    let mut waits = WRITE_RETRY_WAITS.iter();
-    loop {
-        match attempt().await {
-            Err(e) if matches!(code(&e), Some(UNAVAILABLE | OUTCOME_UNKNOWN)) => match waits.next()
-            {
-                Some(wait) => tokio::time::sleep(*wait).await,
-                None => return Err(e),
-            },
-            done => return done,
-        }
-    }
 }
 
 /// An error response from the engine.
@@ -207,14 +185,37 @@ impl Client {
     }
 
     /// Sends the write `M` with an idempotency key (a fresh one unless the
-    /// params carry one), and again with the same key while the engine
-    /// answers `-32005` or `-32006` (`retrying`): it is stored once.
+    /// params carry one), retried as `call_keyed` says: it is stored once.
     pub async fn write<M: Keyed>(
         &mut self,
         mut params: M::Params,
     ) -> Result<M::Answer, ClientError> {
         M::key(&mut params).get_or_insert_with(fresh_key);
-        retrying(async || self.request::<M>(&params).await, ClientError::code).await
+        let params = serde_json::to_value(&params)
+            .map_err(|e| ClientError::Protocol(format!("{} params: {e}", M::NAME)))?;
+        let answer = self.call_keyed(M::NAME, &params).await?;
+        serde_json::from_value(answer)
+            .map_err(|e| ClientError::Protocol(format!("{}'s answer: {e}", M::NAME)))
+    }
+
+    /// Calls a write whose params carry its idempotency key, and calls it
+    /// again with them after each of the `WRITE_RETRY_WAITS` while it fails
+    /// with `-32005` (unavailable: nothing stored, or the key's first call
+    /// still committing) or `-32006` (outcome unknown). Sent again with its
+    /// key, a write stored already answers as it did: nothing is stored twice.
+    pub async fn call_keyed(&mut self, method: &str, params: &Value) -> Result<Value, ClientError> {
+        let mut waits = WRITE_RETRY_WAITS.iter();
+        loop {
+            match self.call(method, params.clone()).await {
+                Err(e) if matches!(e.code(), Some(UNAVAILABLE | OUTCOME_UNKNOWN)) => {
+                    match waits.next() {
+                        Some(wait) => tokio::time::sleep(*wait).await,
+                        None => return Err(e),
+                    }
+                }
+                done => return done,
+            }
+        }
     }
 
     /// Calls `method` and returns its result.

@@ -89,7 +89,7 @@ impl PadTools {
             lease_seconds: p.lease_seconds,
             idempotency_key: None,
         };
-        let r = match link.send::<m::TaskClaim>(params).await {
+        let r = match link.write::<m::TaskClaim>(params).await {
             Ok(r) => r,
             Err(e) => return fail(e),
         };
