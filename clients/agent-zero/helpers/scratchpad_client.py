@@ -37,6 +37,7 @@ __all__ = [
     "HttpClient",
     "Subscription",
     "default_socket_path",
+    "new_key",
     "ScratchpadError",
     "ParseError",
     "InvalidRequest",
@@ -211,6 +212,13 @@ def default_socket_path() -> str:
     return f"/tmp/scratchpad-{os.getuid()}/pad.sock"
 
 
+def new_key() -> str:
+    """A fresh idempotency key (a random UUID's 32 hex digits). Make one
+    before a write that may be run again (a reconnect that repeats the
+    call) and pass it as `idempotency_key=`: every run is the same write."""
+    return uuid.uuid4().hex
+
+
 def _params(**kw: Any) -> Dict[str, Any]:
     """Drops arguments left at None, so the engine applies its defaults."""
     return {k: v for k, v in kw.items() if v is not None}
@@ -306,7 +314,7 @@ class Client:
         each of `WRITE_RETRY_WAITS` while the engine answers Unavailable
         (-32005) or OutcomeUnknown (-32006). The engine stores a key's write
         once and answers a retry as it answered the first call."""
-        params.setdefault("idempotency_key", uuid.uuid4().hex)
+        params.setdefault("idempotency_key", new_key())
         for wait in WRITE_RETRY_WAITS:
             try:
                 return self.call(method, params)

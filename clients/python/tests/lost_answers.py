@@ -19,12 +19,15 @@ class LostAnswers:
     """Listens on `self.socket_path` (in a private directory, as the
     engine's is) and relays each connection to `engine_socket`. The first
     `lose` answers to calls of a method in `methods` are replaced by a
-    `-32006` error; `self.sent` keeps the params of every such call."""
+    `-32006` error, or with `hang_up` never sent: the connection is closed
+    instead; `self.sent` keeps the params of every such call."""
 
-    def __init__(self, engine_socket: str, methods=("entry.add", "task.claim"), lose: int = 1):
+    def __init__(self, engine_socket: str, methods=("entry.add", "task.claim"), lose: int = 1,
+                 hang_up: bool = False):
         self.engine_socket = engine_socket
         self.methods = set(methods)
         self.lose = lose
+        self.hang_up = hang_up
         self.sent: List[Dict] = []
         self._lock = threading.Lock()
         self._dir = tempfile.mkdtemp(prefix="pad-lost-")
@@ -64,6 +67,10 @@ class LostAnswers:
             message = json.loads(line)
             if isinstance(message, dict) and message.get("id") in doomed and "method" not in message:
                 doomed.discard(message["id"])
+                if self.hang_up:
+                    client.shutdown(socket.SHUT_RDWR)
+                    client.close()
+                    return
                 lost = {"code": -32006, "message": "the answer was lost on the way (a test's relay)"}
                 line = (json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": lost}) + "\n").encode()
             try:
