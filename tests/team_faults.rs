@@ -85,11 +85,14 @@ fn start_writers(
     stop: Arc<AtomicBool>,
     frozen: Arc<AtomicBool>,
 ) -> Vec<tokio::task::JoinHandle<Tally>> {
-    writing(socket, pad, writers, stop, frozen, Writers::GiveUp)
+    writing(&[socket], pad, writers, stop, frozen, Writers::GiveUp)
 }
 
+/// `start_writers` on the first of `sockets`, writing `how` says; a writer
+/// retrying with its key whose engine goes away (killed) goes on on the
+/// next engine, sending the write it had in flight again with its key.
 fn writing(
-    socket: &std::path::Path,
+    sockets: &[&std::path::Path],
     pad: &'static str,
     writers: usize,
     stop: Arc<AtomicBool>,
@@ -98,9 +101,11 @@ fn writing(
 ) -> Vec<tokio::task::JoinHandle<Tally>> {
     (0..writers)
         .map(|w| {
-            let (socket, stop, frozen) = (socket.to_owned(), stop.clone(), frozen.clone());
+            let sockets: Vec<_> = sockets.iter().map(|s| s.to_path_buf()).collect();
+            let (stop, frozen) = (stop.clone(), frozen.clone());
             tokio::spawn(async move {
-                let mut c = Client::connect(&socket).await.unwrap();
+                let mut at = 0;
+                let mut c = Client::connect(&sockets[at]).await.unwrap();
                 let mut tally = Tally::default();
                 let tag = fastrand::u32(..);
                 for i in 0.. {
@@ -129,6 +134,14 @@ fn writing(
                             Ok(_) => Outcome::Stored,
                             Err(ClientError::Rpc(e)) if e.code == -32005 => Outcome::Refused,
                             Err(ClientError::Rpc(e)) if e.code == -32006 => Outcome::Unknown,
+                            // Its engine is gone, with the answer: the next one.
+                            Err(ClientError::Io(_) | ClientError::Protocol(_))
+                                if how == Writers::RetryWithKey && sockets.len() > 1 =>
+                            {
+                                at = (at + 1) % sockets.len();
+                                c = Client::connect(&sockets[at]).await.unwrap();
+                                Outcome::Unknown
+                            }
                             Err(e) => panic!("a write got {e:?}"),
                         };
                         if outcome != Outcome::Stored {
@@ -265,7 +278,7 @@ async fn writers_retrying_with_their_keys_store_every_note_once_across_a_restart
     let (a, _dir) = engine(&pg).await;
     let stop = Arc::new(AtomicBool::new(false));
     let writers = writing(
-        &a.socket,
+        &[&a.socket],
         "keyed",
         6,
         stop.clone(),
@@ -307,6 +320,93 @@ async fn writers_retrying_with_their_keys_store_every_note_once_across_a_restart
         stored > 0 && retried > 0,
         "the restarts refused some writes"
     );
+}
+
+/// An engine killed (`kill -9`) under writers and with an agent's task
+/// held: the writers, retrying with their keys on the other engine, end
+/// with every note stored exactly once (what the killed engine committed
+/// before it died included); the dead agent's task goes back to `todo`
+/// when its lease lapses, with its resume note, and a claimant on the
+/// other engine takes it up where it stood.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_engine_killed_under_writers_loses_and_doubles_nothing_and_its_agents_task_returns() {
+    let pg = Postgres::start();
+    let (mut a, _da) = engine(&pg).await;
+    let (b, _db) = engine(&pg).await;
+    let mut ca = Client::connect(&a.socket).await.unwrap();
+    let task = ok(
+        &mut ca,
+        "entry.add",
+        json!({"pad": "plan", "content": "migrate the orders table", "kind": "task"}),
+    )
+    .await;
+    let id = task["entry"]["id"].as_str().unwrap().to_string();
+    let claim = json!({"pad": "plan", "agent": "worker-a", "lease_seconds": 2});
+    assert_eq!(
+        ok(&mut ca, "task.claim", claim).await["entry"]["id"],
+        json!(id)
+    );
+    let beat = json!({"id": id, "agent": "worker-a", "resume": "rows 1-4000 copied"});
+    ok(&mut ca, "task.heartbeat", beat).await;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers = writing(
+        &[&a.socket, &b.socket],
+        "killed",
+        4,
+        stop.clone(),
+        Default::default(),
+        Writers::RetryWithKey,
+    );
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    common::signal(&a.child, libc::SIGKILL);
+    let killed = Instant::now();
+    a.child.wait().unwrap();
+
+    // The task: nothing to claim while the dead agent's lease holds, then
+    // the task itself, with where the work stood.
+    let mut cb = Client::connect(&b.socket).await.unwrap();
+    let taken = loop {
+        let r = ok(
+            &mut cb,
+            "task.claim",
+            json!({"pad": "plan", "agent": "worker-b"}),
+        )
+        .await;
+        if !r["entry"].is_null() {
+            break r["entry"].clone();
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(15),
+            "the task never came back"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let back = killed.elapsed();
+    assert_eq!(taken["id"], json!(id));
+    assert_eq!(taken["resume"], "rows 1-4000 copied");
+    assert_eq!(taken["attempts"], 2);
+    println!("the killed engine's agent's task (a 2 s lease) claimed on engine B {back:?} after the kill");
+
+    stop.store(true, Ordering::Relaxed);
+    let mut tallies = Vec::new();
+    for w in writers {
+        tallies.push(w.await.unwrap());
+    }
+    let moved: usize = tallies.iter().map(|t| t.retried[1]).sum();
+    let [stored, refused, unknown] = check(
+        &mut cb,
+        "killed",
+        tallies,
+        "engine A killed -9 under writers going on on engine B with their keys",
+    )
+    .await;
+    assert_eq!(
+        (refused, unknown),
+        (0, 0),
+        "every note acknowledged in the end"
+    );
+    assert!(stored > 0 && moved > 0, "the writers moved to engine B");
 }
 
 /// The outcome the engine cannot tell, made certain: PostgreSQL told to
