@@ -513,7 +513,7 @@ impl Engine {
             Once::Wrote(added) => added,
             // Its events went out when it was written.
             Once::Again(first) => {
-                return first.ok_or_else(|| {
+                return first.map(|e| *e).ok_or_else(|| {
                     Error::Internal("a kept entry.add answer without its entry".into())
                 })
             }

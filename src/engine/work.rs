@@ -60,7 +60,7 @@ impl Engine {
             Once::Wrote(claimed) => claimed,
             Once::Again(Some(first)) => {
                 return Ok(ClaimResult {
-                    entry: Some(first),
+                    entry: Some(*first),
                     counts: None,
                 })
             }

@@ -103,7 +103,7 @@ pub enum Once<T> {
     Wrote(T),
     /// The entry the first call answered with, as it answered (`None`: a
     /// claim that found nothing ready).
-    Again(Option<Entry>),
+    Again(Option<Box<Entry>>),
 }
 
 /// The statements keeping keys, on a write's transaction.
@@ -126,7 +126,7 @@ pub async fn taken(
     tx: &mut impl KeyTx,
     key: Option<&Key>,
     now: i64,
-) -> Result<Option<Option<Entry>>> {
+) -> Result<Option<Option<Box<Entry>>>> {
     let Some(key) = key else {
         return Ok(None);
     };
