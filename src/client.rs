@@ -8,13 +8,29 @@
 use std::collections::VecDeque;
 use std::io;
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
 
-use crate::protocol::method::Method;
+use crate::error::code::{OUTCOME_UNKNOWN, UNAVAILABLE};
+use crate::protocol::method::{Keyed, Method};
+
+/// The waits before each retry of a keyed write (`Client::call_keyed`).
+pub const WRITE_RETRY_WAITS: [Duration; 3] = [
+    Duration::from_millis(500),
+    Duration::from_secs(1),
+    Duration::from_secs(2),
+];
+
+/// A fresh idempotency key: 128 random bits, as 32 hex digits.
+pub fn fresh_key() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the system's random source");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
 
 /// An error response from the engine.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -166,6 +182,40 @@ impl Client {
         let answer = self.call(M::NAME, params).await?;
         serde_json::from_value(answer)
             .map_err(|e| ClientError::Protocol(format!("{}'s answer: {e}", M::NAME)))
+    }
+
+    /// Sends the write `M` with an idempotency key (a fresh one unless the
+    /// params carry one), retried as `call_keyed` says: it is stored once.
+    pub async fn write<M: Keyed>(
+        &mut self,
+        mut params: M::Params,
+    ) -> Result<M::Answer, ClientError> {
+        M::key(&mut params).get_or_insert_with(fresh_key);
+        let params = serde_json::to_value(&params)
+            .map_err(|e| ClientError::Protocol(format!("{} params: {e}", M::NAME)))?;
+        let answer = self.call_keyed(M::NAME, &params).await?;
+        serde_json::from_value(answer)
+            .map_err(|e| ClientError::Protocol(format!("{}'s answer: {e}", M::NAME)))
+    }
+
+    /// Calls a write whose params carry its idempotency key, and calls it
+    /// again with them after each of the `WRITE_RETRY_WAITS` while it fails
+    /// with `-32005` (unavailable: nothing stored, or the key's first call
+    /// still committing) or `-32006` (outcome unknown). Sent again with its
+    /// key, a write stored already answers as it did: nothing is stored twice.
+    pub async fn call_keyed(&mut self, method: &str, params: &Value) -> Result<Value, ClientError> {
+        let mut waits = WRITE_RETRY_WAITS.iter();
+        loop {
+            match self.call(method, params.clone()).await {
+                Err(e) if matches!(e.code(), Some(UNAVAILABLE | OUTCOME_UNKNOWN)) => {
+                    match waits.next() {
+                        Some(wait) => tokio::time::sleep(*wait).await,
+                        None => return Err(e),
+                    }
+                }
+                done => return done,
+            }
+        }
     }
 
     /// Calls `method` and returns its result.

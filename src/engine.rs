@@ -47,6 +47,7 @@ use crate::pg::PgStore;
 use crate::protocol::*;
 use crate::semantic::{ModelSource, Semantic, SemanticConfig};
 use crate::settings::defaults;
+use crate::storage::once::{Key, Once};
 use crate::storage::{Added, EntryFilter, NewEntry, Patch, Storage};
 use crate::store::Durability;
 
@@ -391,14 +392,17 @@ impl Engine {
 
     /// Writes an entry. `guard` decides what it may set in motion: a reply
     /// in a thread handed to an agent reaches the agent only if the caller
-    /// may hand work to it.
+    /// may hand work to it. With `key` taken by an earlier call, writes
+    /// nothing and answers with that call's entry.
     pub async fn add(
         &self,
         p: AddParams,
         default_author: Option<&str>,
         guard: &Guard,
+        key: Option<Key>,
     ) -> Result<Entry> {
-        let entry = self.validated(p, default_author, guard)?;
+        let mut entry = self.validated(p, default_author, guard)?;
+        entry.key = key;
         self.insert(entry).await
     }
 
@@ -489,6 +493,7 @@ impl Engine {
             now,
             handoffs,
             by_token: guard.grant().is_some(),
+            key: None,
         };
         Ok(entry)
     }
@@ -501,7 +506,15 @@ impl Engine {
             entry,
             rolled,
             parent,
-        } = self.db().add(entry).await?;
+        } = match self.db().add(entry).await? {
+            Once::Wrote(added) => added,
+            // Its events went out when it was written.
+            Once::Again(first) => {
+                return first.map(|e| *e).ok_or_else(|| {
+                    Error::Internal("a kept entry.add answer without its entry".into())
+                })
+            }
+        };
         if let Some(m) = self.metrics() {
             m.entry_written(entry.kind);
         }

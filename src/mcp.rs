@@ -33,7 +33,7 @@ use serde_json::Value;
 
 use crate::client::{Client, ClientError};
 use crate::model::count;
-use crate::protocol::method::{self as m, Method};
+use crate::protocol::method::{self as m, Keyed, Method};
 use crate::protocol::{AddParams, InboxParams, PadListParams};
 use notes::{
     AddNote, DeleteNote, ListNotes, PadOnly, ReadPad, ScratchNote, SearchNotes, UpdateNote,
@@ -173,6 +173,17 @@ impl Link<'_> {
             serde_json::to_value(&params).map_err(|e| format!("{} params: {e}", M::NAME))?;
         let client = self.connect().await?;
         client.call(M::NAME, params).await.map_err(describe)
+    }
+
+    /// Sends the write `M` with a fresh idempotency key, and again with the
+    /// same key while the engine answers `-32005` or `-32006`
+    /// (`Client::call_keyed`): an agent's note is stored once.
+    async fn write<M: Keyed>(&mut self, mut params: M::Params) -> Result<Value, String> {
+        M::key(&mut params).get_or_insert_with(crate::client::fresh_key);
+        let params =
+            serde_json::to_value(&params).map_err(|e| format!("{} params: {e}", M::NAME))?;
+        let client = self.connect().await?;
+        client.call_keyed(M::NAME, &params).await.map_err(describe)
     }
 
     /// Whether what this call writes may be the person's (no access token
@@ -498,7 +509,7 @@ impl PadTools {
         let pad = add.pad.clone();
         // An agent told it repeats a note can update that one instead.
         add.check_duplicates = true;
-        let (entry, looks_like) = match link.send::<m::EntryAdd>(add).await {
+        let (entry, looks_like) = match link.write::<m::EntryAdd>(add).await {
             Ok(r) => (r["entry"].clone(), r["looks_like"].clone()),
             Err(e) => return fail(e),
         };

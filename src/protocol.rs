@@ -171,6 +171,11 @@ pub struct AddParams {
     #[serde(default)]
     #[cfg_attr(test, ts(as = "Option<bool>", optional))]
     pub check_duplicates: bool,
+    /// A key naming this write, e.g. a fresh UUID, sent again only when
+    /// retrying it: the same key from the same caller within a day writes
+    /// once and answers as the first call did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

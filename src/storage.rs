@@ -28,6 +28,7 @@
 //! allocation per call, against microseconds of work at the least.
 
 mod cycle;
+pub mod once;
 pub mod rules;
 mod types;
 pub mod write;
@@ -41,6 +42,7 @@ use crate::model::{Entry, Pad};
 use crate::protocol::{Change, Skipped, Version};
 use crate::semantic::{Semantic, VectorSource};
 pub(crate) use cycle::{CycleSearch, Step};
+use once::{Key, Once};
 pub use types::*;
 
 thread_local! {
@@ -117,7 +119,9 @@ impl<
 pub trait Entries: Send + Sync + 'static {
     /// Inserts an entry, applying its pad's rolling window (`max_entries`);
     /// says which entries the window pushed out and the parent it replied to.
-    fn add(&self, entry: NewEntry) -> Fut<'_, Added>;
+    /// With an idempotency key (`NewEntry::key`) already taken, writes
+    /// nothing and answers as the first call did (`Once::Again`).
+    fn add(&self, entry: NewEntry) -> Fut<'_, Once<Added>>;
     /// The live entry with this id or unique id prefix.
     fn get<'a>(&'a self, id: &'a str) -> Fut<'a, Entry>;
     /// Up to two (full id, pad) of live entries whose id starts with `id`,
@@ -252,7 +256,8 @@ pub trait Tasks: Send + Sync + 'static {
         agent: &'a str,
         lease_ms: i64,
         now: i64,
-    ) -> Fut<'a, Option<(Entry, Entry)>>;
+        key: Option<&'a Key>,
+    ) -> Fut<'a, Once<Option<(Entry, Entry)>>>;
     fn heartbeat<'a>(
         &'a self,
         id: &'a str,

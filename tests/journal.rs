@@ -6,10 +6,25 @@
 use std::path::Path;
 
 use scratchpad::model::Kind;
+use scratchpad::storage::once::Once;
 use scratchpad::storage::{Added, EntryFilter, NewEntry};
 use scratchpad::store::{Durability, Store};
 
 const NOW: i64 = 1_790_000_000_000;
+
+/// A note without an idempotency key is always written now.
+trait Written {
+    fn written(self) -> Added;
+}
+
+impl Written for scratchpad::error::Result<Once<Added>> {
+    fn written(self) -> Added {
+        match self.expect("the store adds") {
+            Once::Wrote(added) => added,
+            Once::Again(_) => panic!("a note without a key was answered as a retry"),
+        }
+    }
+}
 
 fn open(dir: &Path) -> Store {
     Store::open(dir, Durability::Normal, Some(7200), 4096, NOW, false).expect("store opens")
@@ -38,6 +53,7 @@ fn note(pad: &str, content: &str) -> NewEntry {
         now: NOW,
         handoffs: Vec::new(),
         by_token: false,
+        key: None,
     }
 }
 
@@ -75,7 +91,7 @@ fn acknowledged_entries_survive_a_crash_before_they_are_applied() {
     for i in 0..50 {
         let Added {
             entry: e, rolled, ..
-        } = store.add(note("p", &format!("note {i}")), None).unwrap();
+        } = store.add(note("p", &format!("note {i}")), None).written();
         assert!(rolled.is_empty());
         ids.push(e.id);
     }
@@ -93,7 +109,7 @@ fn acknowledged_entries_survive_a_crash_before_they_are_applied() {
     assert_eq!(first.meta.unwrap()["n"], serde_json::json!(1));
     assert_eq!(journal_bytes(dir.path()), 0, "replayed, then emptied");
     // Ids keep growing past the replayed ones.
-    let Added { entry: next, .. } = store.add(note("p", "after"), None).unwrap();
+    let Added { entry: next, .. } = store.add(note("p", "after"), None).written();
     assert!(next.id > ids[49]);
     drop(store);
 
@@ -108,7 +124,7 @@ fn a_read_sees_every_acknowledged_write() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
     assert_eq!(store.journal_queue(), 0);
-    let Added { entry: e, .. } = store.add(note("p", "just written"), None).unwrap();
+    let Added { entry: e, .. } = store.add(note("p", "just written"), None).written();
     assert_eq!(
         store.journal_queue(),
         1,
@@ -127,7 +143,7 @@ fn a_read_sees_every_acknowledged_write() {
 fn a_just_written_entry_is_read_back_from_the_journal_exactly_as_stored() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    let Added { entry: e, .. } = store.add(note("p", "fresh"), None).unwrap();
+    let Added { entry: e, .. } = store.add(note("p", "fresh"), None).written();
     assert_eq!(store.get(&e.id).unwrap(), e);
     assert_eq!(store.get(&e.id.to_uppercase()).unwrap(), e);
     assert_eq!(
@@ -146,11 +162,11 @@ fn a_just_written_entry_is_read_back_from_the_journal_exactly_as_stored() {
 fn a_replay_never_brings_back_a_deleted_entry() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    let Added { entry: a, .. } = store.add(note("p", "kept"), None).unwrap();
-    let Added { entry: b, .. } = store.add(note("p", "deleted"), None).unwrap();
+    let Added { entry: a, .. } = store.add(note("p", "kept"), None).written();
+    let Added { entry: b, .. } = store.add(note("p", "deleted"), None).written();
     // The delete applies both first, then removes one.
     store.delete(&b.id, None, 0, "test").unwrap();
-    let Added { entry: c, .. } = store.add(note("p", "journaled"), None).unwrap();
+    let Added { entry: c, .. } = store.add(note("p", "journaled"), None).written();
     crash(store);
 
     let store = open(dir.path());
@@ -163,8 +179,8 @@ fn a_replay_never_brings_back_a_deleted_entry() {
 fn a_torn_last_record_is_skipped_and_a_damaged_one_is_kept_aside() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    store.add(note("p", "first"), None).unwrap();
-    store.add(note("p", "second"), None).unwrap();
+    store.add(note("p", "first"), None).written();
+    store.add(note("p", "second"), None).written();
     crash(store);
 
     let path = dir.path().join("journal-a");
@@ -192,19 +208,19 @@ fn a_torn_last_record_is_skipped_and_a_damaged_one_is_kept_aside() {
 fn entries_that_need_the_database_commit_after_what_was_journaled() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    let Added { entry: first, .. } = store.add(note("p", "journaled first"), None).unwrap();
+    let Added { entry: first, .. } = store.add(note("p", "journaled first"), None).written();
     // depends_on must be checked against the database: a direct commit,
     // which applies the journaled entry before its own, keeping id order.
     let mut task = note("p", "depends on it");
     task.kind = Kind::Task;
     task.depends_on = vec![first.id.clone()];
-    let Added { entry: second, .. } = store.add(task, None).unwrap();
+    let Added { entry: second, .. } = store.add(task, None).written();
     assert!(second.id > first.id);
     assert_eq!(second.depends_on, vec![first.id.clone()]);
     // A pad with a window answers with what it pushed out.
-    let Added { rolled, .. } = store.add(note("w", "one"), Some(1)).unwrap();
+    let Added { rolled, .. } = store.add(note("w", "one"), Some(1)).written();
     assert!(rolled.is_empty());
-    let Added { rolled, .. } = store.add(note("w", "two"), Some(1)).unwrap();
+    let Added { rolled, .. } = store.add(note("w", "two"), Some(1)).written();
     assert_eq!(rolled.len(), 1);
     assert_eq!(rolled[0].content, "one");
     crash(store);
@@ -221,7 +237,7 @@ fn the_journal_is_private_to_its_owner() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    store.add(note("p", "secret plans"), None).unwrap();
+    store.add(note("p", "secret plans"), None).written();
     for f in ["journal-a", "journal-b"] {
         let mode = std::fs::metadata(dir.path().join(f))
             .unwrap()
@@ -253,7 +269,7 @@ fn a_batch_keeps_each_pads_row_and_the_tag_index_in_step() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
     // One pad goes idle past its TTL and is archived.
-    store.add(note("old", "before the nap"), None).unwrap();
+    store.add(note("old", "before the nap"), None).written();
     let later = NOW + 3 * 3600 * 1000;
     let swept = store.sweep(later, 7 * 86400 * 1000).unwrap();
     assert_eq!(swept.archived, vec!["old".to_string()]);
@@ -271,7 +287,7 @@ fn a_batch_keeps_each_pads_row_and_the_tag_index_in_step() {
     ] {
         let mut e = at(note(pad, content), ms);
         e.tags = tags.into_iter().map(String::from).collect();
-        store.add(e, None).unwrap();
+        store.add(e, None).written();
     }
     assert_eq!(store.journal_queue(), 4);
     let pads = store.pads(true).unwrap();
@@ -329,7 +345,7 @@ fn the_queue_stays_bounded_when_the_journal_thread_falls_behind() {
     for i in 0..writes {
         store
             .add(note("flood", &format!("entry {i}")), None)
-            .unwrap();
+            .written();
         most = most.max(store.journal_queue());
     }
     assert!(
@@ -358,7 +374,7 @@ fn the_journal_thread_applies_below_the_requests_priority() {
     for i in 0..writes {
         store
             .add(note("background", &format!("entry {i}")), None)
-            .unwrap();
+            .written();
     }
     let nice_of = |name: &str| -> Option<i64> {
         std::fs::read_dir("/proc/self/task").ok()?.find_map(|t| {
@@ -404,11 +420,11 @@ fn the_journal_thread_wakes_for_an_entry_after_quiet_and_ends_with_the_store() {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
     };
-    store.add(note("quiet", "before the quiet"), None).unwrap();
+    store.add(note("quiet", "before the quiet"), None).written();
     wait_applied(&store);
     // Longer than the thread's old look-again period (250 ms).
     std::thread::sleep(std::time::Duration::from_millis(600));
-    store.add(note("quiet", "after the quiet"), None).unwrap();
+    store.add(note("quiet", "after the quiet"), None).written();
     wait_applied(&store);
     drop(store);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);

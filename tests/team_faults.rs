@@ -62,6 +62,17 @@ enum Outcome {
 struct Tally {
     outcomes: Vec<(String, Outcome)>,
     slowest: Duration,
+    /// Answers `-32005` and `-32006` a write retried with its key had.
+    retried: [usize; 2],
+}
+
+/// How writers treat a write that was not acknowledged.
+#[derive(Clone, Copy, PartialEq)]
+enum Writers {
+    /// Move on to the next note.
+    GiveUp,
+    /// Send it again, with its idempotency key, until it is acknowledged.
+    RetryWithKey,
 }
 
 /// `writers` clients of `socket` adding distinct notes to `pad` until
@@ -74,11 +85,27 @@ fn start_writers(
     stop: Arc<AtomicBool>,
     frozen: Arc<AtomicBool>,
 ) -> Vec<tokio::task::JoinHandle<Tally>> {
+    writing(&[socket], pad, writers, stop, frozen, Writers::GiveUp)
+}
+
+/// `start_writers` on the first of `sockets`, writing `how` says; a writer
+/// retrying with its key whose engine goes away (killed) goes on on the
+/// next engine, sending the write it had in flight again with its key.
+fn writing(
+    sockets: &[&std::path::Path],
+    pad: &'static str,
+    writers: usize,
+    stop: Arc<AtomicBool>,
+    frozen: Arc<AtomicBool>,
+    how: Writers,
+) -> Vec<tokio::task::JoinHandle<Tally>> {
     (0..writers)
         .map(|w| {
-            let (socket, stop, frozen) = (socket.to_owned(), stop.clone(), frozen.clone());
+            let sockets: Vec<_> = sockets.iter().map(|s| s.to_path_buf()).collect();
+            let (stop, frozen) = (stop.clone(), frozen.clone());
             tokio::spawn(async move {
-                let mut c = Client::connect(&socket).await.unwrap();
+                let mut at = 0;
+                let mut c = Client::connect(&sockets[at]).await.unwrap();
                 let mut tally = Tally::default();
                 let tag = fastrand::u32(..);
                 for i in 0.. {
@@ -86,29 +113,51 @@ fn start_writers(
                         break;
                     }
                     let content = format!("{pad} writer {w} note {i} ({tag})");
-                    let was_frozen = frozen.load(Ordering::Relaxed);
-                    let started = Instant::now();
-                    let answer = c
-                        .call("entry.add", json!({"pad": pad, "content": content}))
-                        .await;
-                    let took = started.elapsed();
-                    if !was_frozen && !frozen.load(Ordering::Relaxed) {
+                    let mut params = json!({"pad": pad, "content": content});
+                    if how == Writers::RetryWithKey {
+                        params["idempotency_key"] = json!(format!("{tag}-{w}-{i}"));
+                    }
+                    let mut tries = 0;
+                    let outcome = loop {
+                        let was_frozen = frozen.load(Ordering::Relaxed);
+                        let started = Instant::now();
+                        let answer = c.call("entry.add", params.clone()).await;
+                        let took = started.elapsed();
+                        if !was_frozen && !frozen.load(Ordering::Relaxed) {
+                            assert!(
+                                took < CALL_BOUND,
+                                "a write took {took:?} to answer; the bound is {CALL_BOUND:?}"
+                            );
+                            tally.slowest = tally.slowest.max(took);
+                        }
+                        let outcome = match answer {
+                            Ok(_) => Outcome::Stored,
+                            Err(ClientError::Rpc(e)) if e.code == -32005 => Outcome::Refused,
+                            Err(ClientError::Rpc(e)) if e.code == -32006 => Outcome::Unknown,
+                            // Its engine is gone, with the answer: the next one.
+                            Err(ClientError::Io(_) | ClientError::Protocol(_))
+                                if how == Writers::RetryWithKey && sockets.len() > 1 =>
+                            {
+                                at = (at + 1) % sockets.len();
+                                c = Client::connect(&sockets[at]).await.unwrap();
+                                Outcome::Unknown
+                            }
+                            Err(e) => panic!("a write got {e:?}"),
+                        };
+                        if outcome != Outcome::Stored {
+                            // As a client would: not in a tight loop.
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        }
+                        if outcome == Outcome::Stored || how == Writers::GiveUp {
+                            break outcome;
+                        }
+                        tally.retried[(outcome == Outcome::Unknown) as usize] += 1;
+                        tries += 1;
                         assert!(
-                            took < CALL_BOUND,
-                            "a write took {took:?} to answer; the bound is {CALL_BOUND:?}"
+                            tries < 1500,
+                            "{content:?} was not acknowledged in 30 s of retries"
                         );
-                        tally.slowest = tally.slowest.max(took);
-                    }
-                    let outcome = match answer {
-                        Ok(_) => Outcome::Stored,
-                        Err(ClientError::Rpc(e)) if e.code == -32005 => Outcome::Refused,
-                        Err(ClientError::Rpc(e)) if e.code == -32006 => Outcome::Unknown,
-                        Err(e) => panic!("a write got {e:?}"),
                     };
-                    if outcome != Outcome::Stored {
-                        // As a client would: not in a tight loop.
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                    }
                     tally.outcomes.push((content, outcome));
                 }
                 tally
@@ -142,8 +191,10 @@ async fn check(c: &mut Client, pad: &str, tallies: Vec<Tally>, what: &str) -> [u
     let stored = stored(c, pad).await;
     let mut counts = [0; 3];
     let mut slowest = Duration::ZERO;
+    let mut retried = [0; 2];
     for t in tallies {
         slowest = slowest.max(t.slowest);
+        retried = [retried[0] + t.retried[0], retried[1] + t.retried[1]];
         for (content, outcome) in t.outcomes {
             let n = stored.get(&content).copied().unwrap_or(0);
             assert!(n <= 1, "{content:?} is stored {n} times");
@@ -164,6 +215,12 @@ async fn check(c: &mut Client, pad: &str, tallies: Vec<Tally>, what: &str) -> [u
         "{what}: {} acknowledged, {} refused, {} outcome unknown; slowest answer {slowest:?}",
         counts[0], counts[1], counts[2]
     );
+    if retried != [0, 0] {
+        println!(
+            "{what}: retried with their keys after {} refusals and {} unknown outcomes",
+            retried[0], retried[1]
+        );
+    }
     counts
 }
 
@@ -209,6 +266,207 @@ async fn postgres_restarted_hard_under_writers_loses_doubles_and_misrefuses_noth
     }
     let [stored, _, _] = check(&mut c, "restart", tallies, "PostgreSQL restarted hard").await;
     assert!(stored > 0);
+}
+
+/// What idempotency keys are for: writers that send each note with a key
+/// and, answered `-32005` or `-32006`, send it again with the same key
+/// until it is acknowledged, end with every note they meant stored exactly
+/// once, though some commits' answers were lost in the restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn writers_retrying_with_their_keys_store_every_note_once_across_a_restart_and_a_freeze() {
+    let pg = Postgres::start();
+    let (a, _dir) = engine(&pg).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers = writing(
+        &[&a.socket],
+        "keyed",
+        6,
+        stop.clone(),
+        Default::default(),
+        Writers::RetryWithKey,
+    );
+    // A hard restart, then a freeze: a commit in flight when the server
+    // stopped answering is `-32006`, and, the server thawed, stored.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    pg.crash();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    pg.ctl("start");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    pg.freeze();
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    pg.thaw();
+    let mut c = Client::connect(&a.socket).await.unwrap();
+    recovered(&mut c, "keyed", Duration::from_secs(30)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut tallies = Vec::new();
+    for w in writers {
+        tallies.push(w.await.unwrap());
+    }
+    let retried: usize = tallies.iter().map(|t| t.retried[0] + t.retried[1]).sum();
+    let [stored, refused, unknown] = check(
+        &mut c,
+        "keyed",
+        tallies,
+        "PostgreSQL restarted and frozen under writers retrying with their keys",
+    )
+    .await;
+    assert_eq!(
+        (refused, unknown),
+        (0, 0),
+        "every note acknowledged in the end"
+    );
+    assert!(
+        stored > 0 && retried > 0,
+        "the restarts refused some writes"
+    );
+}
+
+/// An engine killed (`kill -9`) under writers and with an agent's task
+/// held: the writers, retrying with their keys on the other engine, end
+/// with every note stored exactly once (what the killed engine committed
+/// before it died included); the dead agent's task goes back to `todo`
+/// when its lease lapses, with its resume note, and a claimant on the
+/// other engine takes it up where it stood.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_engine_killed_under_writers_loses_and_doubles_nothing_and_its_agents_task_returns() {
+    let pg = Postgres::start();
+    let (mut a, _da) = engine(&pg).await;
+    let (b, _db) = engine(&pg).await;
+    let mut ca = Client::connect(&a.socket).await.unwrap();
+    let task = ok(
+        &mut ca,
+        "entry.add",
+        json!({"pad": "plan", "content": "migrate the orders table", "kind": "task"}),
+    )
+    .await;
+    let id = task["entry"]["id"].as_str().unwrap().to_string();
+    let claim = json!({"pad": "plan", "agent": "worker-a", "lease_seconds": 2});
+    assert_eq!(
+        ok(&mut ca, "task.claim", claim).await["entry"]["id"],
+        json!(id)
+    );
+    let beat = json!({"id": id, "agent": "worker-a", "resume": "rows 1-4000 copied"});
+    ok(&mut ca, "task.heartbeat", beat).await;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers = writing(
+        &[&a.socket, &b.socket],
+        "killed",
+        4,
+        stop.clone(),
+        Default::default(),
+        Writers::RetryWithKey,
+    );
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    common::signal(&a.child, libc::SIGKILL);
+    let killed = Instant::now();
+    a.child.wait().unwrap();
+
+    // The task: nothing to claim while the dead agent's lease holds, then
+    // the task itself, with where the work stood.
+    let mut cb = Client::connect(&b.socket).await.unwrap();
+    let taken = loop {
+        let r = ok(
+            &mut cb,
+            "task.claim",
+            json!({"pad": "plan", "agent": "worker-b"}),
+        )
+        .await;
+        if !r["entry"].is_null() {
+            break r["entry"].clone();
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(15),
+            "the task never came back"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let back = killed.elapsed();
+    assert_eq!(taken["id"], json!(id));
+    assert_eq!(taken["resume"], "rows 1-4000 copied");
+    assert_eq!(taken["attempts"], 2);
+    println!("the killed engine's agent's task (a 2 s lease) claimed on engine B {back:?} after the kill");
+
+    stop.store(true, Ordering::Relaxed);
+    let mut tallies = Vec::new();
+    for w in writers {
+        tallies.push(w.await.unwrap());
+    }
+    let moved: usize = tallies.iter().map(|t| t.retried[1]).sum();
+    let [stored, refused, unknown] = check(
+        &mut cb,
+        "killed",
+        tallies,
+        "engine A killed -9 under writers going on on engine B with their keys",
+    )
+    .await;
+    assert_eq!(
+        (refused, unknown),
+        (0, 0),
+        "every note acknowledged in the end"
+    );
+    assert!(stored > 0 && moved > 0, "the writers moved to engine B");
+}
+
+/// The outcome the engine cannot tell, made certain: PostgreSQL told to
+/// wait, on commit, for a standby that does not exist holds a write's
+/// commit past the engine's deadline, in progress, so the engine answers
+/// `-32006`; let go, the commit completes. Sent again with its key, the
+/// write answers as stored, and is stored once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_whose_outcome_was_unknown_is_stored_once_when_retried_with_its_key() {
+    let pg = Postgres::start();
+    let (a, _dir) = engine(&pg).await;
+    let mut c = Client::connect(&a.socket).await.unwrap();
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "unknown", "content": "before"}),
+    )
+    .await;
+    let admin = sqlx::PgPool::connect(&pg.url()).await.unwrap();
+    let standby = async |wait: bool| {
+        let set = match wait {
+            true => "ALTER SYSTEM SET synchronous_standby_names = 'nobody'",
+            false => "ALTER SYSTEM RESET synchronous_standby_names",
+        };
+        sqlx::query(set).execute(&admin).await.unwrap();
+        sqlx::query("SELECT pg_reload_conf()")
+            .execute(&admin)
+            .await
+            .unwrap();
+        // The server's processes read it before their next statement.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    standby(true).await;
+    let write = json!({"pad": "unknown", "content": "the one", "idempotency_key": "u-1"});
+    let started = Instant::now();
+    let e = c.call("entry.add", write.clone()).await.unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(e.code(), Some(-32006), "{e}");
+    assert!(
+        e.to_string().contains("same idempotency_key is safe"),
+        "{e}"
+    );
+    assert!(took < CALL_BOUND, "answered in {took:?}");
+    standby(false).await;
+    let started = Instant::now();
+    let again = loop {
+        match c.call("entry.add", write.clone()).await {
+            Ok(v) => break v,
+            // The first call may still hold its key a moment: retry.
+            Err(e) if e.code() == Some(-32005) => {
+                assert!(started.elapsed() < Duration::from_secs(30), "{e}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("the retry got {e}"),
+        }
+    };
+    assert_eq!(again["entry"]["content"], "the one");
+    let stored = stored(&mut c, "unknown").await;
+    assert_eq!(stored.get("the one"), Some(&1), "{stored:?}");
+    println!("a write answered -32006 after {took:?}; its retry with the key answered with the stored note");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

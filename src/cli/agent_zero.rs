@@ -471,7 +471,7 @@ pub(crate) async fn control(cmd: AgentZeroCmd, c: &mut Client, show: Show) -> an
         .request::<m::EntryGet>(&IdParams { id: id.clone() })
         .await?;
     let params = control.reply(parent.entry.pad, id);
-    let r = c.request::<m::EntryAdd>(&params).await?;
+    let r = c.write::<m::EntryAdd>(params).await?;
     show.print(&r, |r| {
         println!(
             "Asked Agent Zero to {} (note {} in the chat's thread).",

@@ -155,7 +155,7 @@ pub async fn send(a: SendArgs, c: &mut Client, show: Show) -> anyhow::Result<()>
         reply_to: a.reply_to,
         ..AddParams::default()
     };
-    let r = c.request::<m::EntryAdd>(&params).await?;
+    let r = c.write::<m::EntryAdd>(params).await?;
     show.print(&r, |r| {
         let id = &r.entry.id;
         println!("{id} sent to {}", to.join(", "));

@@ -22,7 +22,7 @@ pub async fn note(a: NoteArgs, c: &mut Client, show: Show) -> anyhow::Result<()>
         supersedes: a.supersedes,
         ..AddParams::default()
     };
-    let r = c.request::<m::EntryAdd>(&params).await?;
+    let r = c.write::<m::EntryAdd>(params).await?;
     show.print(&r, |r| println!("{}", r.entry.id))
 }
 

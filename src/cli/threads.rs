@@ -93,7 +93,7 @@ pub async fn reply(a: ReplyArgs, c: &mut Client, show: Show) -> anyhow::Result<(
         author: Some(a.author),
         ..AddParams::default()
     };
-    let r = c.request::<m::EntryAdd>(&params).await?;
+    let r = c.write::<m::EntryAdd>(params).await?;
     show.print(&r, |r| println!("{}", r.entry.id))
 }
 

@@ -133,7 +133,7 @@ pub async fn task(cmd: TaskCmd, c: &mut Client, show: Show) -> anyhow::Result<()
                 author: Some(author),
                 ..AddParams::default()
             };
-            let r = c.request::<m::EntryAdd>(&params).await?;
+            let r = c.write::<m::EntryAdd>(params).await?;
             // Like `pad note`: the new id, for scripts to pass to --after.
             show.print(&r, |r| println!("{}", r.entry.id))
         }
@@ -142,8 +142,9 @@ pub async fn task(cmd: TaskCmd, c: &mut Client, show: Show) -> anyhow::Result<()
                 pad,
                 agent: Some(agent),
                 lease_seconds: lease_secs(lease.as_deref())?,
+                idempotency_key: None,
             };
-            let r = c.request::<m::TaskClaim>(&params).await?;
+            let r = c.write::<m::TaskClaim>(params).await?;
             if r.entry.is_none() {
                 show.print(&r, |r| {
                     if let Some(n) = &r.counts {
@@ -224,7 +225,7 @@ pub async fn remind(a: RemindArgs, c: &mut Client, show: Show) -> anyhow::Result
             .into())
         }
     }
-    let r = c.request::<m::EntryAdd>(&params).await?;
+    let r = c.write::<m::EntryAdd>(params).await?;
     show.print(&r, |r| {
         println!(
             "{} reminds {} at {}",

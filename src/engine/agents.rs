@@ -551,6 +551,7 @@ impl Engine {
                 },
                 None,
                 &Guard::owner(),
+                None,
             )
             .await;
         match question {
@@ -613,6 +614,7 @@ impl Engine {
                 },
                 None,
                 &Guard::owner(),
+                None,
             )
             .await;
         match added {

@@ -176,6 +176,7 @@ impl Engine {
                 },
                 default_author,
                 &Guard::owner(),
+                None,
             )
             .await?,
         };

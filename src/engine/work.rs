@@ -10,6 +10,7 @@ use crate::events::EventType;
 use crate::guard::Guard;
 use crate::model::{self, Entry, Kind, Status};
 use crate::protocol::*;
+use crate::storage::once::{Key, Once};
 use crate::storage::{Finish, NewEntry, ReportRow};
 
 /// A claim lasts this long unless the claimant asks otherwise or heartbeats.
@@ -35,7 +36,14 @@ impl Engine {
     }
 
     /// Hands the next ready task of a pad to an agent.
-    pub async fn claim(&self, p: ClaimParams, default_author: Option<&str>) -> Result<ClaimResult> {
+    /// With `key` taken by an earlier call, claims nothing and answers with
+    /// the task that call took.
+    pub async fn claim(
+        &self,
+        p: ClaimParams,
+        default_author: Option<&str>,
+        key: Option<Key>,
+    ) -> Result<ClaimResult> {
         let pad = model::pad_name("pad", &p.pad)?;
         let agent = named(
             "agent",
@@ -44,7 +52,21 @@ impl Engine {
         )?;
         let now = self.now();
         let lease = lease_ms(p.lease_seconds)?;
-        let Some((before, after)) = self.db().claim(&pad, &agent, lease, now).await? else {
+        let claimed = match self
+            .db()
+            .claim(&pad, &agent, lease, now, key.as_ref())
+            .await?
+        {
+            Once::Wrote(claimed) => claimed,
+            Once::Again(Some(first)) => {
+                return Ok(ClaimResult {
+                    entry: Some(*first),
+                    counts: None,
+                })
+            }
+            Once::Again(None) => None,
+        };
+        let Some((before, after)) = claimed else {
             let plan = self.plan_order(PlanParams { pad }).await?;
             return Ok(ClaimResult {
                 entry: None,
@@ -224,6 +246,7 @@ impl Engine {
                 now: self.now(),
                 handoffs: Vec::new(),
                 by_token: false,
+                key: None,
             };
             copies.push(self.insert(copy).await?);
         }

@@ -158,7 +158,7 @@ impl PadTools {
             let pad = asked["pad"].as_str().unwrap_or_default().to_owned();
             let person = link.speaks_for_person().await.unwrap_or(false);
             let reply = persons_answer(pad, text, &qid, person);
-            if let Err(e) = link.send::<m::EntryAdd>(reply).await {
+            if let Err(e) = link.write::<m::EntryAdd>(reply).await {
                 return Asked::Done(fail(e), None);
             }
         }
@@ -217,7 +217,7 @@ impl PadTools {
                         let mut answering = self.link();
                         let person = answering.speaks_for_person().await.unwrap_or(false);
                         let reply = persons_answer(pad.to_owned(), text, &qid, person);
-                        if let Err(e) = answering.send::<m::EntryAdd>(reply).await {
+                        if let Err(e) = answering.write::<m::EntryAdd>(reply).await {
                             tracing::warn!("ask_person: the answer given in the client could not be stored: {e}");
                         }
                     }

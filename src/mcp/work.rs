@@ -87,8 +87,9 @@ impl PadTools {
             pad: pad.clone(),
             agent: Some(agent),
             lease_seconds: p.lease_seconds,
+            idempotency_key: None,
         };
-        let r = match link.send::<m::TaskClaim>(params).await {
+        let r = match link.write::<m::TaskClaim>(params).await {
             Ok(r) => r,
             Err(e) => return fail(e),
         };

@@ -218,7 +218,7 @@ impl Txn {
                 "the PostgreSQL database lost this write before it committed ({lost}); nothing was stored; the engine reconnects by itself: retry in a few seconds"
             ))),
             _ => Err(Error::OutcomeUnknown(format!(
-                "this write reached the PostgreSQL database but its answer was lost ({lost}), and whether it committed cannot be told now; it may be stored: look for it (entry.list, entry.get) once the database answers, before writing it again"
+                "this write reached the PostgreSQL database but its answer was lost ({lost}), and whether it committed cannot be told now; it may be stored. Retrying with the same idempotency_key is safe: once the database answers, the retry returns this write's answer if it committed, and writes it if not; without a key, look for it (entry.list, entry.get) before writing it again"
             ))),
         }
     }

@@ -7,6 +7,7 @@ use super::{bounded, read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLU
 use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
+use crate::storage::once::{self, Once};
 use crate::storage::rules::{ambiguous, no_entry, prefix_range};
 use crate::storage::write;
 use crate::storage::Entries;
@@ -72,13 +73,19 @@ impl Entries for PgStore {
     /// count and answer, and its pad's rolling window, in one transaction.
     /// The pad's window is read in the same statement that moves its row (a
     /// window set on another engine applies at once).
-    fn add(&self, e: NewEntry) -> Fut<'_, Added> {
+    fn add(&self, mut e: NewEntry) -> Fut<'_, Once<Added>> {
         bounded(async move {
             let mut tx = self.begin_write().await?;
-            let added = write::add(&mut self.tx(&mut tx), e).await?;
+            let key = e.key.take();
+            let w = &mut self.tx(&mut tx);
+            if let Some(first) = once::taken(w, key.as_ref(), e.now).await? {
+                return Ok(Once::Again(first));
+            }
+            let added = write::add(w, e).await?;
+            once::keep(w, key.as_ref(), Some(&added.entry)).await?;
             tx.commit().await?;
             self.loaded.added(1);
-            Ok(added)
+            Ok(Once::Wrote(added))
         })
     }
 

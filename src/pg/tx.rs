@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::id;
 use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
+use crate::storage::once::{self, Key, KeyTx};
 use crate::storage::write::WriteTx;
 use crate::storage::NewEntry;
 
@@ -254,5 +255,48 @@ impl WriteTx for PgTx<'_> {
         )
         .await?;
         Ok(change.unwrap_or_default())
+    }
+}
+
+impl KeyTx for PgTx<'_> {
+    async fn take_key(&mut self, key: &Key, now: i64) -> Result<Option<(String, String)>> {
+        // A transaction that took the key and is still committing holds
+        // its row: this insert waits for it (at most `lock_timeout`, then
+        // `-32005`), and finds its row once it committed.
+        let new = sqlx::query(
+            "INSERT INTO idempotency (caller, key, fingerprint, answer, created_at) \
+             VALUES ($1, $2, $3, '', $4) \
+             ON CONFLICT (caller, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
+                 answer = '', created_at = excluded.created_at \
+             WHERE idempotency.created_at < $5 RETURNING 1",
+        )
+        .bind(&key.caller)
+        .bind(&key.key)
+        .bind(&key.fingerprint)
+        .bind(now)
+        .bind(once::expired(now))
+        .fetch_optional(&mut *self.conn)
+        .await?
+        .is_some();
+        if new {
+            return Ok(None);
+        }
+        Ok(sqlx::query_as(
+            "SELECT fingerprint, answer FROM idempotency WHERE caller = $1 AND key = $2",
+        )
+        .bind(&key.caller)
+        .bind(&key.key)
+        .fetch_optional(&mut *self.conn)
+        .await?)
+    }
+
+    async fn keep_answer(&mut self, key: &Key, answer: &str) -> Result<()> {
+        sqlx::query("UPDATE idempotency SET answer = $3 WHERE caller = $1 AND key = $2")
+            .bind(&key.caller)
+            .bind(&key.key)
+            .bind(answer)
+            .execute(&mut *self.conn)
+            .await?;
+        Ok(())
     }
 }

@@ -11,6 +11,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::model::{Entry, Kind, Pad, Status};
 use crate::protocol::Action;
+use crate::storage::once::{self, Key, Once};
 use crate::storage::rules::no_pad;
 use crate::storage::write::{self, Ended, TaskTx};
 use crate::storage::Fut;
@@ -379,12 +380,18 @@ impl Tasks for PgStore {
         agent: &'a str,
         lease_ms: i64,
         now: i64,
-    ) -> Fut<'a, Option<(Entry, Entry)>> {
+        key: Option<&'a Key>,
+    ) -> Fut<'a, Once<Option<(Entry, Entry)>>> {
         bounded(async move {
             let mut tx = self.begin_write().await?;
-            let claimed = write::claim(&mut self.tx(&mut tx), pad, agent, lease_ms, now).await?;
+            let w = &mut self.tx(&mut tx);
+            if let Some(first) = once::taken(w, key, now).await? {
+                return Ok(Once::Again(first));
+            }
+            let claimed = write::claim(w, pad, agent, lease_ms, now).await?;
+            once::keep(w, key, claimed.as_ref().map(|c| &c.1)).await?;
             tx.commit().await?;
-            Ok(claimed)
+            Ok(Once::Wrote(claimed))
         })
     }
 
@@ -617,6 +624,10 @@ impl Upkeep for PgStore {
             .rows_affected() as usize;
             sqlx::query("DELETE FROM deliveries WHERE NOT taken AND updated_at < $1")
                 .bind(now - crate::storage::rules::UNCLAIMED_DELIVERY_MS)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("DELETE FROM idempotency WHERE created_at < $1")
+                .bind(crate::storage::once::expired(now))
                 .execute(&mut *tx)
                 .await?;
             tx.commit().await?;

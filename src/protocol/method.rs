@@ -87,3 +87,24 @@ methods! {
     AgentRemove "agent.remove" AgentNameParams => AgentRemoveResult,
     AgentDeliveries "agent.deliveries" DeliveriesParams => DeliveriesResult,
 }
+
+/// A write that takes an idempotency key: the same key from the same caller
+/// within a day writes once and answers as the first call did. Clients put
+/// a fresh key in every such write and send the same params again, key and
+/// all, when they retry it (`client::write`).
+pub trait Keyed: Method {
+    /// The params' `idempotency_key`.
+    fn key(params: &mut Self::Params) -> &mut Option<String>;
+}
+
+impl Keyed for EntryAdd {
+    fn key(params: &mut AddParams) -> &mut Option<String> {
+        &mut params.idempotency_key
+    }
+}
+
+impl Keyed for TaskClaim {
+    fn key(params: &mut ClaimParams) -> &mut Option<String> {
+        &mut params.idempotency_key
+    }
+}

@@ -84,6 +84,11 @@ pub struct ClaimParams {
     pub agent: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lease_seconds: Option<u64>,
+    /// A key naming this write, e.g. a fresh UUID, sent again only when
+    /// retrying it: the same key from the same caller within a day writes
+    /// once and answers as the first call did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -18,6 +18,7 @@ use crate::model;
 use crate::protocol::method::*;
 use crate::protocol::*;
 use crate::seal;
+use crate::storage::once::Key;
 
 use super::declared::Answer::Scoped;
 
@@ -124,7 +125,13 @@ table! {
     AgentDeliveries => agent_deliveries SCOPED,
 }
 
+/// The call's idempotency key (`storage::once`), its caller's own.
+fn key_of<M: Method>(c: &Call<'_>, key: Option<&str>, p: &M::Params) -> Result<Option<Key>> {
+    Key::of(c.guard.access(), M::NAME, key, p)
+}
+
 async fn entry_add(c: Call<'_>, p: AddParams) -> Result<EntryResult> {
+    let key = key_of::<EntryAdd>(&c, p.idempotency_key.as_deref(), &p)?;
     let looks_like = if p.check_duplicates {
         let author = model::entry_author(p.author.as_deref(), c.session.author.as_deref())?;
         c.engine
@@ -137,8 +144,10 @@ async fn entry_add(c: Call<'_>, p: AddParams) -> Result<EntryResult> {
     };
     let entry = c
         .engine
-        .add(p, c.session.author.as_deref(), &c.guard)
+        .add(p, c.session.author.as_deref(), &c.guard, key)
         .await?;
+    // A retry's answer: the note itself is no news.
+    let looks_like = looks_like.filter(|l| l.id != entry.id);
     Ok(EntryResult { entry, looks_like })
 }
 
@@ -311,7 +320,8 @@ async fn plan_order(c: Call<'_>, p: PlanParams) -> Result<PlanResult> {
 }
 
 async fn task_claim(c: Call<'_>, p: ClaimParams) -> Result<ClaimResult> {
-    c.engine.claim(p, c.session.author.as_deref()).await
+    let key = key_of::<TaskClaim>(&c, p.idempotency_key.as_deref(), &p)?;
+    c.engine.claim(p, c.session.author.as_deref(), key).await
 }
 
 async fn task_heartbeat(c: Call<'_>, p: HeartbeatParams) -> Result<EntryResult> {

@@ -54,6 +54,10 @@ pub struct NewEntry {
     /// answer only where the question lets it (`rules::replied`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub by_token: bool,
+    /// Its idempotency key: a keyed entry is committed with its key's row,
+    /// never journaled (so it is never in a record).
+    #[serde(skip)]
+    pub key: Option<super::once::Key>,
 }
 
 fn is_false(b: &bool) -> bool {

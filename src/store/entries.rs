@@ -11,6 +11,7 @@ use super::{in_transaction, Store, Writer};
 use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
 use crate::model::{Category, Entry, Status};
+use crate::storage::once::{self, Once};
 use crate::storage::rules::{ambiguous, new_entry, no_entry, prefix_range};
 use crate::storage::write;
 use crate::storage::Entries;
@@ -184,9 +185,11 @@ impl Store {
     /// transaction. An entry that needs the database to be written — its
     /// `depends_on`, `reply_to` or `supersedes` must exist, its pad's window drops older
     /// entries, or it moves its parent's reply count — is committed
-    /// directly, after everything journaled before it.
-    pub fn add(&self, e: NewEntry, max_entries: Option<i64>) -> Result<Added> {
-        if e.depends_on.is_empty()
+    /// directly, after everything journaled before it; so is one with an
+    /// idempotency key, with its key's row (`storage::once`).
+    pub fn add(&self, mut e: NewEntry, max_entries: Option<i64>) -> Result<Once<Added>> {
+        if e.key.is_none()
+            && e.depends_on.is_empty()
             && e.reply_to.is_none()
             && e.supersedes.is_none()
             && max_entries.is_none()
@@ -197,18 +200,25 @@ impl Store {
                 // this one waits while it is (taking the writer applies it).
                 drop(self.writer());
             }
-            return Ok(Added {
+            return Ok(Once::Wrote(Added {
                 entry: new_entry(seq, e),
                 rolled: Vec::new(),
                 parent: None,
-            });
+            }));
         }
         let mut w = self.writer();
         // Ids are commit order: whatever was journaled meanwhile goes first.
         let (seq, earlier) = self.journal.next_id(e.now);
         apply(&mut w, &self.journal, earlier);
+        let key = e.key.take();
         in_transaction(&mut w, |w| {
-            ready(write::add(&mut self.adding_tx(w, seq, max_entries), e))
+            let tx = &mut self.adding_tx(w, seq, max_entries);
+            if let Some(first) = ready(once::taken(tx, key.as_ref(), e.now))? {
+                return Ok(Once::Again(first));
+            }
+            let added = ready(write::add(tx, e))?;
+            ready(once::keep(tx, key.as_ref(), Some(&added.entry)))?;
+            Ok(Once::Wrote(added))
         })
     }
 
@@ -458,7 +468,7 @@ pub(crate) fn load(conn: &Connection, seq: i64) -> Result<EntryRow> {
 const INLINE_LIST_LIMIT: u32 = 100;
 
 impl Entries for Sqlite {
-    fn add(&self, entry: NewEntry) -> Fut<'_, Added> {
+    fn add(&self, entry: NewEntry) -> Fut<'_, Once<Added>> {
         let window = self.window(&entry.pad);
         self.inline(move |s| s.add(entry, window))
     }

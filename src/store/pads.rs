@@ -230,6 +230,10 @@ impl Store {
             "DELETE FROM deliveries WHERE taken = 0 AND updated_at < ?",
             [now - crate::storage::rules::UNCLAIMED_DELIVERY_MS],
         )?;
+        tx.execute(
+            "DELETE FROM idempotency WHERE created_at < ?",
+            [crate::storage::once::expired(now)],
+        )?;
         tx.commit()?;
         Ok(PadSweep {
             archived,

@@ -12,6 +12,7 @@ use super::tx::{ready, SqliteTx};
 use super::{in_transaction, Sqlite, Store};
 use crate::error::Result;
 use crate::model::{Entry, Kind, Status};
+use crate::storage::once::{self, Key, Once};
 use crate::storage::write::{self, Ended, TaskTx};
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
@@ -55,10 +56,17 @@ impl Store {
         agent: &str,
         lease_ms: i64,
         now: i64,
-    ) -> Result<Option<(Entry, Entry)>> {
+        key: Option<&Key>,
+    ) -> Result<Once<Option<(Entry, Entry)>>> {
         let mut w = self.writer();
         in_transaction(&mut w, |w| {
-            ready(write::claim(&mut self.tx(w), pad, agent, lease_ms, now))
+            let tx = &mut self.tx(w);
+            if let Some(first) = ready(once::taken(tx, key, now))? {
+                return Ok(Once::Again(first));
+            }
+            let claimed = ready(write::claim(tx, pad, agent, lease_ms, now))?;
+            ready(once::keep(tx, key, claimed.as_ref().map(|c| &c.1)))?;
+            Ok(Once::Wrote(claimed))
         })
     }
 
@@ -328,8 +336,9 @@ impl Tasks for Sqlite {
         agent: &'a str,
         lease_ms: i64,
         now: i64,
-    ) -> Fut<'a, Option<(Entry, Entry)>> {
-        self.inline(move |s| s.claim(pad, agent, lease_ms, now))
+        key: Option<&'a Key>,
+    ) -> Fut<'a, Once<Option<(Entry, Entry)>>> {
+        self.inline(move |s| s.claim(pad, agent, lease_ms, now, key))
     }
 
     fn heartbeat<'a>(

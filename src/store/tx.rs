@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::id;
 use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
+use crate::storage::once::{self, Key, KeyTx};
 use crate::storage::write::WriteTx;
 use crate::storage::NewEntry;
 
@@ -249,4 +250,44 @@ pub(super) fn ready<T>(sequence: impl std::future::Future<Output = Result<T>>) -
             "a write on SQLite waited on something; its statements never wait".into(),
         ))
     })
+}
+
+impl KeyTx for SqliteTx<'_> {
+    async fn take_key(&mut self, key: &Key, now: i64) -> Result<Option<(String, String)>> {
+        // The writer runs one transaction at a time: a row is either
+        // committed with its answer, or not there.
+        let new = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO idempotency (caller, key, fingerprint, answer, created_at) \
+                 VALUES (?1, ?2, ?3, '', ?4) \
+                 ON CONFLICT (caller, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
+                     answer = '', created_at = excluded.created_at \
+                 WHERE idempotency.created_at < ?5 RETURNING 1",
+            )?
+            .exists(params![
+                key.caller,
+                key.key,
+                key.fingerprint,
+                now,
+                once::expired(now)
+            ])?;
+        if new {
+            return Ok(None);
+        }
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT fingerprint, answer FROM idempotency WHERE caller = ?1 AND key = ?2",
+            )?
+            .query_row(params![key.caller, key.key], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?)
+    }
+
+    async fn keep_answer(&mut self, key: &Key, answer: &str) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE idempotency SET answer = ?3 WHERE caller = ?1 AND key = ?2")?
+            .execute(params![key.caller, key.key, answer])?;
+        Ok(())
+    }
 }

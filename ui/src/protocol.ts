@@ -767,7 +767,13 @@ supersedes?: string, remind_in?: number, remind_at?: string, pinned?: boolean, m
  * same text, nearly the same words, or nearly the same meaning. The
  * note is stored either way. Costs a search (~1 ms), so off by default.
  */
-check_duplicates?: boolean, };
+check_duplicates?: boolean, 
+/**
+ * A key naming this write, e.g. a fresh UUID, sent again only when
+ * retrying it: the same key from the same caller within a day writes
+ * once and answers as the first call did.
+ */
+idempotency_key?: string, };
 
 export type IdParams = { id: string, };
 
@@ -890,7 +896,13 @@ export type ClaimParams = { pad: string,
 /**
  * Who takes the task; defaults to the connection's `hello` author.
  */
-agent?: string, lease_seconds?: number, };
+agent?: string, lease_seconds?: number, 
+/**
+ * A key naming this write, e.g. a fresh UUID, sent again only when
+ * retrying it: the same key from the same caller within a day writes
+ * once and answers as the first call did.
+ */
+idempotency_key?: string, };
 
 export type HeartbeatParams = { id: string, 
 /**

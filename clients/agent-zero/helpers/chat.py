@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from typing import Any, Optional
 
 from usr.plugins.scratchpad.helpers import pad
+from usr.plugins.scratchpad.helpers import scratchpad_client as sp
 
 DATA_KEY = "scratchpad"  # in AgentContext.data: {"thread", "status", "pad", "title"}, JSON-safe
 
@@ -120,15 +121,20 @@ def ensure_thread(agent: Any, cfg: dict[str, Any], words: str) -> Optional[dict[
         return None
     name = getattr(context, "name", None) or f"chat {context.id}"
     words = (words or "").strip()[:4000] or "(no message)"
+    # Keys made once: `pad.call` runs a write again after a lost connection,
+    # and the engine stores a key's write once.
+    root_key, status_key = sp.new_key(), sp.new_key()
     if not st.get("thread"):
-        root = pad.call(cfg, lambda c: c.add(words, pad=cfg["pad"], meta=_meta(context, role="chat", name=name)))
+        root = pad.call(cfg, lambda c: c.add(words, pad=cfg["pad"], meta=_meta(context, role="chat", name=name),
+                                              idempotency_key=root_key))
         if root is None:
             return None
         st["thread"], st["pad"] = root["id"], root["pad"]
     st["title"] = " ".join(words.split())[:120]
     status = pad.call(cfg, lambda c: c.reply(
         st["thread"], status_text("working", "started"), pad=st["pad"],
-        meta=_meta(context, role="status", title=st["title"], state="working", step="started", at=now())))
+        meta=_meta(context, role="status", title=st["title"], state="working", step="started", at=now()),
+        idempotency_key=status_key))
     if status is None:
         return None
     st["status"] = status["id"]
@@ -145,8 +151,9 @@ def post(context: Any, cfg: dict[str, Any], content: str, kind: str = "note", **
         return None
     meta = fields.pop("meta", None) or _meta(context)
     fields = {k: v for k, v in fields.items() if v is not None}
+    key = sp.new_key()
     e = pad.call(cfg, lambda c: c.reply(st["thread"], content[:4000], pad=st.get("pad"), kind=kind,
-                                        meta=meta, **fields))
+                                        meta=meta, idempotency_key=key, **fields))
     if e is not None:
         with _lock:
             owned[e["id"]] = context.id

@@ -115,10 +115,13 @@ def delegate(agent: Any, cfg: dict[str, Any], message: str) -> Optional[dict[str
                            "by": getattr(agent, "agent_name", f"A{agent.number}"),
                            "chat_name": getattr(context, "name", None) or ""}}
 
+    key = sp.new_key()  # `pad.call` may run `write` again: one task all the same
+
     def write(c: "sp.Client") -> dict[str, Any]:
         holder = holder_name(c, cfg, context.id, level)
         fields: dict[str, Any] = {"reply_to": parent} if parent else {}
-        task = c.add(text, pad=where, kind="task", status="doing", assignee=holder, meta=meta, **fields)
+        task = c.add(text, pad=where, kind="task", status="doing", assignee=holder, meta=meta,
+                     idempotency_key=key, **fields)
         return c.heartbeat(task["id"], f"A{level} received the task.", agent=holder, lease_seconds=lease)
 
     try:

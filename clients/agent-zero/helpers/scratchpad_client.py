@@ -26,7 +26,9 @@ import json
 import os
 import socket
 import struct
+import time
 import urllib.error
+import uuid
 import urllib.request
 from typing import Any, Deque, Dict, Iterator, List, Optional
 
@@ -35,6 +37,7 @@ __all__ = [
     "HttpClient",
     "Subscription",
     "default_socket_path",
+    "new_key",
     "ScratchpadError",
     "ParseError",
     "InvalidRequest",
@@ -50,6 +53,11 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 1
+
+# A write that takes an idempotency key (`entry.add`, `task.claim`) is sent
+# again with the same key after each of these waits (seconds) while the
+# engine answers Unavailable or OutcomeUnknown: it is stored once.
+WRITE_RETRY_WAITS = (0.5, 1.0, 2.0)
 
 
 class ScratchpadError(Exception):
@@ -119,8 +127,10 @@ class Unavailable(ScratchpadError):
 
 class OutcomeUnknown(ScratchpadError):
     """A write reached a team's PostgreSQL database but its answer was lost,
-    and whether it committed could not be told: it may be stored. Look for
-    it (``list``, ``get``) before writing it again."""
+    and whether it committed could not be told: it may be stored. Sent again
+    with the same ``idempotency_key`` it is stored once (``add`` and
+    ``claim_task`` do that themselves); without a key, look for it
+    (``list``, ``get``) before writing it again."""
 
     code = -32006
 
@@ -200,6 +210,13 @@ def default_socket_path() -> str:
     if runtime:
         return os.path.join(runtime, "scratchpad", "pad.sock")
     return f"/tmp/scratchpad-{os.getuid()}/pad.sock"
+
+
+def new_key() -> str:
+    """A fresh idempotency key (a random UUID's 32 hex digits). Make one
+    before a write that may be run again (a reconnect that repeats the
+    call) and pass it as `idempotency_key=`: every run is the same write."""
+    return uuid.uuid4().hex
 
 
 def _params(**kw: Any) -> Dict[str, Any]:
@@ -291,6 +308,20 @@ class Client:
                 raise _error(message["error"])
             return message.get("result")
 
+    def _write(self, method: str, params: Dict[str, Any]) -> Any:
+        """A write that takes an idempotency key: sent with a fresh key
+        (unless `params` carry one), and sent again with the same key after
+        each of `WRITE_RETRY_WAITS` while the engine answers Unavailable
+        (-32005) or OutcomeUnknown (-32006). The engine stores a key's write
+        once and answers a retry as it answered the first call."""
+        params.setdefault("idempotency_key", new_key())
+        for wait in WRITE_RETRY_WAITS:
+            try:
+                return self.call(method, params)
+            except (Unavailable, OutcomeUnknown):
+                time.sleep(wait)
+        return self.call(method, params)
+
     def next_event(self, subscription: Optional[int] = None) -> Dict[str, Any]:
         """Blocks until the next event of `subscription` (of any subscription
         of this connection, if None); others are kept for their turn."""
@@ -325,10 +356,12 @@ class Client:
     ) -> Dict[str, Any]:
         """Writes an entry and returns it. Other fields (`status`, `assignee`,
         `resume`, `category`, `confidence`, `depends_on`, `remind_in`,
-        `remind_at`, `pinned`, `meta`) go as keyword arguments."""
+        `remind_at`, `pinned`, `meta`, `idempotency_key`) go as keyword
+        arguments. Sent with an idempotency key (a fresh one unless given)
+        and retried with it while the engine cannot answer: stored once."""
         params = _params(pad=pad, content=content, tags=tags, kind=kind, author=author)
         params.update(fields)
-        return self.call("entry.add", params)["entry"]
+        return self._write("entry.add", params)["entry"]
 
     def get(self, id: str) -> Dict[str, Any]:
         return self.call("entry.get", {"id": id})["entry"]
@@ -436,8 +469,10 @@ class Client:
     def claim_task(self, pad: str, agent: Optional[str] = None,
                    lease_seconds: Optional[int] = None) -> Optional[Dict[str, Any]]:
         """Takes the next ready task (now `doing`, held under a lease), or
-        returns None when nothing is ready."""
-        return self.call("task.claim", _params(pad=pad, agent=agent, lease_seconds=lease_seconds))["entry"]
+        returns None when nothing is ready. Retried with its idempotency key
+        as `add` is: a retry never takes a second task."""
+        return self._write("task.claim", _params(pad=pad, agent=agent,
+                                                  lease_seconds=lease_seconds))["entry"]
 
     def heartbeat(self, id: str, resume: Optional[str] = None, *, agent: Optional[str] = None,
                   lease_seconds: Optional[int] = None) -> Dict[str, Any]:

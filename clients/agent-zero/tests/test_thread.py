@@ -141,3 +141,27 @@ def test_a_stop_that_comes_as_the_chat_starts_halts_it_before_its_first_step(plu
     status = status_note(engine, context)
     assert status["meta"]["agent_zero"]["state"] == "stopped"
     assert status["content"].startswith("Agent Zero stopped: stopped by user"), status["content"]
+
+
+def test_a_note_written_again_after_a_lost_connection_is_stored_once(plugin, engine, monkeypatch):
+    from lost_answers import LostAnswers
+
+    # The engine stores the chat's root note, and the connection drops before
+    # its answer arrives: the plugin reconnects and writes it again, with
+    # the same idempotency key.
+    relay = LostAnswers(engine.socket, methods=("entry.add",), hang_up=True)
+    monkeypatch.setenv("PAD_SOCKET", relay.socket_path)
+    plugin.pad.drop_client()
+    try:
+        words = "Count the rows in the orders table."
+        context = new_context("lost connection")
+        steps = [("response", {"text": "42"})]
+        assert asyncio.run(plugin.Loop(plugin.root).run(context, words, steps)) == "42"
+        first, again = relay.sent[:2]
+        assert first["content"] == words and first["idempotency_key"] == again["idempotency_key"]
+        root = thread_of(engine, context)["entry"]
+        with engine.client() as c:
+            roots = [e for e in c.iter_entries(root["pad"]) if e["content"] == words]
+        assert [e["id"] for e in roots] == [root["id"]]
+    finally:
+        relay.close()

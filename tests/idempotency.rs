@@ -1,0 +1,251 @@
+//! Idempotency keys over a real socket (on PostgreSQL too, with
+//! `PAD_TEST_BACKEND=postgres`): a write sent again with its key is stored
+//! once and answered as the first time; keys are their caller's own; a key
+//! sent with another call is refused; concurrent calls with one key store
+//! one note; a day later the key is free again.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{err, ok, Harness};
+use scratchpad::client::Client;
+use scratchpad::clock::Clock;
+use scratchpad::error::code;
+use serde_json::json;
+
+async fn count(c: &mut Client, pad: &str) -> usize {
+    let r = ok(c, "entry.list", json!({"pad": pad, "limit": 1000})).await;
+    r["entries"].as_array().unwrap().len()
+}
+
+async fn token_client(h: &Harness, owner: &mut Client, name: &str) -> Client {
+    let r = ok(
+        owner,
+        "token.create",
+        json!({"name": name, "pads": ["shared"]}),
+    )
+    .await;
+    let mut c = Client::connect(&h.socket).await.unwrap();
+    ok(
+        &mut c,
+        "hello",
+        json!({"author": name, "token": r["secret"].as_str().unwrap()}),
+    )
+    .await;
+    c
+}
+
+#[tokio::test]
+async fn the_same_key_twice_stores_one_note_and_answers_the_same() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let mut watch = h.client().await;
+    ok(&mut watch, "subscribe", json!({"pads": ["p"]})).await;
+    let call = json!({"pad": "p", "content": "deploy is blocked", "tags": ["ops"], "idempotency_key": "k-1"});
+    let first = ok(&mut c, "entry.add", call.clone()).await;
+    // The retry comes on another connection, as a client that reconnected.
+    let mut again = h.client().await;
+    let second = ok(&mut again, "entry.add", call.clone()).await;
+    assert_eq!(
+        first["entry"], second["entry"],
+        "the first answer, as it was"
+    );
+    assert_eq!(count(&mut c, "p").await, 1);
+
+    // A new key is a new note; so is the same call with no key.
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "p", "content": "deploy is blocked", "tags": ["ops"], "idempotency_key": "k-2"}),
+    )
+    .await;
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "p", "content": "deploy is blocked", "tags": ["ops"]}),
+    )
+    .await;
+    assert_eq!(count(&mut c, "p").await, 3);
+
+    // The retry published nothing: three notes, three `created` events.
+    let mut created = Vec::new();
+    while created.len() < 3 {
+        let e = tokio::time::timeout(Duration::from_secs(5), watch.next_event())
+            .await
+            .expect("an event within 5 s")
+            .unwrap()
+            .unwrap();
+        created.push(e["entry"]["id"].as_str().unwrap().to_string());
+    }
+    let more = tokio::time::timeout(Duration::from_millis(300), watch.next_event()).await;
+    assert!(more.is_err(), "no fourth event: {more:?}");
+    assert_eq!(created[0], first["entry"]["id"].as_str().unwrap());
+
+    // Replies are keyed alike (they take the database on either store).
+    let parent = first["entry"]["id"].as_str().unwrap();
+    let reply =
+        json!({"pad": "p", "content": "on it", "reply_to": parent, "idempotency_key": "r-1"});
+    let r1 = ok(&mut c, "entry.add", reply.clone()).await;
+    let r2 = ok(&mut c, "entry.add", reply).await;
+    assert_eq!(r1["entry"]["id"], r2["entry"]["id"]);
+    let thread = ok(&mut c, "entry.thread", json!({"id": parent})).await;
+    assert_eq!(thread["replies"].as_array().unwrap().len(), 1);
+    assert_eq!(thread["entry"]["replies"], 1);
+
+    // An edit since does not change what the retry answers.
+    ok(
+        &mut c,
+        "entry.update",
+        json!({"id": parent, "content": "deploy is unblocked"}),
+    )
+    .await;
+    let third = ok(&mut c, "entry.add", call).await;
+    assert_eq!(third["entry"], first["entry"]);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_key_sent_with_another_call_is_refused_and_bad_keys_are_explained() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "p", "content": "first", "idempotency_key": "same"}),
+    )
+    .await;
+    let (msg, data) = err(
+        &mut c,
+        "entry.add",
+        json!({"pad": "p", "content": "second", "idempotency_key": "same"}),
+        code::INVALID_PARAMS,
+    )
+    .await;
+    assert_eq!(data["field"], "idempotency_key", "{data}");
+    assert!(msg.contains("fresh key"), "{msg}");
+    // Another method with the key is another call too.
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "p", "content": "a task", "kind": "task"}),
+    )
+    .await;
+    err(
+        &mut c,
+        "task.claim",
+        json!({"pad": "p", "agent": "a", "idempotency_key": "same"}),
+        code::INVALID_PARAMS,
+    )
+    .await;
+    assert_eq!(count(&mut c, "p").await, 2, "nothing stored by a refusal");
+
+    let (msg, data) = err(
+        &mut c,
+        "entry.add",
+        json!({"pad": "p", "content": "x", "idempotency_key": "k".repeat(129)}),
+        code::INVALID_PARAMS,
+    )
+    .await;
+    assert_eq!(data["limit"], 128, "{data}");
+    assert!(msg.contains("UUID"), "{msg}");
+    let (msg, _) = err(
+        &mut c,
+        "entry.add",
+        json!({"pad": "p", "content": "x", "idempotency_key": "two words"}),
+        code::INVALID_PARAMS,
+    )
+    .await;
+    assert!(msg.contains("without spaces"), "{msg}");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn keys_belong_to_their_caller() {
+    let h = Harness::start().await;
+    let mut owner = h.client().await;
+    let mut a = token_client(&h, &mut owner, "agent-a").await;
+    let mut b = token_client(&h, &mut owner, "agent-b").await;
+    let note = |who: &str| json!({"pad": "shared", "content": format!("from {who}"), "idempotency_key": "k"});
+    let from_a = ok(&mut a, "entry.add", note("a")).await;
+    // The same key from another token is its own write: never a's answer.
+    let from_b = ok(&mut b, "entry.add", note("b")).await;
+    let from_owner = ok(&mut owner, "entry.add", note("owner")).await;
+    assert_ne!(from_a["entry"]["id"], from_b["entry"]["id"]);
+    assert_ne!(from_a["entry"]["id"], from_owner["entry"]["id"]);
+    assert_eq!(from_b["entry"]["content"], "from b");
+    // And each caller's retry is answered with its own note.
+    let again = ok(&mut b, "entry.add", note("b")).await;
+    assert_eq!(again["entry"]["id"], from_b["entry"]["id"]);
+    assert_eq!(count(&mut owner, "shared").await, 3);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn concurrent_calls_with_one_key_store_one_note() {
+    let h = Harness::start().await;
+    let mut calls = Vec::new();
+    for _ in 0..8 {
+        let mut c = h.client().await;
+        calls.push(tokio::spawn(async move {
+            let r = c
+                .call(
+                    "entry.add",
+                    json!({"pad": "race", "content": "once", "idempotency_key": "race-1"}),
+                )
+                .await;
+            r.map(|v| v["entry"]["id"].as_str().unwrap().to_string())
+        }));
+    }
+    let mut ids = Vec::new();
+    for call in calls {
+        match call.await.unwrap() {
+            Ok(id) => ids.push(id),
+            // A call that waited on the first past the lock's bound is told
+            // to retry: allowed, never a second note.
+            Err(e) => assert_eq!(e.code(), Some(code::UNAVAILABLE), "{e}"),
+        }
+    }
+    assert!(!ids.is_empty());
+    assert!(ids.iter().all(|id| *id == ids[0]), "one answer: {ids:?}");
+    let mut c = h.client().await;
+    assert_eq!(count(&mut c, "race").await, 1);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_claim_sent_again_with_its_key_takes_no_second_task() {
+    let clock = Clock::manual(1_900_000_000_000);
+    let c2 = clock.clone();
+    let h = Harness::with(move |c| c.clock = c2).await;
+    let mut c = h.client().await;
+    for t in ["one", "two"] {
+        ok(
+            &mut c,
+            "entry.add",
+            json!({"pad": "plan", "content": t, "kind": "task"}),
+        )
+        .await;
+    }
+    let claim = json!({"pad": "plan", "agent": "w", "idempotency_key": "c-1"});
+    let first = ok(&mut c, "task.claim", claim.clone()).await;
+    let second = ok(&mut c, "task.claim", claim.clone()).await;
+    assert_eq!(first["entry"], second["entry"]);
+    let plan = ok(&mut c, "plan.order", json!({"pad": "plan"})).await;
+    let doing = plan["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["entry"]["status"] == "doing")
+        .count();
+    assert_eq!(doing, 1, "{plan}");
+
+    // A day on, the key is free again (the sweep deletes its row; one it
+    // has not reached yet is taken as new): the same call writes anew.
+    let note = json!({"pad": "plan", "content": "daily", "idempotency_key": "d-1"});
+    let before = ok(&mut c, "entry.add", note.clone()).await;
+    clock.advance(Duration::from_secs(24 * 3600 + 60));
+    let after = ok(&mut c, "entry.add", note).await;
+    assert_ne!(after["entry"]["id"], before["entry"]["id"]);
+    h.stop().await;
+}
