@@ -23,7 +23,7 @@ import { drawSoon, refilter, reload, wireTags } from "./views/index";
 import { loadInbox, showInbox } from "./views/inbox";
 import { showActivity, showAgents } from "./views/panes";
 import { search } from "./views/search";
-import { loadTasks, showTasks } from "./views/tasks";
+import { focusPicture, loadTasksSoon, showTasks, togglePlanForm } from "./views/tasks";
 import { refreshTrash, showTrash } from "./views/trash";
 import { loadPads, onOpenPad, refreshPadsSoon } from "./components/PadList";
 import { loadThread, touches } from "./components/Thread";
@@ -148,6 +148,11 @@ function keys(ev: KeyboardEvent): void {
   }
   if (t.closest("input, textarea, select") || document.querySelector("dialog[open]")) return;
   const e = selectedEntry();
+  // On the plan's picture, the moving keys go into it.
+  if (["j", "k", "ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight"].includes(ev.key) && focusPicture()) {
+    ev.preventDefault();
+    return;
+  }
   const handled = (() => {
     switch (ev.key) {
       case "/": $("search").focus(); return true;
@@ -155,6 +160,7 @@ function keys(ev: KeyboardEvent): void {
       case "r": return focusReply();
       case "j": case "ArrowDown": step(1); return true;
       case "k": case "ArrowUp": step(-1); return true;
+      case "v": togglePlanForm(); return app.view === "tasks";
       case "p": if (e) void togglePin(e); return !!e;
       case "e": if (e) startEdit(e); return !!e;
       case "Delete": case "Backspace": if (e) void remove(e); return !!e;
@@ -242,8 +248,9 @@ async function main(): Promise<void> {
     const c = app.feed.apply(ev);
     if (c.pads) refreshPadsSoon();
     if (touches(ev) && app.selected) void loadThread(app.selected).then(drawDetail).catch(fail);
-    if (app.view === "tasks" && ev.entry?.kind === "task" && ev.entry.pad === currentPad()) {
-      void loadTasks().catch(fail);
+    // The tasks view follows its tasks, and the questions that may wait on the person.
+    if (app.view === "tasks" && (ev.entry?.kind === "task" || ev.entry?.kind === "question") && ev.entry.pad === currentPad()) {
+      loadTasksSoon();
       return;
     }
     // The trash changes with a deletion, or with a listed entry restored.

@@ -11,6 +11,7 @@
 // dependencies says `waiting` (they may be done; the tasks view knows).
 
 import type { PlanStep } from "./protocol";
+import { ago } from "./time";
 import type { Entry } from "./types";
 
 export type TaskWord = "ready" | "waiting" | "running" | "blocked" | "done" | "failed";
@@ -36,4 +37,40 @@ export function planCounts(steps: PlanStep[]): string {
     if (w) n[w] += 1;
   }
   return (Object.keys(n) as TaskWord[]).map((k) => `${n[k]} ${k}`).join(", ");
+}
+
+/** Who holds a task, in words around the holder's name (`who`, null when
+ *  nobody does): a task back in the queue says why — its holder's lease
+ *  ran out, or it failed for them — so a lapsed claim is seen, not lost. */
+export interface Holding {
+  lead: string;
+  who: string | null;
+  tail: string;
+  /** It went back to the queue from `who`. */
+  lapsed: boolean;
+}
+
+export function holding(e: Entry): Holding {
+  if (!e.assignee) return { lead: "nobody holds it", who: null, tail: "", lapsed: false };
+  if (e.status === "todo" && !e.error) return { lead: "back in the queue: the lease of", who: e.assignee, tail: "ran out", lapsed: true };
+  if (e.status === "todo") return { lead: "back in the queue after failing for", who: e.assignee, tail: "", lapsed: true };
+  return { lead: "held by", who: e.assignee, tail: "", lapsed: false };
+}
+
+/** Since when a task stands where it stands, from its last change (an
+ *  engine's finish, a lapse or a claim changes the task; a dependency
+ *  finishing does not): "done 3m ago", "failed just now", "back 2m ago"
+ *  (its lease ran out), "added 1h ago"; a running task's last change is
+ *  its holder's last heartbeat: "last heard 20s ago". */
+export function taskSince(e: Entry, word: TaskWord, now = Date.now()): string {
+  switch (word) {
+    case "done":
+    case "failed":
+    case "blocked":
+      return `${word} ${ago(e.updated_at, now)}`;
+    case "running":
+      return `last heard ${ago(e.updated_at, now)}`;
+    default:
+      return e.assignee ? `back ${ago(e.updated_at, now)}` : `added ${ago(e.created_at, now)}`;
+  }
 }
