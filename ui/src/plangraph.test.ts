@@ -4,7 +4,7 @@
 // with its roles, names and keys.
 
 import { entry } from "./fixtures";
-import { GAP_LAYER, GAP_ROW, GAP_X, MARGIN, NODE_H, NODE_W, askedOn, columnsIn, edgePath, neighbour, planPicture, type PlanPicture } from "./plangraph";
+import { GAP_LAYER, GAP_ROW, GAP_X, MARGIN, NODE_H, NODE_W, askedOn, columnsIn, edgePath, lane, neighbour, planPicture, type PlanPicture } from "./plangraph";
 import type { PlanStep } from "./protocol";
 import { holding, taskSince } from "./taskwords";
 import type { Entry } from "./types";
@@ -98,9 +98,29 @@ describe("the plan's layout", () => {
     const a = task("a");
     const b = task("b", { depends_on: [a.id] });
     const p = planPicture([step(a), step(b)], [], "user");
-    const d = edgePath(at(p, a), at(p, b));
+    const d = edgePath(p, at(p, a), at(p, b));
     expect(d.startsWith(`M${MARGIN + NODE_W / 2},${MARGIN + NODE_H} `)).toBe(true);
     expect(d.endsWith(` ${MARGIN + NODE_W / 2},${MARGIN + NODE_H + GAP_LAYER}`)).toBe(true);
+  });
+
+  it("runs an edge that passes a layer down a lane clear of that layer's boxes", () => {
+    // notes → publish passes the layer of debs and image, two boxes wide.
+    const freeze = task("freeze");
+    const notes = task("notes", { depends_on: [freeze.id] });
+    const suite = task("suite", { depends_on: [freeze.id] });
+    const debs = task("debs", { depends_on: [suite.id] });
+    const image = task("image", { depends_on: [suite.id] });
+    const publish = task("publish", { depends_on: [notes.id, debs.id] });
+    const p = planPicture([freeze, notes, suite, debs, image, publish].map((e) => step(e)), [], "user");
+    expect(at(p, publish).layer - at(p, notes).layer).toBe(2);
+    const d = edgePath(p, at(p, notes), at(p, publish));
+    const x = Number(/ L([\d.]+),/.exec(d)![1]);
+    for (const n of [at(p, debs), at(p, image)]) expect(x <= n.x || x >= n.x + NODE_W).toBe(true);
+    // Between the two boxes, the lane nearest the edge's ends.
+    expect(x).toBe(Math.min(at(p, debs).x, at(p, image).x) + NODE_W + GAP_X / 2);
+    // A layer with one box: past its side.
+    const q = planPicture([step(freeze), step(task("mid", { depends_on: [freeze.id] }))], [], "user");
+    expect(lane(q, 1, 1, MARGIN + NODE_W / 2)).toBe(MARGIN / 2);
   });
 
   it("moves the arrow keys along the arrows and along a layer", () => {

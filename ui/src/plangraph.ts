@@ -56,11 +56,11 @@ export interface PlanPicture {
 /** A node's size and the gaps between them, in pixels: between boxes
  *  side by side, between the wrapped rows of one layer, between layers
  *  (room for the arrows). */
-export const NODE_W = 200;
-export const NODE_H = 76;
+export const NODE_W = 236;
+export const NODE_H = 82;
 export const GAP_X = 14;
 export const GAP_ROW = 10;
-export const GAP_LAYER = 28;
+export const GAP_LAYER = 26;
 export const MARGIN = 12;
 
 /** How many boxes fit side by side in `width` pixels (at least one). */
@@ -191,14 +191,33 @@ function place(nodes: PlanNode[], layers: string[][], columns: number): { width:
   };
 }
 
-/** An edge's curve, from the bottom of `a` to the top of `b`. */
-export function edgePath(a: PlanNode, b: PlanNode): string {
+/** An edge's path, from the bottom of `a` to the top of `b`: a curve to
+ *  the next layer; an edge that passes layers between goes down a lane
+ *  clear of their boxes (`lane`), so it never runs behind a task it does
+ *  not touch. */
+export function edgePath(p: PlanPicture, a: PlanNode, b: PlanNode): string {
   const x1 = a.x + NODE_W / 2;
   const y1 = a.y + NODE_H;
   const x2 = b.x + NODE_W / 2;
   const y2 = b.y;
-  const bend = Math.max(12, (y2 - y1) / 2);
-  return `M${x1},${y1} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2}`;
+  if (b.layer <= a.layer + 1) {
+    const bend = Math.max(12, (y2 - y1) / 2);
+    return `M${x1},${y1} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2}`;
+  }
+  const x = lane(p, a.layer + 1, b.layer - 1, (x1 + x2) / 2);
+  const g = GAP_LAYER;
+  return `M${x1},${y1} C${x1},${y1 + g / 2} ${x},${y1 + g / 2} ${x},${y1 + g} L${x},${y2 - g} C${x},${y2 - g / 2} ${x2},${y2 - g / 2} ${x2},${y2}`;
+}
+
+/** The x nearest `near` that no box of layers `from`…`to` covers: a gap
+ *  between two boxes side by side, or the picture's side margin. */
+export function lane(p: PlanPicture, from: number, to: number, near: number): number {
+  const boxes = p.nodes.filter((n) => n.layer >= from && n.layer <= to).map((n) => n.x);
+  const clear = (x: number) => boxes.every((b) => x <= b || x >= b + NODE_W);
+  const candidates = [MARGIN / 2, p.width - MARGIN / 2, ...boxes.flatMap((b) => [b - GAP_X / 2, b + NODE_W + GAP_X / 2])];
+  let best = MARGIN / 2;
+  for (const x of candidates) if (x > 0 && x < p.width && clear(x) && Math.abs(x - near) < Math.abs(best - near)) best = x;
+  return best;
 }
 
 /** Where the arrow keys go from `id`: left and right along its layer,

@@ -65,8 +65,8 @@ export function summary(p: PlanPicture, pad: string): string {
 function legend(): HTMLElement {
   const l = el("p", "plan-legend");
   l.append(
-    el("span", "plan-key key-waits", "→ what it waits on comes first"),
-    el("span", "plan-key key-delegated", "⇢ delegated from"),
+    el("span", "plan-key key-waits", "solid arrow: comes after"),
+    el("span", "plan-key key-delegated", "dashed arrow: delegated from"),
     el("span", "plan-key key-you", "needs you: a question or needs_eyes"),
     el("span", "plan-key key-failed", "failed"),
   );
@@ -97,7 +97,7 @@ function edges(p: PlanPicture, byId: Map<string, PlanNode>): SVGSVGElement {
   svg.append(defs);
   for (const e of p.edges) {
     const path = document.createElementNS(SVG, "path");
-    path.setAttribute("d", edgePath(byId.get(e.from)!, byId.get(e.to)!));
+    path.setAttribute("d", edgePath(p, byId.get(e.from)!, byId.get(e.to)!));
     path.setAttribute("class", `plan-edge edge-${e.kind}`);
     path.setAttribute("marker-end", "url(#plan-arrow)");
     path.dataset.from = e.from;
