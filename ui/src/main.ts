@@ -16,6 +16,7 @@ import { exportPad, openSettings, wireDialogs } from "./components/Dialogs";
 import { wireConnect } from "./components/Connect";
 import { drawDetail, focusReply, onOpenEntry, remove, sendReply, startEdit, togglePin } from "./components/EntryDetail";
 import { move, nearEnd, select } from "./components/List";
+import { markSelected } from "./components/PlanGraph";
 import { clearPad, createPad, drawNewPadHint, newPad, wirePadMenu } from "./components/PadActions";
 import { focusEntry, loadMore, openPad, showAll } from "./views/feed";
 import { FILTER_IDS, drawFilters, drawInboxCount, toggleFilters } from "./views/frame";
@@ -47,6 +48,12 @@ async function compose(ev: Event): Promise<void> {
   } catch (e) {
     fail(e);
   }
+}
+
+/** Closes the entry in detail (the list, or the plan's picture, stays). */
+function closeEntry(): void {
+  select(null);
+  markSelected($("plan"), null);
 }
 
 let searchTimer = 0;
@@ -91,7 +98,7 @@ function wire(): void {
     void refilter().catch(fail);
   });
   wirePadMenu();
-  $("detail-close").addEventListener("click", () => select(null));
+  $("detail-close").addEventListener("click", closeEntry);
   wireTags();
   $("inbox-btn").addEventListener("click", () => void showInbox().catch(fail));
   $("activity-btn").addEventListener("click", () => void showActivity().catch(fail));
@@ -177,7 +184,7 @@ function keys(ev: KeyboardEvent): void {
       // Esc closes the entry shown over the list (a narrow window).
       case "Escape": {
         const open = app.selected !== null;
-        if (open) select(null);
+        if (open) closeEntry();
         return open;
       }
       case "[": case "]": {

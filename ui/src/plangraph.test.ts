@@ -8,7 +8,7 @@ import { GAP_LAYER, GAP_ROW, GAP_X, MARGIN, NODE_H, NODE_W, askedOn, columnsIn, 
 import type { PlanStep } from "./protocol";
 import { holding, taskSince } from "./taskwords";
 import type { Entry } from "./types";
-import { drawPlan, nodeLabel, summary } from "./components/PlanGraph";
+import { drawPlan, markSelected, nodeLabel, summary } from "./components/PlanGraph";
 
 const task = (content: string, over: Partial<Entry> = {}): Entry => entry({ kind: "task", status: "todo", content, ...over });
 const step = (e: Entry, state: PlanStep["state"] = "ready", waiting_on: string[] = []): PlanStep => ({ entry: e, state, waiting_on } as PlanStep);
@@ -231,6 +231,9 @@ describe("the picture in the page", () => {
     draw(root, opened, right.dataset.id!);
     expect((document.activeElement as HTMLElement).dataset.id).toBe(a.id);
     expect(node(right.dataset.id!).classList.contains("selected")).toBe(true);
+    // Esc closes the task: no box is marked open.
+    markSelected(root, null);
+    expect(root.querySelectorAll(".plan-node.selected, .plan-node[aria-current]")).toHaveLength(0);
     root.remove();
   });
 

@@ -159,14 +159,20 @@ function node(n: PlanNode, p: PlanPicture, how: PlanDrawing, stop: boolean): HTM
     for (const other of b.parentElement?.querySelectorAll<HTMLElement>(".plan-node") ?? []) other.tabIndex = other === b ? 0 : -1;
   });
   b.addEventListener("click", () => {
-    for (const other of b.parentElement?.querySelectorAll<HTMLElement>(".plan-node") ?? []) {
-      other.classList.toggle("selected", other === b);
-      if (other === b) other.setAttribute("aria-current", "true");
-      else other.removeAttribute("aria-current");
-    }
+    markSelected(b.closest(".plan-canvas") ?? b, e.id);
     how.open(e.id);
   });
   return b;
+}
+
+/** Marks the box of `id` as the task open in the detail (none: `null`). */
+export function markSelected(root: Element, id: string | null): void {
+  for (const b of root.querySelectorAll<HTMLElement>(".plan-node")) {
+    const on = b.dataset.id === id;
+    b.classList.toggle("selected", on);
+    if (on) b.setAttribute("aria-current", "true");
+    else b.removeAttribute("aria-current");
+  }
 }
 
 function nodeEl(canvas: HTMLElement, id: string): HTMLElement | null {
