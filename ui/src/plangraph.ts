@@ -144,8 +144,8 @@ function arrange(nodes: PlanNode[], edges: PlanEdge[]): string[][] {
     layers[n.layer].push(n.entry.id);
   }
   // Each layer starts in plan order; then, twice, each task moves toward
-  // the mean slot of its neighbours in the layer before (left to right)
-  // and after (right to left). A task with no neighbour there keeps its slot.
+  // the mean slot of the tasks it comes after (sweeping top down) and of
+  // those after it (bottom up). A task with none there keeps its slot.
   const slotOf = new Map<string, number>();
   const number = (layer: string[]) => layer.forEach((id, i) => slotOf.set(id, i));
   layers.forEach(number);

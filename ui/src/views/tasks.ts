@@ -102,9 +102,8 @@ export function loadTasksSoon(): void {
     .catch(fail)
     .finally(() => {
       reloading = null;
-      if (again && app.view === "tasks") {
-        again = false;
-        loadTasksSoon();
-      }
+      const more = again;
+      again = false;
+      if (more && app.view === "tasks") loadTasksSoon();
     });
 }
