@@ -169,6 +169,8 @@ describe("a task's state in the picture", () => {
     expect(taskSince(running, "running", now)).toBe("last heard just now");
     expect(taskSince(waiting, "waiting", now)).toBe("added 1h ago");
     expect(taskSince(lapsed, "ready", now)).toBe("back 2m ago");
+    expect(taskSince(task("x", { status: "done", updated_at: "2026-11-21T03:10:00.000Z" }), "done", now)).toBe("done 1h ago");
+    expect(taskSince(task("y", { status: "blocked", updated_at: "2026-11-21T04:05:00.000Z" }), "blocked", now)).toBe("blocked 5m ago");
     expect(holding(lapsed)).toEqual({ lead: "back in the queue: the lease of", who: "worker-3", tail: "ran out", lapsed: true });
     expect(holding(failed).who).toBe("worker-2");
     expect(nodeLabel(at(p, failed), p, now)).toBe("Task 1 of 4: port the handlers. failed: no network. held by worker-2. failed 3m ago.");
