@@ -77,7 +77,7 @@ test("a plan of ten tasks drawn as a picture, opened from it, and kept current",
   assert.match(asks.cls, /needs-you/);
   assert.match(asks.text, /needs you/);
   assert.match(asks.label, /needs you: agent-writer asks “Say in the notes that Python 3\.8 is no longer supported\?”/);
-  assert.match((await box(debs.id)).label, /running\. held by agent-build\. last heard/);
+  assert.match((await box(debs.id)).label, /running\. held by agent-build\. claimed just now/);
   assert.match((await box(sign.id)).label, /waiting\. nobody holds it\. added just now\. comes after “Build the Debian packages”/);
   assert.match((await box(mirrors.id)).label, /delegated from “Publish 2\.4 on the website”/);
   const others = (await boxes()).filter((b) => b.id !== notes.id && b.id !== image.id);

@@ -11,7 +11,8 @@ import type { Entry } from "./types";
 import { drawPlan, markSelected, nodeLabel, summary } from "./components/PlanGraph";
 
 const task = (content: string, over: Partial<Entry> = {}): Entry => entry({ kind: "task", status: "todo", content, ...over });
-const step = (e: Entry, state: PlanStep["state"] = "ready", waiting_on: string[] = []): PlanStep => ({ entry: e, state, waiting_on } as PlanStep);
+const step = (e: Entry, state: PlanStep["state"] = "ready", waiting_on: string[] = [], since: string | null = null): PlanStep =>
+  ({ entry: e, state, waiting_on, since } as PlanStep);
 const at = (p: PlanPicture, e: Entry) => p.nodes.find((n) => n.entry.id === e.id)!;
 /** No two boxes overlap. */
 function apart(p: PlanPicture): void {
@@ -163,18 +164,24 @@ describe("a task's state in the picture", () => {
     const running = task("migrate", { status: "doing", assignee: "worker-1", updated_at: "2026-11-21T04:09:30.000Z" });
     const waiting = task("switch traffic", { depends_on: [running.id], created_at: "2026-11-21T03:10:00.000Z" });
     const lapsed = task("renew the cert", { assignee: "worker-3", updated_at: "2026-11-21T04:08:00.000Z" });
-    const p = planPicture([step(failed, "failed"), step(running, "running"), step(waiting, "blocked", [running.id]), step(lapsed)], [], "user");
+    const p = planPicture([step(failed, "failed"), step(running, "running", [], "2026-11-21T04:04:00.000Z"), step(waiting, "blocked", [running.id]), step(lapsed)], [], "user");
     expect(p.nodes.map((n) => n.word)).toEqual(["failed", "running", "waiting", "ready"]);
-    expect(taskSince(failed, "failed", now)).toBe("failed 3m ago");
-    expect(taskSince(running, "running", now)).toBe("last heard just now");
-    expect(taskSince(waiting, "waiting", now)).toBe("added 1h ago");
-    expect(taskSince(lapsed, "ready", now)).toBe("back 2m ago");
-    expect(taskSince(task("x", { status: "done", updated_at: "2026-11-21T03:10:00.000Z" }), "done", now)).toBe("done 1h ago");
-    expect(taskSince(task("y", { status: "blocked", updated_at: "2026-11-21T04:05:00.000Z" }), "blocked", now)).toBe("blocked 5m ago");
+    expect(taskSince(failed, "failed", null, now)).toBe("failed 3m ago");
+    // Running: since its claim (plan.order's `since`), not its last heartbeat; without it, the heartbeat.
+    expect(taskSince(running, "running", "2026-11-21T04:04:00.000Z", now)).toBe("claimed 6m ago");
+    expect(taskSince(running, "running", null, now)).toBe("last heard just now");
+    expect(taskSince(waiting, "waiting", null, now)).toBe("added 1h ago");
+    expect(taskSince(lapsed, "ready", null, now)).toBe("back 2m ago");
+    // Done: since its finish, not a later edit.
+    const edited = task("x", { status: "done", updated_at: "2026-11-21T04:09:00.000Z" });
+    expect(taskSince(edited, "done", "2026-11-21T03:10:00.000Z", now)).toBe("done 1h ago");
+    expect(taskSince(edited, "done", null, now)).toBe("done 1m ago");
+    expect(taskSince(task("y", { status: "blocked", updated_at: "2026-11-21T04:05:00.000Z" }), "blocked", null, now)).toBe("blocked 5m ago");
     expect(holding(lapsed)).toEqual({ lead: "back in the queue: the lease of", who: "worker-3", tail: "ran out", lapsed: true });
     expect(holding(failed).who).toBe("worker-2");
     expect(nodeLabel(at(p, failed), p, now)).toBe("Task 1 of 4: port the handlers. failed: no network. held by worker-2. failed 3m ago.");
     expect(nodeLabel(at(p, waiting), p, now)).toBe("Task 3 of 4: switch traffic. waiting. nobody holds it. added 1h ago. comes after “migrate”.");
+    expect(nodeLabel(at(p, running), p, now)).toBe("Task 2 of 4: migrate. running. held by worker-1. claimed 6m ago.");
     expect(summary(p, "work")).toMatch(/^Plan of work: 4 tasks, 1 failed\. /);
   });
 });

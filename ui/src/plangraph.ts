@@ -25,6 +25,8 @@ export type EdgeKind = "waits" | "delegated";
 export interface PlanNode {
   entry: Entry;
   word: TaskWord;
+  /** Since when it stands where it stands, where the engine knows (plan.order's `since`). */
+  since: string | null;
   /** The open question the person is asked in its thread, if any. */
   asks: Entry | null;
   /** Whether the person has something to do for it (`asks`, or `needs_eyes`). */
@@ -99,6 +101,7 @@ export function planPicture(steps: PlanStep[], questions: Entry[], me: string, c
     return {
       entry: s.entry,
       word: taskWord(s.entry, s) ?? "ready",
+      since: s.since ?? null,
       asks,
       needsYou: asks !== null || (open && s.entry.tags.includes("needs_eyes")),
       order,

@@ -57,19 +57,21 @@ export function holding(e: Entry): Holding {
   return { lead: "held by", who: e.assignee, tail: "", lapsed: false };
 }
 
-/** Since when a task stands where it stands, from its last change (an
- *  engine's finish, a lapse or a claim changes the task; a dependency
- *  finishing does not): "done 3m ago", "failed just now", "back 2m ago"
- *  (its lease ran out), "added 1h ago"; a running task's last change is
- *  its holder's last heartbeat: "last heard 20s ago". */
-export function taskSince(e: Entry, word: TaskWord, now = Date.now()): string {
+/** Since when a task stands where it stands: a running task since its
+ *  claim, a finished one since its finish (`since`, plan.order's; without
+ *  it, the task's last change), "claimed 5m ago", "done 3m ago"; else from
+ *  its last change (a lapse or a mark changes the task; a dependency
+ *  finishing does not): "back 2m ago" (its lease ran out), "blocked 1h
+ *  ago", or when it was added. */
+export function taskSince(e: Entry, word: TaskWord, since: string | null, now = Date.now()): string {
   switch (word) {
     case "done":
     case "failed":
-    case "blocked":
-      return `${word} ${ago(e.updated_at, now)}`;
+      return `${word} ${ago(since ?? e.updated_at, now)}`;
     case "running":
-      return `last heard ${ago(e.updated_at, now)}`;
+      return since ? `claimed ${ago(since, now)}` : `last heard ${ago(e.updated_at, now)}`;
+    case "blocked":
+      return `blocked ${ago(e.updated_at, now)}`;
     default:
       return e.assignee ? `back ${ago(e.updated_at, now)}` : `added ${ago(e.created_at, now)}`;
   }

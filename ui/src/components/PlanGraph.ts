@@ -119,7 +119,7 @@ export function nodeLabel(n: PlanNode, p: PlanPicture, now = Date.now()): string
   parts.push(state);
   const h = holding(e);
   parts.push([h.lead, h.who, h.tail].filter(Boolean).join(" "));
-  parts.push(taskSince(e, n.word, now));
+  parts.push(taskSince(e, n.word, n.since, now));
   const waits = p.edges.filter((x) => x.to === e.id && x.kind === "waits").map((x) => title(x.from));
   if (waits.length) parts.push(`comes after ${waits.join(", ")}`);
   const from = p.edges.find((x) => x.to === e.id && x.kind === "delegated");
@@ -146,7 +146,7 @@ function node(n: PlanNode, p: PlanPicture, how: PlanDrawing, stop: boolean): HTM
   const head = el("span", "plan-head");
   head.append(el("span", `state state-${n.word}`, n.word));
   if (n.needsYou) head.append(el("span", "plan-you", "needs you"));
-  head.append(el("span", "plan-time", taskSince(e, n.word, how.now)));
+  head.append(el("span", "plan-time", taskSince(e, n.word, n.since, how.now)));
   const who = el("span", "plan-holder");
   who.append(...holderChips(holding(e), how.me));
   const last = el("span", "plan-last");
