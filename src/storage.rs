@@ -277,8 +277,9 @@ pub trait Tasks: Send + Sync + 'static {
     fn release_expired(&self, now: i64) -> Fut<'_, Vec<(Entry, Entry)>>;
     /// Reminders due by `now`, each taken once (also across engines).
     fn due_reminders(&self, now: i64) -> Fut<'_, Vec<Entry>>;
-    /// A pad's tasks with the ids each waits on.
-    fn plan_entries<'a>(&'a self, pad: &'a str) -> Fut<'a, Vec<(Entry, Vec<String>)>>;
+    /// A pad's tasks and plans, oldest first: the ids each waits on, and
+    /// when it was last claimed and finished.
+    fn plan_entries<'a>(&'a self, pad: &'a str) -> Fut<'a, Vec<PlanRow>>;
     fn report_rows<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<ReportRow>>;
 }
 

@@ -399,6 +399,70 @@ async fn plan_order_puts_dependencies_first_and_refuses_cycles() {
     assert_eq!(plan["entries"][0]["state"], "running");
 }
 
+/// `plan.order` says since when each task stands where it stands: a
+/// running task since its claim (not its last heartbeat), a finished one
+/// since its finish (not a later edit), the others nothing.
+#[tokio::test]
+async fn plan_order_says_since_when_a_task_runs_or_finished() {
+    let clock = Clock::manual(START);
+    let c2 = clock.clone();
+    let h = Harness::with(move |c| {
+        c.clock = c2;
+        c.work_every = Duration::from_secs(3600);
+    })
+    .await;
+    let mut c = h.client().await;
+    let first = task(&mut c, "since", "cut the branch", &[]).await;
+    let second = task(&mut c, "since", "build it", &[&first]).await;
+    clock.advance(Duration::from_secs(60));
+    let claim = json!({"pad": "since", "agent": "worker", "lease_seconds": 600});
+    ok(&mut c, "task.claim", claim.clone()).await;
+    clock.advance(Duration::from_secs(30));
+    ok(
+        &mut c,
+        "task.heartbeat",
+        json!({"id": first, "agent": "worker", "resume": "half"}),
+    )
+    .await;
+    let since = |plan: &Value, i: usize| plan["entries"][i]["since"].clone();
+    let plan = ok(&mut c, "plan.order", json!({"pad": "since"})).await;
+    assert_eq!(plan["entries"][0]["state"], "running");
+    assert_eq!(since(&plan, 0), scratchpad::model::fmt_time(START + 60_000));
+    assert_eq!(since(&plan, 1), Value::Null, "waiting: nothing to say");
+
+    clock.advance(Duration::from_secs(30));
+    ok(
+        &mut c,
+        "task.complete",
+        json!({"id": first, "agent": "worker"}),
+    )
+    .await;
+    clock.advance(Duration::from_secs(300));
+    ok(
+        &mut c,
+        "entry.update",
+        json!({"id": first, "tags": ["shipped"]}),
+    )
+    .await;
+    ok(&mut c, "task.claim", claim).await;
+    ok(
+        &mut c,
+        "task.fail",
+        json!({"id": second, "agent": "worker", "error": "disk full"}),
+    )
+    .await;
+    let plan = ok(&mut c, "plan.order", json!({"pad": "since"})).await;
+    assert_eq!(
+        since(&plan, 0),
+        scratchpad::model::fmt_time(START + 120_000)
+    );
+    assert_eq!(plan["entries"][1]["state"], "failed");
+    assert_eq!(
+        since(&plan, 1),
+        scratchpad::model::fmt_time(START + 420_000)
+    );
+}
+
 /// Reminders due while the engine was down fire once after it comes back;
 /// task order, statuses and leases survive the restart.
 #[tokio::test]

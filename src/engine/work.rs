@@ -11,7 +11,7 @@ use crate::guard::Guard;
 use crate::model::{self, Entry, Kind, Status};
 use crate::protocol::*;
 use crate::storage::once::{Key, Once};
-use crate::storage::{Finish, NewEntry, ReportRow};
+use crate::storage::{Finish, NewEntry, PlanRow, ReportRow};
 
 /// A claim lasts this long unless the claimant asks otherwise or heartbeats.
 pub const DEFAULT_LEASE_SECONDS: u64 = (crate::storage::DEFAULT_LEASE_MS / 1000) as u64;
@@ -285,26 +285,26 @@ fn lease_ms(seconds: Option<u64>) -> Result<i64> {
 
 /// Orders tasks so each comes after what it depends on (Kahn's algorithm,
 /// oldest first among the ready), and says where each stands.
-fn plan(pad: String, rows: Vec<(Entry, Vec<String>)>, now: i64) -> PlanResult {
+fn plan(pad: String, rows: Vec<PlanRow>, now: i64) -> PlanResult {
     let mut plans = Vec::new();
     let mut tasks = Vec::new();
-    for (e, waiting) in rows {
-        if e.kind == Kind::Plan {
-            plans.push(e);
+    for r in rows {
+        if r.entry.kind == Kind::Plan {
+            plans.push(r.entry);
         } else {
-            tasks.push((e, waiting));
+            tasks.push(r);
         }
     }
     plans.reverse();
     let index: HashMap<&str, usize> = tasks
         .iter()
         .enumerate()
-        .map(|(i, (e, _))| (e.id.as_str(), i))
+        .map(|(i, r)| (r.entry.id.as_str(), i))
         .collect();
     let mut indegree = vec![0usize; tasks.len()];
     let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); tasks.len()];
-    for (i, (e, _)) in tasks.iter().enumerate() {
-        for d in &e.depends_on {
+    for (i, r) in tasks.iter().enumerate() {
+        for d in &r.entry.depends_on {
             if let Some(&j) = index.get(d.as_str()) {
                 indegree[i] += 1;
                 dependents[j].push(i);
@@ -331,12 +331,18 @@ fn plan(pad: String, rows: Vec<(Entry, Vec<String>)>, now: i64) -> PlanResult {
         let placed: std::collections::HashSet<usize> = order.iter().copied().collect();
         order.extend((0..tasks.len()).filter(|i| !placed.contains(i)));
     }
-    let mut slots: Vec<Option<(Entry, Vec<String>)>> = tasks.into_iter().map(Some).collect();
+    let mut slots: Vec<Option<PlanRow>> = tasks.into_iter().map(Some).collect();
     let mut counts = PlanCounts::default();
     let entries = order
         .into_iter()
         .filter_map(|i| slots[i].take())
-        .map(|(entry, waiting_on)| {
+        .map(|row| {
+            let PlanRow {
+                entry,
+                waiting: waiting_on,
+                claimed_at,
+                finished_at,
+            } = row;
             let lease_live = entry
                 .lease_until
                 .as_deref()
@@ -357,10 +363,17 @@ fn plan(pad: String, rows: Vec<(Entry, Vec<String>)>, now: i64) -> PlanResult {
                 StepState::Done => counts.done += 1,
                 StepState::Failed => counts.failed += 1,
             }
+            // Since when it stands where it stands, where the store knows.
+            let since = match state {
+                StepState::Running => claimed_at,
+                StepState::Done | StepState::Failed => finished_at,
+                StepState::Ready | StepState::Blocked => None,
+            };
             PlanStep {
                 entry,
                 state,
                 waiting_on: crate::seal::refs(waiting_on),
+                since: since.map(model::fmt_time),
             }
         })
         .collect();

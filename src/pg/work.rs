@@ -14,9 +14,9 @@ use crate::protocol::Action;
 use crate::storage::once::{self, Key, Once};
 use crate::storage::rules::no_pad;
 use crate::storage::write::{self, Ended, TaskTx};
-use crate::storage::Fut;
 use crate::storage::PadEntries;
 use crate::storage::{EntryFilter, Finish, PadSweep, ReportRow, TokenRow, DEFAULT_LEASE_MS};
+use crate::storage::{Fut, PlanRow};
 use crate::storage::{Pads, Tasks, Tokens, Upkeep};
 use std::collections::BTreeMap;
 
@@ -447,22 +447,27 @@ impl Tasks for PgStore {
         })
     }
 
-    fn plan_entries<'a>(&'a self, pad: &'a str) -> Fut<'a, Vec<(Entry, Vec<String>)>> {
+    fn plan_entries<'a>(&'a self, pad: &'a str) -> Fut<'a, Vec<PlanRow>> {
         bounded(async move {
             let mut conn = self.pool().acquire().await?;
             let rows = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.pad = $1 AND e.kind IN ('task', 'plan') \
-                 ORDER BY e.seq"
+                "SELECT {ENTRY_COLUMNS}, e.claimed_at, e.finished_at FROM entries e \
+                 WHERE e.pad = $1 AND e.kind IN ('task', 'plan') ORDER BY e.seq"
             ))
             .bind(pad)
             .fetch_all(&mut *conn)
             .await?;
             let mut out = Vec::with_capacity(rows.len());
             for r in &rows {
-                let e = read_entry(r)?;
-                let deps: Vec<String> = e.depends_on.iter().map(|r| r.to_string()).collect();
+                let entry = read_entry(r)?;
+                let deps: Vec<String> = entry.depends_on.iter().map(|r| r.to_string()).collect();
                 let waiting = unmet(&mut conn, &deps).await?;
-                out.push((e, waiting));
+                out.push(PlanRow {
+                    entry,
+                    waiting,
+                    claimed_at: r.try_get("claimed_at")?,
+                    finished_at: r.try_get("finished_at")?,
+                });
             }
             Ok(out)
         })

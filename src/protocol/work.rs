@@ -50,6 +50,10 @@ pub struct PlanStep {
     /// Dependencies not yet done.
     #[serde(serialize_with = "crate::seal::list")]
     pub waiting_on: Vec<NoteRef>,
+    /// Since when it stands where it stands: a running task's claim, a
+    /// done or failed task's finish (RFC 3339); `null` for the others.
+    #[serde(default)]
+    pub since: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]

@@ -280,6 +280,16 @@ pub enum Finish {
     },
 }
 
+/// One row of `plan.order`: a task or plan, the dependencies still holding
+/// it up, and when it was last claimed and finished (ms).
+#[derive(Debug)]
+pub struct PlanRow {
+    pub entry: Entry,
+    pub waiting: Vec<String>,
+    pub claimed_at: Option<i64>,
+    pub finished_at: Option<i64>,
+}
+
 /// One row of `report`: what it needs of an entry.
 #[derive(Debug)]
 pub struct ReportRow {

@@ -7,16 +7,16 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::rows::{read_entry, returning_columns, ENTRY_COLUMNS};
+use super::rows::{read_entry, returning_columns, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
 use super::tx::{ready, SqliteTx};
 use super::{in_transaction, Sqlite, Store};
 use crate::error::Result;
 use crate::model::{Entry, Kind, Status};
 use crate::storage::once::{self, Key, Once};
 use crate::storage::write::{self, Ended, TaskTx};
-use crate::storage::EntryFilter;
 use crate::storage::Fut;
 use crate::storage::Tasks;
+use crate::storage::{EntryFilter, PlanRow};
 use crate::storage::{Finish, ReportRow, DEFAULT_LEASE_MS};
 
 /// Whether the dependency `id` no longer holds anything up: it is done, it is
@@ -153,22 +153,35 @@ impl Store {
     }
 
     /// A pad's tasks and plans, oldest first, and for each task the
-    /// dependencies still holding it up.
-    pub fn plan_entries(&self, pad: &str) -> Result<Vec<(Entry, Vec<String>)>> {
+    /// dependencies still holding it up and when it was last claimed and
+    /// finished.
+    pub fn plan_entries(&self, pad: &str) -> Result<Vec<PlanRow>> {
         let conn = self.reader()?;
-        let entries: Vec<Entry> = conn
+        let rows: Vec<(Entry, Option<i64>, Option<i64>)> = conn
             .prepare_cached(&format!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.pad = ?1 AND e.kind = 'task' \
-                 UNION ALL SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.pad = ?1 AND e.kind = 'plan' \
-                 ORDER BY 1"
+                "SELECT {ENTRY_COLUMNS}, e.claimed_at, e.finished_at FROM entries e \
+                 WHERE e.pad = ?1 AND e.kind = 'task' \
+                 UNION ALL SELECT {ENTRY_COLUMNS}, e.claimed_at, e.finished_at FROM entries e \
+                 WHERE e.pad = ?1 AND e.kind = 'plan' ORDER BY 1"
             ))?
-            .query_map([pad], read_entry)?
+            .query_map([pad], |r| {
+                Ok((
+                    read_entry(r)?,
+                    r.get(ENTRY_COLUMN_COUNT)?,
+                    r.get(ENTRY_COLUMN_COUNT + 1)?,
+                ))
+            })?
             .collect::<rusqlite::Result<_>>()?;
-        let mut out = Vec::with_capacity(entries.len());
-        for e in entries {
-            let deps: Vec<String> = e.depends_on.iter().map(|r| r.to_string()).collect();
+        let mut out = Vec::with_capacity(rows.len());
+        for (entry, claimed_at, finished_at) in rows {
+            let deps: Vec<String> = entry.depends_on.iter().map(|r| r.to_string()).collect();
             let waiting = unmet(&conn, &deps)?;
-            out.push((e, waiting));
+            out.push(PlanRow {
+                entry,
+                waiting,
+                claimed_at,
+                finished_at,
+            });
         }
         Ok(out)
     }
@@ -373,7 +386,7 @@ impl Tasks for Sqlite {
         })
     }
 
-    fn plan_entries<'a>(&'a self, pad: &'a str) -> Fut<'a, Vec<(Entry, Vec<String>)>> {
+    fn plan_entries<'a>(&'a self, pad: &'a str) -> Fut<'a, Vec<PlanRow>> {
         let pad = pad.to_string();
         self.blocking(move |s| s.plan_entries(&pad))
     }

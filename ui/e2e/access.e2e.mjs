@@ -74,7 +74,12 @@ async function views() {
   await browser.$("#inbox-btn").click();
   await browser.$("#tasks-btn").click();
   await waitFor("Tasks", async () => /tasks in dependency order/.test(await browser.$("#view-title").getText()));
-  await check("tasks");
+  await waitFor("the plan's picture", async () => (await browser.$$("#plan .plan-node")).length > 0);
+  await check("tasks, the picture");
+  await browser.$("#plan-form-btn").click();
+  await waitFor("the plan's list", async () => (await browser.$$("#feed .row")).length > 0);
+  await check("tasks, the list");
+  await browser.$("#plan-form-btn").click();
   await browser.$("#tasks-btn").click();
   await browser.$("#agents-btn").click();
   await check("agents");

@@ -283,6 +283,9 @@ test("the tasks view says who holds each task and counts failed ones; rows read 
   await browser.$("#tasks-btn").click();
   await waitFor("the tasks view", async () => /tasks in dependency order/.test(await text("#view-title")));
   assert.match(await text("#view-title"), /\d+ ready, \d+ waiting, 1 running, \d+ blocked, \d+ done, 1 failed/);
+  // The list form (the picture is plan.e2e.mjs's).
+  await browser.$("#plan-form-btn").click();
+  await waitFor("the list", async () => (await browser.$$("#feed .row")).length > 0);
   const rows = await browser.execute(() => [...document.querySelectorAll("#feed .row")].map((r) => r.textContent));
   assert.ok(rows.some((t) => /held by.*worker-1/.test(t) && t.includes("the handlers")), rows.join("\n"));
   // A claim whose lease runs out is seen to go back, not silently.
@@ -292,6 +295,7 @@ test("the tasks view says who holds each task and counts failed ones; rows read 
     const now = await browser.execute(() => [...document.querySelectorAll("#feed .row")].map((r) => r.textContent));
     return now.some((t) => /the lease of.*worker-3.*ran out/.test(t) && t.includes("worker vanishes"));
   }, 15_000);
+  await browser.$("#plan-form-btn").click();
   await browser.$("#tasks-btn").click();
 
   // Agents writing to pads do not reorder the list under the cursor.

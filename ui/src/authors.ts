@@ -5,6 +5,7 @@
 // colours given are kept (localStorage), so an agent keeps its colour.
 
 import { el } from "./dom";
+import type { Holding } from "./taskwords";
 
 /** How many colours the palette has. */
 export const COLOURS = 10;
@@ -51,4 +52,13 @@ export function authorChip(name: string, me: string): HTMLElement {
   if (!mine) chip.classList.add(`c${colour(name)}`);
   chip.title = mine ? `${name} (you)` : `${name} (an agent)`;
   return chip;
+}
+
+/** Who holds a task (`holding`): the holder's chip in the words around it. */
+export function holderChips(h: Holding, me: string): HTMLElement[] {
+  const cls = h.lapsed ? "holder lapsed" : "holder";
+  const out = [el("span", cls, h.lead)];
+  if (h.who) out.push(authorChip(h.who, me));
+  if (h.tail) out.push(el("span", cls, h.tail));
+  return out;
 }

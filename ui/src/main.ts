@@ -16,6 +16,7 @@ import { exportPad, openSettings, wireDialogs } from "./components/Dialogs";
 import { wireConnect } from "./components/Connect";
 import { drawDetail, focusReply, onOpenEntry, remove, sendReply, startEdit, togglePin } from "./components/EntryDetail";
 import { move, nearEnd, select } from "./components/List";
+import { markSelected } from "./components/PlanGraph";
 import { clearPad, createPad, drawNewPadHint, newPad, wirePadMenu } from "./components/PadActions";
 import { focusEntry, loadMore, openPad, showAll } from "./views/feed";
 import { FILTER_IDS, drawFilters, drawInboxCount, toggleFilters } from "./views/frame";
@@ -23,7 +24,7 @@ import { drawSoon, refilter, reload, wireTags } from "./views/index";
 import { loadInbox, showInbox } from "./views/inbox";
 import { showActivity, showAgents } from "./views/panes";
 import { search } from "./views/search";
-import { loadTasks, showTasks } from "./views/tasks";
+import { focusPicture, loadTasksSoon, showTasks, togglePlanForm } from "./views/tasks";
 import { refreshTrash, showTrash } from "./views/trash";
 import { loadPads, onOpenPad, refreshPadsSoon } from "./components/PadList";
 import { loadThread, touches } from "./components/Thread";
@@ -47,6 +48,12 @@ async function compose(ev: Event): Promise<void> {
   } catch (e) {
     fail(e);
   }
+}
+
+/** Closes the entry in detail (the list, or the plan's picture, stays). */
+function closeEntry(): void {
+  select(null);
+  markSelected($("plan"), null);
 }
 
 let searchTimer = 0;
@@ -91,7 +98,7 @@ function wire(): void {
     void refilter().catch(fail);
   });
   wirePadMenu();
-  $("detail-close").addEventListener("click", () => select(null));
+  $("detail-close").addEventListener("click", closeEntry);
   wireTags();
   $("inbox-btn").addEventListener("click", () => void showInbox().catch(fail));
   $("activity-btn").addEventListener("click", () => void showActivity().catch(fail));
@@ -148,6 +155,11 @@ function keys(ev: KeyboardEvent): void {
   }
   if (t.closest("input, textarea, select") || document.querySelector("dialog[open]")) return;
   const e = selectedEntry();
+  // On the plan's picture, the moving keys go into it.
+  if (["j", "k", "ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight"].includes(ev.key) && focusPicture()) {
+    ev.preventDefault();
+    return;
+  }
   const handled = (() => {
     switch (ev.key) {
       case "/": $("search").focus(); return true;
@@ -155,6 +167,7 @@ function keys(ev: KeyboardEvent): void {
       case "r": return focusReply();
       case "j": case "ArrowDown": step(1); return true;
       case "k": case "ArrowUp": step(-1); return true;
+      case "v": togglePlanForm(); return app.view === "tasks";
       case "p": if (e) void togglePin(e); return !!e;
       case "e": if (e) startEdit(e); return !!e;
       case "Delete": case "Backspace": if (e) void remove(e); return !!e;
@@ -171,7 +184,7 @@ function keys(ev: KeyboardEvent): void {
       // Esc closes the entry shown over the list (a narrow window).
       case "Escape": {
         const open = app.selected !== null;
-        if (open) select(null);
+        if (open) closeEntry();
         return open;
       }
       case "[": case "]": {
@@ -242,8 +255,9 @@ async function main(): Promise<void> {
     const c = app.feed.apply(ev);
     if (c.pads) refreshPadsSoon();
     if (touches(ev) && app.selected) void loadThread(app.selected).then(drawDetail).catch(fail);
-    if (app.view === "tasks" && ev.entry?.kind === "task" && ev.entry.pad === currentPad()) {
-      void loadTasks().catch(fail);
+    // The tasks view follows its tasks, and the questions that may wait on the person.
+    if (app.view === "tasks" && (ev.entry?.kind === "task" || ev.entry?.kind === "question") && ev.entry.pad === currentPad()) {
+      loadTasksSoon();
       return;
     }
     // The trash changes with a deletion, or with a listed entry restored.

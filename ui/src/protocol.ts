@@ -586,7 +586,12 @@ export type PlanStep = { entry: Entry, state: StepState,
 /**
  * Dependencies not yet done.
  */
-waiting_on: Array<NoteRef>, };
+waiting_on: Array<NoteRef>, 
+/**
+ * Since when it stands where it stands: a running task's claim, a
+ * done or failed task's finish (RFC 3339); `null` for the others.
+ */
+since: string | null, };
 
 export type PlanCounts = { ready: number, running: number, blocked: number, done: number, failed: number, };
 

@@ -23,6 +23,9 @@ export const app = {
   loadingMore: false,
   editing: false,
   plan: [] as PlanStep[],
+  /** The tasks view draws the plan as a picture (else as a list); the
+   *  person's choice, kept. */
+  planPicture: localStorage.getItem("plan-form") !== "list",
   /** Questions an agent's `ask` is waiting on now (stats, then the
    *  `waiting` and `stopped_waiting` events). */
   waiting: new Set<string>(),

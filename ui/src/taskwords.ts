@@ -11,6 +11,7 @@
 // dependencies says `waiting` (they may be done; the tasks view knows).
 
 import type { PlanStep } from "./protocol";
+import { ago } from "./time";
 import type { Entry } from "./types";
 
 export type TaskWord = "ready" | "waiting" | "running" | "blocked" | "done" | "failed";
@@ -36,4 +37,42 @@ export function planCounts(steps: PlanStep[]): string {
     if (w) n[w] += 1;
   }
   return (Object.keys(n) as TaskWord[]).map((k) => `${n[k]} ${k}`).join(", ");
+}
+
+/** Who holds a task, in words around the holder's name (`who`, null when
+ *  nobody does): a task back in the queue says why — its holder's lease
+ *  ran out, or it failed for them — so a lapsed claim is seen, not lost. */
+export interface Holding {
+  lead: string;
+  who: string | null;
+  tail: string;
+  /** It went back to the queue from `who`. */
+  lapsed: boolean;
+}
+
+export function holding(e: Entry): Holding {
+  if (!e.assignee) return { lead: "nobody holds it", who: null, tail: "", lapsed: false };
+  if (e.status === "todo" && !e.error) return { lead: "back in the queue: the lease of", who: e.assignee, tail: "ran out", lapsed: true };
+  if (e.status === "todo") return { lead: "back in the queue after failing for", who: e.assignee, tail: "", lapsed: true };
+  return { lead: "held by", who: e.assignee, tail: "", lapsed: false };
+}
+
+/** Since when a task stands where it stands: a running task since its
+ *  claim, a finished one since its finish (`since`, plan.order's; without
+ *  it, the task's last change), "claimed 5m ago", "done 3m ago"; else from
+ *  its last change (a lapse or a mark changes the task; a dependency
+ *  finishing does not): "back 2m ago" (its lease ran out), "blocked 1h
+ *  ago", or when it was added. */
+export function taskSince(e: Entry, word: TaskWord, since: string | null, now = Date.now()): string {
+  switch (word) {
+    case "done":
+    case "failed":
+      return `${word} ${ago(since ?? e.updated_at, now)}`;
+    case "running":
+      return since ? `claimed ${ago(since, now)}` : `last heard ${ago(e.updated_at, now)}`;
+    case "blocked":
+      return `blocked ${ago(e.updated_at, now)}`;
+    default:
+      return e.assignee ? `back ${ago(e.updated_at, now)}` : `added ${ago(e.created_at, now)}`;
+  }
 }

@@ -144,15 +144,17 @@ def ensure_thread(agent: Any, cfg: dict[str, Any], words: str) -> Optional[dict[
     return st
 
 
-def post(context: Any, cfg: dict[str, Any], content: str, kind: str = "note", **fields: Any) -> Optional[dict[str, Any]]:
-    """A reply in the chat's thread, remembered as the chat's."""
+def post(context: Any, cfg: dict[str, Any], content: str, kind: str = "note", under: Optional[str] = None,
+         **fields: Any) -> Optional[dict[str, Any]]:
+    """A reply in the chat's thread — to the root, or to `under`, an entry of
+    the thread (a subordinate's task) — remembered as the chat's."""
     st = state_of(context)
     if not st.get("thread"):
         return None
     meta = fields.pop("meta", None) or _meta(context)
     fields = {k: v for k, v in fields.items() if v is not None}
     key = sp.new_key()
-    e = pad.call(cfg, lambda c: c.reply(st["thread"], content[:4000], pad=st.get("pad"), kind=kind,
+    e = pad.call(cfg, lambda c: c.reply(under or st["thread"], content[:4000], pad=st.get("pad"), kind=kind,
                                         meta=meta, idempotency_key=key, **fields))
     if e is not None:
         with _lock:

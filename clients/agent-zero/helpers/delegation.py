@@ -107,7 +107,7 @@ def delegate(agent: Any, cfg: dict[str, Any], message: str) -> Optional[dict[str
     task, written `doing` under a live lease, or None without an engine."""
     context, level = agent.context, agent.number + 1
     st = chat.state_of(context)
-    parent = (agent.get_data(DATA_TASK) or {}).get("id") or st.get("thread")
+    parent = task_of(agent) or st.get("thread")
     where = st.get("pad") or cfg["pad"]
     text = (message or "").strip()[:MAX_TEXT] or "(no message)"
     lease = lease_seconds(cfg)
@@ -141,6 +141,13 @@ def delegate(agent: Any, cfg: dict[str, Any], message: str) -> Optional[dict[str
         chat.owned[task["id"]] = context.id
     ensure_renewing()
     return task
+
+
+def task_of(agent: Any) -> Optional[str]:
+    """The id of the task `agent` works on, when it is a subordinate at
+    work on a delegation: its own delegations and its questions to the
+    person go in that task's thread."""
+    return (agent.get_data(DATA_TASK) or {}).get("id")
 
 
 def begin(sub: Any) -> None:

@@ -112,6 +112,32 @@ def test_a_chat_in_a_container_recalls_asks_hears_the_person_and_leaves_its_resu
         assert results[0]["content"] == "Deployed to db-staging-2.internal."
 
 
+def test_delegations_in_a_container_are_tasks_held_under_the_tokens_name_nested_and_failed(a0, served):
+    """Each `call_subordinate` of a chat in the container is a task in its
+    pad, written over HTTP with the token: the superior's message, held by
+    the token's name (a token holds tasks only under its own name) with
+    chat and level in `meta`, the answer as its outcome, a nested
+    delegation in its parent task's thread, a failure as the task's error."""
+    out = in_container(a0, "delegate")
+    assert out["result"] == "all done; the other chat: HandledException", out
+    assert out["errors"] == []
+    with served.client() as c:
+        found = c.list("agent-zero", kind="task", limit=50)["entries"]
+    tasks = {e["content"]: e for e in found if (e.get("meta") or {}).get("agent_zero", {}).get("role") == "delegation"}
+    survey, count = tasks["survey the error logs of last night"], tasks["count the errors per service"]
+    summary, certs = tasks["write the summary for the person"], tasks["rotate the staging certificates"]
+    assert len(tasks) == 4, sorted(tasks)
+    assert {t["assignee"] for t in tasks.values()} == {"agent-zero"}
+    assert survey["reply_to"] == summary["reply_to"] == out["thread"] and count["reply_to"] == survey["id"]
+    assert [t["status"] for t in (survey, count, summary)] == ["done"] * 3
+    assert survey["resume"] == "Answered: 12 errors last night: api 9, worker 3"
+    assert count["resume"] == "Answered: api 9, worker 3"
+    assert survey["meta"]["agent_zero"]["chat"] == out["chat"]
+    assert (survey["meta"]["agent_zero"]["level"], count["meta"]["agent_zero"]["level"]) == (1, 2)
+    assert certs["status"] == "failed" and "certbot: rate limit reached" in certs["error"], certs
+    assert certs["meta"]["agent_zero"]["chat"] != out["chat"]
+
+
 def test_a_container_whose_engine_is_unreachable_finishes_and_says_so_once(a0, served):
     config = a0 / "usr" / "plugins" / "scratchpad" / "config.json"
     settings = json.loads(config.read_text())
@@ -159,7 +185,7 @@ def test_agent_zeros_real_loop_passes_its_tests_in_the_container(tmp_path):
                "PYTHONDONTWRITEBYTECODE": "1", "GIT_PYTHON_REFRESH": "quiet", "HOME": "/root"}
         cmd = [*DOCKER, "run", "--rm", "--name", name, "--add-host=host.docker.internal:host-gateway", *mounts,
                *[a for k, v in env.items() for a in ("-e", f"{k}={v}")], "-w", "/tmp", IMAGE,
-               str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               str(venv / "bin" / "python"), "-m", "pytest", "-q", "-rp", "-p", "no:cacheprovider",
                str(repo / "clients" / "agent-zero" / "tests" / "real")]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
@@ -167,5 +193,8 @@ def test_agent_zeros_real_loop_passes_its_tests_in_the_container(tmp_path):
             subprocess.run([*DOCKER, "rm", "-f", name], capture_output=True)
         assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
         assert " passed" in done.stdout and " failed" not in done.stdout and " skipped" not in done.stdout
+        # The delegations' own tests ran in there too (-rp names each passed test).
+        assert "PASSED" in done.stdout and "test_delegation.py::" in done.stdout, done.stdout[-3000:]
+        print("inside the container:", done.stdout.strip().splitlines()[-1])
     finally:
         engine.stop()

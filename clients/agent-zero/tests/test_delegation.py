@@ -97,6 +97,28 @@ def test_a_subordinate_that_fails_fails_its_task_with_the_error(plugin, engine):
     assert task["status"] == "failed" and task["error"] == "RuntimeError: certbot: rate limit reached"
 
 
+def test_a_subordinates_question_to_the_person_is_asked_in_its_tasks_thread(plugin, engine):
+    """So the task is seen to wait on the person (the app's plan marks it);
+    the superior's own question stays in the chat's thread."""
+    context = new_context()
+    loop = plugin.Loop(plugin.root)
+    steps = [("ask_person", {"question": "Which cluster is staging on now?", "wait_seconds": 1}),
+             ("call_subordinate", {"message": "flip the traffic to the new cluster"}),
+             ("ask_person", {"question": "Flip the traffic now?", "choices": ["approve", "deny"], "wait_seconds": 1}),
+             ("response", {"text": "asked; not flipped"}),
+             ("response", {"text": "staging waits on the person"})]
+    assert asyncio.run(loop.run(context, "move staging", steps)) == "staging waits on the person"
+    task = tasks_of(engine)["flip the traffic to the new cluster"]
+    with engine.client() as c:
+        asked = {q["content"]: q for q in c.list("agent-zero", kind="question")["entries"]}
+    sub, top = asked["Flip the traffic now?"], asked["Which cluster is staging on now?"]
+    assert sub["reply_to"] == task["id"] and sub["answer"] is None and "needs_eyes" in sub["tags"]
+    assert top["reply_to"] == thread_of(engine, context)["entry"]["id"]
+    with engine.client() as c:  # no open question left for the session's later tests to answer
+        for q in (sub, top):
+            c.delete(q["id"])
+
+
 def test_a_reply_on_a_task_reaches_that_subordinate_at_its_next_step(plugin, engine):
     from agent import Agent
 

@@ -6,7 +6,7 @@ import time
 
 from helpers.tool import Response, Tool
 
-from usr.plugins.scratchpad.helpers import chat, pad
+from usr.plugins.scratchpad.helpers import chat, delegation, pad
 
 CHUNK = 15  # seconds per wait on the engine: Stop is checked between waits
 
@@ -24,7 +24,8 @@ class AskPerson(Tool):
         cfg = pad.config(self.agent)
         context = self.agent.context
         fields = {"kind": "question", "tags": ["needs_eyes"], "choices": choices}
-        q = chat.post(context, cfg, question, **fields)
+        # A subordinate asks in its task's thread: the person sees which task waits on them.
+        q = chat.post(context, cfg, question, under=delegation.task_of(self.agent), **fields)
         if q is None:  # no chat thread (the engine was down when the chat began)
             q = await asyncio.to_thread(pad.call, cfg, lambda c: c.add(question, pad="inbox", **fields))
         if q is None:

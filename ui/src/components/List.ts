@@ -3,14 +3,14 @@
 // selection and the keys that move it. The selected entry opens in
 // EntryDetail. Each view (views/) decides what the list holds.
 
-import { authorChip } from "../authors";
+import { authorChip, holderChips } from "../authors";
 import { aboutChip } from "../context";
 import { count } from "../count";
 import { deliveryClass, deliveryLabel } from "../deliveries";
 import { $, el, pinIcon } from "../dom";
 import { plainPreview } from "../markdown";
 import { app, currentPad } from "../state";
-import { taskWord } from "../taskwords";
+import { holding, taskWord } from "../taskwords";
 import { ago } from "../time";
 import type { Entry } from "../types";
 import { VirtualList } from "../virtual";
@@ -134,16 +134,7 @@ function row(e: Entry, i: number): HTMLElement {
   if (e.superseded_by) head.append(el("span", "superseded", "superseded"));
   if (app.view === "tasks") {
     // Who holds the task is what the tasks view is about; who wrote it is in the detail.
-    if (e.assignee && e.status === "todo" && !e.error) {
-      // Back in the queue with a last holder and no error: its lease ran out.
-      head.append(el("span", "holder lapsed", "back in the queue: the lease of"), authorChip(e.assignee, app.settings.author), el("span", "holder lapsed", "ran out"));
-    } else if (e.assignee && e.status === "todo") {
-      head.append(el("span", "holder lapsed", "back in the queue after failing for"), authorChip(e.assignee, app.settings.author));
-    } else if (e.assignee) {
-      head.append(el("span", "holder", "held by"), authorChip(e.assignee, app.settings.author));
-    } else {
-      head.append(el("span", "holder", "nobody holds it"));
-    }
+    head.append(...holderChips(holding(e), app.settings.author));
   } else {
     head.append(authorChip(e.author, app.settings.author));
   }

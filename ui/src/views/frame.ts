@@ -11,6 +11,11 @@ import { app, currentPad, padLabel, padOnScreen } from "../state";
  *  buttons lit for the view on screen. */
 export function frame(title: string | Node[], pane = false): void {
   $("content").hidden = pane;
+  // The tasks view shows the plan as a picture in the list's place.
+  const picture = app.view === "tasks" && app.planPicture;
+  $("plan").hidden = !picture;
+  $("feed").hidden = picture;
+  $("content").classList.toggle("picture", picture);
   $("activity").hidden = !pane;
   // Search and filters act on lists, compose on a pad's feed: elsewhere
   // they take no room.

@@ -1,12 +1,22 @@
-// The tasks view: the pad's tasks in dependency order (`plan.order`), with
-// who holds each; redrawn when one of them changes.
+// The tasks view: the pad's tasks in dependency order (`plan.order`) —
+// drawn as a picture (components/PlanGraph.ts: what waits on what, who
+// holds what, what failed and what waits on the person), or as a list with
+// who holds each (`v` or the title's button switches, and the choice is
+// kept); redrawn when a task or a question of the pad changes.
 
 import { rpc } from "../api";
+import { $, el, fail } from "../dom";
 import { app, currentPad } from "../state";
+import { columnsIn, planPicture } from "../plangraph";
 import { planCounts } from "../taskwords";
-import { showEntries } from "../components/List";
+import { select, showEntries } from "../components/List";
+import { drawPlan } from "../components/PlanGraph";
+import type { Entry } from "../types";
 import { backToFeed } from "./feed";
 import { frame } from "./frame";
+
+/** The questions of the pad on screen, for what waits on the person. */
+let questions: Entry[] = [];
 
 /** The pad's tasks; again to go back to the feed. */
 export async function showTasks(): Promise<void> {
@@ -14,11 +24,86 @@ export async function showTasks(): Promise<void> {
   await loadTasks();
 }
 
-/** Reads the plan again and shows it (a task of the pad changed). */
+/** Reads the plan (and the pad's questions) again and shows it. */
 export async function loadTasks(): Promise<void> {
-  const r = await rpc("plan.order", { pad: currentPad() });
+  const pad = currentPad();
+  const [r, q] = await Promise.all([
+    rpc("plan.order", { pad }),
+    rpc("entry.list", { pad, kind: "question", limit: 1000 }),
+  ]);
   app.plan = r.entries;
+  questions = q.entries;
   app.view = "tasks";
-  frame(`${currentPad()} · tasks in dependency order · ${planCounts(app.plan)}`);
+  draw();
+}
+
+/** Draws the plan in its form, from what was read last. */
+function draw(): void {
+  const pad = currentPad();
+  const other = app.planPicture ? "Show as a list" : "Show as a picture";
+  const form = el("button", "link plan-form", other);
+  form.id = "plan-form-btn";
+  form.title = `${other} (v)`;
+  form.addEventListener("click", togglePlanForm);
+  frame([document.createTextNode(`${pad} · tasks in dependency order · ${planCounts(app.plan)} · `), form]);
   showEntries(app.plan.map((s) => s.entry));
+  if (app.planPicture) {
+    watchWidth();
+    drawPlan($("plan"), planPicture(app.plan, questions, app.settings.author, columnsIn($("plan").clientWidth)), {
+      pad,
+      me: app.settings.author,
+      selected: app.selected,
+      open: select,
+    });
+  }
+}
+
+/** The picture is drawn as many boxes wide as fit: a window made wider or
+ *  narrower draws it again. */
+let watching: ResizeObserver | null = null;
+function watchWidth(): void {
+  if (watching) return;
+  let columns = columnsIn($("plan").clientWidth);
+  watching = new ResizeObserver(() => {
+    const now = columnsIn($("plan").clientWidth);
+    if (now === columns || $("plan").hidden) return;
+    columns = now;
+    if (app.view === "tasks" && app.planPicture) draw();
+  });
+  watching.observe($("plan"));
+}
+
+/** Switches the tasks view between the picture and the list (`v`). */
+export function togglePlanForm(): void {
+  if (app.view !== "tasks") return;
+  app.planPicture = !app.planPicture;
+  localStorage.setItem("plan-form", app.planPicture ? "picture" : "list");
+  draw();
+  if (!focusPicture()) $("feed").focus();
+}
+
+/** Moves the focus into the plan's picture, if it is on screen. */
+export function focusPicture(): boolean {
+  const stop = app.view === "tasks" && app.planPicture ? $("plan").querySelector<HTMLElement>(".plan-node[tabindex='0']") : null;
+  stop?.focus();
+  return !!stop;
+}
+
+/** A task or question of the pad changed: one reload for a burst. */
+let reloading: Promise<void> | null = null;
+let again = false;
+export function loadTasksSoon(): void {
+  if (reloading) {
+    again = true;
+    return;
+  }
+  reloading = new Promise<void>((done) => setTimeout(done, 100))
+    .then(() => (app.view === "tasks" ? loadTasks() : undefined))
+    .catch(fail)
+    .finally(() => {
+      reloading = null;
+      const more = again;
+      again = false;
+      if (more && app.view === "tasks") loadTasksSoon();
+    });
 }

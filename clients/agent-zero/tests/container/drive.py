@@ -41,20 +41,40 @@ async def unreachable(context, loop):
     return await loop.run(context, "do it without the pad", steps)
 
 
+async def delegate(context, loop):
+    """A superior delegating twice, once nested (its subordinate delegates in
+    turn), then another chat whose subordinate fails."""
+    steps = [("call_subordinate", {"message": "survey the error logs of last night"}),
+             ("code_execution_tool", {"code": "grep ERROR /var/log/app.log"}),
+             ("call_subordinate", {"message": "count the errors per service"}),
+             ("response", {"text": "api 9, worker 3"}),
+             ("response", {"text": "12 errors last night: api 9, worker 3"}),
+             ("call_subordinate", {"message": "write the summary for the person", "reset": "true"}),
+             ("response", {"text": "summary written"}),
+             ("response", {"text": "all done"})]
+    done = await loop.run(context, "what broke last night?", steps)
+    failing = AgentContext(initialize_agent(), name="failing chat")
+    failed = await Loop(loop.root).run(failing, "renew the certificates", [
+        ("call_subordinate", {"message": "rotate the staging certificates"}),
+        ("fail", {"error": "certbot: rate limit reached"}),
+        ("response", {"text": "never"})])
+    return f"{done}; the other chat: {type(failed).__name__}"
+
+
 def main(scenario):
     from usr.plugins.scratchpad.helpers import chat, watcher
 
     context = AgentContext(initialize_agent(), name="container chat")
     loop = Loop(__import__("pathlib").Path("/a0"))
     try:
-        result = asyncio.run({"work": work, "unreachable": unreachable}[scenario](context, loop))
+        result = asyncio.run({"work": work, "unreachable": unreachable, "delegate": delegate}[scenario](context, loop))
         state = chat.state_of(context) or {}
     finally:
         watcher.stop()
     print("OUTCOME " + json.dumps({
         "result": str(result), "prompts": [p.get("scratchpad", "") for p in loop.prompts],
         "history": loop.history, "responses": loop.responses, "errors": [line for kind, line in print_style.lines if kind == "error"],
-        "thread": state.get("thread"), "status": state.get("status")}), flush=True)
+        "thread": state.get("thread"), "status": state.get("status"), "chat": context.id}), flush=True)
 
 
 if __name__ == "__main__":

@@ -99,6 +99,21 @@ def test_a_superior_delegating_twice_and_once_nested_leaves_a_task_per_call(mode
     assert "12 errors last night" in model.prompt(6) and "summary written" in model.prompt(8)
 
 
+def test_a_subordinates_question_to_the_person_is_asked_in_its_tasks_thread(model, engine):
+    """So the person sees which task waits on them (the app's plan marks it)."""
+    model.script[:] = [("call_subordinate", {"message": "flip the traffic to the new cluster"}),
+                       ("ask_person", {"question": "Flip the traffic now?", "choices": ["approve", "deny"],
+                                       "wait_seconds": 1}),
+                       ("response", {"text": "asked; not flipped"}),
+                       ("response", {"text": "the flip waits on the person"})]
+    context, task = run_chat("Move staging; delegate the flip.")
+    assert task.result_sync(timeout=180) == "the flip waits on the person"
+    flip = tasks_of(engine)["flip the traffic to the new cluster"]
+    with engine.client() as c:
+        asked = [q for q in c.list("agent-zero", kind="question")["entries"] if q["content"] == "Flip the traffic now?"]
+        assert len(asked) == 1 and asked[0]["reply_to"] == flip["id"] and asked[0]["answer"] is None, asked
+        c.delete(asked[0]["id"])  # no open question left for later tests to answer
+
 def test_a_subordinate_that_fails_says_so_on_its_task(model, engine):
     from model_standin import Refusal
 

@@ -1,0 +1,206 @@
+// The plan as a picture (the tasks view's default form): each task a box
+// at its place in the layout (plangraph.ts) — where it stands, who holds
+// it, since when, and what it asks of the person — and arrows from what
+// comes first to what follows. Failed tasks and tasks waiting on the
+// person stand out. One tab stop (the task last focused, else the one
+// selected, else the first); the arrow keys follow the arrows and the
+// layers, Home and End go to the first and last task; Enter, Space or a
+// click opens the task with its thread.
+
+import { holderChips } from "../authors";
+import { titleOf } from "../context";
+import { count } from "../count";
+import { el } from "../dom";
+import { NODE_H, NODE_W, edgePath, neighbour, type PlanNode, type PlanPicture } from "../plangraph";
+import { holding, taskSince } from "../taskwords";
+
+export interface PlanDrawing {
+  pad: string;
+  /** The person's name (their own chip says "you"). */
+  me: string;
+  selected: string | null;
+  /** Opens a task in the detail, with its thread. */
+  open: (id: string) => void;
+  now?: number;
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+/** The task the picture's tab stop was last on. */
+let focused: string | null = null;
+
+/** Draws `p` into `root`, in place of what was there; the task focused
+ *  before stays focused, and `root` keeps its scroll. */
+export function drawPlan(root: HTMLElement, p: PlanPicture, how: PlanDrawing): void {
+  const hadFocus = root.contains(document.activeElement);
+  const ids = new Set(p.nodes.map((n) => n.entry.id));
+  const stop = [focused, how.selected, p.nodes[0]?.entry.id].find((id) => id && ids.has(id)) ?? null;
+  if (!p.nodes.length) {
+    root.replaceChildren(el("p", "hint", `No tasks in ${how.pad} yet. A task is an entry of kind task; an agent's delegations and claims show here as they happen.`));
+    return;
+  }
+  const byId = new Map(p.nodes.map((n) => [n.entry.id, n]));
+  const canvas = el("div", "plan-canvas");
+  canvas.style.width = `${p.width}px`;
+  canvas.style.height = `${p.height}px`;
+  canvas.setAttribute("role", "group");
+  canvas.setAttribute("aria-label", summary(p, how.pad));
+  canvas.append(edges(p, byId));
+  for (const n of p.nodes) canvas.append(node(n, p, how, n.entry.id === stop));
+  canvas.addEventListener("keydown", (ev) => keys(ev, p, canvas));
+  root.replaceChildren(legend(), canvas);
+  if (hadFocus && stop) nodeEl(canvas, stop)?.focus();
+}
+
+/** "Plan of proj-x: 10 tasks, 1 failed, 1 needs you." and how to move. */
+export function summary(p: PlanPicture, pad: string): string {
+  const failed = p.nodes.filter((n) => n.word === "failed").length;
+  const you = p.nodes.filter((n) => n.needsYou).length;
+  const parts = [count(p.nodes.length, "task", "tasks")];
+  if (failed) parts.push(`${failed} failed`);
+  if (you) parts.push(`${you} ${you === 1 ? "needs" : "need"} you`);
+  return `Plan of ${pad}: ${parts.join(", ")}. Arrow keys move along the arrows and between tasks side by side; Enter opens a task's thread.`;
+}
+
+function legend(): HTMLElement {
+  const l = el("p", "plan-legend");
+  l.append(
+    el("span", "plan-key key-waits", "solid arrow: comes after"),
+    el("span", "plan-key key-delegated", "dashed arrow: delegated from"),
+    el("span", "plan-key key-you", "needs you: a question or needs_eyes"),
+    el("span", "plan-key key-failed", "failed"),
+  );
+  return l;
+}
+
+/** The arrows, under the boxes (not read out: each box says its links). */
+function edges(p: PlanPicture, byId: Map<string, PlanNode>): SVGSVGElement {
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("class", "plan-edges");
+  svg.setAttribute("width", String(p.width));
+  svg.setAttribute("height", String(p.height));
+  svg.setAttribute("aria-hidden", "true");
+  const defs = document.createElementNS(SVG, "defs");
+  const marker = document.createElementNS(SVG, "marker");
+  marker.setAttribute("id", "plan-arrow");
+  marker.setAttribute("viewBox", "0 0 8 8");
+  marker.setAttribute("refX", "8");
+  marker.setAttribute("refY", "4");
+  marker.setAttribute("markerWidth", "8");
+  marker.setAttribute("markerHeight", "8");
+  marker.setAttribute("orient", "auto");
+  const tip = document.createElementNS(SVG, "path");
+  tip.setAttribute("d", "M0,0 L8,4 L0,8 z");
+  tip.setAttribute("class", "plan-arrowhead");
+  marker.append(tip);
+  defs.append(marker);
+  svg.append(defs);
+  for (const e of p.edges) {
+    const path = document.createElementNS(SVG, "path");
+    path.setAttribute("d", edgePath(p, byId.get(e.from)!, byId.get(e.to)!));
+    path.setAttribute("class", `plan-edge edge-${e.kind}`);
+    path.setAttribute("marker-end", "url(#plan-arrow)");
+    path.dataset.from = e.from;
+    path.dataset.to = e.to;
+    svg.append(path);
+  }
+  return svg;
+}
+
+/** What a box says, for a screen reader: the whole of it in one sentence. */
+export function nodeLabel(n: PlanNode, p: PlanPicture, now = Date.now()): string {
+  const title = (id: string) => `“${titleOf(p.nodes.find((m) => m.entry.id === id)?.entry.content ?? "")}”`;
+  const e = n.entry;
+  const parts = [`Task ${n.order + 1} of ${p.nodes.length}: ${titleOf(e.content)}`];
+  let state = n.word as string;
+  if (n.word === "failed" && e.error) state += `: ${e.error}`;
+  if (n.asks) state += `; needs you: ${n.asks.author} asks “${titleOf(n.asks.content)}”`;
+  else if (n.needsYou) state += "; needs you";
+  parts.push(state);
+  const h = holding(e);
+  parts.push([h.lead, h.who, h.tail].filter(Boolean).join(" "));
+  parts.push(taskSince(e, n.word, n.since, now));
+  const waits = p.edges.filter((x) => x.to === e.id && x.kind === "waits").map((x) => title(x.from));
+  if (waits.length) parts.push(`comes after ${waits.join(", ")}`);
+  const from = p.edges.find((x) => x.to === e.id && x.kind === "delegated");
+  if (from) parts.push(`delegated from ${title(from.from)}`);
+  return `${parts.join(". ")}.`;
+}
+
+function node(n: PlanNode, p: PlanPicture, how: PlanDrawing, stop: boolean): HTMLElement {
+  const e = n.entry;
+  const b = el("button", `plan-node word-${n.word}`);
+  b.type = "button";
+  b.dataset.id = e.id;
+  b.classList.toggle("needs-you", n.needsYou);
+  b.classList.toggle("selected", e.id === how.selected);
+  if (e.id === how.selected) b.setAttribute("aria-current", "true");
+  b.style.left = `${n.x}px`;
+  b.style.top = `${n.y}px`;
+  b.style.width = `${NODE_W}px`;
+  b.style.height = `${NODE_H}px`;
+  b.tabIndex = stop ? 0 : -1;
+  const label = nodeLabel(n, p, how.now);
+  b.setAttribute("aria-label", label);
+  b.title = label;
+  const head = el("span", "plan-head");
+  head.append(el("span", `state state-${n.word}`, n.word));
+  if (n.needsYou) head.append(el("span", "plan-you", "needs you"));
+  head.append(el("span", "plan-time", taskSince(e, n.word, n.since, how.now)));
+  const who = el("span", "plan-holder");
+  who.append(...holderChips(holding(e), how.me));
+  const last = el("span", "plan-last");
+  if (n.asks) last.textContent = `asks: ${titleOf(n.asks.content)}`;
+  else if (n.word === "failed" && e.error) last.textContent = e.error;
+  else if (e.resume) last.textContent = e.resume.split("\n").filter((l) => l.trim()).pop() ?? "";
+  b.append(head, el("span", "plan-title", titleOf(e.content)), who, last);
+  b.addEventListener("focus", () => {
+    focused = e.id;
+    for (const other of b.parentElement?.querySelectorAll<HTMLElement>(".plan-node") ?? []) other.tabIndex = other === b ? 0 : -1;
+  });
+  b.addEventListener("click", () => {
+    markSelected(b.closest(".plan-canvas") ?? b, e.id);
+    how.open(e.id);
+  });
+  return b;
+}
+
+/** Marks the box of `id` as the task open in the detail (none: `null`). */
+export function markSelected(root: Element, id: string | null): void {
+  for (const b of root.querySelectorAll<HTMLElement>(".plan-node")) {
+    const on = b.dataset.id === id;
+    b.classList.toggle("selected", on);
+    if (on) b.setAttribute("aria-current", "true");
+    else b.removeAttribute("aria-current");
+  }
+}
+
+function nodeEl(canvas: HTMLElement, id: string): HTMLElement | null {
+  return canvas.querySelector<HTMLElement>(`.plan-node[data-id="${id}"]`);
+}
+
+function keys(ev: KeyboardEvent, p: PlanPicture, canvas: HTMLElement): void {
+  const at = (ev.target as HTMLElement).closest<HTMLElement>(".plan-node")?.dataset.id;
+  if (!at) return;
+  let next: string | null = null;
+  switch (ev.key) {
+    case "ArrowUp":
+    case "ArrowDown":
+    case "ArrowLeft":
+    case "ArrowRight":
+      next = neighbour(p, at, ev.key);
+      break;
+    case "Home":
+      next = p.nodes[0].entry.id;
+      break;
+    case "End":
+      next = p.nodes[p.nodes.length - 1].entry.id;
+      break;
+    default:
+      return;
+  }
+  // The picture's own keys: the list's (j/k, arrows) must not see them.
+  ev.preventDefault();
+  ev.stopPropagation();
+  if (next) nodeEl(canvas, next)?.focus();
+}
