@@ -6,15 +6,6 @@ use std::collections::{BTreeMap, HashSet};
 
 pub const KS: [usize; 3] = [5, 10, 25];
 
-/// LoCoMo's categories, as its evaluation names them.
-pub const CATEGORIES: [(i64, &str); 5] = [
-    (1, "multi-hop"),
-    (2, "temporal"),
-    (3, "open-domain"),
-    (4, "single-hop"),
-    (5, "adversarial"),
-];
-
 /// The LoCoMo paper's dialog-level retrieval with DRAGON (recall@5/10/25,
 /// all questions; Maharana et al., ACL 2024, Table 3).
 pub const DRAGON: [f64; 3] = [56.7, 66.2, 76.7];
@@ -113,8 +104,10 @@ impl Tally {
     }
 }
 
-/// The three tables: ours, recall@10 per category, LoCoMo's own scoring.
-pub fn print(rows: &[(&str, &Tally)]) {
+/// The three tables: ours, recall@10 per category (the data set's
+/// `categories`), LoCoMo's own scoring (with the paper's DRAGON row when
+/// `dragon`: it was measured on LoCoMo).
+pub fn print(rows: &[(&str, &Tally)], categories: super::data::Categories, dragon: bool) {
     let header = |first: &str| {
         println!(
             "{first:<44} {:>6} {:>6} {:>6} {:>7}",
@@ -129,7 +122,7 @@ pub fn print(rows: &[(&str, &Tally)]) {
     }
     println!("\nrecall@10 per category (questions with evidence):");
     print!("{:<44}", "ranking");
-    for (c, name) in CATEGORIES {
+    for &(c, name) in categories {
         let n = rows
             .first()
             .and_then(|r| r.1.by_category.get(&c))
@@ -139,7 +132,7 @@ pub fn print(rows: &[(&str, &Tally)]) {
     println!();
     for (name, t) in rows {
         print!("{name:<44}");
-        for (c, _) in CATEGORIES {
+        for &(c, _) in categories {
             let r = t.by_category.get(&c).map_or(0.0, |s| s.recall(1));
             print!(" {r:>14.1}");
         }
@@ -150,10 +143,12 @@ pub fn print(rows: &[(&str, &Tally)]) {
         "\nLoCoMo's own scoring ({n} questions, all categories; no evidence counts as found):"
     );
     header("ranking");
-    println!(
-        "{:<44} {:>6.1} {:>6.1} {:>6.1}",
-        "DRAGON (LoCoMo paper, dialog level)", DRAGON[0], DRAGON[1], DRAGON[2]
-    );
+    if dragon {
+        println!(
+            "{:<44} {:>6.1} {:>6.1} {:>6.1}",
+            "DRAGON (LoCoMo paper, dialog level)", DRAGON[0], DRAGON[1], DRAGON[2]
+        );
+    }
     for (name, t) in rows {
         println!(
             "{name:<44} {:>6.1} {:>6.1} {:>6.1}",
