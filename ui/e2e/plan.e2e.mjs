@@ -42,7 +42,7 @@ const box = async (id) => (await boxes()).find((b) => b.id === id);
 test("a plan of ten tasks drawn as a picture, opened from it, and kept current", async () => {
   const freeze = await task("agent-planner", "Freeze the release branch 2.4", { holder: "agent-zero" });
   const suite = await task("agent-planner", "Run the full test suite on 2.4", { depends_on: [freeze.id], holder: "agent-ci" });
-  const debs = await task("agent-planner", "Build the Debian packages", { depends_on: [suite.id], holder: "agent-build" });
+  const debs = await task("agent-planner", "Build the Debian packages", { depends_on: [suite.id] });
   const image = await task("agent-planner", "Build the Docker image", { depends_on: [suite.id], holder: "agent-docker" });
   const notes = await task("agent-planner", "Write the release notes", { depends_on: [freeze.id], holder: "agent-writer" });
   const sign = await task("agent-planner", "Sign the packages", { depends_on: [debs.id] });
@@ -52,6 +52,9 @@ test("a plan of ten tasks drawn as a picture, opened from it, and kept current",
   const mirrors = await task("agent-planner", "Check the download mirrors", { reply_to: publish.id });
   await callAs("agent-zero", "task.complete", { id: freeze.id, agent: "agent-zero", resume: "branch 2.4 cut at 9f3c2e1" });
   await callAs("agent-ci", "task.complete", { id: suite.id, agent: "agent-ci", resume: "1,412 tests passed" });
+  // The packages claimed the usual way (the others were written running, as Agent Zero writes its delegations).
+  const claimed = await callAs("agent-build", "task.claim", { pad, agent: "agent-build", lease_seconds: 3600 });
+  assert.equal(claimed.entry?.id, debs.id);
   await callAs("agent-docker", "task.fail", { id: image.id, agent: "agent-docker", error: "registry unreachable: timed out after 30 s" });
   const question = (await callAs("agent-writer", "entry.add", {
     pad,
@@ -78,6 +81,7 @@ test("a plan of ten tasks drawn as a picture, opened from it, and kept current",
   assert.match(asks.text, /needs you/);
   assert.match(asks.label, /needs you: agent-writer asks “Say in the notes that Python 3\.8 is no longer supported\?”/);
   assert.match((await box(debs.id)).label, /running\. held by agent-build\. claimed just now/);
+  assert.match((await box(notes.id)).label, /held by agent-writer\. last heard just now/);
   assert.match((await box(sign.id)).label, /waiting\. nobody holds it\. added just now\. comes after “Build the Debian packages”/);
   assert.match((await box(mirrors.id)).label, /delegated from “Publish 2\.4 on the website”/);
   const others = (await boxes()).filter((b) => b.id !== notes.id && b.id !== image.id);

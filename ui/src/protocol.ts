@@ -588,8 +588,10 @@ export type PlanStep = { entry: Entry, state: StepState,
  */
 waiting_on: Array<NoteRef>, 
 /**
- * Since when it stands where it stands: a running task's claim, a
- * done or failed task's finish (RFC 3339); `null` for the others.
+ * Since when it stands where it stands: a running task's claim
+ * (`task.claim`), a done or failed task's finish (`task.complete`,
+ * `task.fail`), RFC 3339; `null` for the others and for a task
+ * written `doing` or marked done by `entry.update`.
  */
 since: string | null, };
 
