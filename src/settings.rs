@@ -40,7 +40,7 @@ pub struct EngineSettings {
     /// Longest entry, in characters.
     #[arg(long, env = "PAD_MAX_CONTENT", default_value_t = crate::model::DEFAULT_MAX_CONTENT_CHARS)]
     pub max_content: usize,
-    /// Idle seconds before a new pad expires (0: never). `inbox` never expires.
+    /// Idle seconds before a new pad expires (0 or less: never). `inbox` never expires.
     #[arg(long, env = "PAD_DEFAULT_TTL", default_value_t = defaults::TTL_SECONDS)]
     pub default_ttl: i64,
     /// Days an expired pad stays archived (restorable) before it is deleted.
@@ -113,7 +113,7 @@ impl EngineSettings {
 
     /// The engine's configuration for the data directory `data_dir`.
     pub fn config(self, data_dir: PathBuf) -> anyhow::Result<Config> {
-        if !(0..=crate::model::MAX_FUTURE_SECONDS).contains(&self.default_ttl) {
+        if self.default_ttl > crate::model::MAX_FUTURE_SECONDS {
             anyhow::bail!(
                 "--default-ttl (PAD_DEFAULT_TTL) {}: give 0 (never expire) to {} seconds (ten years)",
                 self.default_ttl,
@@ -227,10 +227,18 @@ mod tests {
 
     #[test]
     fn a_bad_ttl_names_its_flag_and_variable() {
-        let s = FromEnv::try_parse_from(["pad", "--default-ttl=-5"])
+        let s = FromEnv::try_parse_from(["pad", "--default-ttl=400000000"])
             .unwrap()
             .settings;
         let e = s.config("/tmp/x".into()).unwrap_err().to_string();
         assert!(e.contains("PAD_DEFAULT_TTL"), "{e}");
+        // 0 or less: never, as before.
+        let never = FromEnv::try_parse_from(["pad", "--default-ttl=-1"])
+            .unwrap()
+            .settings;
+        assert_eq!(
+            never.config("/tmp/x".into()).unwrap().default_ttl_seconds,
+            None
+        );
     }
 }

@@ -101,12 +101,12 @@ fn on_notification(app: &AppHandle, entry: &Value, action: notify::Action) {
         notify::Action::Reply => show_quick(app, Some(entry)),
         notify::Action::Stop => {
             let state = app.state::<AppState>();
+            let (Some(pad), Some(id)) = (entry["pad"].as_str(), entry["id"].as_str()) else {
+                return;
+            };
             let stop = AddParams {
                 author: Some(state.settings().author),
-                ..Control::Stop.reply(
-                    entry["pad"].as_str().unwrap_or_default().to_owned(),
-                    entry["id"].as_str().unwrap_or_default().to_owned(),
-                )
+                ..Control::Stop.reply(pad.to_owned(), id.to_owned())
             };
             if let Err(e) = tauri::async_runtime::block_on(state.backend.send::<m::EntryAdd>(stop))
             {
@@ -699,15 +699,22 @@ fn quick_box(app: &tauri::App) -> Result<(), Box<dyn std::error::Error>> {
 
 /// The engine's settings when the app runs it: the `PAD_*` variables read
 /// as `pad serve` reads them (`scratchpad::settings`); the app's `model`
-/// setting wins over `PAD_MODEL`.
+/// setting wins over `PAD_MODEL`. A variable `pad serve` would refuse is
+/// said in the log and the engine starts with the defaults: the app is
+/// started from a desktop, where nobody sees a refusal.
 fn engine_config(
     data_dir: PathBuf,
     model: Option<scratchpad::semantic::ModelKind>,
 ) -> Result<scratchpad::Config, String> {
-    let mut settings =
-        scratchpad::settings::EngineSettings::from_env().map_err(|e| e.to_string())?;
-    if let Some(kind) = model {
-        settings.model = kind;
+    let mut config = match scratchpad::settings::EngineSettings::from_env() {
+        Ok(settings) => settings.config(data_dir).map_err(|e| e.to_string())?,
+        Err(e) => {
+            tracing::warn!("{e}; the engine starts with the default settings");
+            scratchpad::Config::new(data_dir)
+        }
+    };
+    if let (Some(kind), Some(s)) = (model, config.semantic.as_mut()) {
+        s.kind = kind;
     }
-    settings.config(data_dir).map_err(|e| e.to_string())
+    Ok(config)
 }

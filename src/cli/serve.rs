@@ -114,11 +114,11 @@ async fn run(args: ServeArgs, socket: PathBuf) -> anyhow::Result<()> {
     .await;
     // A scrape in flight finishes, and open event streams would hold a
     // graceful stop forever: each side gets 2 s.
-    for (side, what) in [(metrics, "metrics"), (http, "MCP over HTTP")] {
-        if let Some(side) = side {
-            side.stop(what).await;
-        }
-    }
+    let sides = [(metrics, "metrics"), (http, "MCP over HTTP")];
+    let stopping = sides
+        .into_iter()
+        .filter_map(|(side, what)| side.map(|s| s.stop(what)));
+    futures_util::future::join_all(stopping).await;
     engine.shutdown().await;
     let _ = background.await;
     drop(bound);
@@ -145,14 +145,16 @@ impl Side {
         }
     }
 
-    /// Asks it to stop and waits 2 s at most.
-    async fn stop(mut self, what: &str) {
+    /// Asks it to stop at once, then waits 2 s at most.
+    fn stop(mut self, what: &str) -> impl std::future::Future<Output = ()> + '_ {
         let _ = self.stop.send(());
-        match tokio::time::timeout(Duration::from_secs(2), &mut self.task).await {
-            Ok(Ok(Err(e))) => tracing::warn!("{what} stopped with an error: {e}"),
-            Ok(Err(e)) => tracing::warn!("{what} task failed: {e}"),
-            Ok(Ok(Ok(()))) => {}
-            Err(_) => self.task.abort(),
+        async move {
+            match tokio::time::timeout(Duration::from_secs(2), &mut self.task).await {
+                Ok(Ok(Err(e))) => tracing::warn!("{what} stopped with an error: {e}"),
+                Ok(Err(e)) => tracing::warn!("{what} task failed: {e}"),
+                Ok(Ok(Ok(()))) => {}
+                Err(_) => self.task.abort(),
+            }
         }
     }
 }
