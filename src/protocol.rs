@@ -766,6 +766,11 @@ pub struct AskParams {
     #[serde(default)]
     #[cfg_attr(test, ts(as = "Option<Vec<String>>", optional))]
     pub answer_from: Vec<String>,
+    /// A key naming this question, sent again only when retrying it: the
+    /// same key from the same caller within a day asks once (a retry waits
+    /// for that question's answer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -249,3 +249,30 @@ async fn a_claim_sent_again_with_its_key_takes_no_second_task() {
     assert_ne!(after["entry"]["id"], before["entry"]["id"]);
     h.stop().await;
 }
+
+#[tokio::test]
+async fn an_ask_sent_again_with_its_key_puts_one_question_and_waits_for_its_answer() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let ask = json!({"content": "drop the staging DB?", "pad": "q", "choices": ["yes", "no"], "wait_seconds": 0, "idempotency_key": "a-1"});
+    let first = ok(&mut c, "ask", ask.clone()).await;
+    let qid = first["question"]["id"].as_str().unwrap().to_string();
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "q", "content": "no", "reply_to": qid, "author": "user"}),
+    )
+    .await;
+    // The retry asks nothing new: it is that question, now answered.
+    let again = ok(&mut c, "ask", ask).await;
+    assert_eq!(again["question"]["id"], json!(qid));
+    assert_eq!(again["answer"]["content"], "no");
+    let questions = ok(
+        &mut c,
+        "entry.list",
+        json!({"pad": "q", "kind": "question"}),
+    )
+    .await;
+    assert_eq!(questions["entries"].as_array().unwrap().len(), 1);
+    h.stop().await;
+}

@@ -382,9 +382,10 @@ async fn a_thousand_waiting_asks_hold_no_thread_each_and_all_get_their_answers()
                 wait_seconds: Some(100),
                 author: Some(format!("agent-{i}")),
                 answer_from: Vec::new(),
+                idempotency_key: None,
             };
             let owner = scratchpad::guard::Guard::owner();
-            engine.ask(p, None, &owner).await.unwrap()
+            engine.ask(p, None, &owner, None).await.unwrap()
         }));
     }
     waiting(&h, 1000).await;

@@ -57,8 +57,9 @@ pub async fn ask(a: AskArgs, c: &mut Client, show: Show) -> anyhow::Result<()> {
         wait_seconds: Some(a.wait),
         author: Some(a.author),
         answer_from: Vec::new(),
+        idempotency_key: None,
     };
-    let r = c.request::<m::Ask>(&params).await?;
+    let r = c.write::<m::Ask>(params).await?;
     show.print(&r, |r| {
         if let Some(answer) = &r.answer {
             println!("{}", answer.content.trim());

@@ -23,6 +23,7 @@ use crate::events::EventType;
 use crate::guard::Guard;
 use crate::model::{self, Entry, Kind};
 use crate::protocol::*;
+use crate::storage::once::Key;
 
 /// The `ask` calls waiting, by question id.
 #[derive(Default)]
@@ -113,12 +114,15 @@ impl Engine {
         Ok(ThreadResult { entry, replies })
     }
 
-    /// Writes a question tagged `needs_eyes` and waits for its answer.
+    /// Writes a question tagged `needs_eyes` and waits for its answer. With
+    /// `key` taken by an earlier call, asks nothing and waits for the answer
+    /// to that call's question.
     pub async fn ask(
         &self,
         p: AskParams,
         default_author: Option<&str>,
         guard: &Guard,
+        key: Option<Key>,
     ) -> Result<AskResult> {
         let wait = p.wait_seconds.unwrap_or(DEFAULT_ASK_WAIT_SECONDS);
         if wait > MAX_ASK_WAIT_SECONDS {
@@ -176,7 +180,7 @@ impl Engine {
                 },
                 default_author,
                 &Guard::owner(),
-                None,
+                key,
             )
             .await?,
         };

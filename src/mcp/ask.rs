@@ -97,7 +97,7 @@ impl PadTools {
             Some(Elicitation::Request) => done(self.ask_both_ways(link, &ctx, a).await),
             None => {
                 let params = a.params(a.wait);
-                done(with_progress(&ctx, a.wait, link.send::<m::Ask>(params)).await)
+                done(with_progress(&ctx, a.wait, link.write::<m::Ask>(params)).await)
             }
         }
     }
@@ -302,6 +302,7 @@ impl Asking {
             wait_seconds: Some(wait),
             author: None,
             answer_from: Vec::new(),
+            idempotency_key: None,
         }
     }
 }
@@ -337,7 +338,7 @@ fn elicitation(ctx: &RequestContext<RoleServer>) -> Option<Elicitation> {
 /// Writes the question (tagged needs_eyes: the desktop asks at once)
 /// without waiting; its id.
 async fn write_question(link: &mut Link<'_>, a: &Asking) -> Result<String, String> {
-    let asked = link.send::<m::Ask>(a.params(0)).await?;
+    let asked = link.write::<m::Ask>(a.params(0)).await?;
     Ok(asked["question"]["id"].as_str().unwrap_or("").to_string())
 }
 
@@ -496,6 +497,7 @@ fn wait_on(qid: &str, wait: u64) -> AskParams {
         wait_seconds: Some(wait),
         author: None,
         answer_from: Vec::new(),
+        idempotency_key: None,
     }
 }
 

@@ -103,6 +103,12 @@ impl Keyed for EntryAdd {
     }
 }
 
+impl Keyed for Ask {
+    fn key(params: &mut AskParams) -> &mut Option<String> {
+        &mut params.idempotency_key
+    }
+}
+
 impl Keyed for TaskClaim {
     fn key(params: &mut ClaimParams) -> &mut Option<String> {
         &mut params.idempotency_key

@@ -346,7 +346,10 @@ async fn entry_thread(c: Call<'_>, p: IdParams) -> Result<ThreadResult> {
 }
 
 async fn ask(c: Call<'_>, p: AskParams) -> Result<AskResult> {
-    c.engine.ask(p, c.session.author.as_deref(), &c.guard).await
+    let key = key_of::<Ask>(&c, p.idempotency_key.as_deref(), &p)?;
+    c.engine
+        .ask(p, c.session.author.as_deref(), &c.guard, key)
+        .await
 }
 
 async fn report(c: Call<'_>, p: ReportParams) -> Result<ReportResult> {

@@ -957,7 +957,13 @@ wait_seconds?: number, author?: string,
  * By default a reply written with an access token is a reply in the
  * thread, not the answer (the question keeps `needs_eyes`).
  */
-answer_from?: Array<string>, };
+answer_from?: Array<string>, 
+/**
+ * A key naming this question, sent again only when retrying it: the
+ * same key from the same caller within a day asks once (a retry waits
+ * for that question's answer).
+ */
+idempotency_key?: string, };
 
 export type ReportParams = { pad?: string, };
 

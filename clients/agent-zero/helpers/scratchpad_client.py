@@ -54,7 +54,7 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 
-# A write that takes an idempotency key (`entry.add`, `task.claim`) is sent
+# A write that takes an idempotency key (`entry.add`, `task.claim`, `ask`) is sent
 # again with the same key after each of these waits (seconds) while the
 # engine answers Unavailable or OutcomeUnknown: it is stored once.
 WRITE_RETRY_WAITS = (0.5, 1.0, 2.0)
@@ -520,8 +520,8 @@ class Client:
         `answer` is the reply entry, or None when nobody answered in time —
         the question stays open and a later answer reaches `inbox()`."""
         with self._longer(wait_seconds + 15):
-            return self.call("ask", _params(content=question, pad=pad, choices=choices,
-                                            wait_seconds=wait_seconds, author=author))
+            return self._write("ask", _params(content=question, pad=pad, choices=choices,
+                                              wait_seconds=wait_seconds, author=author))
 
     def wait_for_answer(self, question: str, wait_seconds: int = 60) -> Dict[str, Any]:
         """Waits up to `wait_seconds` (at most 110) for the answer to a question

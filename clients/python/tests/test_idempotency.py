@@ -77,3 +77,16 @@ def test_the_cli_retries_a_note_whose_answer_was_lost_with_its_key(engine):
             assert [e["content"] for e in c.list(pad="idem-cli")["entries"]] == ["written from a shell"]
     finally:
         relay.close()
+
+
+def test_an_ask_whose_answer_was_lost_puts_one_question(engine):
+    relay = LostAnswers(engine.socket, methods=("ask",))
+    try:
+        with Client(socket_path=relay.socket_path, author="asker") as c:
+            asked = c.ask("ship it?", pad="idem-ask", choices=["yes", "no"], wait_seconds=0)
+        assert relay.sent[0]["idempotency_key"] == relay.sent[1]["idempotency_key"]
+        with engine.client() as c:
+            questions = c.list(pad="idem-ask", kind="question")["entries"]
+        assert [q["id"] for q in questions] == [asked["question"]["id"]]
+    finally:
+        relay.close()
