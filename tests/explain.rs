@@ -241,8 +241,10 @@ async fn a_hybrid_hits_score_is_rebuilt_from_its_explanation() {
                 .and_then(|s| s["scaled"].as_f64())
                 .unwrap_or(0.0)
         };
-        let rebuilt =
-            w * part("text") + (1.0 - w) * part("meaning") + why["neighbours"].as_f64().unwrap();
+        let rebuilt = w * part("text")
+            + (1.0 - w) * part("meaning")
+            + why["author_named"].as_f64().unwrap()
+            + why["neighbours"].as_f64().unwrap();
         let score = h["score"].as_f64().unwrap();
         assert!(
             (rebuilt - score).abs() < 1e-9,
@@ -322,6 +324,39 @@ async fn the_neighbours_lift_is_the_notes_beside_and_two_away() {
         );
     }
     assert!(far_counted, "a hit whose best neighbour is two away: {r}");
+    h.stop().await;
+}
+
+/// A question naming a note's author raises that note by the fusion's
+/// `AUTHOR_NAMED` (0.2), and the explanation says so: of two notes alike
+/// but for their author, the one by the person asked about comes first.
+#[tokio::test]
+async fn a_question_naming_the_author_raises_what_they_wrote() {
+    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::Int8))).await;
+    let mut c = h.client().await;
+    for (author, text) in [
+        ("melanie", "we moved to the new flat by the river in march"),
+        ("caroline", "we moved to the new flat by the river in may"),
+    ] {
+        ok(
+            &mut c,
+            "entry.add",
+            json!({"pad": "chat", "content": text, "author": author}),
+        )
+        .await;
+    }
+    embedded_all(&mut c).await;
+    let r = explained(
+        &mut c,
+        json!({"query": "when did Caroline move to the flat by the river?", "pad": "chat"}),
+    )
+    .await;
+    let hits = r["hits"].as_array().unwrap();
+    assert_eq!(hits[0]["entry"]["author"], "caroline", "{r}");
+    let named = |h: &Value| h["explain"]["author_named"].as_f64().unwrap();
+    assert_eq!(named(&hits[0]), 0.2, "{r}");
+    let other = hits.iter().find(|h| h["entry"]["author"] == "melanie");
+    assert_eq!(other.map(named), Some(0.0), "{r}");
     h.stop().await;
 }
 

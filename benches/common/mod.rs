@@ -13,6 +13,7 @@ use serde_json::Value;
 
 pub struct Stats {
     pub p50: f64,
+    pub p95: f64,
     pub p99: f64,
 }
 
@@ -21,6 +22,7 @@ pub fn stats(mut us: Vec<f64>) -> Stats {
     let at = |p: f64| us[((us.len() as f64 * p) as usize).min(us.len() - 1)];
     Stats {
         p50: at(0.50),
+        p95: at(0.95),
         p99: at(0.99),
     }
 }

@@ -77,6 +77,12 @@ pub fn hit(why: &HitExplain, h: &SearchHit) {
             parts.push(format!("{side} #{} ({:.3}{scaled})", r.rank, r.score));
         }
     }
+    if why.author_named > 0.0 {
+        parts.push(format!(
+            "+{:.3}: the query names its author",
+            why.author_named
+        ));
+    }
     if why.neighbours > 0.0 {
         parts.push(format!("+{:.3} from a neighbour", why.neighbours));
     }

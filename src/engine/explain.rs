@@ -128,8 +128,10 @@ pub(super) fn hit(f: &Fused<Entry>, q: &QueryExplain) -> HitExplain {
         words,
         text: f.words.map(ranked),
         meaning: f.meaning.map(ranked),
-        // Only a hybrid's hits are lifted (`fusion::one_side` lifts none).
+        // Only a hybrid's hits are lifted and named (`fusion::one_side`
+        // does neither).
         neighbours: f.lifted,
+        author_named: f.named,
         score: f.score,
     }
 }

@@ -173,7 +173,11 @@ impl Engine {
                         .map(|(e, s)| (e.id.clone(), e, s))
                         .collect()
                 };
-                let fused = fusion::fuse(keyed(text_hits), keyed(near));
+                let fused = fusion::author_named(
+                    fusion::fuse(keyed(text_hits), keyed(near)),
+                    |e: &Entry| e.author.clone(),
+                    &terms::index_words(query),
+                );
                 self.lifted_by_neighbours(fused).await?
             }
         };

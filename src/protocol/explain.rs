@@ -84,6 +84,10 @@ pub struct HitExplain {
     /// Hybrid: what the note next to it in its pad (or the one it replies
     /// to), a hit too, added to its score.
     pub neighbours: f64,
+    /// Hybrid: what the query naming its author added ("what did caroline
+    /// say…" for a note by `caroline`; 0 when it does not).
+    #[serde(default)]
+    pub author_named: f64,
     /// The score it ranked by (the hit's `score`).
     pub score: f64,
 }

@@ -182,6 +182,11 @@ meaning?: Ranked | null,
  */
 neighbours: number, 
 /**
+ * Hybrid: what the query naming its author added ("what did caroline
+ * say…" for a note by `caroline`; 0 when it does not).
+ */
+author_named: number, 
+/**
  * The score it ranked by (the hit's `score`).
  */
 score: number, };

@@ -23,10 +23,11 @@ describe("whyLines", () => {
       text: { rank: 2, score: 3.1, scaled: 0.5 },
       meaning: { rank: 1, score: 0.61, scaled: 1 },
       neighbours: 0.2,
-      score: 0.85,
+      author_named: 0.2,
+      score: 1.05,
     };
     const lines = whyLines(hit, query);
-    expect(lines[0]).toBe("score 0.850 · words: #2 (3.100, 0.50 of the best) · meaning: #1 (similarity 0.610) · +0.200 from the note beside it");
+    expect(lines[0]).toBe("score 1.050 · words: #2 (3.100, 0.50 of the best) · meaning: #1 (similarity 0.610) · +0.200: the query names its author · +0.200 from the note beside it");
     expect(lines[1]).toBe("holds staging (weight 2.50, in 2 notes)");
     expect(lines).toContain("common words dropped: when, did");
     expect(lines).toContain("narrowed by: pad = ops; archived pads left out");
@@ -36,7 +37,7 @@ describe("whyLines", () => {
   });
 
   it("says when a hit holds none of the ranked words", () => {
-    const lines = whyLines({ words: [], meaning: { rank: 3, score: 0.4 }, neighbours: 0, score: 0.4 }, query);
+    const lines = whyLines({ words: [], meaning: { rank: 3, score: 0.4 }, neighbours: 0, author_named: 0, score: 0.4 }, query);
     expect(lines[0]).toBe("score 0.400 · meaning: #3 (similarity 0.400)");
     expect(lines[1]).toBe("holds none of the query's ranked words");
   });

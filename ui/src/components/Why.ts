@@ -26,6 +26,7 @@ export function whyLines(hit: HitExplain, q: QueryExplain): string[] {
   const parts = [`score ${f(hit.score)}`];
   if (hit.text) parts.push(`words: #${hit.text.rank} (${f(hit.text.score)}${hit.text.scaled != null ? `, ${f(hit.text.scaled, 2)} of the best` : ""})`);
   if (hit.meaning) parts.push(`meaning: #${hit.meaning.rank} (similarity ${f(hit.meaning.score)})`);
+  if (hit.author_named > 0) parts.push(`+${f(hit.author_named)}: the query names its author`);
   if (hit.neighbours > 0) parts.push(`+${f(hit.neighbours)} from the note beside it`);
   lines.push(parts.join(" · "));
   lines.push(hit.words.length ? `holds ${weights(hit.words)}` : "holds none of the query's ranked words");
