@@ -124,6 +124,25 @@ describe("the plan's layout", () => {
     expect(lane(q, 1, 1, MARGIN + NODE_W / 2)).toBe(MARGIN / 2);
   });
 
+  it("lays out and routes a plan of two thousand tasks quickly (a live redraw)", () => {
+    // 2,001 tasks, each after one or two earlier ones some layers up: about
+    // 4,000 arrows, many passing wrapped layers (6 s when each lane looked
+    // at every box of the layers it passes).
+    const tasks: Entry[] = [];
+    for (let i = 0; i <= 2000; i++) {
+      const deps = i === 0 ? [] : [tasks[Math.floor(i / 2)].id, tasks[Math.max(0, i - 7)].id];
+      tasks.push(task(`t${i}`, { depends_on: deps }));
+    }
+    const started = performance.now();
+    const p = planPicture(tasks.map((e) => step(e)), [], "user", 6);
+    const byId = new Map(p.nodes.map((n) => [n.entry.id, n]));
+    const paths = p.edges.map((e) => edgePath(p, byId.get(e.from)!, byId.get(e.to)!));
+    const took = performance.now() - started;
+    expect(p.edges.length).toBeGreaterThan(3900);
+    expect(paths.filter((d) => d.includes(" L")).length).toBeGreaterThan(1800);
+    expect(took).toBeLessThan(2000);
+  });
+
   it("moves the arrow keys along the arrows and along a layer", () => {
     const a = task("a");
     const b = task("b", { depends_on: [a.id] });

@@ -215,31 +215,80 @@ export function edgePath(p: PlanPicture, a: PlanNode, b: PlanNode): string {
 /** The x nearest `near` that no box of layers `from`…`to` covers: a gap
  *  between two boxes side by side, or the picture's side margin. */
 export function lane(p: PlanPicture, from: number, to: number, near: number): number {
-  const boxes = p.nodes.filter((n) => n.layer >= from && n.layer <= to).map((n) => n.x);
-  const clear = (x: number) => boxes.every((b) => x <= b || x >= b + NODE_W);
-  const candidates = [MARGIN / 2, p.width - MARGIN / 2, ...boxes.flatMap((b) => [b - GAP_X / 2, b + NODE_W + GAP_X / 2])];
-  let best = MARGIN / 2;
-  for (const x of candidates) if (x > 0 && x < p.width && clear(x) && Math.abs(x - near) < Math.abs(best - near)) best = x;
-  return best;
+  const clear = lanes(p, from, to);
+  // The first lane at or right of `near`, or the one left of it.
+  let lo = 0;
+  let hi = clear.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (clear[mid] < near) lo = mid + 1;
+    else hi = mid;
+  }
+  const right = clear[lo];
+  const left = clear[lo - 1];
+  if (left === undefined) return right ?? MARGIN / 2;
+  if (right === undefined) return left;
+  return near - left <= right - near ? left : right;
 }
+
+/** Each picture's clear lanes by layer range, worked out once a range. */
+const lanesOf = new WeakMap<PlanPicture, Map<string, number[]>>();
+
+/** The x positions no box of layers `from`…`to` covers, in order: the
+ *  side margins and the gaps beside each box. Boxes share columns (a
+ *  wrapped layer's rows line up), so the range's distinct box positions
+ *  are few, and a gap is checked against its nearest box on the left. */
+function lanes(p: PlanPicture, from: number, to: number): number[] {
+  let cache = lanesOf.get(p);
+  if (!cache) lanesOf.set(p, (cache = new Map()));
+  const key = `${from}:${to}`;
+  const known = cache.get(key);
+  if (known) return known;
+  const xs = new Set<number>();
+  for (let l = from; l <= to; l++) for (const id of p.layers[l] ?? []) xs.add(xOf(p, id));
+  const boxes = [...xs].sort((a, b) => a - b);
+  const covered = (x: number): boolean => {
+    // The rightmost box starting left of x: only it can reach over x.
+    let lo = 0;
+    let hi = boxes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (boxes[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo > 0 && x < boxes[lo - 1] + NODE_W;
+  };
+  const candidates = [MARGIN / 2, p.width - MARGIN / 2, ...boxes.flatMap((b) => [b - GAP_X / 2, b + NODE_W + GAP_X / 2])];
+  const clear = [...new Set(candidates.filter((x) => x > 0 && x < p.width && !covered(x)))].sort((a, b) => a - b);
+  cache.set(key, clear);
+  return clear;
+}
+
+/** A node's x by its id, from a per-picture index. */
+const indexOf = new WeakMap<PlanPicture, Map<string, PlanNode>>();
+export function nodeOf(p: PlanPicture, id: string): PlanNode | undefined {
+  let index = indexOf.get(p);
+  if (!index) indexOf.set(p, (index = new Map(p.nodes.map((n) => [n.entry.id, n]))));
+  return index.get(id);
+}
+const xOf = (p: PlanPicture, id: string): number => nodeOf(p, id)!.x;
 
 /** Where the arrow keys go from `id`: left and right along its layer,
  *  up to a task it comes after and down to one that comes after it (the
  *  nearest), else the layer above's or below's nearest task. */
 export function neighbour(p: PlanPicture, id: string, key: "ArrowUp" | "ArrowDown" | "ArrowLeft" | "ArrowRight"): string | null {
-  const n = p.nodes.find((x) => x.entry.id === id);
+  const n = nodeOf(p, id);
   if (!n) return null;
   const layer = p.layers[n.layer];
   if (key === "ArrowLeft") return layer[n.slot - 1] ?? null;
   if (key === "ArrowRight") return layer[n.slot + 1] ?? null;
   const down = key === "ArrowDown";
   const linked = p.edges.filter((e) => (down ? e.from === id : e.to === id)).map((e) => (down ? e.to : e.from));
-  const byId = new Map(p.nodes.map((x) => [x.entry.id, x]));
   const candidates = linked.length ? linked : (p.layers[n.layer + (down ? 1 : -1)] ?? []);
   const far = (m: PlanNode) => Math.abs(m.x - n.x) + Math.abs(m.y - n.y);
   let best: PlanNode | null = null;
   for (const c of candidates) {
-    const m = byId.get(c)!;
+    const m = nodeOf(p, c)!;
     if (!best || far(m) < far(best)) best = m;
   }
   return best?.entry.id ?? null;
