@@ -7,7 +7,7 @@
 import { rpc } from "../api";
 import { $, el, fail } from "../dom";
 import { app, currentPad } from "../state";
-import { columnsIn, planPicture } from "../plangraph";
+import { askedOn, columnsIn, planPicture } from "../plangraph";
 import { planCounts } from "../taskwords";
 import { select, showEntries } from "../components/List";
 import { drawPlan } from "../components/PlanGraph";
@@ -33,6 +33,7 @@ export async function loadTasks(): Promise<void> {
   ]);
   app.plan = r.entries;
   questions = q.entries;
+  app.asks = askedOn(questions, app.settings.author);
   app.view = "tasks";
   draw();
 }
