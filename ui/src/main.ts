@@ -257,7 +257,7 @@ async function main(): Promise<void> {
     if (touches(ev) && app.selected) void loadThread(app.selected).then(drawDetail).catch(fail);
     // The tasks view follows its tasks, and the questions that may wait on the person.
     if (app.view === "tasks" && (ev.entry?.kind === "task" || ev.entry?.kind === "question") && ev.entry.pad === currentPad()) {
-      loadTasksSoon();
+      loadTasksSoon(ev.entry.kind === "question");
       return;
     }
     // The trash changes with a deletion, or with a listed entry restored.

@@ -265,6 +265,33 @@ describe("the picture in the page", () => {
     root.remove();
   });
 
+  it("changes only what differs on a live redraw, in the same boxes", () => {
+    const root = document.createElement("div");
+    document.body.append(root);
+    draw(root);
+    const node = (id: string) => root.querySelector<HTMLButtonElement>(`.plan-node[data-id="${id}"]`)!;
+    const before = [a, b, c].map((e) => node(e.id));
+    node(b.id).focus();
+    const changed: string[] = [];
+    const watch = new MutationObserver((records) => {
+      for (const r of records) changed.push(`${(r.target as HTMLElement).closest?.(".plan-node")?.getAttribute("data-id") ?? "?"}:${r.type}:${r.attributeName ?? ""}`);
+    });
+    watch.observe(root, { subtree: true, attributes: true, childList: true, characterData: true });
+    // The same plan again (an event that changed nothing here): nothing moves.
+    draw(root);
+    expect(watch.takeRecords()).toHaveLength(0);
+    // One task changes hands: only its box changes, the focus stays put.
+    const on = { ...c, assignee: "agent-4" };
+    drawPlan(root, planPicture([step(a, "done"), step(b, "failed"), step(on, "running")], [q], "user"), { pad: "staging", me: "user", selected: null, open: () => undefined });
+    const touched = new Set(watch.takeRecords().map((r) => (r.target as Element).closest?.(".plan-node")?.getAttribute("data-id") ?? "canvas"));
+    expect([...touched]).toEqual([c.id]);
+    expect([a, b, c].map((e) => node(e.id))).toEqual(before);
+    expect(node(c.id).textContent).toContain("agent-4");
+    expect((document.activeElement as HTMLElement).dataset.id).toBe(b.id);
+    watch.disconnect();
+    root.remove();
+  });
+
   it("says so when the pad has no tasks", () => {
     const root = document.createElement("div");
     drawPlan(root, planPicture([], [], "user"), { pad: "empty", me: "user", selected: null, open: () => undefined });

@@ -5,7 +5,8 @@
 // person stand out. One tab stop (the task last focused, else the one
 // selected, else the first); the arrow keys follow the arrows and the
 // layers, Home and End go to the first and last task; Enter, Space or a
-// click opens the task with its thread.
+// click opens the task with its thread. A live update changes the boxes
+// in place.
 
 import { holderChips } from "../authors";
 import { titleOf } from "../context";
@@ -29,27 +30,60 @@ const SVG = "http://www.w3.org/2000/svg";
 /** The task the picture's tab stop was last on. */
 let focused: string | null = null;
 
-/** Draws `p` into `root`, in place of what was there; the task focused
- *  before stays focused, and `root` keeps its scroll. */
+/** The picture each canvas shows now (its keys move on it). */
+const shown = new WeakMap<HTMLElement, PlanPicture>();
+
+/** Draws `p` into `root`, over what was there: the boxes already drawn
+ *  stay (a live update changes only what differs, so a screen reader does
+ *  not hear the whole plan again and the focus does not move); `root`
+ *  keeps its scroll. */
 export function drawPlan(root: HTMLElement, p: PlanPicture, how: PlanDrawing): void {
-  const hadFocus = root.contains(document.activeElement);
   const ids = new Set(p.nodes.map((n) => n.entry.id));
-  const stop = [focused, how.selected, p.nodes[0]?.entry.id].find((id) => id && ids.has(id)) ?? null;
   if (!p.nodes.length) {
     root.replaceChildren(el("p", "hint", `No tasks in ${how.pad} yet. A task is an entry of kind task; an agent's delegations and claims show here as they happen.`));
     return;
   }
-  const byId = new Map(p.nodes.map((n) => [n.entry.id, n]));
-  const canvas = el("div", "plan-canvas");
+  let canvas = root.querySelector<HTMLElement>(":scope > .plan-canvas");
+  if (!canvas) {
+    canvas = el("div", "plan-canvas");
+    canvas.setAttribute("role", "group");
+    const c = canvas;
+    canvas.addEventListener("keydown", (ev) => keys(ev, shown.get(c)!, c));
+    root.replaceChildren(legend(), canvas);
+  }
+  shown.set(canvas, p);
+  const hadFocus = canvas.contains(document.activeElement);
+  const stop = [focused, how.selected, p.nodes[0]?.entry.id].find((id) => id && ids.has(id)) ?? null;
   canvas.style.width = `${p.width}px`;
   canvas.style.height = `${p.height}px`;
-  canvas.setAttribute("role", "group");
-  canvas.setAttribute("aria-label", summary(p, how.pad));
-  canvas.append(edges(p, byId));
-  for (const n of p.nodes) canvas.append(node(n, p, how, n.entry.id === stop));
-  canvas.addEventListener("keydown", (ev) => keys(ev, p, canvas));
-  root.replaceChildren(legend(), canvas);
-  if (hadFocus && stop) nodeEl(canvas, stop)?.focus();
+  setAttr(canvas, "aria-label", summary(p, how.pad));
+  const byId = new Map(p.nodes.map((n) => [n.entry.id, n]));
+  const svg = edges(p, byId);
+  const oldSvg = canvas.querySelector(":scope > svg.plan-edges");
+  if (!oldSvg) canvas.prepend(svg);
+  else if (oldSvg.outerHTML !== svg.outerHTML) oldSvg.replaceWith(svg);
+  const drawn = new Map([...canvas.querySelectorAll<HTMLElement>(":scope > .plan-node")].map((b) => [b.dataset.id!, b]));
+  for (const [id, b] of drawn) if (!ids.has(id)) b.remove();
+  for (const n of p.nodes) {
+    const fresh = node(n, p, how, n.entry.id === stop);
+    const old = drawn.get(n.entry.id);
+    if (old) update(old, fresh);
+    else canvas.append(fresh);
+  }
+  if (hadFocus && stop && !canvas.contains(document.activeElement)) nodeEl(canvas, stop)?.focus({ preventScroll: true });
+}
+
+/** Sets an attribute only when it differs (a screen reader hears a change). */
+function setAttr(target: Element, name: string, value: string | null): void {
+  if (target.getAttribute(name) === value) return;
+  if (value === null) target.removeAttribute(name);
+  else target.setAttribute(name, value);
+}
+
+/** Makes the box `old` say what `fresh` says, touching only what differs. */
+function update(old: HTMLElement, fresh: HTMLElement): void {
+  for (const name of ["class", "style", "tabindex", "aria-label", "title", "aria-current"]) setAttr(old, name, fresh.getAttribute(name));
+  if (old.innerHTML !== fresh.innerHTML) old.replaceChildren(...fresh.childNodes);
 }
 
 /** "Plan of proj-x: 10 tasks, 1 failed, 1 needs you." and how to move. */
