@@ -4,7 +4,7 @@
 // with its roles, names and keys.
 
 import { entry } from "./fixtures";
-import { GAP_LAYER, GAP_ROW, GAP_X, MARGIN, NODE_H, NODE_W, askedOn, columnsIn, edgePath, lane, neighbour, planPicture, type PlanPicture } from "./plangraph";
+import { FOLD_DONE_ABOVE, GAP_LAYER, GAP_ROW, GAP_X, MARGIN, NODE_H, NODE_W, askedOn, columnsIn, drawnSteps, edgePath, lane, neighbour, planPicture, type PlanPicture } from "./plangraph";
 import type { PlanStep } from "./protocol";
 import { holding, taskSince } from "./taskwords";
 import type { Entry } from "./types";
@@ -141,6 +141,21 @@ describe("the plan's layout", () => {
     expect(p.edges.length).toBeGreaterThan(3900);
     expect(paths.filter((d) => d.includes(" L")).length).toBeGreaterThan(1800);
     expect(took).toBeLessThan(2000);
+  });
+
+  it("leaves a big plan's done tasks out unless asked, and says how many", () => {
+    const many = Array.from({ length: FOLD_DONE_ABOVE + 1 }, (_, i) => step(task(`t${i}`, { status: i % 2 ? "done" : "todo" })));
+    const { steps, folded } = drawnSteps(many, false);
+    expect(folded).toBe(FOLD_DONE_ABOVE / 2);
+    expect(steps.every((s) => s.entry.status !== "done")).toBe(true);
+    expect(drawnSteps(many, true)).toEqual({ steps: many, folded: 0 });
+    expect(drawnSteps(many.slice(1), false).folded).toBe(0);
+    const root = document.createElement("div");
+    let shown = 0;
+    drawPlan(root, planPicture(steps, [], "user"), { pad: "big", me: "user", selected: null, open: () => undefined, folded: { count: folded, show: () => shown++ } });
+    expect(root.querySelector(".plan-legend")!.textContent).toContain(`${FOLD_DONE_ABOVE / 2} done tasks not drawn (a big plan): show them`);
+    root.querySelector<HTMLButtonElement>(".plan-show-done")!.click();
+    expect(shown).toBe(1);
   });
 
   it("moves the arrow keys along the arrows and along a layer", () => {

@@ -81,6 +81,20 @@ export function askedOn(questions: Entry[], me: string): Map<string, Entry> {
   return asked;
 }
 
+/** Past this many tasks, the picture leaves the done ones out unless the
+ *  person asks for them: a plan that big is mostly history, and each box
+ *  costs on every live update. */
+export const FOLD_DONE_ABOVE = 300;
+
+/** The steps the picture draws: all of them, or, in a plan of more than
+ *  `FOLD_DONE_ABOVE` tasks and unless `showDone`, all but the done ones;
+ *  `folded`: how many were left out. */
+export function drawnSteps(steps: PlanStep[], showDone: boolean): { steps: PlanStep[]; folded: number } {
+  if (showDone || steps.length <= FOLD_DONE_ABOVE) return { steps, folded: 0 };
+  const open = steps.filter((s) => s.entry.status !== "done");
+  return { steps: open, folded: steps.length - open.length };
+}
+
 /** The graph of `steps` (plan.order's tasks, in its order) and what waits
  *  on the person among `questions` (the pad's questions), laid out at most
  *  `columns` boxes wide. */
@@ -264,7 +278,7 @@ function lanes(p: PlanPicture, from: number, to: number): number[] {
   return clear;
 }
 
-/** A node's x by its id, from a per-picture index. */
+/** A node by its id, from a per-picture index. */
 const indexOf = new WeakMap<PlanPicture, Map<string, PlanNode>>();
 export function nodeOf(p: PlanPicture, id: string): PlanNode | undefined {
   let index = indexOf.get(p);
@@ -272,6 +286,18 @@ export function nodeOf(p: PlanPicture, id: string): PlanNode | undefined {
   return index.get(id);
 }
 const xOf = (p: PlanPicture, id: string): number => nodeOf(p, id)!.x;
+
+/** The edges into a node (what it comes after), from a per-picture index. */
+const intoOf = new WeakMap<PlanPicture, Map<string, PlanEdge[]>>();
+export function edgesInto(p: PlanPicture, id: string): PlanEdge[] {
+  let index = intoOf.get(p);
+  if (!index) {
+    index = new Map();
+    for (const e of p.edges) index.set(e.to, [...(index.get(e.to) ?? []), e]);
+    intoOf.set(p, index);
+  }
+  return index.get(id) ?? [];
+}
 
 /** Where the arrow keys go from `id`: left and right along its layer,
  *  up to a task it comes after and down to one that comes after it (the

@@ -12,7 +12,7 @@ import { holderChips } from "../authors";
 import { titleOf } from "../context";
 import { count } from "../count";
 import { el } from "../dom";
-import { NODE_H, NODE_W, edgePath, neighbour, type PlanNode, type PlanPicture } from "../plangraph";
+import { NODE_H, NODE_W, edgePath, edgesInto, neighbour, nodeOf, type PlanNode, type PlanPicture } from "../plangraph";
 import { holding, taskSince } from "../taskwords";
 
 export interface PlanDrawing {
@@ -22,6 +22,8 @@ export interface PlanDrawing {
   selected: string | null;
   /** Opens a task in the detail, with its thread. */
   open: (id: string) => void;
+  /** Done tasks left out of a big plan (`drawnSteps`), and how to show them. */
+  folded?: { count: number; show: () => void };
   now?: number;
 }
 
@@ -49,7 +51,11 @@ export function drawPlan(root: HTMLElement, p: PlanPicture, how: PlanDrawing): v
     canvas.setAttribute("role", "group");
     const c = canvas;
     canvas.addEventListener("keydown", (ev) => keys(ev, shown.get(c)!, c));
-    root.replaceChildren(legend(), canvas);
+    root.replaceChildren(legend(how), canvas);
+  } else {
+    const was = root.querySelector(":scope > .plan-legend");
+    const now = legend(how);
+    if (was?.outerHTML !== now.outerHTML) was?.replaceWith(now);
   }
   shown.set(canvas, p);
   const hadFocus = canvas.contains(document.activeElement);
@@ -96,7 +102,7 @@ export function summary(p: PlanPicture, pad: string): string {
   return `Plan of ${pad}: ${parts.join(", ")}. Arrow keys move along the arrows and between tasks side by side; Enter opens a task's thread.`;
 }
 
-function legend(): HTMLElement {
+function legend(how: PlanDrawing): HTMLElement {
   const l = el("p", "plan-legend");
   l.append(
     el("span", "plan-key key-waits", "solid arrow: comes after"),
@@ -104,6 +110,14 @@ function legend(): HTMLElement {
     el("span", "plan-key key-you", "needs you: a question or needs_eyes"),
     el("span", "plan-key key-failed", "failed"),
   );
+  if (how.folded?.count) {
+    const show = el("button", "link plan-show-done", "show them");
+    show.type = "button";
+    show.addEventListener("click", how.folded.show);
+    const note = el("span", "plan-folded", `${count(how.folded.count, "done task", "done tasks")} not drawn (a big plan): `);
+    note.append(show);
+    l.append(note);
+  }
   return l;
 }
 
@@ -143,7 +157,7 @@ function edges(p: PlanPicture, byId: Map<string, PlanNode>): SVGSVGElement {
 
 /** What a box says, for a screen reader: the whole of it in one sentence. */
 export function nodeLabel(n: PlanNode, p: PlanPicture, now = Date.now()): string {
-  const title = (id: string) => `“${titleOf(p.nodes.find((m) => m.entry.id === id)?.entry.content ?? "")}”`;
+  const title = (id: string) => `“${titleOf(nodeOf(p, id)?.entry.content ?? "")}”`;
   const e = n.entry;
   const parts = [`Task ${n.order + 1} of ${p.nodes.length}: ${titleOf(e.content)}`];
   let state = n.word as string;
@@ -154,9 +168,10 @@ export function nodeLabel(n: PlanNode, p: PlanPicture, now = Date.now()): string
   const h = holding(e);
   parts.push([h.lead, h.who, h.tail].filter(Boolean).join(" "));
   parts.push(taskSince(e, n.word, n.since, now));
-  const waits = p.edges.filter((x) => x.to === e.id && x.kind === "waits").map((x) => title(x.from));
+  const into = edgesInto(p, e.id);
+  const waits = into.filter((x) => x.kind === "waits").map((x) => title(x.from));
   if (waits.length) parts.push(`comes after ${waits.join(", ")}`);
-  const from = p.edges.find((x) => x.to === e.id && x.kind === "delegated");
+  const from = into.find((x) => x.kind === "delegated");
   if (from) parts.push(`delegated from ${title(from.from)}`);
   return `${parts.join(". ")}.`;
 }

@@ -7,7 +7,7 @@
 import { rpc } from "../api";
 import { $, el, fail } from "../dom";
 import { app, currentPad } from "../state";
-import { askedOn, columnsIn, planPicture } from "../plangraph";
+import { askedOn, columnsIn, drawnSteps, planPicture } from "../plangraph";
 import { planCounts } from "../taskwords";
 import { select, showEntries } from "../components/List";
 import { drawPlan } from "../components/PlanGraph";
@@ -59,13 +59,23 @@ function draw(): void {
   showEntries(app.plan.map((s) => s.entry));
   if (app.planPicture) {
     watchWidth();
-    drawPlan($("plan"), planPicture(app.plan, questions, app.settings.author, columnsIn($("plan").clientWidth)), {
+    const { steps, folded } = drawnSteps(app.plan, doneShownOn === pad);
+    drawPlan($("plan"), planPicture(steps, questions, app.settings.author, columnsIn($("plan").clientWidth)), {
       pad,
       me: app.settings.author,
       selected: app.selected,
       open: select,
+      folded: { count: folded, show: showDone },
     });
   }
+}
+
+/** The pad whose big plan the person asked to see with its done tasks. */
+let doneShownOn: string | null = null;
+function showDone(): void {
+  doneShownOn = currentPad();
+  draw();
+  focusPicture();
 }
 
 /** The picture is drawn as many boxes wide as fit: a window made wider or
