@@ -8,6 +8,7 @@ import { FOLD_DONE_ABOVE, GAP_LAYER, GAP_ROW, GAP_X, MARGIN, NODE_H, NODE_W, ask
 import type { PlanStep } from "./protocol";
 import { holding, taskSince } from "./taskwords";
 import type { Entry } from "./types";
+import { titleOf } from "./context";
 import { drawPlan, markSelected, nodeLabel, summary } from "./components/PlanGraph";
 
 const task = (content: string, over: Partial<Entry> = {}): Entry => entry({ kind: "task", status: "todo", content, ...over });
@@ -187,10 +188,23 @@ describe("a task's state in the picture", () => {
     const q = entry({ kind: "question", author: "agent-1", reply_to: asked.id, content: "Flip traffic now?" });
     const qa = entry({ kind: "question", author: "agent-1", reply_to: answered.id, answer: "1jkqanswer00" });
     const qm = entry({ kind: "question", author: "user", reply_to: mine.id });
-    const p = planPicture([asked, eyes, eyesDone, answered, mine].map((e) => step(e)), [q, qa, qm], "user");
-    expect(p.nodes.map((n) => n.needsYou)).toEqual([true, true, false, false, false]);
+    const failed = task("gave up", { status: "failed" });
+    const qf = entry({ kind: "question", author: "agent-1", reply_to: failed.id, content: "Retry?" });
+    const p = planPicture([asked, eyes, eyesDone, answered, mine, failed].map((e) => step(e)), [q, qa, qm, qf], "user");
+    expect(p.nodes.map((n) => n.needsYou)).toEqual([true, true, false, false, false, false]);
+    expect(at(p, failed).asks).toBeNull();
     expect(at(p, asked).asks?.content).toBe("Flip traffic now?");
     expect(askedOn([q, qa, qm], "user").size).toBe(1);
+  });
+
+  it("says a long error in a box's name as short as the box shows it", () => {
+    const long = `${"connection refused by the registry ".repeat(20)}\nstack: frame 1`;
+    const failed = task("push", { status: "failed", error: long });
+    const p = planPicture([step(failed, "failed")], [], "user");
+    const label = nodeLabel(p.nodes[0], p);
+    expect(label).toContain(`failed: ${titleOf(long)}.`);
+    expect(label).not.toContain("stack: frame 1");
+    expect(label.length).toBeLessThan(300);
   });
 
   it("tells failed, running, waiting and done apart, with holder and since when", () => {

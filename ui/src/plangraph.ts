@@ -12,9 +12,9 @@
 // crossings few; a layer wider than the room wraps onto more rows (an
 // agent's ten delegations side by side would not fit).
 //
-// A task "needs you" when the person has something to do for it: an open
-// question in its thread by someone else (an agent asked and waits), or it
-// is tagged `needs_eyes` and not finished.
+// A task "needs you" when the person has something to do for it, while it
+// is not finished (done or failed): an open question in its thread by
+// someone else (an agent asked and waits), or the tag `needs_eyes`.
 
 import type { PlanStep } from "./protocol";
 import { taskWord, type TaskWord } from "./taskwords";
@@ -27,7 +27,8 @@ export interface PlanNode {
   word: TaskWord;
   /** Since when it stands where it stands, where the engine knows (plan.order's `since`). */
   since: string | null;
-  /** The open question the person is asked in its thread, if any. */
+  /** The open question the person is asked in its thread, if any (none
+   *  once the task is finished). */
   asks: Entry | null;
   /** Whether the person has something to do for it (`asks`, or `needs_eyes`). */
   needsYou: boolean;
@@ -110,8 +111,9 @@ export function planPicture(steps: PlanStep[], questions: Entry[], me: string, c
     }
   }
   const nodes: PlanNode[] = steps.map((s, order) => {
-    const asks = asked.get(s.entry.id) ?? null;
+    // A finished task's question waits on no one any more.
     const open = !FINISHED.has(s.entry.status ?? "");
+    const asks = open ? (asked.get(s.entry.id) ?? null) : null;
     return {
       entry: s.entry,
       word: taskWord(s.entry, s) ?? "ready",

@@ -161,7 +161,7 @@ export function nodeLabel(n: PlanNode, p: PlanPicture, now = Date.now()): string
   const e = n.entry;
   const parts = [`Task ${n.order + 1} of ${p.nodes.length}: ${titleOf(e.content)}`];
   let state = n.word as string;
-  if (n.word === "failed" && e.error) state += `: ${e.error}`;
+  if (n.word === "failed" && e.error) state += `: ${titleOf(e.error)}`;
   if (n.asks) state += `; needs you: ${n.asks.author} asks “${titleOf(n.asks.content)}”`;
   else if (n.needsYou) state += "; needs you";
   parts.push(state);
