@@ -105,6 +105,23 @@ describe("the plan's layout", () => {
     expect(d.endsWith(` ${MARGIN + NODE_W / 2},${MARGIN + NODE_H + GAP_LAYER}`)).toBe(true);
   });
 
+  it("takes an arrow from a wrapped layer's upper row down beside its lower rows first", () => {
+    // Three tasks in a layer two boxes wide: the first row's arrows to the
+    // next layer must not run behind the box of the second row.
+    const root = task("root");
+    const mids = ["m1", "m2", "m3"].map((c) => task(c, { depends_on: [root.id] }));
+    const end = task("end", { depends_on: [mids[0].id] });
+    const p = planPicture([root, ...mids, end].map((e) => step(e)), [], "user", 2);
+    const from = at(p, mids[0]);
+    const under = p.nodes.find((n) => n.layer === from.layer && n.y > from.y)!;
+    const d = edgePath(p, from, at(p, end));
+    const down = [...d.matchAll(/L([\d.]+),([\d.]+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
+    const [x, y] = down[down.length - 1];
+    expect(y).toBe(under.y + NODE_H);
+    expect(x <= under.x || x >= under.x + NODE_W).toBe(true);
+    expect(d.endsWith(` ${at(p, end).x + NODE_W / 2},${at(p, end).y}`)).toBe(true);
+  });
+
   it("runs an edge that passes a layer down a lane clear of that layer's boxes", () => {
     // notes → publish passes the layer of debs and image, two boxes wide.
     const freeze = task("freeze");

@@ -213,19 +213,30 @@ function place(nodes: PlanNode[], layers: string[][], columns: number): { width:
 /** An edge's path, from the bottom of `a` to the top of `b`: a curve to
  *  the next layer; an edge that passes layers between goes down a lane
  *  clear of their boxes (`lane`), so it never runs behind a task it does
- *  not touch. */
+ *  not touch. From a box above more rows of its own wrapped layer, it
+ *  first goes down beside them, to below the layer's last row. */
 export function edgePath(p: PlanPicture, a: PlanNode, b: PlanNode): string {
-  const x1 = a.x + NODE_W / 2;
-  const y1 = a.y + NODE_H;
+  let x1 = a.x + NODE_W / 2;
+  let y1 = a.y + NODE_H;
+  const own = p.layers[a.layer];
+  const bottom = nodeOf(p, own[own.length - 1])!.y + NODE_H;
+  let start = `M${x1},${y1}`;
+  if (y1 < bottom) {
+    const x = lane(p, a.layer, a.layer, x1);
+    const r = GAP_ROW / 2;
+    start = `M${x1},${y1} L${x1},${y1 + r} L${x},${y1 + r} L${x},${bottom}`;
+    x1 = x;
+    y1 = bottom;
+  }
   const x2 = b.x + NODE_W / 2;
   const y2 = b.y;
   if (b.layer <= a.layer + 1) {
     const bend = Math.max(12, (y2 - y1) / 2);
-    return `M${x1},${y1} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2}`;
+    return `${start} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2}`;
   }
   const x = lane(p, a.layer + 1, b.layer - 1, (x1 + x2) / 2);
   const g = GAP_LAYER;
-  return `M${x1},${y1} C${x1},${y1 + g / 2} ${x},${y1 + g / 2} ${x},${y1 + g} L${x},${y2 - g} C${x},${y2 - g / 2} ${x2},${y2 - g / 2} ${x2},${y2}`;
+  return `${start} C${x1},${y1 + g / 2} ${x},${y1 + g / 2} ${x},${y1 + g} L${x},${y2 - g} C${x},${y2 - g / 2} ${x2},${y2 - g / 2} ${x2},${y2}`;
 }
 
 /** The x nearest `near` that no box of layers `from`…`to` covers: a gap
