@@ -155,8 +155,10 @@ function keys(ev: KeyboardEvent): void {
   }
   if (t.closest("input, textarea, select") || document.querySelector("dialog[open]")) return;
   const e = selectedEntry();
-  // On the plan's picture, the moving keys go into it.
-  if (["j", "k", "ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight"].includes(ev.key) && focusPicture()) {
+  // On the plan's picture with nothing focused, the moving keys go into it
+  // (inside it, its own keys move; elsewhere, they do what they do there).
+  const nowhere = t === document.body || t === $("plan");
+  if (nowhere && ["j", "k", "ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight"].includes(ev.key) && focusPicture()) {
     ev.preventDefault();
     return;
   }

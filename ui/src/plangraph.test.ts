@@ -299,6 +299,10 @@ describe("the picture in the page", () => {
     right.click();
     expect(opened).toEqual([right.dataset.id]);
     expect(right.getAttribute("aria-current")).toBe("true");
+    right.dispatchEvent(new KeyboardEvent("keydown", { key: "k", bubbles: true }));
+    expect((document.activeElement as HTMLElement).dataset.id).toBe(a.id);
+    node(a.id).dispatchEvent(new KeyboardEvent("keydown", { key: "j", bubbles: true }));
+    expect((document.activeElement as HTMLElement).dataset.id).toBe(right.dataset.id);
     right.dispatchEvent(new KeyboardEvent("keydown", { key: "Home", bubbles: true }));
     expect((document.activeElement as HTMLElement).dataset.id).toBe(a.id);
     // An event redraws the picture: the focus stays on the same task.

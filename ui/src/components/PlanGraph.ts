@@ -3,7 +3,7 @@
 // it, since when, and what it asks of the person — and arrows from what
 // comes first to what follows. Failed tasks and tasks waiting on the
 // person stand out. One tab stop (the task last focused, else the one
-// selected, else the first); the arrow keys follow the arrows and the
+// selected, else the first); the arrow keys (and j, k) follow the arrows and the
 // layers, Home and End go to the first and last task; Enter, Space or a
 // click opens the task with its thread. A live update changes the boxes
 // in place.
@@ -238,6 +238,13 @@ function keys(ev: KeyboardEvent, p: PlanPicture, canvas: HTMLElement): void {
     case "ArrowLeft":
     case "ArrowRight":
       next = neighbour(p, at, ev.key);
+      break;
+    // The list's keys for next and previous: along the arrows here.
+    case "j":
+      next = neighbour(p, at, "ArrowDown");
+      break;
+    case "k":
+      next = neighbour(p, at, "ArrowUp");
       break;
     case "Home":
       next = p.nodes[0].entry.id;
