@@ -187,6 +187,10 @@ def test_an_answer_after_the_subordinates_ask_gave_up_reaches_that_subordinate(p
              ("response", {"text": "done"})]
     assert asyncio.run(loop.run(context, "tidy billing", steps, between)) == "done"
     assert answered and len(loop.history) == 1 and "yes, drop it" in loop.history[0]
+    with engine.client() as c:  # no question left for the session's later tests to answer
+        for q in c.list("agent-zero", kind="question")["entries"]:
+            if q["content"] == "Drop the old billing table too?":
+                c.delete(q["id"])
 
 
 def test_stop_on_a_task_halts_that_subordinate_and_what_it_delegated_and_the_chat_goes_on(plugin, engine):
