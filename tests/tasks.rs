@@ -461,6 +461,55 @@ async fn plan_order_says_since_when_a_task_runs_or_finished() {
         since(&plan, 1),
         scratchpad::model::fmt_time(START + 420_000)
     );
+
+    // Reopened (todo: nothing to say), then marked done by hand later:
+    // done since then, not since it failed.
+    let at = |plan: &Value, id: &str| {
+        let steps = plan["entries"].as_array().unwrap();
+        let step = steps.iter().find(|s| s["entry"]["id"] == id).unwrap();
+        (step["state"].clone(), step["since"].clone())
+    };
+    let update = |id: &str, status: &str| json!({"id": id, "status": status});
+    ok(&mut c, "entry.update", update(&second, "todo")).await;
+    let plan = ok(&mut c, "plan.order", json!({"pad": "since"})).await;
+    assert_eq!(at(&plan, &second).1, Value::Null, "reopened: no finish");
+    clock.advance(Duration::from_secs(7200));
+    ok(&mut c, "entry.update", update(&second, "done")).await;
+    let plan = ok(&mut c, "plan.order", json!({"pad": "since"})).await;
+    let marked = scratchpad::model::fmt_time(START + 7_620_000);
+    assert_eq!(at(&plan, &second), (json!("done"), json!(marked)));
+
+    // A claim whose lease ran out (back in the queue), written `doing`
+    // again later: claimed then, not when the lapsed claim was taken.
+    let third = task(&mut c, "since", "ship it", &[]).await;
+    let short = json!({"pad": "since", "agent": "worker", "lease_seconds": 60});
+    ok(&mut c, "task.claim", short).await;
+    clock.advance(Duration::from_secs(7200));
+    assert_eq!(h.engine.release_leases().await.unwrap(), 1);
+    let doing = json!({"id": third, "status": "doing", "assignee": "worker"});
+    ok(&mut c, "entry.update", doing).await;
+    let plan = ok(&mut c, "plan.order", json!({"pad": "since"})).await;
+    let again = scratchpad::model::fmt_time(START + 14_820_000);
+    assert_eq!(at(&plan, &third).1, json!(again));
+
+    // Written `doing` or `done` from the start (Agent Zero's delegations).
+    let doing = ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "since", "kind": "task", "content": "delegated", "status": "doing",
+            "assignee": "worker"}),
+    )
+    .await;
+    let done = ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "since", "kind": "task", "content": "already", "status": "done"}),
+    )
+    .await;
+    let plan = ok(&mut c, "plan.order", json!({"pad": "since"})).await;
+    let id = |v: &Value| v["entry"]["id"].as_str().unwrap().to_string();
+    assert_eq!(at(&plan, &id(&doing)).1, json!(again));
+    assert_eq!(at(&plan, &id(&done)), (json!("done"), json!(again)));
 }
 
 /// Reminders due while the engine was down fire once after it comes back;

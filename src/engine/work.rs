@@ -363,11 +363,13 @@ fn plan(pad: String, rows: Vec<PlanRow>, now: i64) -> PlanResult {
                 StepState::Done => counts.done += 1,
                 StepState::Failed => counts.failed += 1,
             }
-            // Since when it stands where it stands, where the store knows.
-            let since = match state {
-                StepState::Running => claimed_at,
-                StepState::Done | StepState::Failed => finished_at,
-                StepState::Ready | StepState::Blocked => None,
+            // Since when it stands where it stands, where the store knows:
+            // `doing` since its start, with a lease or not (an agent that
+            // writes its own tasks holds no lease).
+            let since = match entry.status {
+                Some(Status::Doing) => claimed_at,
+                Some(Status::Done | Status::Failed) => finished_at,
+                _ => None,
             };
             PlanStep {
                 entry,

@@ -12,6 +12,7 @@ use crate::id;
 use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
 use crate::storage::once::{self, Key, KeyTx};
+use crate::storage::rules::{stamp, Stamp};
 use crate::storage::write::WriteTx;
 use crate::storage::NewEntry;
 
@@ -43,11 +44,12 @@ impl WriteTx for PgTx<'_> {
     }
 
     async fn insert(&mut self, e: &NewEntry) -> Result<i64> {
+        let stamped = stamp(None, e.status, e.now);
         let seq: i64 = sqlx::query_scalar(sql!(
             "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
              category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at, \
-             reply_to, choices, addressed_to, supersedes) \
-             VALUES ({NEXT_ID}, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $1, $1, $16, $17, $18, $19) \
+             reply_to, choices, addressed_to, supersedes, claimed_at, finished_at) \
+             VALUES ({NEXT_ID}, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $1, $1, $16, $17, $18, $19, $20, $21) \
              RETURNING seq"
         ))
         .bind(e.now)
@@ -69,6 +71,8 @@ impl WriteTx for PgTx<'_> {
         .bind((!e.choices.is_empty()).then_some(&e.choices))
         .bind((!e.to.is_empty()).then_some(&e.to))
         .bind(e.supersedes.as_deref().and_then(id::decode))
+        .bind(stamped.and_then(|s| s.claimed_at).flatten())
+        .bind(stamped.and_then(|s| s.finished_at))
         .fetch_one(&mut *self.conn)
         .await?;
         for h in &e.handoffs {
@@ -202,6 +206,7 @@ impl WriteTx for PgTx<'_> {
         seq: i64,
         after: &Entry,
         remind: Option<Option<i64>>,
+        stamp: Option<Stamp>,
         now: i64,
     ) -> Result<()> {
         let meta = after
@@ -213,7 +218,9 @@ impl WriteTx for PgTx<'_> {
              resume = $6, category = $7, confidence = $8, pinned = $9, depends_on = $10, \
              remind_at = CASE WHEN $11 THEN $12 ELSE remind_at END, \
              reminded_at = CASE WHEN $11 THEN NULL ELSE reminded_at END, \
-             meta = $13, updated_at = $14, version = version + 1, supersedes = $16 WHERE seq = $15",
+             meta = $13, updated_at = $14, version = version + 1, supersedes = $16, \
+             claimed_at = CASE WHEN $17 THEN $18 ELSE claimed_at END, \
+             finished_at = CASE WHEN $19 THEN $20 ELSE finished_at END WHERE seq = $15",
         )
         .bind(&after.content)
         .bind(&after.tags)
@@ -237,6 +244,10 @@ impl WriteTx for PgTx<'_> {
         .bind(now)
         .bind(seq)
         .bind(after.supersedes.as_deref().and_then(id::decode))
+        .bind(stamp.is_some_and(|s| s.claimed_at.is_some()))
+        .bind(stamp.and_then(|s| s.claimed_at).flatten())
+        .bind(stamp.is_some())
+        .bind(stamp.and_then(|s| s.finished_at))
         .execute(&mut *self.conn)
         .await?;
         Ok(())

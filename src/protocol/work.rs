@@ -50,10 +50,10 @@ pub struct PlanStep {
     /// Dependencies not yet done.
     #[serde(serialize_with = "crate::seal::list")]
     pub waiting_on: Vec<NoteRef>,
-    /// Since when it stands where it stands: a running task's claim
-    /// (`task.claim`), a done or failed task's finish (`task.complete`,
-    /// `task.fail`), RFC 3339; `null` for the others and for a task
-    /// written `doing` or marked done by `entry.update`.
+    /// Since when it stands where it stands, RFC 3339: a `doing` task's
+    /// start (`task.claim`, or `doing` written by `entry.add` or
+    /// `entry.update`), a done or failed task's finish (`task.complete`,
+    /// `task.fail`, or the status written); `null` for the others.
     #[serde(default)]
     pub since: Option<String>,
 }

@@ -341,3 +341,36 @@ pub(crate) fn would_cycle(path: &[Option<String>]) -> Error {
         got: Some(serde_json::json!(path)),
     }
 }
+
+/// What writing a task's status (entry.add, entry.update) does to the two
+/// times `plan.order`'s `since` reads, as `task.claim` and `task.complete`
+/// do: `claimed_at` (`None`: kept) and `finished_at` (always written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    pub claimed_at: Option<Option<i64>>,
+    pub finished_at: Option<i64>,
+}
+
+/// The times a task gets when `status` is written over `before` (`None`:
+/// a new entry) at `now`, or `None` when it stays where it stood. Becoming
+/// `doing` starts it (claimed now); becoming `done` or `failed` finishes it
+/// now (the claim kept, for how long it ran); anything else clears both.
+pub(crate) fn stamp(before: Option<&Entry>, status: Option<Status>, now: i64) -> Option<Stamp> {
+    if before.is_some_and(|b| b.status == status) {
+        return None;
+    }
+    Some(match status {
+        Some(Status::Doing) => Stamp {
+            claimed_at: Some(Some(now)),
+            finished_at: None,
+        },
+        Some(Status::Done | Status::Failed) => Stamp {
+            claimed_at: None,
+            finished_at: Some(now),
+        },
+        _ => Stamp {
+            claimed_at: Some(None),
+            finished_at: None,
+        },
+    })
+}

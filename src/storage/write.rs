@@ -9,7 +9,7 @@
 //! synchronous, so its futures are ready when first polled and its store
 //! runs a sequence to its end at once (`store::entries`).
 
-use super::rules::{check_version, is_task, may_finish, may_heartbeat, new_entry};
+use super::rules::{check_version, is_task, may_finish, may_heartbeat, new_entry, stamp, Stamp};
 use super::rules::{
     not_superseding_itself, nothing_to_restore, replied, window_drops, would_cycle,
 };
@@ -30,12 +30,14 @@ pub trait WriteTx {
     /// Keeps the entry `seq` as it is in its history, before an edit.
     async fn keep_edited(&mut self, seq: i64, by: &str, now: i64) -> Result<()>;
     /// Writes `after` over the entry `seq`, one version on; `remind`: the
-    /// patch's new reminder (`Some(None)`: cleared), which re-arms it.
+    /// patch's new reminder (`Some(None)`: cleared), which re-arms it;
+    /// `stamp`: the task's times its new status sets (`rules::stamp`).
     async fn rewrite(
         &mut self,
         seq: i64,
         after: &Entry,
         remind: Option<Option<i64>>,
+        stamp: Option<Stamp>,
         now: i64,
     ) -> Result<()>;
     /// Deletes the entry `seq`, keeping it in the trash: the change number.
@@ -205,9 +207,10 @@ pub async fn update(
         not_superseding_itself(&full_id, after.supersedes.as_deref())?;
     }
     let remind = patch.remind_at;
+    let stamp = patch.status.and_then(|s| stamp(Some(&before), s, now));
     patch.apply(&mut after, now);
     tx.keep_edited(seq, by, now).await?;
-    tx.rewrite(seq, &after, remind, now).await?;
+    tx.rewrite(seq, &after, remind, stamp, now).await?;
     Ok((before, after))
 }
 

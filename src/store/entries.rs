@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
 use crate::model::{Category, Entry, Status};
 use crate::storage::once::{self, Once};
-use crate::storage::rules::{ambiguous, new_entry, no_entry, prefix_range};
+use crate::storage::rules::{ambiguous, new_entry, no_entry, prefix_range, stamp};
 use crate::storage::write;
 use crate::storage::Entries;
 use crate::storage::EntryFilter;
@@ -159,8 +159,8 @@ pub(super) fn insert_rows<'a>(
     let mut entry = conn.prepare_cached(
         "INSERT INTO entries (seq, pad, author, kind, content, tags, status, assignee, resume, \
          category, confidence, depends_on, remind_at, pinned, meta, created_at, updated_at, \
-         reply_to, choices, addressed_to, supersedes) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         reply_to, choices, addressed_to, supersedes, claimed_at, finished_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )?;
     let mut tag =
         conn.prepare_cached("INSERT OR IGNORE INTO entry_tags (seq, tag) VALUES (?, ?)")?;
@@ -170,6 +170,7 @@ pub(super) fn insert_rows<'a>(
     // (pad, entries, last write): a batch touches few pads.
     let mut pads: Vec<(&str, i64, i64)> = Vec::new();
     for (seq, e) in rows {
+        let stamped = stamp(None, e.status, e.now);
         entry.execute(params![
             seq,
             e.pad,
@@ -192,6 +193,8 @@ pub(super) fn insert_rows<'a>(
             (!e.choices.is_empty()).then(|| json_list(&e.choices)),
             (!e.to.is_empty()).then(|| json_list(&e.to)),
             e.supersedes.as_deref().and_then(id::decode),
+            stamped.and_then(|s| s.claimed_at).flatten(),
+            stamped.and_then(|s| s.finished_at),
         ])?;
         for t in &e.tags {
             tag.execute(params![seq, t])?;

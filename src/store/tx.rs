@@ -16,6 +16,7 @@ use crate::id;
 use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
 use crate::storage::once::{self, Key, KeyTx};
+use crate::storage::rules::Stamp;
 use crate::storage::write::WriteTx;
 use crate::storage::NewEntry;
 
@@ -190,6 +191,7 @@ impl WriteTx for SqliteTx<'_> {
         seq: i64,
         after: &Entry,
         remind: Option<Option<i64>>,
+        stamp: Option<Stamp>,
         now: i64,
     ) -> Result<()> {
         let meta = after
@@ -202,7 +204,9 @@ impl WriteTx for SqliteTx<'_> {
                  resume = ?, category = ?, confidence = ?, pinned = ?, depends_on = ?, \
                  remind_at = CASE WHEN ?11 THEN ?12 ELSE remind_at END, \
                  reminded_at = CASE WHEN ?11 THEN NULL ELSE reminded_at END, \
-                 meta = ?, supersedes = ?, updated_at = ?, version = version + 1 WHERE seq = ?",
+                 meta = ?, supersedes = ?, updated_at = ?, version = version + 1, \
+                 claimed_at = CASE WHEN ?17 THEN ?18 ELSE claimed_at END, \
+                 finished_at = CASE WHEN ?19 THEN ?20 ELSE finished_at END WHERE seq = ?16",
             )?
             .execute(params![
                 after.content,
@@ -220,7 +224,11 @@ impl WriteTx for SqliteTx<'_> {
                 meta,
                 after.supersedes.as_deref().and_then(id::decode),
                 now,
-                seq
+                seq,
+                stamp.is_some_and(|s| s.claimed_at.is_some()),
+                stamp.and_then(|s| s.claimed_at).flatten(),
+                stamp.is_some(),
+                stamp.and_then(|s| s.finished_at),
             ])?;
         Ok(())
     }

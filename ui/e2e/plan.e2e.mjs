@@ -81,7 +81,7 @@ test("a plan of ten tasks drawn as a picture, opened from it, and kept current",
   assert.match(asks.text, /needs you/);
   assert.match(asks.label, /needs you: agent-writer asks “Say in the notes that Python 3\.8 is no longer supported\?”/);
   assert.match((await box(debs.id)).label, /running\. held by agent-build\. claimed just now/);
-  assert.match((await box(notes.id)).label, /held by agent-writer\. last heard just now/);
+  assert.match((await box(notes.id)).label, /held by agent-writer\. claimed just now/);
   assert.match((await box(sign.id)).label, /waiting\. nobody holds it\. added just now\. comes after “Build the Debian packages”/);
   assert.match((await box(mirrors.id)).label, /delegated from “Publish 2\.4 on the website”/);
   const others = (await boxes()).filter((b) => b.id !== notes.id && b.id !== image.id);
@@ -123,8 +123,17 @@ test("a plan of ten tasks drawn as a picture, opened from it, and kept current",
   await waitFor("the packages done", async () => /word-done/.test((await box(debs.id)).cls));
   await waitFor("signing ready", async () => /word-ready/.test((await box(sign.id)).cls));
   assert.equal(await browser.execute(() => document.activeElement?.dataset?.id), publish.id, "the focus survives a redraw");
-  await call("entry.add", { pad, author: "user", reply_to: question.id, content: "yes" });
+  // The person answers the question from the picture: the box opens the
+  // task, whose Reply box offers the question's choices and answers it.
+  await browser.execute((id) => document.querySelector(`#plan .plan-node[data-id="${id}"]`).click(), notes.id);
+  await waitFor("the question's choices", async () => (await browser.$("#reply-choices").getText()).includes("agent-writer asks: Say in the notes"));
+  assert.equal(await browser.$("#reply-send").getText(), "Answer");
+  await browser.$("#reply-choices").$("button=yes").click();
   await waitFor("the question answered", async () => !/needs-you/.test((await box(notes.id)).cls));
+  const answered = (await call("entry.get", { id: question.id })).entry;
+  assert.ok(answered.answer, "the reply answers the question, not the task");
+  assert.equal((await call("entry.get", { id: answered.answer })).entry.content, "yes");
+  await waitFor("the Reply box back to the task", async () => (await browser.$("#reply-send").getText()) === "Reply");
   await callAs("agent-docker", "entry.update", { id: image.id, status: "todo" });
   await waitFor("the image task back to ready", async () => /word-ready/.test((await box(image.id)).cls));
   const group2 = await browser.execute(() => document.querySelector("#plan .plan-canvas").getAttribute("aria-label"));

@@ -155,8 +155,10 @@ function keys(ev: KeyboardEvent): void {
   }
   if (t.closest("input, textarea, select") || document.querySelector("dialog[open]")) return;
   const e = selectedEntry();
-  // On the plan's picture, the moving keys go into it.
-  if (["j", "k", "ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight"].includes(ev.key) && focusPicture()) {
+  // On the plan's picture with nothing focused, the moving keys go into it
+  // (inside it, its own keys move; elsewhere, they do what they do there).
+  const nowhere = t === document.body || t === $("plan");
+  if (nowhere && ["j", "k", "ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight"].includes(ev.key) && focusPicture()) {
     ev.preventDefault();
     return;
   }
@@ -257,7 +259,7 @@ async function main(): Promise<void> {
     if (touches(ev) && app.selected) void loadThread(app.selected).then(drawDetail).catch(fail);
     // The tasks view follows its tasks, and the questions that may wait on the person.
     if (app.view === "tasks" && (ev.entry?.kind === "task" || ev.entry?.kind === "question") && ev.entry.pad === currentPad()) {
-      loadTasksSoon();
+      loadTasksSoon(ev.entry.kind === "question");
       return;
     }
     // The trash changes with a deletion, or with a listed entry restored.

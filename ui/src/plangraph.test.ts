@@ -4,10 +4,11 @@
 // with its roles, names and keys.
 
 import { entry } from "./fixtures";
-import { GAP_LAYER, GAP_ROW, GAP_X, MARGIN, NODE_H, NODE_W, askedOn, columnsIn, edgePath, lane, neighbour, planPicture, type PlanPicture } from "./plangraph";
+import { FOLD_DONE_ABOVE, GAP_LAYER, GAP_ROW, GAP_X, MARGIN, NODE_H, NODE_W, askedOn, columnsIn, drawnSteps, edgePath, lane, neighbour, planPicture, type PlanPicture } from "./plangraph";
 import type { PlanStep } from "./protocol";
 import { holding, taskSince } from "./taskwords";
 import type { Entry } from "./types";
+import { titleOf } from "./context";
 import { drawPlan, markSelected, nodeLabel, summary } from "./components/PlanGraph";
 
 const task = (content: string, over: Partial<Entry> = {}): Entry => entry({ kind: "task", status: "todo", content, ...over });
@@ -104,6 +105,23 @@ describe("the plan's layout", () => {
     expect(d.endsWith(` ${MARGIN + NODE_W / 2},${MARGIN + NODE_H + GAP_LAYER}`)).toBe(true);
   });
 
+  it("takes an arrow from a wrapped layer's upper row down beside its lower rows first", () => {
+    // Three tasks in a layer two boxes wide: the first row's arrows to the
+    // next layer must not run behind the box of the second row.
+    const root = task("root");
+    const mids = ["m1", "m2", "m3"].map((c) => task(c, { depends_on: [root.id] }));
+    const end = task("end", { depends_on: [mids[0].id] });
+    const p = planPicture([root, ...mids, end].map((e) => step(e)), [], "user", 2);
+    const from = at(p, mids[0]);
+    const under = p.nodes.find((n) => n.layer === from.layer && n.y > from.y)!;
+    const d = edgePath(p, from, at(p, end));
+    const down = [...d.matchAll(/L([\d.]+),([\d.]+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
+    const [x, y] = down[down.length - 1];
+    expect(y).toBe(under.y + NODE_H);
+    expect(x <= under.x || x >= under.x + NODE_W).toBe(true);
+    expect(d.endsWith(` ${at(p, end).x + NODE_W / 2},${at(p, end).y}`)).toBe(true);
+  });
+
   it("runs an edge that passes a layer down a lane clear of that layer's boxes", () => {
     // notes → publish passes the layer of debs and image, two boxes wide.
     const freeze = task("freeze");
@@ -122,6 +140,40 @@ describe("the plan's layout", () => {
     // A layer with one box: past its side.
     const q = planPicture([step(freeze), step(task("mid", { depends_on: [freeze.id] }))], [], "user");
     expect(lane(q, 1, 1, MARGIN + NODE_W / 2)).toBe(MARGIN / 2);
+  });
+
+  it("lays out and routes a plan of two thousand tasks quickly (a live redraw)", () => {
+    // 2,001 tasks, each after one or two earlier ones some layers up: about
+    // 4,000 arrows, many passing wrapped layers (6 s when each lane looked
+    // at every box of the layers it passes).
+    const tasks: Entry[] = [];
+    for (let i = 0; i <= 2000; i++) {
+      const deps = i === 0 ? [] : [tasks[Math.floor(i / 2)].id, tasks[Math.max(0, i - 7)].id];
+      tasks.push(task(`t${i}`, { depends_on: deps }));
+    }
+    const started = performance.now();
+    const p = planPicture(tasks.map((e) => step(e)), [], "user", 6);
+    const byId = new Map(p.nodes.map((n) => [n.entry.id, n]));
+    const paths = p.edges.map((e) => edgePath(p, byId.get(e.from)!, byId.get(e.to)!));
+    const took = performance.now() - started;
+    expect(p.edges.length).toBeGreaterThan(3900);
+    expect(paths.filter((d) => d.includes(" L")).length).toBeGreaterThan(1800);
+    expect(took).toBeLessThan(2000);
+  });
+
+  it("leaves a big plan's done tasks out unless asked, and says how many", () => {
+    const many = Array.from({ length: FOLD_DONE_ABOVE + 1 }, (_, i) => step(task(`t${i}`, { status: i % 2 ? "done" : "todo" })));
+    const { steps, folded } = drawnSteps(many, false);
+    expect(folded).toBe(FOLD_DONE_ABOVE / 2);
+    expect(steps.every((s) => s.entry.status !== "done")).toBe(true);
+    expect(drawnSteps(many, true)).toEqual({ steps: many, folded: 0 });
+    expect(drawnSteps(many.slice(1), false).folded).toBe(0);
+    const root = document.createElement("div");
+    let shown = 0;
+    drawPlan(root, planPicture(steps, [], "user"), { pad: "big", me: "user", selected: null, open: () => undefined, folded: { count: folded, show: () => shown++ } });
+    expect(root.querySelector(".plan-legend")!.textContent).toContain(`${FOLD_DONE_ABOVE / 2} done tasks not drawn (a big plan): show them`);
+    root.querySelector<HTMLButtonElement>(".plan-show-done")!.click();
+    expect(shown).toBe(1);
   });
 
   it("moves the arrow keys along the arrows and along a layer", () => {
@@ -153,10 +205,23 @@ describe("a task's state in the picture", () => {
     const q = entry({ kind: "question", author: "agent-1", reply_to: asked.id, content: "Flip traffic now?" });
     const qa = entry({ kind: "question", author: "agent-1", reply_to: answered.id, answer: "1jkqanswer00" });
     const qm = entry({ kind: "question", author: "user", reply_to: mine.id });
-    const p = planPicture([asked, eyes, eyesDone, answered, mine].map((e) => step(e)), [q, qa, qm], "user");
-    expect(p.nodes.map((n) => n.needsYou)).toEqual([true, true, false, false, false]);
+    const failed = task("gave up", { status: "failed" });
+    const qf = entry({ kind: "question", author: "agent-1", reply_to: failed.id, content: "Retry?" });
+    const p = planPicture([asked, eyes, eyesDone, answered, mine, failed].map((e) => step(e)), [q, qa, qm, qf], "user");
+    expect(p.nodes.map((n) => n.needsYou)).toEqual([true, true, false, false, false, false]);
+    expect(at(p, failed).asks).toBeNull();
     expect(at(p, asked).asks?.content).toBe("Flip traffic now?");
     expect(askedOn([q, qa, qm], "user").size).toBe(1);
+  });
+
+  it("says a long error in a box's name as short as the box shows it", () => {
+    const long = `${"connection refused by the registry ".repeat(20)}\nstack: frame 1`;
+    const failed = task("push", { status: "failed", error: long });
+    const p = planPicture([step(failed, "failed")], [], "user");
+    const label = nodeLabel(p.nodes[0], p);
+    expect(label).toContain(`failed: ${titleOf(long)}.`);
+    expect(label).not.toContain("stack: frame 1");
+    expect(label.length).toBeLessThan(300);
   });
 
   it("tells failed, running, waiting and done apart, with holder and since when", () => {
@@ -234,6 +299,10 @@ describe("the picture in the page", () => {
     right.click();
     expect(opened).toEqual([right.dataset.id]);
     expect(right.getAttribute("aria-current")).toBe("true");
+    right.dispatchEvent(new KeyboardEvent("keydown", { key: "k", bubbles: true }));
+    expect((document.activeElement as HTMLElement).dataset.id).toBe(a.id);
+    node(a.id).dispatchEvent(new KeyboardEvent("keydown", { key: "j", bubbles: true }));
+    expect((document.activeElement as HTMLElement).dataset.id).toBe(right.dataset.id);
     right.dispatchEvent(new KeyboardEvent("keydown", { key: "Home", bubbles: true }));
     expect((document.activeElement as HTMLElement).dataset.id).toBe(a.id);
     // An event redraws the picture: the focus stays on the same task.
@@ -243,6 +312,33 @@ describe("the picture in the page", () => {
     // Esc closes the task: no box is marked open.
     markSelected(root, null);
     expect(root.querySelectorAll(".plan-node.selected, .plan-node[aria-current]")).toHaveLength(0);
+    root.remove();
+  });
+
+  it("changes only what differs on a live redraw, in the same boxes", () => {
+    const root = document.createElement("div");
+    document.body.append(root);
+    draw(root);
+    const node = (id: string) => root.querySelector<HTMLButtonElement>(`.plan-node[data-id="${id}"]`)!;
+    const before = [a, b, c].map((e) => node(e.id));
+    node(b.id).focus();
+    const changed: string[] = [];
+    const watch = new MutationObserver((records) => {
+      for (const r of records) changed.push(`${(r.target as HTMLElement).closest?.(".plan-node")?.getAttribute("data-id") ?? "?"}:${r.type}:${r.attributeName ?? ""}`);
+    });
+    watch.observe(root, { subtree: true, attributes: true, childList: true, characterData: true });
+    // The same plan again (an event that changed nothing here): nothing moves.
+    draw(root);
+    expect(watch.takeRecords()).toHaveLength(0);
+    // One task changes hands: only its box changes, the focus stays put.
+    const on = { ...c, assignee: "agent-4" };
+    drawPlan(root, planPicture([step(a, "done"), step(b, "failed"), step(on, "running")], [q], "user"), { pad: "staging", me: "user", selected: null, open: () => undefined });
+    const touched = new Set(watch.takeRecords().map((r) => (r.target as Element).closest?.(".plan-node")?.getAttribute("data-id") ?? "canvas"));
+    expect([...touched]).toEqual([c.id]);
+    expect([a, b, c].map((e) => node(e.id))).toEqual(before);
+    expect(node(c.id).textContent).toContain("agent-4");
+    expect((document.activeElement as HTMLElement).dataset.id).toBe(b.id);
+    watch.disconnect();
     root.remove();
   });
 

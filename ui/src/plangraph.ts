@@ -12,9 +12,9 @@
 // crossings few; a layer wider than the room wraps onto more rows (an
 // agent's ten delegations side by side would not fit).
 //
-// A task "needs you" when the person has something to do for it: an open
-// question in its thread by someone else (an agent asked and waits), or it
-// is tagged `needs_eyes` and not finished.
+// A task "needs you" when the person has something to do for it, while it
+// is not finished (done or failed): an open question in its thread by
+// someone else (an agent asked and waits), or the tag `needs_eyes`.
 
 import type { PlanStep } from "./protocol";
 import { taskWord, type TaskWord } from "./taskwords";
@@ -27,7 +27,8 @@ export interface PlanNode {
   word: TaskWord;
   /** Since when it stands where it stands, where the engine knows (plan.order's `since`). */
   since: string | null;
-  /** The open question the person is asked in its thread, if any. */
+  /** The open question the person is asked in its thread, if any (none
+   *  once the task is finished). */
   asks: Entry | null;
   /** Whether the person has something to do for it (`asks`, or `needs_eyes`). */
   needsYou: boolean;
@@ -81,6 +82,20 @@ export function askedOn(questions: Entry[], me: string): Map<string, Entry> {
   return asked;
 }
 
+/** Past this many tasks, the picture leaves the done ones out unless the
+ *  person asks for them: a plan that big is mostly history, and each box
+ *  costs on every live update. */
+export const FOLD_DONE_ABOVE = 300;
+
+/** The steps the picture draws: all of them, or, in a plan of more than
+ *  `FOLD_DONE_ABOVE` tasks and unless `showDone`, all but the done ones;
+ *  `folded`: how many were left out. */
+export function drawnSteps(steps: PlanStep[], showDone: boolean): { steps: PlanStep[]; folded: number } {
+  if (showDone || steps.length <= FOLD_DONE_ABOVE) return { steps, folded: 0 };
+  const open = steps.filter((s) => s.entry.status !== "done");
+  return { steps: open, folded: steps.length - open.length };
+}
+
 /** The graph of `steps` (plan.order's tasks, in its order) and what waits
  *  on the person among `questions` (the pad's questions), laid out at most
  *  `columns` boxes wide. */
@@ -96,8 +111,9 @@ export function planPicture(steps: PlanStep[], questions: Entry[], me: string, c
     }
   }
   const nodes: PlanNode[] = steps.map((s, order) => {
-    const asks = asked.get(s.entry.id) ?? null;
+    // A finished task's question waits on no one any more.
     const open = !FINISHED.has(s.entry.status ?? "");
+    const asks = open ? (asked.get(s.entry.id) ?? null) : null;
     return {
       entry: s.entry,
       word: taskWord(s.entry, s) ?? "ready",
@@ -197,49 +213,121 @@ function place(nodes: PlanNode[], layers: string[][], columns: number): { width:
 /** An edge's path, from the bottom of `a` to the top of `b`: a curve to
  *  the next layer; an edge that passes layers between goes down a lane
  *  clear of their boxes (`lane`), so it never runs behind a task it does
- *  not touch. */
+ *  not touch. From a box above more rows of its own wrapped layer, it
+ *  first goes down beside them, to below the layer's last row. */
 export function edgePath(p: PlanPicture, a: PlanNode, b: PlanNode): string {
-  const x1 = a.x + NODE_W / 2;
-  const y1 = a.y + NODE_H;
+  let x1 = a.x + NODE_W / 2;
+  let y1 = a.y + NODE_H;
+  const own = p.layers[a.layer];
+  const bottom = nodeOf(p, own[own.length - 1])!.y + NODE_H;
+  let start = `M${x1},${y1}`;
+  if (y1 < bottom) {
+    const x = lane(p, a.layer, a.layer, x1);
+    const r = GAP_ROW / 2;
+    start = `M${x1},${y1} L${x1},${y1 + r} L${x},${y1 + r} L${x},${bottom}`;
+    x1 = x;
+    y1 = bottom;
+  }
   const x2 = b.x + NODE_W / 2;
   const y2 = b.y;
   if (b.layer <= a.layer + 1) {
     const bend = Math.max(12, (y2 - y1) / 2);
-    return `M${x1},${y1} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2}`;
+    return `${start} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2}`;
   }
   const x = lane(p, a.layer + 1, b.layer - 1, (x1 + x2) / 2);
   const g = GAP_LAYER;
-  return `M${x1},${y1} C${x1},${y1 + g / 2} ${x},${y1 + g / 2} ${x},${y1 + g} L${x},${y2 - g} C${x},${y2 - g / 2} ${x2},${y2 - g / 2} ${x2},${y2}`;
+  return `${start} C${x1},${y1 + g / 2} ${x},${y1 + g / 2} ${x},${y1 + g} L${x},${y2 - g} C${x},${y2 - g / 2} ${x2},${y2 - g / 2} ${x2},${y2}`;
 }
 
 /** The x nearest `near` that no box of layers `from`…`to` covers: a gap
  *  between two boxes side by side, or the picture's side margin. */
 export function lane(p: PlanPicture, from: number, to: number, near: number): number {
-  const boxes = p.nodes.filter((n) => n.layer >= from && n.layer <= to).map((n) => n.x);
-  const clear = (x: number) => boxes.every((b) => x <= b || x >= b + NODE_W);
+  const clear = lanes(p, from, to);
+  // The first lane at or right of `near`, or the one left of it.
+  let lo = 0;
+  let hi = clear.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (clear[mid] < near) lo = mid + 1;
+    else hi = mid;
+  }
+  const right = clear[lo];
+  const left = clear[lo - 1];
+  if (left === undefined) return right ?? MARGIN / 2;
+  if (right === undefined) return left;
+  return near - left <= right - near ? left : right;
+}
+
+/** Each picture's clear lanes by layer range, worked out once a range. */
+const lanesOf = new WeakMap<PlanPicture, Map<string, number[]>>();
+
+/** The x positions no box of layers `from`…`to` covers, in order: the
+ *  side margins and the gaps beside each box. Boxes share columns (a
+ *  wrapped layer's rows line up), so the range's distinct box positions
+ *  are few, and a gap is checked against its nearest box on the left. */
+function lanes(p: PlanPicture, from: number, to: number): number[] {
+  let cache = lanesOf.get(p);
+  if (!cache) lanesOf.set(p, (cache = new Map()));
+  const key = `${from}:${to}`;
+  const known = cache.get(key);
+  if (known) return known;
+  const xs = new Set<number>();
+  for (let l = from; l <= to; l++) for (const id of p.layers[l] ?? []) xs.add(xOf(p, id));
+  const boxes = [...xs].sort((a, b) => a - b);
+  const covered = (x: number): boolean => {
+    // The rightmost box starting left of x: only it can reach over x.
+    let lo = 0;
+    let hi = boxes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (boxes[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo > 0 && x < boxes[lo - 1] + NODE_W;
+  };
   const candidates = [MARGIN / 2, p.width - MARGIN / 2, ...boxes.flatMap((b) => [b - GAP_X / 2, b + NODE_W + GAP_X / 2])];
-  let best = MARGIN / 2;
-  for (const x of candidates) if (x > 0 && x < p.width && clear(x) && Math.abs(x - near) < Math.abs(best - near)) best = x;
-  return best;
+  const clear = [...new Set(candidates.filter((x) => x > 0 && x < p.width && !covered(x)))].sort((a, b) => a - b);
+  cache.set(key, clear);
+  return clear;
+}
+
+/** A node by its id, from a per-picture index. */
+const indexOf = new WeakMap<PlanPicture, Map<string, PlanNode>>();
+export function nodeOf(p: PlanPicture, id: string): PlanNode | undefined {
+  let index = indexOf.get(p);
+  if (!index) indexOf.set(p, (index = new Map(p.nodes.map((n) => [n.entry.id, n]))));
+  return index.get(id);
+}
+const xOf = (p: PlanPicture, id: string): number => nodeOf(p, id)!.x;
+
+/** The edges into a node (what it comes after), from a per-picture index. */
+const intoOf = new WeakMap<PlanPicture, Map<string, PlanEdge[]>>();
+export function edgesInto(p: PlanPicture, id: string): PlanEdge[] {
+  let index = intoOf.get(p);
+  if (!index) {
+    index = new Map();
+    for (const e of p.edges) index.set(e.to, [...(index.get(e.to) ?? []), e]);
+    intoOf.set(p, index);
+  }
+  return index.get(id) ?? [];
 }
 
 /** Where the arrow keys go from `id`: left and right along its layer,
  *  up to a task it comes after and down to one that comes after it (the
  *  nearest), else the layer above's or below's nearest task. */
 export function neighbour(p: PlanPicture, id: string, key: "ArrowUp" | "ArrowDown" | "ArrowLeft" | "ArrowRight"): string | null {
-  const n = p.nodes.find((x) => x.entry.id === id);
+  const n = nodeOf(p, id);
   if (!n) return null;
   const layer = p.layers[n.layer];
   if (key === "ArrowLeft") return layer[n.slot - 1] ?? null;
   if (key === "ArrowRight") return layer[n.slot + 1] ?? null;
   const down = key === "ArrowDown";
   const linked = p.edges.filter((e) => (down ? e.from === id : e.to === id)).map((e) => (down ? e.to : e.from));
-  const byId = new Map(p.nodes.map((x) => [x.entry.id, x]));
   const candidates = linked.length ? linked : (p.layers[n.layer + (down ? 1 : -1)] ?? []);
   const far = (m: PlanNode) => Math.abs(m.x - n.x) + Math.abs(m.y - n.y);
   let best: PlanNode | null = null;
   for (const c of candidates) {
-    const m = byId.get(c)!;
+    const m = nodeOf(p, c)!;
     if (!best || far(m) < far(best)) best = m;
   }
   return best?.entry.id ?? null;

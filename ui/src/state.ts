@@ -23,6 +23,9 @@ export const app = {
   loadingMore: false,
   editing: false,
   plan: [] as PlanStep[],
+  /** The plan's open questions an agent asked the person, by the task
+   *  they ask about (`plangraph.askedOn`): the Reply box answers them. */
+  asks: new Map<string, Entry>(),
   /** The tasks view draws the plan as a picture (else as a list); the
    *  person's choice, kept. */
   planPicture: localStorage.getItem("plan-form") !== "list",

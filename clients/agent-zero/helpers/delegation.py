@@ -68,6 +68,9 @@ class Live:
 
 _lock = threading.Lock()
 live: dict[str, Live] = {}
+# The questions a subordinate asked the person in its task's thread, by
+# the task: an answer after its `ask_person` gave up is for that task.
+asked: dict[str, str] = {}
 finished: set[str] = set()  # tasks of this process that ended: a Stop on one has nothing to stop
 # Outcomes the engine did not take (it was down), by task id: written once it answers.
 unwritten: dict[str, tuple[Live, str, str]] = {}

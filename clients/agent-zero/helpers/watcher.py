@@ -10,8 +10,10 @@ HTTP, which carries no events, it reads the inbox every `poll_seconds`):
   mechanism, `context.communicate(UserMessage(...))`, which the loop handles
   at its next step; a chat that has finished continues with it;
 - a reply to a delegation's task (helpers/delegation.py) reaches that
-  subordinate at its next step, and a Stop on it halts that subordinate
-  and what it delegated, while the chat goes on;
+  subordinate at its next step — and so does an answer to a question the
+  subordinate asked there that came after its `ask_person` gave up — and a
+  Stop on it halts that subordinate and what it delegated, while the chat
+  goes on;
 - a reply carrying `meta.control` `pause`, `resume` or `stop` (the app's
   buttons, `pad agent-zero stop`) by one of the `controllers` (the person,
   "user", unless the settings name more) pauses, resumes or halts the chat;
@@ -277,9 +279,12 @@ class Watcher(threading.Thread):
 
 def on_task(e: dict[str, Any], control: Optional[str], cfg: dict[str, Any]) -> bool:
     """A reply on a delegation's task: its words reach that subordinate's
-    next step, a Stop halts that subordinate and what it delegated. False
-    when the task is not one being worked on here (the chat takes it)."""
+    next step, a Stop halts that subordinate and what it delegated; so does
+    an answer to a question the subordinate asked there after its
+    `ask_person` stopped waiting. False when the task is not one being
+    worked on here (the chat takes it)."""
     task = e.get("reply_to")
+    task = delegation.asked.get(task, task)
     if task in delegation.finished and control == "stop":
         pad.log(f"Scratchpad: the Stop {e['id']} came after task {task} was finished; nothing to stop")
         return True

@@ -151,6 +151,48 @@ def test_a_reply_on_a_task_reaches_that_subordinate_at_its_next_step(plugin, eng
     assert loop.asked[2:4] == [1, 1]  # A1 took it in and went on
 
 
+def test_an_answer_after_the_subordinates_ask_gave_up_reaches_that_subordinate(plugin, engine):
+    """The question is asked in the task's thread; once `ask_person` stopped
+    waiting, the person's answer to it is a reply to the question, and it
+    still goes to the subordinate that asked, not to the superior."""
+    from agent import Agent
+
+    plugin.watcher.ensure_running()
+    context = new_context()
+    loop = plugin.Loop(plugin.root)
+
+    answered = []
+
+    async def between(i):
+        if i == 3 and not answered:  # A1's step after its ask gave up
+            answered.append(i)
+            sub = context.agent0.get_data(Agent.DATA_NAME_SUBORDINATE)
+            with engine.client() as c:
+                q = next(q for q in c.list("agent-zero", kind="question")["entries"]
+                         if q["content"] == "Drop the old billing table too?")
+            assert q["reply_to"] == tasks_of(engine)["tidy the billing schema"]["id"]
+            with engine.client(author="user") as person:
+                person.reply(q["id"], "yes, drop it")
+            for _ in range(2400):
+                if sub.intervention is not None:
+                    break
+                await asyncio.sleep(0.05)
+            assert context.agent0.intervention is None  # the subordinate's, not the superior's
+
+    steps = [("call_subordinate", {"message": "tidy the billing schema"}),
+             ("ask_person", {"question": "Drop the old billing table too?", "wait_seconds": 1}),
+             ("code_execution_tool", {"code": "vacuum"}),
+             ("code_execution_tool", {"code": "drop table"}),
+             ("response", {"text": "tidied"}),
+             ("response", {"text": "done"})]
+    assert asyncio.run(loop.run(context, "tidy billing", steps, between)) == "done"
+    assert answered and len(loop.history) == 1 and "yes, drop it" in loop.history[0]
+    with engine.client() as c:  # no question left for the session's later tests to answer
+        for q in c.list("agent-zero", kind="question")["entries"]:
+            if q["content"] == "Drop the old billing table too?":
+                c.delete(q["id"])
+
+
 def test_stop_on_a_task_halts_that_subordinate_and_what_it_delegated_and_the_chat_goes_on(plugin, engine):
     from agent import Agent
 

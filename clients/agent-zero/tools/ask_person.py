@@ -25,7 +25,10 @@ class AskPerson(Tool):
         context = self.agent.context
         fields = {"kind": "question", "tags": ["needs_eyes"], "choices": choices}
         # A subordinate asks in its task's thread: the person sees which task waits on them.
-        q = chat.post(context, cfg, question, under=delegation.task_of(self.agent), **fields)
+        task = delegation.task_of(self.agent)
+        q = chat.post(context, cfg, question, under=task, **fields)
+        if q is not None and task and q.get("reply_to") == task:
+            delegation.asked[q["id"]] = task
         if q is None:  # no chat thread (the engine was down when the chat began)
             q = await asyncio.to_thread(pad.call, cfg, lambda c: c.add(question, pad="inbox", **fields))
         if q is None:
@@ -45,7 +48,7 @@ class AskPerson(Tool):
                 continue
             answer = r.get("answer")
         if answer is None:
-            chat.waited.discard(q["id"])  # a late answer reaches the chat as a message
+            chat.waited.discard(q["id"])  # a late answer reaches the chat (a subordinate's: its task) as a message
             chat.set_state(context, cfg, "working", "asked; no answer yet")
             return Response(message=f"No answer yet to question {q['id']}. The answer will reach you in this "
                             "chat when the person gives it; do not do what you asked about until then.",

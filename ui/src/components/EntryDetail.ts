@@ -10,7 +10,7 @@ import { deliveryClass, deliveryLabel } from "../deliveries";
 import { renderMarkdown } from "../markdown";
 import { app, selectedEntry } from "../state";
 import { parseQuickNote } from "../tags";
-import { title } from "../context";
+import { title, titleOf } from "../context";
 import { doneLooking } from "../eyes";
 import { checkAddressed } from "../handoff";
 import type { Delivery } from "../protocol";
@@ -41,10 +41,14 @@ let replacing = false;
 /** Whether `e` is a question nobody else has answered yet. */
 export const isOpenQuestion = (e: Entry): boolean => e.kind === "question" && e.answer === null;
 
+/** What the Reply box answers for `e`: on the plan, a task's open question
+ *  (an agent asked the person in its thread and waits), else `e` itself. */
+export const replyTarget = (e: Entry): Entry => (app.view === "tasks" ? app.asks.get(e.id) : undefined) ?? e;
+
 export function drawDetail(): void {
   const e = selectedEntry();
   const delivered = e ? app.deliveries.of(e.id).map((d) => `${d.agent}=${d.state}@${d.updated_at}`).join(",") : "";
-  const key = e ? `${e.id}:${e.version}:${threadVersion}:${app.editing}:${app.view === "trash"}:${waitedOn(e)}:${delivered}` : `none:${app.shown.length === 0}:${app.view}:${app.settings.pad}:${bannerShown()}`;
+  const key = e ? `${e.id}:${e.version}:${threadVersion}:${app.editing}:${app.view === "trash"}:${waitedOn(e)}:${delivered}:${replyTarget(e).id}` : `none:${app.shown.length === 0}:${app.view}:${app.settings.pad}:${bannerShown()}`;
   if (key === drawn) return;
   const entryChanged = !drawn.startsWith(e ? `${e.id}:` : "none:");
   drawn = key;
@@ -357,28 +361,31 @@ function drawTheirs(now: Entry, conflict = false): void {
   box.replaceChildren(el("div", "theirs-head", head), text, actions);
 }
 
-/** The Reply box under the thread; for an open question, its choices. */
-function drawReplyForm(e: Entry): void {
+/** The Reply box under the thread; for an open question, its choices. A
+ *  task with an open question in its thread answers that question. */
+export function drawReplyForm(e: Entry): void {
   const choices = $("reply-choices");
-  const open = isOpenQuestion(e);
+  const target = replyTarget(e);
+  const open = isOpenQuestion(target);
   choices.replaceChildren();
-  if (open && e.choices.length) {
+  if (target !== e) choices.append(el("span", "hint asked", `${target.author} asks: ${titleOf(target.content)}`));
+  if (open && target.choices.length) {
     choices.append(el("span", "hint", "Answer:"));
-    for (const c of e.choices) {
+    for (const c of target.choices) {
       const b = el("button", choiceClass(c), c);
       b.type = "button";
-      b.addEventListener("click", () => void reply(e, c));
+      b.addEventListener("click", () => void reply(target, c, e.id));
       choices.append(b);
     }
     choices.append(el("span", "hint", "or write your own below"));
   }
   ($("reply-send") as HTMLButtonElement).textContent = open ? "Answer" : "Reply";
-  ($("reply-text") as HTMLTextAreaElement).placeholder = `${open ? "Answer" : "Reply to"} ${e.author}… (r focuses, Ctrl+Enter sends, #words become tags)`;
+  ($("reply-text") as HTMLTextAreaElement).placeholder = `${open ? "Answer" : "Reply to"} ${target.author}… (r focuses, Ctrl+Enter sends, #words become tags)`;
 }
 
 /** Writes a reply to `e` as the person; the engine hands it to a waiting
- *  `ask` at once. */
-export async function reply(e: Entry, text: string): Promise<boolean> {
+ *  `ask` at once. `thread`: the root of the thread on screen. */
+export async function reply(e: Entry, text: string, thread = e.id): Promise<boolean> {
   if (!text.trim()) return false;
   const { content, tags, to } = parseQuickNote(text);
   try {
@@ -392,7 +399,7 @@ export async function reply(e: Entry, text: string): Promise<boolean> {
     // Replying is looking: the note leaves Needs eyes (a question leaves
     // it when answered, by the engine).
     if (e.tags.includes("needs_eyes") && e.kind !== "question") await doneLooking(e.id);
-    await loadThread(e.id);
+    await loadThread(thread);
     drawDetail();
     return true;
   } catch (err) {
@@ -405,7 +412,7 @@ export async function sendReply(ev: Event): Promise<void> {
   ev.preventDefault();
   const e = selectedEntry();
   const ta = $<HTMLTextAreaElement>("reply-text");
-  if (e && (await reply(e, ta.value))) ta.value = "";
+  if (e && (await reply(replyTarget(e), ta.value, e.id))) ta.value = "";
 }
 
 export function focusReply(): boolean {

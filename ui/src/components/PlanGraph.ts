@@ -3,15 +3,16 @@
 // it, since when, and what it asks of the person — and arrows from what
 // comes first to what follows. Failed tasks and tasks waiting on the
 // person stand out. One tab stop (the task last focused, else the one
-// selected, else the first); the arrow keys follow the arrows and the
+// selected, else the first); the arrow keys (and j, k) follow the arrows and the
 // layers, Home and End go to the first and last task; Enter, Space or a
-// click opens the task with its thread.
+// click opens the task with its thread. A live update changes the boxes
+// in place.
 
 import { holderChips } from "../authors";
 import { titleOf } from "../context";
 import { count } from "../count";
 import { el } from "../dom";
-import { NODE_H, NODE_W, edgePath, neighbour, type PlanNode, type PlanPicture } from "../plangraph";
+import { NODE_H, NODE_W, edgePath, edgesInto, neighbour, nodeOf, type PlanNode, type PlanPicture } from "../plangraph";
 import { holding, taskSince } from "../taskwords";
 
 export interface PlanDrawing {
@@ -21,6 +22,8 @@ export interface PlanDrawing {
   selected: string | null;
   /** Opens a task in the detail, with its thread. */
   open: (id: string) => void;
+  /** Done tasks left out of a big plan (`drawnSteps`), and how to show them. */
+  folded?: { count: number; show: () => void };
   now?: number;
 }
 
@@ -29,27 +32,64 @@ const SVG = "http://www.w3.org/2000/svg";
 /** The task the picture's tab stop was last on. */
 let focused: string | null = null;
 
-/** Draws `p` into `root`, in place of what was there; the task focused
- *  before stays focused, and `root` keeps its scroll. */
+/** The picture each canvas shows now (its keys move on it). */
+const shown = new WeakMap<HTMLElement, PlanPicture>();
+
+/** Draws `p` into `root`, over what was there: the boxes already drawn
+ *  stay (a live update changes only what differs, so a screen reader does
+ *  not hear the whole plan again and the focus does not move); `root`
+ *  keeps its scroll. */
 export function drawPlan(root: HTMLElement, p: PlanPicture, how: PlanDrawing): void {
-  const hadFocus = root.contains(document.activeElement);
   const ids = new Set(p.nodes.map((n) => n.entry.id));
-  const stop = [focused, how.selected, p.nodes[0]?.entry.id].find((id) => id && ids.has(id)) ?? null;
   if (!p.nodes.length) {
     root.replaceChildren(el("p", "hint", `No tasks in ${how.pad} yet. A task is an entry of kind task; an agent's delegations and claims show here as they happen.`));
     return;
   }
-  const byId = new Map(p.nodes.map((n) => [n.entry.id, n]));
-  const canvas = el("div", "plan-canvas");
+  let canvas = root.querySelector<HTMLElement>(":scope > .plan-canvas");
+  if (!canvas) {
+    canvas = el("div", "plan-canvas");
+    canvas.setAttribute("role", "group");
+    const c = canvas;
+    canvas.addEventListener("keydown", (ev) => keys(ev, shown.get(c)!, c));
+    root.replaceChildren(legend(how), canvas);
+  } else {
+    const was = root.querySelector(":scope > .plan-legend");
+    const now = legend(how);
+    if (was?.outerHTML !== now.outerHTML) was?.replaceWith(now);
+  }
+  shown.set(canvas, p);
+  const hadFocus = canvas.contains(document.activeElement);
+  const stop = [focused, how.selected, p.nodes[0]?.entry.id].find((id) => id && ids.has(id)) ?? null;
   canvas.style.width = `${p.width}px`;
   canvas.style.height = `${p.height}px`;
-  canvas.setAttribute("role", "group");
-  canvas.setAttribute("aria-label", summary(p, how.pad));
-  canvas.append(edges(p, byId));
-  for (const n of p.nodes) canvas.append(node(n, p, how, n.entry.id === stop));
-  canvas.addEventListener("keydown", (ev) => keys(ev, p, canvas));
-  root.replaceChildren(legend(), canvas);
-  if (hadFocus && stop) nodeEl(canvas, stop)?.focus();
+  setAttr(canvas, "aria-label", summary(p, how.pad));
+  const byId = new Map(p.nodes.map((n) => [n.entry.id, n]));
+  const svg = edges(p, byId);
+  const oldSvg = canvas.querySelector(":scope > svg.plan-edges");
+  if (!oldSvg) canvas.prepend(svg);
+  else if (oldSvg.outerHTML !== svg.outerHTML) oldSvg.replaceWith(svg);
+  const drawn = new Map([...canvas.querySelectorAll<HTMLElement>(":scope > .plan-node")].map((b) => [b.dataset.id!, b]));
+  for (const [id, b] of drawn) if (!ids.has(id)) b.remove();
+  for (const n of p.nodes) {
+    const fresh = node(n, p, how, n.entry.id === stop);
+    const old = drawn.get(n.entry.id);
+    if (old) update(old, fresh);
+    else canvas.append(fresh);
+  }
+  if (hadFocus && stop && !canvas.contains(document.activeElement)) nodeEl(canvas, stop)?.focus({ preventScroll: true });
+}
+
+/** Sets an attribute only when it differs (a screen reader hears a change). */
+function setAttr(target: Element, name: string, value: string | null): void {
+  if (target.getAttribute(name) === value) return;
+  if (value === null) target.removeAttribute(name);
+  else target.setAttribute(name, value);
+}
+
+/** Makes the box `old` say what `fresh` says, touching only what differs. */
+function update(old: HTMLElement, fresh: HTMLElement): void {
+  for (const name of ["class", "style", "tabindex", "aria-label", "title", "aria-current"]) setAttr(old, name, fresh.getAttribute(name));
+  if (old.innerHTML !== fresh.innerHTML) old.replaceChildren(...fresh.childNodes);
 }
 
 /** "Plan of proj-x: 10 tasks, 1 failed, 1 needs you." and how to move. */
@@ -62,7 +102,7 @@ export function summary(p: PlanPicture, pad: string): string {
   return `Plan of ${pad}: ${parts.join(", ")}. Arrow keys move along the arrows and between tasks side by side; Enter opens a task's thread.`;
 }
 
-function legend(): HTMLElement {
+function legend(how: PlanDrawing): HTMLElement {
   const l = el("p", "plan-legend");
   l.append(
     el("span", "plan-key key-waits", "solid arrow: comes after"),
@@ -70,6 +110,14 @@ function legend(): HTMLElement {
     el("span", "plan-key key-you", "needs you: a question or needs_eyes"),
     el("span", "plan-key key-failed", "failed"),
   );
+  if (how.folded?.count) {
+    const show = el("button", "link plan-show-done", "show them");
+    show.type = "button";
+    show.addEventListener("click", how.folded.show);
+    const note = el("span", "plan-folded", `${count(how.folded.count, "done task", "done tasks")} not drawn (a big plan): `);
+    note.append(show);
+    l.append(note);
+  }
   return l;
 }
 
@@ -109,20 +157,21 @@ function edges(p: PlanPicture, byId: Map<string, PlanNode>): SVGSVGElement {
 
 /** What a box says, for a screen reader: the whole of it in one sentence. */
 export function nodeLabel(n: PlanNode, p: PlanPicture, now = Date.now()): string {
-  const title = (id: string) => `“${titleOf(p.nodes.find((m) => m.entry.id === id)?.entry.content ?? "")}”`;
+  const title = (id: string) => `“${titleOf(nodeOf(p, id)?.entry.content ?? "")}”`;
   const e = n.entry;
   const parts = [`Task ${n.order + 1} of ${p.nodes.length}: ${titleOf(e.content)}`];
   let state = n.word as string;
-  if (n.word === "failed" && e.error) state += `: ${e.error}`;
+  if (n.word === "failed" && e.error) state += `: ${titleOf(e.error)}`;
   if (n.asks) state += `; needs you: ${n.asks.author} asks “${titleOf(n.asks.content)}”`;
   else if (n.needsYou) state += "; needs you";
   parts.push(state);
   const h = holding(e);
   parts.push([h.lead, h.who, h.tail].filter(Boolean).join(" "));
   parts.push(taskSince(e, n.word, n.since, now));
-  const waits = p.edges.filter((x) => x.to === e.id && x.kind === "waits").map((x) => title(x.from));
+  const into = edgesInto(p, e.id);
+  const waits = into.filter((x) => x.kind === "waits").map((x) => title(x.from));
   if (waits.length) parts.push(`comes after ${waits.join(", ")}`);
-  const from = p.edges.find((x) => x.to === e.id && x.kind === "delegated");
+  const from = into.find((x) => x.kind === "delegated");
   if (from) parts.push(`delegated from ${title(from.from)}`);
   return `${parts.join(". ")}.`;
 }
@@ -189,6 +238,13 @@ function keys(ev: KeyboardEvent, p: PlanPicture, canvas: HTMLElement): void {
     case "ArrowLeft":
     case "ArrowRight":
       next = neighbour(p, at, ev.key);
+      break;
+    // The list's keys for next and previous: along the arrows here.
+    case "j":
+      next = neighbour(p, at, "ArrowDown");
+      break;
+    case "k":
+      next = neighbour(p, at, "ArrowUp");
       break;
     case "Home":
       next = p.nodes[0].entry.id;

@@ -1,6 +1,7 @@
 // The components' pure parts: which pads are listed, expiry labels, how
 // deep replies sit in a thread, the MCP entry the welcome pane offers, what
-// a tag chip asks for, what a pad's banner says, a reply's title.
+// a tag chip asks for, what a pad's banner says, a reply's title; what the
+// Reply box answers on a task an agent asked the person about.
 
 import { entry } from "../fixtures";
 import type { Pad } from "../types";
@@ -10,6 +11,8 @@ import { mcpEntry } from "./Welcome";
 import { TAG_FILTER, tagChip } from "./Tag";
 import { bannerText, noteTrashed } from "./Banner";
 import { titleOf } from "../context";
+import { app } from "../state";
+import { drawReplyForm, replyTarget } from "./EntryDetail";
 
 const pad = (name: string, over: Partial<Pad> = {}): Pad => ({
   name, entries: 1, last_write_at: "", expires_at: null, ttl_seconds: null, max_entries: null, archived: false, archived_at: null, ...over,
@@ -90,5 +93,43 @@ describe("titleOf", () => {
     expect([...t]).toHaveLength(60);
     expect(t.endsWith("…")).toBe(true);
     expect(titleOf("  ")).toBe("(empty)");
+  });
+});
+
+describe("the Reply box on a task an agent asked about", () => {
+  const form = () => {
+    document.body.innerHTML = `<form id="reply-form"><div id="reply-choices"></div><textarea id="reply-text"></textarea><button id="reply-send">Reply</button></form>`;
+  };
+  const task = entry({ kind: "task", status: "doing", content: "Write the release notes", author: "agent-planner" });
+  const question = entry({ kind: "question", content: "Drop Python 3.8 from the notes?", author: "agent-writer", reply_to: task.id, choices: ["yes", "no"] });
+  afterEach(() => {
+    app.view = "feed";
+    app.asks = new Map();
+  });
+
+  it("answers the open question, with its choices, in the plan", () => {
+    form();
+    app.view = "tasks";
+    app.asks = new Map([[task.id, question]]);
+    expect(replyTarget(task)).toBe(question);
+    drawReplyForm(task);
+    const choices = document.getElementById("reply-choices")!;
+    expect(choices.textContent).toContain("agent-writer asks: Drop Python 3.8 from the notes?");
+    expect([...choices.querySelectorAll("button")].map((b) => b.textContent)).toEqual(["yes", "no"]);
+    expect(document.getElementById("reply-send")!.textContent).toBe("Answer");
+    expect((document.getElementById("reply-text") as HTMLTextAreaElement).placeholder).toMatch(/^Answer agent-writer/);
+  });
+
+  it("replies to the task itself when nothing is asked, or away from the plan", () => {
+    form();
+    app.view = "tasks";
+    app.asks = new Map([[question.id, question]]);
+    expect(replyTarget(task)).toBe(task);
+    drawReplyForm(task);
+    expect(document.getElementById("reply-choices")!.children).toHaveLength(0);
+    expect(document.getElementById("reply-send")!.textContent).toBe("Reply");
+    app.view = "feed";
+    app.asks = new Map([[task.id, question]]);
+    expect(replyTarget(task)).toBe(task);
   });
 });

@@ -7,7 +7,7 @@
 import { rpc } from "../api";
 import { $, el, fail } from "../dom";
 import { app, currentPad } from "../state";
-import { columnsIn, planPicture } from "../plangraph";
+import { askedOn, columnsIn, drawnSteps, planPicture } from "../plangraph";
 import { planCounts } from "../taskwords";
 import { select, showEntries } from "../components/List";
 import { drawPlan } from "../components/PlanGraph";
@@ -15,8 +15,10 @@ import type { Entry } from "../types";
 import { backToFeed } from "./feed";
 import { frame } from "./frame";
 
-/** The questions of the pad on screen, for what waits on the person. */
+/** The questions of the pad on screen (`questionsOf`), for what waits on
+ *  the person. */
 let questions: Entry[] = [];
+let questionsOf: string | null = null;
 
 /** The pad's tasks; again to go back to the feed. */
 export async function showTasks(): Promise<void> {
@@ -24,15 +26,23 @@ export async function showTasks(): Promise<void> {
   await loadTasks();
 }
 
-/** Reads the plan (and the pad's questions) again and shows it. */
-export async function loadTasks(): Promise<void> {
+/** Reads the plan again and shows it; the pad's questions too when
+ *  `questionsToo` (or they are another pad's). A live update (`live`)
+ *  whose answer comes after the person left the tasks is dropped, and so
+ *  is any answer for a pad no longer on screen. */
+export async function loadTasks(questionsToo = true, live = false): Promise<void> {
   const pad = currentPad();
   const [r, q] = await Promise.all([
     rpc("plan.order", { pad }),
-    rpc("entry.list", { pad, kind: "question", limit: 1000 }),
+    questionsToo || questionsOf !== pad ? rpc("entry.list", { pad, kind: "question", limit: 1000 }) : null,
   ]);
+  if (currentPad() !== pad || (live && app.view !== "tasks")) return;
   app.plan = r.entries;
-  questions = q.entries;
+  if (q) {
+    questions = q.entries;
+    questionsOf = pad;
+    app.asks = askedOn(questions, app.settings.author);
+  }
   app.view = "tasks";
   draw();
 }
@@ -49,13 +59,23 @@ function draw(): void {
   showEntries(app.plan.map((s) => s.entry));
   if (app.planPicture) {
     watchWidth();
-    drawPlan($("plan"), planPicture(app.plan, questions, app.settings.author, columnsIn($("plan").clientWidth)), {
+    const { steps, folded } = drawnSteps(app.plan, doneShownOn === pad);
+    drawPlan($("plan"), planPicture(steps, questions, app.settings.author, columnsIn($("plan").clientWidth)), {
       pad,
       me: app.settings.author,
       selected: app.selected,
       open: select,
+      folded: { count: folded, show: showDone },
     });
   }
+}
+
+/** The pad whose big plan the person asked to see with its done tasks. */
+let doneShownOn: string | null = null;
+function showDone(): void {
+  doneShownOn = currentPad();
+  draw();
+  focusPicture();
 }
 
 /** The picture is drawn as many boxes wide as fit: a window made wider or
@@ -89,21 +109,28 @@ export function focusPicture(): boolean {
   return !!stop;
 }
 
-/** A task or question of the pad changed: one reload for a burst. */
+/** A task or question of the pad changed: one reload for a burst (the
+ *  questions read again only when one of them changed, `question`). */
 let reloading: Promise<void> | null = null;
 let again = false;
-export function loadTasksSoon(): void {
+let questionsChanged = false;
+export function loadTasksSoon(question: boolean): void {
+  questionsChanged ||= question;
   if (reloading) {
     again = true;
     return;
   }
   reloading = new Promise<void>((done) => setTimeout(done, 100))
-    .then(() => (app.view === "tasks" ? loadTasks() : undefined))
+    .then(() => {
+      const withQuestions = questionsChanged;
+      questionsChanged = false;
+      return app.view === "tasks" ? loadTasks(withQuestions, true) : undefined;
+    })
     .catch(fail)
     .finally(() => {
       reloading = null;
       const more = again;
       again = false;
-      if (more && app.view === "tasks") loadTasksSoon();
+      if (more && app.view === "tasks") loadTasksSoon(false);
     });
 }
