@@ -165,3 +165,27 @@ def test_a_note_written_again_after_a_lost_connection_is_stored_once(plugin, eng
         assert [e["id"] for e in roots] == [root["id"]]
     finally:
         relay.close()
+
+
+def test_the_scratchpad_tools_note_written_again_after_a_lost_connection_is_stored_once(plugin, engine,
+                                                                                       monkeypatch):
+    from lost_answers import LostAnswers
+
+    # The tool's note is stored and the connection drops before its answer:
+    # the plugin's retry sends the tool call's one key again.
+    words = "the tool's note whose answer is lost"
+    relay = LostAnswers(engine.socket, methods=("entry.add",), hang_up=True,
+                        only=lambda params: params.get("content") == words)
+    monkeypatch.setenv("PAD_SOCKET", relay.socket_path)
+    plugin.pad.drop_client()
+    try:
+        context = new_context("lost tool answer")
+        steps = [("scratchpad", {"action": "add", "content": words, "pad": "lost-tool-answer"}),
+                 ("response", {"text": "noted"})]
+        assert asyncio.run(plugin.Loop(plugin.root).run(context, "note the deploy", steps)) == "noted"
+        tried = [p for p in relay.sent if p.get("content") == words]
+        assert len(tried) == 2 and tried[0]["idempotency_key"] == tried[1]["idempotency_key"], tried
+        with engine.client() as c:
+            assert [e["content"] for e in c.iter_entries("lost-tool-answer")] == [words]
+    finally:
+        relay.close()

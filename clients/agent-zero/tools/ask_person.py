@@ -7,6 +7,7 @@ import time
 from helpers.tool import Response, Tool
 
 from usr.plugins.scratchpad.helpers import chat, delegation, pad
+from usr.plugins.scratchpad.helpers import scratchpad_client as sp
 
 CHUNK = 15  # seconds per wait on the engine: Stop is checked between waits
 
@@ -30,7 +31,9 @@ class AskPerson(Tool):
         if q is not None and task and q.get("reply_to") == task:
             delegation.asked[q["id"]] = task
         if q is None:  # no chat thread (the engine was down when the chat began)
-            q = await asyncio.to_thread(pad.call, cfg, lambda c: c.add(question, pad="inbox", **fields))
+            key = sp.new_key()  # pad.call's retry reuses it
+            q = await asyncio.to_thread(pad.call, cfg, lambda c: c.add(question, pad="inbox", idempotency_key=key,
+                                                                       **fields))
         if q is None:
             return Response(message="The scratchpad is not reachable, so the person cannot be asked there; "
                             "ask in your answer instead.", break_loop=False)

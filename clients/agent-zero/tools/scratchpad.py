@@ -15,8 +15,10 @@ def _count(n, one, many):
     return f"{n} {one if n == 1 else many}"
 
 
-def run_action(c, args, cfg, thread_pad=None):
-    """Performs one action on connection `c`; returns the text for the model."""
+def run_action(c, args, cfg, thread_pad=None, key=None):
+    """Performs one action on connection `c`; returns the text for the model.
+    `key`: the idempotency key of the action's write, made once per tool call
+    so a retry after a lost connection writes nothing twice."""
     action = str(args.get("action") or "").strip().lower()
     pad_name = str(args.get("pad") or cfg["pad"]).strip()
     tags = args.get("tags") or None
@@ -27,12 +29,15 @@ def run_action(c, args, cfg, thread_pad=None):
         if args.get("to"):
             to = args["to"]
             fields["to"] = [to] if isinstance(to, str) else list(to)
+        if key:
+            fields["idempotency_key"] = key
         e = c.add(str(args.get("content", "")), pad=pad_name, tags=tags, **fields)
         return f"Saved note {e['id']} to pad '{e['pad']}'."
     if action == "reply":
         if not args.get("id"):
             return "Give `id`: the note to reply to (its id from a search, the list or the prompt)."
-        e = c.reply(str(args["id"]), str(args.get("content", "")), kind=args.get("kind") or None)
+        keyed = {"idempotency_key": key} if key else {}
+        e = c.reply(str(args["id"]), str(args.get("content", "")), kind=args.get("kind") or None, **keyed)
         return f"Replied with note {e['id']} in pad '{e['pad']}'; its author will see it."
     if action == "search":
         where = args.get("pad")
@@ -83,10 +88,11 @@ class Scratchpad(Tool):
         args = dict(self.args or {}, **kwargs)
         cfg = pad.config(self.agent)
         action = str(args.get("action") or "").strip().lower()
+        key = sp.new_key()  # one per call: pad.call's retry reuses it
 
         def work(c):
             try:
-                return run_action(c, args, cfg)
+                return run_action(c, args, cfg, key=key)
             except sp.ScratchpadError as e:
                 if isinstance(e, sp.EngineUnavailable):
                     raise

@@ -18,16 +18,18 @@ from typing import Dict, List
 class LostAnswers:
     """Listens on `self.socket_path` (in a private directory, as the
     engine's is) and relays each connection to `engine_socket`. The first
-    `lose` answers to calls of a method in `methods` are replaced by a
+    `lose` answers to calls of a method in `methods` (whose params pass
+    `only`) are replaced by a
     `-32006` error, or with `hang_up` never sent: the connection is closed
     instead; `self.sent` keeps the params of every such call."""
 
     def __init__(self, engine_socket: str, methods=("entry.add", "task.claim"), lose: int = 1,
-                 hang_up: bool = False):
+                 hang_up: bool = False, only=lambda params: True):
         self.engine_socket = engine_socket
         self.methods = set(methods)
         self.lose = lose
         self.hang_up = hang_up
+        self.only = only  # which calls' params may lose their answer
         self.sent: List[Dict] = []
         self._lock = threading.Lock()
         self._dir = tempfile.mkdtemp(prefix="pad-lost-")
@@ -56,7 +58,7 @@ class LostAnswers:
             if isinstance(message, dict) and message.get("method") in self.methods:
                 with self._lock:
                     self.sent.append(dict(message.get("params") or {}, method=message["method"]))
-                    if self.lose > 0:
+                    if self.lose > 0 and self.only(message.get("params") or {}):
                         self.lose -= 1
                         doomed.add(message.get("id"))
             engine.sendall(line)

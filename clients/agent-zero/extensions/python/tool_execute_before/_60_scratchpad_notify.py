@@ -3,6 +3,7 @@
 from helpers.extension import Extension
 
 from usr.plugins.scratchpad.helpers import chat, pad
+from usr.plugins.scratchpad.helpers import scratchpad_client as sp
 
 
 class ScratchpadNotify(Extension):
@@ -20,4 +21,5 @@ class ScratchpadNotify(Extension):
         if args.get("detail"):
             text += f"\n\n{args['detail']}"
         if chat.post(self.agent.context, cfg, text, tags=["needs_eyes"]) is None:
-            pad.call(cfg, lambda c: c.add(text, pad="inbox", tags=["needs_eyes"]))
+            key = sp.new_key()  # pad.call's retry reuses it
+            pad.call(cfg, lambda c: c.add(text, pad="inbox", tags=["needs_eyes"], idempotency_key=key))
