@@ -593,10 +593,10 @@ export type PlanStep = { entry: Entry, state: StepState,
  */
 waiting_on: Array<NoteRef>, 
 /**
- * Since when it stands where it stands: a running task's claim
- * (`task.claim`), a done or failed task's finish (`task.complete`,
- * `task.fail`), RFC 3339; `null` for the others and for a task
- * written `doing` or marked done by `entry.update`.
+ * Since when it stands where it stands, RFC 3339: a `doing` task's
+ * start (`task.claim`, or `doing` written by `entry.add` or
+ * `entry.update`), a done or failed task's finish (`task.complete`,
+ * `task.fail`, or the status written); `null` for the others.
  */
 since: string | null, };
 
