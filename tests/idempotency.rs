@@ -276,3 +276,23 @@ async fn an_ask_sent_again_with_its_key_puts_one_question_and_waits_for_its_answ
     assert_eq!(questions["entries"].as_array().unwrap().len(), 1);
     h.stop().await;
 }
+
+#[tokio::test]
+async fn a_keyed_claim_that_found_nothing_keeps_no_key() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let claim = json!({"pad": "idle", "agent": "w", "idempotency_key": "poll-1"});
+    let empty = ok(&mut c, "task.claim", claim.clone()).await;
+    assert!(empty["entry"].is_null(), "{empty}");
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "idle", "content": "now ready", "kind": "task"}),
+    )
+    .await;
+    // Nothing was claimed, so nothing was kept: the retry claims anew.
+    let again = ok(&mut c, "task.claim", claim).await;
+    assert_eq!(again["entry"]["content"], "now ready", "{again}");
+    assert_eq!(again["entry"]["status"], "doing");
+    h.stop().await;
+}
