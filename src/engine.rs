@@ -511,12 +511,9 @@ impl Engine {
             parent,
         } = match self.db().add(entry).await? {
             Once::Wrote(added) => added,
-            // Its events went out when it was written.
-            Once::Again(first) => {
-                return first.map(|e| *e).ok_or_else(|| {
-                    Error::Internal("a kept entry.add answer without its entry".into())
-                })
-            }
+            // Its events went out when it was written. Read as it is now:
+            // deleted or purged since, it is gone for the retry too.
+            Once::Again(id) => return self.db().get(&id).await,
         };
         if let Some(m) = self.metrics() {
             m.entry_written(entry.kind);

@@ -93,15 +93,10 @@ async fn the_same_key_twice_stores_one_note_and_answers_the_same() {
     assert_eq!(thread["replies"].as_array().unwrap().len(), 1);
     assert_eq!(thread["entry"]["replies"], 1);
 
-    // An edit since does not change what the retry answers.
-    ok(
-        &mut c,
-        "entry.update",
-        json!({"id": parent, "content": "deploy is unblocked"}),
-    )
-    .await;
+    // The retry answers with the entry as a get reads it now: its reply counted.
     let third = ok(&mut c, "entry.add", call).await;
-    assert_eq!(third["entry"], first["entry"]);
+    let now = ok(&mut c, "entry.get", json!({"id": parent})).await;
+    assert_eq!(third["entry"], now["entry"]);
     h.stop().await;
 }
 
@@ -295,4 +290,42 @@ async fn a_keyed_claim_that_found_nothing_keeps_no_key() {
     assert_eq!(again["entry"]["content"], "now ready", "{again}");
     assert_eq!(again["entry"]["status"], "doing");
     h.stop().await;
+}
+
+#[tokio::test]
+async fn a_key_keeps_only_its_entry_id_and_a_retry_reads_the_entry_as_it_is_now() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let call = json!({"pad": "p", "content": "the vault code is 4711", "idempotency_key": "gone-1"});
+    let first = ok(&mut c, "entry.add", call.clone()).await;
+    let id = first["entry"]["id"].as_str().unwrap().to_string();
+    ok(
+        &mut c,
+        "entry.update",
+        json!({"id": id, "content": "redacted"}),
+    )
+    .await;
+    // Replayed, the entry is read as it is now, not as it was written.
+    let again = ok(&mut c, "entry.add", call.clone()).await;
+    assert_eq!(again["entry"]["id"], json!(id));
+    assert_eq!(again["entry"]["content"], "redacted");
+    ok(&mut c, "entry.delete", json!({"id": id})).await;
+    // Deleted, it is gone for the retry as for a get; nothing is written.
+    let (gone, _) = err(&mut c, "entry.add", call, code::NOT_FOUND).await;
+    assert!(gone.contains(&id[..8]), "{gone}");
+    assert_eq!(count(&mut c, "p").await, 0);
+    let dir = h.stop().await;
+    if common::postgres::wanted() {
+        return;
+    }
+    // The key's row names the entry and holds none of its content.
+    let db = rusqlite::Connection::open(dir.path().join("data").join("pad.db")).unwrap();
+    let kept: Vec<String> = db
+        .prepare("SELECT entry FROM idempotency")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(kept, vec![id]);
 }

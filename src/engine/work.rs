@@ -58,13 +58,12 @@ impl Engine {
             .await?
         {
             Once::Wrote(claimed) => claimed,
-            Once::Again(Some(first)) => {
+            Once::Again(id) => {
                 return Ok(ClaimResult {
-                    entry: Some(*first),
+                    entry: Some(self.db().get(&id).await?),
                     counts: None,
                 })
             }
-            Once::Again(None) => None,
         };
         let Some((before, after)) = claimed else {
             let plan = self.plan_order(PlanParams { pad }).await?;

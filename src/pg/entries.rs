@@ -82,7 +82,7 @@ impl Entries for PgStore {
                 return Ok(Once::Again(first));
             }
             let added = write::add(w, e).await?;
-            once::keep(w, key.as_ref(), Some(&added.entry)).await?;
+            once::keep(w, key.as_ref(), &added.entry.id).await?;
             tx.commit().await?;
             self.loaded.added(1);
             Ok(Once::Wrote(added))

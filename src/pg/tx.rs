@@ -264,10 +264,10 @@ impl KeyTx for PgTx<'_> {
         // its row: this insert waits for it (at most `lock_timeout`, then
         // `-32005`), and finds its row once it committed.
         let new = sqlx::query(
-            "INSERT INTO idempotency (caller, key, fingerprint, answer, created_at) \
+            "INSERT INTO idempotency (caller, key, fingerprint, entry, created_at) \
              VALUES ($1, $2, $3, '', $4) \
              ON CONFLICT (caller, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
-                 answer = '', created_at = excluded.created_at \
+                 entry = '', created_at = excluded.created_at \
              WHERE idempotency.created_at < $5 RETURNING 1",
         )
         .bind(&key.caller)
@@ -282,7 +282,7 @@ impl KeyTx for PgTx<'_> {
             return Ok(None);
         }
         Ok(sqlx::query_as(
-            "SELECT fingerprint, answer FROM idempotency WHERE caller = $1 AND key = $2",
+            "SELECT fingerprint, entry FROM idempotency WHERE caller = $1 AND key = $2",
         )
         .bind(&key.caller)
         .bind(&key.key)
@@ -290,11 +290,11 @@ impl KeyTx for PgTx<'_> {
         .await?)
     }
 
-    async fn keep_answer(&mut self, key: &Key, answer: &str) -> Result<()> {
-        sqlx::query("UPDATE idempotency SET answer = $3 WHERE caller = $1 AND key = $2")
+    async fn keep_entry(&mut self, key: &Key, id: &str) -> Result<()> {
+        sqlx::query("UPDATE idempotency SET entry = $3 WHERE caller = $1 AND key = $2")
             .bind(&key.caller)
             .bind(&key.key)
-            .bind(answer)
+            .bind(id)
             .execute(&mut *self.conn)
             .await?;
         Ok(())

@@ -392,7 +392,7 @@ impl Tasks for PgStore {
                 // Rolled back (dropped): an idle poll keeps no key's row.
                 return Ok(Once::Wrote(None));
             };
-            once::keep(w, key, Some(&claimed.1)).await?;
+            once::keep(w, key, &claimed.1.id).await?;
             tx.commit().await?;
             let claimed = Some(claimed);
             Ok(Once::Wrote(claimed))

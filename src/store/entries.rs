@@ -268,7 +268,7 @@ impl Store {
                 return Ok(Once::Again(first));
             }
             let added = ready(write::add(tx, e))?;
-            ready(once::keep(tx, key.as_ref(), Some(&added.entry)))?;
+            ready(once::keep(tx, key.as_ref(), &added.entry.id))?;
             Ok(Once::Wrote(added))
         })
     }

@@ -69,7 +69,7 @@ impl Store {
                 }
                 let claimed = ready(write::claim(tx, pad, agent, lease_ms, now))?;
                 if let Some((_, after)) = &claimed {
-                    ready(once::keep(tx, key, Some(after)))?;
+                    ready(once::keep(tx, key, &after.id))?;
                 }
                 Ok(Once::Wrote(claimed))
             },
