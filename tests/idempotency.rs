@@ -329,3 +329,37 @@ async fn a_key_keeps_only_its_entry_id_and_a_retry_reads_the_entry_as_it_is_now(
         .unwrap();
     assert_eq!(kept, vec![id]);
 }
+
+#[tokio::test]
+async fn a_claim_retried_after_its_lease_ran_out_says_who_holds_the_task() {
+    let clock = Clock::manual(1_900_000_000_000);
+    let c2 = clock.clone();
+    let h = Harness::with(move |c| c.clock = c2).await;
+    let mut c = h.client().await;
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "plan", "content": "migrate", "kind": "task"}),
+    )
+    .await;
+    let claim = json!({"pad": "plan", "agent": "w1", "lease_seconds": 60, "idempotency_key": "c-late"});
+    let first = ok(&mut c, "task.claim", claim.clone()).await;
+    let id = first["entry"]["id"].as_str().unwrap().to_string();
+    // Within its lease, the retry is the task, still w1's.
+    let again = ok(&mut c, "task.claim", claim.clone()).await;
+    assert_eq!(again["entry"]["id"], json!(id));
+
+    // An outage longer than the lease: the lease ran out ...
+    clock.advance(Duration::from_secs(120));
+    let (lapsed, _) = err(&mut c, "task.claim", claim.clone(), code::CONFLICT).await;
+    assert!(
+        lapsed.contains(&id) && lapsed.contains("lease ran out"),
+        "{lapsed}"
+    );
+    // ... and another agent took the task.
+    let other = ok(&mut c, "task.claim", json!({"pad": "plan", "agent": "w2"})).await;
+    assert_eq!(other["entry"]["id"], json!(id));
+    let (taken, _) = err(&mut c, "task.claim", claim, code::CONFLICT).await;
+    assert!(taken.contains("w2 holds it"), "{taken}");
+    h.stop().await;
+}

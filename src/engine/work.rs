@@ -37,7 +37,7 @@ impl Engine {
 
     /// Hands the next ready task of a pad to an agent.
     /// With `key` taken by an earlier call, claims nothing and answers with
-    /// the task that call took.
+    /// the task that call took while `agent` still holds it, else `-32002`.
     pub async fn claim(
         &self,
         p: ClaimParams,
@@ -58,11 +58,13 @@ impl Engine {
             .await?
         {
             Once::Wrote(claimed) => claimed,
+            // Read again: the answer is the task only while the claim holds.
             Once::Again(id) => {
+                let task = still_held(self.db().get(&id).await?, &agent, now)?;
                 return Ok(ClaimResult {
-                    entry: Some(self.db().get(&id).await?),
+                    entry: Some(task),
                     counts: None,
-                })
+                });
             }
         };
         let Some((before, after)) = claimed else {
@@ -336,11 +338,7 @@ fn plan(pad: String, rows: Vec<(Entry, Vec<String>)>, now: i64) -> PlanResult {
         .into_iter()
         .filter_map(|i| slots[i].take())
         .map(|(entry, waiting_on)| {
-            let lease_live = entry
-                .lease_until
-                .as_deref()
-                .and_then(|t| model::parse_time("lease_until", t).ok())
-                .is_some_and(|t| t > now);
+            let lease_live = lease_live(&entry, now);
             let state = match entry.status {
                 Some(Status::Done) => StepState::Done,
                 Some(Status::Failed) => StepState::Failed,
@@ -481,4 +479,42 @@ mod tests {
         assert_eq!(token_count(&Some(json!(-5))), 0);
         assert_eq!(token_count(&None), 0);
     }
+}
+
+/// Whether `task`'s lease runs past `now`.
+fn lease_live(task: &Entry, now: i64) -> bool {
+    task.lease_until
+        .as_deref()
+        .and_then(|t| model::parse_time("lease_until", t).ok())
+        .is_some_and(|t| t > now)
+}
+
+/// The task a keyed claim took, read again on its retry: its answer only
+/// while `agent` holds it on a live lease; else what became of it, as a
+/// conflict (after an outage longer than the lease, it may be another's).
+fn still_held(task: Entry, agent: &str, now: i64) -> Result<Entry> {
+    let doing = task.status == Some(Status::Doing);
+    let holder = task.assignee.as_deref().unwrap_or("nobody");
+    if doing && holder == agent && lease_live(&task, now) {
+        return Ok(task);
+    }
+    let became = if doing && holder != agent {
+        format!("its lease ran out and {holder} holds it now")
+    } else if doing || task.status == Some(Status::Todo) {
+        // Still `doing` until the sweep puts it back in the queue.
+        "its lease ran out, so any agent may claim it now".to_string()
+    } else {
+        format!(
+            "it is {} now",
+            task.status.map(Status::as_str).unwrap_or("without a status")
+        )
+    };
+    Err(Error::Conflict {
+        message: format!(
+            "this idempotency_key's claim took task {} for {agent}, but {became}. Stop work on it; claim the next task with a fresh idempotency_key (task.claim).",
+            task.id
+        ),
+        expected: None,
+        actual: None,
+    })
 }
