@@ -299,7 +299,7 @@ impl Engine {
         self.0.semantic.as_ref()
     }
 
-    fn now(&self) -> i64 {
+    pub(crate) fn now(&self) -> i64 {
         self.0.config.clock.now_ms()
     }
 

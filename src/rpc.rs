@@ -152,6 +152,7 @@ async fn dispatch(
             engine,
             session,
             guard,
+            key: None,
         },
         params,
     )

@@ -363,3 +363,35 @@ async fn a_claim_retried_after_its_lease_ran_out_says_who_holds_the_task() {
     assert!(taken.contains("w2 holds it"), "{taken}");
     h.stop().await;
 }
+
+#[tokio::test]
+async fn a_stored_reply_retried_after_its_parent_went_is_answered_from_its_key() {
+    let h = Harness::start().await;
+    let mut owner = h.client().await;
+    let mut bot = token_client(&h, &mut owner, "bot").await;
+    let parent = ok(
+        &mut owner,
+        "entry.add",
+        json!({"pad": "shared", "content": "who takes the release?"}),
+    )
+    .await;
+    let parent = parent["entry"]["id"].as_str().unwrap().to_string();
+    let reply = json!({"pad": "shared", "content": "I do", "reply_to": parent, "idempotency_key": "r-gone"});
+    let first = ok(&mut bot, "entry.add", reply.clone()).await;
+    // The answer was lost; meanwhile the parent was deleted.
+    ok(&mut owner, "entry.delete", json!({"id": parent})).await;
+    // The scope check no longer finds the parent, but the write is stored:
+    // the retry is answered with it, and writes nothing.
+    let again = ok(&mut bot, "entry.add", reply).await;
+    assert_eq!(again["entry"]["id"], first["entry"]["id"]);
+    // A new write naming the deleted parent is refused as before.
+    err(
+        &mut bot,
+        "entry.add",
+        json!({"pad": "shared", "content": "me too", "reply_to": parent, "idempotency_key": "r-new"}),
+        code::NOT_FOUND,
+    )
+    .await;
+    assert_eq!(count(&mut owner, "shared").await, 1);
+    h.stop().await;
+}

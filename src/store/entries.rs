@@ -11,7 +11,7 @@ use super::{in_transaction, Store, Writer};
 use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
 use crate::model::{Category, Entry, Status};
-use crate::storage::once::{self, Once};
+use crate::storage::once::{self, Key, Once};
 use crate::storage::rules::{ambiguous, new_entry, no_entry, prefix_range};
 use crate::storage::write;
 use crate::storage::Entries;
@@ -526,6 +526,10 @@ impl Entries for Sqlite {
 
     fn get<'a>(&'a self, id: &'a str) -> Fut<'a, Entry> {
         self.inline(move |s| s.get(id))
+    }
+
+    fn kept<'a>(&'a self, key: &'a Key, now: i64) -> Fut<'a, bool> {
+        self.inline(move |s| s.kept(key, now))
     }
 
     fn visible_matches<'a>(

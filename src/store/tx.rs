@@ -291,3 +291,21 @@ impl KeyTx for SqliteTx<'_> {
         Ok(())
     }
 }
+
+impl super::Store {
+    /// `Entries::kept`: a read, on a reader.
+    pub fn kept(&self, key: &Key, now: i64) -> Result<bool> {
+        Ok(self
+            .reader()?
+            .prepare_cached(
+                "SELECT 1 FROM idempotency WHERE caller = ?1 AND key = ?2 \
+                 AND fingerprint = ?3 AND created_at >= ?4 AND entry <> ''",
+            )?
+            .exists(params![
+                key.caller,
+                key.key,
+                key.fingerprint,
+                once::expired(now)
+            ])?)
+    }
+}
