@@ -36,6 +36,7 @@ mod journal;
 mod migrate;
 mod pads;
 mod rank;
+mod room;
 mod rows;
 mod sqlite;
 mod tasks;
@@ -734,6 +735,7 @@ pub(crate) fn committed_if<T>(
     f: impl FnOnce(&mut Writer) -> Result<T>,
     keep: impl FnOnce(&T) -> bool,
 ) -> Result<T> {
+    room::make(w)?;
     w.conn.execute_batch("BEGIN IMMEDIATE")?;
     match f(w) {
         Ok(v) if !keep(&v) => {
