@@ -296,7 +296,8 @@ async fn a_keyed_claim_that_found_nothing_keeps_no_key() {
 async fn a_key_keeps_only_its_entry_id_and_a_retry_reads_the_entry_as_it_is_now() {
     let h = Harness::start().await;
     let mut c = h.client().await;
-    let call = json!({"pad": "p", "content": "the vault code is 4711", "idempotency_key": "gone-1"});
+    let call =
+        json!({"pad": "p", "content": "the vault code is 4711", "idempotency_key": "gone-1"});
     let first = ok(&mut c, "entry.add", call.clone()).await;
     let id = first["entry"]["id"].as_str().unwrap().to_string();
     ok(
@@ -342,7 +343,8 @@ async fn a_claim_retried_after_its_lease_ran_out_says_who_holds_the_task() {
         json!({"pad": "plan", "content": "migrate", "kind": "task"}),
     )
     .await;
-    let claim = json!({"pad": "plan", "agent": "w1", "lease_seconds": 60, "idempotency_key": "c-late"});
+    let claim =
+        json!({"pad": "plan", "agent": "w1", "lease_seconds": 60, "idempotency_key": "c-late"});
     let first = ok(&mut c, "task.claim", claim.clone()).await;
     let id = first["entry"]["id"].as_str().unwrap().to_string();
     // Within its lease, the retry is the task, still w1's.

@@ -73,7 +73,7 @@ async fn room_given_back_stores_the_journal_and_the_wal_stays_small() {
     // to the same room.
     let note = |i: usize| {
         let mut n = json!({"pad": "p", "content": format!("{i} {}", "words ".repeat(250))});
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             n["idempotency_key"] = json!(format!("small-disk-{i}"));
         }
         n

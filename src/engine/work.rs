@@ -460,27 +460,6 @@ fn report(pad: Option<String>, rows: Vec<ReportRow>) -> ReportResult {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn token_counts_accept_numbers_and_objects() {
-        use serde_json::json;
-        assert_eq!(token_count(&Some(json!(1200))), 1200);
-        assert_eq!(
-            token_count(&Some(json!({"input": 1000, "output": 250}))),
-            1250
-        );
-        assert_eq!(
-            token_count(&Some(json!({"input": 1000, "output": 250, "total": 1300}))),
-            1300
-        );
-        assert_eq!(token_count(&Some(json!(-5))), 0);
-        assert_eq!(token_count(&None), 0);
-    }
-}
-
 /// Whether `task`'s lease runs past `now`.
 fn lease_live(task: &Entry, now: i64) -> bool {
     task.lease_until
@@ -506,7 +485,9 @@ fn still_held(task: Entry, agent: &str, now: i64) -> Result<Entry> {
     } else {
         format!(
             "it is {} now",
-            task.status.map(Status::as_str).unwrap_or("without a status")
+            task.status
+                .map(Status::as_str)
+                .unwrap_or("without a status")
         )
     };
     Err(Error::Conflict {
@@ -517,4 +498,25 @@ fn still_held(task: Entry, agent: &str, now: i64) -> Result<Entry> {
         expected: None,
         actual: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_counts_accept_numbers_and_objects() {
+        use serde_json::json;
+        assert_eq!(token_count(&Some(json!(1200))), 1200);
+        assert_eq!(
+            token_count(&Some(json!({"input": 1000, "output": 250}))),
+            1250
+        );
+        assert_eq!(
+            token_count(&Some(json!({"input": 1000, "output": 250, "total": 1300}))),
+            1300
+        );
+        assert_eq!(token_count(&Some(json!(-5))), 0);
+        assert_eq!(token_count(&None), 0);
+    }
 }

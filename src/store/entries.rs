@@ -4,10 +4,10 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection};
 
 use super::journal::{Journal, Pending, Record};
+use super::room;
 use super::rows::{read_entry, EntryRow, ENTRY_COLUMNS};
 use super::tx::ready;
 use super::Sqlite;
-use super::room;
 use super::{in_transaction, Store, Writer};
 use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};

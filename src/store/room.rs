@@ -30,11 +30,11 @@ pub(crate) fn make(w: &mut Writer) -> Result<()> {
 /// it copied the whole log. PASSIVE: it waits for nobody, so a foreign
 /// lock costs no more time.
 pub(crate) fn checkpoint(w: &mut Writer) -> Result<()> {
-    let (log, copied): (i64, i64) = w
-        .conn
-        .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
-            Ok((r.get(1)?, r.get(2)?))
-        })?;
+    let (log, copied): (i64, i64) =
+        w.conn
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+                Ok((r.get(1)?, r.get(2)?))
+            })?;
     if log == copied {
         return Ok(());
     }
