@@ -511,9 +511,7 @@ impl Engine {
             parent,
         } = match self.db().add(entry).await? {
             Once::Wrote(added) => added,
-            // Its events went out when it was written. Read as it is now:
-            // deleted or purged since, it is gone for the retry too.
-            Once::Again(id) => return self.db().get(&id).await,
+            Once::Again(id) => return self.replayed(&id).await,
         };
         if let Some(m) = self.metrics() {
             m.entry_written(entry.kind);
