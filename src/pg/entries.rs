@@ -100,17 +100,14 @@ impl Entries for PgStore {
 
     fn kept<'a>(&'a self, key: &'a Key, now: i64) -> Fut<'a, bool> {
         bounded(async move {
-            Ok(sqlx::query(
-                "SELECT 1 FROM idempotency WHERE caller = $1 AND key = $2 \
-                 AND fingerprint = $3 AND created_at >= $4 AND entry <> ''",
-            )
-            .bind(&key.caller)
-            .bind(&key.key)
-            .bind(&key.fingerprint)
-            .bind(once::expired(now))
-            .fetch_optional(self.pool())
-            .await?
-            .is_some())
+            Ok(sqlx::query(once::sql::KEPT)
+                .bind(&key.caller)
+                .bind(&key.key)
+                .bind(&key.fingerprint)
+                .bind(once::expired(now))
+                .fetch_optional(self.pool())
+                .await?
+                .is_some())
         })
     }
 

@@ -152,6 +152,29 @@ pub async fn keep(tx: &mut impl KeyTx, key: Option<&Key>, id: &str) -> Result<()
     }
 }
 
+/// The statements on the key's rows, the same on both stores: each `$n`
+/// first appears in order, so SQLite binds them by position as PostgreSQL
+/// does.
+pub mod sql {
+    /// Takes a key: a row written now (`RETURNING` a row), or the row of
+    /// a call that took it within the day left as it is. Binds caller,
+    /// key, fingerprint, now, and `expired(now)`.
+    pub const TAKE: &str = "INSERT INTO idempotency (caller, key, fingerprint, entry, created_at) \
+         VALUES ($1, $2, $3, '', $4) \
+         ON CONFLICT (caller, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
+             entry = '', created_at = excluded.created_at \
+         WHERE idempotency.created_at < $5 RETURNING 1";
+    /// The fingerprint and entry id of a key taken. Binds caller, key.
+    pub const FIRST: &str =
+        "SELECT fingerprint, entry FROM idempotency WHERE caller = $1 AND key = $2";
+    /// Keeps the entry's id. Binds the id, caller, key.
+    pub const KEEP: &str = "UPDATE idempotency SET entry = $1 WHERE caller = $2 AND key = $3";
+    /// Whether a key names a write stored already (`Entries::kept`).
+    /// Binds caller, key, fingerprint, and `expired(now)`.
+    pub const KEPT: &str = "SELECT 1 FROM idempotency WHERE caller = $1 AND key = $2 \
+         AND fingerprint = $3 AND created_at >= $4 AND entry <> ''";
+}
+
 /// Keys whose rows are older than this, at `now`, are forgotten.
 pub fn expired(now: i64) -> i64 {
     now - KEY_LIFE_MS

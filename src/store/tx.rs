@@ -256,38 +256,27 @@ impl KeyTx for SqliteTx<'_> {
     async fn take_key(&mut self, key: &Key, now: i64) -> Result<Option<(String, String)>> {
         // The writer runs one transaction at a time: a row is either
         // committed with its entry id, or not there.
-        let new = self
-            .conn
-            .prepare_cached(
-                "INSERT INTO idempotency (caller, key, fingerprint, entry, created_at) \
-                 VALUES (?1, ?2, ?3, '', ?4) \
-                 ON CONFLICT (caller, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
-                     entry = '', created_at = excluded.created_at \
-                 WHERE idempotency.created_at < ?5 RETURNING 1",
-            )?
-            .exists(params![
-                key.caller,
-                key.key,
-                key.fingerprint,
-                now,
-                once::expired(now)
-            ])?;
+        let new = self.conn.prepare_cached(once::sql::TAKE)?.exists(params![
+            key.caller,
+            key.key,
+            key.fingerprint,
+            now,
+            once::expired(now)
+        ])?;
         if new {
             return Ok(None);
         }
         Ok(self
             .conn
-            .prepare_cached(
-                "SELECT fingerprint, entry FROM idempotency WHERE caller = ?1 AND key = ?2",
-            )?
+            .prepare_cached(once::sql::FIRST)?
             .query_row(params![key.caller, key.key], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?)
     }
 
     async fn keep_entry(&mut self, key: &Key, id: &str) -> Result<()> {
         self.conn
-            .prepare_cached("UPDATE idempotency SET entry = ?3 WHERE caller = ?1 AND key = ?2")?
-            .execute(params![key.caller, key.key, id])?;
+            .prepare_cached(once::sql::KEEP)?
+            .execute(params![id, key.caller, key.key])?;
         Ok(())
     }
 }
@@ -297,10 +286,7 @@ impl super::Store {
     pub fn kept(&self, key: &Key, now: i64) -> Result<bool> {
         Ok(self
             .reader()?
-            .prepare_cached(
-                "SELECT 1 FROM idempotency WHERE caller = ?1 AND key = ?2 \
-                 AND fingerprint = ?3 AND created_at >= ?4 AND entry <> ''",
-            )?
+            .prepare_cached(once::sql::KEPT)?
             .exists(params![
                 key.caller,
                 key.key,
