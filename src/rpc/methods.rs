@@ -67,9 +67,7 @@ macro_rules! table {
                         &params,
                     )?;
                     if let Err(e) = declared::enforce(&DECLARED, &c.guard, c.engine, &mut params).await {
-                        if !stored_already(&c, &e).await? {
-                            return Err(e);
-                        }
+                        unless_stored(&mut c, e).await?;
                     }
                     let (guard, engine) = (c.guard.clone(), c.engine);
                     let answer: <$method as Method>::Answer = match $handler(c, params).await {
@@ -142,17 +140,21 @@ table! {
     AgentDeliveries => agent_deliveries SCOPED,
 }
 
-/// Whether a check refused `e` to a keyed write stored already: its key
-/// answers the retry (the store finds it and writes nothing), though what
-/// the write named is gone now (its parent deleted, the note it superseded
-/// hidden since).
-async fn stored_already(c: &Call<'_>, e: &Error) -> Result<bool> {
-    match &c.key {
-        Some(key) if matches!(e, Error::NotFound { .. }) => {
-            c.engine.db().kept(key, c.engine.now()).await
-        }
-        _ => Ok(false),
+/// A check refused the call with `e`: refused still, unless it is the
+/// retry of a keyed write stored already, which its key answers (the store
+/// finds it and writes nothing) though what the write named is gone now
+/// (its parent deleted, the note it superseded hidden since). The key then
+/// carries the refusal, for the store to give should its row be gone by
+/// the time it looks (`Key::unless_kept`).
+async fn unless_stored(c: &mut Call<'_>, e: Error) -> Result<()> {
+    let (Some(key), Error::NotFound { field, message }) = (&mut c.key, &e) else {
+        return Err(e);
+    };
+    if !c.engine.db().kept(key, c.engine.now()).await? {
+        return Err(e);
     }
+    key.unless_kept = Some((field, message.clone()));
+    Ok(())
 }
 
 async fn entry_add(c: Call<'_>, p: AddParams) -> Result<EntryResult> {

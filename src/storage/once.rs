@@ -38,6 +38,11 @@ pub struct Key {
     pub key: String,
     /// SHA-256 of the method's name and its params without the key.
     pub fingerprint: String,
+    /// A check's refusal (field, message) the call passed only because its
+    /// key named a write stored already: the write goes ahead only as that
+    /// retry, and is refused so if the key's row is gone meanwhile (a day
+    /// old, swept).
+    pub unless_kept: Option<(&'static str, String)>,
 }
 
 impl Key {
@@ -71,6 +76,7 @@ impl Key {
             caller,
             key: key.to_string(),
             fingerprint,
+            unless_kept: None,
         }))
     }
 }
@@ -129,7 +135,14 @@ pub async fn taken(tx: &mut impl KeyTx, key: Option<&Key>, now: i64) -> Result<O
         return Ok(None);
     };
     let Some((fingerprint, first)) = tx.take_key(key, now).await? else {
-        return Ok(None);
+        return match &key.unless_kept {
+            // The transaction is rolled back, and the key's row with it.
+            Some((field, message)) => Err(Error::NotFound {
+                field,
+                message: message.clone(),
+            }),
+            None => Ok(None),
+        };
     };
     if fingerprint != key.fingerprint {
         return Err(Error::invalid(
