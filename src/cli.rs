@@ -225,6 +225,10 @@ struct NoteArgs {
     /// searches show this one instead.
     #[arg(long, value_name = "ID")]
     supersedes: Option<String>,
+    /// The write's idempotency key (default: a fresh one). Give the key a
+    /// failed run printed to send that write again: it is stored once.
+    #[arg(long, env = "PAD_IDEMPOTENCY_KEY", value_name = "KEY")]
+    idempotency_key: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -17,6 +17,7 @@ use tokio::net::UnixStream;
 
 use crate::error::code::{OUTCOME_UNKNOWN, UNAVAILABLE};
 use crate::protocol::method::{Keyed, Method};
+use crate::storage::once::KEY_FIELD;
 
 /// The waits before each retry of a keyed write (`Client::call_keyed`).
 pub const WRITE_RETRY_WAITS: [Duration; 3] = [
@@ -30,6 +31,26 @@ pub fn fresh_key() -> String {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the system's random source");
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A keyed write's failure that may have stored it (refused past the
+/// retries, its answer lost, the connection gone), with its key named: the
+/// same write sent again with that key is stored once.
+fn with_key(e: ClientError, params: &Value) -> ClientError {
+    let Some(key) = params.get(KEY_FIELD).and_then(Value::as_str) else {
+        return e;
+    };
+    let note = format!(
+        "; its idempotency_key is {key}: send the same write again with it and it is stored once (pad note and pad task add: --idempotency-key {key})"
+    );
+    match e {
+        ClientError::Rpc(mut r) => {
+            r.message.push_str(&note);
+            ClientError::Rpc(r)
+        }
+        ClientError::Io(io) => ClientError::Io(io::Error::new(io.kind(), format!("{io}{note}"))),
+        other => other,
+    }
 }
 
 /// An error response from the engine.
@@ -210,9 +231,10 @@ impl Client {
                 Err(e) if matches!(e.code(), Some(UNAVAILABLE | OUTCOME_UNKNOWN)) => {
                     match waits.next() {
                         Some(wait) => tokio::time::sleep(*wait).await,
-                        None => return Err(e),
+                        None => return Err(with_key(e, params)),
                     }
                 }
+                Err(e @ ClientError::Io(_)) => return Err(with_key(e, params)),
                 done => return done,
             }
         }

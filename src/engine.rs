@@ -296,7 +296,7 @@ impl Engine {
         self.0.semantic.as_ref()
     }
 
-    fn now(&self) -> i64 {
+    pub(crate) fn now(&self) -> i64 {
         self.0.config.clock.now_ms()
     }
 
@@ -508,12 +508,7 @@ impl Engine {
             parent,
         } = match self.db().add(entry).await? {
             Once::Wrote(added) => added,
-            // Its events went out when it was written.
-            Once::Again(first) => {
-                return first.map(|e| *e).ok_or_else(|| {
-                    Error::Internal("a kept entry.add answer without its entry".into())
-                })
-            }
+            Once::Again(id) => return self.replayed(&id).await,
         };
         if let Some(m) = self.metrics() {
             m.entry_written(entry.kind);

@@ -153,6 +153,7 @@ async fn dispatch(
             engine,
             session,
             guard,
+            key: None,
         },
         params,
     )

@@ -124,6 +124,9 @@ pub trait Entries: Send + Sync + 'static {
     fn add(&self, entry: NewEntry) -> Fut<'_, Once<Added>>;
     /// The live entry with this id or unique id prefix.
     fn get<'a>(&'a self, id: &'a str) -> Fut<'a, Entry>;
+    /// Whether `key` names a write stored already: its caller's, the same
+    /// call, within the day (`storage::once`).
+    fn kept<'a>(&'a self, key: &'a Key, now: i64) -> Fut<'a, bool>;
     /// Up to two (full id, pad) of live entries whose id starts with `id`,
     /// in pads `visible` accepts: a scoped caller's prefix resolution.
     fn visible_matches<'a>(

@@ -36,6 +36,7 @@ mod journal;
 mod migrate;
 mod pads;
 mod rank;
+mod room;
 mod rows;
 mod sqlite;
 mod tasks;
@@ -732,8 +733,24 @@ pub(crate) fn in_transaction<T>(
     w: &mut Writer,
     f: impl FnOnce(&mut Writer) -> Result<T>,
 ) -> Result<T> {
+    committed_if(w, f, |_| true)
+}
+
+/// `in_transaction`, rolled back instead of committed when `keep` finds
+/// that the answer changed nothing worth a commit (a keyed claim that found
+/// no task: its key's row is not kept).
+pub(crate) fn committed_if<T>(
+    w: &mut Writer,
+    f: impl FnOnce(&mut Writer) -> Result<T>,
+    keep: impl FnOnce(&T) -> bool,
+) -> Result<T> {
+    room::make(w)?;
     w.conn.execute_batch("BEGIN IMMEDIATE")?;
     match f(w) {
+        Ok(v) if !keep(&v) => {
+            w.conn.execute_batch("ROLLBACK")?;
+            Ok(v)
+        }
         Ok(v) => {
             if let Err(e) = w.conn.execute_batch("COMMIT") {
                 let _ = w.conn.execute_batch("ROLLBACK");

@@ -68,9 +68,10 @@ async fn the_same_key_twice_stores_one_note_and_answers_the_same() {
     .await;
     assert_eq!(count(&mut c, "p").await, 3);
 
-    // The retry published nothing: three notes, three `created` events.
+    // Three notes; the retry told again of the first (its engine may have
+    // died before telling): four `created` events, three ids.
     let mut created = Vec::new();
-    while created.len() < 3 {
+    while created.len() < 4 {
         let e = tokio::time::timeout(Duration::from_secs(5), watch.next_event())
             .await
             .expect("an event within 5 s")
@@ -79,8 +80,11 @@ async fn the_same_key_twice_stores_one_note_and_answers_the_same() {
         created.push(e["entry"]["id"].as_str().unwrap().to_string());
     }
     let more = tokio::time::timeout(Duration::from_millis(300), watch.next_event()).await;
-    assert!(more.is_err(), "no fourth event: {more:?}");
-    assert_eq!(created[0], first["entry"]["id"].as_str().unwrap());
+    assert!(more.is_err(), "no fifth event: {more:?}");
+    let first_id = first["entry"]["id"].as_str().unwrap();
+    assert_eq!(created[..2], [first_id, first_id]);
+    let ids: std::collections::HashSet<_> = created.iter().collect();
+    assert_eq!(ids.len(), 3, "{created:?}");
 
     // Replies are keyed alike (they take the database on either store).
     let parent = first["entry"]["id"].as_str().unwrap();
@@ -93,15 +97,10 @@ async fn the_same_key_twice_stores_one_note_and_answers_the_same() {
     assert_eq!(thread["replies"].as_array().unwrap().len(), 1);
     assert_eq!(thread["entry"]["replies"], 1);
 
-    // An edit since does not change what the retry answers.
-    ok(
-        &mut c,
-        "entry.update",
-        json!({"id": parent, "content": "deploy is unblocked"}),
-    )
-    .await;
+    // The retry answers with the entry as a get reads it now: its reply counted.
     let third = ok(&mut c, "entry.add", call).await;
-    assert_eq!(third["entry"], first["entry"]);
+    let now = ok(&mut c, "entry.get", json!({"id": parent})).await;
+    assert_eq!(third["entry"], now["entry"]);
     h.stop().await;
 }
 
@@ -274,5 +273,131 @@ async fn an_ask_sent_again_with_its_key_puts_one_question_and_waits_for_its_answ
     )
     .await;
     assert_eq!(questions["entries"].as_array().unwrap().len(), 1);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_keyed_claim_that_found_nothing_keeps_no_key() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let claim = json!({"pad": "idle", "agent": "w", "idempotency_key": "poll-1"});
+    let empty = ok(&mut c, "task.claim", claim.clone()).await;
+    assert!(empty["entry"].is_null(), "{empty}");
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "idle", "content": "now ready", "kind": "task"}),
+    )
+    .await;
+    // Nothing was claimed, so nothing was kept: the retry claims anew.
+    let again = ok(&mut c, "task.claim", claim).await;
+    assert_eq!(again["entry"]["content"], "now ready", "{again}");
+    assert_eq!(again["entry"]["status"], "doing");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_key_keeps_only_its_entry_id_and_a_retry_reads_the_entry_as_it_is_now() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let call =
+        json!({"pad": "p", "content": "the vault code is 4711", "idempotency_key": "gone-1"});
+    let first = ok(&mut c, "entry.add", call.clone()).await;
+    let id = first["entry"]["id"].as_str().unwrap().to_string();
+    ok(
+        &mut c,
+        "entry.update",
+        json!({"id": id, "content": "redacted"}),
+    )
+    .await;
+    // Replayed, the entry is read as it is now, not as it was written.
+    let again = ok(&mut c, "entry.add", call.clone()).await;
+    assert_eq!(again["entry"]["id"], json!(id));
+    assert_eq!(again["entry"]["content"], "redacted");
+    ok(&mut c, "entry.delete", json!({"id": id})).await;
+    // Deleted, it is gone for the retry as for a get; nothing is written.
+    let (gone, _) = err(&mut c, "entry.add", call, code::NOT_FOUND).await;
+    assert!(gone.contains(&id[..8]), "{gone}");
+    assert_eq!(count(&mut c, "p").await, 0);
+    let dir = h.stop().await;
+    if common::postgres::wanted() {
+        return;
+    }
+    // The key's row names the entry and holds none of its content.
+    let db = rusqlite::Connection::open(dir.path().join("data").join("pad.db")).unwrap();
+    let kept: Vec<String> = db
+        .prepare("SELECT entry FROM idempotency")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(kept, vec![id]);
+}
+
+#[tokio::test]
+async fn a_claim_retried_after_its_lease_ran_out_says_who_holds_the_task() {
+    let clock = Clock::manual(1_900_000_000_000);
+    let c2 = clock.clone();
+    let h = Harness::with(move |c| c.clock = c2).await;
+    let mut c = h.client().await;
+    ok(
+        &mut c,
+        "entry.add",
+        json!({"pad": "plan", "content": "migrate", "kind": "task"}),
+    )
+    .await;
+    let claim =
+        json!({"pad": "plan", "agent": "w1", "lease_seconds": 60, "idempotency_key": "c-late"});
+    let first = ok(&mut c, "task.claim", claim.clone()).await;
+    let id = first["entry"]["id"].as_str().unwrap().to_string();
+    // Within its lease, the retry is the task, still w1's.
+    let again = ok(&mut c, "task.claim", claim.clone()).await;
+    assert_eq!(again["entry"]["id"], json!(id));
+
+    // An outage longer than the lease: the lease ran out ...
+    clock.advance(Duration::from_secs(120));
+    let (lapsed, _) = err(&mut c, "task.claim", claim.clone(), code::CONFLICT).await;
+    assert!(
+        lapsed.contains(&id) && lapsed.contains("lease ran out"),
+        "{lapsed}"
+    );
+    // ... and another agent took the task.
+    let other = ok(&mut c, "task.claim", json!({"pad": "plan", "agent": "w2"})).await;
+    assert_eq!(other["entry"]["id"], json!(id));
+    let (taken, _) = err(&mut c, "task.claim", claim, code::CONFLICT).await;
+    assert!(taken.contains("w2 holds it"), "{taken}");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_stored_reply_retried_after_its_parent_went_is_answered_from_its_key() {
+    let h = Harness::start().await;
+    let mut owner = h.client().await;
+    let mut bot = token_client(&h, &mut owner, "bot").await;
+    let parent = ok(
+        &mut owner,
+        "entry.add",
+        json!({"pad": "shared", "content": "who takes the release?"}),
+    )
+    .await;
+    let parent = parent["entry"]["id"].as_str().unwrap().to_string();
+    let reply = json!({"pad": "shared", "content": "I do", "reply_to": parent, "idempotency_key": "r-gone"});
+    let first = ok(&mut bot, "entry.add", reply.clone()).await;
+    // The answer was lost; meanwhile the parent was deleted.
+    ok(&mut owner, "entry.delete", json!({"id": parent})).await;
+    // The scope check no longer finds the parent, but the write is stored:
+    // the retry is answered with it, and writes nothing.
+    let again = ok(&mut bot, "entry.add", reply).await;
+    assert_eq!(again["entry"]["id"], first["entry"]["id"]);
+    // A new write naming the deleted parent is refused as before.
+    err(
+        &mut bot,
+        "entry.add",
+        json!({"pad": "shared", "content": "me too", "reply_to": parent, "idempotency_key": "r-new"}),
+        code::NOT_FOUND,
+    )
+    .await;
+    assert_eq!(count(&mut owner, "shared").await, 1);
     h.stop().await;
 }

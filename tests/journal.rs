@@ -440,3 +440,28 @@ fn the_journal_thread_wakes_for_an_entry_after_quiet_and_ends_with_the_store() {
     let pads = store.pads(false).unwrap();
     assert_eq!(pads.iter().find(|p| p.name == "quiet").unwrap().entries, 2);
 }
+
+#[test]
+fn a_keyed_note_let_through_only_as_a_retry_writes_nothing_without_its_key() {
+    use scratchpad::access::Access;
+    use scratchpad::storage::once::Key;
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let mut e = note("p", "a reply whose parent was deleted");
+    let mut key = Key::of(&Access::Owner, "entry.add", Some("k-gone"), &"params")
+        .unwrap()
+        .unwrap();
+    // A check refused the call, and only its key's row let it through: the
+    // row is not there (a day old, swept), so the refusal stands.
+    key.unless_kept = Some(("reply_to", "no entry 'abc'".into()));
+    e.key = Some(key.clone());
+    let refused = store.add(e, None).unwrap_err();
+    assert!(refused.to_string().contains("no entry 'abc'"), "{refused}");
+    assert!(contents(&store, "p").is_empty());
+    // Its key was not kept either: the same key writes anew.
+    let mut e = note("p", "a reply whose parent was deleted");
+    key.unless_kept = None;
+    e.key = Some(key);
+    assert!(matches!(store.add(e, None), Ok(Once::Wrote(_))));
+    assert_eq!(contents(&store, "p").len(), 1);
+}

@@ -5,6 +5,8 @@
 //! grew to 5–14 MiB on this 24 MiB disk and could take the room that came
 //! back, leaving acknowledged entries queued until a restart.
 //!
+//! Keyed writes (committed directly, not journaled) are held to it too.
+//!
 //! A real small file system (tmpfs) needs root to mount: without it the
 //! test says so and passes (CI runs it as root).
 
@@ -66,7 +68,16 @@ async fn room_given_back_stores_the_journal_and_the_wal_stays_small() {
     let mut c = Client::connect(&socket).await.unwrap();
     // Half the disk taken by something else.
     std::fs::write(disk.path("filler"), vec![b'x'; 12 << 20]).unwrap();
-    let note = |i: usize| json!({"pad": "p", "content": format!("{i} {}", "words ".repeat(250))});
+    // Every other note with an idempotency key, as the CLI and the clients
+    // send them: committed directly on the writer, not journaled, and held
+    // to the same room.
+    let note = |i: usize| {
+        let mut n = json!({"pad": "p", "content": format!("{i} {}", "words ".repeat(250))});
+        if i.is_multiple_of(2) {
+            n["idempotency_key"] = json!(format!("small-disk-{i}"));
+        }
+        n
+    };
     let mut most_wal = 0;
     let (mut i, mut refusals) = (0, 0);
     let started = Instant::now();

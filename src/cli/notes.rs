@@ -20,6 +20,7 @@ pub async fn note(a: NoteArgs, c: &mut Client, show: Show) -> anyhow::Result<()>
         author: Some(a.author),
         pinned: a.pin,
         supersedes: a.supersedes,
+        idempotency_key: a.idempotency_key,
         ..AddParams::default()
     };
     let r = c.write::<m::EntryAdd>(params).await?;

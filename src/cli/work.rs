@@ -24,6 +24,10 @@ pub enum TaskCmd {
         tags: Vec<String>,
         #[arg(long, env = "PAD_AUTHOR", default_value = "user")]
         author: String,
+        /// The write's idempotency key (default: a fresh one). Give the key
+        /// a failed run printed to send that write again: it is stored once.
+        #[arg(long, env = "PAD_IDEMPOTENCY_KEY", value_name = "KEY")]
+        idempotency_key: Option<String>,
     },
     /// Take the next ready task of a pad (prints nothing and exits 3 when none is ready).
     Claim {
@@ -123,6 +127,7 @@ pub async fn task(cmd: TaskCmd, c: &mut Client, show: Show) -> anyhow::Result<()
             after,
             tags,
             author,
+            idempotency_key,
         } => {
             let params = AddParams {
                 pad,
@@ -131,6 +136,7 @@ pub async fn task(cmd: TaskCmd, c: &mut Client, show: Show) -> anyhow::Result<()
                 depends_on: after,
                 tags,
                 author: Some(author),
+                idempotency_key,
                 ..AddParams::default()
             };
             let r = c.write::<m::EntryAdd>(params).await?;

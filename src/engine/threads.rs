@@ -246,6 +246,26 @@ impl Engine {
         }
     }
 
+    /// A keyed write sent again: the entry it stored, read as it is now
+    /// (deleted or purged since, gone for the retry too), and told again —
+    /// the engine that wrote it may have died between its commit and its
+    /// events. Subscribers get `created` again (an event per id is news
+    /// once); an `ask` waiting for it as its answer, here or on another
+    /// engine (through its question's `updated`), gets it.
+    pub(super) async fn replayed(&self, id: &str) -> Result<Entry> {
+        let entry = self.db().get(id).await?;
+        self.0.bus.entry_changed(EventType::Created, None, &entry);
+        if let Some(parent) = &entry.reply_to {
+            if let Ok(q) = self.db().get(parent).await {
+                if q.answer.as_deref() == Some(&entry.id) {
+                    self.0.waiters.answer(&q.id, &entry);
+                    self.0.bus.entry_changed(EventType::Updated, Some(&q), &q);
+                }
+            }
+        }
+        Ok(entry)
+    }
+
     /// The questions an `ask` waits for now (for `stats`).
     pub fn waiting_questions(&self) -> Vec<String> {
         self.0.waiters.questions()

@@ -37,7 +37,7 @@ impl Engine {
 
     /// Hands the next ready task of a pad to an agent.
     /// With `key` taken by an earlier call, claims nothing and answers with
-    /// the task that call took.
+    /// the task that call took while `agent` still holds it, else `-32002`.
     pub async fn claim(
         &self,
         p: ClaimParams,
@@ -58,13 +58,14 @@ impl Engine {
             .await?
         {
             Once::Wrote(claimed) => claimed,
-            Once::Again(Some(first)) => {
+            // Read again: the answer is the task only while the claim holds.
+            Once::Again(id) => {
+                let task = still_held(self.db().get(&id).await?, &agent, now)?;
                 return Ok(ClaimResult {
-                    entry: Some(*first),
+                    entry: Some(task),
                     counts: None,
-                })
+                });
             }
-            Once::Again(None) => None,
         };
         let Some((before, after)) = claimed else {
             let plan = self.plan_order(PlanParams { pad }).await?;
@@ -343,11 +344,7 @@ fn plan(pad: String, rows: Vec<PlanRow>, now: i64) -> PlanResult {
                 claimed_at,
                 finished_at,
             } = row;
-            let lease_live = entry
-                .lease_until
-                .as_deref()
-                .and_then(|t| model::parse_time("lease_until", t).ok())
-                .is_some_and(|t| t > now);
+            let lease_live = lease_live(&entry, now);
             let state = match entry.status {
                 Some(Status::Done) => StepState::Done,
                 Some(Status::Failed) => StepState::Failed,
@@ -476,6 +473,46 @@ fn report(pad: Option<String>, rows: Vec<ReportRow>) -> ReportResult {
         tasks_total,
         totals,
     }
+}
+
+/// Whether `task`'s lease runs past `now`.
+fn lease_live(task: &Entry, now: i64) -> bool {
+    task.lease_until
+        .as_deref()
+        .and_then(|t| model::parse_time("lease_until", t).ok())
+        .is_some_and(|t| t > now)
+}
+
+/// The task a keyed claim took, read again on its retry: its answer only
+/// while `agent` holds it on a live lease; else what became of it, as a
+/// conflict (after an outage longer than the lease, it may be another's).
+fn still_held(task: Entry, agent: &str, now: i64) -> Result<Entry> {
+    let doing = task.status == Some(Status::Doing);
+    let holder = task.assignee.as_deref().unwrap_or("nobody");
+    if doing && holder == agent && lease_live(&task, now) {
+        return Ok(task);
+    }
+    let became = if doing && holder != agent {
+        format!("its lease ran out and {holder} holds it now")
+    } else if doing || task.status == Some(Status::Todo) {
+        // Still `doing` until the sweep puts it back in the queue.
+        "its lease ran out, so any agent may claim it now".to_string()
+    } else {
+        format!(
+            "it is {} now",
+            task.status
+                .map(Status::as_str)
+                .unwrap_or("without a status")
+        )
+    };
+    Err(Error::Conflict {
+        message: format!(
+            "this idempotency_key's claim took task {} for {agent}, but {became}. Stop work on it; claim the next task with a fresh idempotency_key (task.claim).",
+            task.id
+        ),
+        expected: None,
+        actual: None,
+    })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use super::{bounded, read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLU
 use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
-use crate::storage::once::{self, Once};
+use crate::storage::once::{self, Key, Once};
 use crate::storage::rules::{ambiguous, no_entry, prefix_range};
 use crate::storage::write;
 use crate::storage::Entries;
@@ -82,7 +82,7 @@ impl Entries for PgStore {
                 return Ok(Once::Again(first));
             }
             let added = write::add(w, e).await?;
-            once::keep(w, key.as_ref(), Some(&added.entry)).await?;
+            once::keep(w, key.as_ref(), &added.entry.id).await?;
             tx.commit().await?;
             self.loaded.added(1);
             Ok(Once::Wrote(added))
@@ -95,6 +95,19 @@ impl Entries for PgStore {
             let mut conn = self.pool().acquire().await?;
             let (seq, _) = resolve(&mut conn, "id", id).await?;
             load(&mut conn, seq).await
+        })
+    }
+
+    fn kept<'a>(&'a self, key: &'a Key, now: i64) -> Fut<'a, bool> {
+        bounded(async move {
+            Ok(sqlx::query(once::sql::KEPT)
+                .bind(&key.caller)
+                .bind(&key.key)
+                .bind(&key.fingerprint)
+                .bind(once::expired(now))
+                .fetch_optional(self.pool())
+                .await?
+                .is_some())
         })
     }
 

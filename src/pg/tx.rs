@@ -274,38 +274,30 @@ impl KeyTx for PgTx<'_> {
         // A transaction that took the key and is still committing holds
         // its row: this insert waits for it (at most `lock_timeout`, then
         // `-32005`), and finds its row once it committed.
-        let new = sqlx::query(
-            "INSERT INTO idempotency (caller, key, fingerprint, answer, created_at) \
-             VALUES ($1, $2, $3, '', $4) \
-             ON CONFLICT (caller, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
-                 answer = '', created_at = excluded.created_at \
-             WHERE idempotency.created_at < $5 RETURNING 1",
-        )
-        .bind(&key.caller)
-        .bind(&key.key)
-        .bind(&key.fingerprint)
-        .bind(now)
-        .bind(once::expired(now))
-        .fetch_optional(&mut *self.conn)
-        .await?
-        .is_some();
+        let new = sqlx::query(once::sql::TAKE)
+            .bind(&key.caller)
+            .bind(&key.key)
+            .bind(&key.fingerprint)
+            .bind(now)
+            .bind(once::expired(now))
+            .fetch_optional(&mut *self.conn)
+            .await?
+            .is_some();
         if new {
             return Ok(None);
         }
-        Ok(sqlx::query_as(
-            "SELECT fingerprint, answer FROM idempotency WHERE caller = $1 AND key = $2",
-        )
-        .bind(&key.caller)
-        .bind(&key.key)
-        .fetch_optional(&mut *self.conn)
-        .await?)
-    }
-
-    async fn keep_answer(&mut self, key: &Key, answer: &str) -> Result<()> {
-        sqlx::query("UPDATE idempotency SET answer = $3 WHERE caller = $1 AND key = $2")
+        Ok(sqlx::query_as(once::sql::FIRST)
             .bind(&key.caller)
             .bind(&key.key)
-            .bind(answer)
+            .fetch_optional(&mut *self.conn)
+            .await?)
+    }
+
+    async fn keep_entry(&mut self, key: &Key, id: &str) -> Result<()> {
+        sqlx::query(once::sql::KEEP)
+            .bind(id)
+            .bind(&key.caller)
+            .bind(&key.key)
             .execute(&mut *self.conn)
             .await?;
         Ok(())

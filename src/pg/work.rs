@@ -388,9 +388,13 @@ impl Tasks for PgStore {
             if let Some(first) = once::taken(w, key, now).await? {
                 return Ok(Once::Again(first));
             }
-            let claimed = write::claim(w, pad, agent, lease_ms, now).await?;
-            once::keep(w, key, claimed.as_ref().map(|c| &c.1)).await?;
+            let Some(claimed) = write::claim(w, pad, agent, lease_ms, now).await? else {
+                // Rolled back (dropped): an idle poll keeps no key's row.
+                return Ok(Once::Wrote(None));
+            };
+            once::keep(w, key, &claimed.1.id).await?;
             tx.commit().await?;
+            let claimed = Some(claimed);
             Ok(Once::Wrote(claimed))
         })
     }

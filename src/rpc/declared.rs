@@ -75,6 +75,11 @@ pub trait Touches {
     fn patch(&self) -> Option<&UpdateParams> {
         None
     }
+    /// The idempotency key sent, for a method that takes one
+    /// (`storage::once`).
+    fn sent_key(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// How a method's answer is drawn.

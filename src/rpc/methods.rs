@@ -2,9 +2,12 @@
 //! it sets up the session the others run in). A row is the method's type
 //! (`protocol::method`: its name, params and answer), its handler and what
 //! it declares beside its params' fields (`declared::Declared`). The row
-//! parses the params once into their type, enforces what the type and the
-//! declaration say on that value (`declared::enforce`), and hands the very
-//! value to the handler, which calls the engine and returns the answer's type.
+//! parses the params once into their type, takes their idempotency key
+//! (`storage::once`), enforces what the type and the declaration say on
+//! that value (`declared::enforce`; a check that no longer finds what a
+//! keyed write stored already named gives way to its key), and hands the
+//! very value to the handler, which calls the engine and returns the
+//! answer's type.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,11 +27,13 @@ use super::declared::Answer::Scoped;
 
 const NONE: Declared = Declared::NONE;
 
-/// One call: the engine, the connection's session and the call's guard.
+/// One call: the engine, the connection's session, the call's guard and
+/// its idempotency key (`storage::once`), its caller's own.
 pub(super) struct Call<'a> {
     pub engine: &'a Engine,
     pub session: &'a mut Session,
     pub guard: Guard,
+    pub key: Option<Key>,
 }
 
 type Run =
@@ -49,11 +54,21 @@ macro_rules! table {
         pub(super) const TABLE: &[Row] = &[
             $(Row {
                 name: <$method as Method>::NAME,
-                run: |c, p| Box::pin(async move {
+                run: |mut c, p| Box::pin(async move {
                     const DECLARED: Declared = $declared;
                     let mut params: <$method as Method>::Params =
                         parse(<$method as Method>::NAME, p)?;
-                    declared::enforce(&DECLARED, &c.guard, c.engine, &mut params).await?;
+                    // Named by the params as sent, before the checks
+                    // rewrite them.
+                    c.key = Key::of(
+                        c.guard.access(),
+                        <$method as Method>::NAME,
+                        params.sent_key(),
+                        &params,
+                    )?;
+                    if let Err(e) = declared::enforce(&DECLARED, &c.guard, c.engine, &mut params).await {
+                        unless_stored(&mut c, e).await?;
+                    }
                     let (guard, engine) = (c.guard.clone(), c.engine);
                     let answer: <$method as Method>::Answer = match $handler(c, params).await {
                         Ok(answer) => answer,
@@ -125,13 +140,24 @@ table! {
     AgentDeliveries => agent_deliveries SCOPED,
 }
 
-/// The call's idempotency key (`storage::once`), its caller's own.
-fn key_of<M: Method>(c: &Call<'_>, key: Option<&str>, p: &M::Params) -> Result<Option<Key>> {
-    Key::of(c.guard.access(), M::NAME, key, p)
+/// A check refused the call with `e`: refused still, unless it is the
+/// retry of a keyed write stored already, which its key answers (the store
+/// finds it and writes nothing) though what the write named is gone now
+/// (its parent deleted, the note it superseded hidden since). The key then
+/// carries the refusal, for the store to give should its row be gone by
+/// the time it looks (`Key::unless_kept`).
+async fn unless_stored(c: &mut Call<'_>, e: Error) -> Result<()> {
+    let (Some(key), Error::NotFound { field, message }) = (&mut c.key, &e) else {
+        return Err(e);
+    };
+    if !c.engine.db().kept(key, c.engine.now()).await? {
+        return Err(e);
+    }
+    key.unless_kept = Some((field, message.clone()));
+    Ok(())
 }
 
 async fn entry_add(c: Call<'_>, p: AddParams) -> Result<EntryResult> {
-    let key = key_of::<EntryAdd>(&c, p.idempotency_key.as_deref(), &p)?;
     let looks_like = if p.check_duplicates {
         let author = model::entry_author(p.author.as_deref(), c.session.author.as_deref())?;
         c.engine
@@ -144,7 +170,7 @@ async fn entry_add(c: Call<'_>, p: AddParams) -> Result<EntryResult> {
     };
     let entry = c
         .engine
-        .add(p, c.session.author.as_deref(), &c.guard, key)
+        .add(p, c.session.author.as_deref(), &c.guard, c.key)
         .await?;
     // A retry's answer: the note itself is no news.
     let looks_like = looks_like.filter(|l| l.id != entry.id);
@@ -320,8 +346,7 @@ async fn plan_order(c: Call<'_>, p: PlanParams) -> Result<PlanResult> {
 }
 
 async fn task_claim(c: Call<'_>, p: ClaimParams) -> Result<ClaimResult> {
-    let key = key_of::<TaskClaim>(&c, p.idempotency_key.as_deref(), &p)?;
-    c.engine.claim(p, c.session.author.as_deref(), key).await
+    c.engine.claim(p, c.session.author.as_deref(), c.key).await
 }
 
 async fn task_heartbeat(c: Call<'_>, p: HeartbeatParams) -> Result<EntryResult> {
@@ -346,9 +371,8 @@ async fn entry_thread(c: Call<'_>, p: IdParams) -> Result<ThreadResult> {
 }
 
 async fn ask(c: Call<'_>, p: AskParams) -> Result<AskResult> {
-    let key = key_of::<Ask>(&c, p.idempotency_key.as_deref(), &p)?;
     c.engine
-        .ask(p, c.session.author.as_deref(), &c.guard, key)
+        .ask(p, c.session.author.as_deref(), &c.guard, c.key)
         .await
 }
 

@@ -9,8 +9,9 @@ use crate::model;
 use crate::protocol::*;
 
 macro_rules! touches {
-    ($($ty:ty { $($field:ident: $role:ident $(($does:ident))?),* $(,)? })*) => {$(
+    ($($(#[$keyed:ident])? $ty:ty { $($field:ident: $role:ident $(($does:ident))?),* $(,)? })*) => {$(
         impl Touches for $ty {
+            $(touches!(@$keyed);)?
             const FIELDS: &'static [Field] = &[
                 $(Field { name: stringify!($field), role: touches!(@role $role $($does)?) }),*
             ];
@@ -22,6 +23,11 @@ macro_rules! touches {
             }
         }
     )*};
+    (@keyed) => {
+        fn sent_key(&self) -> Option<&str> {
+            self.idempotency_key.as_deref()
+        }
+    };
     (@role pad $does:ident) => { Role::Pad($does) };
     (@role note $does:ident) => { Role::Note($does) };
     (@role agents) => { Role::Agents };
@@ -45,6 +51,7 @@ macro_rules! touches {
 }
 
 touches! {
+    #[keyed]
     AddParams {
         pad: pad(Write),
         reply_to: note(Read),
@@ -77,6 +84,7 @@ touches! {
     ReindexParams {}
     InboxParams { author: actor }
     PlanParams { pad: pad(Read) }
+    #[keyed]
     ClaimParams { pad: pad(Write), agent: actor }
     HeartbeatParams { id: note(Write), agent: actor }
     CompleteParams { id: note(Write), agent: actor }
@@ -147,6 +155,10 @@ impl Touches for AskParams {
             role: Role::Actor,
         },
     ];
+
+    fn sent_key(&self) -> Option<&str> {
+        self.idempotency_key.as_deref()
+    }
 
     fn refs(&mut self) -> Vec<Ref<'_>> {
         let mut out = vec![Ref::Actor("author", &mut self.author)];

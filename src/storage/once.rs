@@ -7,9 +7,12 @@
 //! with other params is refused, never taken for the first call's retry
 //! (`Key::fingerprint`). Its row is written in the write's own transaction
 //! (`taken` and `keep`, over a store's `KeyTx`), before the write's statements, and
-//! holds the write's answer: the write and its key commit together or not
-//! at all. A second call with the key finds the row and answers as the
-//! first did, writing nothing; one sent while the first is still
+//! holds the id of the entry the write answered with (a claim: the task it
+//! took) — never its content, which a delete or a purge must erase: the
+//! write and its key commit together or not at all. A second call with the
+//! key finds the row and answers with that entry as it is now, read as any
+//! `entry.get` reads it (gone: as a get of it answers), writing nothing;
+//! one sent while the first is still
 //! committing waits on the row (PostgreSQL's unique index; SQLite's single
 //! writer) and then finds it. Rows live a day (`KEY_LIFE_MS`): the sweep
 //! deletes older ones, and a row past that age is taken as new.
@@ -19,9 +22,8 @@ use sha2::{Digest, Sha256};
 
 use crate::access::Access;
 use crate::error::{Error, Result};
-use crate::model::Entry;
 
-/// How long a key holds its write's answer.
+/// How long a key holds its write's entry id.
 pub const KEY_LIFE_MS: i64 = 24 * 3600 * 1000;
 /// The longest key, in bytes: a UUID (36) or a ULID (26) fits with room.
 pub const MAX_KEY_LEN: usize = 128;
@@ -36,6 +38,11 @@ pub struct Key {
     pub key: String,
     /// SHA-256 of the method's name and its params without the key.
     pub fingerprint: String,
+    /// A check's refusal (field, message) the call passed only because its
+    /// key named a write stored already: the write goes ahead only as that
+    /// retry, and is refused so if the key's row is gone meanwhile (a day
+    /// old, swept).
+    pub unless_kept: Option<(&'static str, String)>,
 }
 
 impl Key {
@@ -69,6 +76,7 @@ impl Key {
             caller,
             key: key.to_string(),
             fingerprint,
+            unless_kept: None,
         }))
     }
 }
@@ -101,9 +109,9 @@ fn checked(key: &str) -> Result<()> {
 #[derive(Debug)]
 pub enum Once<T> {
     Wrote(T),
-    /// The entry the first call answered with, as it answered (`None`: a
-    /// claim that found nothing ready).
-    Again(Option<Box<Entry>>),
+    /// The id of the entry the first call answered with (a claim: the task
+    /// it took), to be read again now.
+    Again(String),
 }
 
 /// The statements keeping keys, on a write's transaction.
@@ -111,27 +119,30 @@ pub enum Once<T> {
 pub trait KeyTx {
     /// Takes `key` for this write: `None` when it is new (or its row a day
     /// old), its row now written and held by this transaction;
-    /// else the fingerprint and answer of the write that took it. Waits
+    /// else the fingerprint and entry id of the write that took it. Waits
     /// while another transaction holding the key is committing.
     async fn take_key(&mut self, key: &Key, now: i64) -> Result<Option<(String, String)>>;
-    /// Keeps the write's answer (JSON) in its key's row.
-    async fn keep_answer(&mut self, key: &Key, answer: &str) -> Result<()>;
+    /// Keeps the id of the entry the write answered with in its key's row.
+    async fn keep_entry(&mut self, key: &Key, id: &str) -> Result<()>;
 }
 
-/// Before a keyed write, in its transaction: the first call's answer when
-/// its key was taken already (write nothing then, and answer with it), or
-/// `None` when the write is new, its key now held by this transaction
-/// (`keep` its answer after the write).
-pub async fn taken(
-    tx: &mut impl KeyTx,
-    key: Option<&Key>,
-    now: i64,
-) -> Result<Option<Option<Box<Entry>>>> {
+/// Before a keyed write, in its transaction: the id of the first call's
+/// entry when its key was taken already (write nothing then, and answer
+/// with that entry), or `None` when the write is new, its key now held by
+/// this transaction (`keep` its entry's id after the write).
+pub async fn taken(tx: &mut impl KeyTx, key: Option<&Key>, now: i64) -> Result<Option<String>> {
     let Some(key) = key else {
         return Ok(None);
     };
     let Some((fingerprint, first)) = tx.take_key(key, now).await? else {
-        return Ok(None);
+        return match &key.unless_kept {
+            // The transaction is rolled back, and the key's row with it.
+            Some((field, message)) => Err(Error::NotFound {
+                field,
+                message: message.clone(),
+            }),
+            None => Ok(None),
+        };
     };
     if fingerprint != key.fingerprint {
         return Err(Error::invalid(
@@ -142,20 +153,39 @@ pub async fn taken(
             ),
         ));
     }
-    serde_json::from_str(&first)
-        .map(Some)
-        .map_err(|e| Error::Internal(format!("a kept answer does not read back: {e}")))
+    Ok(Some(first))
 }
 
-/// After a keyed write, in its transaction: keeps the entry it answers
-/// with (`None`: a claim that found nothing) for the key's retries.
-pub async fn keep(tx: &mut impl KeyTx, key: Option<&Key>, answer: Option<&Entry>) -> Result<()> {
-    let Some(key) = key else {
-        return Ok(());
-    };
-    let answer = serde_json::to_string(&answer)
-        .map_err(|e| Error::Internal(format!("an answer as JSON: {e}")))?;
-    tx.keep_answer(key, &answer).await
+/// After a keyed write, in its transaction: keeps the id of the entry it
+/// answers with (a claim: the task it took) for the key's retries.
+pub async fn keep(tx: &mut impl KeyTx, key: Option<&Key>, id: &str) -> Result<()> {
+    match key {
+        Some(key) => tx.keep_entry(key, id).await,
+        None => Ok(()),
+    }
+}
+
+/// The statements on the key's rows, the same on both stores: each `$n`
+/// first appears in order, so SQLite binds them by position as PostgreSQL
+/// does.
+pub mod sql {
+    /// Takes a key: a row written now (`RETURNING` a row), or the row of
+    /// a call that took it within the day left as it is. Binds caller,
+    /// key, fingerprint, now, and `expired(now)`.
+    pub const TAKE: &str = "INSERT INTO idempotency (caller, key, fingerprint, entry, created_at) \
+         VALUES ($1, $2, $3, '', $4) \
+         ON CONFLICT (caller, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
+             entry = '', created_at = excluded.created_at \
+         WHERE idempotency.created_at < $5 RETURNING 1";
+    /// The fingerprint and entry id of a key taken. Binds caller, key.
+    pub const FIRST: &str =
+        "SELECT fingerprint, entry FROM idempotency WHERE caller = $1 AND key = $2";
+    /// Keeps the entry's id. Binds the id, caller, key.
+    pub const KEEP: &str = "UPDATE idempotency SET entry = $1 WHERE caller = $2 AND key = $3";
+    /// Whether a key names a write stored already (`Entries::kept`).
+    /// Binds caller, key, fingerprint, and `expired(now)`.
+    pub const KEPT: &str = "SELECT 1 FROM idempotency WHERE caller = $1 AND key = $2 \
+         AND fingerprint = $3 AND created_at >= $4 AND entry <> ''";
 }
 
 /// Keys whose rows are older than this, at `now`, are forgotten.

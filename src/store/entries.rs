@@ -4,6 +4,7 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection};
 
 use super::journal::{Journal, Pending, Record};
+use super::room;
 use super::rows::{read_entry, EntryRow, ENTRY_COLUMNS};
 use super::tx::ready;
 use super::Sqlite;
@@ -11,7 +12,7 @@ use super::{in_transaction, Store, Writer};
 use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
 use crate::model::{Category, Entry, Status};
-use crate::storage::once::{self, Once};
+use crate::storage::once::{self, Key, Once};
 use crate::storage::rules::{ambiguous, new_entry, no_entry, prefix_range, stamp};
 use crate::storage::write;
 use crate::storage::Entries;
@@ -33,8 +34,10 @@ pub(crate) fn apply(w: &mut Writer, journal: &Journal, batch: Vec<Pending>) {
     if batch.is_empty() {
         return;
     }
-    if journal.failing() || wal_over_room(w) {
-        if let Err(e) = checkpoint_first(w) {
+    // After a refused batch, the WAL is copied into `pad.db` first (every
+    // commit on the writer does so too once the WAL is large: `room`).
+    if journal.failing() {
+        if let Err(e) = room::checkpoint(w) {
             return journal.restore(batch, &e);
         }
     }
@@ -88,52 +91,6 @@ pub(crate) fn apply(w: &mut Writer, journal: &Journal, batch: Vec<Pending>) {
         journal.restore(wait, &why);
     }
 }
-
-/// After SQLite refused a batch (a full disk), the WAL is copied into
-/// `pad.db` before anything more is written into it: a batch applied first
-/// would take the room the disk gave back at the WAL's end, the checkpoint
-/// would find none left to grow `pad.db`, and the WAL — never started over
-/// while frames wait in it — would refill a small disk and stall the
-/// journal until a restart. Once its frames are copied the next write
-/// starts the WAL over, in the file's own room. A pass that cannot copy
-/// them (still no room) fails, and the batch waits for the next try.
-/// PASSIVE: it waits for nobody, so a foreign lock costs no more time.
-fn checkpoint_first(w: &mut Writer) -> Result<()> {
-    w.conn
-        .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
-    Ok(())
-}
-
-/// Whether `pad.db`'s WAL has grown past a quarter of the room left on its
-/// disk: copied into `pad.db` then, before more goes in, so a small disk
-/// keeps room for the copy (the background checkpoint, once a second,
-/// comes too late for a burst).
-fn wal_over_room(w: &Writer) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Some(db) = w.conn.path() else {
-        return false;
-    };
-    let wal = std::fs::metadata(format!("{db}-wal")).map_or(0, |m| m.len());
-    if wal < MIN_WAL_CHECK {
-        return false;
-    }
-    let Ok(dir) = std::ffi::CString::new(
-        std::path::Path::new(db)
-            .parent()
-            .map_or(&b"."[..], |p| p.as_os_str().as_bytes()),
-    ) else {
-        return false;
-    };
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: a NUL-terminated path and a struct of the right type.
-    if unsafe { libc::statvfs(dir.as_ptr(), &mut st) } != 0 {
-        return false;
-    }
-    wal > st.f_bavail as u64 * st.f_frsize as u64 / 4
-}
-
-/// Below this a WAL is not worth a look at the disk's room.
-const MIN_WAL_CHECK: u64 = 1 << 20;
 
 /// The journal records left by a crash that are not in the database.
 pub(crate) fn not_stored(conn: &Connection, records: Vec<Record>) -> Result<Vec<Record>> {
@@ -271,7 +228,7 @@ impl Store {
                 return Ok(Once::Again(first));
             }
             let added = ready(write::add(tx, e))?;
-            ready(once::keep(tx, key.as_ref(), Some(&added.entry)))?;
+            ready(once::keep(tx, key.as_ref(), &added.entry.id))?;
             Ok(Once::Wrote(added))
         })
     }
@@ -529,6 +486,10 @@ impl Entries for Sqlite {
 
     fn get<'a>(&'a self, id: &'a str) -> Fut<'a, Entry> {
         self.inline(move |s| s.get(id))
+    }
+
+    fn kept<'a>(&'a self, key: &'a Key, now: i64) -> Fut<'a, bool> {
+        self.inline(move |s| s.kept(key, now))
     }
 
     fn visible_matches<'a>(

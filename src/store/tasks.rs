@@ -9,7 +9,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::rows::{read_entry, returning_columns, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
 use super::tx::{ready, SqliteTx};
-use super::{in_transaction, Sqlite, Store};
+use super::{committed_if, in_transaction, Sqlite, Store};
 use crate::error::Result;
 use crate::model::{Entry, Kind, Status};
 use crate::storage::once::{self, Key, Once};
@@ -59,15 +59,22 @@ impl Store {
         key: Option<&Key>,
     ) -> Result<Once<Option<(Entry, Entry)>>> {
         let mut w = self.writer();
-        in_transaction(&mut w, |w| {
-            let tx = &mut self.tx(w);
-            if let Some(first) = ready(once::taken(tx, key, now))? {
-                return Ok(Once::Again(first));
-            }
-            let claimed = ready(write::claim(tx, pad, agent, lease_ms, now))?;
-            ready(once::keep(tx, key, claimed.as_ref().map(|c| &c.1)))?;
-            Ok(Once::Wrote(claimed))
-        })
+        // Nothing claimed: rolled back, so an idle poll writes no key's row.
+        committed_if(
+            &mut w,
+            |w| {
+                let tx = &mut self.tx(w);
+                if let Some(first) = ready(once::taken(tx, key, now))? {
+                    return Ok(Once::Again(first));
+                }
+                let claimed = ready(write::claim(tx, pad, agent, lease_ms, now))?;
+                if let Some((_, after)) = &claimed {
+                    ready(once::keep(tx, key, &after.id))?;
+                }
+                Ok(Once::Wrote(claimed))
+            },
+            |o| !matches!(o, Once::Wrote(None)),
+        )
     }
 
     /// `storage::write::heartbeat` on the writer.

@@ -263,39 +263,43 @@ pub(super) fn ready<T>(sequence: impl std::future::Future<Output = Result<T>>) -
 impl KeyTx for SqliteTx<'_> {
     async fn take_key(&mut self, key: &Key, now: i64) -> Result<Option<(String, String)>> {
         // The writer runs one transaction at a time: a row is either
-        // committed with its answer, or not there.
-        let new = self
-            .conn
-            .prepare_cached(
-                "INSERT INTO idempotency (caller, key, fingerprint, answer, created_at) \
-                 VALUES (?1, ?2, ?3, '', ?4) \
-                 ON CONFLICT (caller, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
-                     answer = '', created_at = excluded.created_at \
-                 WHERE idempotency.created_at < ?5 RETURNING 1",
-            )?
-            .exists(params![
-                key.caller,
-                key.key,
-                key.fingerprint,
-                now,
-                once::expired(now)
-            ])?;
+        // committed with its entry id, or not there.
+        let new = self.conn.prepare_cached(once::sql::TAKE)?.exists(params![
+            key.caller,
+            key.key,
+            key.fingerprint,
+            now,
+            once::expired(now)
+        ])?;
         if new {
             return Ok(None);
         }
         Ok(self
             .conn
-            .prepare_cached(
-                "SELECT fingerprint, answer FROM idempotency WHERE caller = ?1 AND key = ?2",
-            )?
+            .prepare_cached(once::sql::FIRST)?
             .query_row(params![key.caller, key.key], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?)
     }
 
-    async fn keep_answer(&mut self, key: &Key, answer: &str) -> Result<()> {
+    async fn keep_entry(&mut self, key: &Key, id: &str) -> Result<()> {
         self.conn
-            .prepare_cached("UPDATE idempotency SET answer = ?3 WHERE caller = ?1 AND key = ?2")?
-            .execute(params![key.caller, key.key, answer])?;
+            .prepare_cached(once::sql::KEEP)?
+            .execute(params![id, key.caller, key.key])?;
         Ok(())
+    }
+}
+
+impl super::Store {
+    /// `Entries::kept`: a read, on a reader.
+    pub fn kept(&self, key: &Key, now: i64) -> Result<bool> {
+        Ok(self
+            .reader()?
+            .prepare_cached(once::sql::KEPT)?
+            .exists(params![
+                key.caller,
+                key.key,
+                key.fingerprint,
+                once::expired(now)
+            ])?)
     }
 }

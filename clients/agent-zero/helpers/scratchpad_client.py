@@ -64,6 +64,11 @@ class ScratchpadError(Exception):
     """An error answer from the engine. Branch on the class or `code`, not on `message`."""
 
     code = 0
+    #: On a write that takes an idempotency key and failed in a way that may
+    #: have stored it (`Unavailable` past the retries, `OutcomeUnknown`, the
+    #: connection lost): its key. The same call with `idempotency_key=` this
+    #: key is stored once.
+    idempotency_key: Optional[str] = None
 
     def __init__(self, message: str, code: Optional[int] = None, data: Any = None):
         super().__init__(message)
@@ -314,13 +319,18 @@ class Client:
         each of `WRITE_RETRY_WAITS` while the engine answers Unavailable
         (-32005) or OutcomeUnknown (-32006). The engine stores a key's write
         once and answers a retry as it answered the first call."""
-        params.setdefault("idempotency_key", new_key())
-        for wait in WRITE_RETRY_WAITS:
-            try:
-                return self.call(method, params)
-            except (Unavailable, OutcomeUnknown):
-                time.sleep(wait)
-        return self.call(method, params)
+        key = params.setdefault("idempotency_key", new_key())
+        try:
+            for wait in WRITE_RETRY_WAITS:
+                try:
+                    return self.call(method, params)
+                except (Unavailable, OutcomeUnknown):
+                    time.sleep(wait)
+            return self.call(method, params)
+        except (Unavailable, OutcomeUnknown, EngineUnavailable) as e:
+            # It may be stored: the key is what lets the caller go on trying.
+            e.idempotency_key = key
+            raise
 
     def next_event(self, subscription: Optional[int] = None) -> Dict[str, Any]:
         """Blocks until the next event of `subscription` (of any subscription
@@ -467,12 +477,14 @@ class Client:
         return self.call("plan.order", {"pad": pad})
 
     def claim_task(self, pad: str, agent: Optional[str] = None,
-                   lease_seconds: Optional[int] = None) -> Optional[Dict[str, Any]]:
+                   lease_seconds: Optional[int] = None, *,
+                   idempotency_key: Optional[str] = None) -> Optional[Dict[str, Any]]:
         """Takes the next ready task (now `doing`, held under a lease), or
         returns None when nothing is ready. Retried with its idempotency key
-        as `add` is: a retry never takes a second task."""
-        return self._write("task.claim", _params(pad=pad, agent=agent,
-                                                  lease_seconds=lease_seconds))["entry"]
+        (a fresh one unless given) as `add` is: a retry never takes a second
+        task; once the lease ran out it raises `Conflict` instead."""
+        return self._write("task.claim", _params(pad=pad, agent=agent, lease_seconds=lease_seconds,
+                                                  idempotency_key=idempotency_key))["entry"]
 
     def heartbeat(self, id: str, resume: Optional[str] = None, *, agent: Optional[str] = None,
                   lease_seconds: Optional[int] = None) -> Dict[str, Any]:
@@ -513,15 +525,19 @@ class Client:
         return self.call("entry.thread", {"id": id})
 
     def ask(self, question: str, pad: str = "inbox", *, choices: Optional[List[str]] = None,
-            wait_seconds: int = 60, author: Optional[str] = None) -> Dict[str, Any]:
+            wait_seconds: int = 60, author: Optional[str] = None,
+            idempotency_key: Optional[str] = None) -> Dict[str, Any]:
         """Asks the person (a `question` entry tagged `needs_eyes`, with
         `choices` as buttons) and waits up to `wait_seconds` (at most 110)
         for the answer. Returns `{"question", "answer", "waited_seconds"}`;
         `answer` is the reply entry, or None when nobody answered in time —
-        the question stays open and a later answer reaches `inbox()`."""
+        the question stays open and a later answer reaches `inbox()`.
+        Retried with its idempotency key (a fresh one unless given) as `add`
+        is: a retry asks nothing new and waits for the first question's answer."""
         with self._longer(wait_seconds + 15):
             return self._write("ask", _params(content=question, pad=pad, choices=choices,
-                                              wait_seconds=wait_seconds, author=author))
+                                              wait_seconds=wait_seconds, author=author,
+                                              idempotency_key=idempotency_key))
 
     def wait_for_answer(self, question: str, wait_seconds: int = 60) -> Dict[str, Any]:
         """Waits up to `wait_seconds` (at most 110) for the answer to a question

@@ -3,6 +3,7 @@
 write) sends the same key, and the engine stores the note once. The Python
 client and the `pad` CLI both."""
 
+import os
 import subprocess
 
 import scratchpad
@@ -88,5 +89,57 @@ def test_an_ask_whose_answer_was_lost_puts_one_question(engine):
         with engine.client() as c:
             questions = c.list(pad="idem-ask", kind="question")["entries"]
         assert [q["id"] for q in questions] == [asked["question"]["id"]]
+    finally:
+        relay.close()
+
+
+def test_a_write_failed_past_its_retries_carries_its_key_to_go_on_with(engine, monkeypatch):
+    monkeypatch.setattr(scratchpad, "WRITE_RETRY_WAITS", (0, 0, 0))
+    relay = LostAnswers(engine.socket, lose=4)
+    try:
+        with Client(socket_path=relay.socket_path, author="keyed") as c:
+            try:
+                c.add("kept going", pad="idem-raised")
+                raise AssertionError("every answer was lost: the write raises")
+            except scratchpad.OutcomeUnknown as e:
+                key = e.idempotency_key
+        assert key and {s["idempotency_key"] for s in relay.sent} == {key}
+        with engine.client() as c:
+            stored = c.list(pad="idem-raised")["entries"]
+            # Going on with the key answers with the note already stored.
+            again = c.add("kept going", pad="idem-raised", idempotency_key=key)
+            assert [e["id"] for e in stored] == [again["id"]]
+            assert len(c.list(pad="idem-raised")["entries"]) == 1
+    finally:
+        relay.close()
+
+
+def test_claim_task_and_ask_take_a_given_key(engine):
+    with engine.client() as c:
+        c.add_task("only", pad="idem-given")
+        first = c.claim_task("idem-given", agent="w", idempotency_key="claim-given")
+        again = c.claim_task("idem-given", agent="w", idempotency_key="claim-given")
+        assert first["id"] == again["id"]
+        q1 = c.ask("go?", pad="idem-given", wait_seconds=0, idempotency_key="ask-given")
+        q2 = c.ask("go?", pad="idem-given", wait_seconds=0, idempotency_key="ask-given")
+        assert q1["question"]["id"] == q2["question"]["id"]
+        assert len(c.list(pad="idem-given", kind="question")["entries"]) == 1
+
+
+def test_the_cli_names_the_key_of_a_note_it_could_not_confirm_and_takes_it_back(engine):
+    relay = LostAnswers(engine.socket, methods=("entry.add",), lose=4)
+    try:
+        out = subprocess.run([pad_binary(), "note", "--socket", relay.socket_path, "--pad", "idem-cli-key",
+                              "written once"], capture_output=True, text=True, timeout=60)
+        assert out.returncode != 0
+        key = relay.sent[0]["idempotency_key"]
+        assert f"--idempotency-key {key}" in out.stderr, out.stderr
+        # Sent again with the key (here from the environment): stored once.
+        again = subprocess.run([pad_binary(), "note", "--socket", engine.socket, "--pad", "idem-cli-key",
+                                "written once"], capture_output=True, text=True, timeout=60,
+                               env=dict(os.environ, PAD_IDEMPOTENCY_KEY=key))
+        assert again.returncode == 0, again.stderr
+        with engine.client() as c:
+            assert [e["content"] for e in c.list(pad="idem-cli-key")["entries"]] == ["written once"]
     finally:
         relay.close()
