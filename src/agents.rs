@@ -9,7 +9,7 @@
 //! entry brings); `Conversations` keeps those begun in memory, as the store
 //! has them, for the dispatcher. A conversation's states and transitions
 //! are `agents/conversation.rs`; the dispatcher that talks to the agents
-//! and saves the conversations is `engine/agents.rs`; the wire client is
+//! and saves the conversations is `engine/dispatch.rs`; the wire client is
 //! `agents/a2a.rs`. This module does no I/O but the registry's file.
 
 pub mod a2a;

@@ -11,6 +11,7 @@
 mod activity;
 mod agents;
 mod background;
+mod dispatch;
 mod duplicates;
 mod explain;
 pub(crate) mod export;
@@ -178,7 +179,7 @@ struct Inner {
     /// `ask` calls waiting for their answer.
     waiters: threads::Waiters,
     /// Registered A2A agents, deliveries of addressed notes, presence.
-    agents: crate::agents::Agents,
+    agents: Arc<crate::agents::Agents>,
     /// Who a token speaks for (`engine/tokens.rs`).
     tokens: tokens::Tokens,
     metrics: Option<crate::metrics::Metrics>,
@@ -244,7 +245,7 @@ impl Engine {
             config.require_tokens,
             store.tokens().await?,
         );
-        let agents = agents::open(&config, &*store).await?;
+        let agents = Arc::new(agents::open(&config, &*store).await?);
         let engine = Engine(Arc::new(Inner {
             store,
             sqlite,

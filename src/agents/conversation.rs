@@ -1,7 +1,7 @@
 //! One addressed note's conversation with one A2A agent: its state and
 //! every transition, pure — no I/O, no clock of its own.
 //!
-//! The dispatcher (`engine/agents.rs`) turns what happened in one look at
+//! The dispatcher (`engine/dispatch.rs`) turns what happened in one look at
 //! the agent into an `Event`, hands it to `Conversation::on`, and carries
 //! out the `Effect`s it returns (posting the agent's words in the thread,
 //! asking the person); what an effect produced comes back through

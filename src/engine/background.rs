@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use super::dispatch::Dispatcher;
 use super::Engine;
 use crate::clock::QUIET;
 use crate::error::Result;
@@ -14,7 +17,14 @@ impl Engine {
     pub fn spawn_background(&self) -> tokio::task::JoinHandle<()> {
         let engine = self.clone();
         let mut stop = self.0.stop.subscribe();
-        tokio::spawn(self.clone().run_agents(self.0.stop.subscribe()));
+        let dispatcher = Dispatcher {
+            agents: self.0.agents.clone(),
+            store: self.0.store.clone(),
+            said: self.clone(),
+            give_up: self.0.config.agent_give_up,
+            max_chars: self.0.config.max_content_chars,
+        };
+        tokio::spawn(Arc::new(dispatcher).run(self.0.stop.subscribe()));
         tokio::spawn(async move {
             let mut checkpoint_tick = tokio::time::interval(Duration::from_secs(1));
             checkpoint_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

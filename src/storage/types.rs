@@ -7,7 +7,7 @@ use crate::model::{fmt_time, Category, Entry, Kind, Status};
 /// A record names only the fields a note has: the rest read back as none,
 /// empty or false (so a record of an older build, with every field, reads
 /// the same). A plain note's record is six fields, not twenty-two.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct NewEntry {
     pub pad: String,
     pub author: String,
