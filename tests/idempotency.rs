@@ -181,6 +181,24 @@ async fn keys_belong_to_their_caller() {
 }
 
 #[tokio::test]
+async fn a_token_made_again_under_a_revoked_name_does_not_inherit_its_keys() {
+    let h = Harness::start().await;
+    let mut owner = h.client().await;
+    let mut first = token_client(&h, &mut owner, "agent-a").await;
+    let note = json!({"pad": "shared", "content": "one", "idempotency_key": "k"});
+    let before = ok(&mut first, "entry.add", note.clone()).await;
+    ok(&mut owner, "token.revoke", json!({"name": "agent-a"})).await;
+    // A new secret under the old name is another caller: its keys start
+    // empty — neither answered with the revoked token's note nor refused
+    // as that key sent with another call.
+    let mut second = token_client(&h, &mut owner, "agent-a").await;
+    let after = ok(&mut second, "entry.add", note.clone()).await;
+    assert_ne!(after["entry"]["id"], before["entry"]["id"]);
+    assert_eq!(count(&mut owner, "shared").await, 2);
+    h.stop().await;
+}
+
+#[tokio::test]
 async fn concurrent_calls_with_one_key_store_one_note() {
     let h = Harness::start().await;
     let mut calls = Vec::new();

@@ -33,7 +33,8 @@ pub const KEY_FIELD: &str = "idempotency_key";
 /// A write's idempotency key: whose it is, the key, and what call it names.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Key {
-    /// `owner`, or `token:<name>`.
+    /// `owner`, or `token:<its secret's hash>`: a token made again under a
+    /// revoked one's name is another caller, with no keys.
     pub caller: String,
     pub key: String,
     /// SHA-256 of the method's name and its params without the key.
@@ -69,7 +70,7 @@ impl Key {
         let fingerprint = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
         let caller = match access {
             Access::Owner => "owner".to_string(),
-            Access::Token { name, .. } => format!("token:{name}"),
+            Access::Token { hash, .. } => format!("token:{hash}"),
             Access::Anonymous => "anonymous".to_string(),
         };
         Ok(Some(Key {
