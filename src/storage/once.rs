@@ -226,7 +226,7 @@ mod tests {
         let t = Key::of(&token, "entry.add", Some("k1"), &p)
             .unwrap()
             .unwrap();
-        assert_eq!(t.caller, "token:ci");
+        assert_eq!(t.caller, "token:h", "a token's keys are its secret's");
         assert_ne!(t.caller, a.caller);
         assert!(Key::of(&Access::Owner, "entry.add", None, &p)
             .unwrap()
