@@ -203,6 +203,9 @@ def end(sub: Any, result: Any, error: Optional[BaseException]) -> None:
     with _lock:
         held = live.pop(record["id"], None)
         finished.add(record["id"])
+        # Its questions' answers are the chat's from now on (on_task finds no live task either way).
+        for question in [q for q, t in asked.items() if t == record["id"]]:
+            del asked[question]
         stop = stops.get(sub.context.id)
         if stop and stop[0] == sub.number:
             stops.pop(sub.context.id, None)

@@ -187,6 +187,8 @@ def test_an_answer_after_the_subordinates_ask_gave_up_reaches_that_subordinate(p
              ("response", {"text": "done"})]
     assert asyncio.run(loop.run(context, "tidy billing", steps, between)) == "done"
     assert answered and len(loop.history) == 1 and "yes, drop it" in loop.history[0]
+    # The task ended: what its subordinate asked is forgotten with it.
+    assert tasks_of(engine)["tidy the billing schema"]["id"] not in plugin.watcher.delegation.asked.values()
     with engine.client() as c:  # no question left for the session's later tests to answer
         for q in c.list("agent-zero", kind="question")["entries"]:
             if q["content"] == "Drop the old billing table too?":
