@@ -102,3 +102,37 @@ fn the_map_names_only_what_is_there() {
         "ARCHITECTURE.md names what the code does not have: {missing:?}"
     );
 }
+
+/// Parts that must not reach back into the parts using them: the meaning
+/// index is asked by the engine and hands the store's check its
+/// candidates, but knows neither the engine nor any store (the store
+/// contract knows the index only as the worker's `VectorSource`).
+const NOT_IMPORTING: &[(&str, &[&str])] = &[(
+    "src/semantic",
+    &[
+        "crate::storage",
+        "crate::store",
+        "crate::pg",
+        "crate::engine",
+    ],
+)];
+
+#[test]
+fn parts_do_not_import_back() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (part, forbidden) in NOT_IMPORTING {
+        let mut code = Vec::new();
+        sources(&root.join(part), &mut code);
+        let file = root.join(format!("{part}.rs"));
+        code.push((file.clone(), std::fs::read_to_string(&file).unwrap()));
+        for (path, text) in &code {
+            for name in *forbidden {
+                assert!(
+                    !text.contains(name),
+                    "{} names {name}: {part} must not import it (a circle; see ARCHITECTURE.md)",
+                    path.display()
+                );
+            }
+        }
+    }
+}

@@ -175,6 +175,8 @@ struct Inner {
     /// Dropped before `lock` (fields drop in order): dropping it stops the
     /// embedding worker, which saves the index while the data dir is still ours.
     semantic: Option<Arc<Semantic>>,
+    /// The entries of archived pads, kept for meaning search's walks.
+    archived: meaning::Archived,
     bus: Bus,
     /// `ask` calls waiting for their answer.
     waiters: threads::Waiters,
@@ -250,6 +252,7 @@ impl Engine {
             store,
             sqlite,
             semantic,
+            archived: Default::default(),
             bus: Bus::default(),
             waiters: threads::Waiters::default(),
             agents,

@@ -37,7 +37,6 @@ pub use model::{Model, ModelKind, ModelSource, Precision, MAX_TOKENS};
 pub use source::{Embed, VectorSource};
 
 use crate::error::{Error, Result};
-use crate::storage::ArchiveMark;
 
 /// How semantic search is set up.
 #[derive(Clone, Debug)]
@@ -139,8 +138,6 @@ struct Shared {
     /// Rows the index offered searches as candidates (to a filter, or to
     /// rescoring) since start.
     offered: AtomicU64,
-    /// The entries of archived pads, sorted, and the mark they were read at.
-    hidden: Mutex<Option<(ArchiveMark, Arc<[i64]>)>>,
     /// The embedding watermarks (entry id, change-log row) the index
     /// reflects: raised by the worker after each batch it applies.
     indexed: tokio::sync::watch::Sender<(i64, i64)>,
@@ -185,7 +182,6 @@ impl Semantic {
             embedded: Mutex::new((0, Duration::ZERO)),
             on_copy: Default::default(),
             offered: AtomicU64::new(0),
-            hidden: Mutex::new(None),
             indexed: tokio::sync::watch::channel((0, 0)).0,
         });
         let (tx, rx) = mpsc::channel();
@@ -289,19 +285,6 @@ impl Semantic {
 
     fn offered(&self, rows: u64) {
         self.shared.offered.fetch_add(rows, Ordering::Relaxed);
-    }
-
-    /// The entries of archived pads, sorted, as last read for `mark`
-    /// (`Engine::archived_rows` keeps them here).
-    pub fn hidden(&self, mark: ArchiveMark) -> Option<Arc<[i64]>> {
-        match &*lock(&self.shared.hidden) {
-            Some((m, rows)) if *m == mark => Some(rows.clone()),
-            _ => None,
-        }
-    }
-
-    pub fn keep_hidden(&self, mark: ArchiveMark, rows: Arc<[i64]>) {
-        *lock(&self.shared.hidden) = Some((mark, rows));
     }
 
     /// Whether the index holds everything up to `mark` (each part at least).

@@ -40,7 +40,7 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::model::{Entry, Pad};
 use crate::protocol::{Change, Skipped, Version};
-use crate::semantic::{Semantic, VectorSource};
+use crate::semantic::VectorSource;
 pub(crate) use cycle::{CycleSearch, Step};
 use once::{Key, Once};
 pub use types::*;
@@ -413,6 +413,10 @@ pub trait Figures: Send + Sync + 'static {
     fn disk_usage(&self) -> Fut<'_, Vec<(&'static str, u64)>>;
 }
 
+/// A check of the index's candidates against a filter: those of the
+/// chunk that pass (`Meaning::candidate_check`).
+pub type CandidateCheck = dyn FnMut(&[i64]) -> Result<std::collections::HashSet<i64>> + Send;
+
 /// What meaning search asks of the store.
 pub trait Meaning: Send + Sync + 'static {
     /// Where the embedding worker reads texts and writes vectors.
@@ -437,22 +441,14 @@ pub trait Meaning: Send + Sync + 'static {
     /// The cosine of `query` with each of these entries' stored vectors
     /// (an entry without one is left out), in no order.
     fn similarities(&self, query: Arc<[f32]>, ids: Vec<i64>) -> Fut<'_, Vec<(i64, f32)>>;
-    /// The best `want` of `index`'s candidates for `query` among entries
-    /// passing `filter` (`None`: every entry in the index may come), or
-    /// `None` while the index is still being built. How a filter meets the
-    /// index is the store's: SQLite checks candidates one by one in process
-    /// as the index walks them best first; PostgreSQL checks a batch in one
-    /// query and asks the index for more until enough pass.
-    /// The index passes `hidden` by (the entries of archived pads) in its
-    /// walk: they are never checked.
-    fn index_candidates(
-        &self,
-        index: Arc<Semantic>,
-        query: Arc<[f32]>,
-        filter: Option<EntryFilter>,
-        hidden: Arc<[i64]>,
-        want: usize,
-    ) -> Fut<'_, Option<Vec<i64>>>;
+    /// What the index's walk asks of the store (`Semantic::candidates`):
+    /// which of a chunk of its candidates pass `filter`. Called on the
+    /// thread the walk runs on, a blocking one. How a filter meets the
+    /// index is the store's: SQLite checks candidates in process as the
+    /// index walks them best first; PostgreSQL checks a chunk in one query
+    /// (each within the upkeep deadline), and the walk asks for more until
+    /// enough pass.
+    fn candidate_check(&self, filter: EntryFilter) -> Box<CandidateCheck>;
     /// Read-your-writes by meaning, first step: what every write
     /// acknowledged until now needs embedded, and how many wait.
     fn embed_goal(&self) -> Fut<'_, EmbedGoal>;

@@ -4,14 +4,14 @@
 //! vectors, else the index's best candidates that pass it, rescored on their
 //! full-precision vectors.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use super::Engine;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::semantic::vector::best;
-use crate::semantic::{Semantic, RESCORE_FACTOR, SETTLE_MAX_BACKLOG, SETTLE_TIMEOUT};
-use crate::storage::EntryFilter;
+use crate::semantic::{ChunkCheck, Semantic, RESCORE_FACTOR, SETTLE_MAX_BACKLOG, SETTLE_TIMEOUT};
+use crate::storage::{ArchiveMark, CandidateCheck, EntryFilter};
 
 /// How often a wait for another engine's embeddings looks again.
 const EMBEDDED_POLL: Duration = Duration::from_millis(20);
@@ -62,17 +62,17 @@ impl Engine {
     /// The entries of archived pads, sorted: read again only when the pads'
     /// mark moved (a pad archived or brought back, here or by another
     /// engine of a team).
-    async fn archived_rows(&self, semantic: &Semantic) -> Result<Arc<[i64]>> {
+    async fn archived_rows(&self) -> Result<Arc<[i64]>> {
         let db = self.db();
         let mark = db.archived().await?;
         if mark.pads == 0 {
             return Ok(Arc::from([]));
         }
-        if let Some(rows) = semantic.hidden(mark) {
+        if let Some(rows) = self.0.archived.rows(mark) {
             return Ok(rows);
         }
         let rows: Arc<[i64]> = db.archived_entries().await?.into();
-        semantic.keep_hidden(mark, rows.clone());
+        self.0.archived.keep(mark, rows.clone());
         Ok(rows)
     }
 
@@ -101,18 +101,10 @@ impl Engine {
             // nothing else to filter out when no condition is given (an entry
             // deleted a moment ago may still be in the index; rescoring
             // skips it).
-            let hidden = engine.archived_rows(&semantic).await?;
-            let check = !filter.is_unfiltered();
+            let hidden = engine.archived_rows().await?;
+            let check = (!filter.is_unfiltered()).then(|| db.candidate_check(filter.clone()));
             let want = k * RESCORE_FACTOR;
-            let candidates = db
-                .index_candidates(
-                    semantic,
-                    query.clone(),
-                    check.then_some(filter.clone()),
-                    hidden,
-                    want,
-                )
-                .await?;
+            let candidates = walk(semantic, query.clone(), check, hidden, want).await?;
             let Some(ids) = candidates else {
                 // Still being built: exact is slower but just as right.
                 return db.nearest_exact(query, filter, k).await;
@@ -121,5 +113,47 @@ impl Engine {
             Ok(best(db.similarities(query, ids).await?, k))
         })
         .await
+    }
+}
+
+/// The index's best `want` candidates for `query` that `check` passes
+/// (`Semantic::candidates`, which asks the store through `check`), on a
+/// blocking thread: this one when it runs a whole scan (SQLite), else one
+/// of the runtime's. `None` while the index is still being built.
+async fn walk(
+    semantic: Arc<Semantic>,
+    query: Arc<[f32]>,
+    check: Option<Box<CandidateCheck>>,
+    hidden: Arc<[i64]>,
+    want: usize,
+) -> Result<Option<Vec<i64>>> {
+    let walk = move || {
+        let mut check = check;
+        let check = check.as_deref_mut().map(|c| c as &mut ChunkCheck<'_>);
+        semantic.candidates(&query, want, check, &hidden)
+    };
+    if crate::storage::on_scan_thread() {
+        return walk();
+    }
+    tokio::task::spawn_blocking(walk)
+        .await
+        .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))?
+}
+
+/// The entries of archived pads, sorted, as last read for the pads' mark
+/// (`Engine::archived_rows`): the index's walk passes them by.
+#[derive(Default)]
+pub(super) struct Archived(Mutex<Option<(ArchiveMark, Arc<[i64]>)>>);
+
+impl Archived {
+    fn rows(&self, mark: ArchiveMark) -> Option<Arc<[i64]>> {
+        match &*self.0.lock().unwrap_or_else(PoisonError::into_inner) {
+            Some((m, rows)) if *m == mark => Some(rows.clone()),
+            _ => None,
+        }
+    }
+
+    fn keep(&self, mark: ArchiveMark, rows: Arc<[i64]>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some((mark, rows));
     }
 }

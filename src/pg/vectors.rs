@@ -21,9 +21,9 @@ use sqlx::{PgPool, Row};
 use super::{upkeep, PgStore, Query};
 use crate::error::{Error, Result};
 use crate::semantic::vector::{best, dot, embedded_text, from_blob, to_blob, VectorRow};
-use crate::semantic::Semantic;
 use crate::semantic::{Embed, VectorSource};
 use crate::storage::ArchiveMark;
+use crate::storage::CandidateCheck;
 use crate::storage::EmbedGoal;
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
@@ -476,26 +476,11 @@ impl Meaning for PgStore {
     /// time in one query each (`passing`), from the scan's thread. (Asking
     /// the index again for four times more on each round scored every
     /// vector each round: 94 ms p99 by pad at 1M notes.)
-    fn index_candidates(
-        &self,
-        index: Arc<Semantic>,
-        query: Arc<[f32]>,
-        filter: Option<EntryFilter>,
-        hidden: Arc<[i64]>,
-        want: usize,
-    ) -> Fut<'_, Option<Vec<i64>>> {
+    /// Each chunk in one query, within the upkeep deadline; the walk runs
+    /// on a blocking thread, so the query is waited for there.
+    fn candidate_check(&self, filter: EntryFilter) -> Box<CandidateCheck> {
         let (store, runtime) = (self.clone(), tokio::runtime::Handle::current());
-        upkeep(async move {
-            tokio::task::spawn_blocking(move || match &filter {
-                None => index.candidates(&query, want, None, &hidden),
-                Some(filter) => {
-                    let mut check = |keys: &[i64]| runtime.block_on(store.passing(filter, keys));
-                    index.candidates(&query, want, Some(&mut check), &hidden)
-                }
-            })
-            .await
-            .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))?
-        })
+        Box::new(move |keys: &[i64]| runtime.block_on(upkeep(store.passing(&filter, keys))))
     }
 
     /// The newest queued entry, and the vectors' newest row when read:

@@ -381,9 +381,9 @@ use super::rows::{EntryRow, ENTRY_COLUMNS};
 use super::Store;
 use super::{Sqlite, SqliteVectors};
 use crate::model::Entry;
-use crate::semantic::Semantic;
 use crate::semantic::VectorSource;
 use crate::storage::ArchiveMark;
+use crate::storage::CandidateCheck;
 use crate::storage::EmbedGoal;
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
@@ -611,21 +611,9 @@ impl Meaning for Sqlite {
 
     /// The filter is checked a chunk of the walk at a time, best first (one
     /// query a chunk), so a broad filter checks few.
-    fn index_candidates(
-        &self,
-        index: Arc<Semantic>,
-        query: Arc<[f32]>,
-        filter: Option<EntryFilter>,
-        hidden: Arc<[i64]>,
-        want: usize,
-    ) -> Fut<'_, Option<Vec<i64>>> {
-        self.blocking(move |s| match &filter {
-            None => index.candidates(&query, want, None, &hidden),
-            Some(filter) => {
-                let mut check = |keys: &[i64]| s.passing(filter, keys);
-                index.candidates(&query, want, Some(&mut check), &hidden)
-            }
-        })
+    fn candidate_check(&self, filter: EntryFilter) -> Box<CandidateCheck> {
+        let store = self.store.clone();
+        Box::new(move |keys: &[i64]| store.passing(&filter, keys))
     }
 
     /// The last entry and edit: this engine's own worker embeds them and its
