@@ -8,6 +8,7 @@ import { count } from "../count";
 import { $ } from "../dom";
 import { app, currentPad } from "../state";
 import { foldedUnder, threaded, type Filter } from "../store";
+import type { ListParams } from "../protocol";
 import type { Kind, Status } from "../types";
 import { nearEnd, notFull, reveal, showEntries } from "../components/List";
 import { drawPads } from "../components/PadList";
@@ -28,8 +29,9 @@ export function filter(): Filter {
   };
 }
 
-function listParams(f: Filter): Record<string, unknown> {
-  const p: Record<string, unknown> = { pad: f.pad, limit: PAGE };
+function listParams(f: Filter): ListParams {
+  const p: ListParams = { limit: PAGE };
+  if (f.pad) p.pad = f.pad;
   if (f.tag) p.tags = [f.tag];
   if (f.kind) p.kind = f.kind;
   if (f.author) p.author = f.author;
