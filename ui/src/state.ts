@@ -3,7 +3,6 @@
 // FeedStore (store.ts), kept in step with the engine's events.
 
 import { Deliveries } from "./deliveries";
-import type { PlanStep } from "./protocol";
 import { FeedStore } from "./store";
 import type { AppInfo, Entry, Pad, Settings } from "./types";
 
@@ -18,22 +17,9 @@ export const app = {
   /** The entries the list shows now, in order. */
   shown: [] as Entry[],
   selected: null as string | null,
-  /** The next page of the feed, if any. */
-  cursor: null as string | null,
-  loadingMore: false,
-  editing: false,
-  plan: [] as PlanStep[],
-  /** The plan's open questions an agent asked the person, by the task
-   *  they ask about (`plangraph.askedOn`): the Reply box answers them. */
-  asks: new Map<string, Entry>(),
-  /** The tasks view draws the plan as a picture (else as a list); the
-   *  person's choice, kept. */
-  planPicture: localStorage.getItem("plan-form") !== "list",
   /** Questions an agent's `ask` is waiting on now (stats, then the
    *  `waiting` and `stopped_waiting` events). */
   waiting: new Set<string>(),
-  /** Threads the person opened in the feed (their roots' ids). */
-  open: new Set<string>(),
   /** Notes the person handed to agents lately: their deliveries' news
    *  goes to the status line. */
   handoffs: new Set<string>(),

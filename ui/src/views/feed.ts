@@ -16,6 +16,13 @@ import { frame } from "./frame";
 
 const PAGE = 1000;
 
+/** The next page of the feed, if any. */
+let cursor: string | null = null;
+let loadingMore = false;
+
+/** Threads the person opened in the feed (their roots' ids). */
+const open = new Set<string>();
+
 /** The filters as the person set them, for the pad on screen. */
 export function filter(): Filter {
   const v = (id: string) => ($(id) as HTMLInputElement).value.trim();
@@ -56,7 +63,7 @@ export async function openPad(name: string, select: string | null = null): Promi
 export async function focusEntry(pad: string, id: string): Promise<void> {
   await openPad(pad, id);
   const root = foldedUnder(app.feed.entries, id);
-  if (root && !app.open.has(root)) toggleThread(root);
+  if (root && !open.has(root)) toggleThread(root);
   reveal(id);
 }
 
@@ -76,7 +83,7 @@ export async function loadFeed(): Promise<void> {
   ]);
   app.deliveries.load(d.deliveries);
   app.feed.load(r.entries, f);
-  app.cursor = r.next_cursor;
+  cursor = r.next_cursor;
   draw();
 }
 
@@ -91,29 +98,29 @@ export async function showAll(): Promise<void> {
 /** Loads the next page of older entries; again while the view is still
  *  near the end (a fast scroll can outrun a page). */
 export async function loadMore(): Promise<void> {
-  if (!app.cursor || app.loadingMore || (app.view !== "feed" && app.view !== "all")) return;
-  app.loadingMore = true;
+  if (!cursor || loadingMore || (app.view !== "feed" && app.view !== "all")) return;
+  loadingMore = true;
   try {
-    const r = await rpc("entry.list", { ...listParams(app.feed.filter), cursor: app.cursor });
+    const r = await rpc("entry.list", { ...listParams(app.feed.filter), cursor });
     app.feed.append(r.entries);
-    app.cursor = r.next_cursor;
+    cursor = r.next_cursor;
     draw();
   } finally {
-    app.loadingMore = false;
+    loadingMore = false;
   }
   if (nearEnd()) await loadMore();
 }
 
 export function draw(): void {
   const where = app.view === "all" ? "All pads" : currentPad();
-  frame(`${where} · ${count(app.feed.entries.length, "entry", "entries", !!app.cursor)}`);
-  const t = threaded(app.feed.entries, app.open);
-  showEntries(t.rows, { depth: t.depth, folded: t.folded, toggle: toggleThread });
-  if (app.cursor && notFull()) void loadMore();
+  frame(`${where} · ${count(app.feed.entries.length, "entry", "entries", !!cursor)}`);
+  const t = threaded(app.feed.entries, open);
+  showEntries(t.rows, { depth: t.depth, folded: t.folded, open, toggle: toggleThread });
+  if (cursor && notFull()) void loadMore();
 }
 
 /** Opens or folds the thread under root `id`, in place. */
 function toggleThread(id: string): void {
-  if (!app.open.delete(id)) app.open.add(id);
+  if (!open.delete(id)) open.add(id);
   draw();
 }

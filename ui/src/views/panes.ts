@@ -18,7 +18,7 @@ export async function showAgents(): Promise<void> {
   if (app.view === "agents") return backToFeed();
   app.view = "agents";
   $("activity").replaceChildren();
-  frame("Agents", true);
+  frame("Agents", "pane");
   drawPads();
   await renderAgents($("activity"), () => app.view === "agents");
 }
@@ -28,7 +28,7 @@ export async function showActivity(): Promise<void> {
   clearInterval(activityTimer);
   if (app.view === "activity") return backToFeed();
   app.view = "activity";
-  frame("Activity", true);
+  frame("Activity", "pane");
   drawPads();
   const refresh = () =>
     renderActivity($("activity"), (pad) => {
