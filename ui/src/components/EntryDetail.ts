@@ -175,7 +175,7 @@ function deliveryLine(e: Entry, d: Delivery): HTMLElement {
       : { pad: e.pad, content: e.content, tags: e.tags, to: [d.agent], author: app.settings.author };
     void rpc("entry.add", params)
       .then((r) => {
-        if (!d.question) app.handoffs.add(r.entry.id);
+        if (!d.question) app.handedOff(r.entry.id);
         say(d.question ? `retrying ${d.agent}…` : `sent again to ${d.agent} as a new note`);
       })
       .catch(fail);
@@ -277,8 +277,7 @@ function trashView(e: Entry): HTMLElement[] {
     void restoreEntry(e.id)
       .then(() => {
         trashed.delete(e.id);
-        app.shown = app.shown.filter((x) => x.id !== e.id);
-        app.selected = app.shown[0]?.id ?? null;
+        app.drop(e.id);
         drawn = "";
         drawDetail();
       })
@@ -446,7 +445,7 @@ export function startEdit(e: Entry, replace = false): void {
   editBase = null;
   replacing = replace;
   editing = true;
-  app.selected = e.id;
+  app.setSelected(e.id);
   drawDetail();
 }
 
@@ -462,7 +461,7 @@ async function saveEdit(content: string): Promise<void> {
       const r = await rpc("entry.add", { pad: base.pad, kind: base.kind, content, tags, supersedes: base.id, author: app.settings.author });
       editing = replacing = false;
       editBase = null;
-      app.selected = r.entry.id;
+      app.setSelected(r.entry.id);
       drawDetail();
       say("saved; the older note is kept, marked superseded");
       return;

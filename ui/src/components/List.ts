@@ -52,9 +52,8 @@ let layout: Layout = {};
  *  is among them, laid out as `how` says. */
 export function showEntries(entries: Entry[], how: Layout = {}): void {
   layout = how;
-  app.shown = entries;
+  app.setShown(entries);
   list.setItems(entries);
-  if (app.selected && !entries.some((e) => e.id === app.selected)) app.selected = null;
   drawDetail();
 }
 
@@ -71,7 +70,7 @@ export function notFull(): boolean {
 }
 
 export function select(id: string | null): void {
-  app.selected = id;
+  app.setSelected(id);
   endEditing();
   list.refresh();
   drawDetail();

@@ -103,13 +103,13 @@ describe("the Reply box on a task an agent asked about", () => {
   const task = entry({ kind: "task", status: "doing", content: "Write the release notes", author: "agent-planner" });
   const question = entry({ kind: "question", content: "Drop Python 3.8 from the notes?", author: "agent-writer", reply_to: task.id, choices: ["yes", "no"] });
   afterEach(() => {
-    app.view = "feed";
+    app.setView("feed");
     answerOnPlan(new Map());
   });
 
   it("answers the open question, with its choices, in the plan", () => {
     form();
-    app.view = "tasks";
+    app.setView("tasks");
     answerOnPlan(new Map([[task.id, question]]));
     expect(replyTarget(task)).toBe(question);
     drawReplyForm(task);
@@ -122,13 +122,13 @@ describe("the Reply box on a task an agent asked about", () => {
 
   it("replies to the task itself when nothing is asked, or away from the plan", () => {
     form();
-    app.view = "tasks";
+    app.setView("tasks");
     answerOnPlan(new Map([[question.id, question]]));
     expect(replyTarget(task)).toBe(task);
     drawReplyForm(task);
     expect(document.getElementById("reply-choices")!.children).toHaveLength(0);
     expect(document.getElementById("reply-send")!.textContent).toBe("Reply");
-    app.view = "feed";
+    app.setView("feed");
     answerOnPlan(new Map([[task.id, question]]));
     expect(replyTarget(task)).toBe(task);
   });

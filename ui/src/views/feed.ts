@@ -49,12 +49,12 @@ function listParams(f: Filter): ListParams {
 /** Opens `name`'s feed (remembered in the settings), selecting `select`. */
 export async function openPad(name: string, select: string | null = null): Promise<void> {
   if (name !== app.settings.pad) {
-    app.settings = { ...app.settings, pad: name };
+    app.useSettings({ ...app.settings, pad: name });
     void setSettings(app.settings).catch(() => undefined);
   }
-  app.view = "feed";
+  app.setView("feed");
   ($("search") as HTMLInputElement).value = "";
-  app.selected = select;
+  app.setSelected(select);
   await loadFeed();
   drawPads();
 }
@@ -69,7 +69,7 @@ export async function focusEntry(pad: string, id: string): Promise<void> {
 
 /** Back to the feed of the pad on screen (from another view). */
 export function backToFeed(): Promise<void> {
-  app.view = "feed";
+  app.setView("feed");
   return loadFeed();
 }
 
@@ -89,8 +89,8 @@ export async function loadFeed(): Promise<void> {
 
 /** Every pad's entries, newest first, live; again to go back to the pad. */
 export async function showAll(): Promise<void> {
-  app.view = app.view === "all" ? "feed" : "all";
-  app.selected = null;
+  app.setView(app.view === "all" ? "feed" : "all");
+  app.setSelected(null);
   await loadFeed();
   drawPads();
 }

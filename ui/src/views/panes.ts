@@ -16,7 +16,7 @@ let activityTimer = 0;
 export async function showAgents(): Promise<void> {
   clearInterval(activityTimer);
   if (app.view === "agents") return backToFeed();
-  app.view = "agents";
+  app.setView("agents");
   $("activity").replaceChildren();
   frame("Agents", "pane");
   drawPads();
@@ -27,7 +27,7 @@ export async function showAgents(): Promise<void> {
 export async function showActivity(): Promise<void> {
   clearInterval(activityTimer);
   if (app.view === "activity") return backToFeed();
-  app.view = "activity";
+  app.setView("activity");
   frame("Activity", "pane");
   drawPads();
   const refresh = () =>

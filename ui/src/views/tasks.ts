@@ -52,7 +52,7 @@ export async function loadTasks(questionsToo = true, live = false): Promise<void
     questionsOf = pad;
     answerOnPlan(askedOn(questions, app.settings.author));
   }
-  app.view = "tasks";
+  app.setView("tasks");
   draw();
 }
 
