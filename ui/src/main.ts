@@ -41,7 +41,7 @@ async function compose(ev: Event): Promise<void> {
     const warning = await checkAddressed(ta.value, to, app.settings.author);
     if (warning) return say(warning, true);
     const r = await rpc("entry.add", { pad: currentPad(), content, tags, to, kind: ($("compose-kind") as HTMLSelectElement).value as Kind, author: app.settings.author });
-    if (to.length) app.handoffs.add(r.entry.id);
+    if (to.length) app.handedOff(r.entry.id);
     ta.value = "";
     drawAddressed($("compose-to"), "");
     say(to.length ? `saved to ${currentPad()}; handing to ${to.join(", ")}…` : `saved to ${currentPad()}`);
@@ -203,9 +203,8 @@ function keys(ev: KeyboardEvent): void {
 
 async function main(): Promise<void> {
   wire();
-  app.settings = await getSettings();
-  app.feed.me = app.settings.author;
-  app.info = await appInfo();
+  app.useSettings(await getSettings());
+  app.useInfo(await appInfo());
   $("engine-mode").textContent = `${app.info.in_process ? "engine in this app" : "attached to pad serve"} · ${app.info.version}`;
   $("engine-mode").title = `socket ${app.info.socket}\ndata ${app.info.data_dir}`;
   await onEvent((ev) => {
@@ -227,8 +226,7 @@ async function main(): Promise<void> {
       return;
     }
     if ((ev.type === "waiting" || ev.type === "stopped_waiting") && ev.entry) {
-      if (ev.type === "waiting") app.waiting.add(ev.entry.id);
-      else app.waiting.delete(ev.entry.id);
+      app.waitOn(ev.entry.id, ev.type === "waiting");
       drawSoon();
       drawDetail();
       return;
@@ -251,7 +249,7 @@ async function main(): Promise<void> {
     if (ev.type === "trashed" && ev.trashed && ev.pad && noteTrashed(ev.pad, ev.trashed, app.settings.author)) drawBanner();
     if (ev.type === "created" && ev.entry) {
       // A note handed over from the quick box: its news goes to the status line too.
-      if (ev.entry.to.length && ev.entry.author === app.settings.author) app.handoffs.add(ev.entry.id);
+      if (ev.entry.to.length && ev.entry.author === app.settings.author) app.handedOff(ev.entry.id);
       recheckSoon(ev.entry.pad);
     }
     const c = app.feed.apply(ev);
@@ -273,7 +271,7 @@ async function main(): Promise<void> {
     if (app.view !== "inbox") void showInbox().catch(fail);
   });
   const stats = await rpc("stats");
-  app.waiting = new Set(stats.waiting_questions ?? []);
+  app.setWaiting(stats.waiting_questions ?? []);
   await loadInbox();
   await loadPads();
   await openPad(app.settings.pad);

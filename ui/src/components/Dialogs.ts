@@ -46,7 +46,7 @@ export async function saveSettings(ev: Event): Promise<void> {
   ev.preventDefault();
   const hours = field("ttl_hours").value.trim();
   try {
-    app.settings = await setSettings({
+    const saved = await setSettings({
       ...app.settings,
       hotkey: field("hotkey").value.trim(),
       author: field("author").value.trim().toLowerCase(),
@@ -56,7 +56,7 @@ export async function saveSettings(ev: Event): Promise<void> {
       model: field("model").value || null,
       agent_http: field("agent_http").value.trim() || null,
     });
-    app.feed.me = app.settings.author;
+    app.useSettings(saved);
     $<HTMLDialogElement>("settings-dialog").close();
     say("settings saved");
   } catch (e) {

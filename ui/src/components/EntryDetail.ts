@@ -34,6 +34,23 @@ let drawn = "";
  *  the person decides, never silently overwritten or lost. */
 let editBase: Entry | null = null;
 
+/** Whether the person is editing the selected entry (the pane shows the
+ *  editor, not the Reply box). */
+let editing = false;
+
+/** Leaves the editor without saving (another entry was selected). */
+export function endEditing(): void {
+  editing = false;
+}
+
+/** The plan's open questions an agent asked the person, by the task they
+ *  ask about (`plangraph.askedOn`, set by the tasks view): the Reply box
+ *  answers them. */
+let asks = new Map<string, Entry>();
+export function answerOnPlan(asked: Map<string, Entry>): void {
+  asks = asked;
+}
+
 /** Whether the editor writes a new note that replaces `editBase` (the
  *  older one is kept, marked superseded) rather than editing it. */
 let replacing = false;
@@ -43,12 +60,12 @@ export const isOpenQuestion = (e: Entry): boolean => e.kind === "question" && e.
 
 /** What the Reply box answers for `e`: on the plan, a task's open question
  *  (an agent asked the person in its thread and waits), else `e` itself. */
-export const replyTarget = (e: Entry): Entry => (app.view === "tasks" ? app.asks.get(e.id) : undefined) ?? e;
+export const replyTarget = (e: Entry): Entry => (app.view === "tasks" ? asks.get(e.id) : undefined) ?? e;
 
 export function drawDetail(): void {
   const e = selectedEntry();
   const delivered = e ? app.deliveries.of(e.id).map((d) => `${d.agent}=${d.state}@${d.updated_at}`).join(",") : "";
-  const key = e ? `${e.id}:${e.version}:${threadVersion}:${app.editing}:${app.view === "trash"}:${waitedOn(e)}:${delivered}:${replyTarget(e).id}` : `none:${app.shown.length === 0}:${app.view}:${app.settings.pad}:${bannerShown()}`;
+  const key = e ? `${e.id}:${e.version}:${threadVersion}:${editing}:${app.view === "trash"}:${waitedOn(e)}:${delivered}:${replyTarget(e).id}` : `none:${app.shown.length === 0}:${app.view}:${app.settings.pad}:${bannerShown()}`;
   if (key === drawn) return;
   const entryChanged = !drawn.startsWith(e ? `${e.id}:` : "none:");
   drawn = key;
@@ -73,16 +90,16 @@ export function drawDetail(): void {
     ($("reply-text") as HTMLTextAreaElement).value = "";
     if (!repliesOf(e.id)) void openThread(e.id, e.replies).then(drawDetail).catch(fail);
   }
-  if (app.editing && editBase?.id === e.id && main.querySelector("textarea.edit")) {
+  if (editing && editBase?.id === e.id && main.querySelector("textarea.edit")) {
     // The person is typing: their editor stays as it is; a change by
     // someone else shows beside it.
     drawTheirs(e);
   } else {
-    main.replaceChildren(...(app.editing ? editor(e) : view(e)));
+    main.replaceChildren(...(editing ? editor(e) : view(e)));
   }
   $("thread").replaceChildren(renderThread(e));
   drawReplyForm(e);
-  form.hidden = app.editing;
+  form.hidden = editing;
 }
 
 /** The pane with nothing selected: how to start in an empty pad — unless
@@ -158,7 +175,7 @@ function deliveryLine(e: Entry, d: Delivery): HTMLElement {
       : { pad: e.pad, content: e.content, tags: e.tags, to: [d.agent], author: app.settings.author };
     void rpc("entry.add", params)
       .then((r) => {
-        if (!d.question) app.handoffs.add(r.entry.id);
+        if (!d.question) app.handedOff(r.entry.id);
         say(d.question ? `retrying ${d.agent}…` : `sent again to ${d.agent} as a new note`);
       })
       .catch(fail);
@@ -260,8 +277,7 @@ function trashView(e: Entry): HTMLElement[] {
     void restoreEntry(e.id)
       .then(() => {
         trashed.delete(e.id);
-        app.shown = app.shown.filter((x) => x.id !== e.id);
-        app.selected = app.shown[0]?.id ?? null;
+        app.drop(e.id);
         drawn = "";
         drawDetail();
       })
@@ -300,7 +316,7 @@ function editor(e: Entry): HTMLElement[] {
   save.id = "edit-save";
   const cancel = el("button", "", "Cancel");
   const stop = () => {
-    app.editing = replacing = false;
+    editing = replacing = false;
     editBase = null;
     drawDetail();
   };
@@ -416,7 +432,7 @@ export async function sendReply(ev: Event): Promise<void> {
 }
 
 export function focusReply(): boolean {
-  if (!selectedEntry() || app.editing) return false;
+  if (!selectedEntry() || editing) return false;
   $("reply-text").focus();
   return true;
 }
@@ -428,8 +444,8 @@ export async function togglePin(e: Entry): Promise<void> {
 export function startEdit(e: Entry, replace = false): void {
   editBase = null;
   replacing = replace;
-  app.editing = true;
-  app.selected = e.id;
+  editing = true;
+  app.setSelected(e.id);
   drawDetail();
 }
 
@@ -443,15 +459,15 @@ async function saveEdit(content: string): Promise<void> {
     const tags = $<HTMLInputElement>("edit-tags").value.split(/[\s,]+/).map((t) => t.replace(/^#/, "").trim()).filter(Boolean);
     if (replacing) {
       const r = await rpc("entry.add", { pad: base.pad, kind: base.kind, content, tags, supersedes: base.id, author: app.settings.author });
-      app.editing = replacing = false;
+      editing = replacing = false;
       editBase = null;
-      app.selected = r.entry.id;
+      app.setSelected(r.entry.id);
       drawDetail();
       say("saved; the older note is kept, marked superseded");
       return;
     }
     await rpc("entry.update", { id: base.id, content, tags, if_version: base.version });
-    app.editing = false;
+    editing = false;
     editBase = null;
     drawDetail();
     say("saved");

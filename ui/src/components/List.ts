@@ -12,9 +12,10 @@ import { plainPreview } from "../markdown";
 import { app, currentPad } from "../state";
 import { holding, taskWord } from "../taskwords";
 import { ago } from "../time";
+import type { PlanStep } from "../protocol";
 import type { Entry } from "../types";
 import { VirtualList } from "../virtual";
-import { drawDetail, isOpenQuestion } from "./EntryDetail";
+import { drawDetail, endEditing, isOpenQuestion } from "./EntryDetail";
 import { tagChip } from "./Tag";
 
 /** A row's height before it is measured (one line of text and its head). */
@@ -36,10 +37,14 @@ export interface Layout {
   depth?: number[];
   /** Per thread root, the replies folded under it. */
   folded?: Map<string, Entry[]>;
+  /** The thread roots whose replies show (the rest fold). */
+  open?: ReadonlySet<string>;
   /** Opens or closes the thread of a root. */
   toggle?: (id: string) => void;
   /** What the view adds to a row's head (search: how strong a match). */
   badge?: (e: Entry) => HTMLElement | null;
+  /** The tasks view: each row's step of the plan (who holds it, since when). */
+  steps?: PlanStep[];
 }
 let layout: Layout = {};
 
@@ -47,9 +52,8 @@ let layout: Layout = {};
  *  is among them, laid out as `how` says. */
 export function showEntries(entries: Entry[], how: Layout = {}): void {
   layout = how;
-  app.shown = entries;
+  app.setShown(entries);
   list.setItems(entries);
-  if (app.selected && !entries.some((e) => e.id === app.selected)) app.selected = null;
   drawDetail();
 }
 
@@ -66,8 +70,8 @@ export function notFull(): boolean {
 }
 
 export function select(id: string | null): void {
-  app.selected = id;
-  app.editing = false;
+  app.setSelected(id);
+  endEditing();
   list.refresh();
   drawDetail();
 }
@@ -94,7 +98,7 @@ export function reveal(id: string): void {
 /** Under a thread's root: how many replies fold under it, the latest's
  *  author and time, and a button that opens or closes the thread. */
 function foldLine(e: Entry, replies: Entry[]): HTMLElement {
-  const open = app.open.has(e.id);
+  const open = layout.open?.has(e.id) ?? false;
   const latest = replies[replies.length - 1];
   const line = el("div", "fold");
   const b = el("button", "fold-toggle", `${open ? "▾" : "▸"} ${count(replies.length, "reply", "replies")}`);
@@ -128,7 +132,7 @@ function row(e: Entry, i: number): HTMLElement {
   const head = el("div", "row-head");
   head.append(el("span", `kind kind-${e.kind}`, e.kind));
   if (e.kind === "question") head.append(el("span", `q-state ${isOpenQuestion(e) ? "q-open" : "q-answered"}`, isOpenQuestion(e) ? "open" : "answered"));
-  const word = taskWord(e, app.view === "tasks" ? app.plan[i] : undefined);
+  const word = taskWord(e, layout.steps?.[i]);
   if (word) head.append(el("span", `state state-${word}`, word));
   if (e.supersedes) head.append(el("span", "replaces", "replaces an older note"));
   if (e.superseded_by) head.append(el("span", "superseded", "superseded"));

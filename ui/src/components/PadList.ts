@@ -22,7 +22,7 @@ let archived: Pad[] = [];
 
 export async function loadPads(): Promise<void> {
   const all = (await rpc("pad.list", { include_archived: true })).pads;
-  app.pads = all.filter((p) => !p.archived);
+  app.setPads(all.filter((p) => !p.archived));
   archived = all.filter((p) => p.archived).sort((a, b) => (b.archived_at ?? "").localeCompare(a.archived_at ?? ""));
   drawPads();
 }
@@ -48,7 +48,7 @@ const empty = (name: string): Pad => ({
 
 /** The pads to list: the engine's, plus the inbox and the current pad
  *  when they hold nothing yet (the engine lists only pads with entries). */
-export function listedPads(pads: Pad[], current: string): Pad[] {
+export function listedPads(pads: readonly Pad[], current: string): Pad[] {
   const names = new Set(pads.map((p) => p.name));
   const extra = [...new Set([INBOX, current])].filter((n) => !names.has(n)).map(empty);
   // By name, so the list holds still under the cursor while agents write;

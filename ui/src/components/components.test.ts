@@ -12,7 +12,7 @@ import { TAG_FILTER, tagChip } from "./Tag";
 import { bannerText, noteTrashed } from "./Banner";
 import { titleOf } from "../context";
 import { app } from "../state";
-import { drawReplyForm, replyTarget } from "./EntryDetail";
+import { answerOnPlan, drawReplyForm, replyTarget } from "./EntryDetail";
 
 const pad = (name: string, over: Partial<Pad> = {}): Pad => ({
   name, entries: 1, last_write_at: "", expires_at: null, ttl_seconds: null, max_entries: null, archived: false, archived_at: null, ...over,
@@ -103,14 +103,14 @@ describe("the Reply box on a task an agent asked about", () => {
   const task = entry({ kind: "task", status: "doing", content: "Write the release notes", author: "agent-planner" });
   const question = entry({ kind: "question", content: "Drop Python 3.8 from the notes?", author: "agent-writer", reply_to: task.id, choices: ["yes", "no"] });
   afterEach(() => {
-    app.view = "feed";
-    app.asks = new Map();
+    app.setView("feed");
+    answerOnPlan(new Map());
   });
 
   it("answers the open question, with its choices, in the plan", () => {
     form();
-    app.view = "tasks";
-    app.asks = new Map([[task.id, question]]);
+    app.setView("tasks");
+    answerOnPlan(new Map([[task.id, question]]));
     expect(replyTarget(task)).toBe(question);
     drawReplyForm(task);
     const choices = document.getElementById("reply-choices")!;
@@ -122,14 +122,14 @@ describe("the Reply box on a task an agent asked about", () => {
 
   it("replies to the task itself when nothing is asked, or away from the plan", () => {
     form();
-    app.view = "tasks";
-    app.asks = new Map([[question.id, question]]);
+    app.setView("tasks");
+    answerOnPlan(new Map([[question.id, question]]));
     expect(replyTarget(task)).toBe(task);
     drawReplyForm(task);
     expect(document.getElementById("reply-choices")!.children).toHaveLength(0);
     expect(document.getElementById("reply-send")!.textContent).toBe("Reply");
-    app.view = "feed";
-    app.asks = new Map([[task.id, question]]);
+    app.setView("feed");
+    answerOnPlan(new Map([[task.id, question]]));
     expect(replyTarget(task)).toBe(task);
   });
 });

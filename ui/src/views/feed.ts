@@ -8,12 +8,20 @@ import { count } from "../count";
 import { $ } from "../dom";
 import { app, currentPad } from "../state";
 import { foldedUnder, threaded, type Filter } from "../store";
+import type { ListParams } from "../protocol";
 import type { Kind, Status } from "../types";
 import { nearEnd, notFull, reveal, showEntries } from "../components/List";
 import { drawPads } from "../components/PadList";
 import { frame } from "./frame";
 
 const PAGE = 1000;
+
+/** The next page of the feed, if any. */
+let cursor: string | null = null;
+let loadingMore = false;
+
+/** Threads the person opened in the feed (their roots' ids). */
+const open = new Set<string>();
 
 /** The filters as the person set them, for the pad on screen. */
 export function filter(): Filter {
@@ -28,8 +36,9 @@ export function filter(): Filter {
   };
 }
 
-function listParams(f: Filter): Record<string, unknown> {
-  const p: Record<string, unknown> = { pad: f.pad, limit: PAGE };
+function listParams(f: Filter): ListParams {
+  const p: ListParams = { limit: PAGE };
+  if (f.pad) p.pad = f.pad;
   if (f.tag) p.tags = [f.tag];
   if (f.kind) p.kind = f.kind;
   if (f.author) p.author = f.author;
@@ -40,12 +49,12 @@ function listParams(f: Filter): Record<string, unknown> {
 /** Opens `name`'s feed (remembered in the settings), selecting `select`. */
 export async function openPad(name: string, select: string | null = null): Promise<void> {
   if (name !== app.settings.pad) {
-    app.settings = { ...app.settings, pad: name };
+    app.useSettings({ ...app.settings, pad: name });
     void setSettings(app.settings).catch(() => undefined);
   }
-  app.view = "feed";
+  app.setView("feed");
   ($("search") as HTMLInputElement).value = "";
-  app.selected = select;
+  app.setSelected(select);
   await loadFeed();
   drawPads();
 }
@@ -54,13 +63,13 @@ export async function openPad(name: string, select: string | null = null): Promi
 export async function focusEntry(pad: string, id: string): Promise<void> {
   await openPad(pad, id);
   const root = foldedUnder(app.feed.entries, id);
-  if (root && !app.open.has(root)) toggleThread(root);
+  if (root && !open.has(root)) toggleThread(root);
   reveal(id);
 }
 
 /** Back to the feed of the pad on screen (from another view). */
 export function backToFeed(): Promise<void> {
-  app.view = "feed";
+  app.setView("feed");
   return loadFeed();
 }
 
@@ -74,14 +83,14 @@ export async function loadFeed(): Promise<void> {
   ]);
   app.deliveries.load(d.deliveries);
   app.feed.load(r.entries, f);
-  app.cursor = r.next_cursor;
+  cursor = r.next_cursor;
   draw();
 }
 
 /** Every pad's entries, newest first, live; again to go back to the pad. */
 export async function showAll(): Promise<void> {
-  app.view = app.view === "all" ? "feed" : "all";
-  app.selected = null;
+  app.setView(app.view === "all" ? "feed" : "all");
+  app.setSelected(null);
   await loadFeed();
   drawPads();
 }
@@ -89,29 +98,29 @@ export async function showAll(): Promise<void> {
 /** Loads the next page of older entries; again while the view is still
  *  near the end (a fast scroll can outrun a page). */
 export async function loadMore(): Promise<void> {
-  if (!app.cursor || app.loadingMore || (app.view !== "feed" && app.view !== "all")) return;
-  app.loadingMore = true;
+  if (!cursor || loadingMore || (app.view !== "feed" && app.view !== "all")) return;
+  loadingMore = true;
   try {
-    const r = await rpc("entry.list", { ...listParams(app.feed.filter), cursor: app.cursor });
+    const r = await rpc("entry.list", { ...listParams(app.feed.filter), cursor });
     app.feed.append(r.entries);
-    app.cursor = r.next_cursor;
+    cursor = r.next_cursor;
     draw();
   } finally {
-    app.loadingMore = false;
+    loadingMore = false;
   }
   if (nearEnd()) await loadMore();
 }
 
 export function draw(): void {
   const where = app.view === "all" ? "All pads" : currentPad();
-  frame(`${where} · ${count(app.feed.entries.length, "entry", "entries", !!app.cursor)}`);
-  const t = threaded(app.feed.entries, app.open);
-  showEntries(t.rows, { depth: t.depth, folded: t.folded, toggle: toggleThread });
-  if (app.cursor && notFull()) void loadMore();
+  frame(`${where} · ${count(app.feed.entries.length, "entry", "entries", !!cursor)}`);
+  const t = threaded(app.feed.entries, open);
+  showEntries(t.rows, { depth: t.depth, folded: t.folded, open, toggle: toggleThread });
+  if (cursor && notFull()) void loadMore();
 }
 
 /** Opens or folds the thread under root `id`, in place. */
 function toggleThread(id: string): void {
-  if (!app.open.delete(id)) app.open.add(id);
+  if (!open.delete(id)) open.add(id);
   draw();
 }

@@ -7,12 +7,16 @@ import { drawBanner } from "../components/Banner";
 import { $ } from "../dom";
 import { app, currentPad, padLabel, padOnScreen } from "../state";
 
-/** Shows the list (or, `pane`, the activity pane) under `title`, with the
- *  buttons lit for the view on screen. */
-export function frame(title: string | Node[], pane = false): void {
+/** What a view shows under its title: the list, the plan's picture in the
+ *  list's place (the tasks view), or the activity pane (Activity, Agents). */
+export type Shows = "list" | "picture" | "pane";
+
+/** Shows the list (or what `shows` says) under `title`, with the buttons
+ *  lit for the view on screen. */
+export function frame(title: string | Node[], shows: Shows = "list"): void {
+  const pane = shows === "pane";
   $("content").hidden = pane;
-  // The tasks view shows the plan as a picture in the list's place.
-  const picture = app.view === "tasks" && app.planPicture;
+  const picture = shows === "picture";
   $("plan").hidden = !picture;
   $("feed").hidden = picture;
   $("content").classList.toggle("picture", picture);

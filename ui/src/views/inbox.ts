@@ -23,7 +23,7 @@ export async function loadInbox(): Promise<void> {
 /** Needs eyes; again to go back to the feed. */
 export async function showInbox(): Promise<void> {
   if (app.view === "inbox") return backToFeed();
-  app.view = "inbox";
+  app.setView("inbox");
   await loadInbox();
   drawPads();
   draw();

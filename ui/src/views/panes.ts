@@ -16,9 +16,9 @@ let activityTimer = 0;
 export async function showAgents(): Promise<void> {
   clearInterval(activityTimer);
   if (app.view === "agents") return backToFeed();
-  app.view = "agents";
+  app.setView("agents");
   $("activity").replaceChildren();
-  frame("Agents", true);
+  frame("Agents", "pane");
   drawPads();
   await renderAgents($("activity"), () => app.view === "agents");
 }
@@ -27,8 +27,8 @@ export async function showAgents(): Promise<void> {
 export async function showActivity(): Promise<void> {
   clearInterval(activityTimer);
   if (app.view === "activity") return backToFeed();
-  app.view = "activity";
-  frame("Activity", true);
+  app.setView("activity");
+  frame("Activity", "pane");
   drawPads();
   const refresh = () =>
     renderActivity($("activity"), (pad) => {

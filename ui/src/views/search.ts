@@ -19,7 +19,7 @@ const SEARCH_LIMIT = 100;
 export async function search(q: string): Promise<void> {
   searched(null);
   if (!q.trim()) return backToFeed();
-  app.view = "search";
+  app.setView("search");
   const f = filter();
   const p: SearchParams = { query: q, limit: SEARCH_LIMIT };
   if (f.tag) p.tags = [f.tag];
@@ -28,7 +28,7 @@ export async function search(q: string): Promise<void> {
   const r = await rpc("search", p);
   searched(p);
   last = { hits: r.hits, query: q, mode: r.mode, all: false };
-  app.selected = r.hits[0]?.entry.id ?? null;
+  app.setSelected(r.hits[0]?.entry.id ?? null);
   draw();
 }
 

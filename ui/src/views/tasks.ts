@@ -9,8 +9,10 @@ import { $, el, fail } from "../dom";
 import { app, currentPad } from "../state";
 import { askedOn, columnsIn, drawnSteps, planPicture } from "../plangraph";
 import { planCounts } from "../taskwords";
+import { answerOnPlan } from "../components/EntryDetail";
 import { select, showEntries } from "../components/List";
 import { drawPlan } from "../components/PlanGraph";
+import type { PlanStep } from "../protocol";
 import type { Entry } from "../types";
 import { backToFeed } from "./feed";
 import { frame } from "./frame";
@@ -19,6 +21,13 @@ import { frame } from "./frame";
  *  the person. */
 let questions: Entry[] = [];
 let questionsOf: string | null = null;
+
+/** The pad's tasks in dependency order, as `plan.order` answered last. */
+let plan: PlanStep[] = [];
+
+/** Whether the plan is drawn as a picture (else as a list): the person's
+ *  choice, kept. */
+let asPicture = localStorage.getItem("plan-form") !== "list";
 
 /** The pad's tasks; again to go back to the feed. */
 export async function showTasks(): Promise<void> {
@@ -37,29 +46,29 @@ export async function loadTasks(questionsToo = true, live = false): Promise<void
     questionsToo || questionsOf !== pad ? rpc("entry.list", { pad, kind: "question", limit: 1000 }) : null,
   ]);
   if (currentPad() !== pad || (live && app.view !== "tasks")) return;
-  app.plan = r.entries;
+  plan = r.entries;
   if (q) {
     questions = q.entries;
     questionsOf = pad;
-    app.asks = askedOn(questions, app.settings.author);
+    answerOnPlan(askedOn(questions, app.settings.author));
   }
-  app.view = "tasks";
+  app.setView("tasks");
   draw();
 }
 
 /** Draws the plan in its form, from what was read last. */
 function draw(): void {
   const pad = currentPad();
-  const other = app.planPicture ? "Show as a list" : "Show as a picture";
+  const other = asPicture ? "Show as a list" : "Show as a picture";
   const form = el("button", "link plan-form", other);
   form.id = "plan-form-btn";
   form.title = `${other} (v)`;
   form.addEventListener("click", togglePlanForm);
-  frame([document.createTextNode(`${pad} · tasks in dependency order · ${planCounts(app.plan)} · `), form]);
-  showEntries(app.plan.map((s) => s.entry));
-  if (app.planPicture) {
+  frame([document.createTextNode(`${pad} · tasks in dependency order · ${planCounts(plan)} · `), form], asPicture ? "picture" : "list");
+  showEntries(plan.map((s) => s.entry), { steps: plan });
+  if (asPicture) {
     watchWidth();
-    const { steps, folded } = drawnSteps(app.plan, doneShownOn === pad);
+    const { steps, folded } = drawnSteps(plan, doneShownOn === pad);
     drawPlan($("plan"), planPicture(steps, questions, app.settings.author, columnsIn($("plan").clientWidth)), {
       pad,
       me: app.settings.author,
@@ -88,7 +97,7 @@ function watchWidth(): void {
     const now = columnsIn($("plan").clientWidth);
     if (now === columns || $("plan").hidden) return;
     columns = now;
-    if (app.view === "tasks" && app.planPicture) draw();
+    if (app.view === "tasks" && asPicture) draw();
   });
   watching.observe($("plan"));
 }
@@ -96,15 +105,15 @@ function watchWidth(): void {
 /** Switches the tasks view between the picture and the list (`v`). */
 export function togglePlanForm(): void {
   if (app.view !== "tasks") return;
-  app.planPicture = !app.planPicture;
-  localStorage.setItem("plan-form", app.planPicture ? "picture" : "list");
+  asPicture = !asPicture;
+  localStorage.setItem("plan-form", asPicture ? "picture" : "list");
   draw();
   if (!focusPicture()) $("feed").focus();
 }
 
 /** Moves the focus into the plan's picture, if it is on screen. */
 export function focusPicture(): boolean {
-  const stop = app.view === "tasks" && app.planPicture ? $("plan").querySelector<HTMLElement>(".plan-node[tabindex='0']") : null;
+  const stop = app.view === "tasks" && asPicture ? $("plan").querySelector<HTMLElement>(".plan-node[tabindex='0']") : null;
   stop?.focus();
   return !!stop;
 }

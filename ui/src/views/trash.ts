@@ -13,8 +13,8 @@ import { frame } from "./frame";
 export async function showTrash(): Promise<void> {
   if (app.view === "trash") return backToFeed();
   const shown = await loadTrash();
-  app.view = "trash";
-  app.selected = shown[0]?.id ?? null;
+  app.setView("trash");
+  app.setSelected(shown[0]?.id ?? null);
   draw(shown);
 }
 
