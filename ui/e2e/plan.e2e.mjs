@@ -103,6 +103,18 @@ test("a plan of ten tasks drawn as a picture, opened from it, and kept current",
     const t = await browser.$("#detail").getText();
     return t.includes("Write the release notes") && t.includes("Python 3.8 is no longer supported");
   });
+  // Nothing cut: each box's time fits beside its chips, and the task's
+  // buttons wrap inside the pane at the window's default width.
+  const cut = await browser.execute(() => [...document.querySelectorAll("#plan .plan-time")]
+    .filter((t) => t.getBoundingClientRect().right > t.closest(".plan-node").getBoundingClientRect().right - 2)
+    .map((t) => t.textContent));
+  assert.deepEqual(cut, [], "time labels cut short");
+  const outside = await browser.execute(() => {
+    const pane = document.querySelector("#detail").getBoundingClientRect();
+    return [...document.querySelectorAll("#detail .actions button")]
+      .filter((b) => b.getBoundingClientRect().right > pane.right + 1).map((b) => b.textContent);
+  });
+  assert.deepEqual(outside, [], "buttons past the detail pane's edge");
   await screenshot("readme-plan");
   const r = await browser.getWindowRect();
   const file = path.join(OUT, "readme-plan.png");

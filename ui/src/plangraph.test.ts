@@ -6,7 +6,7 @@
 import { entry } from "./fixtures";
 import { FOLD_DONE_ABOVE, GAP_LAYER, GAP_ROW, GAP_X, MARGIN, NODE_H, NODE_W, askedOn, columnsIn, drawnSteps, edgePath, lane, neighbour, planPicture, type PlanPicture } from "./plangraph";
 import type { PlanStep } from "./protocol";
-import { holding, taskSince } from "./taskwords";
+import { holding, taskAgo, taskSince } from "./taskwords";
 import type { Entry } from "./types";
 import { titleOf } from "./context";
 import { drawPlan, markSelected, nodeLabel, summary } from "./components/PlanGraph";
@@ -235,6 +235,7 @@ describe("a task's state in the picture", () => {
     // Running: since its claim (plan.order's `since`), not its last heartbeat; without it, the heartbeat.
     expect(taskSince(running, "running", "2026-11-21T04:04:00.000Z", now)).toBe("claimed 6m ago");
     expect(taskSince(running, "running", null, now)).toBe("last heard just now");
+    expect(taskAgo(running, "running", "2026-11-21T04:04:00.000Z", now)).toBe("6m ago");
     expect(taskSince(waiting, "waiting", null, now)).toBe("added 1h ago");
     expect(taskSince(lapsed, "ready", null, now)).toBe("back 2m ago");
     // Done: since its finish, not a later edit.
@@ -279,6 +280,9 @@ describe("the picture in the page", () => {
     expect(nodes[2].classList.contains("needs-you")).toBe(true);
     expect(nodes[2].textContent).toContain("asks: Flip now?");
     expect(nodes[2].getAttribute("aria-label")).toContain("needs you: agent-3 asks “Flip now?”");
+    // Its head has room for the chip: the time without its word (the label keeps it).
+    expect(nodes[2].querySelector(".plan-time")!.textContent).toMatch(/^(just now|\d+[smhd] ago)$/);
+    expect(nodes[1].querySelector(".plan-time")!.textContent).toMatch(/^failed /);
     expect(root.querySelectorAll("svg.plan-edges path.plan-edge")).toHaveLength(2);
     expect(root.querySelector("svg.plan-edges")!.getAttribute("aria-hidden")).toBe("true");
     root.remove();

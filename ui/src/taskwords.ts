@@ -64,15 +64,26 @@ export function holding(e: Entry): Holding {
  *  finishing does not): "back 2m ago" (its lease ran out), "blocked 1h
  *  ago", or when it was added. */
 export function taskSince(e: Entry, word: TaskWord, since: string | null, now = Date.now()): string {
+  const [what, when] = sinceParts(e, word, since, now);
+  return `${what} ${when}`;
+}
+
+/** Only the when of `taskSince` ("5m ago"): a plan box's head, where a
+ *  "needs you" chip takes the room of the word (the box's label keeps it). */
+export function taskAgo(e: Entry, word: TaskWord, since: string | null, now = Date.now()): string {
+  return sinceParts(e, word, since, now)[1];
+}
+
+function sinceParts(e: Entry, word: TaskWord, since: string | null, now: number): [string, string] {
   switch (word) {
     case "done":
     case "failed":
-      return `${word} ${ago(since ?? e.updated_at, now)}`;
+      return [word, ago(since ?? e.updated_at, now)];
     case "running":
-      return since ? `claimed ${ago(since, now)}` : `last heard ${ago(e.updated_at, now)}`;
+      return since ? ["claimed", ago(since, now)] : ["last heard", ago(e.updated_at, now)];
     case "blocked":
-      return `blocked ${ago(e.updated_at, now)}`;
+      return ["blocked", ago(e.updated_at, now)];
     default:
-      return e.assignee ? `back ${ago(e.updated_at, now)}` : `added ${ago(e.created_at, now)}`;
+      return e.assignee ? ["back", ago(e.updated_at, now)] : ["added", ago(e.created_at, now)];
   }
 }

@@ -13,7 +13,7 @@ import { titleOf } from "../context";
 import { count } from "../count";
 import { el } from "../dom";
 import { NODE_H, NODE_W, edgePath, edgesInto, neighbour, nodeOf, type PlanNode, type PlanPicture } from "../plangraph";
-import { holding, taskSince } from "../taskwords";
+import { holding, taskAgo, taskSince } from "../taskwords";
 
 export interface PlanDrawing {
   pad: string;
@@ -195,7 +195,8 @@ function node(n: PlanNode, p: PlanPicture, how: PlanDrawing, stop: boolean): HTM
   const head = el("span", "plan-head");
   head.append(el("span", `state state-${n.word}`, n.word));
   if (n.needsYou) head.append(el("span", "plan-you", "needs you"));
-  head.append(el("span", "plan-time", taskSince(e, n.word, n.since, how.now)));
+  const when = n.needsYou ? taskAgo(e, n.word, n.since, how.now) : taskSince(e, n.word, n.since, how.now);
+  head.append(el("span", "plan-time", when));
   const who = el("span", "plan-holder");
   who.append(...holderChips(holding(e), how.me));
   const last = el("span", "plan-last");
