@@ -398,3 +398,22 @@ async fn an_agent_repeating_its_bearer_has_it_masked_in_the_thread_and_events() 
     assert!(!roster.to_string().contains("bearer-secret-4711"));
     h.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_answer_is_held_to_the_content_limit_however_small() {
+    let agent = StandIn::start().await;
+    let h = Harness::with(|c| c.max_content_chars = 60).await;
+    let mut c = h.client().await;
+    register(&mut c, &agent, false).await;
+    // The stand-in answers with more than the note: past a 60-character
+    // limit, too small even for the line saying what was cut.
+    let note = send(&mut c, &"x".repeat(58)).await;
+    let said = result_of(&mut c, &note).await;
+    let content = said["content"].as_str().unwrap();
+    let n = content.chars().count();
+    assert!(
+        n > 0 && n <= 60,
+        "the agent's reply is {n} characters; the limit is 60: {content:?}"
+    );
+    h.stop().await;
+}

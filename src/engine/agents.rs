@@ -210,9 +210,10 @@ impl Engine {
     }
 }
 
-/// The dispatcher's writes: an entry it made goes in as any other does
-/// after its checks (`Engine::insert`: subscribers told, an `ask` waiting
-/// for it answered), and a delivery that moved is told to subscribers.
+/// The dispatcher's writes: an entry it made (its content and author
+/// checked there) goes in as any other does (`Engine::insert`: subscribers
+/// told, an `ask` waiting for it answered), and a delivery that moved is
+/// told to subscribers.
 impl Said for Engine {
     fn post(&self, entry: NewEntry) -> impl Future<Output = Result<Entry>> + Send {
         self.insert(entry)

@@ -44,7 +44,7 @@ use crate::storage::{DeliveryRow, NewEntry, Storage};
 
 /// How the dispatcher writes: an entry it made, with everything a write
 /// tells (subscribers, an `ask` waiting for it), and a delivery that moved.
-/// The engine is the one that does (`Engine::said`).
+/// The engine is the one that does (`impl Said for Engine`, `engine/agents.rs`).
 pub(super) trait Said: Send + Sync + 'static {
     fn post(&self, entry: NewEntry) -> impl Future<Output = Result<Entry>> + Send;
     fn delivery_moved(&self, delivery: &Delivery);
@@ -374,7 +374,7 @@ impl<S: Said> Dispatcher<S> {
             choices: vec![RETRY.into(), DROP.into()],
             ..self.reply(c, "engine", text, c.delivery.entry.clone())
         };
-        match self.said.post(question).await {
+        match self.checked_post(question).await {
             Ok(q) => Some(q.id),
             Err(e) => {
                 tracing::warn!("cannot ask about an undelivered note: {e}");
@@ -426,7 +426,7 @@ impl<S: Said> Dispatcher<S> {
             meta: Some(meta),
             ..self.reply(c, &agent, content, c.reply_to.clone())
         };
-        match self.said.post(reply).await {
+        match self.checked_post(reply).await {
             Ok(e) => {
                 c.thread.push(e.id.clone());
                 Some(e.id)
@@ -449,6 +449,15 @@ impl<S: Said> Dispatcher<S> {
             ..NewEntry::default()
         }
     }
+
+    /// Posts `entry` once it holds to what any entry must (its content's
+    /// length, its author's name: an agent's name comes from `agents.json`,
+    /// which a person may edit by hand).
+    async fn checked_post(&self, mut entry: NewEntry) -> Result<Entry> {
+        model::content("content", &entry.content, self.max_chars)?;
+        entry.author = model::author("author", &entry.author)?;
+        self.said.post(entry).await
+    }
 }
 
 /// What an agent said, as one note's content: cut when longer than a note
@@ -470,8 +479,12 @@ fn fold(text: &str, max_chars: usize, agent: &str, task: &str) -> String {
         )
     };
     // The line's own length depends on the number in it: measure with the
-    // largest it can be.
-    let room = max_chars.saturating_sub(said(total).chars().count());
+    // largest it can be. A limit too small for the line keeps the text alone.
+    let line = said(total).chars().count();
+    if line >= max_chars {
+        return text.chars().take(max_chars).collect();
+    }
+    let room = max_chars - line;
     let kept: String = text.chars().take(room).collect();
     format!("{kept}{}", said(total - room))
 }
@@ -502,6 +515,13 @@ mod tests {
         assert_eq!(folded.chars().count(), 20_000);
         let room = folded.find("\n\n[…").unwrap();
         let cut = 4_000_000 - folded[..room].chars().count();
+        // However small the limit, never past it.
+        for max in [1, 40, 90, 200] {
+            assert!(
+                fold(&long, max, "helper", "t1").chars().count() <= max,
+                "{max}"
+            );
+        }
         assert!(
             folded.ends_with(&format!(
                 "[… {cut} more characters cut: a note holds at most 20000. The whole answer is with helper (task t1).]"

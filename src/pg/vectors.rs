@@ -18,6 +18,7 @@ use futures_util::TryStreamExt;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Row};
 
+use super::deadline::UPKEEP_DEADLINE;
 use super::{upkeep, PgStore, Query};
 use crate::error::{Error, Result};
 use crate::semantic::vector::{best, dot, embedded_text, from_blob, to_blob, VectorRow};
@@ -476,11 +477,22 @@ impl Meaning for PgStore {
     /// time in one query each (`passing`), from the scan's thread. (Asking
     /// the index again for four times more on each round scored every
     /// vector each round: 94 ms p99 by pad at 1M notes.)
-    /// Each chunk in one query, within the upkeep deadline; the walk runs
-    /// on a blocking thread, so the query is waited for there.
+    /// Each chunk in one query; the walk runs on a blocking thread, so the
+    /// query is waited for there. The whole walk is held to the upkeep
+    /// deadline, as one scan is: a filter whose notes lie far from the
+    /// query may walk most of the index, a chunk at a time.
     fn candidate_check(&self, filter: EntryFilter) -> Box<CandidateCheck> {
         let (store, runtime) = (self.clone(), tokio::runtime::Handle::current());
-        Box::new(move |keys: &[i64]| runtime.block_on(upkeep(store.passing(&filter, keys))))
+        let started = std::time::Instant::now();
+        Box::new(move |keys: &[i64]| {
+            if started.elapsed() >= UPKEEP_DEADLINE {
+                return Err(Error::Unavailable(format!(
+                    "checking meaning search's candidates against the filter took over {} s (PostgreSQL overloaded, or a filter whose notes lie far from the query?); narrow the filter or retry in a few seconds",
+                    UPKEEP_DEADLINE.as_secs()
+                )));
+            }
+            runtime.block_on(upkeep(store.passing(&filter, keys)))
+        })
     }
 
     /// The newest queued entry, and the vectors' newest row when read:

@@ -58,3 +58,15 @@ describe("the window's store", () => {
     expect([...s.waiting].sort()).toEqual(["q2", "q3"]);
   });
 });
+
+// Never run: `tsc --noEmit` checks that the screen's fields change only
+// through its methods (an `@ts-expect-error` over a line that compiles is
+// itself an error).
+export function illWritten(s: Screen, e: string): void {
+  // @ts-expect-error: the view changes through setView
+  s.view = "tasks";
+  // @ts-expect-error: the settings are read-only; useSettings takes new ones
+  s.settings.author = e;
+  // @ts-expect-error: what is shown changes through setShown
+  s.shown.push(entry());
+}

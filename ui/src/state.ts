@@ -26,7 +26,7 @@ export class Screen {
   private _handoffs = new Set<string>();
 
   /** The app's settings (the shell's file), read once at start. */
-  get settings(): Settings {
+  get settings(): Readonly<Settings> {
     if (!this._settings) throw new Error("the settings are read before the app loaded them: call useSettings first");
     return this._settings;
   }

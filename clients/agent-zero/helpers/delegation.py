@@ -69,9 +69,15 @@ class Live:
 _lock = threading.Lock()
 live: dict[str, Live] = {}
 # The questions a subordinate asked the person in its task's thread, by
-# the task: an answer after its `ask_person` gave up is for that task.
+# the task: an answer after its `ask_person` gave up is for that task
+# (`note_question`).
 asked: dict[str, str] = {}
-finished: set[str] = set()  # tasks of this process that ended: a Stop on one has nothing to stop
+# Tasks of this process that ended: a Stop on one (or on a question asked
+# in one) has nothing to stop.
+finished: dict[str, None] = {}
+# The most questions and ended tasks remembered: the oldest go first, so a
+# process running for weeks keeps no more than this of either.
+REMEMBERED = 4096
 # Outcomes the engine did not take (it was down), by task id: written once it answers.
 unwritten: dict[str, tuple[Live, str, str]] = {}
 # Stops the person gave on a task: chat -> (level, who, task id).
@@ -87,6 +93,20 @@ class Stopped(Exception):
     def __init__(self, level: int, who: str, task: str):
         super().__init__(f"stopped from the scratchpad by {who} (the Stop was given on A{level}'s task {task})")
         self.level, self.who, self.task = level, who, task
+
+
+def note_question(question: str, task: str) -> None:
+    """`ask_person` asked `question` in `task`'s thread."""
+    with _lock:
+        _remember(asked, question, task)
+
+
+def _remember(kept: dict, key: str, value: Any) -> None:
+    """Keeps `key` (held under `_lock`), forgetting the oldest past `REMEMBERED`."""
+    kept.pop(key, None)
+    kept[key] = value
+    while len(kept) > REMEMBERED:
+        del kept[next(iter(kept))]
 
 
 def enabled(cfg: dict[str, Any]) -> bool:
@@ -202,10 +222,7 @@ def end(sub: Any, result: Any, error: Optional[BaseException]) -> None:
     sub.set_data(DATA_TASK, None)
     with _lock:
         held = live.pop(record["id"], None)
-        finished.add(record["id"])
-        # Its questions' answers are the chat's from now on (on_task finds no live task either way).
-        for question in [q for q, t in asked.items() if t == record["id"]]:
-            del asked[question]
+        _remember(finished, record["id"], None)
         stop = stops.get(sub.context.id)
         if stop and stop[0] == sub.number:
             stops.pop(sub.context.id, None)

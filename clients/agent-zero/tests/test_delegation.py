@@ -187,12 +187,23 @@ def test_an_answer_after_the_subordinates_ask_gave_up_reaches_that_subordinate(p
              ("response", {"text": "done"})]
     assert asyncio.run(loop.run(context, "tidy billing", steps, between)) == "done"
     assert answered and len(loop.history) == 1 and "yes, drop it" in loop.history[0]
-    # The task ended: what its subordinate asked is forgotten with it.
-    assert tasks_of(engine)["tidy the billing schema"]["id"] not in plugin.watcher.delegation.asked.values()
+    # The task ended: a Stop on its question stops nothing (not the chat).
+    task = tasks_of(engine)["tidy the billing schema"]["id"]
+    question = next(q for q, t in plugin.watcher.delegation.asked.items() if t == task)
+    stop = {"id": "stop-1", "reply_to": question, "author": "user"}
+    assert plugin.watcher.on_task(stop, "stop", {}) is True
     with engine.client() as c:  # no question left for the session's later tests to answer
         for q in c.list("agent-zero", kind="question")["entries"]:
             if q["content"] == "Drop the old billing table too?":
                 c.delete(q["id"])
+
+
+def test_what_the_plugin_remembers_of_ended_tasks_and_their_questions_is_bounded(plugin):
+    d = plugin.watcher.delegation
+    for i in range(d.REMEMBERED + 10):
+        d.note_question(f"q{i}", f"t{i}")
+    assert len(d.asked) == d.REMEMBERED and "q0" not in d.asked and d.asked[f"q{d.REMEMBERED + 9}"] == f"t{d.REMEMBERED + 9}"
+    d.asked.clear()
 
 
 def test_stop_on_a_task_halts_that_subordinate_and_what_it_delegated_and_the_chat_goes_on(plugin, engine):

@@ -29,7 +29,7 @@ class AskPerson(Tool):
         task = delegation.task_of(self.agent)
         q = chat.post(context, cfg, question, under=task, **fields)
         if q is not None and task and q.get("reply_to") == task:
-            delegation.asked[q["id"]] = task
+            delegation.note_question(q["id"], task)
         if q is None:  # no chat thread (the engine was down when the chat began)
             key = sp.new_key()  # pad.call's retry reuses it
             q = await asyncio.to_thread(pad.call, cfg, lambda c: c.add(question, pad="inbox", idempotency_key=key,
