@@ -29,6 +29,7 @@
 
 mod cycle;
 pub mod once;
+pub(crate) mod rows;
 pub mod rules;
 mod types;
 pub mod write;

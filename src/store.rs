@@ -43,6 +43,7 @@ mod tasks;
 pub mod text;
 mod tokens;
 mod tx;
+mod upkeep;
 mod vector_source;
 pub mod vectors;
 

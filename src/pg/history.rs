@@ -7,23 +7,18 @@ use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
 
 use super::tx::PgTx;
-use super::{bounded, read_entry_seq, upkeep, Arg, PgStore, Query, ENTRY_COLUMNS};
+use super::{bounded, read_entry_seq, upkeep, Arg, PgStore, Query, ENTRY_COLUMNS, VERSION_COLUMNS};
 use crate::error::Result;
 use crate::id;
 use crate::model::{fmt_time, Entry};
 use crate::protocol::{Action, Change, Skipped, Version};
-use crate::storage::rules::{newest_first, preview, KEPT_COLUMNS};
+use crate::storage::rows::{read_version, ENTRY_COLUMN_COUNT};
+use crate::storage::rules::{newest_first, preview, IN_TRASH, KEPT_COLUMNS};
 use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
 use crate::storage::History;
 use crate::storage::Visible;
 use crate::storage::{HistoryFilter, Purge, Restore};
-
-const VERSION_COLUMNS: &str = "e.batch, e.action, e.actor, e.at, e.restored_at, e.restored_by, e.n";
-const COUNT: usize = 28;
-
-const IN_TRASH: &str = "e.action <> 'edit' AND e.restored_at IS NULL \
-     AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)";
 
 /// Copies the entries `cond` selects (a condition on `entries` over `$4`,
 /// bound to `arg`) into the history as one change; returns the change.
@@ -107,7 +102,7 @@ pub(crate) async fn keep_deleting(
     let change = found
         .first()
         .filter(|_| on)
-        .map(|r| r.try_get(COUNT))
+        .map(|r| r.try_get(ENTRY_COLUMN_COUNT))
         .transpose()?;
     let entries = found
         .iter()
@@ -118,24 +113,6 @@ pub(crate) async fn keep_deleting(
         *authors.entry(e.author.clone()).or_insert(0) += 1;
     }
     Ok((change, entries, authors))
-}
-
-fn read_version(row: &PgRow) -> Result<(i64, i64, Version)> {
-    let (seq, entry) = read_entry_seq(row)?;
-    let action: String = row.try_get(COUNT + 1)?;
-    Ok((
-        row.try_get(COUNT + 6)?,
-        seq,
-        Version {
-            change: row.try_get(COUNT)?,
-            action: Action::parse(&action).unwrap_or(Action::Delete),
-            by: row.try_get(COUNT + 2)?,
-            at: fmt_time(row.try_get(COUNT + 3)?),
-            restored_at: row.try_get::<Option<i64>, _>(COUNT + 4)?.map(fmt_time),
-            restored_by: row.try_get(COUNT + 5)?,
-            entry,
-        },
-    ))
 }
 
 fn push_filter(q: &mut Query, f: &HistoryFilter, actor: &str, at: &str) {
@@ -469,13 +446,5 @@ impl History for PgStore {
             .rows_affected();
             Ok((old + over) as usize)
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn count_is_the_number_of_entry_columns() {
-        assert_eq!(super::ENTRY_COLUMNS.split(',').count(), super::COUNT);
     }
 }

@@ -1,6 +1,6 @@
 //! PostgreSQL's statements for the write sequences (`storage::write`), in
 //! one transaction. The task and restore statements are beside their
-//! concern (`work.rs`, `history.rs`).
+//! concern (`tasks.rs`, `history.rs`).
 
 use sqlx::PgConnection;
 

@@ -7,10 +7,10 @@
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use rusqlite::types::Value as Sql;
-use rusqlite::{params, Connection, OptionalExtension, Row, ToSql};
+use rusqlite::{params, Connection, OptionalExtension, ToSql};
 
 use super::in_transaction;
-use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
+use super::rows::{read_version, EntryRow, ENTRY_COLUMNS, VERSION_COLUMNS};
 use super::tx::{ready, SqliteTx};
 use super::Sqlite;
 use super::Store;
@@ -18,19 +18,12 @@ use crate::error::Result;
 use crate::id;
 use crate::model::{fmt_time, Entry};
 use crate::protocol::{Action, Change, Skipped, Version};
-use crate::storage::rules::{newest_first, preview, KEPT_COLUMNS};
+use crate::storage::rules::{newest_first, preview, IN_TRASH, KEPT_COLUMNS};
 use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
 use crate::storage::Visible;
 use crate::storage::{History, Upkeep};
 use crate::storage::{HistoryFilter, Purge, Restore};
-
-/// A history row: `ENTRY_COLUMNS` (aliased `e`) and then these.
-const VERSION_COLUMNS: &str = "e.batch, e.action, e.actor, e.at, e.restored_at, e.restored_by, e.n";
-
-/// Deletions still in the trash: not restored, and not live again.
-const IN_TRASH: &str = "e.action <> 'edit' AND e.restored_at IS NULL \
-     AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)";
 
 /// Whether changes keep history, and the last change number handed out
 /// (kept in memory: one engine owns the store, and the writer lock
@@ -83,26 +76,6 @@ pub(crate) fn keep(
     ))?
     .execute(all.as_slice())?;
     Ok(batch)
-}
-
-/// A history row read with `ENTRY_COLUMNS, VERSION_COLUMNS`: (n, seq, version).
-fn read_version(row: &Row<'_>) -> rusqlite::Result<(i64, i64, Version)> {
-    let EntryRow { seq, entry } = EntryRow::read(row)?;
-    let c = ENTRY_COLUMN_COUNT;
-    let action: String = row.get(c + 1)?;
-    Ok((
-        row.get(c + 6)?,
-        seq,
-        Version {
-            change: row.get(c)?,
-            action: Action::parse(&action).unwrap_or(Action::Delete),
-            by: row.get(c + 2)?,
-            at: fmt_time(row.get(c + 3)?),
-            restored_at: row.get::<_, Option<i64>>(c + 4)?.map(fmt_time),
-            restored_by: row.get(c + 5)?,
-            entry,
-        },
-    ))
 }
 
 /// The kept versions `cond` (over `?`, bound to `key`) selects, oldest first.
