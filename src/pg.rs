@@ -23,6 +23,7 @@ use deadline::{bounded, upkeep};
 mod deliveries;
 mod entries;
 mod history;
+mod inbox;
 mod pads;
 mod relay;
 mod rows;

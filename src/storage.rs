@@ -28,6 +28,8 @@
 //! allocation per call, against microseconds of work at the least.
 
 mod cycle;
+pub(crate) mod dialect;
+pub(crate) mod inbox;
 pub mod once;
 pub(crate) mod rows;
 pub mod rules;

@@ -32,6 +32,7 @@ mod derived;
 mod entries;
 mod filter;
 mod history;
+mod inbox;
 mod journal;
 mod migrate;
 mod pads;
