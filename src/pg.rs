@@ -24,6 +24,7 @@ mod deliveries;
 mod entries;
 mod history;
 mod inbox;
+mod keep;
 mod pads;
 mod relay;
 mod rows;

@@ -34,6 +34,7 @@ mod filter;
 mod history;
 mod inbox;
 mod journal;
+mod keep;
 mod migrate;
 mod pads;
 mod rank;
@@ -125,7 +126,7 @@ pub struct Store {
     db_path: PathBuf,
     wal_restart_pages: i64,
     /// Whether changes keep what they replace, and their numbers.
-    keeper: history::Keeper,
+    keeper: keep::Keeper,
 }
 
 /// The one write connection.

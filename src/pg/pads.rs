@@ -1,7 +1,7 @@
 //! Pads on PostgreSQL: listing, configuration, clearing, exporting, tags
 //! (`store/pads.rs` on SQLite).
 
-use super::history::keep_deleting;
+use super::keep::keep_deleting;
 use super::{bounded, read_entry_seq, read_pad, Arg, PgStore, Query, ENTRY_COLUMNS, PAD_COLUMNS};
 use crate::error::Result;
 use crate::model::{Entry, Pad};

@@ -5,7 +5,7 @@
 use sqlx::PgConnection;
 
 use super::entries::{load_locked, resolve};
-use super::history::{keep, keep_deleting};
+use super::keep::{keep, keep_deleting};
 use super::{Arg, PgStore, NEXT_ID};
 use crate::error::Result;
 use crate::id;

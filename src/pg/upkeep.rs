@@ -2,7 +2,7 @@
 //! and old pads, once across engines, and the planner's statistics after a
 //! large load (`statistics.rs`); text is indexed as it is written.
 
-use super::history::keep_deleting;
+use super::keep::keep_deleting;
 use super::{bounded, upkeep, Arg, PgStore};
 use crate::protocol::Action;
 use crate::storage::Fut;

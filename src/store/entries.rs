@@ -7,7 +7,7 @@ use super::inbox::SqliteInbox;
 use super::journal::{Journal, Pending, Record};
 use super::room;
 use super::rows::{read_entry, EntryRow, ENTRY_COLUMNS};
-use super::tx::ready;
+use super::sqlite::ready;
 use super::Sqlite;
 use super::{in_transaction, Store, Writer};
 use crate::error::{Error, Result};

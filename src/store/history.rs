@@ -4,79 +4,25 @@
 //! puts the row back with its id, tags and thread links, and the text and
 //! vector indexes pick it up from `changes`.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-
 use rusqlite::types::Value as Sql;
-use rusqlite::{params, Connection, OptionalExtension, ToSql};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use super::in_transaction;
 use super::rows::{read_version, EntryRow, ENTRY_COLUMNS, VERSION_COLUMNS};
-use super::tx::{ready, SqliteTx};
+use super::sqlite::ready;
+use super::tx::SqliteTx;
 use super::Sqlite;
 use super::Store;
 use crate::error::Result;
 use crate::id;
 use crate::model::{fmt_time, Entry};
-use crate::protocol::{Action, Change, Skipped, Version};
+use crate::protocol::{Change, Skipped, Version};
 use crate::storage::rules::{newest_first, preview, IN_TRASH, KEPT_COLUMNS};
 use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
 use crate::storage::Visible;
 use crate::storage::{History, Upkeep};
 use crate::storage::{HistoryFilter, Purge, Restore};
-
-/// Whether changes keep history, and the last change number handed out
-/// (kept in memory: one engine owns the store, and the writer lock
-/// orders its changes).
-#[derive(Debug, Default)]
-pub(crate) struct Keeper {
-    off: AtomicBool,
-    last: AtomicI64,
-}
-
-impl Keeper {
-    /// The next change number, or `None` with history off.
-    fn next(&self, conn: &Connection) -> Result<Option<i64>> {
-        if self.off.load(Ordering::Relaxed) {
-            return Ok(None);
-        }
-        let mut last = self.last.load(Ordering::Relaxed);
-        if last == 0 {
-            last = conn
-                .prepare_cached("SELECT coalesce(max(batch), 0) FROM entry_history")?
-                .query_row([], |r| r.get(0))?;
-        }
-        self.last.store(last + 1, Ordering::Relaxed);
-        Ok(Some(last + 1))
-    }
-}
-
-/// Copies the entries `cond` selects (a condition on `entries`, its
-/// parameters numbered from `?5`) into the history as one change, and
-/// returns the change. Call it in the transaction that then changes or
-/// deletes them. With history off it keeps nothing (and returns 0).
-pub(crate) fn keep(
-    conn: &Connection,
-    keeper: &Keeper,
-    action: Action,
-    by: &str,
-    now: i64,
-    cond: &str,
-    args: &[&dyn ToSql],
-) -> Result<i64> {
-    let Some(batch) = keeper.next(conn)? else {
-        return Ok(0);
-    };
-    let action = action.as_str();
-    let mut all: Vec<&dyn ToSql> = vec![&batch, &action, &by, &now];
-    all.extend_from_slice(args);
-    conn.prepare_cached(&format!(
-        "INSERT INTO entry_history (batch, action, actor, at, {KEPT_COLUMNS}) \
-         SELECT ?1, ?2, ?3, ?4, {KEPT_COLUMNS} FROM entries WHERE {cond}"
-    ))?
-    .execute(all.as_slice())?;
-    Ok(batch)
-}
 
 /// The kept versions `cond` (over `?`, bound to `key`) selects, oldest first.
 fn versions_where(conn: &Connection, cond: &str, key: i64) -> Result<Vec<Version>> {
@@ -119,7 +65,7 @@ impl HistoryFilter {
 impl Store {
     /// Whether changes keep what they replace (`pad serve --history-days 0`: not).
     pub fn keep_history(&self, on: bool) {
-        self.keeper.off.store(!on, Ordering::Relaxed);
+        self.keeper.turn(on);
     }
 
     /// Up to two (seq, pad) of entries, live or in the history, whose id

@@ -2,7 +2,7 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::history;
+use super::keep::keep;
 use super::rows::{read_entry, read_pad, ENTRY_COLUMNS, PAD_COLUMNS};
 use super::Sqlite;
 use super::Store;
@@ -133,7 +133,7 @@ impl Store {
             ))?
             .query_map([name], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))?
             .collect::<rusqlite::Result<_>>()?;
-        let change = history::keep(&tx, &self.keeper, Action::Clear, by, now, cond, &[&name])?;
+        let change = keep(&tx, &self.keeper, Action::Clear, by, now, cond, &[&name])?;
         tx.execute(
             &format!("DELETE FROM entries WHERE {}", cond.replace("?5", "?")),
             [name],
@@ -209,7 +209,7 @@ impl Store {
         let cutoff = now - retention_ms;
         let expired = "pinned = 0 AND pad IN \
              (SELECT name FROM pads WHERE archived_at IS NOT NULL AND archived_at <= ?5)";
-        history::keep(
+        keep(
             &tx,
             &self.keeper,
             Action::Expire,

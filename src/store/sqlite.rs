@@ -10,7 +10,10 @@
 //! scan's turn before calling; this only decides the thread.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
+
+use futures_util::FutureExt;
 
 use super::Store;
 use crate::error::{Error, Result};
@@ -75,4 +78,15 @@ impl Sqlite {
                 .map_err(|e| Error::Internal(format!("background task failed: {e}")))?
         })
     }
+}
+
+/// A sequence written once above the stores (`storage::write`,
+/// `storage::inbox`) run on SQLite's synchronous statements: its futures
+/// never wait, so it is done when first polled.
+pub(super) fn ready<T>(sequence: impl Future<Output = Result<T>>) -> Result<T> {
+    sequence.now_or_never().unwrap_or_else(|| {
+        Err(Error::Internal(
+            "a sequence on SQLite waited on something; its statements never wait".into(),
+        ))
+    })
 }

@@ -9,7 +9,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::rows::REPORT_COLUMNS;
 use super::rows::{read_entry, returning_columns, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
-use super::tx::{ready, SqliteTx};
+use super::sqlite::ready;
+use super::tx::SqliteTx;
 use super::{committed_if, in_transaction, Sqlite, Store};
 use crate::error::Result;
 use crate::model::Entry;
