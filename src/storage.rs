@@ -29,6 +29,7 @@
 
 mod cycle;
 pub(crate) mod dialect;
+pub(crate) mod history;
 pub(crate) mod inbox;
 pub mod once;
 pub(crate) mod rows;

@@ -1,17 +1,18 @@
 //! History and trash on PostgreSQL: the same operations as
 //! `store::history`, on the table of migrations/postgres/20261201000004.
 
-use sqlx::postgres::PgRow;
-use sqlx::Row;
+use sqlx::PgConnection;
 
 use super::tx::PgTx;
 use super::{bounded, read_entry_seq, upkeep, Arg, PgStore, Query, ENTRY_COLUMNS, VERSION_COLUMNS};
 use crate::error::Result;
 use crate::id;
-use crate::model::{fmt_time, Entry};
+use crate::model::Entry;
 use crate::protocol::{Change, Skipped, Version};
+use crate::storage::history::{self, ChangeScan, HistoryRead};
+use crate::storage::rows::read_change;
 use crate::storage::rows::read_version;
-use crate::storage::rules::{newest_first, preview, IN_TRASH, KEPT_COLUMNS};
+use crate::storage::rules::{IN_TRASH, KEPT_COLUMNS};
 use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
 use crate::storage::History;
@@ -49,22 +50,26 @@ impl PgStore {
 }
 
 /// A row of `changes`: seq, pad, who, when, content, action, change.
-fn change_row(r: &PgRow, what: Option<&str>) -> Result<(i64, Change)> {
-    let at: i64 = r.try_get(3)?;
-    let content: String = r.try_get(4)?;
-    let action: Option<String> = r.try_get(5)?;
-    Ok((
-        at,
-        Change {
-            at: fmt_time(at),
-            by: r.try_get(2)?,
-            what: what.map_or(action.unwrap_or_default(), str::to_owned),
-            id: id::encode(r.try_get(0)?),
-            pad: r.try_get(1)?,
-            change: if what.is_none() { r.try_get(6)? } else { None },
-            preview: preview(&content),
-        },
-    ))
+/// The audit's scans on a connection (`storage::history::changes`).
+impl HistoryRead for PgConnection {
+    async fn changes_in(
+        &mut self,
+        scan: ChangeScan<'_>,
+        filter: &HistoryFilter,
+    ) -> Result<Vec<(i64, Change)>> {
+        let mut q = Query::new(scan.select);
+        push_filter(&mut q, filter, scan.actor, scan.at);
+        q.push(
+            &format!(" ORDER BY {} DESC LIMIT $?", scan.order),
+            Arg::Int(scan.cap),
+        );
+        q.build()
+            .fetch_all(&mut *self)
+            .await?
+            .iter()
+            .map(|r| read_change(r, scan.what))
+            .collect()
+    }
 }
 
 /// PostgreSQL's statements bringing deleted entries back (`storage::write`).
@@ -285,46 +290,8 @@ impl History for PgStore {
         created: bool,
     ) -> Fut<'a, (Vec<Change>, bool)> {
         bounded(async move {
-            let cap = (limit + 1) as i64;
-            let mut out: Vec<(i64, Change)> = Vec::new();
-            let tables = if created { 2 } else { 0 };
-            for (table, extra) in [
-                ("entries", ""),
-                (
-                    "entry_history",
-                    "AND e.action <> 'edit' AND e.n = (SELECT min(n) FROM entry_history h \
-                     WHERE h.seq = e.seq AND h.action <> 'edit') \
-                     AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)",
-                ),
-            ]
-            .into_iter()
-            .take(tables)
-            {
-                let mut q = Query::new(format!(
-                    "SELECT e.seq, e.pad, e.author, e.created_at, e.content, NULL::text, NULL::bigint \
-                     FROM {table} e WHERE true {extra}"
-                ));
-                push_filter(&mut q, filter, "e.author", "e.created_at");
-                q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(cap));
-                for r in q.build().fetch_all(self.pool()).await? {
-                    out.push(change_row(&r, Some("created"))?);
-                }
-            }
-            for (actor, at, what) in [
-                ("e.actor", "e.at", None),
-                ("e.restored_by", "e.restored_at", Some("restored")),
-            ] {
-                let mut q = Query::new(format!(
-                    "SELECT e.seq, e.pad, {actor}, {at}, e.content, e.action, e.batch \
-                     FROM entry_history e WHERE {at} IS NOT NULL"
-                ));
-                push_filter(&mut q, filter, actor, at);
-                q.push(&format!(" ORDER BY {at} DESC LIMIT $?"), Arg::Int(cap));
-                for r in q.build().fetch_all(self.pool()).await? {
-                    out.push(change_row(&r, what)?);
-                }
-            }
-            Ok(newest_first(out, limit))
+            let mut conn = self.pool().acquire().await?;
+            history::changes(&mut *conn, filter, limit, created).await
         })
     }
 

@@ -1,5 +1,5 @@
 //! One row reader for both stores: the columns an entry, a pad, a kept
-//! version and a report line are selected as, and how each is read back,
+//! version, a report line and an audit line are selected as, and how each is read back,
 //! written once over `Columns` — the few typed reads each database's row
 //! supplies (`store/rows.rs` for rusqlite's, `pg/rows.rs` for sqlx's).
 //!
@@ -11,7 +11,8 @@
 use serde_json::Value;
 
 use crate::model::{fmt_time, Category, Entry, Kind, Pad, Status};
-use crate::protocol::{Action, Version};
+use crate::protocol::{Action, Change, Version};
+use crate::storage::rules::preview;
 use crate::storage::ReportRow;
 
 /// Columns of `entries` (aliased `e`) in the order `read_entry` expects
@@ -171,6 +172,30 @@ pub fn read_report<R: Columns>(row: &R, tokens: Option<Value>) -> Result<ReportR
         finished_at: row.opt_int(10)?,
         tokens,
     })
+}
+
+/// Reads a line of the audit (`storage::history`'s scans): (time,
+/// change); `what` names the change, else the row's action does.
+pub fn read_change<R: Columns>(row: &R, what: Option<&str>) -> Result<(i64, Change), R::Error> {
+    let at = row.int(3)?;
+    Ok((
+        at,
+        Change {
+            at: fmt_time(at),
+            by: row.text(2)?,
+            what: match what {
+                Some(w) => w.to_owned(),
+                None => row.opt_text(5)?.unwrap_or_default(),
+            },
+            id: crate::id::encode(row.int(0)?),
+            pad: row.text(1)?,
+            change: match what {
+                Some(_) => None,
+                None => row.opt_int(6)?,
+            },
+            preview: preview(&row.text(4)?),
+        },
+    ))
 }
 
 #[cfg(test)]

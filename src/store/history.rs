@@ -15,9 +15,11 @@ use super::Sqlite;
 use super::Store;
 use crate::error::Result;
 use crate::id;
-use crate::model::{fmt_time, Entry};
+use crate::model::Entry;
 use crate::protocol::{Change, Skipped, Version};
-use crate::storage::rules::{newest_first, preview, IN_TRASH, KEPT_COLUMNS};
+use crate::storage::history::{self, ChangeScan, HistoryRead};
+use crate::storage::rows::read_change;
+use crate::storage::rules::{IN_TRASH, KEPT_COLUMNS};
 use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
 use crate::storage::Visible;
@@ -34,6 +36,27 @@ fn versions_where(conn: &Connection, cond: &str, key: i64) -> Result<Vec<Version
         .query_map([key], read_version)?
         .map(|r| r.map(|(_, _, v)| v))
         .collect::<rusqlite::Result<_>>()?)
+}
+
+/// The audit's scans on a read connection (`storage::history::changes`).
+impl HistoryRead for Connection {
+    async fn changes_in(
+        &mut self,
+        scan: ChangeScan<'_>,
+        filter: &HistoryFilter,
+    ) -> Result<Vec<(i64, Change)>> {
+        let mut sql = scan.select;
+        let mut args = Vec::new();
+        filter.push_sql(&mut sql, &mut args, scan.actor, scan.at);
+        sql.push_str(&format!(" ORDER BY {} DESC LIMIT ?", scan.order));
+        args.push(Sql::Integer(scan.cap));
+        Ok(self
+            .prepare_cached(&sql)?
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                read_change(r, scan.what)
+            })?
+            .collect::<rusqlite::Result<_>>()?)
+    }
 }
 
 impl HistoryFilter {
@@ -191,94 +214,6 @@ impl Store {
         Ok(n)
     }
 
-    /// What authors did, newest first, at most `limit` (and whether more
-    /// matched): entries created, edits and deletions, restores.
-    pub fn changes(
-        &self,
-        filter: &HistoryFilter,
-        limit: usize,
-        created: bool,
-    ) -> Result<(Vec<Change>, bool)> {
-        let conn = self.reader()?;
-        let mut out: Vec<(i64, Change)> = Vec::new();
-        let cap = (limit + 1) as i64;
-        // Entries created, live or deleted since (each once).
-        let mut creations = |table: &str, extra: &str| -> Result<()> {
-            let mut sql = format!(
-                "SELECT e.seq, e.pad, e.author, e.created_at, e.content FROM {table} e WHERE 1 {extra}"
-            );
-            let mut args = Vec::new();
-            filter.push_sql(&mut sql, &mut args, "e.author", "e.created_at");
-            sql.push_str(" ORDER BY e.seq DESC LIMIT ?");
-            args.push(Sql::Integer(cap));
-            let rows = conn
-                .prepare_cached(&sql)?
-                .query_map(rusqlite::params_from_iter(args), |r| {
-                    let content: String = r.get(4)?;
-                    let at: i64 = r.get(3)?;
-                    Ok((
-                        at,
-                        Change {
-                            at: fmt_time(at),
-                            by: r.get(2)?,
-                            what: "created".into(),
-                            id: id::encode(r.get(0)?),
-                            pad: r.get(1)?,
-                            change: None,
-                            preview: preview(&content),
-                        },
-                    ))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            out.extend(rows);
-            Ok(())
-        };
-        if created {
-            creations("entries", "")?;
-            creations(
-                "entry_history",
-                "AND e.action <> 'edit' AND e.n = (SELECT min(n) FROM entry_history h \
-                 WHERE h.seq = e.seq AND h.action <> 'edit') \
-                 AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)",
-            )?;
-        }
-        // Edits and deletions, then restores.
-        for (actor, at, what) in [
-            ("e.actor", "e.at", None),
-            ("e.restored_by", "e.restored_at", Some("restored")),
-        ] {
-            let mut sql = format!(
-                "SELECT e.seq, e.pad, {actor}, {at}, e.content, e.action, e.batch \
-                 FROM entry_history e WHERE {at} IS NOT NULL"
-            );
-            let mut args = Vec::new();
-            filter.push_sql(&mut sql, &mut args, actor, at);
-            sql.push_str(&format!(" ORDER BY {at} DESC LIMIT ?"));
-            args.push(Sql::Integer(cap));
-            let rows = conn
-                .prepare(&sql)?
-                .query_map(rusqlite::params_from_iter(args), |r| {
-                    let (content, action): (String, String) = (r.get(4)?, r.get(5)?);
-                    let at: i64 = r.get(3)?;
-                    Ok((
-                        at,
-                        Change {
-                            at: fmt_time(at),
-                            by: r.get(2)?,
-                            what: what.map_or(action, str::to_owned),
-                            id: id::encode(r.get(0)?),
-                            pad: r.get(1)?,
-                            change: what.is_none().then_some(r.get(6)?).flatten(),
-                            preview: preview(&content),
-                        },
-                    ))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            out.extend(rows);
-        }
-        Ok(newest_first(out, limit))
-    }
-
     /// Drops kept versions older than `cutoff`, then the oldest past
     /// `max_rows`; returns how many went.
     pub fn prune_history(&self, cutoff: i64, max_rows: i64) -> Result<usize> {
@@ -419,7 +354,7 @@ impl History for Sqlite {
         limit: usize,
         created: bool,
     ) -> Fut<'a, (Vec<Change>, bool)> {
-        self.inline(move |s| s.changes(filter, limit, created))
+        self.inline(move |s| ready(history::changes(&mut *s.reader()?, filter, limit, created)))
     }
 
     fn prune_history(&self, cutoff: i64, max_rows: i64) -> Fut<'_, usize> {
