@@ -34,6 +34,7 @@ pub(crate) mod inbox;
 pub mod once;
 pub(crate) mod rows;
 pub mod rules;
+pub(crate) mod tokens;
 mod types;
 pub mod write;
 

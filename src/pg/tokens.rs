@@ -2,11 +2,11 @@
 //! tells the other engines to reload their grants.
 
 use super::{bounded, PgStore};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::storage::tokens::{read_token, stored_lists, taken, ALL, INSERT, REVOKE};
 use crate::storage::Fut;
 use crate::storage::TokenRow;
 use crate::storage::Tokens;
-use sqlx::Row;
 
 impl PgStore {
     /// Tells every engine to reload its grants (`relay.rs`) once the
@@ -23,29 +23,20 @@ impl Tokens for PgStore {
     fn add_token<'a>(&'a self, t: &'a TokenRow) -> Fut<'a, ()> {
         bounded(async move {
             let mut tx = self.begin_write().await?;
-            let added = sqlx::query(
-                "INSERT INTO tokens (name, hash, pads, read_only, created_at, agents, others) VALUES ($1, $2, $3, $4, $5, $6, $7) \
-                 ON CONFLICT (name) DO NOTHING",
-            )
-            .bind(&t.name)
-            .bind(&t.hash)
-            .bind(serde_json::to_string(&t.pads).expect("strings serialize"))
-            .bind(t.read_only)
-            .bind(t.created_at)
-            .bind(serde_json::to_string(&t.agents).expect("strings serialize"))
-            .bind(t.others)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
+            let (pads, agents) = stored_lists(t);
+            let added = sqlx::query(INSERT)
+                .bind(&t.name)
+                .bind(&t.hash)
+                .bind(pads)
+                .bind(t.read_only)
+                .bind(t.created_at)
+                .bind(agents)
+                .bind(t.others)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
             if added == 0 {
-                return Err(Error::Conflict {
-                    message: format!(
-                        "a token named '{}' exists; revoke it first (token.revoke) or pick another name.",
-                        t.name
-                    ),
-                    expected: None,
-                    actual: None,
-                });
+                return Err(taken(&t.name));
             }
             PgStore::tokens_changed(&mut tx).await?;
             tx.commit().await
@@ -54,25 +45,11 @@ impl Tokens for PgStore {
 
     fn tokens(&self) -> Fut<'_, Vec<TokenRow>> {
         bounded(async move {
-            let rows = sqlx::query(
-                "SELECT name, hash, pads, read_only, created_at, agents, others FROM tokens ORDER BY name",
-            )
-            .fetch_all(self.pool())
-            .await?;
-            rows.iter()
-                .map(|r| {
-                    let pads: String = r.try_get(2)?;
-                    Ok(TokenRow {
-                        name: r.try_get(0)?,
-                        hash: r.try_get(1)?,
-                        pads: serde_json::from_str(&pads).unwrap_or_default(),
-                        read_only: r.try_get(3)?,
-                        created_at: r.try_get(4)?,
-                        agents: serde_json::from_str(&r.try_get::<String, _>(5)?)
-                            .unwrap_or_default(),
-                        others: r.try_get(6)?,
-                    })
-                })
+            sqlx::query(ALL)
+                .fetch_all(self.pool())
+                .await?
+                .iter()
+                .map(read_token)
                 .collect()
         })
     }
@@ -80,7 +57,7 @@ impl Tokens for PgStore {
     fn revoke_token<'a>(&'a self, name: &'a str) -> Fut<'a, bool> {
         bounded(async move {
             let mut tx = self.begin_write().await?;
-            let gone = sqlx::query("DELETE FROM tokens WHERE name = $1")
+            let gone = sqlx::query(REVOKE)
                 .bind(name)
                 .execute(&mut *tx)
                 .await?
