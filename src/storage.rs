@@ -28,6 +28,7 @@
 //! allocation per call, against microseconds of work at the least.
 
 mod cycle;
+pub(crate) mod deliveries;
 pub(crate) mod dialect;
 pub(crate) mod history;
 pub(crate) mod inbox;
