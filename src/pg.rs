@@ -23,30 +23,31 @@ use deadline::{bounded, upkeep};
 mod deliveries;
 mod entries;
 mod history;
+mod inbox;
+mod keep;
+mod pads;
 mod relay;
-pub(crate) mod search;
+mod rows;
 mod statistics;
+mod tasks;
+mod text;
+mod tokens;
 mod tx;
+mod upkeep;
 mod vectors;
-mod work;
 
 pub use relay::{Incoming, Relay};
 pub use vectors::PgVectors;
 
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
-use sqlx::{PgPool, Row};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::PgPool;
 
 use crate::error::{Error, Result};
-use crate::model::{fmt_time, Category, Entry, Kind, Pad, Status};
 
-/// Columns of `entries` in the order `read_entry` expects them.
-pub(crate) const ENTRY_COLUMNS: &str = "e.seq, e.pad, e.author, e.kind, e.content, e.tags, \
-     e.status, e.assignee, e.resume, e.lease_until, e.category, e.confidence, e.depends_on, \
-     e.remind_at, e.pinned, e.meta, e.created_at, e.updated_at, e.version, e.attempts, e.error, \
-     e.reply_to, e.choices, e.replies, e.answer, e.addressed_to, e.supersedes, \
-     (SELECT MAX(s.seq) FROM entries s WHERE s.supersedes = e.seq)";
-
-const PAD_COLUMNS: &str = "name, ttl_seconds, max_entries, last_write_at, entries, archived_at";
+pub(crate) use crate::storage::rows::{
+    read_entry, read_entry_seq, read_pad, ENTRY_COLUMNS, PAD_COLUMNS, REPORT_COLUMNS,
+    VERSION_COLUMNS,
+};
 
 /// A new id: the write time in its high bits as on SQLite (`src/id.rs`),
 /// and low bits from a sequence every engine shares, so two engines writing
@@ -61,8 +62,8 @@ pub struct PgStore {
     pool: PgPool,
     url: String,
     /// What ranking by BM25 needs to know of the whole store, refreshed
-    /// now and then (src/pg/search.rs).
-    word_stats: search::SharedStats,
+    /// now and then (src/pg/text.rs).
+    word_stats: text::SharedStats,
     /// Whether changes keep what they replace (`keep_history`).
     keep_history: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// Notes inserted since the planner's statistics were refreshed
@@ -193,80 +194,6 @@ impl From<sqlx::Error> for Error {
             _ => Error::Internal(format!("store: {e}")),
         }
     }
-}
-
-/// Reads the `ENTRY_COLUMNS` at the start of `row`, with its seq.
-pub(crate) fn read_entry_seq(row: &PgRow) -> Result<(i64, Entry)> {
-    let text = |i: usize| row.try_get::<Option<String>, _>(i);
-    let seq: i64 = row.try_get(0)?;
-    let kind: String = row.try_get(3)?;
-    let id_of = |i: usize| {
-        row.try_get::<Option<i64>, _>(i)
-            .map(|s| s.map(|n| crate::seal::NoteRef(crate::id::encode(n))))
-    };
-    let entry = Entry {
-        id: crate::id::encode(seq),
-        pad: row.try_get(1)?,
-        author: row.try_get(2)?,
-        kind: Kind::parse(&kind).unwrap_or_default(),
-        content: row.try_get(4)?,
-        tags: row.try_get(5)?,
-        status: text(6)?.as_deref().and_then(Status::parse),
-        assignee: text(7)?,
-        resume: text(8)?,
-        lease_until: row.try_get::<Option<i64>, _>(9)?.map(fmt_time),
-        category: text(10)?.as_deref().and_then(Category::parse),
-        confidence: row.try_get(11)?,
-        depends_on: crate::seal::refs(row.try_get(12)?),
-        remind_at: row.try_get::<Option<i64>, _>(13)?.map(fmt_time),
-        pinned: row.try_get(14)?,
-        meta: text(15)?
-            .as_deref()
-            .and_then(|m| match serde_json::from_str(m) {
-                Ok(serde_json::Value::Object(o)) => Some(o),
-                _ => None,
-            }),
-        created_at: fmt_time(row.try_get(16)?),
-        updated_at: fmt_time(row.try_get(17)?),
-        version: row.try_get(18)?,
-        attempts: row.try_get(19)?,
-        error: text(20)?,
-        reply_to: id_of(21)?,
-        choices: row
-            .try_get::<Option<Vec<String>>, _>(22)?
-            .unwrap_or_default(),
-        replies: row.try_get(23)?,
-        answer: id_of(24)?,
-        to: row
-            .try_get::<Option<Vec<String>>, _>(25)?
-            .unwrap_or_default(),
-        supersedes: id_of(26)?,
-        superseded_by: id_of(27)?,
-    };
-    Ok((seq, entry))
-}
-
-pub(crate) fn read_entry(row: &PgRow) -> Result<Entry> {
-    read_entry_seq(row).map(|(_, e)| e)
-}
-
-fn read_pad(row: &PgRow) -> Result<Pad> {
-    let ttl: Option<i64> = row.try_get(1)?;
-    let last_write: i64 = row.try_get(3)?;
-    let archived_at: Option<i64> = row.try_get(5)?;
-    Ok(Pad {
-        name: row.try_get(0)?,
-        ttl_seconds: ttl,
-        max_entries: row.try_get(2)?,
-        last_write_at: fmt_time(last_write),
-        entries: row.try_get(4)?,
-        expires_at: match (archived_at, ttl) {
-            (None, Some(ttl)) => Some(fmt_time(last_write + ttl * 1000)),
-            _ => None,
-        },
-        archived: archived_at.is_some(),
-        archived_at: archived_at.map(fmt_time),
-    })
 }
 
 /// One bound value of a query built at run time.

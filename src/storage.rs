@@ -28,8 +28,14 @@
 //! allocation per call, against microseconds of work at the least.
 
 mod cycle;
+pub(crate) mod deliveries;
+pub(crate) mod dialect;
+pub(crate) mod history;
+pub(crate) mod inbox;
 pub mod once;
+pub(crate) mod rows;
 pub mod rules;
+pub(crate) mod tokens;
 mod types;
 pub mod write;
 

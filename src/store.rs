@@ -32,7 +32,9 @@ mod derived;
 mod entries;
 mod filter;
 mod history;
+mod inbox;
 mod journal;
+mod keep;
 mod migrate;
 mod pads;
 mod rank;
@@ -43,6 +45,7 @@ mod tasks;
 pub mod text;
 mod tokens;
 mod tx;
+mod upkeep;
 mod vector_source;
 pub mod vectors;
 
@@ -123,7 +126,7 @@ pub struct Store {
     db_path: PathBuf,
     wal_restart_pages: i64,
     /// Whether changes keep what they replace, and their numbers.
-    keeper: history::Keeper,
+    keeper: keep::Keeper,
 }
 
 /// The one write connection.

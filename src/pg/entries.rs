@@ -1,19 +1,20 @@
-//! Entry reads and writes on PostgreSQL, and text search.
+//! Entry reads and writes on PostgreSQL (`store/entries.rs` on SQLite).
 
 use sqlx::postgres::PgRow;
-use sqlx::{PgConnection, Row};
+use sqlx::PgConnection;
 
+use super::inbox::PgInbox;
 use super::{bounded, read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
 use crate::storage::once::{self, Key, Once};
 use crate::storage::rules::{ambiguous, no_entry, prefix_range};
-use crate::storage::write;
 use crate::storage::Entries;
 use crate::storage::Fut;
 use crate::storage::Inbox;
 use crate::storage::Visible;
+use crate::storage::{inbox, write};
 use crate::storage::{Added, EntryFilter, NewEntry, Page, Patch};
 
 /// Resolves an id or unique id prefix to `(seq, full id)`.
@@ -271,102 +272,7 @@ impl Entries for PgStore {
         })
     }
 
-    /// What is new for an author (`Store::inbox`).
     fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox> {
-        bounded(async move {
-            let pool = self.pool();
-            let newest: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM entries")
-                .fetch_one(pool)
-                .await?;
-            let cursors: Option<(i64, i64)> =
-                sqlx::query_as("SELECT seq, reminded FROM inbox_cursors WHERE author = $1")
-                    .bind(author)
-                    .fetch_optional(pool)
-                    .await?;
-            // No cursor yet: just before the author's first entry (`Store::inbox`).
-            let cursor = match cursors {
-                Some(c) => Some(c.0),
-                None => {
-                    sqlx::query_scalar::<_, Option<i64>>(
-                        "SELECT min(seq) - 1 FROM entries WHERE author = $1",
-                    )
-                    .bind(author)
-                    .fetch_one(pool)
-                    .await?
-                }
-            };
-            let reminded_cursor = cursors.map_or(0, |c| c.1);
-            let rows = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS}, e.reminded_at FROM entries e JOIN pads p ON p.name = e.pad \
-                 WHERE e.author = $1 AND e.reminded_at > $2 AND p.archived_at IS NULL \
-                 ORDER BY e.reminded_at, e.seq"
-            ))
-            .bind(author)
-            .bind(reminded_cursor)
-            .fetch_all(pool)
-            .await?;
-            let mut reminded = reminded_cursor;
-            let mut inbox = Inbox {
-                needs_eyes: Vec::new(),
-                replies: Vec::new(),
-                addressed: Vec::new(),
-                reminders: Vec::with_capacity(rows.len()),
-            };
-            for r in &rows {
-                reminded = reminded.max(r.try_get::<i64, _>("reminded_at")?);
-                inbox.reminders.push(read_entry(r)?);
-            }
-            let rows = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad \
-                 WHERE e.addressed_to IS NOT NULL AND e.seq > $1 AND e.seq <= $2 \
-                   AND e.author <> $3 AND $3 = ANY(e.addressed_to) AND p.archived_at IS NULL \
-                 ORDER BY e.seq"
-            ))
-            .bind(cursor.unwrap_or(0))
-            .bind(newest)
-            .bind(author)
-            .fetch_all(pool)
-            .await?;
-            inbox.addressed = rows.iter().map(read_entry).collect::<Result<_>>()?;
-            if let Some(cursor) = cursor {
-                let rows = sqlx::query(sql!(
-                    "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad \
-                     WHERE 'needs_eyes' = ANY(e.tags) AND e.seq > $1 AND e.seq <= $2 \
-                       AND e.author <> $3 AND p.archived_at IS NULL ORDER BY e.seq"
-                ))
-                .bind(cursor)
-                .bind(newest)
-                .bind(author)
-                .fetch_all(pool)
-                .await?;
-                inbox.needs_eyes = rows.iter().map(read_entry).collect::<Result<_>>()?;
-                let rows = sqlx::query(sql!(
-                    "SELECT {ENTRY_COLUMNS} FROM entries e JOIN entries parent ON parent.seq = e.reply_to \
-                     JOIN pads p ON p.name = e.pad \
-                     WHERE e.seq > $1 AND e.seq <= $2 AND e.reply_to IS NOT NULL \
-                       AND e.author <> $3 AND parent.author = $3 AND p.archived_at IS NULL \
-                     ORDER BY e.seq"
-                ))
-                .bind(cursor)
-                .bind(newest)
-                .bind(author)
-                .fetch_all(pool)
-                .await?;
-                inbox.replies = rows.iter().map(read_entry).collect::<Result<_>>()?;
-            }
-            if !peek && (cursors.map(|c| c.0) != Some(newest) || reminded != reminded_cursor) {
-                sqlx::query(
-                    "INSERT INTO inbox_cursors (author, seq, reminded) VALUES ($1, $2, $3) \
-                     ON CONFLICT (author) DO UPDATE SET seq = greatest(inbox_cursors.seq, excluded.seq), \
-                       reminded = greatest(inbox_cursors.reminded, excluded.reminded)",
-                )
-                .bind(author)
-                .bind(newest)
-                .bind(reminded)
-                .execute(pool)
-                .await?;
-            }
-            Ok(inbox)
-        })
+        bounded(async move { inbox::inbox(&mut PgInbox(self.pool()), author, peek).await })
     }
 }

@@ -1,142 +1,23 @@
 //! History and trash on PostgreSQL: the same operations as
 //! `store::history`, on the table of migrations/postgres/20261201000004.
 
-use std::collections::BTreeMap;
-
-use sqlx::postgres::PgRow;
-use sqlx::{PgConnection, Row};
+use sqlx::PgConnection;
 
 use super::tx::PgTx;
-use super::{bounded, read_entry_seq, upkeep, Arg, PgStore, Query, ENTRY_COLUMNS};
+use super::{bounded, read_entry_seq, upkeep, Arg, PgStore, Query, ENTRY_COLUMNS, VERSION_COLUMNS};
 use crate::error::Result;
 use crate::id;
-use crate::model::{fmt_time, Entry};
-use crate::protocol::{Action, Change, Skipped, Version};
-use crate::storage::rules::{newest_first, preview, KEPT_COLUMNS};
+use crate::model::Entry;
+use crate::protocol::{Change, Skipped, Version};
+use crate::storage::history::{self, ChangeScan, HistoryRead};
+use crate::storage::rows::read_change;
+use crate::storage::rows::read_version;
+use crate::storage::rules::{IN_TRASH, KEPT_COLUMNS};
 use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
 use crate::storage::History;
 use crate::storage::Visible;
 use crate::storage::{HistoryFilter, Purge, Restore};
-
-const VERSION_COLUMNS: &str = "e.batch, e.action, e.actor, e.at, e.restored_at, e.restored_by, e.n";
-const COUNT: usize = 28;
-
-const IN_TRASH: &str = "e.action <> 'edit' AND e.restored_at IS NULL \
-     AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)";
-
-/// Copies the entries `cond` selects (a condition on `entries` over `$4`,
-/// bound to `arg`) into the history as one change; returns the change.
-pub(crate) async fn keep(
-    conn: &mut PgConnection,
-    on: bool,
-    action: Action,
-    by: &str,
-    now: i64,
-    cond: &str,
-    arg: Arg,
-) -> Result<i64> {
-    if !on {
-        return Ok(0);
-    }
-    let q = Query {
-        sql: format!(
-            "WITH b AS (SELECT nextval('history_batches') AS batch), \
-             kept AS (INSERT INTO entry_history (batch, action, actor, at, {KEPT_COLUMNS}) \
-               SELECT b.batch, $1, $2, $3, {KEPT_COLUMNS} FROM b, entries WHERE {cond}) \
-             SELECT batch FROM b"
-        ),
-        args: vec![
-            Arg::Text(action.as_str().into()),
-            Arg::Text(by.into()),
-            Arg::Int(now),
-            arg,
-        ],
-    };
-    Ok(q.build().fetch_one(&mut *conn).await?.try_get(0)?)
-}
-
-/// Deletes the entries `cond` selects (over `$4`, bound to `arg`) and keeps
-/// them in the trash as one change, in one statement: an engine deleting
-/// the same rows at once waits on their locks and then finds them gone, so
-/// nothing is kept twice. Returns the change (`None`: nothing matched or
-/// nothing kept), the entries when `rows`, and how many each author wrote.
-pub(crate) async fn keep_deleting(
-    conn: &mut PgConnection,
-    on: bool,
-    action: Action,
-    by: &str,
-    now: i64,
-    (cond, arg): (&str, Arg),
-    rows: bool,
-) -> Result<(Option<i64>, Vec<Entry>, BTreeMap<String, usize>)> {
-    let select = if rows {
-        format!("{ENTRY_COLUMNS}, (SELECT batch FROM b) FROM gone e")
-    } else {
-        "e.author, count(*), (SELECT batch FROM b) FROM gone e GROUP BY e.author".to_owned()
-    };
-    let q = Query {
-        sql: format!(
-            "WITH b AS (SELECT nextval('history_batches') AS batch), \
-             gone AS (DELETE FROM entries WHERE {cond} RETURNING *), \
-             kept AS (INSERT INTO entry_history (batch, action, actor, at, {KEPT_COLUMNS}) \
-               SELECT b.batch, $1, $2, $3, {KEPT_COLUMNS} FROM b, gone WHERE $5) \
-             SELECT {select}"
-        ),
-        args: vec![
-            Arg::Text(action.as_str().into()),
-            Arg::Text(by.into()),
-            Arg::Int(now),
-            arg,
-            Arg::Bool(on),
-        ],
-    };
-    let found = q.build().fetch_all(&mut *conn).await?;
-    if !rows {
-        let mut authors = BTreeMap::new();
-        for r in &found {
-            authors.insert(r.try_get(0)?, r.try_get::<i64, _>(1)? as usize);
-        }
-        let change = found
-            .first()
-            .filter(|_| on)
-            .map(|r| r.try_get(2))
-            .transpose()?;
-        return Ok((change, Vec::new(), authors));
-    }
-    let change = found
-        .first()
-        .filter(|_| on)
-        .map(|r| r.try_get(COUNT))
-        .transpose()?;
-    let entries = found
-        .iter()
-        .map(|r| read_entry_seq(r).map(|e| e.1))
-        .collect::<Result<Vec<_>>>()?;
-    let mut authors = BTreeMap::new();
-    for e in &entries {
-        *authors.entry(e.author.clone()).or_insert(0) += 1;
-    }
-    Ok((change, entries, authors))
-}
-
-fn read_version(row: &PgRow) -> Result<(i64, i64, Version)> {
-    let (seq, entry) = read_entry_seq(row)?;
-    let action: String = row.try_get(COUNT + 1)?;
-    Ok((
-        row.try_get(COUNT + 6)?,
-        seq,
-        Version {
-            change: row.try_get(COUNT)?,
-            action: Action::parse(&action).unwrap_or(Action::Delete),
-            by: row.try_get(COUNT + 2)?,
-            at: fmt_time(row.try_get(COUNT + 3)?),
-            restored_at: row.try_get::<Option<i64>, _>(COUNT + 4)?.map(fmt_time),
-            restored_by: row.try_get(COUNT + 5)?,
-            entry,
-        },
-    ))
-}
 
 fn push_filter(q: &mut Query, f: &HistoryFilter, actor: &str, at: &str) {
     if let Some(pad) = &f.pad {
@@ -169,22 +50,26 @@ impl PgStore {
 }
 
 /// A row of `changes`: seq, pad, who, when, content, action, change.
-fn change_row(r: &PgRow, what: Option<&str>) -> Result<(i64, Change)> {
-    let at: i64 = r.try_get(3)?;
-    let content: String = r.try_get(4)?;
-    let action: Option<String> = r.try_get(5)?;
-    Ok((
-        at,
-        Change {
-            at: fmt_time(at),
-            by: r.try_get(2)?,
-            what: what.map_or(action.unwrap_or_default(), str::to_owned),
-            id: id::encode(r.try_get(0)?),
-            pad: r.try_get(1)?,
-            change: if what.is_none() { r.try_get(6)? } else { None },
-            preview: preview(&content),
-        },
-    ))
+/// The audit's scans on a connection (`storage::history::changes`).
+impl HistoryRead for PgConnection {
+    async fn changes_in(
+        &mut self,
+        scan: ChangeScan<'_>,
+        filter: &HistoryFilter,
+    ) -> Result<Vec<(i64, Change)>> {
+        let mut q = Query::new(scan.select);
+        push_filter(&mut q, filter, scan.actor, scan.at);
+        q.push(
+            &format!(" ORDER BY {} DESC LIMIT $?", scan.order),
+            Arg::Int(scan.cap),
+        );
+        q.build()
+            .fetch_all(&mut *self)
+            .await?
+            .iter()
+            .map(|r| read_change(r, scan.what))
+            .collect()
+    }
 }
 
 /// PostgreSQL's statements bringing deleted entries back (`storage::write`).
@@ -405,46 +290,8 @@ impl History for PgStore {
         created: bool,
     ) -> Fut<'a, (Vec<Change>, bool)> {
         bounded(async move {
-            let cap = (limit + 1) as i64;
-            let mut out: Vec<(i64, Change)> = Vec::new();
-            let tables = if created { 2 } else { 0 };
-            for (table, extra) in [
-                ("entries", ""),
-                (
-                    "entry_history",
-                    "AND e.action <> 'edit' AND e.n = (SELECT min(n) FROM entry_history h \
-                     WHERE h.seq = e.seq AND h.action <> 'edit') \
-                     AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)",
-                ),
-            ]
-            .into_iter()
-            .take(tables)
-            {
-                let mut q = Query::new(format!(
-                    "SELECT e.seq, e.pad, e.author, e.created_at, e.content, NULL::text, NULL::bigint \
-                     FROM {table} e WHERE true {extra}"
-                ));
-                push_filter(&mut q, filter, "e.author", "e.created_at");
-                q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(cap));
-                for r in q.build().fetch_all(self.pool()).await? {
-                    out.push(change_row(&r, Some("created"))?);
-                }
-            }
-            for (actor, at, what) in [
-                ("e.actor", "e.at", None),
-                ("e.restored_by", "e.restored_at", Some("restored")),
-            ] {
-                let mut q = Query::new(format!(
-                    "SELECT e.seq, e.pad, {actor}, {at}, e.content, e.action, e.batch \
-                     FROM entry_history e WHERE {at} IS NOT NULL"
-                ));
-                push_filter(&mut q, filter, actor, at);
-                q.push(&format!(" ORDER BY {at} DESC LIMIT $?"), Arg::Int(cap));
-                for r in q.build().fetch_all(self.pool()).await? {
-                    out.push(change_row(&r, what)?);
-                }
-            }
-            Ok(newest_first(out, limit))
+            let mut conn = self.pool().acquire().await?;
+            history::changes(&mut *conn, filter, limit, created).await
         })
     }
 
@@ -469,13 +316,5 @@ impl History for PgStore {
             .rows_affected();
             Ok((old + over) as usize)
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn count_is_the_number_of_entry_columns() {
-        assert_eq!(super::ENTRY_COLUMNS.split(',').count(), super::COUNT);
     }
 }

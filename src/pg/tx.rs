@@ -1,11 +1,11 @@
 //! PostgreSQL's statements for the write sequences (`storage::write`), in
 //! one transaction. The task and restore statements are beside their
-//! concern (`work.rs`, `history.rs`).
+//! concern (`tasks.rs`, `history.rs`).
 
 use sqlx::PgConnection;
 
 use super::entries::{load_locked, resolve};
-use super::history::{keep, keep_deleting};
+use super::keep::{keep, keep_deleting};
 use super::{Arg, PgStore, NEXT_ID};
 use crate::error::Result;
 use crate::id;

@@ -291,6 +291,11 @@ pub(crate) const KEPT_COLUMNS: &str = "seq, pad, author, kind, content, tags, st
      updated_at, version, reply_to, choices, replies, answer, attempts, error, claimed_at, \
      finished_at, lease_ms, reminded_at, addressed_to, supersedes";
 
+/// The SQL condition (both stores) on `entry_history` (aliased `e`) of
+/// deletions still in the trash: not restored, and not live again.
+pub(crate) const IN_TRASH: &str = "e.action <> 'edit' AND e.restored_at IS NULL \
+     AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)";
+
 /// The SQL condition (both stores) that leaves out notes a live note
 /// supersedes: `e` is entries.
 pub(crate) const CURRENT_ONLY: &str =

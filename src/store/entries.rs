@@ -3,10 +3,11 @@
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, Connection};
 
+use super::inbox::SqliteInbox;
 use super::journal::{Journal, Pending, Record};
 use super::room;
 use super::rows::{read_entry, EntryRow, ENTRY_COLUMNS};
-use super::tx::ready;
+use super::sqlite::ready;
 use super::Sqlite;
 use super::{in_transaction, Store, Writer};
 use crate::error::{Error, Result};
@@ -14,12 +15,12 @@ use crate::id::{self, ID_LEN};
 use crate::model::{Category, Entry, Status};
 use crate::storage::once::{self, Key, Once};
 use crate::storage::rules::{ambiguous, new_entry, no_entry, prefix_range, stamp};
-use crate::storage::write;
 use crate::storage::Entries;
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
 use crate::storage::Inbox;
 use crate::storage::Visible;
+use crate::storage::{inbox, write};
 use crate::storage::{Added, NewEntry, Page, Patch};
 
 /// Commits journaled entries, in id order, in one transaction. If SQLite
@@ -551,6 +552,6 @@ impl Entries for Sqlite {
 
     fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox> {
         let author = author.to_string();
-        self.blocking(move |s| s.inbox(&author, peek))
+        self.blocking(move |s| ready(inbox::inbox(&mut SqliteInbox::new(s), &author, peek)))
     }
 }

@@ -4,106 +4,27 @@
 //! puts the row back with its id, tags and thread links, and the text and
 //! vector indexes pick it up from `changes`.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-
 use rusqlite::types::Value as Sql;
-use rusqlite::{params, Connection, OptionalExtension, Row, ToSql};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use super::in_transaction;
-use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
-use super::tx::{ready, SqliteTx};
+use super::rows::{read_version, EntryRow, ENTRY_COLUMNS, VERSION_COLUMNS};
+use super::sqlite::ready;
+use super::tx::SqliteTx;
 use super::Sqlite;
 use super::Store;
 use crate::error::Result;
 use crate::id;
-use crate::model::{fmt_time, Entry};
-use crate::protocol::{Action, Change, Skipped, Version};
-use crate::storage::rules::{newest_first, preview, KEPT_COLUMNS};
+use crate::model::Entry;
+use crate::protocol::{Change, Skipped, Version};
+use crate::storage::history::{self, ChangeScan, HistoryRead};
+use crate::storage::rows::read_change;
+use crate::storage::rules::{IN_TRASH, KEPT_COLUMNS};
 use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
 use crate::storage::Visible;
 use crate::storage::{History, Upkeep};
 use crate::storage::{HistoryFilter, Purge, Restore};
-
-/// A history row: `ENTRY_COLUMNS` (aliased `e`) and then these.
-const VERSION_COLUMNS: &str = "e.batch, e.action, e.actor, e.at, e.restored_at, e.restored_by, e.n";
-
-/// Deletions still in the trash: not restored, and not live again.
-const IN_TRASH: &str = "e.action <> 'edit' AND e.restored_at IS NULL \
-     AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)";
-
-/// Whether changes keep history, and the last change number handed out
-/// (kept in memory: one engine owns the store, and the writer lock
-/// orders its changes).
-#[derive(Debug, Default)]
-pub(crate) struct Keeper {
-    off: AtomicBool,
-    last: AtomicI64,
-}
-
-impl Keeper {
-    /// The next change number, or `None` with history off.
-    fn next(&self, conn: &Connection) -> Result<Option<i64>> {
-        if self.off.load(Ordering::Relaxed) {
-            return Ok(None);
-        }
-        let mut last = self.last.load(Ordering::Relaxed);
-        if last == 0 {
-            last = conn
-                .prepare_cached("SELECT coalesce(max(batch), 0) FROM entry_history")?
-                .query_row([], |r| r.get(0))?;
-        }
-        self.last.store(last + 1, Ordering::Relaxed);
-        Ok(Some(last + 1))
-    }
-}
-
-/// Copies the entries `cond` selects (a condition on `entries`, its
-/// parameters numbered from `?5`) into the history as one change, and
-/// returns the change. Call it in the transaction that then changes or
-/// deletes them. With history off it keeps nothing (and returns 0).
-pub(crate) fn keep(
-    conn: &Connection,
-    keeper: &Keeper,
-    action: Action,
-    by: &str,
-    now: i64,
-    cond: &str,
-    args: &[&dyn ToSql],
-) -> Result<i64> {
-    let Some(batch) = keeper.next(conn)? else {
-        return Ok(0);
-    };
-    let action = action.as_str();
-    let mut all: Vec<&dyn ToSql> = vec![&batch, &action, &by, &now];
-    all.extend_from_slice(args);
-    conn.prepare_cached(&format!(
-        "INSERT INTO entry_history (batch, action, actor, at, {KEPT_COLUMNS}) \
-         SELECT ?1, ?2, ?3, ?4, {KEPT_COLUMNS} FROM entries WHERE {cond}"
-    ))?
-    .execute(all.as_slice())?;
-    Ok(batch)
-}
-
-/// A history row read with `ENTRY_COLUMNS, VERSION_COLUMNS`: (n, seq, version).
-fn read_version(row: &Row<'_>) -> rusqlite::Result<(i64, i64, Version)> {
-    let EntryRow { seq, entry } = EntryRow::read(row)?;
-    let c = ENTRY_COLUMN_COUNT;
-    let action: String = row.get(c + 1)?;
-    Ok((
-        row.get(c + 6)?,
-        seq,
-        Version {
-            change: row.get(c)?,
-            action: Action::parse(&action).unwrap_or(Action::Delete),
-            by: row.get(c + 2)?,
-            at: fmt_time(row.get(c + 3)?),
-            restored_at: row.get::<_, Option<i64>>(c + 4)?.map(fmt_time),
-            restored_by: row.get(c + 5)?,
-            entry,
-        },
-    ))
-}
 
 /// The kept versions `cond` (over `?`, bound to `key`) selects, oldest first.
 fn versions_where(conn: &Connection, cond: &str, key: i64) -> Result<Vec<Version>> {
@@ -115,6 +36,27 @@ fn versions_where(conn: &Connection, cond: &str, key: i64) -> Result<Vec<Version
         .query_map([key], read_version)?
         .map(|r| r.map(|(_, _, v)| v))
         .collect::<rusqlite::Result<_>>()?)
+}
+
+/// The audit's scans on a read connection (`storage::history::changes`).
+impl HistoryRead for Connection {
+    async fn changes_in(
+        &mut self,
+        scan: ChangeScan<'_>,
+        filter: &HistoryFilter,
+    ) -> Result<Vec<(i64, Change)>> {
+        let mut sql = scan.select;
+        let mut args = Vec::new();
+        filter.push_sql(&mut sql, &mut args, scan.actor, scan.at);
+        sql.push_str(&format!(" ORDER BY {} DESC LIMIT ?", scan.order));
+        args.push(Sql::Integer(scan.cap));
+        Ok(self
+            .prepare_cached(&sql)?
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                read_change(r, scan.what)
+            })?
+            .collect::<rusqlite::Result<_>>()?)
+    }
 }
 
 impl HistoryFilter {
@@ -146,7 +88,7 @@ impl HistoryFilter {
 impl Store {
     /// Whether changes keep what they replace (`pad serve --history-days 0`: not).
     pub fn keep_history(&self, on: bool) {
-        self.keeper.off.store(!on, Ordering::Relaxed);
+        self.keeper.turn(on);
     }
 
     /// Up to two (seq, pad) of entries, live or in the history, whose id
@@ -270,94 +212,6 @@ impl Store {
             )?,
         };
         Ok(n)
-    }
-
-    /// What authors did, newest first, at most `limit` (and whether more
-    /// matched): entries created, edits and deletions, restores.
-    pub fn changes(
-        &self,
-        filter: &HistoryFilter,
-        limit: usize,
-        created: bool,
-    ) -> Result<(Vec<Change>, bool)> {
-        let conn = self.reader()?;
-        let mut out: Vec<(i64, Change)> = Vec::new();
-        let cap = (limit + 1) as i64;
-        // Entries created, live or deleted since (each once).
-        let mut creations = |table: &str, extra: &str| -> Result<()> {
-            let mut sql = format!(
-                "SELECT e.seq, e.pad, e.author, e.created_at, e.content FROM {table} e WHERE 1 {extra}"
-            );
-            let mut args = Vec::new();
-            filter.push_sql(&mut sql, &mut args, "e.author", "e.created_at");
-            sql.push_str(" ORDER BY e.seq DESC LIMIT ?");
-            args.push(Sql::Integer(cap));
-            let rows = conn
-                .prepare_cached(&sql)?
-                .query_map(rusqlite::params_from_iter(args), |r| {
-                    let content: String = r.get(4)?;
-                    let at: i64 = r.get(3)?;
-                    Ok((
-                        at,
-                        Change {
-                            at: fmt_time(at),
-                            by: r.get(2)?,
-                            what: "created".into(),
-                            id: id::encode(r.get(0)?),
-                            pad: r.get(1)?,
-                            change: None,
-                            preview: preview(&content),
-                        },
-                    ))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            out.extend(rows);
-            Ok(())
-        };
-        if created {
-            creations("entries", "")?;
-            creations(
-                "entry_history",
-                "AND e.action <> 'edit' AND e.n = (SELECT min(n) FROM entry_history h \
-                 WHERE h.seq = e.seq AND h.action <> 'edit') \
-                 AND NOT EXISTS (SELECT 1 FROM entries l WHERE l.seq = e.seq)",
-            )?;
-        }
-        // Edits and deletions, then restores.
-        for (actor, at, what) in [
-            ("e.actor", "e.at", None),
-            ("e.restored_by", "e.restored_at", Some("restored")),
-        ] {
-            let mut sql = format!(
-                "SELECT e.seq, e.pad, {actor}, {at}, e.content, e.action, e.batch \
-                 FROM entry_history e WHERE {at} IS NOT NULL"
-            );
-            let mut args = Vec::new();
-            filter.push_sql(&mut sql, &mut args, actor, at);
-            sql.push_str(&format!(" ORDER BY {at} DESC LIMIT ?"));
-            args.push(Sql::Integer(cap));
-            let rows = conn
-                .prepare(&sql)?
-                .query_map(rusqlite::params_from_iter(args), |r| {
-                    let (content, action): (String, String) = (r.get(4)?, r.get(5)?);
-                    let at: i64 = r.get(3)?;
-                    Ok((
-                        at,
-                        Change {
-                            at: fmt_time(at),
-                            by: r.get(2)?,
-                            what: what.map_or(action, str::to_owned),
-                            id: id::encode(r.get(0)?),
-                            pad: r.get(1)?,
-                            change: what.is_none().then_some(r.get(6)?).flatten(),
-                            preview: preview(&content),
-                        },
-                    ))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            out.extend(rows);
-        }
-        Ok(newest_first(out, limit))
     }
 
     /// Drops kept versions older than `cutoff`, then the oldest past
@@ -500,7 +354,7 @@ impl History for Sqlite {
         limit: usize,
         created: bool,
     ) -> Fut<'a, (Vec<Change>, bool)> {
-        self.inline(move |s| s.changes(filter, limit, created))
+        self.inline(move |s| ready(history::changes(&mut *s.reader()?, filter, limit, created)))
     }
 
     fn prune_history(&self, cutoff: i64, max_rows: i64) -> Fut<'_, usize> {

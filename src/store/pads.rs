@@ -1,8 +1,8 @@
-//! Pad reads and writes: listing, configuration, clearing, expiry.
+//! Pad reads and writes: listing, configuration, clearing, exporting, tags, expiry.
 
 use rusqlite::{params, OptionalExtension};
 
-use super::history;
+use super::keep::keep;
 use super::rows::{read_entry, read_pad, ENTRY_COLUMNS, PAD_COLUMNS};
 use super::Sqlite;
 use super::Store;
@@ -13,7 +13,7 @@ use crate::storage::rules::no_pad;
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
 use crate::storage::Pads;
-use crate::storage::{Counts, Inbox, PadEntries, PadSweep};
+use crate::storage::{Counts, PadEntries, PadSweep};
 use std::collections::BTreeMap;
 
 impl Store {
@@ -133,7 +133,7 @@ impl Store {
             ))?
             .query_map([name], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))?
             .collect::<rusqlite::Result<_>>()?;
-        let change = history::keep(&tx, &self.keeper, Action::Clear, by, now, cond, &[&name])?;
+        let change = keep(&tx, &self.keeper, Action::Clear, by, now, cond, &[&name])?;
         tx.execute(
             &format!("DELETE FROM entries WHERE {}", cond.replace("?5", "?")),
             [name],
@@ -209,7 +209,7 @@ impl Store {
         let cutoff = now - retention_ms;
         let expired = "pinned = 0 AND pad IN \
              (SELECT name FROM pads WHERE archived_at IS NOT NULL AND archived_at <= ?5)";
-        history::keep(
+        keep(
             &tx,
             &self.keeper,
             Action::Expire,
@@ -261,108 +261,6 @@ impl Store {
             archived_pads,
             tags,
         })
-    }
-}
-
-impl Store {
-    /// Entries by others since `author`'s cursor that carry `needs_eyes` or
-    /// reply to one of `author`'s entries (`reply_to` is its id); live
-    /// pads only. Moves the cursor past them unless `peek`. An author with
-    /// no cursor yet starts just before its first entry, so the answer to
-    /// its first question (and any reply to what it wrote) reaches it even
-    /// if it never read its inbox before; an author that has written
-    /// nothing starts empty, at the newest entry.
-    pub fn inbox(&self, author: &str, peek: bool) -> Result<Inbox> {
-        let conn = self.reader()?;
-        let newest: i64 = conn.query_row("SELECT coalesce(max(seq), 0) FROM entries", [], |r| {
-            r.get(0)
-        })?;
-        let cursors: Option<(i64, i64)> = conn
-            .query_row(
-                "SELECT seq, reminded FROM inbox_cursors WHERE author = ?",
-                [author],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
-        let cursor = match cursors {
-            Some(c) => Some(c.0),
-            None => conn
-                .query_row(
-                    "SELECT min(seq) - 1 FROM entries WHERE author = ?",
-                    [author],
-                    |r| r.get(0),
-                )
-                .optional()?
-                .flatten(),
-        };
-        // Reminders are the author's own: even a first read shows them.
-        let reminded_cursor = cursors.map_or(0, |c| c.1);
-        let reminders: Vec<(Entry, i64)> = conn
-            .prepare_cached(&format!(
-                "SELECT {ENTRY_COLUMNS}, e.reminded_at FROM entries e JOIN pads p ON p.name = e.pad \
-                 WHERE e.author = ?1 AND e.reminded_at > ?2 AND p.archived_at IS NULL \
-                 ORDER BY e.reminded_at, e.seq"
-            ))?
-            .query_map(params![author, reminded_cursor], |r| {
-                Ok((
-                    read_entry(r)?,
-                    r.get::<_, i64>(super::rows::ENTRY_COLUMN_COUNT)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        let reminded = reminders
-            .iter()
-            .map(|r| r.1)
-            .max()
-            .unwrap_or(reminded_cursor);
-        let mut inbox = Inbox {
-            needs_eyes: Vec::new(),
-            replies: Vec::new(),
-            addressed: conn
-                .prepare_cached(&format!(
-                    "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad \
-                     WHERE e.addressed_to IS NOT NULL AND e.seq > ?1 AND e.seq <= ?2 \
-                       AND e.author <> ?3 AND p.archived_at IS NULL \
-                       AND EXISTS (SELECT 1 FROM json_each(e.addressed_to) WHERE value = ?3) \
-                     ORDER BY e.seq"
-                ))?
-                .query_map(params![cursor.unwrap_or(0), newest, author], read_entry)?
-                .collect::<rusqlite::Result<_>>()?,
-            reminders: reminders.into_iter().map(|r| r.0).collect(),
-        };
-        if let Some(cursor) = cursor {
-            inbox.needs_eyes = conn
-                .prepare_cached(&format!(
-                    "SELECT {ENTRY_COLUMNS} FROM entry_tags t JOIN entries e ON e.seq = t.seq \
-                     JOIN pads p ON p.name = e.pad \
-                     WHERE t.tag = 'needs_eyes' AND t.seq > ?1 AND t.seq <= ?2 \
-                       AND e.author <> ?3 AND p.archived_at IS NULL \
-                     ORDER BY t.seq"
-                ))?
-                .query_map(params![cursor, newest, author], read_entry)?
-                .collect::<rusqlite::Result<_>>()?;
-            inbox.replies = conn
-                .prepare_cached(&format!(
-                    "SELECT {ENTRY_COLUMNS} FROM entries e JOIN entries parent ON parent.seq = e.reply_to \
-                     JOIN pads p ON p.name = e.pad \
-                     WHERE e.seq > ?1 AND e.seq <= ?2 AND e.reply_to IS NOT NULL \
-                       AND e.author <> ?3 AND parent.author = ?3 AND p.archived_at IS NULL \
-                     ORDER BY e.seq"
-                ))?
-                .query_map(params![cursor, newest, author], read_entry)?
-                .collect::<rusqlite::Result<_>>()?;
-        }
-        drop(conn);
-        if !peek && (cursors.map(|c| c.0) != Some(newest) || reminded != reminded_cursor) {
-            let w = self.writer();
-            w.conn.execute(
-                "INSERT INTO inbox_cursors (author, seq, reminded) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT (author) DO UPDATE SET seq = max(seq, excluded.seq), \
-                   reminded = max(reminded, excluded.reminded)",
-                params![author, newest, reminded],
-            )?;
-        }
-        Ok(inbox)
     }
 }
 

@@ -1,5 +1,6 @@
 //! The SQLite store behind the store contract (`storage::Storage`): the
-//! handle the engine holds, where an operation runs, and its upkeep.
+//! handle the engine holds and where an operation runs (its upkeep in
+//! `upkeep.rs`).
 //!
 //! The store itself is synchronous. Each operation (implemented beside its
 //! statements: `impl Entries for Sqlite` in `entries.rs`, …) chooses where
@@ -9,12 +10,14 @@
 //! scan's turn before calling; this only decides the thread.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
+
+use futures_util::FutureExt;
 
 use super::Store;
 use crate::error::{Error, Result};
-use crate::storage::Upkeep;
-use crate::storage::{Fut, PadSweep};
+use crate::storage::Fut;
 
 pub struct Sqlite {
     pub(super) store: Arc<Store>,
@@ -77,40 +80,13 @@ impl Sqlite {
     }
 }
 
-impl Upkeep for Sqlite {
-    fn sweep(&self, now: i64, retention_ms: i64) -> Fut<'_, PadSweep> {
-        self.blocking(move |s| {
-            let done = s.sweep(now, retention_ms)?;
-            if done.purged_entries > 0 || done.purged_pads > 0 {
-                // The text index drops the purged entries before the change
-                // log that tells it of them is pruned.
-                s.catch_up_text()?;
-                s.prune_changes()?;
-            }
-            Ok(done)
-        })
-    }
-
-    fn index_text(&self) -> Fut<'_, ()> {
-        self.blocking(|s| s.catch_up_text())
-    }
-
-    fn write_epoch(&self) -> Option<u64> {
-        Some(self.store.write_epoch())
-    }
-
-    fn checkpoint(&self) -> Fut<'_, ()> {
-        self.blocking(|s| s.checkpoint_passive().map(drop))
-    }
-
-    fn close(&self) -> Fut<'_, ()> {
-        self.blocking(|s| {
-            s.checkpoint();
-            Ok(())
-        })
-    }
-
-    fn scans_block(&self) -> bool {
-        true
-    }
+/// A sequence written once above the stores (`storage::write`,
+/// `storage::inbox`) run on SQLite's synchronous statements: its futures
+/// never wait, so it is done when first polled.
+pub(super) fn ready<T>(sequence: impl Future<Output = Result<T>>) -> Result<T> {
+    sequence.now_or_never().unwrap_or_else(|| {
+        Err(Error::Internal(
+            "a sequence on SQLite waited on something; its statements never wait".into(),
+        ))
+    })
 }

@@ -7,12 +7,15 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::rows::REPORT_COLUMNS;
 use super::rows::{read_entry, returning_columns, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
-use super::tx::{ready, SqliteTx};
+use super::sqlite::ready;
+use super::tx::SqliteTx;
 use super::{committed_if, in_transaction, Sqlite, Store};
 use crate::error::Result;
-use crate::model::{Entry, Kind, Status};
+use crate::model::Entry;
 use crate::storage::once::{self, Key, Once};
+use crate::storage::rows::read_report;
 use crate::storage::write::{self, Ended, TaskTx};
 use crate::storage::Fut;
 use crate::storage::Tasks;
@@ -196,16 +199,11 @@ impl Store {
     /// What `report` needs of the entries on live pads passing `filter`.
     pub fn report_rows(&self, filter: &crate::storage::EntryFilter) -> Result<Vec<ReportRow>> {
         let mut args = Vec::new();
-        let mut sql = String::from(
-            // A task's title is its first line: 300 characters are plenty,
-            // and a report over a million entries must not hold their text.
-            "SELECT e.seq, e.pad, e.author, e.kind, \
-             CASE WHEN e.kind = 'task' THEN substr(e.content, 1, 300) ELSE '' END, \
-             e.status, e.assignee, e.attempts, \
-             CASE WHEN e.kind = 'task' THEN e.error END, e.claimed_at, e.finished_at, \
+        let mut sql = format!(
+            "SELECT {REPORT_COLUMNS}, \
              CASE WHEN e.meta IS NOT NULL THEN json_extract(e.meta, '$.tokens') END, \
              CASE WHEN e.meta IS NOT NULL THEN json_type(e.meta, '$.tokens') END \
-             FROM entries e JOIN pads p ON p.name = e.pad WHERE 1",
+             FROM entries e JOIN pads p ON p.name = e.pad WHERE 1"
         );
         filter.push_sql(&mut sql, &mut args);
         sql.push_str(" ORDER BY e.seq");
@@ -213,8 +211,6 @@ impl Store {
         let rows = conn
             .prepare(&sql)?
             .query_map(rusqlite::params_from_iter(args), |r| {
-                let kind: String = r.get(3)?;
-                let status: Option<String> = r.get(5)?;
                 let tokens_type: Option<String> = r.get(12)?;
                 let tokens = match tokens_type.as_deref() {
                     Some("integer") => Some(serde_json::json!(r.get::<_, i64>(11)?)),
@@ -224,20 +220,7 @@ impl Store {
                         .and_then(|t| serde_json::from_str(&t).ok()),
                     _ => None,
                 };
-                Ok(ReportRow {
-                    id: crate::id::encode(r.get(0)?),
-                    pad: r.get(1)?,
-                    author: r.get(2)?,
-                    kind: Kind::parse(&kind).unwrap_or_default(),
-                    content: r.get(4)?,
-                    status: status.as_deref().and_then(Status::parse),
-                    assignee: r.get(6)?,
-                    attempts: r.get(7)?,
-                    error: r.get(8)?,
-                    claimed_at: r.get(9)?,
-                    finished_at: r.get(10)?,
-                    tokens,
-                })
+                read_report(r, tokens)
             })?
             .collect::<rusqlite::Result<_>>()?;
         Ok(rows)

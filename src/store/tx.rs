@@ -2,13 +2,12 @@
 //! write's transaction on the writer. The task and restore statements are
 //! beside their concern (`tasks.rs`, `history.rs`).
 
-use futures_util::FutureExt;
 use rusqlite::Connection;
 use rusqlite::{params, OptionalExtension};
 
 use super::entries::{insert_rows, json_list, load, resolve};
-use super::history;
 use super::journal::Journal;
+use super::keep::{keep, Keeper};
 use super::rows::{read_entry, returning_columns};
 use super::{Store, Writer};
 use crate::error::{Error, Result};
@@ -25,7 +24,7 @@ use crate::storage::NewEntry;
 pub(super) struct SqliteTx<'a> {
     pub(super) conn: &'a Connection,
     journal: &'a Journal,
-    keeper: &'a history::Keeper,
+    keeper: &'a Keeper,
     /// The id a new entry takes: handed out under the journal's lock before
     /// the transaction (ids are commit order), taken by `insert`.
     new_id: Option<i64>,
@@ -143,7 +142,7 @@ impl WriteTx for SqliteTx<'_> {
     async fn drop_window(&mut self, seqs: Vec<i64>, by: &str, now: i64) -> Result<Vec<Entry>> {
         let seqs = serde_json::to_string(&seqs).expect("json serializes");
         let cond = "seq IN (SELECT value FROM json_each(?5))";
-        history::keep(
+        keep(
             self.conn,
             self.keeper,
             Action::Window,
@@ -174,7 +173,7 @@ impl WriteTx for SqliteTx<'_> {
     }
 
     async fn keep_edited(&mut self, seq: i64, by: &str, now: i64) -> Result<()> {
-        history::keep(
+        keep(
             self.conn,
             self.keeper,
             Action::Edit,
@@ -234,7 +233,7 @@ impl WriteTx for SqliteTx<'_> {
     }
 
     async fn delete_keeping(&mut self, seq: i64, by: &str, now: i64) -> Result<i64> {
-        let change = history::keep(
+        let change = keep(
             self.conn,
             self.keeper,
             Action::Delete,
@@ -248,16 +247,6 @@ impl WriteTx for SqliteTx<'_> {
             .execute([seq])?;
         Ok(change)
     }
-}
-
-/// A write sequence run on SQLite's synchronous statements: its futures
-/// never wait, so it is done when first polled.
-pub(super) fn ready<T>(sequence: impl std::future::Future<Output = Result<T>>) -> Result<T> {
-    sequence.now_or_never().unwrap_or_else(|| {
-        Err(Error::Internal(
-            "a write on SQLite waited on something; its statements never wait".into(),
-        ))
-    })
 }
 
 impl KeyTx for SqliteTx<'_> {

@@ -1,0 +1,36 @@
+//! Where the SQL both stores run differs, the one hook that says how:
+//! statements written once (`storage::inbox::sql`, `once::sql`, the
+//! column lists in `rows`) take their differing pieces from here.
+//!
+//! Placeholders need no hook: shared statements number them `$1`, `$2`, …
+//! in the order they first appear, which SQLite binds by position as
+//! PostgreSQL does.
+
+/// The database a statement is written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    /// The function giving the larger of its arguments (SQLite's `max`
+    /// with two arguments; PostgreSQL's `max` is only an aggregate).
+    pub fn greatest(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "max",
+            Dialect::Postgres => "greatest",
+        }
+    }
+
+    /// The condition that the list column `list` holds `value`: SQLite
+    /// keeps a list as JSON text, PostgreSQL as an array.
+    pub fn list_has(self, list: &str, value: &str) -> String {
+        match self {
+            Dialect::Sqlite => {
+                format!("EXISTS (SELECT 1 FROM json_each({list}) WHERE value = {value})")
+            }
+            Dialect::Postgres => format!("{value} = ANY({list})"),
+        }
+    }
+}
