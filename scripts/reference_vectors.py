@@ -63,45 +63,52 @@ def layer_norm(x, w, b):
     return (x - mean) / np.sqrt(var + EPS) * w + b
 
 
-def embed(weights, ids):
-    """One sentence's token ids → its normalised 384-dimensional embedding."""
+def hidden_states(weights, ids, heads=HEADS, prefix=""):
+    """One sentence's token ids → BERT's last hidden states [tokens, hidden],
+    fp64 (post-LayerNorm layers, exact GELU); `prefix` is what the weights'
+    names start with ("" here, "bert." in a masked-language model)."""
     w = {k: v.astype(np.float64) for k, v in weights.items() if v.dtype == np.float32}
+    ln = "weight", "bias"
+    if prefix + "embeddings.LayerNorm.gamma" in w:  # older checkpoints' names
+        ln = "gamma", "beta"
+
+    def norm(name, x):
+        return layer_norm(x, w[name + "." + ln[0]], w[name + "." + ln[1]])
+
     n = len(ids)
+    e = prefix + "embeddings."
     x = (
-        w["embeddings.word_embeddings.weight"][ids]
-        + w["embeddings.position_embeddings.weight"][:n]
-        + w["embeddings.token_type_embeddings.weight"][0]
+        w[e + "word_embeddings.weight"][ids]
+        + w[e + "position_embeddings.weight"][:n]
+        + w[e + "token_type_embeddings.weight"][0]
     )
-    x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+    x = norm(e + "LayerNorm", x)
     layer = 0
-    while f"encoder.layer.{layer}.attention.self.query.weight" in w:
-        p = f"encoder.layer.{layer}."
+    while f"{prefix}encoder.layer.{layer}.attention.self.query.weight" in w:
+        p = f"{prefix}encoder.layer.{layer}."
 
         def dense(name, h):
             return h @ w[p + name + ".weight"].T + w[p + name + ".bias"]
 
-        d = x.shape[-1] // HEADS
+        d = x.shape[-1] // heads
         q, k, v = (
-            dense(f"attention.self.{m}", x).reshape(n, HEADS, d).transpose(1, 0, 2)
+            dense(f"attention.self.{m}", x).reshape(n, heads, d).transpose(1, 0, 2)
             for m in ("query", "key", "value")
         )
         scores = q @ k.transpose(0, 2, 1) / np.sqrt(d)
         scores = np.exp(scores - scores.max(-1, keepdims=True))
         attn = (scores / scores.sum(-1, keepdims=True)) @ v
         attn = attn.transpose(1, 0, 2).reshape(n, -1)
-        x = layer_norm(
-            x + dense("attention.output.dense", attn),
-            w[p + "attention.output.LayerNorm.weight"],
-            w[p + "attention.output.LayerNorm.bias"],
-        )
+        x = norm(p + "attention.output.LayerNorm", x + dense("attention.output.dense", attn))
         h = gelu(dense("intermediate.dense", x))
-        x = layer_norm(
-            x + dense("output.dense", h),
-            w[p + "output.LayerNorm.weight"],
-            w[p + "output.LayerNorm.bias"],
-        )
+        x = norm(p + "output.LayerNorm", x + dense("output.dense", h))
         layer += 1
-    pooled = x.mean(0)
+    return x
+
+
+def embed(weights, ids):
+    """One sentence's token ids → its normalised 384-dimensional embedding."""
+    pooled = hidden_states(weights, ids).mean(0)
     return pooled / np.linalg.norm(pooled)
 
 

@@ -20,6 +20,7 @@ mod lane;
 mod model;
 pub mod runtime;
 mod source;
+pub mod splade;
 pub mod vector;
 mod worker;
 

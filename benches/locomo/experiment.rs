@@ -9,28 +9,21 @@ pub fn convex_scores(
     vectors: &[(usize, f64)],
     w: f64,
 ) -> Vec<(usize, f64)> {
-    let scaled = |l: &[(usize, f64)]| -> HashMap<usize, f64> {
+    convex_many(&[(words, w), (vectors, 1.0 - w)])
+}
+
+/// Min–max scaled convex fusion of any number of lists, each with its
+/// weight; every candidate's score (not cut).
+pub fn convex_many(lists: &[(&[(usize, f64)], f64)]) -> Vec<(usize, f64)> {
+    let mut fused: HashMap<usize, f64> = HashMap::new();
+    for &(l, w) in lists {
         let max = l.iter().map(|x| x.1).fold(f64::MIN, f64::max);
         let min = l.iter().map(|x| x.1).fold(f64::MAX, f64::min);
-        l.iter()
-            .map(|(i, s)| (*i, (s - min) / (max - min).max(1e-9)))
-            .collect()
-    };
-    let (a, b) = (scaled(words), scaled(vectors));
-    let mut all: Vec<usize> = a.keys().chain(b.keys()).copied().collect();
-    all.sort();
-    all.dedup();
-    sorted(
-        all.into_iter()
-            .map(|i| {
-                (
-                    i,
-                    w * a.get(&i).copied().unwrap_or(0.0)
-                        + (1.0 - w) * b.get(&i).copied().unwrap_or(0.0),
-                )
-            })
-            .collect(),
-    )
+        for &(i, s) in l {
+            *fused.entry(i).or_default() += w * (s - min) / (max - min).max(1e-9);
+        }
+    }
+    sorted(fused.into_iter().collect())
 }
 
 pub fn sorted(mut l: Vec<(usize, f64)>) -> Vec<(usize, f64)> {

@@ -269,12 +269,29 @@ fn from_dir(
         ModelKind::MiniLm => precision.file(),
         ModelKind::E5Small => "model_q4.onnx",
     };
-    let read = |name: &str| {
-        std::fs::read(dir.join(name)).map_err(|e| {
+    let (onnx, files) = model_files(dir, kind.name(), file)?;
+    // The ONNX graph returns token embeddings; sentence-transformers averages
+    // them (fastembed's default for user models, CLS, would be wrong).
+    let model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
+    let options = InitOptionsUserDefined::new()
+        .with_max_length(kind.max_tokens())
+        .with_intra_threads(threads.max(1));
+    TextEmbedding::try_new_from_user_defined(model, options)
+        .map_err(|e| format!("cannot load the model from {}: {e}", dir.display()))
+}
+
+/// A model folder's ONNX graph (`file`) and tokenizer files, or an error
+/// that says what is missing and how to get it.
+pub(super) fn model_files(
+    dir: &Path,
+    name: &str,
+    file: &str,
+) -> Result<(Vec<u8>, TokenizerFiles), String> {
+    let read = |part: &str| {
+        std::fs::read(dir.join(part)).map_err(|e| {
             format!(
-                "cannot read {} ({e}); PAD_MODEL_DIR must hold the {} ONNX export ({file}) and its tokenizer files, or a folder of that name holding them (`. scripts/setup.sh` puts both models in <target>/models)",
-                dir.join(name).display(),
-                kind.name(),
+                "cannot read {} ({e}); PAD_MODEL_DIR must hold the {name} ONNX export ({file}) and its tokenizer files, or a folder of that name holding them (`. scripts/setup.sh` puts the models in <target>/models)",
+                dir.join(part).display(),
             )
         })
     };
@@ -284,14 +301,7 @@ fn from_dir(
         special_tokens_map_file: read("special_tokens_map.json")?,
         tokenizer_config_file: read("tokenizer_config.json")?,
     };
-    // The ONNX graph returns token embeddings; sentence-transformers averages
-    // them (fastembed's default for user models, CLS, would be wrong).
-    let model = UserDefinedEmbeddingModel::new(read(file)?, files).with_pooling(Pooling::Mean);
-    let options = InitOptionsUserDefined::new()
-        .with_max_length(kind.max_tokens())
-        .with_intra_threads(threads.max(1));
-    TextEmbedding::try_new_from_user_defined(model, options)
-        .map_err(|e| format!("cannot load the model from {}: {e}", dir.display()))
+    Ok((read(file)?, files))
 }
 
 fn download(
@@ -320,7 +330,7 @@ fn download(
     })
 }
 
-fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+pub(super) fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<String>()
         .cloned()
         .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))

@@ -17,7 +17,7 @@ pub mod corpus;
 mod model;
 pub mod postgres;
 #[allow(unused_imports)]
-pub use model::{e5_model_dir, model_dir};
+pub use model::{e5_model_dir, model_dir, splade_model_dir};
 
 pub struct Harness {
     pub dir: TempDir,

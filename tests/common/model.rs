@@ -22,6 +22,11 @@ pub fn e5_model_dir() -> PathBuf {
     )
 }
 
+/// SPLADE-tiny's folder (the ONNX graph scripts/splade_onnx.py builds).
+pub fn splade_model_dir() -> PathBuf {
+    folder("splade-tiny", &["model.onnx", "tokenizer.json"])
+}
+
 fn folder(name: &str, files: &[&str]) -> PathBuf {
     let dir = match std::env::var_os("PAD_MODEL_DIR") {
         Some(dir) => PathBuf::from(dir),

