@@ -97,10 +97,35 @@ fn the_map_names_only_what_is_there() {
             }
         }
     }
+    // The concepts (`**`Name`**`) are types, traits or classes of the code.
+    let concept = regex::Regex::new(r"\*\*`([A-Za-z_]\w*)`\*\*").unwrap();
+    let mut ui = Vec::new();
+    ts_sources(&root.join("ui/src"), &mut ui);
+    for c in concept.captures_iter(&map) {
+        let n = regex::escape(&c[1]);
+        let defined =
+            regex::Regex::new(&format!(r"(struct|enum|trait|type|class)\s+{n}\b")).unwrap();
+        if !code.iter().chain(&ui).any(|(_, text)| defined.is_match(text)) {
+            missing.push(c[1].to_owned());
+        }
+    }
     assert!(
         missing.is_empty(),
         "ARCHITECTURE.md names what the code does not have: {missing:?}"
     );
+}
+
+/// The UI's TypeScript files (tests left out), for the concepts it names.
+fn ts_sources(dir: &Path, out: &mut Vec<(std::path::PathBuf, String)>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        let name = p.to_string_lossy();
+        if p.is_dir() {
+            ts_sources(&p, out);
+        } else if name.ends_with(".ts") && !name.ends_with(".test.ts") {
+            out.push((p.clone(), std::fs::read_to_string(&p).unwrap()));
+        }
+    }
 }
 
 /// Parts that must not reach back into the parts using them: the meaning
