@@ -105,7 +105,11 @@ fn the_map_names_only_what_is_there() {
         let n = regex::escape(&c[1]);
         let defined =
             regex::Regex::new(&format!(r"(struct|enum|trait|type|class)\s+{n}\b")).unwrap();
-        if !code.iter().chain(&ui).any(|(_, text)| defined.is_match(text)) {
+        if !code
+            .iter()
+            .chain(&ui)
+            .any(|(_, text)| defined.is_match(text))
+        {
             missing.push(c[1].to_owned());
         }
     }
