@@ -5,6 +5,7 @@
 use super::{bounded, PgStore};
 use crate::id;
 use crate::storage::deliveries::{self as stmt, read_delivery, COLUMNS, KEEP_FINISHED};
+use crate::storage::dialect::Dialect;
 use crate::storage::Deliveries;
 use crate::storage::DeliveryRow;
 use crate::storage::Fut;
@@ -95,7 +96,7 @@ impl Deliveries for PgStore {
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();
-            sqlx::query(stmt::DROP_WAITING)
+            sqlx::query(sqlx::AssertSqlSafe(stmt::drop_waiting(Dialect::Postgres)))
                 .bind(agent)
                 .execute(&mut *tx)
                 .await?;

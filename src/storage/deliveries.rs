@@ -2,8 +2,10 @@
 //! table; rows are written with their entry), written once: the statements
 //! (the same SQL on both, but for which agents' messages wait: a bound list
 //! is JSON text on SQLite and an array on PostgreSQL) and reading a row
-//! back. Each store runs them (`store/deliveries.rs`, `pg/deliveries.rs`).
+//! back. A flag is compared as `= TRUE`/`= FALSE`, never bare: SQLite's
+//! planner uses an index on an equality only (tests in `store/deliveries.rs`). Each store runs them (`store/deliveries.rs`, `pg/deliveries.rs`).
 
+use super::dialect::Dialect;
 use super::rows::Columns;
 use super::DeliveryRow;
 use crate::id;
@@ -18,8 +20,8 @@ pub const COLUMNS: &str = "entry, agent, root, pad, state, live";
 /// Conversations begun: every live one and the newest finished. Binds
 /// how many finished ones are kept.
 pub const CONVERSATIONS: &str = "SELECT entry, agent, root, pad, state, live FROM deliveries \
-     WHERE entry = root AND state IS NOT NULL AND (live OR entry IN \
-       (SELECT entry FROM deliveries WHERE entry = root AND NOT live \
+     WHERE entry = root AND state IS NOT NULL AND (live = TRUE OR entry IN \
+       (SELECT entry FROM deliveries WHERE entry = root AND live = FALSE \
         ORDER BY updated_at DESC LIMIT $1)) ORDER BY entry";
 
 /// Stores a conversation's state in its root row. Binds entry, agent,
@@ -34,15 +36,22 @@ pub const SAVE: &str =
 pub const DROP_ONE: &str = "DELETE FROM deliveries WHERE root = $1 AND agent = $2 AND entry = $3";
 
 /// Keeps the newest finished conversations only. Binds how many.
-pub const TRIM_FINISHED: &str = "DELETE FROM deliveries WHERE entry = root AND NOT live \
-     AND entry NOT IN (SELECT entry FROM deliveries WHERE entry = root AND NOT live \
+pub const TRIM_FINISHED: &str = "DELETE FROM deliveries WHERE entry = root AND live = FALSE \
+     AND entry NOT IN (SELECT entry FROM deliveries WHERE entry = root AND live = FALSE \
       ORDER BY updated_at DESC LIMIT $1)";
 
 /// An agent's live conversations. Binds the agent.
-pub const DROP_LIVE: &str = "DELETE FROM deliveries WHERE agent = $1 AND entry = root AND live";
+pub const DROP_LIVE: &str =
+    "DELETE FROM deliveries WHERE agent = $1 AND entry = root AND live = TRUE";
 
-/// An agent's messages not taken. Binds the agent.
-pub const DROP_WAITING: &str = "DELETE FROM deliveries WHERE agent = $1 AND NOT taken";
+/// An agent's messages not taken. Binds the agent. (SQLite's index of
+/// them is partial on `taken = 0`, which only that very term matches.)
+pub fn drop_waiting(d: Dialect) -> String {
+    format!(
+        "DELETE FROM deliveries WHERE agent = $1 AND {}",
+        d.is_false("taken")
+    )
+}
 
 /// The conversations of a pad, or of one note. Binds the pad and the
 /// note's seq, either `NULL`.

@@ -1,6 +1,7 @@
-//! Where the SQL both stores run differs, the one hook that says how:
-//! statements written once (`storage::inbox::sql`, `once::sql`, the
-//! column lists in `rows`) take their differing pieces from here.
+//! Where the SQL both stores run differs, the hook that says how:
+//! statements written once (`storage::inbox::sql`,
+//! `storage::deliveries::drop_waiting`) take their differing pieces from
+//! here.
 //!
 //! Placeholders need no hook: shared statements number them `$1`, `$2`, …
 //! in the order they first appear, which SQLite binds by position as
@@ -31,6 +32,16 @@ impl Dialect {
                 format!("EXISTS (SELECT 1 FROM json_each({list}) WHERE value = {value})")
             }
             Dialect::Postgres => format!("{value} = ANY({list})"),
+        }
+    }
+
+    /// The condition that the flag `column` is false, as this database's
+    /// partial indexes are written (SQLite's `WHERE taken = 0` matches
+    /// only `taken = 0`).
+    pub fn is_false(self, column: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("{column} = 0"),
+            Dialect::Postgres => format!("NOT {column}"),
         }
     }
 }

@@ -8,6 +8,7 @@ use super::in_transaction;
 use super::Sqlite;
 use crate::id;
 use crate::storage::deliveries::{self as stmt, read_delivery, COLUMNS, KEEP_FINISHED};
+use crate::storage::dialect::Dialect;
 use crate::storage::Deliveries;
 use crate::storage::DeliveryRow;
 use crate::storage::Fut;
@@ -83,7 +84,8 @@ impl Deliveries for Sqlite {
             let mut w = s.writer();
             in_transaction(&mut w, |w| {
                 let n = w.conn.execute(stmt::DROP_LIVE, [agent])?;
-                w.conn.execute(stmt::DROP_WAITING, [agent])?;
+                w.conn
+                    .execute(&stmt::drop_waiting(Dialect::Sqlite), [agent])?;
                 Ok(n)
             })
         })
@@ -101,5 +103,40 @@ impl Deliveries for Sqlite {
                 .query_map(params![pad, entry], |r| read_delivery(r))?
                 .collect::<rusqlite::Result<_>>()?)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Durability, Store};
+
+    /// SQLite runs the shared statements on the deliveries' indexes: a
+    /// bare flag (`NOT live`, `NOT taken`) is read as no equality, and
+    /// the planner scanned the table for it.
+    #[test]
+    fn the_shared_statements_use_sqlites_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Normal, None, 8192, 0, true).unwrap();
+        let conn = store.reader().unwrap();
+        let plan = |sql: &str, bound: &dyn rusqlite::ToSql| -> String {
+            let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let steps: Vec<String> = stmt
+                .query_map([bound], |r| r.get(3))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            steps.join("; ")
+        };
+        for sql in [stmt::CONVERSATIONS, stmt::TRIM_FINISHED] {
+            let p = plan(sql, &KEEP_FINISHED);
+            assert!(
+                p.contains("USING INDEX deliveries_conversations (live=?)"),
+                "{sql}: {p}"
+            );
+        }
+        let waiting = stmt::drop_waiting(Dialect::Sqlite);
+        let p = plan(&waiting, &"agent");
+        assert!(p.contains("USING INDEX deliveries_waiting"), "{p}");
     }
 }
