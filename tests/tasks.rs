@@ -116,6 +116,19 @@ async fn claim_all(agents: usize) {
     }
 }
 
+/// An engine on a manual clock whose reminders and leases are looked at
+/// only when a test sweeps (its background tick an hour away).
+async fn on_a_manual_clock() -> (Clock, Harness) {
+    let clock = Clock::manual(START);
+    let c2 = clock.clone();
+    let h = Harness::with(move |c| {
+        c.clock = c2;
+        c.work_every = Duration::from_secs(3600);
+    })
+    .await;
+    (clock, h)
+}
+
 #[tokio::test]
 async fn two_agents_claim_every_task_exactly_once_in_dependency_order() {
     claim_all(2).await;
@@ -128,13 +141,7 @@ async fn eight_agents_claim_every_task_exactly_once_in_dependency_order() {
 
 #[tokio::test]
 async fn a_dead_agents_task_goes_to_the_next_claimant_with_its_resume_note() {
-    let clock = Clock::manual(START);
-    let c2 = clock.clone();
-    let h = Harness::with(move |c| {
-        c.clock = c2;
-        c.work_every = Duration::from_secs(3600);
-    })
-    .await;
+    let (clock, h) = on_a_manual_clock().await;
     let mut a = h.client().await;
     let mut b = h.client().await;
     let t = task(&mut a, "job", "migrate the 40 tables", &[]).await;
@@ -218,13 +225,7 @@ async fn a_dead_agents_task_goes_to_the_next_claimant_with_its_resume_note() {
 
 #[tokio::test]
 async fn the_lease_sweep_requeues_tasks_and_tells_subscribers() {
-    let clock = Clock::manual(START);
-    let c2 = clock.clone();
-    let h = Harness::with(move |c| {
-        c.clock = c2;
-        c.work_every = Duration::from_secs(3600);
-    })
-    .await;
+    let (clock, h) = on_a_manual_clock().await;
     let mut c = h.client().await;
     let mut watcher = h.client().await;
     let t = task(&mut c, "job", "index the docs", &[]).await;
@@ -404,13 +405,7 @@ async fn plan_order_puts_dependencies_first_and_refuses_cycles() {
 /// since its finish (not a later edit), the others nothing.
 #[tokio::test]
 async fn plan_order_says_since_when_a_task_runs_or_finished() {
-    let clock = Clock::manual(START);
-    let c2 = clock.clone();
-    let h = Harness::with(move |c| {
-        c.clock = c2;
-        c.work_every = Duration::from_secs(3600);
-    })
-    .await;
+    let (clock, h) = on_a_manual_clock().await;
     let mut c = h.client().await;
     let first = task(&mut c, "since", "cut the branch", &[]).await;
     let second = task(&mut c, "since", "build it", &[&first]).await;
@@ -516,13 +511,7 @@ async fn plan_order_says_since_when_a_task_runs_or_finished() {
 /// task order, statuses and leases survive the restart.
 #[tokio::test]
 async fn a_restart_mid_plan_loses_nothing_and_fires_missed_reminders_once() {
-    let clock = Clock::manual(START);
-    let c2 = clock.clone();
-    let h = Harness::with(move |c| {
-        c.clock = c2;
-        c.work_every = Duration::from_secs(3600);
-    })
-    .await;
+    let (clock, h) = on_a_manual_clock().await;
     let mut c = h.client().await;
     let a = task(&mut c, "plan", "design", &[]).await;
     let b = task(&mut c, "plan", "build", &[&a]).await;
