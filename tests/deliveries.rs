@@ -283,8 +283,7 @@ async fn an_agent_out_of_reach_is_asked_about_once_however_many_notes_wait() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_note_waits_a_day_for_its_agent_to_be_registered() {
     let clock = scratchpad::clock::Clock::manual(1_800_000_000_000);
-    let c2 = clock.clone();
-    let h = Harness::with(move |c| c.clock = c2).await;
+    let h = Harness::on_clock(&clock).await;
     let mut c = h.client().await;
     let early = send(&mut c, "written before helper was registered").await;
     // A name nobody registered has no delivery to show.

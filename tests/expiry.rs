@@ -25,8 +25,7 @@ fn pad_named(list: &serde_json::Value, name: &str) -> serde_json::Value {
 #[tokio::test]
 async fn idle_pads_are_archived_hidden_restorable_and_purged_after_retention() {
     let clock = Clock::manual(START);
-    let c2 = clock.clone();
-    let h = Harness::with(move |c| c.clock = c2).await;
+    let h = Harness::on_clock(&clock).await;
     let mut c = h.client().await;
     let mut watcher = h.client().await;
     ok(&mut watcher, "subscribe", json!({"pads": ["session-1"]})).await;
@@ -148,8 +147,7 @@ async fn idle_pads_are_archived_hidden_restorable_and_purged_after_retention() {
 #[tokio::test]
 async fn a_write_to_an_archived_pad_restores_it_and_ttl_is_configurable() {
     let clock = Clock::manual(START);
-    let c2 = clock.clone();
-    let h = Harness::with(move |c| c.clock = c2).await;
+    let h = Harness::on_clock(&clock).await;
     let mut c = h.client().await;
     ok(
         &mut c,
@@ -187,8 +185,7 @@ async fn a_write_to_an_archived_pad_restores_it_and_ttl_is_configurable() {
 async fn an_entry_written_this_millisecond_counts_in_the_last_minute_of_activity() {
     // The clock stands still: the write and the stats share one millisecond.
     let clock = Clock::manual(START);
-    let c2 = clock.clone();
-    let h = Harness::with(move |c| c.clock = c2).await;
+    let h = Harness::on_clock(&clock).await;
     let mut c = h.client().await;
     add(&mut c, "now", "written right now").await;
     let s = ok(&mut c, "stats", json!({"activity": true})).await;

@@ -389,8 +389,7 @@ async fn a_burst_by_one_writer_rolls_its_own_notes_out_of_the_window_first() {
 #[tokio::test]
 async fn undoing_a_change_across_pads_shows_a_token_only_its_pads() {
     let clock = Clock::manual(1_800_000_000_000);
-    let c2 = clock.clone();
-    let h = Harness::with(move |c| c.clock = c2).await;
+    let h = Harness::on_clock(&clock).await;
     let mut me = h.client().await;
     let mut foreign = Vec::new();
     for pad in ["mine", "theirs", "others"] {

@@ -233,8 +233,7 @@ async fn concurrent_calls_with_one_key_store_one_note() {
 #[tokio::test]
 async fn a_claim_sent_again_with_its_key_takes_no_second_task() {
     let clock = Clock::manual(1_900_000_000_000);
-    let c2 = clock.clone();
-    let h = Harness::with(move |c| c.clock = c2).await;
+    let h = Harness::on_clock(&clock).await;
     let mut c = h.client().await;
     for t in ["one", "two"] {
         ok(
@@ -356,8 +355,7 @@ async fn a_key_keeps_only_its_entry_id_and_a_retry_reads_the_entry_as_it_is_now(
 #[tokio::test]
 async fn a_claim_retried_after_its_lease_ran_out_says_who_holds_the_task() {
     let clock = Clock::manual(1_900_000_000_000);
-    let c2 = clock.clone();
-    let h = Harness::with(move |c| c.clock = c2).await;
+    let h = Harness::on_clock(&clock).await;
     let mut c = h.client().await;
     ok(
         &mut c,

@@ -647,8 +647,7 @@ async fn reminders_fire_on_their_own_and_moving_one_rearms_it() {
 #[tokio::test]
 async fn the_report_counts_per_author_and_task() {
     let clock = Clock::manual(START);
-    let c2 = clock.clone();
-    let h = Harness::with(move |c| c.clock = c2).await;
+    let h = Harness::on_clock(&clock).await;
     let mut c = h.client().await;
     let t1 = task(&mut c, "w", "one", &[]).await;
     let t2 = task(&mut c, "w", "two", &[]).await;

@@ -372,8 +372,7 @@ async fn a_fragment_is_found_across_the_store_rare_or_common_with_any_filter() {
 #[tokio::test]
 async fn a_questions_best_matches_left_out_by_the_filter_hide_nothing() {
     let clock = Clock::manual(1_900_000_000_000);
-    let c2 = clock.clone();
-    let h = Harness::with(move |c| c.clock = c2).await;
+    let h = Harness::on_clock(&clock).await;
     let mut c = h.client().await;
     // Forty notes saying "zebra" four times each, in a pad that is then
     // archived: the best matches, and every one left out.

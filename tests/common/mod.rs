@@ -37,6 +37,13 @@ impl Harness {
         Harness::in_dir(dir, tweak).await
     }
 
+    /// An engine whose entries' times come from `clock` (a manual one the
+    /// test moves).
+    pub async fn on_clock(clock: &scratchpad::clock::Clock) -> Harness {
+        let clock = clock.clone();
+        Harness::with(move |c| c.clock = clock).await
+    }
+
     pub async fn in_dir(dir: TempDir, tweak: impl FnOnce(&mut Config)) -> Harness {
         let socket = dir.path().join("run").join("pad.sock");
         let mut config = Config::new(dir.path().join("data"));
