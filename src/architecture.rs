@@ -8,16 +8,21 @@ use std::path::Path;
 /// Types of other crates the map names.
 const FOREIGN: &[&str] = &["TextEmbedding"];
 
-/// Each source file's path and text.
+/// Each Rust source file's path and text under `dir`.
 fn sources(dir: &Path, out: &mut Vec<(std::path::PathBuf, String)>) {
+    files(dir, &|name| name.ends_with(".rs"), out);
+}
+
+/// Each file under `dir` whose name `keep` accepts, with its text.
+fn files(dir: &Path, keep: &dyn Fn(&str) -> bool, out: &mut Vec<(std::path::PathBuf, String)>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
-            sources(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
+            files(&p, keep, out);
+        } else if keep(&p.to_string_lossy()) {
             let text = std::fs::read_to_string(&p).unwrap();
             out.push((p, text));
         }
@@ -100,7 +105,12 @@ fn the_map_names_only_what_is_there() {
     // The concepts (`**`Name`**`) are types, traits or classes of the code.
     let concept = regex::Regex::new(r"\*\*`([A-Za-z_]\w*)`\*\*").unwrap();
     let mut ui = Vec::new();
-    ts_sources(&root.join("ui/src"), &mut ui);
+    // The UI's TypeScript, tests left out.
+    files(
+        &root.join("ui/src"),
+        &|name| name.ends_with(".ts") && !name.ends_with(".test.ts"),
+        &mut ui,
+    );
     for c in concept.captures_iter(&map) {
         let n = regex::escape(&c[1]);
         let defined =
@@ -117,19 +127,6 @@ fn the_map_names_only_what_is_there() {
         missing.is_empty(),
         "ARCHITECTURE.md names what the code does not have: {missing:?}"
     );
-}
-
-/// The UI's TypeScript files (tests left out), for the concepts it names.
-fn ts_sources(dir: &Path, out: &mut Vec<(std::path::PathBuf, String)>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        let name = p.to_string_lossy();
-        if p.is_dir() {
-            ts_sources(&p, out);
-        } else if name.ends_with(".ts") && !name.ends_with(".test.ts") {
-            out.push((p.clone(), std::fs::read_to_string(&p).unwrap()));
-        }
-    }
 }
 
 /// Parts that must not reach back into the parts using them: the meaning
