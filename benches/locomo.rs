@@ -418,6 +418,14 @@ async fn run() {
         ModelKind::MiniLm => model::model_dir(),
         ModelKind::E5Small => model::e5_model_dir(),
     };
+    // The folder of model folders, so the engine loads the sparse model
+    // beside the embedding model (`BENCH_SPARSE=0`: the model's own
+    // folder, no sparse list).
+    let sparse = std::env::var("BENCH_SPARSE").map_or(true, |v| v != "0");
+    let model_dir = match model_dir.parent() {
+        Some(all) if sparse && all.join(splade::NAME).is_dir() => all.to_path_buf(),
+        _ => model_dir,
+    };
     let threads = std::env::var("BENCH_EMBED_THREADS").unwrap_or_else(|_| "1".into());
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::start(
@@ -432,7 +440,11 @@ async fn run() {
         ],
     )
     .await;
-    println!("model: {}", kind.name());
+    println!(
+        "model: {}; the engine's sparse list: {}",
+        kind.name(),
+        if model_dir.join(splade::NAME).is_dir() { "on" } else { "off" }
+    );
     let mut c = engine.client().await;
     if let Some(n) = std::env::var("BENCH_BACKLOG")
         .ok()

@@ -22,6 +22,7 @@ mod meaning;
 mod pads;
 mod roster;
 mod search;
+mod sparse;
 mod supersede;
 mod team;
 mod threads;

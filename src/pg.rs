@@ -27,6 +27,7 @@ mod inbox;
 mod keep;
 mod pads;
 mod relay;
+mod sparse;
 mod rows;
 mod statistics;
 mod tasks;

@@ -35,7 +35,7 @@ use std::time::Duration;
 pub use backlog::Helper;
 pub use index::{ChunkCheck, VectorIndex, FILE as INDEX_FILE};
 pub use model::{Model, ModelKind, ModelSource, Precision, MAX_TOKENS};
-pub use source::{Embed, VectorSource};
+pub use source::{Embed, Encoded, Note, VectorSource};
 
 use crate::error::{Error, Result};
 
@@ -68,11 +68,21 @@ pub struct SemanticConfig {
     /// keep the best candidates that pass. Either way the filter applies
     /// inside the search, never by dropping hits afterwards.
     pub exact_max: usize,
+    /// The learned sparse model's folder (`splade.rs`): each note's terms
+    /// are encoded with its vector and hybrid search ranks a third list.
+    /// Found by `new` in a model folder of model folders; `None`: no sparse
+    /// list.
+    pub sparse: Option<PathBuf>,
 }
 
 impl SemanticConfig {
     pub fn new(model: ModelSource) -> Self {
+        let sparse = match &model {
+            ModelSource::Dir(dir) => Some(dir.join(splade::NAME)).filter(|d| d.is_dir()),
+            ModelSource::Download => None,
+        };
         SemanticConfig {
+            sparse,
             model,
             kind: ModelKind::default(),
             precision: None,
@@ -142,6 +152,9 @@ struct Shared {
     /// The embedding watermarks (entry id, change-log row) the index
     /// reflects: raised by the worker after each batch it applies.
     indexed: tokio::sync::watch::Sender<(i64, i64)>,
+    /// The sparse model's tokenizer, once the worker has loaded the model
+    /// (`None` without it: search has no sparse list).
+    pieces: RwLock<Option<splade::Pieces>>,
 }
 
 pub struct Semantic {
@@ -184,6 +197,7 @@ impl Semantic {
             on_copy: Default::default(),
             offered: AtomicU64::new(0),
             indexed: tokio::sync::watch::channel((0, 0)).0,
+            pieces: RwLock::new(None),
         });
         let (tx, rx) = mpsc::channel();
         let wake = tx.clone();
@@ -214,6 +228,12 @@ impl Semantic {
                 "semantic search is unavailable: {why}. Until then use mode 'text' ('hybrid' answers from text search alone)."
             ))),
         }
+    }
+
+    /// A query's word pieces for the sparse list; `None` when the sparse
+    /// model is not loaded.
+    pub fn pieces(&self) -> Option<splade::Pieces> {
+        read(&self.shared.pieces).clone()
     }
 
     pub fn is_ready(&self) -> bool {

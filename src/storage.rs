@@ -1,7 +1,7 @@
 //! The store contract: every operation the engine needs from where it keeps
 //! its entries, declared once, in one trait per concern (`Entries`,
-//! `TextSearch`, `Pads`, `Tasks`, `History`, `Tokens`, `Deliveries`,
-//! `Upkeep`, `Figures`, `Meaning`); `Storage` is all of them. Each store
+//! `TextSearch`, `SparseSearch`, `Pads`, `Tasks`, `History`, `Tokens`,
+//! `Deliveries`, `Upkeep`, `Figures`, `Meaning`); `Storage` is all of them. Each store
 //! implements each concern where its statements are, with no layer between.
 //!
 //! Two stores implement it: SQLite files in the data directory
@@ -102,13 +102,24 @@ pub type Visible<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 /// Each concern is a trait of its own, implemented by each store beside its
 /// statements; `Storage` is every one of them.
 pub trait Storage:
-    Entries + TextSearch + Pads + Tasks + History + Tokens + Deliveries + Upkeep + Figures + Meaning
+    Entries
+    + TextSearch
+    + SparseSearch
+    + Pads
+    + Tasks
+    + History
+    + Tokens
+    + Deliveries
+    + Upkeep
+    + Figures
+    + Meaning
 {
 }
 
 impl<
         T: Entries
             + TextSearch
+            + SparseSearch
             + Pads
             + Tasks
             + History
@@ -222,6 +233,31 @@ pub trait TextSearch: Send + Sync + 'static {
     ) -> Fut<'a, Vec<(Entry, f64)>>;
     /// How many postings tier 4 may rank on this store (`terms`).
     fn postings_budget(&self) -> u64;
+}
+
+/// The sparse list (`engine::sparse`): the learned sparse terms the
+/// embedding worker stores beside each vector (`Encoded`), searched by term.
+pub trait SparseSearch: Send + Sync + 'static {
+    /// How many entries hold each of `terms`, and how many have terms.
+    fn term_counts<'a>(&'a self, terms: &'a [u32]) -> Fut<'a, TermCounts>;
+    /// The entries passing `filter` that hold any of `query`'s terms
+    /// (term, weight), best first by the sum over the terms they hold of
+    /// their weight times the query's; at most `limit`.
+    fn sparse_hits<'a>(
+        &'a self,
+        query: &'a [(u32, f32)],
+        filter: &'a EntryFilter,
+        limit: u32,
+    ) -> Fut<'a, Vec<(Entry, f64)>>;
+}
+
+/// What `SparseSearch::term_counts` answers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TermCounts {
+    /// Entries that have sparse terms.
+    pub notes: u64,
+    /// Each term asked for, with how many entries hold it, in the order asked.
+    pub held: Vec<(u32, u64)>,
 }
 
 /// Pads: their settings, clearing, exporting, their tags.

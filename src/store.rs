@@ -40,6 +40,7 @@ mod pads;
 mod rank;
 mod room;
 mod rows;
+mod sparse;
 mod sqlite;
 mod tasks;
 pub mod text;

@@ -99,8 +99,8 @@ pub fn question_words(query: &str) -> Vec<String> {
 /// Of `words` with how many entries hold each (`df`), those to rank by: the
 /// rarest first while their postings fit `budget`; none when even the
 /// rarest does not (the caller then ranks the newest matches instead).
-pub fn within_budget(words: &[(String, u64)], budget: u64) -> Vec<String> {
-    let mut by_rarity: Vec<&(String, u64)> = words.iter().collect();
+pub fn within_budget<W: Clone>(words: &[(W, u64)], budget: u64) -> Vec<W> {
+    let mut by_rarity: Vec<&(W, u64)> = words.iter().collect();
     by_rarity.sort_by_key(|(_, df)| *df);
     let mut total = 0u64;
     let mut kept = Vec::new();

@@ -5,6 +5,7 @@
 //! added). Built from the figures the ranking used, and only when asked.
 
 use super::fusion::{Fused, Side};
+use super::sparse::SparsePlan;
 use super::Engine;
 use crate::error::Result;
 use crate::model::Entry;
@@ -36,6 +37,9 @@ pub(super) struct Sides {
     pub text: Option<usize>,
     pub meaning: Option<usize>,
     pub below_floor: usize,
+    /// The sparse list's plan and how many it found (hybrid with the
+    /// sparse model).
+    pub sparse: Option<(SparsePlan, usize)>,
 }
 
 impl Engine {
@@ -71,6 +75,15 @@ impl Engine {
             .collect();
         words.sort_by(|a, b| b.weight.total_cmp(&a.weight));
         let plan = plan.cloned().unwrap_or_default();
+        let hybrid = mode == SearchMode::Hybrid;
+        let weights = match sides.sparse {
+            Some(_) => super::fusion::THREE_LISTS,
+            None => super::fusion::TWO_LISTS,
+        };
+        let (sparse, sparse_plan) = match sides.sparse {
+            Some((plan, found)) => (Some(found), plan),
+            None => (None, SparsePlan::default()),
+        };
         let candidates = |found: Option<usize>, below_floor| {
             found.map(|found| Candidates {
                 asked: sides.k,
@@ -93,7 +106,11 @@ impl Engine {
             meaning: candidates(sides.meaning, sides.below_floor),
             meaning_floor: (mode == SearchMode::Hybrid)
                 .then_some(super::fusion::HYBRID_MIN_SIMILARITY),
-            words_weight: (mode == SearchMode::Hybrid).then_some(super::fusion::WORDS_WEIGHT),
+            words_weight: hybrid.then_some(weights.words),
+            sparse: candidates(sparse, 0),
+            sparse_weight: sparse.map(|_| weights.sparse),
+            pieces: sparse_plan.ranked,
+            pieces_left_out: sparse_plan.left_out,
             superseded_left_out: 0,
             copies_folded: 0,
         })
@@ -128,6 +145,7 @@ pub(super) fn hit(f: &Fused<Entry>, q: &QueryExplain) -> HitExplain {
         words,
         text: f.words.map(ranked),
         meaning: f.meaning.map(ranked),
+        sparse: f.sparse.map(ranked),
         // Only a hybrid's hits are lifted and named (`fusion::one_side`
         // does neither).
         neighbours: f.lifted,

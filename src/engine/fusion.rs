@@ -61,11 +61,13 @@ pub const AUTHOR_NAMED: f64 = 0.2;
 /// naming its author and its neighbours added.
 pub struct Fused<T> {
     pub item: T,
-    /// The words' and the meaning's weighted scaled scores, plus `named`
+    /// Each list's weighted scaled score, summed, plus `named`
     /// and `lifted`.
     pub score: f64,
     pub words: Option<Side>,
     pub meaning: Option<Side>,
+    /// Where the sparse list ranked it (hybrid with the sparse model).
+    pub sparse: Option<Side>,
     /// What the query naming its author added (`author_named`).
     pub named: f64,
     /// What its neighbours added to `score` (`lift`).
@@ -98,6 +100,7 @@ pub fn one_side<T>(list: Vec<(T, f64)>, words: bool) -> Vec<Fused<T>> {
                 score,
                 words: if words { place } else { None },
                 meaning: if words { None } else { place },
+                sparse: None,
                 named: 0.0,
                 lifted: 0.0,
             }
@@ -105,20 +108,53 @@ pub fn one_side<T>(list: Vec<(T, f64)>, words: bool) -> Vec<Fused<T>> {
         .collect()
 }
 
-/// Fuses the two ranked lists (`(key, item, score)`, best first), best
-/// first; an item both found appears once.
-pub fn fuse<K, T>(words: Vec<(K, T, f64)>, meaning: Vec<(K, T, f64)>) -> Vec<Fused<T>>
+/// Each list's share of a fused score.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Weights {
+    pub words: f64,
+    pub meaning: f64,
+    pub sparse: f64,
+}
+
+/// Without the sparse model: the words `WORDS_WEIGHT`, the meaning the rest.
+pub const TWO_LISTS: Weights = Weights {
+    words: WORDS_WEIGHT,
+    meaning: 1.0 - WORDS_WEIGHT,
+    sparse: 0.0,
+};
+
+/// With the sparse list (`engine::sparse`) third. On LoCoMo's and
+/// REALTALK's development halves, the baselines' exact lists fused the
+/// engine's way with SPLADE-tiny's list (the question's own word pieces,
+/// each weighing its idf), every split tried from 0.5/0.3/0.2 to
+/// 0.35/0.25/0.4 lifted recall@10 on both; 0.35/0.25/0.4 the most (+3.7
+/// and +5.8 points over the two lists; docs/benchmarks.md, "A learned
+/// sparse list").
+pub const THREE_LISTS: Weights = Weights {
+    words: 0.35,
+    meaning: 0.25,
+    sparse: 0.4,
+};
+
+/// Fuses the ranked lists (`(key, item, score)`, best first) with their
+/// `weights`, best first; an item several found appears once.
+pub fn fuse<K, T>(
+    words: Vec<(K, T, f64)>,
+    meaning: Vec<(K, T, f64)>,
+    sparse: Vec<(K, T, f64)>,
+    weights: Weights,
+) -> Vec<Fused<T>>
 where
     K: Eq + std::hash::Hash,
 {
     let mut at: HashMap<K, usize> = HashMap::new();
     let mut fused: Vec<Fused<T>> = Vec::new();
-    for (side, list) in [words, meaning].into_iter().enumerate() {
-        let weight = if side == 0 {
-            WORDS_WEIGHT
-        } else {
-            1.0 - WORDS_WEIGHT
-        };
+    let lists = [
+        (words, weights.words),
+        (meaning, weights.meaning),
+        (sparse, weights.sparse),
+    ];
+    for (side, (list, weight)) in lists.into_iter().enumerate() {
         let scaled = rescaled(list.iter().map(|x| x.2).collect());
         for (rank, ((key, item, score), s)) in list.into_iter().zip(scaled).enumerate() {
             let i = *at.entry(key).or_insert_with(|| {
@@ -127,6 +163,7 @@ where
                     score: 0.0,
                     words: None,
                     meaning: None,
+                    sparse: None,
                     named: 0.0,
                     lifted: 0.0,
                 });
@@ -138,10 +175,10 @@ where
                 score,
                 scaled: Some(s),
             });
-            if side == 0 {
-                fused[i].words = place;
-            } else {
-                fused[i].meaning = place;
+            match side {
+                0 => fused[i].words = place,
+                1 => fused[i].meaning = place,
+                _ => fused[i].sparse = place,
             }
         }
     }
@@ -210,7 +247,7 @@ mod tests {
     fn both_sides_count_and_each_hit_says_who_found_it() {
         let words = vec![(1, 1, 9.0), (2, 2, 5.0), (3, 3, 1.0)];
         let meaning = vec![(4, 4, 0.8), (3, 3, 0.7), (5, 5, 0.2)];
-        let f = fuse(words, meaning);
+        let f = fuse(words, meaning, Vec::new(), TWO_LISTS);
         assert_eq!(f.len(), 5, "each item once");
         let three = f.iter().find(|x| x.item == 3).unwrap();
         let (w, m) = (three.words.unwrap(), three.meaning.unwrap());
@@ -228,14 +265,14 @@ mod tests {
         // (the clear best of the word side); scores do not.
         let words = vec![(1, 1, 10.0), (2, 2, 5.0), (3, 3, 1.0)];
         let meaning = vec![(4, 4, 0.8), (3, 3, 0.5), (2, 2, 0.2)];
-        assert_eq!(keys(&fuse(words, meaning))[0], 1);
+        assert_eq!(keys(&fuse(words, meaning, Vec::new(), TWO_LISTS))[0], 1);
     }
 
     #[test]
     fn a_hit_beside_a_strong_one_rises_above_an_equal_one_alone() {
         // 2 and 3 fuse equal; 2 sits beside 1, the best hit.
         let words = vec![(1, 1, 10.0), (2, 2, 4.0), (3, 3, 4.0), (4, 4, 0.0)];
-        let f = fuse(words, Vec::new());
+        let f = fuse(words, Vec::new(), Vec::new(), TWO_LISTS);
         let at = |k: u32| f.iter().position(|x| x.item == k).unwrap();
         let mut near = vec![Vec::new(); f.len()];
         near[at(2)].push((at(1), 1.0));
@@ -259,7 +296,12 @@ mod tests {
     #[test]
     fn a_hit_by_the_author_the_query_names_rises() {
         // 2 fuses below 1; 2's author is named, in parts.
-        let f = fuse(vec![(1, 1, 10.0), (2, 2, 9.0), (3, 3, 0.0)], Vec::new());
+        let f = fuse(
+            vec![(1, 1, 10.0), (2, 2, 9.0), (3, 3, 0.0)],
+            Vec::new(),
+            Vec::new(),
+            TWO_LISTS,
+        );
         let author = |k: &u32| {
             match k {
                 2 => "agent-zero",
@@ -280,8 +322,33 @@ mod tests {
     }
 
     #[test]
+    fn the_sparse_list_counts_with_its_weight() {
+        // 3 is last in words, absent in meaning, first in the sparse list:
+        // 0.35·0 + 0.4·1 = 0.4 beats 2's 0.35·0.5 + 0.25·0 = 0.175.
+        let words = vec![(1, 1, 10.0), (2, 2, 5.0), (3, 3, 0.0)];
+        let meaning = vec![(1, 1, 0.9), (2, 2, 0.1)];
+        let sparse = vec![(3, 3, 7.5), (1, 1, 2.5)];
+        let f = fuse(words, meaning, sparse, THREE_LISTS);
+        assert_eq!(keys(&f), [1, 3, 2]);
+        let three = f.iter().find(|x| x.item == 3).unwrap();
+        let sp = three.sparse.unwrap();
+        assert_eq!((sp.rank, sp.score, sp.scaled), (1, 7.5, Some(1.0)));
+        assert!((three.score - THREE_LISTS.sparse).abs() < 1e-9);
+        let one = f.iter().find(|x| x.item == 1).unwrap();
+        assert!((one.score - (0.35 + 0.25 + 0.0)).abs() < 1e-9);
+        assert!(f.iter().find(|x| x.item == 2).unwrap().sparse.is_none());
+        let total = THREE_LISTS.words + THREE_LISTS.meaning + THREE_LISTS.sparse;
+        assert!((total - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
     fn one_sided_and_flat_lists_still_rank() {
-        let f = fuse(Vec::<(u8, u32, f64)>::new(), vec![(1, 1, 0.5), (2, 2, 0.5)]);
+        let f = fuse(
+            Vec::<(u8, u32, f64)>::new(),
+            vec![(1, 1, 0.5), (2, 2, 0.5)],
+            Vec::new(),
+            TWO_LISTS,
+        );
         assert_eq!(keys(&f), [1, 2]);
         assert!(f.iter().all(|x| x.score > 0.0));
     }

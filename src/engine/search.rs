@@ -123,14 +123,31 @@ impl Engine {
         } else {
             limit
         };
+        // The sparse list, third, in hybrid search when the sparse model
+        // is loaded (`sparse.rs`).
+        let pieces = match mode {
+            SearchMode::Hybrid => self.semantic().and_then(|s| s.pieces()),
+            _ => None,
+        };
         // The meaning side (query embedding on the worker, then the index)
-        // runs as its own task, alongside the text side.
+        // runs as its own task, alongside the text side; the sparse list
+        // after it, once every acknowledged write is encoded.
         let meaning = match mode {
             SearchMode::Text => None,
             _ => {
                 let (query, filter, this) = (query.to_string(), filter.clone(), self.clone());
                 Some(tokio::spawn(async move {
-                    this.nearest_entries(&query, Probe::Search, filter, k).await
+                    let (near, not_embedded) = this
+                        .nearest_entries(&query, Probe::Search, filter.clone(), k)
+                        .await?;
+                    let sparse = match pieces {
+                        None => None,
+                        Some(pieces) => {
+                            let _turn = this.turn().await?;
+                            Some(this.sparse_hits(&pieces, &query, &filter, k).await?)
+                        }
+                    };
+                    Ok::<_, Error>((near, not_embedded, sparse))
                 }))
             }
         };
@@ -149,14 +166,19 @@ impl Engine {
                 (hits, Some(plan))
             }
         };
-        let (near, not_embedded) = match meaning {
+        let (near, not_embedded, sparse) = match meaning {
             Some(task) => task
                 .await
                 .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))??,
-            None => (Vec::new(), 0),
+            None => (Vec::new(), 0, None),
+        };
+        let (sparse_hits, sparse_plan) = match sparse {
+            Some((hits, plan)) => (hits, Some(plan)),
+            None => (Vec::new(), None),
         };
         let text_found = text_hits.len();
         let near_found = near.len();
+        let sparse_found = sparse_hits.len();
         let mut below_floor = 0;
         let ranked = match mode {
             SearchMode::Text => fusion::one_side(text_hits, true),
@@ -173,8 +195,12 @@ impl Engine {
                         .map(|(e, s)| (e.id.clone(), e, s))
                         .collect()
                 };
+                let weights = match sparse_plan {
+                    Some(_) => fusion::THREE_LISTS,
+                    None => fusion::TWO_LISTS,
+                };
                 let fused = fusion::author_named(
-                    fusion::fuse(keyed(text_hits), keyed(near)),
+                    fusion::fuse(keyed(text_hits), keyed(near), keyed(sparse_hits), weights),
                     |e: &Entry| e.author.clone(),
                     &terms::index_words(query),
                 );
@@ -190,6 +216,7 @@ impl Engine {
                     text: plan.is_some().then_some(text_found),
                     meaning: (mode != SearchMode::Text).then_some(near_found),
                     below_floor,
+                    sparse: sparse_plan.map(|plan| (plan, sparse_found)),
                 };
                 Some(
                     self.explain_query(query, mode, plan.as_ref(), &filter, p, sides)
@@ -204,6 +231,7 @@ impl Engine {
                     found_by: [
                         (f.words.is_some(), "text"),
                         (f.meaning.is_some(), "semantic"),
+                        (f.sparse.is_some(), "sparse"),
                     ]
                     .into_iter()
                     .filter(|(by, _)| *by)

@@ -21,8 +21,8 @@ use sqlx::{PgPool, Row};
 use super::deadline::UPKEEP_DEADLINE;
 use super::{upkeep, PgStore, Query};
 use crate::error::{Error, Result};
-use crate::semantic::vector::{best, dot, embedded_text, from_blob, to_blob, VectorRow};
-use crate::semantic::{Embed, VectorSource};
+use crate::semantic::vector::{best, dot, from_blob, to_blob, VectorRow};
+use crate::semantic::{Embed, Note, VectorSource};
 use crate::storage::ArchiveMark;
 use crate::storage::CandidateCheck;
 use crate::storage::EmbedGoal;
@@ -110,6 +110,8 @@ impl PgVectors {
             .await?;
         for statement in [
             "DELETE FROM vectors",
+            "DELETE FROM sparse_terms",
+            "DELETE FROM sparse_counts",
             "INSERT INTO embed_queue (seq) SELECT seq FROM entries ORDER BY seq",
             "UPDATE vector_state SET value = md5(random()::text || clock_timestamp()::text) \
              WHERE key = 'generation'",
@@ -247,22 +249,23 @@ impl VectorSource for PgVectors {
             .bind(&seqs)
             .fetch_all(&mut *tx)
             .await?;
-            let texts: Vec<String> = live
+            let notes: Vec<Note> = live
                 .iter()
-                .map(|(_, _, a, c)| embedded_text(a, c))
+                .map(|(_, _, author, content)| Note { author, content })
                 .collect();
-            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let vectors = if texts.is_empty() {
+            let encoded = if notes.is_empty() {
                 Vec::new()
             } else {
-                embed(&texts)
+                embed(&notes)
             };
             let (mut kept, mut versions, mut blobs) = (Vec::new(), Vec::new(), Vec::new());
-            for ((seq, version, _, _), v) in live.iter().zip(vectors) {
-                if let Some(v) = v {
+            let mut terms = Vec::new();
+            for ((seq, version, _, _), e) in live.iter().zip(&encoded) {
+                if let Some(e) = e {
                     kept.push(*seq);
                     versions.push(*version);
-                    blobs.push(to_blob(&v));
+                    blobs.push(to_blob(&e.vector));
+                    terms.push(e.terms.as_slice());
                 }
             }
             let found: HashSet<i64> = live.iter().map(|(s, _, _, _)| *s).collect();
@@ -271,19 +274,32 @@ impl VectorSource for PgVectors {
                 .bind(WRITE_LOCK)
                 .execute(&mut *tx)
                 .await?;
-            sqlx::query(
+            let written: HashSet<i64> = sqlx::query_scalar(
                 "INSERT INTO vectors (seq, version, n, vec) \
                  SELECT s, v, nextval('vectors_n'), b \
                    FROM unnest($1::bigint[], $2::bigint[], $3::bytea[]) AS u(s, v, b) ORDER BY s \
                  ON CONFLICT (seq) DO UPDATE SET version = excluded.version, n = excluded.n, \
                    vec = excluded.vec, buried_at = NULL \
-                 WHERE vectors.version < excluded.version",
+                 WHERE vectors.version < excluded.version \
+                 RETURNING seq",
             )
             .bind(&kept)
             .bind(&versions)
             .bind(&blobs)
-            .execute(&mut *tx)
-            .await?;
+            .fetch_all(&mut *tx)
+            .await?
+            .into_iter()
+            .collect();
+            // The terms follow the vector: those of an older version than
+            // the stored vector's are not written either.
+            let (mut replaced, mut their_terms) = (gone.clone(), vec![&[][..]; gone.len()]);
+            for (seq, t) in kept.iter().zip(&terms) {
+                if written.contains(seq) {
+                    replaced.push(*seq);
+                    their_terms.push(*t);
+                }
+            }
+            super::sparse::replace_terms(&mut tx, &replaced, &their_terms).await?;
             sqlx::query(
                 "INSERT INTO vectors (seq, version, n, vec, buried_at) \
                  SELECT s, 9223372036854775807, nextval('vectors_n'), NULL, now() \
@@ -300,7 +316,7 @@ impl VectorSource for PgVectors {
                 .execute(&mut *tx)
                 .await?;
             tx.commit().await?;
-            Ok(Some(texts.len()))
+            Ok(Some(notes.len()))
         })
     }
 

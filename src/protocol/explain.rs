@@ -38,9 +38,25 @@ pub struct QueryExplain {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meaning_floor: Option<f64>,
     /// Hybrid: the word side's share of a fused score (the meaning side
-    /// has the rest).
+    /// has the rest, less the sparse list's share).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub words_weight: Option<f64>,
+    /// Hybrid with the sparse model: the sparse list (the notes holding the
+    /// query's word pieces among their learned terms) — how many hits it
+    /// was asked for and found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sparse: Option<Candidates>,
+    /// The sparse list's share of a fused score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sparse_weight: Option<f64>,
+    /// The word pieces the sparse list ranked by ("##s" ends a word): how
+    /// many notes hold each among their terms, and its weight (idf).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pieces: Vec<WordWeight>,
+    /// Pieces the sparse list left out: in no note's terms, or past the
+    /// postings budget (the most common go first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pieces_left_out: Vec<String>,
     /// Hits left out of the page because a newer note supersedes them.
     pub superseded_left_out: usize,
     /// Hits folded into an earlier hit with exactly their text (its
@@ -81,6 +97,10 @@ pub struct HitExplain {
     /// similarity of its vector and the query's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meaning: Option<Ranked>,
+    /// Its place in the sparse list; `score` is the sum of its terms'
+    /// weights for the query's pieces times their idf.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sparse: Option<Ranked>,
     /// Hybrid: what the note next to it in its pad (or the one it replies
     /// to), a hit too, added to its score.
     pub neighbours: f64,

@@ -8,12 +8,29 @@
 //! visible in `n` order, and an index that has applied every row up to `n`
 //! catches up by reading the rows after it.
 
+use super::splade::Terms;
 use super::vector::VectorRow;
 use crate::error::Result;
 
-/// Embeds a batch of texts: one vector per text, in order (`None`: this
-/// text cannot be embedded and is left out of meaning search).
-pub type Embed<'a> = dyn FnMut(&[&str]) -> Vec<Option<Vec<f32>>> + 'a;
+/// A note as the encoders read it.
+#[derive(Clone, Copy, Debug)]
+pub struct Note<'a> {
+    pub author: &'a str,
+    pub content: &'a str,
+}
+
+/// What the encoders made of a note: its vector (the author and the
+/// content, `vector::embedded_text`) and its learned sparse terms (the
+/// content alone; empty when the sparse model is not loaded).
+#[derive(Clone, Debug)]
+pub struct Encoded {
+    pub vector: Vec<f32>,
+    pub terms: Terms,
+}
+
+/// Encodes a batch of notes: one result per note, in order (`None`: this
+/// note cannot be embedded and is left out of meaning search).
+pub type Embed<'a> = dyn FnMut(&[Note<'_>]) -> Vec<Option<Encoded>> + 'a;
 
 pub trait VectorSource: Send + Sync + 'static {
     /// Makes sure the stored vectors come from `model`; if they do not (or
@@ -39,8 +56,8 @@ pub trait VectorSource: Send + Sync + 'static {
     /// Drops tombstones up to `n`, which a saved index has applied.
     fn prune_tombstones(&self, upto_n: i64) -> Result<usize>;
     /// Takes the next batch of new, edited or deleted entries (at most
-    /// `limit`), embeds the texts with `embed` and stores the vectors and
-    /// tombstones. `None`: nothing to do. `Some(n)`: `n` texts embedded.
+    /// `limit`), encodes the notes with `embed` and stores the vectors with
+    /// their sparse terms, and the tombstones (a deleted entry's terms go). `None`: nothing to do. `Some(n)`: `n` texts embedded.
     fn embed_next(&self, limit: usize, embed: &mut Embed<'_>) -> Result<Option<usize>>;
     /// Changes whenever there may be something new to embed; `None` when the
     /// store cannot tell (other engines write too), so the worker looks on

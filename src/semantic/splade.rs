@@ -14,6 +14,7 @@
 //! runs where embeddings run, off the write path.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use fastembed::{InitOptionsUserDefined, SparseModel, SparseTextEmbedding, UserDefinedSparseModel};
 
@@ -80,26 +81,60 @@ impl Splade {
             .collect())
     }
 
+    /// What a search needs of the model: its tokenizer, no model run.
+    pub fn pieces(&self) -> Pieces {
+        let tokenizer = self.inner.tokenizer.clone();
+        let special = self.special.clone();
+        let split = move |query: &str| -> Vec<u32> {
+            let Ok(encoding) = tokenizer.encode(query, true) else {
+                return Vec::new();
+            };
+            let mut ids: Vec<u32> = encoding
+                .get_ids()
+                .iter()
+                .copied()
+                .filter(|id| !special.contains(id))
+                .collect();
+            ids.sort_unstable();
+            ids.dedup();
+            ids
+        };
+        let tokenizer = self.inner.tokenizer.clone();
+        Pieces {
+            split: Arc::new(split),
+            name: Arc::new(move |id| tokenizer.id_to_token(id)),
+        }
+    }
+
     /// A query's own word pieces, each once and weighing 1, ascending (no
     /// model runs).
     pub fn query_terms(&self, query: &str) -> Terms {
-        let Ok(encoding) = self.inner.tokenizer.encode(query, true) else {
-            return Vec::new();
-        };
-        let mut ids: Vec<u32> = encoding
-            .get_ids()
-            .iter()
-            .copied()
-            .filter(|id| !self.special.contains(id))
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids.into_iter().map(|id| (id, 1.0)).collect()
+        self.pieces().of(query).into_iter().map(|id| (id, 1.0)).collect()
     }
 
     /// A word piece's text (for `--explain` and the tests).
     pub fn piece(&self, id: u32) -> Option<String> {
         self.inner.tokenizer.id_to_token(id)
+    }
+}
+
+/// A query's word pieces, by the sparse model's tokenizer: what search
+/// asks the sparse list for (`engine::sparse`).
+#[derive(Clone)]
+pub struct Pieces {
+    split: Arc<dyn Fn(&str) -> Vec<u32> + Send + Sync>,
+    name: Arc<dyn Fn(u32) -> Option<String> + Send + Sync>,
+}
+
+impl Pieces {
+    /// The query's word pieces, each once, ascending; special tokens left out.
+    pub fn of(&self, query: &str) -> Vec<u32> {
+        (self.split)(query)
+    }
+
+    /// A piece's text ("##ing" for the end of a word).
+    pub fn name(&self, id: u32) -> Option<String> {
+        (self.name)(id)
     }
 }
 

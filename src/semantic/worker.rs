@@ -13,8 +13,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use super::splade::{self, Splade, Terms};
 use super::{backlog, lane, lock, read, runtime, vector, write};
-use super::{Model, ModelSource, Msg, Precision, SemanticConfig, Shared, Status};
+use super::{Encoded, Model, ModelSource, Msg, Note, Precision, SemanticConfig, Shared, Status};
 use super::{VectorIndex, VectorSource};
 use crate::error::{Error, Result};
 
@@ -44,6 +45,7 @@ pub(super) fn spawn(
                 wake,
                 held: RefCell::new(Vec::new()),
                 spare: RefCell::new(Spare::None),
+                sparse: RefCell::new(None),
             }
             .run()
         })
@@ -74,6 +76,9 @@ struct Worker {
     /// busy machine a run at idle priority can take seconds): loaded when a
     /// query has waited `lane::TARGET_RUN`, let go with the backlog.
     spare: RefCell<Spare>,
+    /// The learned sparse model (`splade.rs`), when its folder is beside
+    /// the embedding model's: each note's terms are encoded with its vector.
+    sparse: RefCell<Option<Splade>>,
 }
 
 #[derive(Default)]
@@ -217,8 +222,13 @@ impl Worker {
         let runtime = runtime::init(&self.data_dir)?;
         let started = Instant::now();
         let model = self.load_model()?;
+        let sparse = self.load_sparse();
         let source = self.source.as_ref();
-        let key = format!("{} / {}", model.name, vector::EMBEDDED_AS);
+        // The stored vectors and terms are remade when either model changes.
+        let key = match &sparse {
+            Some(_) => format!("{} / {} + {}", model.name, vector::EMBEDDED_AS, splade::NAME),
+            None => format!("{} / {}", model.name, vector::EMBEDDED_AS),
+        };
         if source.use_model(&key).map_err(|e| e.to_string())? {
             tracing::info!("embedding every entry with {}", model.name);
         }
@@ -231,6 +241,8 @@ impl Worker {
             runtime.display()
         );
         *write(&self.shared.index) = Some(index);
+        *write(&self.shared.pieces) = sparse.as_ref().map(Splade::pieces);
+        *self.sparse.borrow_mut() = sparse;
         *write(&self.shared.status) = Status::Ready {
             model: model.name.clone(),
             runtime,
@@ -251,6 +263,18 @@ impl Worker {
         )
     }
 
+    /// The sparse model, when the configuration names its folder.
+    fn load_sparse(&self) -> Option<Splade> {
+        let dir = self.config.sparse.as_ref()?;
+        match Splade::load(dir, self.config.threads) {
+            Ok(s) => Some(s),
+            Err(why) => {
+                tracing::warn!("the sparse model did not load ({why}); search runs without the sparse list");
+                None
+            }
+        }
+    }
+
     /// Embeds one batch of new or edited entries; `true` if there may be more.
     fn embed_batch(&self, model: &mut Model) -> Result<bool> {
         let started = Instant::now();
@@ -259,24 +283,34 @@ impl Worker {
             let mut copy = backlog.before_batch(self.config.threads, self.lane.escalated(), || {
                 self.load_model()
             });
-            let mut embed = |texts: &[&str]| -> Vec<Option<Vec<f32>>> {
+            let mut embed = |notes: &[Note]| -> Vec<Option<Encoded>> {
                 // Texts of like length run together: a run is padded to its
                 // longest text, so mixing a line with a page wastes the model
-                // on padding. The vectors go back in the batch's order.
+                // on padding. The results go back in the batch's order.
+                let texts: Vec<String> = notes
+                    .iter()
+                    .map(|n| vector::embedded_text(n.author, n.content))
+                    .collect();
                 let mut order: Vec<usize> = (0..texts.len()).collect();
                 order.sort_by_key(|&i| texts[i].len());
-                let sorted: Vec<&str> = order.iter().map(|&i| texts[i]).collect();
+                let sorted: Vec<&str> = order.iter().map(|&i| texts[i].as_str()).collect();
+                let contents: Vec<&str> = order.iter().map(|&i| notes[i].content).collect();
                 let mut computed = Vec::with_capacity(texts.len());
+                let mut done = 0;
                 for chunk in lane::Chunks::new(&sorted, &self.chunk, self.config.batch) {
-                    computed.extend(self.embed_chunk(model, copy.as_deref_mut(), chunk.texts));
+                    let n = chunk.texts.len();
+                    let vectors = self.embed_chunk(model, copy.as_deref_mut(), chunk.texts);
+                    let terms = self.sparse_chunk(&contents[done..done + n]);
+                    computed.extend(vectors.into_iter().zip(terms));
+                    done += n;
                     chunk.done();
                     // A search waiting for its query's vector is answered now,
                     // at normal priority, not after the rest of the batch.
                     self.answer_queries(model);
                 }
-                let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
-                for (vec, &i) in computed.into_iter().zip(&order) {
-                    out[i] = vec;
+                let mut out: Vec<Option<Encoded>> = vec![None; texts.len()];
+                for ((vector, terms), &i) in computed.into_iter().zip(&order) {
+                    out[i] = vector.map(|vector| Encoded { vector, terms });
                 }
                 out
             };
@@ -341,6 +375,41 @@ impl Worker {
         (0..texts.len())
             .map(|i| if i % 2 == 0 { a.next() } else { b.next() }.flatten())
             .collect()
+    }
+
+    /// The sparse terms of `texts` (the notes' contents), on the lane as
+    /// the vectors are; none without the sparse model. A failed run is
+    /// done again text by text; a text that still fails has no terms.
+    fn sparse_chunk(&self, texts: &[&str]) -> Vec<Terms> {
+        let mut sparse = self.sparse.borrow_mut();
+        let Some(splade) = sparse.as_mut() else {
+            return vec![Terms::new(); texts.len()];
+        };
+        let wake = &self.wake;
+        let wake = move || {
+            let _ = wake.send(Msg::RunDone);
+        };
+        let mut serve = |done: &AtomicBool| self.meanwhile(done);
+        let mut waiting = lane::Waiting {
+            wake: &wake,
+            serve: &mut serve,
+        };
+        match self.lane.run(|| splade.encode(texts), &mut waiting) {
+            Ok(terms) => terms,
+            Err(e) => {
+                tracing::warn!("sparse encoding of a batch failed ({e}); encoding one by one");
+                texts
+                    .iter()
+                    .map(|t| match splade.encode(&[*t]) {
+                        Ok(mut terms) => terms.remove(0),
+                        Err(e) => {
+                            tracing::warn!("an entry has no sparse terms ({e}); the sparse list leaves it out");
+                            Terms::new()
+                        }
+                    })
+                    .collect()
+            }
+        }
     }
 
     /// While a run of a batch has the model: takes the next message; a

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::Store;
 use crate::error::Result;
 use crate::semantic::vector::VectorRow;
-use crate::semantic::{Embed, VectorSource};
+use crate::semantic::{Embed, Encoded, Note, VectorSource};
 
 /// `vectors.db` beside the SQLite store.
 pub struct SqliteVectors(pub Arc<Store>);
@@ -63,23 +63,24 @@ impl VectorSource for SqliteVectors {
         if work.is_empty() {
             return Ok(None);
         }
-        let texts: Vec<&str> = work
+        let notes: Vec<Note> = work
             .items
             .iter()
-            .filter_map(|(_, c)| c.as_deref())
+            .filter_map(|(_, n)| n.as_ref())
+            .map(|(author, content)| Note { author, content })
             .collect();
-        let mut computed = if texts.is_empty() {
+        let mut computed = if notes.is_empty() {
             Vec::new()
         } else {
-            embed(&texts)
+            embed(&notes)
         }
         .into_iter();
-        let out: Vec<Option<Vec<f32>>> = work
+        let out: Vec<Option<Encoded>> = work
             .items
             .iter()
-            .map(|(_, c)| c.as_ref().and_then(|_| computed.next().flatten()))
+            .map(|(_, n)| n.as_ref().and_then(|_| computed.next().flatten()))
             .collect();
-        let embedded = texts.len();
+        let embedded = notes.len();
         v.commit(work, out)?;
         Ok(Some(embedded))
     }

@@ -24,17 +24,20 @@ use std::sync::Mutex;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
+use super::sparse::Terms;
 use super::lock;
 use crate::error::{Error, Result};
-use crate::semantic::vector::{dot, embedded_text, from_blob, to_blob, VectorRow};
+use crate::semantic::vector::{dot, from_blob, to_blob, VectorRow};
+use crate::semantic::Encoded;
 
 const SCHEMA_VERSION: i64 = 1;
 
-/// What the worker does next: embed these texts (`Some`) or drop these
-/// vectors (`None`: the entry is gone), then move the watermarks.
+/// What the worker does next: encode these notes (`Some`: author and
+/// content) or drop these vectors and terms (`None`: the entry is gone),
+/// then move the watermarks.
 #[derive(Debug, Default)]
 pub struct Work {
-    pub items: Vec<(i64, Option<String>)>,
+    pub items: Vec<(i64, Option<(String, String)>)>,
     seq_upto: i64,
     change_upto: i64,
 }
@@ -140,6 +143,8 @@ impl VectorStore {
         let tx = conn.transaction()?;
         tx.execute_batch(
             "DELETE FROM vectors;
+             DELETE FROM terms;
+             DELETE FROM term_counts;
              UPDATE state SET value = 0 WHERE key IN ('seq', 'change');
              INSERT OR REPLACE INTO state (key, value) VALUES ('generation', lower(hex(randomblob(8))));",
         )?;
@@ -187,13 +192,12 @@ impl VectorStore {
         let (seq_from, change_from) = (self.watermark(), self.change_watermark());
         let mut conn = lock(&self.conn);
         let tx = conn.transaction()?;
-        let mut items: Vec<(i64, Option<String>)> = tx
+        let mut items: Vec<(i64, Option<(String, String)>)> = tx
             .prepare_cached(
                 "SELECT seq, author, content FROM store.entries WHERE seq > ? ORDER BY seq LIMIT ?",
             )?
             .query_map(params![seq_from, limit], |r| {
-                let (author, content): (String, String) = (r.get(1)?, r.get(2)?);
-                Ok((r.get(0)?, Some(embedded_text(&author, &content))))
+                Ok((r.get(0)?, Some((r.get(1)?, r.get(2)?))))
             })?
             .collect::<rusqlite::Result<_>>()?;
         let seq_upto = items.last().map_or(seq_from, |(s, _)| *s);
@@ -204,7 +208,7 @@ impl VectorStore {
             // whatever text it has then; edits of it need nothing now. A
             // change of kind or tags alone (`filed_only`) leaves the text,
             // and the vector, as they were: it is passed by.
-            let changed: Vec<(i64, i64, bool, Option<String>)> = tx
+            let changed: Vec<(i64, i64, bool, Option<(String, String)>)> = tx
                 .prepare_cached(
                     "SELECT c.n, c.seq, c.filed_only, e.author, e.content FROM store.changes c \
                      LEFT JOIN store.entries e ON e.seq = c.seq \
@@ -213,8 +217,7 @@ impl VectorStore {
                 .query_map(params![change_from, room], |r| {
                     let (author, content): (Option<String>, Option<String>) =
                         (r.get(3)?, r.get(4)?);
-                    let text = author.zip(content).map(|(a, c)| embedded_text(&a, &c));
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, text))
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, author.zip(content)))
                 })?
                 .collect::<rusqlite::Result<_>>()?;
             for (n, seq, filed_only, content) in changed {
@@ -236,13 +239,15 @@ impl VectorStore {
         })
     }
 
-    /// Stores the vectors computed for `work` (one per item, in order; `None`
-    /// for a deleted entry) and moves the watermarks past it, atomically.
-    pub fn commit(&self, work: Work, vectors: Vec<Option<Vec<f32>>>) -> Result<()> {
-        if vectors.len() != work.items.len() {
+    /// Stores what was encoded for `work` (one per item, in order; `None`
+    /// for a deleted entry): the vectors, the sparse terms in place of the
+    /// entry's old ones with the terms' counts kept, and moves the
+    /// watermarks past it, atomically.
+    pub fn commit(&self, work: Work, encoded: Vec<Option<Encoded>>) -> Result<()> {
+        if encoded.len() != work.items.len() {
             return Err(Error::Internal(format!(
                 "{} vectors for {} entries",
-                vectors.len(),
+                encoded.len(),
                 work.items.len()
             )));
         }
@@ -257,11 +262,18 @@ impl VectorStore {
             )?;
             let mut bury =
                 tx.prepare_cached("UPDATE vectors SET n = ?2, vec = NULL WHERE seq = ?1")?;
-            for ((seq, _), vec) in work.items.iter().zip(&vectors) {
+            let mut terms = Terms::new(&tx)?;
+            for ((seq, _), encoded) in work.items.iter().zip(&encoded) {
                 n += 1;
-                match vec {
-                    Some(v) => upsert.execute(params![seq, n, to_blob(v)])?,
-                    None => bury.execute(params![seq, n])?,
+                terms.forget(*seq)?;
+                match encoded {
+                    Some(e) => {
+                        upsert.execute(params![seq, n, to_blob(&e.vector)])?;
+                        terms.add(*seq, &e.terms)?;
+                    }
+                    None => {
+                        bury.execute(params![seq, n])?;
+                    }
                 };
             }
             tx.execute("UPDATE state SET value = ? WHERE key = 'n'", [n])?;
@@ -350,6 +362,20 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
              vec BLOB                  -- NULL: the entry is gone (a tombstone)
          ) STRICT;
          CREATE INDEX IF NOT EXISTS vectors_n ON vectors (n);
+         -- The sparse model's terms of each entry with a vector (`sparse.rs`),
+         -- by term for the sparse list, by entry to replace them.
+         CREATE TABLE IF NOT EXISTS terms (
+             term   INTEGER NOT NULL,  -- a word piece of the sparse model
+             seq    INTEGER NOT NULL,  -- the entry's id
+             weight REAL NOT NULL,
+             PRIMARY KEY (term, seq)
+         ) WITHOUT ROWID, STRICT;
+         CREATE INDEX IF NOT EXISTS terms_seq ON terms (seq);
+         -- How many entries hold each term; term -1: entries with terms.
+         CREATE TABLE IF NOT EXISTS term_counts (
+             term INTEGER PRIMARY KEY,
+             n    INTEGER NOT NULL
+         ) STRICT;
          INSERT OR IGNORE INTO state (key, value) VALUES
              ('seq', 0), ('change', 0), ('n', 0), ('schema', {SCHEMA_VERSION}),
              ('generation', lower(hex(randomblob(8))));"

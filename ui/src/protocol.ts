@@ -145,9 +145,29 @@ meaning?: Candidates | null,
 meaning_floor?: number | null, 
 /**
  * Hybrid: the word side's share of a fused score (the meaning side
- * has the rest).
+ * has the rest, less the sparse list's share).
  */
 words_weight?: number | null, 
+/**
+ * Hybrid with the sparse model: the sparse list (the notes holding the
+ * query's word pieces among their learned terms) — how many hits it
+ * was asked for and found.
+ */
+sparse?: Candidates | null, 
+/**
+ * The sparse list's share of a fused score.
+ */
+sparse_weight?: number | null, 
+/**
+ * The word pieces the sparse list ranked by ("##s" ends a word): how
+ * many notes hold each among their terms, and its weight (idf).
+ */
+pieces?: Array<WordWeight>, 
+/**
+ * Pieces the sparse list left out: in no note's terms, or past the
+ * postings budget (the most common go first).
+ */
+pieces_left_out?: Array<string>, 
 /**
  * Hits left out of the page because a newer note supersedes them.
  */
@@ -176,6 +196,11 @@ text?: Ranked | null,
  * similarity of its vector and the query's.
  */
 meaning?: Ranked | null, 
+/**
+ * Its place in the sparse list; `score` is the sum of its terms'
+ * weights for the query's pieces times their idf.
+ */
+sparse?: Ranked | null, 
 /**
  * Hybrid: what the note next to it in its pad (or the one it replies
  * to), a hit too, added to its score.

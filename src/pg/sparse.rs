@@ -1,0 +1,129 @@
+//! The sparse list on PostgreSQL: each entry's learned sparse terms
+//! (`semantic::splade`) in `sparse_terms`, written by the engine that
+//! embeds the entry in the transaction that stores its vector
+//! (`vectors.rs`), and how many entries hold each term (`sparse_counts`),
+//! kept in the same transaction (migrations/postgres/…_sparse_terms.sql).
+//! Writers hold the vectors' advisory lock, so the counts' rows are never
+//! updated by two engines at once.
+
+use sqlx::{Postgres, Row, Transaction};
+
+use super::{bounded, Arg, PgStore, Query};
+use crate::error::Result;
+use crate::model::Entry;
+use crate::storage::{Entries, EntryFilter, Fut, SparseSearch, TermCounts};
+
+/// `sparse_counts`' row counting the entries that have terms.
+const NOTES: i32 = -1;
+
+/// Replaces the terms of `seqs` by `terms` (an entry's, in the same order;
+/// none for an entry that is gone), with the counts kept.
+pub(super) async fn replace_terms(
+    tx: &mut Transaction<'_, Postgres>,
+    seqs: &[i64],
+    terms: &[&[(u32, f32)]],
+) -> Result<()> {
+    if seqs.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "WITH gone AS (DELETE FROM sparse_terms WHERE seq = ANY($1) RETURNING term, seq), \
+         counted AS (SELECT term, count(*) AS k FROM gone GROUP BY term \
+                     UNION ALL SELECT $2, count(DISTINCT seq) FROM gone) \
+         UPDATE sparse_counts c SET n = c.n - counted.k FROM counted \
+         WHERE c.term = counted.term",
+    )
+    .bind(seqs)
+    .bind(NOTES)
+    .execute(&mut **tx)
+    .await?;
+    let (mut ts, mut ss, mut ws) = (Vec::new(), Vec::new(), Vec::new());
+    for (seq, held) in seqs.iter().zip(terms) {
+        for &(term, weight) in held.iter() {
+            ts.push(term as i32);
+            ss.push(*seq);
+            ws.push(weight);
+        }
+    }
+    if ts.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "WITH added AS (INSERT INTO sparse_terms (term, seq, weight) \
+             SELECT * FROM unnest($1::int[], $2::bigint[], $3::real[]) RETURNING term, seq) \
+         INSERT INTO sparse_counts (term, n) \
+         SELECT term, k FROM (SELECT term, count(*) AS k FROM added GROUP BY term \
+                              UNION ALL SELECT $4, count(DISTINCT seq) FROM added) c \
+         ORDER BY term \
+         ON CONFLICT (term) DO UPDATE SET n = sparse_counts.n + excluded.n",
+    )
+    .bind(&ts)
+    .bind(&ss)
+    .bind(&ws)
+    .bind(NOTES)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+impl SparseSearch for PgStore {
+    fn term_counts<'a>(&'a self, terms: &'a [u32]) -> Fut<'a, TermCounts> {
+        bounded(async move {
+            let asked: Vec<i32> = terms.iter().map(|&t| t as i32).chain([NOTES]).collect();
+            let rows: Vec<(i32, i64)> =
+                sqlx::query_as("SELECT term, n FROM sparse_counts WHERE term = ANY($1)")
+                    .bind(&asked)
+                    .fetch_all(self.pool())
+                    .await?;
+            let count = |term: i32| {
+                rows.iter()
+                    .find(|(t, _)| *t == term)
+                    .map_or(0, |(_, n)| (*n).max(0) as u64)
+            };
+            Ok(TermCounts {
+                notes: count(NOTES),
+                held: terms.iter().map(|&t| (t, count(t as i32))).collect(),
+            })
+        })
+    }
+
+    fn sparse_hits<'a>(
+        &'a self,
+        query: &'a [(u32, f32)],
+        filter: &'a EntryFilter,
+        limit: u32,
+    ) -> Fut<'a, Vec<(Entry, f64)>> {
+        bounded(async move {
+            if query.is_empty() || limit == 0 {
+                return Ok(Vec::new());
+            }
+            let mut q = Query::new("");
+            q.push("", Arg::Ints(query.iter().map(|t| t.0 as i64).collect()));
+            q.push("", Arg::Reals(query.iter().map(|t| t.1 as f64).collect()));
+            q.raw(
+                "SELECT t.seq, sum(t.weight * q.w)::float8 AS score \
+                 FROM unnest($1::bigint[], $2::float8[]) AS q(term, w) \
+                 JOIN sparse_terms t ON t.term = q.term \
+                 JOIN entries e ON e.seq = t.seq JOIN pads p ON p.name = e.pad WHERE true",
+            );
+            q.filter(filter);
+            q.raw(&format!(
+                " GROUP BY t.seq ORDER BY score DESC, t.seq DESC LIMIT {limit}"
+            ));
+            let ranked: Vec<(i64, f64)> = q
+                .build()
+                .fetch_all(self.pool())
+                .await?
+                .iter()
+                .map(|r| Ok((r.try_get("seq")?, r.try_get("score")?)))
+                .collect::<Result<_>>()?;
+            let seqs: Vec<i64> = ranked.iter().map(|r| r.0).collect();
+            let entries = self.entries_by_id(&seqs).await?;
+            Ok(ranked
+                .into_iter()
+                .zip(entries)
+                .filter_map(|((_, score), e)| Some((e?, score)))
+                .collect())
+        })
+    }
+}

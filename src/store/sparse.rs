@@ -1,0 +1,159 @@
+//! The sparse list on SQLite: each entry's learned sparse terms
+//! (`semantic::splade`) in `vectors.db`'s `terms` table, written by the
+//! embedding worker in the transaction that stores the entry's vector, and
+//! how many entries hold each term (`term_counts`), kept in the same
+//! transaction. A search asks for the entries holding any of the query's
+//! terms, each weighing its idf, ranked by the sum of their weights.
+
+use rusqlite::types::Value as Sql;
+use rusqlite::{params, params_from_iter, CachedStatement, Connection, Transaction};
+
+use super::rows::{EntryRow, ENTRY_COLUMNS};
+use super::Sqlite;
+use super::Store;
+use crate::error::Result;
+use crate::model::Entry;
+use crate::storage::{EntryFilter, Fut, SparseSearch, TermCounts};
+
+/// `term_counts`' row counting the entries that have terms.
+const NOTES: i64 = -1;
+
+/// Replaces entries' terms inside the worker's transaction.
+pub(super) struct Terms<'t> {
+    forget: CachedStatement<'t>,
+    add: CachedStatement<'t>,
+    count: CachedStatement<'t>,
+}
+
+impl<'t> Terms<'t> {
+    pub(super) fn new(tx: &'t Transaction<'_>) -> Result<Terms<'t>> {
+        Ok(Terms {
+            forget: tx.prepare_cached("DELETE FROM terms WHERE seq = ? RETURNING term")?,
+            add: tx.prepare_cached("INSERT INTO terms (term, seq, weight) VALUES (?, ?, ?)")?,
+            count: tx.prepare_cached(
+                "INSERT INTO term_counts (term, n) VALUES (?1, ?2) \
+                 ON CONFLICT (term) DO UPDATE SET n = n + ?2",
+            )?,
+        })
+    }
+
+    /// Drops an entry's terms (it is gone, or new terms follow).
+    pub(super) fn forget(&mut self, seq: i64) -> Result<()> {
+        let gone: Vec<i64> = self
+            .forget
+            .query_map([seq], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        if gone.is_empty() {
+            return Ok(());
+        }
+        for term in gone.iter().copied().chain([NOTES]) {
+            self.count.execute(params![term, -1])?;
+        }
+        Ok(())
+    }
+
+    /// Stores an entry's terms (none: nothing is stored).
+    pub(super) fn add(&mut self, seq: i64, terms: &[(u32, f32)]) -> Result<()> {
+        if terms.is_empty() {
+            return Ok(());
+        }
+        for &(term, weight) in terms {
+            self.add.execute(params![term, seq, weight])?;
+            self.count.execute(params![term, 1])?;
+        }
+        self.count.execute(params![NOTES, 1])?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// How many entries hold each of `terms`, and how many have terms.
+    pub fn term_counts(&self, terms: &[u32]) -> Result<TermCounts> {
+        let conn = self.reader()?;
+        term_counts(&conn, terms)
+    }
+
+    /// The entries passing `filter` that hold any of `query`'s terms, best
+    /// first by the sum of their weights times the query's.
+    pub fn sparse_hits(
+        &self,
+        query: &[(u32, f32)],
+        filter: &EntryFilter,
+        limit: u32,
+    ) -> Result<Vec<(Entry, f64)>> {
+        let conn = self.reader()?;
+        sparse_hits(&conn, query, filter, limit)
+    }
+}
+
+fn term_counts(conn: &Connection, terms: &[u32]) -> Result<TermCounts> {
+    let mut read = conn.prepare_cached("SELECT n FROM vec.term_counts WHERE term = ?")?;
+    let mut count = |term: i64| -> Result<u64> {
+        let n: Option<i64> = read
+            .query_map([term], |r| r.get(0))?
+            .next()
+            .transpose()?;
+        Ok(n.unwrap_or(0).max(0) as u64)
+    };
+    let notes = count(NOTES)?;
+    let mut held = Vec::with_capacity(terms.len());
+    for &term in terms {
+        held.push((term, count(term as i64)?));
+    }
+    Ok(TermCounts { notes, held })
+}
+
+fn sparse_hits(
+    conn: &Connection,
+    query: &[(u32, f32)],
+    filter: &EntryFilter,
+    limit: u32,
+) -> Result<Vec<(Entry, f64)>> {
+    if query.is_empty() || limit == 0 {
+        return Ok(Vec::new());
+    }
+    let mut args: Vec<Sql> = Vec::with_capacity(query.len() * 2 + 8);
+    for &(term, weight) in query {
+        args.push(Sql::Integer(term as i64));
+        args.push(Sql::Real(weight as f64));
+    }
+    // The query's terms drive: each term's entries are read by the primary
+    // key, then each entry once with the filter checked.
+    let mut sql = format!(
+        "WITH q (term, w) AS (VALUES {}) \
+         SELECT t.seq, sum(t.weight * q.w) FROM q CROSS JOIN vec.terms t ON t.term = q.term \
+         CROSS JOIN entries e ON e.seq = t.seq JOIN pads p ON p.name = e.pad WHERE 1",
+        vec!["(?, ?)"; query.len()].join(", ")
+    );
+    filter.push_sql_per_entry(&mut sql, &mut args);
+    sql.push_str(" GROUP BY t.seq ORDER BY 2 DESC, t.seq DESC LIMIT ?");
+    args.push(Sql::Integer(limit as i64));
+    let ranked: Vec<(i64, f64)> = conn
+        .prepare_cached(&sql)?
+        .query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut load = conn.prepare_cached(&format!(
+        "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
+    ))?;
+    let mut hits = Vec::with_capacity(ranked.len());
+    for (seq, score) in ranked {
+        hits.push((load.query_row([seq], EntryRow::read)?.entry, score));
+    }
+    Ok(hits)
+}
+
+impl SparseSearch for Sqlite {
+    fn term_counts<'a>(&'a self, terms: &'a [u32]) -> Fut<'a, TermCounts> {
+        self.inline(move |s| s.term_counts(terms))
+    }
+
+    fn sparse_hits<'a>(
+        &'a self,
+        query: &'a [(u32, f32)],
+        filter: &'a EntryFilter,
+        limit: u32,
+    ) -> Fut<'a, Vec<(Entry, f64)>> {
+        let (query, filter) = (query.to_vec(), filter.clone());
+        self.blocking(move |s| s.sparse_hits(&query, &filter, limit))
+    }
+}

@@ -1,0 +1,154 @@
+//! Hybrid search's third list through the engine, on SQLite and (with
+//! `PAD_TEST_BACKEND=postgres`) PostgreSQL: the learned sparse terms the
+//! embedding worker stores beside each vector (SPLADE-tiny, real model,
+//! real ONNX Runtime), searched by the query's word pieces.
+
+mod common;
+
+use common::*;
+use scratchpad::client::Client;
+use scratchpad::semantic::{Precision, SemanticConfig};
+use serde_json::{json, Value};
+
+fn with_sparse() -> SemanticConfig {
+    let mut s = semantic_config(Precision::Int8);
+    s.sparse = Some(splade_model_dir());
+    s
+}
+
+const PUPPY: &str = "I adopted a puppy from the shelter last weekend";
+const OTHERS: [&str; 4] = [
+    "the deploy failed on staging because the disk was full",
+    "password rotation for the database is due on friday",
+    "lunch order: two salads and a soup for the review meeting",
+    "the printer on the third floor jams on double-sided pages",
+];
+
+async fn search(c: &mut Client, query: &str) -> Value {
+    ok(
+        c,
+        "search",
+        json!({"query": query, "mode": "hybrid", "explain": true, "limit": 5}),
+    )
+    .await
+}
+
+fn hit<'a>(r: &'a Value, content: &str) -> Option<&'a Value> {
+    r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["entry"]["content"] == content)
+}
+
+/// The piece `word` as the sparse list weighed it: (notes holding it, weight).
+fn piece(r: &Value, word: &str) -> Option<(u64, f64)> {
+    r["explain"]["pieces"]
+        .as_array()?
+        .iter()
+        .find(|p| p["word"] == word)
+        .map(|p| (p["entries"].as_u64().unwrap(), p["weight"].as_f64().unwrap()))
+}
+
+/// "dog" is in no note; the note about a puppy holds it among its terms,
+/// and the sparse list ranks it first by that (the words cannot). Editing the note away from
+/// pets takes the term (and its count) away; deleting a note takes its
+/// terms away.
+#[tokio::test]
+async fn a_note_is_found_by_a_word_it_means_and_loses_it_when_edited() {
+    let h = Harness::with(|c| c.semantic = Some(with_sparse())).await;
+    let mut c = h.client().await;
+    let puppy = add(&mut c, "pets", PUPPY).await;
+    for other in OTHERS {
+        add(&mut c, "work", other).await;
+    }
+    embedded_all(&mut c).await;
+
+    let r = search(&mut c, "dog").await;
+    let found = hit(&r, PUPPY).unwrap_or_else(|| panic!("the puppy note is a hit: {r}"));
+    assert!(
+        found["found_by"].as_array().unwrap().contains(&json!("sparse")),
+        "{found}"
+    );
+    assert!(found["explain"]["text"].is_null(), "no word 'dog': {found}");
+    assert_eq!(found["explain"]["sparse"]["rank"], 1, "{found}");
+    assert!(found["explain"]["sparse"]["score"].as_f64().unwrap() > 0.0);
+    let explain = &r["explain"];
+    assert_eq!(explain["sparse_weight"], 0.4, "{explain}");
+    assert_eq!(explain["words_weight"], 0.35, "{explain}");
+    assert!(explain["sparse"]["found"].as_u64().unwrap() >= 1, "{explain}");
+    let (held, weight) = piece(&r, "dog").unwrap_or_else(|| panic!("'dog' is ranked by: {explain}"));
+    assert!(held >= 1 && weight > 0.0, "{explain}");
+    // Its weight is its idf over the five notes that have terms.
+    let idf = (1.0 + 5.0 / held as f64).ln();
+    assert!((weight - idf).abs() < 1e-5, "{weight} against {idf}: {explain}");
+
+    // Edited to be about printers: no longer found by "dog", and the
+    // piece's count falls by one.
+    let id = puppy["id"].as_str().unwrap();
+    ok(
+        &mut c,
+        "entry.update",
+        json!({"id": id, "content": "the label printer needs new ribbon"}),
+    )
+    .await;
+    embedded_all(&mut c).await;
+    let r = search(&mut c, "dog").await;
+    let by_sparse: Vec<&Value> = r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["found_by"].as_array().unwrap().contains(&json!("sparse")))
+        .collect();
+    assert!(
+        by_sparse.iter().all(|h| h["entry"]["id"] != id),
+        "the edited note lost 'dog': {r}"
+    );
+    let after = piece(&r, "dog").map_or(0, |p| p.0);
+    assert_eq!(after, held - 1, "the count follows the edit: {}", r["explain"]);
+
+    // Deleted: its terms go, and the notes-with-terms count falls.
+    let before = search(&mut c, "printer ribbon").await;
+    let (ribbon, _) = piece(&before, "ribbon").expect("'ribbon' is held by the edited note");
+    ok(&mut c, "entry.delete", json!({"id": id})).await;
+    embedded_all(&mut c).await;
+    let r = search(&mut c, "printer ribbon").await;
+    assert_eq!(piece(&r, "ribbon").map_or(0, |p| p.0), ribbon - 1, "{}", r["explain"]);
+    assert!(hit(&r, "the label printer needs new ribbon").is_none(), "{r}");
+    h.stop().await;
+}
+
+/// A store embedded without the sparse model, restarted with it: every
+/// note is encoded again in the background (vectors and terms), and notes
+/// written while meaning search was off are encoded too.
+#[tokio::test]
+async fn a_restart_with_the_sparse_model_encodes_the_backlog() {
+    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::Int8))).await;
+    let mut c = h.client().await;
+    add(&mut c, "pets", PUPPY).await;
+    embedded_all(&mut c).await;
+    let r = search(&mut c, "dog").await;
+    assert!(r["explain"]["sparse"].is_null(), "no sparse model yet: {r}");
+    drop(c);
+    let h = h.restart_with(|c| c.semantic = None).await;
+    let mut c = h.client().await;
+    for other in OTHERS {
+        add(&mut c, "work", other).await;
+    }
+    drop(c);
+    let h = h.restart_with(|c| c.semantic = Some(with_sparse())).await;
+    let mut c = h.client().await;
+    let stats = embedded_all(&mut c).await;
+    assert_eq!(stats["semantic"]["vectors"], 5, "{stats}");
+    let r = search(&mut c, "dog").await;
+    let found = hit(&r, PUPPY).unwrap_or_else(|| panic!("found after the restart: {r}"));
+    assert!(
+        found["found_by"].as_array().unwrap().contains(&json!("sparse")),
+        "{found}"
+    );
+    let r = search(&mut c, "salads soup").await;
+    let lunch = hit(&r, OTHERS[2]).unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(lunch["explain"]["sparse"]["rank"], 1, "{lunch}");
+    assert_eq!(piece(&r, "soup").map(|p| p.0), Some(1), "{}", r["explain"]);
+    h.stop().await;
+}
