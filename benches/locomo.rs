@@ -443,7 +443,11 @@ async fn run() {
     println!(
         "model: {}; the engine's sparse list: {}",
         kind.name(),
-        if model_dir.join(splade::NAME).is_dir() { "on" } else { "off" }
+        if model_dir.join(splade::NAME).is_dir() {
+            "on"
+        } else {
+            "off"
+        }
     );
     let mut c = engine.client().await;
     if let Some(n) = std::env::var("BENCH_BACKLOG")

@@ -52,7 +52,7 @@ use common::{stats, timed, Engine};
 use scratchpad::client::Client;
 use scratchpad::pg::{PgStore, PgVectors};
 use scratchpad::semantic::vector::{embedded_text, EMBEDDED_AS};
-use scratchpad::semantic::{runtime, Model, ModelSource, Precision, VectorSource};
+use scratchpad::semantic::{runtime, Encoded, Model, ModelSource, Precision, VectorSource};
 use scratchpad::store::{Durability, SqliteVectors, Store};
 use serde_json::{json, Value};
 
@@ -337,8 +337,16 @@ async fn load(engine: &Engine, corpus: &Corpus, from: usize, to: usize) -> f64 {
 fn store_vectors(source: &dyn VectorSource, key: &str, corpus: &Corpus) -> (usize, f64) {
     source.use_model(key).unwrap();
     let t = Instant::now();
-    let mut embed = |texts: &[&str]| -> Vec<Option<Vec<f32>>> {
-        texts.iter().map(|t| Some(corpus.vector_of(t))).collect()
+    let mut embed = |notes: &[scratchpad::semantic::Note]| -> Vec<Option<Encoded>> {
+        notes
+            .iter()
+            .map(|n| {
+                Some(Encoded {
+                    vector: corpus.vector_of(&embedded_text(n.author, n.content)),
+                    terms: Vec::new(),
+                })
+            })
+            .collect()
     };
     let mut n = 0;
     while let Some(k) = source.embed_next(2000, &mut embed).unwrap() {

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use common::{sentence, stats, timed, Engine};
 use scratchpad::client::Client;
-use scratchpad::semantic::VectorSource;
+use scratchpad::semantic::{Encoded, Note, VectorSource};
 use scratchpad::store::SqliteVectors;
 use serde_json::{json, Value};
 
@@ -240,13 +240,16 @@ fn tempdir() -> tempfile::TempDir {
 fn seed(source: &dyn VectorSource) -> usize {
     let mut rng = fastrand::Rng::with_seed(11);
     let mut total = 0;
-    let mut embed = |texts: &[&str]| -> Vec<Option<Vec<f32>>> {
-        texts
+    let mut embed = |notes: &[Note]| -> Vec<Option<Encoded>> {
+        notes
             .iter()
             .map(|_| {
                 let v: Vec<f32> = (0..384).map(|_| rng.f32() - 0.5).collect();
                 let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-                Some(v.into_iter().map(|x| x / norm).collect())
+                Some(Encoded {
+                    vector: v.into_iter().map(|x| x / norm).collect(),
+                    terms: Vec::new(),
+                })
             })
             .collect()
     };

@@ -61,7 +61,7 @@ fn shapes() -> Vec<(&'static str, Regex)> {
         ("pad search \"database upgrade stuck\"", format!(r"(?s)^{id}  note .*#needs_eyes  \(proj-x; (semantic|text\+semantic)\)\n    deploy is blocked on the DB migration\n")),
         (
             "pad search \"staging db\" -p ops --explain",
-            format!(r"(?s)^query read as keywords\n.*notes a newer note supersedes left out.*\n  fused: 0\.6 × words \+ 0\.4 × meaning .*\n{id}  note .*\(supersedes {id}\).*\n    the staging DB moved to db-2\n    why: score .*words #1 .*\n    holds: .*staging .*\n$"),
+            format!(r"(?s)^query read as keywords\n.*notes a newer note supersedes left out.*\n  fused: 0\.60 × words \+ 0\.40 × meaning .*\n{id}  note .*\(supersedes {id}\).*\n    the staging DB moved to db-2\n    why: score .*words #1 .*\n    holds: .*staging .*\n$"),
         ),
         ("pad search", format!(r"(?s)^(no matches|{id}  .*)\n$")),
         ("pad ls -p research", format!(r"^{id}  note .*#findings\n    long text\n$")),

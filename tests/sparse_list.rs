@@ -41,13 +41,26 @@ fn hit<'a>(r: &'a Value, content: &str) -> Option<&'a Value> {
         .find(|h| h["entry"]["content"] == content)
 }
 
+/// Whether the sparse list found the hit.
+fn by_sparse(hit: &Value) -> bool {
+    hit["found_by"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("sparse"))
+}
+
 /// The piece `word` as the sparse list weighed it: (notes holding it, weight).
 fn piece(r: &Value, word: &str) -> Option<(u64, f64)> {
     r["explain"]["pieces"]
         .as_array()?
         .iter()
         .find(|p| p["word"] == word)
-        .map(|p| (p["entries"].as_u64().unwrap(), p["weight"].as_f64().unwrap()))
+        .map(|p| {
+            (
+                p["entries"].as_u64().unwrap(),
+                p["weight"].as_f64().unwrap(),
+            )
+        })
 }
 
 /// "dog" is in no note; the note about a puppy holds it among its terms,
@@ -66,22 +79,26 @@ async fn a_note_is_found_by_a_word_it_means_and_loses_it_when_edited() {
 
     let r = search(&mut c, "dog").await;
     let found = hit(&r, PUPPY).unwrap_or_else(|| panic!("the puppy note is a hit: {r}"));
-    assert!(
-        found["found_by"].as_array().unwrap().contains(&json!("sparse")),
-        "{found}"
-    );
+    assert!(by_sparse(found), "{found}");
     assert!(found["explain"]["text"].is_null(), "no word 'dog': {found}");
     assert_eq!(found["explain"]["sparse"]["rank"], 1, "{found}");
     assert!(found["explain"]["sparse"]["score"].as_f64().unwrap() > 0.0);
     let explain = &r["explain"];
     assert_eq!(explain["sparse_weight"], 0.4, "{explain}");
     assert_eq!(explain["words_weight"], 0.35, "{explain}");
-    assert!(explain["sparse"]["found"].as_u64().unwrap() >= 1, "{explain}");
-    let (held, weight) = piece(&r, "dog").unwrap_or_else(|| panic!("'dog' is ranked by: {explain}"));
+    assert!(
+        explain["sparse"]["found"].as_u64().unwrap() >= 1,
+        "{explain}"
+    );
+    let (held, weight) =
+        piece(&r, "dog").unwrap_or_else(|| panic!("'dog' is ranked by: {explain}"));
     assert!(held >= 1 && weight > 0.0, "{explain}");
     // Its weight is its idf over the five notes that have terms.
     let idf = (1.0 + 5.0 / held as f64).ln();
-    assert!((weight - idf).abs() < 1e-5, "{weight} against {idf}: {explain}");
+    assert!(
+        (weight - idf).abs() < 1e-5,
+        "{weight} against {idf}: {explain}"
+    );
 
     // Edited to be about printers: no longer found by "dog", and the
     // piece's count falls by one.
@@ -98,14 +115,19 @@ async fn a_note_is_found_by_a_word_it_means_and_loses_it_when_edited() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|h| h["found_by"].as_array().unwrap().contains(&json!("sparse")))
+        .filter(|h| by_sparse(h))
         .collect();
     assert!(
         by_sparse.iter().all(|h| h["entry"]["id"] != id),
         "the edited note lost 'dog': {r}"
     );
     let after = piece(&r, "dog").map_or(0, |p| p.0);
-    assert_eq!(after, held - 1, "the count follows the edit: {}", r["explain"]);
+    assert_eq!(
+        after,
+        held - 1,
+        "the count follows the edit: {}",
+        r["explain"]
+    );
 
     // Deleted: its terms go, and the notes-with-terms count falls.
     let before = search(&mut c, "printer ribbon").await;
@@ -113,8 +135,16 @@ async fn a_note_is_found_by_a_word_it_means_and_loses_it_when_edited() {
     ok(&mut c, "entry.delete", json!({"id": id})).await;
     embedded_all(&mut c).await;
     let r = search(&mut c, "printer ribbon").await;
-    assert_eq!(piece(&r, "ribbon").map_or(0, |p| p.0), ribbon - 1, "{}", r["explain"]);
-    assert!(hit(&r, "the label printer needs new ribbon").is_none(), "{r}");
+    assert_eq!(
+        piece(&r, "ribbon").map_or(0, |p| p.0),
+        ribbon - 1,
+        "{}",
+        r["explain"]
+    );
+    assert!(
+        hit(&r, "the label printer needs new ribbon").is_none(),
+        "{r}"
+    );
     h.stop().await;
 }
 
@@ -142,10 +172,7 @@ async fn a_restart_with_the_sparse_model_encodes_the_backlog() {
     assert_eq!(stats["semantic"]["vectors"], 5, "{stats}");
     let r = search(&mut c, "dog").await;
     let found = hit(&r, PUPPY).unwrap_or_else(|| panic!("found after the restart: {r}"));
-    assert!(
-        found["found_by"].as_array().unwrap().contains(&json!("sparse")),
-        "{found}"
-    );
+    assert!(by_sparse(found), "{found}");
     let r = search(&mut c, "salads soup").await;
     let lunch = hit(&r, OTHERS[2]).unwrap_or_else(|| panic!("{r}"));
     assert_eq!(lunch["explain"]["sparse"]["rank"], 1, "{lunch}");

@@ -36,13 +36,34 @@ pub fn query(q: &QueryExplain) {
     if q.newest_only {
         println!("  every word too common: only the newest matches of the rarest were ranked");
     }
-    if let Some(w) = q.words_weight {
+    if !q.pieces.is_empty() {
         println!(
-            "  fused: {w:.1} × words + {:.1} × meaning (each scaled 0–1 in its list)",
-            1.0 - w
+            "  related words ranked by (weight, notes holding it): {}",
+            weights(&q.pieces)
         );
     }
-    for (c, side) in [(&q.text, "words"), (&q.meaning, "meaning")] {
+    if !q.pieces_left_out.is_empty() {
+        println!(
+            "  related words left out (in no note, or too common): {}",
+            q.pieces_left_out.join("; ")
+        );
+    }
+    if let Some(w) = q.words_weight {
+        let sparse = q.sparse_weight.unwrap_or(0.0);
+        let related = match q.sparse_weight {
+            Some(s) => format!(" + {s:.2} × related words"),
+            None => String::new(),
+        };
+        println!(
+            "  fused: {w:.2} × words + {:.2} × meaning{related} (each scaled 0–1 in its list)",
+            1.0 - w - sparse
+        );
+    }
+    for (c, side) in [
+        (&q.text, "words"),
+        (&q.meaning, "meaning"),
+        (&q.sparse, "related words"),
+    ] {
         if let Some(c) = c {
             let floor = match (c.below_floor, q.meaning_floor) {
                 (n, Some(f)) if n > 0 => format!(", {n} under cosine {f} left out"),
@@ -68,7 +89,11 @@ pub fn query(q: &QueryExplain) {
 /// Why one hit ranked where it did.
 pub fn hit(why: &HitExplain, h: &SearchHit) {
     let mut parts = vec![format!("score {:.3}", why.score)];
-    for (r, side) in [(&why.text, "words"), (&why.meaning, "meaning")] {
+    for (r, side) in [
+        (&why.text, "words"),
+        (&why.meaning, "meaning"),
+        (&why.sparse, "related words"),
+    ] {
         if let Some(r) = r {
             let scaled = r
                 .scaled

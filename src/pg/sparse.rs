@@ -6,12 +6,12 @@
 //! Writers hold the vectors' advisory lock, so the counts' rows are never
 //! updated by two engines at once.
 
-use sqlx::{Postgres, Row, Transaction};
+use sqlx::{Postgres, Transaction};
 
 use super::{bounded, Arg, PgStore, Query};
 use crate::error::Result;
 use crate::model::Entry;
-use crate::storage::{Entries, EntryFilter, Fut, SparseSearch, TermCounts};
+use crate::storage::{EntryFilter, Fut, SparseSearch, TermCounts};
 
 /// `sparse_counts`' row counting the entries that have terms.
 const NOTES: i32 = -1;
@@ -110,20 +110,7 @@ impl SparseSearch for PgStore {
             q.raw(&format!(
                 " GROUP BY t.seq ORDER BY score DESC, t.seq DESC LIMIT {limit}"
             ));
-            let ranked: Vec<(i64, f64)> = q
-                .build()
-                .fetch_all(self.pool())
-                .await?
-                .iter()
-                .map(|r| Ok((r.try_get("seq")?, r.try_get("score")?)))
-                .collect::<Result<_>>()?;
-            let seqs: Vec<i64> = ranked.iter().map(|r| r.0).collect();
-            let entries = self.entries_by_id(&seqs).await?;
-            Ok(ranked
-                .into_iter()
-                .zip(entries)
-                .filter_map(|((_, score), e)| Some((e?, score)))
-                .collect())
+            self.scored(q).await
         })
     }
 }

@@ -138,6 +138,27 @@ impl PgStore {
     }
 }
 
+impl PgStore {
+    /// Runs a ranking query (its rows `seq` and `score`, best first) and
+    /// reads the entries it ranked, in its order.
+    pub(super) async fn scored(&self, q: Query) -> Result<Vec<(Entry, f64)>> {
+        let ranked: Vec<(i64, f64)> = q
+            .build()
+            .fetch_all(self.pool())
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get("seq")?, r.try_get("score")?)))
+            .collect::<Result<_>>()?;
+        let seqs: Vec<i64> = ranked.iter().map(|r| r.0).collect();
+        let entries = self.entries_by_id(&seqs).await?;
+        Ok(ranked
+            .into_iter()
+            .zip(entries)
+            .filter_map(|((_, score), e)| Some((e?, score)))
+            .collect())
+    }
+}
+
 impl TextSearch for PgStore {
     /// Tiers 1 and 2: entries holding every word whole or (`prefix`) by its
     /// beginning, ranked, among the newest matches.
@@ -455,20 +476,7 @@ impl TextSearch for PgStore {
                  JOIN unnest($1::text[], $2::float8[]) AS w(term, idf) ON w.term = t.lexeme \
                  GROUP BY c.seq ORDER BY score DESC, c.seq DESC LIMIT {limit}"
             ));
-            let ranked: Vec<(i64, f64)> = q
-                .build()
-                .fetch_all(self.pool())
-                .await?
-                .iter()
-                .map(|r| Ok((r.try_get("seq")?, r.try_get("score")?)))
-                .collect::<Result<_>>()?;
-            let seqs: Vec<i64> = ranked.iter().map(|r| r.0).collect();
-            let entries = self.entries_by_id(&seqs).await?;
-            Ok(ranked
-                .into_iter()
-                .zip(entries)
-                .filter_map(|((_, score), e)| Some((e?, score)))
-                .collect())
+            self.scored(q).await
         })
     }
 

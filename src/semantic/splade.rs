@@ -109,7 +109,11 @@ impl Splade {
     /// A query's own word pieces, each once and weighing 1, ascending (no
     /// model runs).
     pub fn query_terms(&self, query: &str) -> Terms {
-        self.pieces().of(query).into_iter().map(|id| (id, 1.0)).collect()
+        self.pieces()
+            .of(query)
+            .into_iter()
+            .map(|id| (id, 1.0))
+            .collect()
     }
 
     /// A word piece's text (for `--explain` and the tests).
@@ -122,9 +126,14 @@ impl Splade {
 /// asks the sparse list for (`engine::sparse`).
 #[derive(Clone)]
 pub struct Pieces {
-    split: Arc<dyn Fn(&str) -> Vec<u32> + Send + Sync>,
-    name: Arc<dyn Fn(u32) -> Option<String> + Send + Sync>,
+    split: Arc<Split>,
+    name: Arc<Name>,
 }
+
+/// A text to its word pieces' ids, the tokenizer's work.
+type Split = dyn Fn(&str) -> Vec<u32> + Send + Sync;
+/// A piece's id to its text.
+type Name = dyn Fn(u32) -> Option<String> + Send + Sync;
 
 impl Pieces {
     /// The query's word pieces, each once, ascending; special tokens left out.

@@ -226,7 +226,12 @@ impl Worker {
         let source = self.source.as_ref();
         // The stored vectors and terms are remade when either model changes.
         let key = match &sparse {
-            Some(_) => format!("{} / {} + {}", model.name, vector::EMBEDDED_AS, splade::NAME),
+            Some(_) => format!(
+                "{} / {} + {}",
+                model.name,
+                vector::EMBEDDED_AS,
+                splade::NAME
+            ),
             None => format!("{} / {}", model.name, vector::EMBEDDED_AS),
         };
         if source.use_model(&key).map_err(|e| e.to_string())? {
@@ -269,7 +274,9 @@ impl Worker {
         match Splade::load(dir, self.config.threads) {
             Ok(s) => Some(s),
             Err(why) => {
-                tracing::warn!("the sparse model did not load ({why}); search runs without the sparse list");
+                tracing::warn!(
+                    "the sparse model did not load ({why}); search runs without the sparse list"
+                );
                 None
             }
         }
@@ -346,17 +353,8 @@ impl Worker {
         copy: Option<&mut Model>,
         texts: &[&str],
     ) -> Vec<Option<Vec<f32>>> {
-        let wake = &self.wake;
-        let wake = move || {
-            let _ = wake.send(Msg::RunDone);
-        };
-        let mut serve = |done: &AtomicBool| self.meanwhile(done);
-        let mut waiting = lane::Waiting {
-            wake: &wake,
-            serve: &mut serve,
-        };
         let Some(copy) = copy.filter(|_| texts.len() >= 2) else {
-            let vectors = self.lane.run(|| model.embed(texts), &mut waiting);
+            let vectors = self.on_lane(|lane, waiting| lane.run(|| model.embed(texts), waiting));
             return model.or_one_by_one(texts, vectors);
         };
         // Alternate texts, so both halves are alike in length.
@@ -364,9 +362,9 @@ impl Worker {
             texts.iter().step_by(2).copied().collect(),
             texts.iter().skip(1).step_by(2).copied().collect(),
         );
-        let (a, b) = self
-            .lane
-            .run_pair(|| model.embed(&evens), || copy.embed(&odds), &mut waiting);
+        let (a, b) = self.on_lane(|lane, waiting| {
+            lane.run_pair(|| model.embed(&evens), || copy.embed(&odds), waiting)
+        });
         let mut a = model.or_one_by_one(&evens, a).into_iter();
         let mut b = model.or_one_by_one(&odds, b).into_iter();
         self.shared
@@ -377,14 +375,8 @@ impl Worker {
             .collect()
     }
 
-    /// The sparse terms of `texts` (the notes' contents), on the lane as
-    /// the vectors are; none without the sparse model. A failed run is
-    /// done again text by text; a text that still fails has no terms.
-    fn sparse_chunk(&self, texts: &[&str]) -> Vec<Terms> {
-        let mut sparse = self.sparse.borrow_mut();
-        let Some(splade) = sparse.as_mut() else {
-            return vec![Terms::new(); texts.len()];
-        };
+    /// Runs `run` on the lane, serving queries meanwhile (`meanwhile`).
+    fn on_lane<T>(&self, run: impl FnOnce(&lane::Lane, &mut lane::Waiting) -> T) -> T {
         let wake = &self.wake;
         let wake = move || {
             let _ = wake.send(Msg::RunDone);
@@ -394,7 +386,18 @@ impl Worker {
             wake: &wake,
             serve: &mut serve,
         };
-        match self.lane.run(|| splade.encode(texts), &mut waiting) {
+        run(&self.lane, &mut waiting)
+    }
+
+    /// The sparse terms of `texts` (the notes' contents), on the lane as
+    /// the vectors are; none without the sparse model. A failed run is
+    /// done again text by text; a text that still fails has no terms.
+    fn sparse_chunk(&self, texts: &[&str]) -> Vec<Terms> {
+        let mut sparse = self.sparse.borrow_mut();
+        let Some(splade) = sparse.as_mut() else {
+            return vec![Terms::new(); texts.len()];
+        };
+        match self.on_lane(|lane, waiting| lane.run(|| splade.encode(texts), waiting)) {
             Ok(terms) => terms,
             Err(e) => {
                 tracing::warn!("sparse encoding of a batch failed ({e}); encoding one by one");
@@ -403,7 +406,9 @@ impl Worker {
                     .map(|t| match splade.encode(&[*t]) {
                         Ok(mut terms) => terms.remove(0),
                         Err(e) => {
-                            tracing::warn!("an entry has no sparse terms ({e}); the sparse list leaves it out");
+                            tracing::warn!(
+                                "an entry has no sparse terms ({e}); the sparse list leaves it out"
+                            );
                             Terms::new()
                         }
                     })

@@ -8,7 +8,6 @@
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, CachedStatement, Connection, Transaction};
 
-use super::rows::{EntryRow, ENTRY_COLUMNS};
 use super::Sqlite;
 use super::Store;
 use crate::error::Result;
@@ -89,10 +88,7 @@ impl Store {
 fn term_counts(conn: &Connection, terms: &[u32]) -> Result<TermCounts> {
     let mut read = conn.prepare_cached("SELECT n FROM vec.term_counts WHERE term = ?")?;
     let mut count = |term: i64| -> Result<u64> {
-        let n: Option<i64> = read
-            .query_map([term], |r| r.get(0))?
-            .next()
-            .transpose()?;
+        let n: Option<i64> = read.query_map([term], |r| r.get(0))?.next().transpose()?;
         Ok(n.unwrap_or(0).max(0) as u64)
     };
     let notes = count(NOTES)?;
@@ -132,14 +128,7 @@ fn sparse_hits(
         .prepare_cached(&sql)?
         .query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
-    let mut load = conn.prepare_cached(&format!(
-        "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
-    ))?;
-    let mut hits = Vec::with_capacity(ranked.len());
-    for (seq, score) in ranked {
-        hits.push((load.query_row([seq], EntryRow::read)?.entry, score));
-    }
-    Ok(hits)
+    super::text::read_ranked(conn, ranked)
 }
 
 impl SparseSearch for Sqlite {

@@ -487,6 +487,11 @@ fn bm25_hits(
         .collect::<rusqlite::Result<_>>()?;
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
     ranked.truncate(limit as usize);
+    read_ranked(conn, ranked)
+}
+
+/// The entries `ranked` names, with their scores, in its order.
+pub(super) fn read_ranked(conn: &Connection, ranked: Vec<(i64, f64)>) -> Result<Vec<(Entry, f64)>> {
     let mut load = conn.prepare_cached(&format!(
         "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
     ))?;

@@ -24,20 +24,23 @@ use std::sync::Mutex;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
-use super::sparse::Terms;
 use super::lock;
+use super::sparse::Terms;
 use crate::error::{Error, Result};
 use crate::semantic::vector::{dot, from_blob, to_blob, VectorRow};
 use crate::semantic::Encoded;
 
 const SCHEMA_VERSION: i64 = 1;
 
+/// A note's author and content, as the encoders read them.
+pub type Text = (String, String);
+
 /// What the worker does next: encode these notes (`Some`: author and
 /// content) or drop these vectors and terms (`None`: the entry is gone),
 /// then move the watermarks.
 #[derive(Debug, Default)]
 pub struct Work {
-    pub items: Vec<(i64, Option<(String, String)>)>,
+    pub items: Vec<(i64, Option<Text>)>,
     seq_upto: i64,
     change_upto: i64,
 }
@@ -192,7 +195,7 @@ impl VectorStore {
         let (seq_from, change_from) = (self.watermark(), self.change_watermark());
         let mut conn = lock(&self.conn);
         let tx = conn.transaction()?;
-        let mut items: Vec<(i64, Option<(String, String)>)> = tx
+        let mut items: Vec<(i64, Option<Text>)> = tx
             .prepare_cached(
                 "SELECT seq, author, content FROM store.entries WHERE seq > ? ORDER BY seq LIMIT ?",
             )?
@@ -208,7 +211,7 @@ impl VectorStore {
             // whatever text it has then; edits of it need nothing now. A
             // change of kind or tags alone (`filed_only`) leaves the text,
             // and the vector, as they were: it is passed by.
-            let changed: Vec<(i64, i64, bool, Option<(String, String)>)> = tx
+            let changed: Vec<(i64, i64, bool, Option<Text>)> = tx
                 .prepare_cached(
                     "SELECT c.n, c.seq, c.filed_only, e.author, e.content FROM store.changes c \
                      LEFT JOIN store.entries e ON e.seq = c.seq \

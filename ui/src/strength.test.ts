@@ -11,6 +11,8 @@ describe("strength", () => {
     expect(foundBy({ found_by: ["text", "semantic"] })).toBe("words + meaning");
     expect(foundBy({ found_by: ["semantic"] })).toBe("meaning");
     expect(foundBy({ found_by: ["text"] })).toBe("words");
+    expect(foundBy({ found_by: ["semantic", "sparse"] })).toBe("meaning + related words");
+    expect(foundBy({ found_by: ["text", "semantic", "sparse"] })).toBe("words + meaning + related words");
   });
 
   it("folds the weak hits of a meaning search over a small pad away until asked", () => {

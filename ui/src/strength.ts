@@ -1,7 +1,7 @@
 // How strongly a search hit matches, for the person: strong, fair or weak
 // beside the best hit of the same search (scores are only comparable
-// within one search), and which side found it — the words, the meaning,
-// or both. A meaning search ranks every note of a small pad; the weak
+// within one search), and which lists found it — the words, the meaning,
+// the related words (the sparse list), or several. A meaning search ranks every note of a small pad; the weak
 // ones fold away behind "Show N weaker matches".
 
 import type { SearchHit } from "./protocol";
@@ -18,11 +18,12 @@ export function strength(score: number, best: number): Strength {
   return share >= STRONG ? "strong" : share >= FAIR ? "fair" : "weak";
 }
 
-/** "words + meaning", "meaning", "words". */
+/** "words + meaning", "meaning", "words", … "related words" (the sparse
+ *  list: words a note means, learned), joined by " + ". */
 export function foundBy(hit: Pick<SearchHit, "found_by">): string {
-  const words = hit.found_by.includes("text");
-  const meaning = hit.found_by.includes("semantic");
-  return words && meaning ? "words + meaning" : meaning ? "meaning" : "words";
+  const names: [string, string][] = [["text", "words"], ["semantic", "meaning"], ["sparse", "related words"]];
+  const by = names.filter(([side]) => hit.found_by.includes(side)).map(([, name]) => name);
+  return by.length ? by.join(" + ") : "words";
 }
 
 /** The hits split: those shown, and the weak ones folded away (all shown

@@ -32,8 +32,23 @@ describe("whyLines", () => {
     expect(lines).toContain("common words dropped: when, did");
     expect(lines).toContain("narrowed by: pad = ops; archived pads left out");
     expect(lines).toContain("4 meaning matches under 0.15 left out");
-    expect(lines).toContain("fused: 0.6 × words + 0.4 × meaning, each scaled 0–1 in its list");
+    expect(lines).toContain("fused: 0.60 × words + 0.40 × meaning, each scaled 0–1 in its list");
     expect(lines).toContain("1 superseded notes left out");
+  });
+
+  it("names the related words list, its pieces and its share, when the engine ranked by it", () => {
+    const three: QueryExplain = {
+      ...query,
+      words_weight: 0.35,
+      sparse_weight: 0.4,
+      sparse: { asked: 40, found: 9, below_floor: 0 },
+      pieces: [{ word: "dog", entries: 3, weight: 1.9 }],
+    };
+    const hit: HitExplain = { words: [], sparse: { rank: 1, score: 2.5, scaled: 1 }, neighbours: 0, author_named: 0, score: 0.4 };
+    const lines = whyLines(hit, three);
+    expect(lines[0]).toBe("score 0.400 · related words: #1 (2.500)");
+    expect(lines).toContain("related words ranked by dog (weight 1.90, in 3 notes)");
+    expect(lines).toContain("fused: 0.35 × words + 0.25 × meaning + 0.40 × related words, each scaled 0–1 in its list");
   });
 
   it("says when a hit holds none of the ranked words", () => {

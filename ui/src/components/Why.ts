@@ -20,12 +20,22 @@ const f = (n: number, digits = 3): string => n.toFixed(digits);
 const weights = (words: HitExplain["words"]): string =>
   words.map((w) => `${w.word} (weight ${f(w.weight, 2)}, in ${w.entries} notes)`).join(", ");
 
+/** How the lists were fused: words, meaning and, with the sparse model,
+ *  related words (each note's learned terms), each with its share. */
+function fused(words: number, sparse: number): string {
+  const meaning = 1 - words - sparse;
+  const parts = [`${f(words, 2)} × words`, `${f(meaning, 2)} × meaning`];
+  if (sparse > 0) parts.push(`${f(sparse, 2)} × related words`);
+  return `fused: ${parts.join(" + ")}, each scaled 0–1 in its list`;
+}
+
 /** The explanation as lines a person reads. */
 export function whyLines(hit: HitExplain, q: QueryExplain): string[] {
   const lines: string[] = [];
   const parts = [`score ${f(hit.score)}`];
   if (hit.text) parts.push(`words: #${hit.text.rank} (${f(hit.text.score)}${hit.text.scaled != null ? `, ${f(hit.text.scaled, 2)} of the best` : ""})`);
   if (hit.meaning) parts.push(`meaning: #${hit.meaning.rank} (similarity ${f(hit.meaning.score)})`);
+  if (hit.sparse) parts.push(`related words: #${hit.sparse.rank} (${f(hit.sparse.score)})`);
   if (hit.author_named > 0) parts.push(`+${f(hit.author_named)}: the query names its author`);
   if (hit.neighbours > 0) parts.push(`+${f(hit.neighbours)} from the note beside it`);
   lines.push(parts.join(" · "));
@@ -34,7 +44,8 @@ export function whyLines(hit: HitExplain, q: QueryExplain): string[] {
   if (q.dropped_common.length) lines.push(`common words dropped: ${q.dropped_common.join(", ")}`);
   if (q.dropped_over_budget.length) lines.push(`too common to rank, dropped: ${q.dropped_over_budget.join(", ")}`);
   if (q.filter.length) lines.push(`narrowed by: ${q.filter.join("; ")}`);
-  if (q.words_weight != null) lines.push(`fused: ${f(q.words_weight, 1)} × words + ${f(1 - q.words_weight, 1)} × meaning, each scaled 0–1 in its list`);
+  if (q.pieces?.length) lines.push(`related words ranked by ${weights(q.pieces)}`);
+  if (q.words_weight != null) lines.push(fused(q.words_weight, q.sparse_weight ?? 0));
   if (q.meaning && q.meaning.below_floor > 0) lines.push(`${q.meaning.below_floor} meaning matches under ${q.meaning_floor} left out`);
   if (q.superseded_left_out > 0) lines.push(`${q.superseded_left_out} superseded notes left out`);
   if (q.copies_folded > 0) lines.push(`${q.copies_folded} copies folded into the first of their text`);
