@@ -20,6 +20,7 @@ mod history;
 pub mod lock;
 mod meaning;
 mod pads;
+mod plan;
 mod roster;
 mod search;
 mod sparse;

@@ -5,6 +5,7 @@
 //! added). Built from the figures the ranking used, and only when asked.
 
 use super::fusion::{Fused, Side};
+use super::plan::Plan;
 use super::sparse::SparsePlan;
 use super::Engine;
 use crate::error::Result;
@@ -31,10 +32,12 @@ pub(super) struct TextPlan {
     pub ranked: Vec<(String, u64)>,
 }
 
-/// How many hits each side was asked for and found.
+/// What each list was asked for and found, and the word side's and the
+/// sparse list's plans.
 pub(super) struct Sides {
     pub k: u32,
     pub text: Option<usize>,
+    pub text_plan: Option<TextPlan>,
     pub meaning: Option<usize>,
     pub below_floor: usize,
     /// The sparse list's plan and how many it found (hybrid with the
@@ -43,15 +46,15 @@ pub(super) struct Sides {
 }
 
 impl Engine {
+    /// What the query became: the plan, and each list's part.
     pub(super) async fn explain_query(
         &self,
-        query: &str,
-        mode: SearchMode,
-        plan: Option<&TextPlan>,
-        filter: &EntryFilter,
+        search: &Plan,
         p: &SearchParams,
         sides: Sides,
     ) -> Result<QueryExplain> {
+        let (query, mode, filter) = (search.query.as_str(), search.mode, &search.filter);
+        let plan = sides.text_plan.as_ref();
         let db = self.db();
         // The words ranked by; a keyword query's tiers found enough before
         // the ranked tier ran, so its words are counted here.
@@ -75,11 +78,7 @@ impl Engine {
             .collect();
         words.sort_by(|a, b| b.weight.total_cmp(&a.weight));
         let plan = plan.cloned().unwrap_or_default();
-        let hybrid = mode == SearchMode::Hybrid;
-        let weights = match sides.sparse {
-            Some(_) => super::fusion::THREE_LISTS,
-            None => super::fusion::TWO_LISTS,
-        };
+        let weights = search.fusion;
         let (sparse, sparse_plan) = match sides.sparse {
             Some((plan, found)) => (Some(found), plan),
             None => (None, SparsePlan::default()),
@@ -104,11 +103,10 @@ impl Engine {
             filter: conditions(filter, p.include_superseded),
             text: candidates(sides.text, 0),
             meaning: candidates(sides.meaning, sides.below_floor),
-            meaning_floor: (mode == SearchMode::Hybrid)
-                .then_some(super::fusion::HYBRID_MIN_SIMILARITY),
-            words_weight: hybrid.then_some(weights.words),
+            meaning_floor: weights.map(|_| super::fusion::HYBRID_MIN_SIMILARITY),
+            words_weight: weights.map(|w| w.words),
             sparse: candidates(sparse, 0),
-            sparse_weight: sparse.map(|_| weights.sparse),
+            sparse_weight: weights.filter(|w| w.sparse > 0.0).map(|w| w.sparse),
             pieces: sparse_plan.ranked,
             pieces_left_out: sparse_plan.left_out,
             superseded_left_out: 0,

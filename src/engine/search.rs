@@ -3,6 +3,8 @@
 use std::time::Instant;
 
 use super::explain::{self, TextPlan};
+use super::plan::{self, Plan};
+use super::sparse::SparsePlan;
 use super::{fusion, limit, Engine};
 use crate::error::{Error, Result};
 use crate::guard::Guard;
@@ -60,171 +62,32 @@ impl Engine {
         }
     }
 
-    /// Up to `want` hits, best first (copies not yet folded).
+    /// Up to `want` hits, best first (copies not yet folded): the request
+    /// planned (`plan.rs`), its lists run, fused and cut.
     async fn search_inner(
         &self,
         p: &SearchParams,
         guard: &Guard,
         want: u32,
     ) -> Result<SearchResult> {
-        let query = p.query.trim();
-        if query.is_empty() {
-            return Err(Error::invalid(
-                "query",
-                "query is empty; give words to look for, e.g. 'docker login'.",
-            ));
-        }
-        let qlen = query.chars().count();
-        if qlen > 1000 {
-            return Err(Error::over_limit(
-                "query",
-                format!(
-                    "query is {qlen} characters; the limit is 1000. Search for the key phrase."
-                ),
-                1000,
-                qlen,
-            ));
-        }
-        let limit = want;
-        let filter = EntryFilter {
-            pad: p
-                .pad
-                .as_deref()
-                .map(|n| model::pad_name("pad", n))
-                .transpose()?,
-            tags: model::tags("tags", &p.tags)?,
-            author: p
-                .author
-                .as_deref()
-                .map(|a| model::author("author", a))
-                .transpose()?,
-            kind: p.kind,
-            category: p.category,
-            min_confidence: p.min_confidence.map(model::confidence).transpose()?,
-            ..EntryFilter::default()
+        plan::asked(p)?;
+        let filter = guard.scope(filter_of(p)?)?;
+        let available = match self.semantic() {
+            Some(s) if s.is_ready() => Ok(s.pieces()),
+            Some(s) => Err(s.not_ready()),
+            None => Err(None),
         };
-        let filter = guard.scope(filter)?;
-        let ready = self.semantic().filter(|s| s.is_ready());
-        let mode = match (p.mode, ready) {
-            (SearchMode::Text, _) | (SearchMode::Hybrid, None) => SearchMode::Text,
-            (SearchMode::Semantic, None) => {
-                return Err(match self.semantic().and_then(|s| s.not_ready()) {
-                    Some(why) => why,
-                    None => Error::Unavailable(
-                        "semantic search is off in this engine (started without a model); use mode 'text', or restart `pad serve` without --no-semantic.".into(),
-                    ),
-                })
-            }
-            (mode, Some(_)) => mode,
-        };
-        // Hybrid fuses more than it shows, so each side can lift the other.
-        let k = if mode == SearchMode::Hybrid {
-            fused_depth(limit)
-        } else {
-            limit
-        };
-        // The sparse list, third, in hybrid search when the sparse model
-        // is loaded (`sparse.rs`).
-        let pieces = match mode {
-            SearchMode::Hybrid => self.semantic().and_then(|s| s.pieces()),
-            _ => None,
-        };
-        // The meaning side (query embedding on the worker, then the index)
-        // runs as its own task, alongside the text side; the sparse list
-        // after it, once every acknowledged write is encoded.
-        let meaning = match mode {
-            SearchMode::Text => None,
-            _ => {
-                let (query, filter, this) = (query.to_string(), filter.clone(), self.clone());
-                Some(tokio::spawn(async move {
-                    let (near, not_embedded) = this
-                        .nearest_entries(&query, Probe::Search, filter.clone(), k)
-                        .await?;
-                    let sparse = match pieces {
-                        None => None,
-                        Some(pieces) => {
-                            let _turn = this.turn().await?;
-                            Some(this.sparse_hits(&pieces, &query, &filter, k).await?)
-                        }
-                    };
-                    Ok::<_, Error>((near, not_embedded, sparse))
-                }))
-            }
-        };
-        let (text_hits, plan) = match mode {
-            SearchMode::Semantic => (Vec::new(), None),
-            _ => {
-                // Substrings (the slowest tier) only for one-word queries in
-                // hybrid, such as an identifier fragment; longer queries are
-                // what meaning search is for.
-                let substrings =
-                    mode != SearchMode::Hybrid || query.split_whitespace().count() == 1;
-                let _turn = self.turn().await?;
-                let (hits, plan) = self
-                    .text_hits(query, &filter, k, substrings, mode == SearchMode::Hybrid)
-                    .await?;
-                (hits, Some(plan))
-            }
-        };
-        let (near, not_embedded, sparse) = match meaning {
-            Some(task) => task
-                .await
-                .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))??,
-            None => (Vec::new(), 0, None),
-        };
-        let (sparse_hits, sparse_plan) = match sparse {
-            Some((hits, plan)) => (hits, Some(plan)),
-            None => (Vec::new(), None),
-        };
-        let text_found = text_hits.len();
-        let near_found = near.len();
-        let sparse_found = sparse_hits.len();
-        let mut below_floor = 0;
-        let ranked = match mode {
-            SearchMode::Text => fusion::one_side(text_hits, true),
-            SearchMode::Semantic => fusion::one_side(near, false),
-            SearchMode::Hybrid => {
-                // Weak meaning matches are noise next to word matches.
-                let near: Vec<(Entry, f64)> = near
-                    .into_iter()
-                    .filter(|(_, score)| *score >= fusion::HYBRID_MIN_SIMILARITY)
-                    .collect();
-                below_floor = near_found - near.len();
-                let keyed = |hits: Vec<(Entry, f64)>| -> Vec<(String, Entry, f64)> {
-                    hits.into_iter()
-                        .map(|(e, s)| (e.id.clone(), e, s))
-                        .collect()
-                };
-                let weights = match sparse_plan {
-                    Some(_) => fusion::THREE_LISTS,
-                    None => fusion::TWO_LISTS,
-                };
-                let fused = fusion::author_named(
-                    fusion::fuse(keyed(text_hits), keyed(near), keyed(sparse_hits), weights),
-                    |e: &Entry| e.author.clone(),
-                    &terms::index_words(query),
-                );
-                self.lifted_by_neighbours(fused).await?
-            }
-        };
-        let ranked = ranked.into_iter().take(limit as usize);
+        let plan = Plan::new(p, filter, available, want)?;
+        let lists = self.run_lists(&plan).await?;
+        let not_embedded = lists.not_embedded;
+        let (ranked, sides) = self.ranked(&plan, lists).await?;
         let explain = match p.explain {
             false => None,
-            true => {
-                let sides = explain::Sides {
-                    k,
-                    text: plan.is_some().then_some(text_found),
-                    meaning: (mode != SearchMode::Text).then_some(near_found),
-                    below_floor,
-                    sparse: sparse_plan.map(|plan| (plan, sparse_found)),
-                };
-                Some(
-                    self.explain_query(query, mode, plan.as_ref(), &filter, p, sides)
-                        .await?,
-                )
-            }
+            true => Some(self.explain_query(&plan, p, sides).await?),
         };
         let hits = ranked
+            .into_iter()
+            .take(plan.limit as usize)
             .map(|f| {
                 let why = explain.as_ref().map(|q| explain::hit(&f, q));
                 SearchHit {
@@ -246,10 +109,112 @@ impl Engine {
             .collect();
         Ok(SearchResult {
             hits,
-            mode,
+            mode: plan.mode,
             not_embedded,
             explain,
         })
+    }
+
+    /// Runs the plan's lists: the meaning side (the query's embedding on
+    /// the worker, then the index) as its own task alongside the word
+    /// side, and the related words after the meaning side, once every
+    /// acknowledged write is encoded.
+    async fn run_lists(&self, plan: &Plan) -> Result<Lists> {
+        let meaning = plan.meaning.then(|| {
+            let (query, filter, this) = (plan.query.clone(), plan.filter.clone(), self.clone());
+            let (pieces, k) = (plan.sparse.clone(), plan.k);
+            tokio::spawn(async move {
+                let (near, not_embedded) = this
+                    .nearest_entries(&query, Probe::Search, filter.clone(), k)
+                    .await?;
+                let sparse = match pieces {
+                    None => None,
+                    Some(pieces) => {
+                        let _turn = this.turn().await?;
+                        Some(this.sparse_hits(&pieces, &query, &filter, k).await?)
+                    }
+                };
+                Ok::<_, Error>((near, not_embedded, sparse))
+            })
+        });
+        let (text, text_plan) = match plan.words {
+            None => (Vec::new(), None),
+            Some(words) => {
+                let _turn = self.turn().await?;
+                let (hits, text_plan) = self
+                    .text_hits(
+                        &plan.query,
+                        &plan.filter,
+                        plan.k,
+                        words.substrings,
+                        words.beside_meaning,
+                    )
+                    .await?;
+                (hits, Some(text_plan))
+            }
+        };
+        let (near, not_embedded, sparse) = match meaning {
+            Some(task) => task
+                .await
+                .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))??,
+            None => (Vec::new(), 0, None),
+        };
+        Ok(Lists {
+            text,
+            text_plan,
+            near,
+            not_embedded,
+            sparse,
+        })
+    }
+
+    /// The lists as one ranking: one list as it ranks; a hybrid's fused
+    /// by the plan's weights (weak meaning matches left out), raised where
+    /// the query names the author, lifted by neighbours. With it, what
+    /// each list was asked for and found, for `explain`.
+    async fn ranked(
+        &self,
+        plan: &Plan,
+        lists: Lists,
+    ) -> Result<(Vec<fusion::Fused<Entry>>, explain::Sides)> {
+        let mut sides = explain::Sides {
+            k: plan.k,
+            text: lists.text_plan.is_some().then_some(lists.text.len()),
+            text_plan: lists.text_plan,
+            meaning: plan.meaning.then_some(lists.near.len()),
+            below_floor: 0,
+            sparse: None,
+        };
+        let Some(weights) = plan.fusion else {
+            let ranked = match plan.mode {
+                SearchMode::Semantic => fusion::one_side(lists.near, false),
+                _ => fusion::one_side(lists.text, true),
+            };
+            return Ok((ranked, sides));
+        };
+        // Weak meaning matches are noise next to word matches.
+        let found = lists.near.len();
+        let near: Vec<(Entry, f64)> = lists
+            .near
+            .into_iter()
+            .filter(|(_, score)| *score >= fusion::HYBRID_MIN_SIMILARITY)
+            .collect();
+        sides.below_floor = found - near.len();
+        let (sparse, sparse_plan) = lists.sparse.unwrap_or_default();
+        if plan.sparse.is_some() {
+            sides.sparse = Some((sparse_plan, sparse.len()));
+        }
+        let keyed = |hits: Vec<(Entry, f64)>| -> Vec<(String, Entry, f64)> {
+            hits.into_iter()
+                .map(|(e, s)| (e.id.clone(), e, s))
+                .collect()
+        };
+        let fused = fusion::author_named(
+            fusion::fuse(keyed(lists.text), keyed(near), keyed(sparse), weights),
+            |e: &Entry| e.author.clone(),
+            &terms::index_words(&plan.query),
+        );
+        Ok((self.lifted_by_neighbours(fused).await?, sides))
     }
 
     /// `fusion::lift` with each hit's neighbours: the notes just before and
@@ -455,6 +420,38 @@ impl Engine {
     }
 }
 
+/// What the plan's lists found.
+struct Lists {
+    text: Vec<(Entry, f64)>,
+    text_plan: Option<TextPlan>,
+    near: Vec<(Entry, f64)>,
+    /// Acknowledged writes the meaning side could not wait for (a flood).
+    not_embedded: u64,
+    sparse: Option<(Vec<(Entry, f64)>, SparsePlan)>,
+}
+
+/// The conditions a search's params ask for (the guard then narrows them
+/// to what the caller may read).
+fn filter_of(p: &SearchParams) -> Result<EntryFilter> {
+    Ok(EntryFilter {
+        pad: p
+            .pad
+            .as_deref()
+            .map(|n| model::pad_name("pad", n))
+            .transpose()?,
+        tags: model::tags("tags", &p.tags)?,
+        author: p
+            .author
+            .as_deref()
+            .map(|a| model::author("author", a))
+            .transpose()?,
+        kind: p.kind,
+        category: p.category,
+        min_confidence: p.min_confidence.map(model::confidence).transpose()?,
+        ..EntryFilter::default()
+    })
+}
+
 /// What a meaning lookup is for.
 #[derive(Clone, Copy)]
 pub(super) enum Probe {
@@ -465,12 +462,6 @@ pub(super) enum Probe {
     /// texts are, against what is embedded now — waiting for the backlog
     /// would hold up every add behind the writes before it.
     NewNote,
-}
-
-/// Hybrid search fuses this many hits from each side, so a hit low on one
-/// list but present on both can still rise into the page.
-fn fused_depth(limit: u32) -> u32 {
-    (limit * 2).clamp(20, MAX_SEARCH_LIMIT)
 }
 
 /// Hits with exactly the text of a hit before them leave the page; the

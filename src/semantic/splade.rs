@@ -147,6 +147,25 @@ impl Pieces {
     }
 }
 
+#[cfg(test)]
+impl Pieces {
+    /// Pieces by a tokenizer of whitespace words, each word's place in
+    /// `vocab` its id (words not in it left out): for the engine's unit
+    /// tests, which have no model files.
+    pub(crate) fn of_words(vocab: &'static [&'static str]) -> Pieces {
+        let id = move |w: &str| vocab.iter().position(|v| *v == w).map(|i| i as u32);
+        Pieces {
+            split: Arc::new(move |q: &str| {
+                let mut ids: Vec<u32> = q.split_whitespace().filter_map(id).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                ids
+            }),
+            name: Arc::new(move |i| vocab.get(i as usize).map(|w| w.to_string())),
+        }
+    }
+}
+
 /// A note's score for a query: the dot product of their terms (both
 /// ascending by id, as `encode` and `query_terms` give them).
 pub fn score(query: &[(u32, f32)], terms: &[(u32, f32)]) -> f32 {
