@@ -94,28 +94,7 @@ impl Worker {
     fn run(self) {
         let mut model = match self.start() {
             Ok(m) => m,
-            Err(why) => {
-                tracing::warn!("semantic search unavailable: {why}");
-                *write(&self.shared.status) = Status::Unavailable(why);
-                // Keep answering, so callers get the reason rather than a hang.
-                while let Ok(msg) = self.rx.recv() {
-                    match msg {
-                        Msg::Stop => break,
-                        Msg::Query(_, _, reply) => {
-                            let _ = reply.send(Err(Error::Unavailable(
-                                "semantic search is unavailable".into(),
-                            )));
-                        }
-                        Msg::Reindex(reply) => {
-                            let _ = reply.send(Err(Error::Unavailable(
-                                "semantic search is unavailable".into(),
-                            )));
-                        }
-                        Msg::Wake | Msg::RunDone => {}
-                    }
-                }
-                return;
-            }
+            Err(why) => return self.unavailable(why),
         };
         let mut saved_at = Instant::now();
         let mut faults = crate::faults::Faults::default();
@@ -192,6 +171,26 @@ impl Worker {
             tracing::error!("updating the vector index failed: {e}");
         }
         self.save();
+    }
+
+    /// Says why semantic search is unavailable, and keeps answering until
+    /// stopped, so callers get the reason rather than a hang.
+    fn unavailable(&self, why: String) {
+        tracing::warn!("semantic search unavailable: {why}");
+        *write(&self.shared.status) = Status::Unavailable(why);
+        let refused = || Error::Unavailable("semantic search is unavailable".into());
+        while let Ok(msg) = self.rx.recv() {
+            match msg {
+                Msg::Stop => break,
+                Msg::Query(_, _, reply) => {
+                    let _ = reply.send(Err(refused()));
+                }
+                Msg::Reindex(reply) => {
+                    let _ = reply.send(Err(refused()));
+                }
+                Msg::Wake | Msg::RunDone => {}
+            }
+        }
     }
 
     /// Answers one message; `false` means stop.
