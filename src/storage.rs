@@ -240,15 +240,13 @@ pub trait TextSearch: Send + Sync + 'static {
 pub trait SparseSearch: Send + Sync + 'static {
     /// How many entries hold each of `terms`, and how many have terms.
     fn term_counts<'a>(&'a self, terms: &'a [u32]) -> Fut<'a, TermCounts>;
-    /// The entries passing `filter` that hold any of `query`'s terms
-    /// (term, weight), best first by the sum over the terms they hold of
-    /// their weight times the query's; at most `limit`.
-    fn sparse_hits<'a>(
+    /// The postings of `terms` on the live entries passing `filter`:
+    /// (term, entry id, the entry's weight for it), in no order.
+    fn sparse_postings<'a>(
         &'a self,
-        query: &'a [(u32, f32)],
+        terms: &'a [u32],
         filter: &'a EntryFilter,
-        limit: u32,
-    ) -> Fut<'a, Vec<(Entry, f64)>>;
+    ) -> Fut<'a, Vec<(u32, i64, f32)>>;
 }
 
 /// What `SparseSearch::term_counts` answers.

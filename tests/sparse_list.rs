@@ -100,6 +100,28 @@ async fn a_note_is_found_by_a_word_it_means_and_loses_it_when_edited() {
         "{weight} against {idf}: {explain}"
     );
 
+    // Within a pad, the idf is over the pad's notes: "pets" holds one.
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "dog", "mode": "hybrid", "explain": true, "pad": "pets"}),
+    )
+    .await;
+    let (in_pad, weight) = piece(&r, "dog").unwrap_or_else(|| panic!("{}", r["explain"]));
+    assert_eq!(in_pad, 1, "{}", r["explain"]);
+    assert!(
+        (weight - 2f64.ln()).abs() < 1e-5,
+        "{weight}: {}",
+        r["explain"]
+    );
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "dog", "mode": "hybrid", "explain": true, "pad": "work"}),
+    )
+    .await;
+    assert!(hit(&r, PUPPY).is_none(), "the filter holds: {r}");
+
     // Edited to be about printers: no longer found by "dog", and the
     // piece's count falls by one.
     let id = puppy["id"].as_str().unwrap();

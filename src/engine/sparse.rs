@@ -2,9 +2,12 @@
 //! among their learned sparse terms (`semantic::splade`: a note's words
 //! and the words it means, each weighted, stored beside its vector by the
 //! embedding worker). The query runs no model: it is its own word pieces,
-//! each weighing its idf over the notes that have terms, ln(1 + N/df), the
+//! each weighing its idf among the notes searched, ln(1 + N/df), the
 //! rarest kept while their postings fit the hybrid's budget
 //! (`terms::HYBRID_POSTINGS_BUDGET`), as the word side's ranked tier does.
+//! The stores read the postings; the ranking is here, once.
+
+use std::collections::HashMap;
 
 use super::Engine;
 use crate::error::Result;
@@ -26,8 +29,14 @@ pub(super) struct SparsePlan {
 
 impl Engine {
     /// The sparse list for `query`: up to `k` notes passing `filter`, best
-    /// first, with their scores (the sum of their weights for the query's
-    /// pieces times the pieces' idf).
+    /// first, with their scores (the sum over the query's pieces a note
+    /// holds of its weight for the piece times the piece's idf).
+    ///
+    /// The pieces are kept rarest first while their postings across the
+    /// store fit the budget (that bounds what is read); then only their
+    /// postings on notes passing the filter are read, and each piece's idf
+    /// is counted among those notes: in a pad, a word every note of that
+    /// pad holds weighs little, however rare elsewhere.
     pub(super) async fn sparse_hits(
         &self,
         pieces: &Pieces,
@@ -40,34 +49,108 @@ impl Engine {
         let counts = db.term_counts(&ids).await?;
         let held: Vec<(u32, u64)> = counts.held.into_iter().filter(|(_, df)| *df > 0).collect();
         let kept = terms::within_budget(&held, terms::HYBRID_POSTINGS_BUDGET);
-        let n = counts.notes.max(1) as f64;
-        let weighed: Vec<(u32, u64, f32)> = held
-            .iter()
-            .filter(|(id, _)| kept.contains(id))
-            .map(|&(id, df)| (id, df, (1.0 + n / df as f64).ln() as f32))
-            .collect();
+        let postings = db.sparse_postings(&kept, filter).await?;
+        let notes = match filter.is_unfiltered() {
+            true => counts.notes,
+            false => db.count_matching(filter.clone(), NOTES_COUNTED).await? as u64,
+        };
+        let ranked = rank(&postings, notes, k as usize);
         let name = |id: u32| pieces.name(id).unwrap_or_else(|| format!("#{id}"));
         let mut plan = SparsePlan {
-            ranked: weighed
+            ranked: ranked
+                .weights
                 .iter()
-                .map(|&(id, df, w)| WordWeight {
+                .map(|&(id, df, weight)| WordWeight {
                     word: name(id),
                     entries: df,
-                    weight: w as f64,
+                    weight,
                 })
                 .collect(),
             left_out: ids
                 .iter()
-                .filter(|id| !kept.contains(id))
+                .filter(|id| !ranked.weights.iter().any(|w| w.0 == **id))
                 .map(|&id| name(id))
                 .collect(),
         };
         plan.ranked.sort_by(|a, b| b.weight.total_cmp(&a.weight));
-        if weighed.is_empty() {
-            return Ok((Vec::new(), plan));
-        }
-        let query: Vec<(u32, f32)> = weighed.iter().map(|&(id, _, w)| (id, w)).collect();
-        let hits = db.sparse_hits(&query, filter, k).await?;
+        let seqs: Vec<i64> = ranked.best.iter().map(|(seq, _)| *seq).collect();
+        let entries = db.entries_by_id(&seqs).await?;
+        let hits = ranked
+            .best
+            .into_iter()
+            .zip(entries)
+            .filter_map(|((_, score), e)| Some((e?, score)))
+            .collect();
         Ok((hits, plan))
+    }
+}
+
+/// A filter's notes are counted up to this many for the idf; a filter
+/// passing more counts as this many (the count costs a scan of them).
+const NOTES_COUNTED: usize = 20_000;
+
+/// What `rank` makes of the postings.
+struct Ranked {
+    /// Each piece with postings: (piece, notes holding it, its idf).
+    weights: Vec<(u32, u64, f64)>,
+    /// The best `k` notes, (id, score), best first (ties: the newest).
+    best: Vec<(i64, f64)>,
+}
+
+/// Ranks the notes of `postings` (piece, note, weight) among `notes`
+/// notes: each piece weighs ln(1 + notes / the notes holding it), and a
+/// note scores the sum of its weights times the pieces' weights.
+fn rank(postings: &[(u32, i64, f32)], notes: u64, k: usize) -> Ranked {
+    let mut df: HashMap<u32, u64> = HashMap::new();
+    for &(piece, _, _) in postings {
+        *df.entry(piece).or_default() += 1;
+    }
+    // A count capped below the postings seen is raised to them.
+    let n = notes.max(df.values().copied().max().unwrap_or(0)).max(1) as f64;
+    let idf: HashMap<u32, f64> = df
+        .iter()
+        .map(|(&piece, &d)| (piece, (1.0 + n / d as f64).ln()))
+        .collect();
+    let mut score: HashMap<i64, f64> = HashMap::new();
+    for &(piece, seq, weight) in postings {
+        *score.entry(seq).or_default() += weight as f64 * idf[&piece];
+    }
+    let mut best: Vec<(i64, f64)> = score.into_iter().collect();
+    best.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    best.truncate(k);
+    let mut weights: Vec<(u32, u64, f64)> = df
+        .iter()
+        .map(|(&piece, &d)| (piece, d, idf[&piece]))
+        .collect();
+    weights.sort_by_key(|w| w.0);
+    Ranked { weights, best }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rank;
+
+    #[test]
+    fn a_note_scores_its_weights_times_the_pieces_idf_among_the_notes_searched() {
+        // Four notes searched. Piece 7 is held by notes 1 and 2, piece 9 by
+        // note 2 alone: idf ln(1 + 4/2) and ln(1 + 4/1).
+        let postings = [(7, 1, 2.0), (7, 2, 0.5), (9, 2, 1.0)];
+        let r = rank(&postings, 4, 10);
+        let (i7, i9) = (3f64.ln(), 5f64.ln());
+        assert_eq!(r.weights.len(), 2);
+        assert_eq!((r.weights[0].0, r.weights[0].1), (7, 2));
+        assert!((r.weights[0].2 - i7).abs() < 1e-12);
+        assert!((r.weights[1].2 - i9).abs() < 1e-12);
+        // Note 1: 2.0·i7 = 2.197; note 2: 0.5·i7 + 1.0·i9 = 2.159.
+        assert_eq!(r.best.iter().map(|b| b.0).collect::<Vec<_>>(), [1, 2]);
+        assert!((r.best[0].1 - 2.0 * i7).abs() < 1e-9);
+        assert!((r.best[1].1 - (0.5 * i7 + i9)).abs() < 1e-9);
+        // Cut at k; equal scores: the newer note first.
+        let tie = rank(&[(7, 1, 1.0), (7, 3, 1.0), (7, 2, 1.0)], 3, 2);
+        assert_eq!(tie.best.iter().map(|b| b.0).collect::<Vec<_>>(), [3, 2]);
+        // A count below the postings seen (capped) is raised to them.
+        let capped = rank(&[(7, 1, 1.0), (7, 2, 1.0)], 1, 5);
+        assert!((capped.weights[0].2 - 2f64.ln()).abs() < 1e-12);
+        assert!(rank(&[], 0, 5).best.is_empty());
     }
 }

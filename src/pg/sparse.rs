@@ -6,11 +6,10 @@
 //! Writers hold the vectors' advisory lock, so the counts' rows are never
 //! updated by two engines at once.
 
-use sqlx::{Postgres, Transaction};
+use sqlx::{Postgres, Row, Transaction};
 
 use super::{bounded, Arg, PgStore, Query};
 use crate::error::Result;
-use crate::model::Entry;
 use crate::storage::{EntryFilter, Fut, SparseSearch, TermCounts};
 
 /// `sparse_counts`' row counting the entries that have terms.
@@ -87,30 +86,31 @@ impl SparseSearch for PgStore {
         })
     }
 
-    fn sparse_hits<'a>(
+    fn sparse_postings<'a>(
         &'a self,
-        query: &'a [(u32, f32)],
+        terms: &'a [u32],
         filter: &'a EntryFilter,
-        limit: u32,
-    ) -> Fut<'a, Vec<(Entry, f64)>> {
+    ) -> Fut<'a, Vec<(u32, i64, f32)>> {
         bounded(async move {
-            if query.is_empty() || limit == 0 {
+            if terms.is_empty() {
                 return Ok(Vec::new());
             }
             let mut q = Query::new("");
-            q.push("", Arg::Ints(query.iter().map(|t| t.0 as i64).collect()));
-            q.push("", Arg::Reals(query.iter().map(|t| t.1 as f64).collect()));
+            q.push("", Arg::Ints(terms.iter().map(|&t| t as i64).collect()));
             q.raw(
-                "SELECT t.seq, sum(t.weight * q.w)::float8 AS score \
-                 FROM unnest($1::bigint[], $2::float8[]) AS q(term, w) \
-                 JOIN sparse_terms t ON t.term = q.term \
-                 JOIN entries e ON e.seq = t.seq JOIN pads p ON p.name = e.pad WHERE true",
+                "SELECT t.term, t.seq, t.weight FROM sparse_terms t \
+                 JOIN entries e ON e.seq = t.seq JOIN pads p ON p.name = e.pad \
+                 WHERE t.term = ANY($1::bigint[]::int[])",
             );
             q.filter(filter);
-            q.raw(&format!(
-                " GROUP BY t.seq ORDER BY score DESC, t.seq DESC LIMIT {limit}"
-            ));
-            self.scored(q).await
+            let rows: Vec<(i32, i64, f32)> = q
+                .build()
+                .fetch_all(self.pool())
+                .await?
+                .iter()
+                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+                .collect::<Result<_>>()?;
+            Ok(rows.into_iter().map(|(t, s, w)| (t as u32, s, w)).collect())
         })
     }
 }

@@ -2,8 +2,8 @@
 //! (`semantic::splade`) in `vectors.db`'s `terms` table, written by the
 //! embedding worker in the transaction that stores the entry's vector, and
 //! how many entries hold each term (`term_counts`), kept in the same
-//! transaction. A search asks for the entries holding any of the query's
-//! terms, each weighing its idf, ranked by the sum of their weights.
+//! transaction. A search reads the postings of the query's terms on the
+//! entries that pass its filter (`engine::sparse` ranks them).
 
 use rusqlite::types::Value as Sql;
 use rusqlite::{params, params_from_iter, CachedStatement, Connection, Transaction};
@@ -11,7 +11,6 @@ use rusqlite::{params, params_from_iter, CachedStatement, Connection, Transactio
 use super::Sqlite;
 use super::Store;
 use crate::error::Result;
-use crate::model::Entry;
 use crate::storage::{EntryFilter, Fut, SparseSearch, TermCounts};
 
 /// `term_counts`' row counting the entries that have terms.
@@ -72,16 +71,37 @@ impl Store {
         term_counts(&conn, terms)
     }
 
-    /// The entries passing `filter` that hold any of `query`'s terms, best
-    /// first by the sum of their weights times the query's.
-    pub fn sparse_hits(
+    /// The postings of `terms` on the live entries passing `filter`.
+    pub fn sparse_postings(
         &self,
-        query: &[(u32, f32)],
+        terms: &[u32],
         filter: &EntryFilter,
-        limit: u32,
-    ) -> Result<Vec<(Entry, f64)>> {
+    ) -> Result<Vec<(u32, i64, f32)>> {
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut args: Vec<Sql> = terms.iter().map(|&t| Sql::Integer(t as i64)).collect();
+        // Each term's entries are read by the primary key, then each entry
+        // once with the filter checked.
+        let mut sql = format!(
+            "WITH q (term) AS (VALUES {}) \
+             SELECT t.term, t.seq, t.weight FROM q CROSS JOIN vec.terms t ON t.term = q.term \
+             CROSS JOIN entries e ON e.seq = t.seq JOIN pads p ON p.name = e.pad WHERE 1",
+            vec!["(?)"; terms.len()].join(", ")
+        );
+        filter.push_sql_per_entry(&mut sql, &mut args);
         let conn = self.reader()?;
-        sparse_hits(&conn, query, filter, limit)
+        let postings = conn
+            .prepare_cached(&sql)?
+            .query_map(params_from_iter(args), |r| {
+                Ok((
+                    r.get::<_, i64>(0)? as u32,
+                    r.get(1)?,
+                    r.get::<_, f64>(2)? as f32,
+                ))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(postings)
     }
 }
 
@@ -99,50 +119,17 @@ fn term_counts(conn: &Connection, terms: &[u32]) -> Result<TermCounts> {
     Ok(TermCounts { notes, held })
 }
 
-fn sparse_hits(
-    conn: &Connection,
-    query: &[(u32, f32)],
-    filter: &EntryFilter,
-    limit: u32,
-) -> Result<Vec<(Entry, f64)>> {
-    if query.is_empty() || limit == 0 {
-        return Ok(Vec::new());
-    }
-    let mut args: Vec<Sql> = Vec::with_capacity(query.len() * 2 + 8);
-    for &(term, weight) in query {
-        args.push(Sql::Integer(term as i64));
-        args.push(Sql::Real(weight as f64));
-    }
-    // The query's terms drive: each term's entries are read by the primary
-    // key, then each entry once with the filter checked.
-    let mut sql = format!(
-        "WITH q (term, w) AS (VALUES {}) \
-         SELECT t.seq, sum(t.weight * q.w) FROM q CROSS JOIN vec.terms t ON t.term = q.term \
-         CROSS JOIN entries e ON e.seq = t.seq JOIN pads p ON p.name = e.pad WHERE 1",
-        vec!["(?, ?)"; query.len()].join(", ")
-    );
-    filter.push_sql_per_entry(&mut sql, &mut args);
-    sql.push_str(" GROUP BY t.seq ORDER BY 2 DESC, t.seq DESC LIMIT ?");
-    args.push(Sql::Integer(limit as i64));
-    let ranked: Vec<(i64, f64)> = conn
-        .prepare_cached(&sql)?
-        .query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    super::text::read_ranked(conn, ranked)
-}
-
 impl SparseSearch for Sqlite {
     fn term_counts<'a>(&'a self, terms: &'a [u32]) -> Fut<'a, TermCounts> {
         self.inline(move |s| s.term_counts(terms))
     }
 
-    fn sparse_hits<'a>(
+    fn sparse_postings<'a>(
         &'a self,
-        query: &'a [(u32, f32)],
+        terms: &'a [u32],
         filter: &'a EntryFilter,
-        limit: u32,
-    ) -> Fut<'a, Vec<(Entry, f64)>> {
-        let (query, filter) = (query.to_vec(), filter.clone());
-        self.blocking(move |s| s.sparse_hits(&query, &filter, limit))
+    ) -> Fut<'a, Vec<(u32, i64, f32)>> {
+        let (terms, filter) = (terms.to_vec(), filter.clone());
+        self.blocking(move |s| s.sparse_postings(&terms, &filter))
     }
 }
