@@ -238,8 +238,8 @@ pub trait TextSearch: Send + Sync + 'static {
 /// The sparse list (`engine::sparse`): the learned sparse terms the
 /// embedding worker stores beside each vector (`Encoded`), searched by term.
 pub trait SparseSearch: Send + Sync + 'static {
-    /// How many entries hold each of `terms`, and how many have terms.
-    fn term_counts<'a>(&'a self, terms: &'a [u32]) -> Fut<'a, TermCounts>;
+    /// How many entries hold each of `terms`, in the order asked.
+    fn term_counts<'a>(&'a self, terms: &'a [u32]) -> Fut<'a, Vec<(u32, u64)>>;
     /// The postings of `terms` on the live entries passing `filter`:
     /// (term, entry id, the entry's weight for it), in no order.
     fn sparse_postings<'a>(
@@ -247,15 +247,6 @@ pub trait SparseSearch: Send + Sync + 'static {
         terms: &'a [u32],
         filter: &'a EntryFilter,
     ) -> Fut<'a, Vec<(u32, i64, f32)>>;
-}
-
-/// What `SparseSearch::term_counts` answers.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TermCounts {
-    /// Entries that have sparse terms.
-    pub notes: u64,
-    /// Each term asked for, with how many entries hold it, in the order asked.
-    pub held: Vec<(u32, u64)>,
 }
 
 /// Pads: their settings, clearing, exporting, their tags.

@@ -85,3 +85,29 @@ fn a_note_scores_for_words_it_means() {
     let puppy = model.query_terms("puppy shelter");
     assert!(score(&puppy, &terms) > score(&dog, &terms));
 }
+
+/// Encoding in runs bounded by `RUN_PIECES` changes nothing: long and short
+/// notes together give each the terms it has alone.
+#[test]
+fn runs_bounded_by_pieces_give_each_note_its_own_terms() {
+    let mut model = load();
+    let long = "the staging database moved to a new host after the disk filled up; ".repeat(12);
+    let texts: Vec<String> = (0..6)
+        .map(|i| match i % 3 {
+            0 => format!("short note {i} about a puppy"),
+            1 => format!("{long} note {i}"),
+            _ => format!("a medium note {i}: the deploy failed twice and was rolled back"),
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let together = model.encode(&refs).unwrap();
+    assert_eq!(together.len(), texts.len());
+    for (text, terms) in refs.iter().zip(&together) {
+        let alone = model.encode(&[*text]).unwrap().remove(0);
+        assert_eq!(terms.len(), alone.len(), "{text}");
+        for ((a, wa), (b, wb)) in terms.iter().zip(&alone) {
+            assert_eq!(a, b, "{text}");
+            assert!((wa - wb).abs() < 1e-4, "{text}: {wa} against {wb}");
+        }
+    }
+}

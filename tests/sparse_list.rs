@@ -170,6 +170,66 @@ async fn a_note_is_found_by_a_word_it_means_and_loses_it_when_edited() {
     h.stop().await;
 }
 
+/// A token that reads one pad: the sparse list's hits, its pieces' counts
+/// and weights are over that pad alone — a note elsewhere holding the
+/// piece changes nothing the token sees.
+#[tokio::test]
+async fn a_tokens_sparse_list_counts_only_its_pads() {
+    let h = Harness::with(|c| c.semantic = Some(with_sparse())).await;
+    let mut owner = h.client().await;
+    add(&mut owner, "pets", PUPPY).await;
+    add(&mut owner, "pets", OTHERS[0]).await;
+    let secret = ok(
+        &mut owner,
+        "token.create",
+        json!({"name": "agent-a", "pads": ["pets"]}),
+    )
+    .await;
+    let mut token = Client::connect(&h.socket).await.unwrap();
+    ok(&mut token, "hello", json!({"token": secret["secret"]})).await;
+    embedded_all(&mut owner).await;
+    let before = search(&mut token, "dog").await;
+    let (held, weight) = piece(&before, "dog").unwrap_or_else(|| panic!("{before}"));
+    assert_eq!(held, 1, "{}", before["explain"]);
+    // Another pad gains notes holding "dog": the owner sees them counted,
+    // the token does not.
+    for n in 0..3 {
+        add(
+            &mut owner,
+            "secret-kennel",
+            &format!("kennel log {n}: walked the puppy and fed the dogs"),
+        )
+        .await;
+    }
+    embedded_all(&mut owner).await;
+    let theirs = search(&mut owner, "dog").await;
+    assert!(
+        piece(&theirs, "dog").unwrap().0 > 1,
+        "{}",
+        theirs["explain"]
+    );
+    let after = search(&mut token, "dog").await;
+    assert_eq!(
+        piece(&after, "dog"),
+        Some((held, weight)),
+        "{}",
+        after["explain"]
+    );
+    assert_eq!(
+        after["explain"]["pieces_left_out"], before["explain"]["pieces_left_out"],
+        "{after}"
+    );
+    assert!(
+        after["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["entry"]["pad"] == "pets"),
+        "{after}"
+    );
+    h.stop().await;
+}
+
 /// A store embedded without the sparse model, restarted with it: every
 /// note is encoded again in the background (vectors and terms), and notes
 /// written while meaning search was off are encoded too.

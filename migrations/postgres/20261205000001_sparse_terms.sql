@@ -1,7 +1,7 @@
 -- The sparse list on PostgreSQL (src/pg/sparse.rs): each entry's learned
 -- sparse terms, written by the engine that embeds it in the transaction
--- that stores its vector, and how many entries hold each term (term -1:
--- the entries that have terms). Both are emptied with the vectors.
+-- that stores its vector, and how many entries hold each term. Both are
+-- emptied with the vectors.
 CREATE TABLE sparse_terms (
     term   INTEGER NOT NULL,           -- a word piece of the sparse model
     seq    BIGINT NOT NULL,            -- the entry's id

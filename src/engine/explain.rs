@@ -43,6 +43,8 @@ pub(super) struct Sides {
     /// The sparse list's plan and how many it found (hybrid with the
     /// sparse model).
     pub sparse: Option<(SparsePlan, usize)>,
+    /// The weights the lists were fused with (hybrid).
+    pub weights: Option<super::fusion::Weights>,
 }
 
 impl Engine {
@@ -78,7 +80,7 @@ impl Engine {
             .collect();
         words.sort_by(|a, b| b.weight.total_cmp(&a.weight));
         let plan = plan.cloned().unwrap_or_default();
-        let weights = search.fusion;
+        let weights = sides.weights;
         let (sparse, sparse_plan) = match sides.sparse {
             Some((plan, found)) => (Some(found), plan),
             None => (None, SparsePlan::default()),

@@ -52,16 +52,17 @@ pub(super) struct Words {
 pub(super) type Available = std::result::Result<Option<Pieces>, Option<Error>>;
 
 impl Plan {
-    /// The plan for `p` (its query already `asked`), over `filter`, for a
-    /// page of `want` hits.
+    /// The plan for `query` (as `asked` gives it) in `mode`, over
+    /// `filter`, for a page of `want` hits.
     pub fn new(
-        p: &SearchParams,
+        query: &str,
+        mode: SearchMode,
         filter: EntryFilter,
         available: Available,
         want: u32,
     ) -> Result<Plan> {
-        let query = asked(p)?.to_string();
-        let (mode, sparse) = match (p.mode, available) {
+        let query = query.to_string();
+        let (mode, sparse) = match (mode, available) {
             (SearchMode::Text, _) | (SearchMode::Hybrid, Err(_)) => (SearchMode::Text, None),
             (SearchMode::Semantic, Err(why)) => {
                 return Err(why.unwrap_or_else(|| Error::Unavailable(
@@ -144,17 +145,12 @@ fn fused_depth(limit: u32) -> u32 {
 mod tests {
     use super::*;
 
-    fn params(query: &str, mode: SearchMode) -> SearchParams {
-        serde_json::from_value(serde_json::json!({"query": query, "mode": mode})).unwrap()
+    fn params(query: &str) -> SearchParams {
+        serde_json::from_value(serde_json::json!({ "query": query })).unwrap()
     }
 
     fn plan(query: &str, mode: SearchMode, available: Available, want: u32) -> Result<Plan> {
-        Plan::new(
-            &params(query, mode),
-            EntryFilter::default(),
-            available,
-            want,
-        )
+        Plan::new(query, mode, EntryFilter::default(), available, want)
     }
 
     #[test]
@@ -175,6 +171,9 @@ mod tests {
         assert!(e.to_string().contains("starting"), "{e}");
         let e = plan("x", SearchMode::Semantic, Err(None), 10).unwrap_err();
         assert!(e.to_string().contains("--no-semantic"), "{e}");
+        let loading = Error::Unavailable("semantic search is starting".into());
+        let p = plan("x", SearchMode::Hybrid, Err(Some(loading)), 10).unwrap();
+        assert_eq!(p.mode, SearchMode::Text, "still loading: words alone");
     }
 
     #[test]
@@ -206,10 +205,8 @@ mod tests {
         let pieces = || Ok(Some(Pieces::of_words(&["dog", "puppy"])));
         let p = plan("dog", SearchMode::Hybrid, pieces(), 10).unwrap();
         assert_eq!(p.fusion, Some(fusion::THREE_LISTS));
-        assert_eq!(
-            p.sparse.as_ref().map(|s| s.of("puppy dog")),
-            Some(vec![0, 1])
-        );
+        assert!(p.sparse.is_some(), "the sparse list runs");
+        assert_eq!(p.k, 20, "as deep as the others");
         assert!(p.meaning && p.words.is_some());
         let p = plan("dog", SearchMode::Semantic, pieces(), 10).unwrap();
         assert!(p.sparse.is_none() && p.fusion.is_none());
@@ -226,10 +223,10 @@ mod tests {
 
     #[test]
     fn an_empty_or_overlong_query_is_refused_before_anything_runs() {
-        let e = plan("   ", SearchMode::Hybrid, Ok(None), 10).unwrap_err();
+        let e = asked(&params("   ")).unwrap_err();
         assert!(e.to_string().contains("query is empty"), "{e}");
-        let long = "a".repeat(1001);
-        let e = plan(&long, SearchMode::Text, Ok(None), 10).unwrap_err();
+        let e = asked(&params(&"a".repeat(1001))).unwrap_err();
         assert!(e.to_string().contains("limit is 1000"), "{e}");
+        assert_eq!(asked(&params("  staging db ")).unwrap(), "staging db");
     }
 }

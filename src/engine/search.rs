@@ -70,14 +70,14 @@ impl Engine {
         guard: &Guard,
         want: u32,
     ) -> Result<SearchResult> {
-        plan::asked(p)?;
+        let query = plan::asked(p)?;
         let filter = guard.scope(filter_of(p)?)?;
         let available = match self.semantic() {
             Some(s) if s.is_ready() => Ok(s.pieces()),
             Some(s) => Err(s.not_ready()),
             None => Err(None),
         };
-        let plan = Plan::new(p, filter, available, want)?;
+        let plan = Plan::new(query, p.mode, filter, available, want)?;
         let lists = self.run_lists(&plan).await?;
         let not_embedded = lists.not_embedded;
         let (ranked, sides) = self.ranked(&plan, lists).await?;
@@ -131,7 +131,17 @@ impl Engine {
                     None => None,
                     Some(pieces) => {
                         let _turn = this.turn().await?;
-                        Some(this.sparse_hits(&pieces, &query, &filter, k).await?)
+                        // A third list: without it the search still
+                        // answers, from the other two.
+                        match this.sparse_hits(&pieces, &query, &filter, k).await {
+                            Ok(found) => Some(found),
+                            Err(e) => {
+                                tracing::warn!(
+                                    "the sparse list failed ({e}); searching without it"
+                                );
+                                None
+                            }
+                        }
                     }
                 };
                 Ok::<_, Error>((near, not_embedded, sparse))
@@ -184,6 +194,7 @@ impl Engine {
             meaning: plan.meaning.then_some(lists.near.len()),
             below_floor: 0,
             sparse: None,
+            weights: None,
         };
         let Some(weights) = plan.fusion else {
             let ranked = match plan.mode {
@@ -200,10 +211,20 @@ impl Engine {
             .filter(|(_, score)| *score >= fusion::HYBRID_MIN_SIMILARITY)
             .collect();
         sides.below_floor = found - near.len();
-        let (sparse, sparse_plan) = lists.sparse.unwrap_or_default();
-        if plan.sparse.is_some() {
-            sides.sparse = Some((sparse_plan, sparse.len()));
-        }
+        // An empty sparse list (nothing encoded yet, every piece past the
+        // budget, or it failed) leaves the two lists as they fuse alone.
+        let (sparse, weights) = match lists.sparse {
+            Some((hits, sparse_plan)) if !hits.is_empty() => {
+                sides.sparse = Some((sparse_plan, hits.len()));
+                (hits, weights)
+            }
+            Some((hits, sparse_plan)) => {
+                sides.sparse = Some((sparse_plan, 0));
+                (hits, fusion::TWO_LISTS)
+            }
+            None => (Vec::new(), fusion::TWO_LISTS),
+        };
+        sides.weights = Some(weights);
         let keyed = |hits: Vec<(Entry, f64)>| -> Vec<(String, Entry, f64)> {
             hits.into_iter()
                 .map(|(e, s)| (e.id.clone(), e, s))

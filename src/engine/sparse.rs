@@ -47,13 +47,13 @@ impl Engine {
         let ids = pieces.of(query);
         let db = self.db();
         let counts = db.term_counts(&ids).await?;
-        let held: Vec<(u32, u64)> = counts.held.into_iter().filter(|(_, df)| *df > 0).collect();
+        let held: Vec<(u32, u64)> = counts.into_iter().filter(|(_, df)| *df > 0).collect();
         let kept = terms::within_budget(&held, terms::HYBRID_POSTINGS_BUDGET);
         let postings = db.sparse_postings(&kept, filter).await?;
         let notes = match filter.is_unfiltered() {
-            true => counts.notes,
-            false => db.count_matching(filter.clone(), NOTES_COUNTED).await? as u64,
-        };
+            true => db.live_entries().await?,
+            false => db.count_matching(filter.clone(), NOTES_COUNTED).await?,
+        } as u64;
         let ranked = rank(&postings, notes, k as usize);
         let name = |id: u32| pieces.name(id).unwrap_or_else(|| format!("#{id}"));
         let mut plan = SparsePlan {

@@ -10,10 +10,7 @@ use sqlx::{Postgres, Row, Transaction};
 
 use super::{bounded, Arg, PgStore, Query};
 use crate::error::Result;
-use crate::storage::{EntryFilter, Fut, SparseSearch, TermCounts};
-
-/// `sparse_counts`' row counting the entries that have terms.
-const NOTES: i32 = -1;
+use crate::storage::{EntryFilter, Fut, SparseSearch};
 
 /// Replaces the terms of `seqs` by `terms` (an entry's, in the same order;
 /// none for an entry that is gone), with the counts kept.
@@ -26,14 +23,12 @@ pub(super) async fn replace_terms(
         return Ok(());
     }
     sqlx::query(
-        "WITH gone AS (DELETE FROM sparse_terms WHERE seq = ANY($1) RETURNING term, seq), \
-         counted AS (SELECT term, count(*) AS k FROM gone GROUP BY term \
-                     UNION ALL SELECT $2, count(DISTINCT seq) FROM gone) \
+        "WITH gone AS (DELETE FROM sparse_terms WHERE seq = ANY($1) RETURNING term), \
+         counted AS (SELECT term, count(*) AS k FROM gone GROUP BY term) \
          UPDATE sparse_counts c SET n = c.n - counted.k FROM counted \
          WHERE c.term = counted.term",
     )
     .bind(seqs)
-    .bind(NOTES)
     .execute(&mut **tx)
     .await?;
     let (mut ts, mut ss, mut ws) = (Vec::new(), Vec::new(), Vec::new());
@@ -49,40 +44,34 @@ pub(super) async fn replace_terms(
     }
     sqlx::query(
         "WITH added AS (INSERT INTO sparse_terms (term, seq, weight) \
-             SELECT * FROM unnest($1::int[], $2::bigint[], $3::real[]) RETURNING term, seq) \
+             SELECT * FROM unnest($1::int[], $2::bigint[], $3::real[]) RETURNING term) \
          INSERT INTO sparse_counts (term, n) \
-         SELECT term, k FROM (SELECT term, count(*) AS k FROM added GROUP BY term \
-                              UNION ALL SELECT $4, count(DISTINCT seq) FROM added) c \
-         ORDER BY term \
+         SELECT term, count(*) FROM added GROUP BY term ORDER BY term \
          ON CONFLICT (term) DO UPDATE SET n = sparse_counts.n + excluded.n",
     )
     .bind(&ts)
     .bind(&ss)
     .bind(&ws)
-    .bind(NOTES)
     .execute(&mut **tx)
     .await?;
     Ok(())
 }
 
 impl SparseSearch for PgStore {
-    fn term_counts<'a>(&'a self, terms: &'a [u32]) -> Fut<'a, TermCounts> {
+    fn term_counts<'a>(&'a self, terms: &'a [u32]) -> Fut<'a, Vec<(u32, u64)>> {
         bounded(async move {
-            let asked: Vec<i32> = terms.iter().map(|&t| t as i32).chain([NOTES]).collect();
+            let asked: Vec<i32> = terms.iter().map(|&t| t as i32).collect();
             let rows: Vec<(i32, i64)> =
                 sqlx::query_as("SELECT term, n FROM sparse_counts WHERE term = ANY($1)")
                     .bind(&asked)
                     .fetch_all(self.pool())
                     .await?;
-            let count = |term: i32| {
+            let count = |term: u32| {
                 rows.iter()
-                    .find(|(t, _)| *t == term)
+                    .find(|(t, _)| *t == term as i32)
                     .map_or(0, |(_, n)| (*n).max(0) as u64)
             };
-            Ok(TermCounts {
-                notes: count(NOTES),
-                held: terms.iter().map(|&t| (t, count(t as i32))).collect(),
-            })
+            Ok(terms.iter().map(|&t| (t, count(t))).collect())
         })
     }
 

@@ -223,13 +223,18 @@ impl Worker {
         let model = self.load_model()?;
         let sparse = self.load_sparse();
         let source = self.source.as_ref();
-        // The stored vectors and terms are remade when either model changes.
-        let key = match &sparse {
+        // The stored vectors and terms are remade when either model
+        // changes: the key names the sparse model when one is configured,
+        // loaded or not, so a sparse model that fails to load never costs
+        // the stored vectors (its notes then have no terms until it loads
+        // and `pad reindex` runs).
+        let key = match &self.config.sparse {
             Some(_) => format!(
-                "{} / {} + {}",
+                "{} / {} + {} ({} pieces)",
                 model.name,
                 vector::EMBEDDED_AS,
-                splade::NAME
+                splade::NAME,
+                splade::MAX_TOKENS
             ),
             None => format!("{} / {}", model.name, vector::EMBEDDED_AS),
         };
@@ -396,7 +401,11 @@ impl Worker {
         let Some(splade) = sparse.as_mut() else {
             return vec![Terms::new(); texts.len()];
         };
-        match self.on_lane(|lane, waiting| lane.run(|| splade.encode(texts), waiting)) {
+        let run = self.on_lane(|lane, waiting| lane.run(|| splade.encode(texts), waiting));
+        match run.and_then(|terms| match terms.len() == texts.len() {
+            true => Ok(terms),
+            false => Err(format!("{} terms for {} texts", terms.len(), texts.len())),
+        }) {
             Ok(terms) => terms,
             Err(e) => {
                 tracing::warn!("sparse encoding of a batch failed ({e}); encoding one by one");

@@ -11,10 +11,7 @@ use rusqlite::{params, params_from_iter, CachedStatement, Connection, Transactio
 use super::Sqlite;
 use super::Store;
 use crate::error::Result;
-use crate::storage::{EntryFilter, Fut, SparseSearch, TermCounts};
-
-/// `term_counts`' row counting the entries that have terms.
-const NOTES: i64 = -1;
+use crate::storage::{EntryFilter, Fut, SparseSearch};
 
 /// Replaces entries' terms inside the worker's transaction.
 pub(super) struct Terms<'t> {
@@ -44,7 +41,7 @@ impl<'t> Terms<'t> {
         if gone.is_empty() {
             return Ok(());
         }
-        for term in gone.iter().copied().chain([NOTES]) {
+        for term in gone {
             self.count.execute(params![term, -1])?;
         }
         Ok(())
@@ -59,14 +56,13 @@ impl<'t> Terms<'t> {
             self.add.execute(params![term, seq, weight])?;
             self.count.execute(params![term, 1])?;
         }
-        self.count.execute(params![NOTES, 1])?;
         Ok(())
     }
 }
 
 impl Store {
-    /// How many entries hold each of `terms`, and how many have terms.
-    pub fn term_counts(&self, terms: &[u32]) -> Result<TermCounts> {
+    /// How many entries hold each of `terms`.
+    pub fn term_counts(&self, terms: &[u32]) -> Result<Vec<(u32, u64)>> {
         let conn = self.reader()?;
         term_counts(&conn, terms)
     }
@@ -105,22 +101,29 @@ impl Store {
     }
 }
 
-fn term_counts(conn: &Connection, terms: &[u32]) -> Result<TermCounts> {
-    let mut read = conn.prepare_cached("SELECT n FROM vec.term_counts WHERE term = ?")?;
-    let mut count = |term: i64| -> Result<u64> {
-        let n: Option<i64> = read.query_map([term], |r| r.get(0))?.next().transpose()?;
-        Ok(n.unwrap_or(0).max(0) as u64)
-    };
-    let notes = count(NOTES)?;
-    let mut held = Vec::with_capacity(terms.len());
-    for &term in terms {
-        held.push((term, count(term as i64)?));
-    }
-    Ok(TermCounts { notes, held })
+/// One statement, so the counts come from one snapshot.
+fn term_counts(conn: &Connection, terms: &[u32]) -> Result<Vec<(u32, u64)>> {
+    let asked =
+        serde_json::to_string(terms).map_err(|e| crate::error::Error::Internal(e.to_string()))?;
+    let counted: std::collections::HashMap<u32, u64> = conn
+        .prepare_cached(
+            "SELECT c.term, c.n FROM json_each(?) j JOIN vec.term_counts c ON c.term = j.value",
+        )?
+        .query_map([asked], |r| {
+            Ok((
+                r.get::<_, i64>(0)? as u32,
+                r.get::<_, i64>(1)?.max(0) as u64,
+            ))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(terms
+        .iter()
+        .map(|t| (*t, counted.get(t).copied().unwrap_or(0)))
+        .collect())
 }
 
 impl SparseSearch for Sqlite {
-    fn term_counts<'a>(&'a self, terms: &'a [u32]) -> Fut<'a, TermCounts> {
+    fn term_counts<'a>(&'a self, terms: &'a [u32]) -> Fut<'a, Vec<(u32, u64)>> {
         self.inline(move |s| s.term_counts(terms))
     }
 
