@@ -379,7 +379,8 @@ pub struct SearchParams {
 pub struct SearchHit {
     pub entry: Entry,
     pub score: f64,
-    /// Which searches found it: `text`, `semantic`, or both.
+    /// Which lists found it: `text`, `semantic`, and in hybrid with the
+    /// sparse model `sparse` (the related words), in that order.
     pub found_by: Vec<String>,
     /// Other live entries with exactly this text, shown once as this hit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -1,9 +1,10 @@
-//! Hybrid search's fusion: one ranking from the word side's and the
-//! meaning side's.
+//! Hybrid search's fusion: one ranking from the word side's, the meaning
+//! side's and, with the sparse model, the related words' lists.
 //!
-//! Each side's scores are rescaled to 0–1 within its own list (min–max: BM25
-//! has no fixed range, and a model's cosines sit in a band of its own), then
-//! combined with the words weighted `WORDS_WEIGHT`. Measured on LoCoMo's
+//! Each list's scores are rescaled to 0–1 within it (min–max: BM25 has no
+//! fixed range, and a model's cosines sit in a band of its own), then
+//! combined by `Weights`: `TWO_LISTS` (the words `WORDS_WEIGHT`) or
+//! `THREE_LISTS`. Measured on LoCoMo's
 //! development conversations against reciprocal rank fusion, which ranks by
 //! position only and so lets a mediocre hit of both lists beat the best of
 //! one (docs/benchmarks.md, "Search quality").
@@ -19,7 +20,8 @@ use crate::terms;
 /// about one run in five" is 0.20).
 pub const HYBRID_MIN_SIMILARITY: f64 = 0.15;
 
-/// The word side's share of a fused score; the meaning side has the rest.
+/// The word side's share of a fused score of two lists; the meaning side
+/// has the rest.
 /// On LoCoMo's development conversations with all-MiniLM-L6-v2, before the
 /// neighbour lift, 0.7 put the hybrid level with words alone at recall@10
 /// where 0.5 fell 4 points below (the model finds a turn that answers a

@@ -218,7 +218,8 @@ score: number, };
 
 export type SearchHit = { entry: Entry, score: number, 
 /**
- * Which searches found it: `text`, `semantic`, or both.
+ * Which lists found it: `text`, `semantic`, and in hybrid with the
+ * sparse model `sparse` (the related words), in that order.
  */
 found_by: Array<string>, 
 /**

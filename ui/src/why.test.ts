@@ -43,10 +43,12 @@ describe("whyLines", () => {
       sparse_weight: 0.4,
       sparse: { asked: 40, found: 9, below_floor: 0 },
       pieces: [{ word: "dog", entries: 3, weight: 1.9 }],
+      pieces_left_out: ["the"],
     };
     const hit: HitExplain = { words: [], sparse: { rank: 1, score: 2.5, scaled: 1 }, neighbours: 0, author_named: 0, score: 0.4 };
     const lines = whyLines(hit, three);
-    expect(lines[0]).toBe("score 0.400 · related words: #1 (2.500)");
+    expect(lines[0]).toBe("score 0.400 · related words: #1 (2.500, 1.00 of the best)");
+    expect(lines).toContain("related words left out (in no note searched, or too common): the");
     expect(lines).toContain("related words ranked by dog (weight 1.90, in 3 notes)");
     expect(lines).toContain("fused: 0.35 × words + 0.25 × meaning + 0.40 × related words, each scaled 0–1 in its list");
   });

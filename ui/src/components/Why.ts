@@ -35,7 +35,7 @@ export function whyLines(hit: HitExplain, q: QueryExplain): string[] {
   const parts = [`score ${f(hit.score)}`];
   if (hit.text) parts.push(`words: #${hit.text.rank} (${f(hit.text.score)}${hit.text.scaled != null ? `, ${f(hit.text.scaled, 2)} of the best` : ""})`);
   if (hit.meaning) parts.push(`meaning: #${hit.meaning.rank} (similarity ${f(hit.meaning.score)})`);
-  if (hit.sparse) parts.push(`related words: #${hit.sparse.rank} (${f(hit.sparse.score)})`);
+  if (hit.sparse) parts.push(`related words: #${hit.sparse.rank} (${f(hit.sparse.score)}${hit.sparse.scaled != null ? `, ${f(hit.sparse.scaled, 2)} of the best` : ""})`);
   if (hit.author_named > 0) parts.push(`+${f(hit.author_named)}: the query names its author`);
   if (hit.neighbours > 0) parts.push(`+${f(hit.neighbours)} from the note beside it`);
   lines.push(parts.join(" · "));
@@ -45,6 +45,7 @@ export function whyLines(hit: HitExplain, q: QueryExplain): string[] {
   if (q.dropped_over_budget.length) lines.push(`too common to rank, dropped: ${q.dropped_over_budget.join(", ")}`);
   if (q.filter.length) lines.push(`narrowed by: ${q.filter.join("; ")}`);
   if (q.pieces?.length) lines.push(`related words ranked by ${weights(q.pieces)}`);
+  if (q.pieces_left_out?.length) lines.push(`related words left out (in no note searched, or too common): ${q.pieces_left_out.join(", ")}`);
   if (q.words_weight != null) lines.push(fused(q.words_weight, q.sparse_weight ?? 0));
   if (q.meaning && q.meaning.below_floor > 0) lines.push(`${q.meaning.below_floor} meaning matches under ${q.meaning_floor} left out`);
   if (q.superseded_left_out > 0) lines.push(`${q.superseded_left_out} superseded notes left out`);
