@@ -1,7 +1,7 @@
 //! The sparse list on SQLite: each entry's learned sparse terms
-//! (`semantic::splade`) in `vectors.db`'s `terms` table, written by the
+//! (`semantic::splade`) in `vectors.db`'s `sparse_terms` table, written by the
 //! embedding worker in the transaction that stores the entry's vector, and
-//! how many entries hold each term (`term_counts`), kept in the same
+//! how many entries hold each term (`sparse_counts`), kept in the same
 //! transaction. A search reads the postings of the query's terms on the
 //! entries that pass its filter (`engine::sparse` ranks them).
 
@@ -23,10 +23,11 @@ pub(super) struct Terms<'t> {
 impl<'t> Terms<'t> {
     pub(super) fn new(tx: &'t Transaction<'_>) -> Result<Terms<'t>> {
         Ok(Terms {
-            forget: tx.prepare_cached("DELETE FROM terms WHERE seq = ? RETURNING term")?,
-            add: tx.prepare_cached("INSERT INTO terms (term, seq, weight) VALUES (?, ?, ?)")?,
+            forget: tx.prepare_cached("DELETE FROM sparse_terms WHERE seq = ? RETURNING term")?,
+            add: tx
+                .prepare_cached("INSERT INTO sparse_terms (term, seq, weight) VALUES (?, ?, ?)")?,
             count: tx.prepare_cached(
-                "INSERT INTO term_counts (term, n) VALUES (?1, ?2) \
+                "INSERT INTO sparse_counts (term, n) VALUES (?1, ?2) \
                  ON CONFLICT (term) DO UPDATE SET n = n + ?2",
             )?,
         })
@@ -81,7 +82,7 @@ impl Store {
         // once with the filter checked.
         let mut sql = format!(
             "WITH q (term) AS (VALUES {}) \
-             SELECT t.term, t.seq, t.weight FROM q CROSS JOIN vec.terms t ON t.term = q.term \
+             SELECT t.term, t.seq, t.weight FROM q CROSS JOIN vec.sparse_terms t ON t.term = q.term \
              CROSS JOIN entries e ON e.seq = t.seq JOIN pads p ON p.name = e.pad WHERE 1",
             vec!["(?)"; terms.len()].join(", ")
         );
@@ -107,7 +108,7 @@ fn term_counts(conn: &Connection, terms: &[u32]) -> Result<Vec<(u32, u64)>> {
         serde_json::to_string(terms).map_err(|e| crate::error::Error::Internal(e.to_string()))?;
     let counted: std::collections::HashMap<u32, u64> = conn
         .prepare_cached(
-            "SELECT c.term, c.n FROM json_each(?) j JOIN vec.term_counts c ON c.term = j.value",
+            "SELECT c.term, c.n FROM json_each(?) j JOIN vec.sparse_counts c ON c.term = j.value",
         )?
         .query_map([asked], |r| {
             Ok((

@@ -146,8 +146,8 @@ impl VectorStore {
         let tx = conn.transaction()?;
         tx.execute_batch(
             "DELETE FROM vectors;
-             DELETE FROM terms;
-             DELETE FROM term_counts;
+             DELETE FROM sparse_terms;
+             DELETE FROM sparse_counts;
              UPDATE state SET value = 0 WHERE key IN ('seq', 'change');
              INSERT OR REPLACE INTO state (key, value) VALUES ('generation', lower(hex(randomblob(8))));",
         )?;
@@ -367,15 +367,15 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
          CREATE INDEX IF NOT EXISTS vectors_n ON vectors (n);
          -- The sparse model's terms of each entry with a vector (`sparse.rs`),
          -- by term for the sparse list, by entry to replace them.
-         CREATE TABLE IF NOT EXISTS terms (
+         CREATE TABLE IF NOT EXISTS sparse_terms (
              term   INTEGER NOT NULL,  -- a word piece of the sparse model
              seq    INTEGER NOT NULL,  -- the entry's id
              weight REAL NOT NULL,
              PRIMARY KEY (term, seq)
          ) WITHOUT ROWID, STRICT;
-         CREATE INDEX IF NOT EXISTS terms_seq ON terms (seq);
+         CREATE INDEX IF NOT EXISTS sparse_terms_by_seq ON sparse_terms (seq);
          -- How many entries hold each term; term -1: entries with terms.
-         CREATE TABLE IF NOT EXISTS term_counts (
+         CREATE TABLE IF NOT EXISTS sparse_counts (
              term INTEGER PRIMARY KEY,
              n    INTEGER NOT NULL
          ) STRICT;
