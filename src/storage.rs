@@ -33,6 +33,7 @@ pub(crate) mod dialect;
 pub(crate) mod history;
 pub(crate) mod inbox;
 pub mod once;
+pub(crate) mod query;
 pub(crate) mod rows;
 pub mod rules;
 pub(crate) mod tokens;

@@ -4,7 +4,7 @@ use sqlx::postgres::PgRow;
 use sqlx::PgConnection;
 
 use super::inbox::PgInbox;
-use super::{bounded, read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
+use super::{bounded, read_entry, read_entry_seq, statement, Arg, PgStore, Run, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
@@ -186,7 +186,7 @@ impl Entries for PgStore {
         cursor: Option<i64>,
     ) -> Fut<'a, Page> {
         bounded(async move {
-            let mut q = Query::new(format!(
+            let mut q = statement(format!(
                 "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE true"
             ));
             q.filter(filter);

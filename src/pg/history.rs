@@ -4,7 +4,9 @@
 use sqlx::PgConnection;
 
 use super::tx::PgTx;
-use super::{bounded, read_entry_seq, upkeep, Arg, PgStore, Query, ENTRY_COLUMNS, VERSION_COLUMNS};
+use super::{
+    bounded, read_entry_seq, statement, upkeep, Arg, PgStore, Run, ENTRY_COLUMNS, VERSION_COLUMNS,
+};
 use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
@@ -18,24 +20,6 @@ use crate::storage::Fut;
 use crate::storage::History;
 use crate::storage::Visible;
 use crate::storage::{HistoryFilter, Purge, Restore};
-
-fn push_filter(q: &mut Query, f: &HistoryFilter, actor: &str, at: &str) {
-    if let Some(pad) = &f.pad {
-        q.push(" AND e.pad = $?", Arg::Text(pad.clone()));
-    }
-    if let Some(by) = &f.by {
-        q.push(&format!(" AND {actor} = $?"), Arg::Text(by.clone()));
-    }
-    if let Some(t) = f.since {
-        q.push(&format!(" AND {at} >= $?"), Arg::Int(t));
-    }
-    if let Some(t) = f.until {
-        q.push(&format!(" AND {at} < $?"), Arg::Int(t));
-    }
-    if let Some(scope) = &f.scope {
-        q.scope(scope);
-    }
-}
 
 impl PgStore {
     /// Whether changes keep what they replace (`pad serve --history-days 0`: not).
@@ -57,8 +41,8 @@ impl HistoryRead for PgConnection {
         scan: ChangeScan<'_>,
         filter: &HistoryFilter,
     ) -> Result<Vec<(i64, Change)>> {
-        let mut q = Query::new(scan.select);
-        push_filter(&mut q, filter, scan.actor, scan.at);
+        let mut q = statement(scan.select);
+        q.history_filter(filter, scan.actor, scan.at);
         q.push(
             &format!(" ORDER BY {} DESC LIMIT $?", scan.order),
             Arg::Int(scan.cap),
@@ -210,10 +194,10 @@ impl History for PgStore {
         cursor: Option<i64>,
     ) -> Fut<'a, (Vec<Version>, Option<i64>)> {
         bounded(async move {
-            let mut q = Query::new(format!(
+            let mut q = statement(format!(
                 "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e WHERE {IN_TRASH}"
             ));
-            push_filter(&mut q, filter, "e.actor", "e.at");
+            q.history_filter(filter, "e.actor", "e.at");
             if let Some(c) = cursor {
                 q.push(" AND e.n < $?", Arg::Int(c));
             }

@@ -2,7 +2,9 @@
 //! (`store/pads.rs` on SQLite).
 
 use super::keep::keep_deleting;
-use super::{bounded, read_entry_seq, read_pad, Arg, PgStore, Query, ENTRY_COLUMNS, PAD_COLUMNS};
+use super::{
+    bounded, read_entry_seq, read_pad, statement, Arg, PgStore, Run, ENTRY_COLUMNS, PAD_COLUMNS,
+};
 use crate::error::Result;
 use crate::model::{Entry, Pad};
 use crate::protocol::Action;
@@ -171,7 +173,7 @@ impl Pads for PgStore {
 
     fn tags<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<(String, i64)>> {
         bounded(async move {
-            let mut q = Query::new(
+            let mut q = statement(
                 "SELECT t.tag, count(*) AS n FROM entries e JOIN pads p ON p.name = e.pad \
                  CROSS JOIN LATERAL unnest(e.tags) AS t(tag) WHERE true",
             );

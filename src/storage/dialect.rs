@@ -1,11 +1,12 @@
 //! Where the SQL both stores run differs, the hook that says how:
 //! statements written once (`storage::inbox::sql`,
-//! `storage::deliveries::drop_waiting`) take their differing pieces from
-//! here.
+//! `storage::deliveries::drop_waiting`, the filters of `storage::query`)
+//! take their differing pieces from here.
 //!
-//! Placeholders need no hook: shared statements number them `$1`, `$2`, …
-//! in the order they first appear, which SQLite binds by position as
-//! PostgreSQL does.
+//! A constant statement numbers its placeholders `$1`, `$2`, … in the
+//! order they first appear, which SQLite binds by position as PostgreSQL
+//! does. A statement built at run time (`storage::query::Query`) takes
+//! each value's placeholder from `placeholder`.
 
 /// The database a statement is written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,6 +16,16 @@ pub enum Dialect {
 }
 
 impl Dialect {
+    /// The placeholder of a built statement's `n`th value (from 1):
+    /// SQLite's `?` takes the values in order, so a built piece fits in
+    /// SQLite text whose own values are `?` too.
+    pub fn placeholder(self, n: usize) -> String {
+        match self {
+            Dialect::Sqlite => "?".into(),
+            Dialect::Postgres => format!("${n}"),
+        }
+    }
+
     /// The function giving the larger of its arguments (SQLite's `max`
     /// with two arguments; PostgreSQL's `max` is only an aggregate).
     pub fn greatest(self) -> &'static str {

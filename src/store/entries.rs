@@ -1,6 +1,6 @@
 //! Entry reads and writes.
 
-use rusqlite::types::Value as Sql;
+use crate::storage::query::Arg;
 use rusqlite::{params, params_from_iter, Connection};
 
 use super::inbox::SqliteInbox;
@@ -369,20 +369,18 @@ impl Store {
     /// keyed on the insertion order, so pages never repeat or skip an entry even
     /// while others write.
     pub fn list(&self, filter: &EntryFilter, limit: u32, cursor: Option<i64>) -> Result<Page> {
-        let mut sql =
-            format!("SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE 1");
-        let mut args = Vec::new();
-        filter.push_sql(&mut sql, &mut args);
+        let mut q = super::filter::query(format!(
+            "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE 1"
+        ));
+        q.filter(filter);
         if let Some(c) = cursor {
-            sql.push_str(" AND e.seq < ?");
-            args.push(Sql::Integer(c));
+            q.push(" AND e.seq < $?", Arg::Int(c));
         }
-        sql.push_str(" ORDER BY e.seq DESC LIMIT ?");
-        args.push(Sql::Integer(limit as i64 + 1));
+        q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(limit as i64 + 1));
         let conn = self.reader()?;
         let mut rows = conn
-            .prepare_cached(&sql)?
-            .query_map(params_from_iter(args), EntryRow::read)?
+            .prepare_cached(&q.sql)?
+            .query_map(params_from_iter(q.args()), EntryRow::read)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         if self.journal.has_pending() {
             rows = self.with_journaled(&conn, filter, cursor, rows)?;

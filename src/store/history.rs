@@ -4,7 +4,7 @@
 //! puts the row back with its id, tags and thread links, and the text and
 //! vector indexes pick it up from `changes`.
 
-use rusqlite::types::Value as Sql;
+use crate::storage::query::Arg;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::in_transaction;
@@ -45,43 +45,17 @@ impl HistoryRead for Connection {
         scan: ChangeScan<'_>,
         filter: &HistoryFilter,
     ) -> Result<Vec<(i64, Change)>> {
-        let mut sql = scan.select;
-        let mut args = Vec::new();
-        filter.push_sql(&mut sql, &mut args, scan.actor, scan.at);
-        sql.push_str(&format!(" ORDER BY {} DESC LIMIT ?", scan.order));
-        args.push(Sql::Integer(scan.cap));
+        let mut q = super::filter::query(scan.select);
+        q.history_filter(filter, scan.actor, scan.at).push(
+            &format!(" ORDER BY {} DESC LIMIT $?", scan.order),
+            Arg::Int(scan.cap),
+        );
         Ok(self
-            .prepare_cached(&sql)?
-            .query_map(rusqlite::params_from_iter(args), |r| {
+            .prepare_cached(&q.sql)?
+            .query_map(rusqlite::params_from_iter(q.args()), |r| {
                 read_change(r, scan.what)
             })?
             .collect::<rusqlite::Result<_>>()?)
-    }
-}
-
-impl HistoryFilter {
-    /// ` AND …` over a table aliased `e` with `pad`, and the change's actor
-    /// and time in `actor_col` and `at_col`.
-    fn push_sql(&self, sql: &mut String, args: &mut Vec<Sql>, actor_col: &str, at_col: &str) {
-        if let Some(pad) = &self.pad {
-            sql.push_str(" AND e.pad = ?");
-            args.push(Sql::Text(pad.clone()));
-        }
-        if let Some(by) = &self.by {
-            sql.push_str(&format!(" AND {actor_col} = ?"));
-            args.push(Sql::Text(by.clone()));
-        }
-        if let Some(t) = self.since {
-            sql.push_str(&format!(" AND {at_col} >= ?"));
-            args.push(Sql::Integer(t));
-        }
-        if let Some(t) = self.until {
-            sql.push_str(&format!(" AND {at_col} < ?"));
-            args.push(Sql::Integer(t));
-        }
-        if let Some(scope) = &self.scope {
-            super::filter::push_scope(sql, args, scope);
-        }
     }
 }
 
@@ -141,21 +115,18 @@ impl Store {
         limit: u32,
         cursor: Option<i64>,
     ) -> Result<(Vec<Version>, Option<i64>)> {
-        let mut sql = format!(
+        let mut q = super::filter::query(format!(
             "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e WHERE {IN_TRASH}"
-        );
-        let mut args = Vec::new();
-        filter.push_sql(&mut sql, &mut args, "e.actor", "e.at");
+        ));
+        q.history_filter(filter, "e.actor", "e.at");
         if let Some(c) = cursor {
-            sql.push_str(" AND e.n < ?");
-            args.push(Sql::Integer(c));
+            q.push(" AND e.n < $?", Arg::Int(c));
         }
-        sql.push_str(" ORDER BY e.n DESC LIMIT ?");
-        args.push(Sql::Integer(limit as i64 + 1));
+        q.push(" ORDER BY e.n DESC LIMIT $?", Arg::Int(limit as i64 + 1));
         let conn = self.reader()?;
         let mut rows = conn
-            .prepare_cached(&sql)?
-            .query_map(rusqlite::params_from_iter(args), read_version)?
+            .prepare_cached(&q.sql)?
+            .query_map(rusqlite::params_from_iter(q.args()), read_version)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         let next = if rows.len() > limit as usize {
             rows.truncate(limit as usize);

@@ -176,17 +176,16 @@ impl Store {
 
     /// Tags in use on the live entries passing `filter`, most used first.
     pub fn tags(&self, filter: &crate::storage::EntryFilter) -> Result<Vec<(String, i64)>> {
-        let mut sql = String::from(
+        let mut q = super::filter::query(
             "SELECT t.tag, count(*) AS n FROM entry_tags t JOIN entries e ON e.seq = t.seq \
              JOIN pads p ON p.name = e.pad WHERE 1",
         );
-        let mut args = Vec::new();
-        filter.push_sql(&mut sql, &mut args);
-        sql.push_str(" GROUP BY t.tag ORDER BY n DESC, t.tag");
+        q.filter(filter)
+            .raw(" GROUP BY t.tag ORDER BY n DESC, t.tag");
         let conn = self.reader()?;
         let rows = conn
-            .prepare_cached(&sql)?
-            .query_map(rusqlite::params_from_iter(args), |r| {
+            .prepare_cached(&q.sql)?
+            .query_map(rusqlite::params_from_iter(q.args()), |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })?
             .collect::<rusqlite::Result<_>>()?;

@@ -198,19 +198,17 @@ impl Store {
 
     /// What `report` needs of the entries on live pads passing `filter`.
     pub fn report_rows(&self, filter: &crate::storage::EntryFilter) -> Result<Vec<ReportRow>> {
-        let mut args = Vec::new();
-        let mut sql = format!(
+        let mut q = super::filter::query(format!(
             "SELECT {REPORT_COLUMNS}, \
              CASE WHEN e.meta IS NOT NULL THEN json_extract(e.meta, '$.tokens') END, \
              CASE WHEN e.meta IS NOT NULL THEN json_type(e.meta, '$.tokens') END \
              FROM entries e JOIN pads p ON p.name = e.pad WHERE 1"
-        );
-        filter.push_sql(&mut sql, &mut args);
-        sql.push_str(" ORDER BY e.seq");
+        ));
+        q.filter(filter).raw(" ORDER BY e.seq");
         let conn = self.reader()?;
         let rows = conn
-            .prepare(&sql)?
-            .query_map(rusqlite::params_from_iter(args), |r| {
+            .prepare(&q.sql)?
+            .query_map(rusqlite::params_from_iter(q.args()), |r| {
                 let tokens_type: Option<String> = r.get(12)?;
                 let tokens = match tokens_type.as_deref() {
                     Some("integer") => Some(serde_json::json!(r.get::<_, i64>(11)?)),

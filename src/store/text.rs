@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use rusqlite::types::Value as Sql;
+use crate::storage::query::Arg;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
 use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
@@ -426,7 +426,7 @@ fn phrase_counts(
             sql.push_str(
                 " CROSS JOIN entries e ON e.seq = entries_words.rowid WHERE entries_words MATCH ?",
             );
-            super::filter::push_scope(&mut sql, &mut scope, pads);
+            super::filter::append(&mut sql, &mut scope, |q| q.scope(pads));
         }
         None => sql.push_str(" WHERE entries_words MATCH ?"),
     }
@@ -434,9 +434,9 @@ fn phrase_counts(
     let mut count = conn.prepare_cached(&sql)?;
     let mut counted = Vec::with_capacity(phrases.len());
     for phrase in phrases {
-        let args = std::iter::once(Sql::Text(format!("content : {phrase}")))
+        let args = std::iter::once(Arg::Text(format!("content : {phrase}")))
             .chain(scope.iter().cloned())
-            .chain(std::iter::once(Sql::Integer(upto)));
+            .chain(std::iter::once(Arg::Int(upto)));
         let df: i64 = count.query_row(params_from_iter(args), |r| r.get(0))?;
         counted.push(df as u64);
     }
@@ -461,7 +461,7 @@ fn bm25_hits(
     let matching = format!("content : ({words}){}", narrowing(filter));
     let mut args = Vec::new();
     let score = score_sql(told, &mut args);
-    args.push(Sql::Text(matching));
+    args.push(Arg::Text(matching));
     if !newest_only && narrowed_by_index(filter) {
         if let Some(hits) = ranked_in_index(conn, &score, args.clone(), filter, limit)? {
             return Ok(hits);
@@ -472,7 +472,7 @@ fn bm25_hits(
          CROSS JOIN entries e ON e.seq = entries_words.rowid JOIN pads p ON p.name = e.pad \
          WHERE entries_words MATCH ?"
     );
-    filter.push_sql_per_entry(&mut sql, &mut args);
+    super::filter::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
     let candidates = if newest_only {
         sql.push_str(" ORDER BY entries_words.rowid DESC LIMIT ?");
         terms::newest_candidates(limit)
@@ -480,7 +480,7 @@ fn bm25_hits(
         sql.push_str(" ORDER BY 2 DESC, e.seq DESC LIMIT ?");
         limit
     };
-    args.push(Sql::Integer(candidates as i64));
+    args.push(Arg::Int(candidates as i64));
     let mut ranked: Vec<(i64, f64)> = conn
         .prepare_cached(&sql)?
         .query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?
@@ -498,13 +498,13 @@ fn bm25_hits(
 }
 
 /// A ranked query's score column, its counts pushed to `args`.
-fn score_sql(told: Option<Told>, args: &mut Vec<Sql>) -> String {
+fn score_sql(told: Option<Told>, args: &mut Vec<Arg>) -> String {
     match told {
         None => "-bm25(entries_words, 1.0, 0.0)".into(),
         Some(Told { dfs, readable }) => {
             // 0: the entries indexed.
-            args.push(Sql::Integer(readable.map_or(0, |r| r as i64)));
-            args.extend(dfs.iter().map(|df| Sql::Integer(*df as i64)));
+            args.push(Arg::Int(readable.map_or(0, |r| r as i64)));
+            args.extend(dfs.iter().map(|df| Arg::Int(*df as i64)));
             format!("pad_bm25(entries_words, ?{})", ", ?".repeat(dfs.len()))
         }
     }
@@ -524,12 +524,12 @@ fn score_sql(told: Option<Told>, args: &mut Vec<Sql>) -> String {
 fn ranked_in_index(
     conn: &Connection,
     score: &str,
-    mut args: Vec<Sql>,
+    mut args: Vec<Arg>,
     filter: &EntryFilter,
     limit: u32,
 ) -> Result<Option<Vec<(Entry, f64)>>> {
     let candidates = terms::index_candidates(limit);
-    args.push(Sql::Integer(candidates as i64));
+    args.push(Arg::Int(candidates as i64));
     let ranked: Vec<(i64, f64)> = conn
         .prepare_cached(&format!(
             "SELECT rowid, {score} FROM fts.entries_words \
@@ -540,15 +540,15 @@ fn ranked_in_index(
     let mut sql = format!(
         "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE e.seq = ?"
     );
-    let mut args = vec![Sql::Null];
-    filter.push_sql_per_entry(&mut sql, &mut args);
+    let mut args = vec![Arg::Null];
+    super::filter::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
     let mut read = conn.prepare_cached(&sql)?;
     let mut hits = Vec::with_capacity(limit as usize);
     for &(seq, score) in &ranked {
         if hits.len() == limit as usize {
             break;
         }
-        args[0] = Sql::Integer(seq);
+        args[0] = Arg::Int(seq);
         if let Some(row) = read
             .query_row(params_from_iter(&args), EntryRow::read)
             .optional()?
@@ -573,7 +573,7 @@ fn narrowed_by_index(filter: &EntryFilter) -> bool {
 
 /// The `meta` column's terms for a filter's pad, author, kind, tags and
 /// token scope, as ` AND …` for a word index query: FTS5 then walks only
-/// the matching entries' postings. `push_sql` still checks each exactly.
+/// the matching entries' postings. `Query::filter_per_entry` still checks each exactly.
 fn narrowing(filter: &EntryFilter) -> String {
     let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
     let mut q = String::new();
@@ -627,21 +627,21 @@ fn substring_hits(
             }
         }
     }
-    let mut args: Vec<Sql> = Vec::new();
+    let mut args: Vec<Arg> = Vec::new();
     let mut sql = if trigrams.is_empty() {
         format!("SELECT {ENTRY_COLUMNS}, 0.0 FROM entries e JOIN pads p ON p.name = e.pad WHERE 1")
     } else {
-        args.push(Sql::Text(trigrams.join(" ")));
+        args.push(Arg::Text(trigrams.join(" ")));
         format!(
             "SELECT {ENTRY_COLUMNS}, 0.0 FROM fts.entries_fts \
              CROSS JOIN entries e ON e.seq = entries_fts.rowid JOIN pads p ON p.name = e.pad \
              WHERE entries_fts MATCH ?"
         )
     };
-    filter.push_sql_per_entry(&mut sql, &mut args);
+    super::filter::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
     for w in words {
         sql.push_str(" AND pad_contains(e.content, ?)");
-        args.push(Sql::Text(w.clone()));
+        args.push(Arg::Text(w.clone()));
     }
     // Ordering by the FTS table's own rowid lets SQLite take FTS5's order and
     // stop at the limit instead of joining and sorting every match.
@@ -650,7 +650,7 @@ fn substring_hits(
     } else {
         " ORDER BY entries_fts.rowid DESC LIMIT ?"
     });
-    args.push(Sql::Integer(limit as i64));
+    args.push(Arg::Int(limit as i64));
     let hits = conn
         .prepare_cached(&sql)?
         .query_map(params_from_iter(args), |r| {

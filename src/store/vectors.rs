@@ -374,8 +374,8 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
 
 use std::collections::HashSet;
 
+use crate::storage::query::Arg;
 use rusqlite::params_from_iter;
-use rusqlite::types::Value as Sql;
 
 use super::rows::{EntryRow, ENTRY_COLUMNS};
 use super::Store;
@@ -397,26 +397,26 @@ use std::sync::Arc;
 /// SQLite sometimes read every vector of the store and checked the filter
 /// after (a meaning search by tag over 1,000 of 10,000 notes: 2.3 ms or
 /// 10.9 ms from one run to the next).
-fn filtered(filter: &EntryFilter, args: &mut Vec<Sql>) -> String {
+fn filtered(filter: &EntryFilter, args: &mut Vec<Arg>) -> String {
     let mut sql = String::from(
         " FROM entries e JOIN pads p ON p.name = e.pad CROSS JOIN vec.vectors v ON v.seq = e.seq \
          WHERE v.vec IS NOT NULL",
     );
-    filter.push_sql(&mut sql, args);
+    super::filter::append(&mut sql, args, |q| q.filter(filter));
     sql
 }
 
 /// "Which of the entries `?1` (a JSON array of ids) exist, live, and pass
 /// `filter`": one query per chunk of the index's walk, each id a point
 /// lookup in it. A tag is checked on each entry's own tags: listing every
-/// entry with the tag (`push_sql`) was done again on every run, ~10 ms a
+/// entry with the tag (`Query::filter`) was done again on every run, ~10 ms a
 /// check at 10k tagged notes.
-fn passing_sql(filter: &EntryFilter, args: &mut Vec<Sql>) -> String {
+fn passing_sql(filter: &EntryFilter, args: &mut Vec<Arg>) -> String {
     let mut sql = String::from(
         "SELECT e.seq FROM json_each(?) j CROSS JOIN entries e ON e.seq = j.value \
          JOIN pads p ON p.name = e.pad WHERE 1",
     );
-    filter.push_sql_per_entry(&mut sql, args);
+    super::filter::append(&mut sql, args, |q| q.filter_per_entry(filter));
     sql
 }
 
@@ -424,17 +424,14 @@ impl Store {
     /// How many live entries pass `filter`, counting no further than `cap`.
     /// Reads entries (small rows, the pad index), not the vectors.
     pub fn count_matching(&self, filter: &EntryFilter, cap: usize) -> Result<usize> {
-        let mut args = Vec::new();
-        let mut sql = String::from(
+        let mut q = super::filter::query(
             "SELECT count(*) FROM (SELECT 1 FROM entries e JOIN pads p ON p.name = e.pad WHERE 1",
         );
-        filter.push_sql(&mut sql, &mut args);
-        sql.push_str(" LIMIT ?)");
-        args.push(Sql::Integer(cap as i64));
+        q.filter(filter).push(" LIMIT $?)", Arg::Int(cap as i64));
         let conn = self.reader()?;
         let n: i64 = conn
-            .prepare_cached(&sql)?
-            .query_row(params_from_iter(args), |r| r.get(0))?;
+            .prepare_cached(&q.sql)?
+            .query_row(params_from_iter(q.args()), |r| r.get(0))?;
         Ok(n as usize)
     }
 
@@ -529,7 +526,7 @@ impl Store {
     /// Those of `seqs` that exist, live, and pass `filter`.
     pub fn passing(&self, filter: &EntryFilter, seqs: &[i64]) -> Result<HashSet<i64>> {
         let ids = serde_json::to_string(seqs).expect("ids serialize");
-        let mut args = vec![Sql::Text(ids)];
+        let mut args = vec![Arg::Text(ids)];
         let sql = passing_sql(filter, &mut args);
         let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(&sql)?;
@@ -642,7 +639,7 @@ mod tests {
     use crate::store::Durability;
 
     /// How SQLite runs `sql` in `store`, a step a line.
-    fn plan(store: &Store, sql: &str, args: Vec<Sql>) -> Vec<String> {
+    fn plan(store: &Store, sql: &str, args: Vec<Arg>) -> Vec<String> {
         let conn = store.reader().unwrap();
         let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
         let steps = stmt
@@ -681,7 +678,7 @@ mod tests {
                 ..by_tag()
             },
         ] {
-            let mut args = vec![Sql::Text("[1, 2]".into())];
+            let mut args = vec![Arg::Text("[1, 2]".into())];
             let sql = passing_sql(&filter, &mut args);
             let plan = plan(&store, &sql, args);
             assert!(
