@@ -26,6 +26,7 @@ mod history;
 mod inbox;
 mod keep;
 mod pads;
+mod query;
 mod relay;
 mod rows;
 mod statistics;
@@ -44,6 +45,7 @@ use sqlx::PgPool;
 
 use crate::error::{Error, Result};
 pub(crate) use crate::storage::query::{Arg, Query};
+pub(crate) use query::{statement, Run};
 
 pub(crate) use crate::storage::rows::{
     read_entry, read_entry_seq, read_pad, ENTRY_COLUMNS, PAD_COLUMNS, REPORT_COLUMNS,
@@ -195,40 +197,4 @@ impl From<sqlx::Error> for Error {
             _ => Error::Internal(format!("store: {e}")),
         }
     }
-}
-
-/// A statement built at run time (`storage::query`), run on PostgreSQL.
-pub(crate) trait Run {
-    /// The query, planned with its values each time it runs (an unnamed
-    /// statement, not kept prepared): a filter's or a word's selectivity
-    /// decides the plan. A kept statement falls to PostgreSQL's generic
-    /// plan after five runs, one plan for any values: two common words
-    /// then gathered every match from the words index and sorted them
-    /// (p50 21 ms at 100k entries) where their plan reads the newest rows
-    /// (2 ms).
-    fn build(&self) -> sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>;
-}
-
-impl Run for Query {
-    fn build(&self) -> sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments> {
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(self.sql.as_str())).persistent(false);
-        for a in self.args() {
-            q = match a {
-                Arg::Null => q.bind(None::<i64>),
-                Arg::Text(s) => q.bind(s),
-                Arg::Int(i) => q.bind(i),
-                Arg::Real(f) => q.bind(f),
-                Arg::Bool(b) => q.bind(b),
-                Arg::Texts(v) => q.bind(v),
-                Arg::Ints(v) => q.bind(v),
-                Arg::Reals(v) => q.bind(v),
-            };
-        }
-        q
-    }
-}
-
-/// A statement built at run time for PostgreSQL.
-pub(crate) fn statement(sql: impl Into<String>) -> Query {
-    Query::new(crate::storage::dialect::Dialect::Postgres, sql)
 }

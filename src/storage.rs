@@ -30,6 +30,7 @@
 mod cycle;
 pub(crate) mod deliveries;
 pub(crate) mod dialect;
+pub(crate) mod entries;
 pub(crate) mod history;
 pub(crate) mod inbox;
 pub mod once;

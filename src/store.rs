@@ -37,6 +37,7 @@ mod journal;
 mod keep;
 mod migrate;
 mod pads;
+mod query;
 mod rank;
 mod room;
 mod rows;
@@ -641,7 +642,7 @@ impl Store {
             return Ok(n);
         };
         use crate::storage::query::Arg;
-        let mut q = filter::query("SELECT (SELECT count(*) FROM entries e WHERE");
+        let mut q = query::query("SELECT (SELECT count(*) FROM entries e WHERE");
         q.push(" e.seq > $?", Arg::Int(seq))
             .scope(scope)
             .push(

@@ -4,7 +4,7 @@ use sqlx::postgres::PgRow;
 use sqlx::PgConnection;
 
 use super::inbox::PgInbox;
-use super::{bounded, read_entry, read_entry_seq, statement, Arg, PgStore, Run, ENTRY_COLUMNS};
+use super::{bounded, read_entry, read_entry_seq, PgStore, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
@@ -14,7 +14,7 @@ use crate::storage::Entries;
 use crate::storage::Fut;
 use crate::storage::Inbox;
 use crate::storage::Visible;
-use crate::storage::{inbox, write};
+use crate::storage::{entries, inbox, write};
 use crate::storage::{Added, EntryFilter, NewEntry, Page, Patch};
 
 /// Resolves an id or unique id prefix to `(seq, full id)`.
@@ -186,29 +186,9 @@ impl Entries for PgStore {
         cursor: Option<i64>,
     ) -> Fut<'a, Page> {
         bounded(async move {
-            let mut q = statement(format!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE true"
-            ));
-            q.filter(filter);
-            if let Some(c) = cursor {
-                q.push(" AND e.seq < $?", Arg::Int(c));
-            }
-            q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(limit as i64 + 1));
-            let rows = q.build().fetch_all(self.pool()).await?;
-            let mut rows = rows
-                .iter()
-                .map(read_entry_seq)
-                .collect::<Result<Vec<_>>>()?;
-            let next_cursor = if rows.len() > limit as usize {
-                rows.truncate(limit as usize);
-                rows.last().map(|r| r.0.to_string())
-            } else {
-                None
-            };
-            Ok(Page {
-                entries: rows.into_iter().map(|r| r.1).collect(),
-                next_cursor,
-            })
+            let mut conn = self.pool().acquire().await?;
+            let rows = entries::list(&mut *conn, filter, limit, cursor).await?;
+            Ok(entries::page(rows, limit))
         })
     }
 
@@ -218,19 +198,7 @@ impl Entries for PgStore {
             let mut conn = self.pool().acquire().await?;
             let (seq, _) = resolve(&mut conn, "id", id).await?;
             let root = load(&mut conn, seq).await?;
-            let rows = sqlx::query(sql!(
-                "WITH RECURSIVE thread(seq) AS ( \
-                   SELECT seq FROM entries WHERE reply_to = $1 \
-                   UNION SELECT r.seq FROM entries r JOIN thread t ON r.reply_to = t.seq) \
-                 SELECT {ENTRY_COLUMNS} FROM thread JOIN entries e ON e.seq = thread.seq \
-                 ORDER BY e.seq LIMIT $2"
-            ))
-            .bind(seq)
-            .bind(limit as i64)
-            .fetch_all(&mut *conn)
-            .await?;
-            let replies = rows.iter().map(read_entry).collect::<Result<_>>()?;
-            Ok((root, replies))
+            Ok((root, entries::replies(&mut *conn, seq, limit).await?))
         })
     }
 

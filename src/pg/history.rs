@@ -1,18 +1,13 @@
 //! History and trash on PostgreSQL: the same operations as
 //! `store::history`, on the table of migrations/postgres/20261201000004.
 
-use sqlx::PgConnection;
-
 use super::tx::PgTx;
-use super::{
-    bounded, read_entry_seq, statement, upkeep, Arg, PgStore, Run, ENTRY_COLUMNS, VERSION_COLUMNS,
-};
+use super::{bounded, upkeep, PgStore, ENTRY_COLUMNS, VERSION_COLUMNS};
 use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
 use crate::protocol::{Change, Skipped, Version};
-use crate::storage::history::{self, ChangeScan, HistoryRead};
-use crate::storage::rows::read_change;
+use crate::storage::history;
 use crate::storage::rows::read_version;
 use crate::storage::rules::{IN_TRASH, KEPT_COLUMNS};
 use crate::storage::write::{self, RestoreTx};
@@ -30,29 +25,6 @@ impl PgStore {
 
     pub(crate) fn keeping(&self) -> bool {
         self.keep_history.load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
-/// A row of `changes`: seq, pad, who, when, content, action, change.
-/// The audit's scans on a connection (`storage::history::changes`).
-impl HistoryRead for PgConnection {
-    async fn changes_in(
-        &mut self,
-        scan: ChangeScan<'_>,
-        filter: &HistoryFilter,
-    ) -> Result<Vec<(i64, Change)>> {
-        let mut q = statement(scan.select);
-        q.history_filter(filter, scan.actor, scan.at);
-        q.push(
-            &format!(" ORDER BY {} DESC LIMIT $?", scan.order),
-            Arg::Int(scan.cap),
-        );
-        q.build()
-            .fetch_all(&mut *self)
-            .await?
-            .iter()
-            .map(|r| read_change(r, scan.what))
-            .collect()
     }
 }
 
@@ -139,52 +111,12 @@ impl History for PgStore {
         visible: Visible<'a>,
     ) -> Fut<'a, Vec<(i64, String)>> {
         bounded(async move {
-            let (lo, hi) = crate::storage::rules::prefix_range("id", &id.trim().to_lowercase())?;
-            let rows: Vec<(i64, String)> = sqlx::query_as(
-                "SELECT seq, pad FROM entries WHERE seq BETWEEN $1 AND $2 \
-                 UNION SELECT seq, pad FROM entry_history WHERE seq BETWEEN $1 AND $2 \
-                 ORDER BY seq",
-            )
-            .bind(lo)
-            .bind(hi)
-            .fetch_all(self.pool())
-            .await?;
-            let mut found: Vec<(i64, String)> = Vec::new();
-            for (seq, pad) in rows {
-                if visible(&pad) && found.last().is_none_or(|l| l.0 != seq) {
-                    found.push((seq, pad));
-                    if found.len() == 2 {
-                        break;
-                    }
-                }
-            }
-            Ok(found)
+            history::kept_matches(&mut *self.pool().acquire().await?, id, visible).await
         })
     }
 
     fn history(&self, seq: i64) -> Fut<'_, (Option<Entry>, Vec<Version>)> {
-        bounded(async move {
-            let live = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = $1"
-            ))
-            .bind(seq)
-            .fetch_optional(self.pool())
-            .await?
-            .map(|r| read_entry_seq(&r).map(|e| e.1))
-            .transpose()?;
-            let rows = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-                 WHERE e.seq = $1 ORDER BY e.n"
-            ))
-            .bind(seq)
-            .fetch_all(self.pool())
-            .await?;
-            let versions = rows
-                .iter()
-                .map(|r| read_version(r).map(|v| v.2))
-                .collect::<Result<_>>()?;
-            Ok((live, versions))
-        })
+        bounded(async move { history::history(&mut *self.pool().acquire().await?, seq).await })
     }
 
     fn trash<'a>(
@@ -194,23 +126,8 @@ impl History for PgStore {
         cursor: Option<i64>,
     ) -> Fut<'a, (Vec<Version>, Option<i64>)> {
         bounded(async move {
-            let mut q = statement(format!(
-                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e WHERE {IN_TRASH}"
-            ));
-            q.history_filter(filter, "e.actor", "e.at");
-            if let Some(c) = cursor {
-                q.push(" AND e.n < $?", Arg::Int(c));
-            }
-            q.push(" ORDER BY e.n DESC LIMIT $?", Arg::Int(limit as i64 + 1));
-            let rows = q.build().fetch_all(self.pool()).await?;
-            let mut rows = rows.iter().map(read_version).collect::<Result<Vec<_>>>()?;
-            let next = if rows.len() > limit as usize {
-                rows.truncate(limit as usize);
-                rows.last().map(|r| r.0)
-            } else {
-                None
-            };
-            Ok((rows.into_iter().map(|r| r.2).collect(), next))
+            let mut conn = self.pool().acquire().await?;
+            history::trash(&mut *conn, filter, limit, cursor).await
         })
     }
 
@@ -233,16 +150,7 @@ impl History for PgStore {
     }
 
     fn change(&self, batch: i64) -> Fut<'_, Vec<Version>> {
-        bounded(async move {
-            let rows = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-                 WHERE e.batch = $1 ORDER BY e.n"
-            ))
-            .bind(batch)
-            .fetch_all(self.pool())
-            .await?;
-            rows.iter().map(|r| read_version(r).map(|v| v.2)).collect()
-        })
+        bounded(async move { history::change(&mut *self.pool().acquire().await?, batch).await })
     }
 
     fn purge<'a>(&'a self, which: &'a Purge) -> Fut<'a, usize> {

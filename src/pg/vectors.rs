@@ -23,6 +23,7 @@ use super::{statement, upkeep, PgStore, Run};
 use crate::error::{Error, Result};
 use crate::semantic::vector::{best, dot, embedded_text, from_blob, to_blob, VectorRow};
 use crate::semantic::{Embed, VectorSource};
+use crate::storage::entries;
 use crate::storage::ArchiveMark;
 use crate::storage::CandidateCheck;
 use crate::storage::EmbedGoal;
@@ -386,13 +387,8 @@ impl Meaning for PgStore {
     /// How many live entries pass `filter`, counting no further than `cap`.
     fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize> {
         upkeep(async move {
-            let mut q = statement(
-                "SELECT count(*) FROM (SELECT 1 FROM entries e JOIN pads p ON p.name = e.pad WHERE true",
-            );
-            q.filter(&filter);
-            q.push(" LIMIT $?) AS m", super::Arg::Int(cap as i64));
-            let n: i64 = q.build().fetch_one(self.pool()).await?.try_get(0)?;
-            Ok(n as usize)
+            let mut conn = self.pool().acquire().await?;
+            entries::count_matching(&mut *conn, &filter, cap).await
         })
     }
 

@@ -1,6 +1,9 @@
-//! A statement built at run time for either database, and the filters
-//! written into it once: an entry filter (`Query::filter`), a history
-//! filter (`Query::history_filter`), a token's pads (`Query::scope`).
+//! A statement built at run time for either database, the filters
+//! written into it once — an entry filter (`Query::filter`), a history
+//! filter (`Query::history_filter`), a token's pads (`Query::scope`) — and
+//! what runs it on a store (`Select`: a read connection of each), so a
+//! read whose SQL differs only by dialect is written once above both
+//! (`storage::history`, `storage::entries`).
 //!
 //! Values are always bound, never formatted in. A piece of text takes its
 //! value's placeholder as `$?`, written as the dialect numbers them
@@ -9,9 +12,52 @@
 //! `starts_with` on PostgreSQL), a note's tags (the `entry_tags` table on
 //! SQLite, the tags array on PostgreSQL) — the builder asks its dialect.
 
+use std::ops::ControlFlow;
+
 use super::dialect::Dialect;
+use super::rows::Columns;
 use super::rules::{CURRENT_ONLY, CURRENT_ONLY_OPEN};
 use super::{EntryFilter, HistoryFilter};
+use crate::error::Result;
+
+/// A store's read connection running built statements, each row read by
+/// the shared row reader (`storage::rows`): all a read written above the
+/// stores asks of one (`store/query.rs`, `pg/query.rs`).
+#[allow(async_fn_in_trait)]
+pub trait Select {
+    /// The SQL the database speaks.
+    const DIALECT: Dialect;
+    /// A row as the database returns it.
+    type Row<'r>: Columns<Error = Self::Error>;
+    type Error: Into<crate::error::Error>;
+
+    /// Reads `q`'s rows in order until `read` breaks.
+    async fn scan(
+        &mut self,
+        q: &Query,
+        read: impl FnMut(&Self::Row<'_>) -> Result<ControlFlow<()>, Self::Error>,
+    ) -> Result<()>;
+
+    /// Every row `q` selects, each read by `read`.
+    async fn rows<T>(
+        &mut self,
+        q: &Query,
+        mut read: impl FnMut(&Self::Row<'_>) -> Result<T, Self::Error>,
+    ) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        self.scan(q, |row| {
+            out.push(read(row)?);
+            Ok(ControlFlow::Continue(()))
+        })
+        .await?;
+        Ok(out)
+    }
+
+    /// A statement for this database.
+    fn query(sql: impl Into<String>) -> Query {
+        Query::new(Self::DIALECT, sql)
+    }
+}
 
 /// One bound value.
 #[derive(Debug, Clone, PartialEq)]

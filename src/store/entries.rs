@@ -1,12 +1,11 @@
 //! Entry reads and writes.
 
-use crate::storage::query::Arg;
-use rusqlite::{params, params_from_iter, Connection};
+use rusqlite::{params, Connection};
 
 use super::inbox::SqliteInbox;
 use super::journal::{Journal, Pending, Record};
 use super::room;
-use super::rows::{read_entry, EntryRow, ENTRY_COLUMNS};
+use super::rows::{read_entry, ENTRY_COLUMNS};
 use super::sqlite::ready;
 use super::Sqlite;
 use super::{in_transaction, Store, Writer};
@@ -20,7 +19,7 @@ use crate::storage::EntryFilter;
 use crate::storage::Fut;
 use crate::storage::Inbox;
 use crate::storage::Visible;
-use crate::storage::{inbox, write};
+use crate::storage::{entries, inbox, write};
 use crate::storage::{Added, NewEntry, Page, Patch};
 
 /// Commits journaled entries, in id order, in one transaction. If SQLite
@@ -237,20 +236,10 @@ impl Store {
     /// An entry and every reply under it, at any depth, oldest first (at
     /// most `limit` replies).
     pub fn thread(&self, id: &str, limit: usize) -> Result<(Entry, Vec<Entry>)> {
-        let conn = self.reader()?;
+        let mut conn = self.reader()?;
         let (seq, _) = resolve(&conn, &self.journal, "id", id)?;
-        let root = load(&conn, seq)?.entry;
-        let replies = conn
-            .prepare_cached(&format!(
-                "WITH RECURSIVE thread(seq) AS ( \
-                   SELECT seq FROM entries WHERE reply_to = ?1 \
-                   UNION SELECT r.seq FROM entries r JOIN thread t ON r.reply_to = t.seq) \
-                 SELECT {ENTRY_COLUMNS} FROM thread JOIN entries e ON e.seq = thread.seq \
-                 ORDER BY e.seq LIMIT ?2"
-            ))?
-            .query_map(params![seq, limit as i64], read_entry)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok((root, replies))
+        let root = load(&conn, seq)?;
+        Ok((root, ready(entries::replies(&mut *conn, seq, limit))?))
     }
 
     /// One entry by id or unique id prefix (archived pads included: an id is explicit).
@@ -260,7 +249,7 @@ impl Store {
         }
         let conn = self.reader()?;
         match resolve(&conn, &self.journal, "id", id) {
-            Ok((seq, _)) => Ok(load(&conn, seq)?.entry),
+            Ok((seq, _)) => load(&conn, seq),
             // Only in the journal, named by a prefix (the database refuses
             // writes): reads keep working.
             Err(e @ Error::Unavailable(_)) => match id::prefix_range(&id.trim().to_lowercase())
@@ -327,8 +316,8 @@ impl Store {
         conn: &Connection,
         filter: &EntryFilter,
         cursor: Option<i64>,
-        rows: Vec<EntryRow>,
-    ) -> Result<Vec<EntryRow>> {
+        rows: Vec<(i64, Entry)>,
+    ) -> Result<Vec<(i64, Entry)>> {
         let queued = self
             .journal
             .find_range(0, cursor.map_or(i64::MAX, |c| c - 1), usize::MAX);
@@ -337,14 +326,11 @@ impl Store {
             .query_map([], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         let is_archived = |pad: &str| archived.contains(pad);
-        let newest_stored = rows.first().map_or(i64::MIN, |r| r.seq);
-        let mut out: Vec<EntryRow> = queued
+        let newest_stored = rows.first().map_or(i64::MIN, |r| r.0);
+        let mut out: Vec<(i64, Entry)> = queued
             .into_iter()
             .filter(|(seq, e)| *seq > newest_stored && filter.admits(e, &is_archived))
-            .map(|(seq, e)| EntryRow {
-                seq,
-                entry: new_entry(seq, e),
-            })
+            .map(|(seq, e)| (seq, new_entry(seq, e)))
             .collect();
         out.extend(rows);
         Ok(out)
@@ -365,36 +351,15 @@ impl Store {
         })
     }
 
-    /// Entries matching `filter`, newest first, `limit` at a time. The cursor is
-    /// keyed on the insertion order, so pages never repeat or skip an entry even
-    /// while others write.
+    /// Entries matching `filter`, newest first, `limit` at a time
+    /// (`storage::entries::list`), with those still only in the journal.
     pub fn list(&self, filter: &EntryFilter, limit: u32, cursor: Option<i64>) -> Result<Page> {
-        let mut q = super::filter::query(format!(
-            "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE 1"
-        ));
-        q.filter(filter);
-        if let Some(c) = cursor {
-            q.push(" AND e.seq < $?", Arg::Int(c));
-        }
-        q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(limit as i64 + 1));
-        let conn = self.reader()?;
-        let mut rows = conn
-            .prepare_cached(&q.sql)?
-            .query_map(params_from_iter(q.args()), EntryRow::read)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut conn = self.reader()?;
+        let mut rows = ready(entries::list(&mut *conn, filter, limit, cursor))?;
         if self.journal.has_pending() {
             rows = self.with_journaled(&conn, filter, cursor, rows)?;
         }
-        let next_cursor = if rows.len() > limit as usize {
-            rows.truncate(limit as usize);
-            rows.last().map(|r| r.seq.to_string())
-        } else {
-            None
-        };
-        Ok(Page {
-            entries: rows.into_iter().map(|r| r.entry).collect(),
-            next_cursor,
-        })
+        Ok(entries::page(rows, limit))
     }
 }
 
@@ -465,12 +430,12 @@ pub(crate) fn resolve(
     }
 }
 
-pub(crate) fn load(conn: &Connection, seq: i64) -> Result<EntryRow> {
+pub(crate) fn load(conn: &Connection, seq: i64) -> Result<Entry> {
     Ok(conn
         .prepare_cached(&format!(
             "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
         ))?
-        .query_row([seq], EntryRow::read)?)
+        .query_row([seq], read_entry)?)
 }
 
 /// `entry.list` pages up to this long are read inline; longer ones (up to

@@ -4,11 +4,10 @@
 //! puts the row back with its id, tags and thread links, and the text and
 //! vector indexes pick it up from `changes`.
 
-use crate::storage::query::Arg;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::params;
 
 use super::in_transaction;
-use super::rows::{read_version, EntryRow, ENTRY_COLUMNS, VERSION_COLUMNS};
+use super::rows::{read_version, ENTRY_COLUMNS, VERSION_COLUMNS};
 use super::sqlite::ready;
 use super::tx::SqliteTx;
 use super::Sqlite;
@@ -17,8 +16,7 @@ use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
 use crate::protocol::{Change, Skipped, Version};
-use crate::storage::history::{self, ChangeScan, HistoryRead};
-use crate::storage::rows::read_change;
+use crate::storage::history;
 use crate::storage::rules::{IN_TRASH, KEPT_COLUMNS};
 use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
@@ -26,121 +24,10 @@ use crate::storage::Visible;
 use crate::storage::{History, Upkeep};
 use crate::storage::{HistoryFilter, Purge, Restore};
 
-/// The kept versions `cond` (over `?`, bound to `key`) selects, oldest first.
-fn versions_where(conn: &Connection, cond: &str, key: i64) -> Result<Vec<Version>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-             WHERE {cond} ORDER BY e.n"
-        ))?
-        .query_map([key], read_version)?
-        .map(|r| r.map(|(_, _, v)| v))
-        .collect::<rusqlite::Result<_>>()?)
-}
-
-/// The audit's scans on a read connection (`storage::history::changes`).
-impl HistoryRead for Connection {
-    async fn changes_in(
-        &mut self,
-        scan: ChangeScan<'_>,
-        filter: &HistoryFilter,
-    ) -> Result<Vec<(i64, Change)>> {
-        let mut q = super::filter::query(scan.select);
-        q.history_filter(filter, scan.actor, scan.at).push(
-            &format!(" ORDER BY {} DESC LIMIT $?", scan.order),
-            Arg::Int(scan.cap),
-        );
-        Ok(self
-            .prepare_cached(&q.sql)?
-            .query_map(rusqlite::params_from_iter(q.args()), |r| {
-                read_change(r, scan.what)
-            })?
-            .collect::<rusqlite::Result<_>>()?)
-    }
-}
-
 impl Store {
     /// Whether changes keep what they replace (`pad serve --history-days 0`: not).
     pub fn keep_history(&self, on: bool) {
         self.keeper.turn(on);
-    }
-
-    /// Up to two (seq, pad) of entries, live or in the history, whose id
-    /// starts with `id`, among pads `visible` accepts.
-    pub fn kept_matches(
-        &self,
-        id: &str,
-        visible: &(dyn Fn(&str) -> bool + Sync),
-    ) -> Result<Vec<(i64, String)>> {
-        let (lo, hi) = crate::storage::rules::prefix_range("id", &id.trim().to_lowercase())?;
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT seq, pad FROM entries WHERE seq BETWEEN ?1 AND ?2 \
-             UNION SELECT seq, pad FROM entry_history WHERE seq BETWEEN ?1 AND ?2 \
-             ORDER BY seq",
-        )?;
-        let mut rows = stmt.query([lo, hi])?;
-        let mut found: Vec<(i64, String)> = Vec::new();
-        while let Some(r) = rows.next()? {
-            let (seq, pad): (i64, String) = (r.get(0)?, r.get(1)?);
-            if visible(&pad) && found.last().is_none_or(|l| l.0 != seq) {
-                found.push((seq, pad));
-                if found.len() == 2 {
-                    break;
-                }
-            }
-        }
-        Ok(found)
-    }
-
-    /// An entry as it is now (`None` while deleted) and its kept versions,
-    /// oldest first.
-    pub fn history(&self, seq: i64) -> Result<(Option<Entry>, Vec<Version>)> {
-        let conn = self.reader()?;
-        let live = conn
-            .prepare_cached(&format!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
-            ))?
-            .query_row([seq], EntryRow::read)
-            .optional()?
-            .map(|r| r.entry);
-        Ok((live, versions_where(&conn, "e.seq = ?", seq)?))
-    }
-
-    /// Deleted entries in the trash, newest deletion first; the cursor is
-    /// the last row's number.
-    pub fn trash(
-        &self,
-        filter: &HistoryFilter,
-        limit: u32,
-        cursor: Option<i64>,
-    ) -> Result<(Vec<Version>, Option<i64>)> {
-        let mut q = super::filter::query(format!(
-            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e WHERE {IN_TRASH}"
-        ));
-        q.history_filter(filter, "e.actor", "e.at");
-        if let Some(c) = cursor {
-            q.push(" AND e.n < $?", Arg::Int(c));
-        }
-        q.push(" ORDER BY e.n DESC LIMIT $?", Arg::Int(limit as i64 + 1));
-        let conn = self.reader()?;
-        let mut rows = conn
-            .prepare_cached(&q.sql)?
-            .query_map(rusqlite::params_from_iter(q.args()), read_version)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let next = if rows.len() > limit as usize {
-            rows.truncate(limit as usize);
-            rows.last().map(|r| r.0)
-        } else {
-            None
-        };
-        Ok((rows.into_iter().map(|r| r.2).collect(), next))
-    }
-
-    /// The versions one change kept.
-    pub fn change(&self, batch: i64) -> Result<Vec<Version>> {
-        let conn = self.reader()?;
-        versions_where(&conn, "e.batch = ?", batch)
     }
 
     /// `storage::write::restore` on the writer, in one transaction.
@@ -277,11 +164,11 @@ impl History for Sqlite {
         id: &'a str,
         visible: Visible<'a>,
     ) -> Fut<'a, Vec<(i64, String)>> {
-        self.inline(move |s| s.kept_matches(id, visible))
+        self.inline(move |s| ready(history::kept_matches(&mut *s.reader()?, id, visible)))
     }
 
     fn history(&self, seq: i64) -> Fut<'_, (Option<Entry>, Vec<Version>)> {
-        self.inline(move |s| s.history(seq))
+        self.inline(move |s| ready(history::history(&mut *s.reader()?, seq)))
     }
 
     fn trash<'a>(
@@ -290,7 +177,7 @@ impl History for Sqlite {
         limit: u32,
         cursor: Option<i64>,
     ) -> Fut<'a, (Vec<Version>, Option<i64>)> {
-        self.inline(move |s| s.trash(filter, limit, cursor))
+        self.inline(move |s| ready(history::trash(&mut *s.reader()?, filter, limit, cursor)))
     }
 
     fn restore<'a>(
@@ -312,7 +199,7 @@ impl History for Sqlite {
     }
 
     fn change(&self, batch: i64) -> Fut<'_, Vec<Version>> {
-        self.inline(move |s| s.change(batch))
+        self.inline(move |s| ready(history::change(&mut *s.reader()?, batch)))
     }
 
     fn purge<'a>(&'a self, which: &'a Purge) -> Fut<'a, usize> {

@@ -176,7 +176,7 @@ impl Store {
 
     /// Tags in use on the live entries passing `filter`, most used first.
     pub fn tags(&self, filter: &crate::storage::EntryFilter) -> Result<Vec<(String, i64)>> {
-        let mut q = super::filter::query(
+        let mut q = super::query::query(
             "SELECT t.tag, count(*) AS n FROM entry_tags t JOIN entries e ON e.seq = t.seq \
              JOIN pads p ON p.name = e.pad WHERE 1",
         );

@@ -198,7 +198,7 @@ impl Store {
 
     /// What `report` needs of the entries on live pads passing `filter`.
     pub fn report_rows(&self, filter: &crate::storage::EntryFilter) -> Result<Vec<ReportRow>> {
-        let mut q = super::filter::query(format!(
+        let mut q = super::query::query(format!(
             "SELECT {REPORT_COLUMNS}, \
              CASE WHEN e.meta IS NOT NULL THEN json_extract(e.meta, '$.tokens') END, \
              CASE WHEN e.meta IS NOT NULL THEN json_type(e.meta, '$.tokens') END \

@@ -21,7 +21,7 @@ use crate::storage::query::Arg;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
 use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
-use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
+use super::rows::{read_entry, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
 use super::Sqlite;
 use super::{lock, Store};
 use crate::error::{Error, Result};
@@ -426,7 +426,7 @@ fn phrase_counts(
             sql.push_str(
                 " CROSS JOIN entries e ON e.seq = entries_words.rowid WHERE entries_words MATCH ?",
             );
-            super::filter::append(&mut sql, &mut scope, |q| q.scope(pads));
+            super::query::append(&mut sql, &mut scope, |q| q.scope(pads));
         }
         None => sql.push_str(" WHERE entries_words MATCH ?"),
     }
@@ -472,7 +472,7 @@ fn bm25_hits(
          CROSS JOIN entries e ON e.seq = entries_words.rowid JOIN pads p ON p.name = e.pad \
          WHERE entries_words MATCH ?"
     );
-    super::filter::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
+    super::query::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
     let candidates = if newest_only {
         sql.push_str(" ORDER BY entries_words.rowid DESC LIMIT ?");
         terms::newest_candidates(limit)
@@ -492,7 +492,7 @@ fn bm25_hits(
     ))?;
     let mut hits = Vec::with_capacity(ranked.len());
     for (seq, score) in ranked {
-        hits.push((load.query_row([seq], EntryRow::read)?.entry, score));
+        hits.push((load.query_row([seq], read_entry)?, score));
     }
     Ok(hits)
 }
@@ -541,7 +541,7 @@ fn ranked_in_index(
         "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE e.seq = ?"
     );
     let mut args = vec![Arg::Null];
-    super::filter::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
+    super::query::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
     let mut read = conn.prepare_cached(&sql)?;
     let mut hits = Vec::with_capacity(limit as usize);
     for &(seq, score) in &ranked {
@@ -550,10 +550,10 @@ fn ranked_in_index(
         }
         args[0] = Arg::Int(seq);
         if let Some(row) = read
-            .query_row(params_from_iter(&args), EntryRow::read)
+            .query_row(params_from_iter(&args), read_entry)
             .optional()?
         {
-            hits.push((row.entry, score));
+            hits.push((row, score));
         }
     }
     let every_match_seen = ranked.len() < candidates as usize;
@@ -638,7 +638,7 @@ fn substring_hits(
              WHERE entries_fts MATCH ?"
         )
     };
-    super::filter::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
+    super::query::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
     for w in words {
         sql.push_str(" AND pad_contains(e.content, ?)");
         args.push(Arg::Text(w.clone()));
@@ -654,10 +654,7 @@ fn substring_hits(
     let hits = conn
         .prepare_cached(&sql)?
         .query_map(params_from_iter(args), |r| {
-            Ok((
-                EntryRow::read(r)?.entry,
-                r.get::<_, f64>(ENTRY_COLUMN_COUNT)?,
-            ))
+            Ok((read_entry(r)?, r.get::<_, f64>(ENTRY_COLUMN_COUNT)?))
         })?
         .collect::<rusqlite::Result<_>>()?;
     Ok(hits)

@@ -65,7 +65,7 @@ impl WriteTx for SqliteTx<'_> {
     }
 
     async fn load(&mut self, seq: i64) -> Result<Entry> {
-        Ok(load(self.conn, seq)?.entry)
+        load(self.conn, seq)
     }
 
     async fn insert(&mut self, e: &NewEntry) -> Result<i64> {

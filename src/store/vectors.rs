@@ -377,11 +377,13 @@ use std::collections::HashSet;
 use crate::storage::query::Arg;
 use rusqlite::params_from_iter;
 
-use super::rows::{EntryRow, ENTRY_COLUMNS};
+use super::rows::{read_entry, ENTRY_COLUMNS};
+use super::sqlite::ready;
 use super::Store;
 use super::{Sqlite, SqliteVectors};
 use crate::model::Entry;
 use crate::semantic::VectorSource;
+use crate::storage::entries;
 use crate::storage::ArchiveMark;
 use crate::storage::CandidateCheck;
 use crate::storage::EmbedGoal;
@@ -402,7 +404,7 @@ fn filtered(filter: &EntryFilter, args: &mut Vec<Arg>) -> String {
         " FROM entries e JOIN pads p ON p.name = e.pad CROSS JOIN vec.vectors v ON v.seq = e.seq \
          WHERE v.vec IS NOT NULL",
     );
-    super::filter::append(&mut sql, args, |q| q.filter(filter));
+    super::query::append(&mut sql, args, |q| q.filter(filter));
     sql
 }
 
@@ -416,25 +418,11 @@ fn passing_sql(filter: &EntryFilter, args: &mut Vec<Arg>) -> String {
         "SELECT e.seq FROM json_each(?) j CROSS JOIN entries e ON e.seq = j.value \
          JOIN pads p ON p.name = e.pad WHERE 1",
     );
-    super::filter::append(&mut sql, args, |q| q.filter_per_entry(filter));
+    super::query::append(&mut sql, args, |q| q.filter_per_entry(filter));
     sql
 }
 
 impl Store {
-    /// How many live entries pass `filter`, counting no further than `cap`.
-    /// Reads entries (small rows, the pad index), not the vectors.
-    pub fn count_matching(&self, filter: &EntryFilter, cap: usize) -> Result<usize> {
-        let mut q = super::filter::query(
-            "SELECT count(*) FROM (SELECT 1 FROM entries e JOIN pads p ON p.name = e.pad WHERE 1",
-        );
-        q.filter(filter).push(" LIMIT $?)", Arg::Int(cap as i64));
-        let conn = self.reader()?;
-        let n: i64 = conn
-            .prepare_cached(&q.sql)?
-            .query_row(params_from_iter(q.args()), |r| r.get(0))?;
-        Ok(n as usize)
-    }
-
     /// Entries in live pads (from the pads' counters: no scan).
     pub fn live_entries(&self) -> Result<usize> {
         let conn = self.reader()?;
@@ -562,11 +550,7 @@ impl Store {
         ))?;
         let mut out = Vec::with_capacity(seqs.len());
         for seq in seqs {
-            out.push(
-                load.query_row([seq], EntryRow::read)
-                    .optional()?
-                    .map(|r| r.entry),
-            );
+            out.push(load.query_row([seq], read_entry).optional()?);
         }
         Ok(out)
     }
@@ -582,7 +566,7 @@ impl Meaning for Sqlite {
     }
 
     fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize> {
-        self.blocking(move |s| s.count_matching(&filter, cap))
+        self.blocking(move |s| ready(entries::count_matching(&mut *s.reader()?, &filter, cap)))
     }
 
     fn archived(&self) -> Fut<'_, ArchiveMark> {
