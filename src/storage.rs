@@ -27,6 +27,7 @@
 //! A future is boxed (`Fut`) so the contract can be a trait object: one
 //! allocation per call, against microseconds of work at the least.
 
+pub(crate) mod activity;
 mod cycle;
 pub(crate) mod deliveries;
 pub(crate) mod dialect;
@@ -34,6 +35,7 @@ pub(crate) mod entries;
 pub(crate) mod history;
 pub(crate) mod inbox;
 pub mod once;
+pub(crate) mod pads;
 pub(crate) mod query;
 pub(crate) mod rows;
 pub mod rules;

@@ -100,16 +100,7 @@ impl Entries for PgStore {
     }
 
     fn kept<'a>(&'a self, key: &'a Key, now: i64) -> Fut<'a, bool> {
-        bounded(async move {
-            Ok(sqlx::query(once::sql::KEPT)
-                .bind(&key.caller)
-                .bind(&key.key)
-                .bind(&key.fingerprint)
-                .bind(once::expired(now))
-                .fetch_optional(self.pool())
-                .await?
-                .is_some())
-        })
+        bounded(async move { once::kept(&mut *self.pool().acquire().await?, key, now).await })
     }
 
     /// Up to two entries whose id starts with `id` in pads `visible`

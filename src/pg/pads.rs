@@ -8,6 +8,7 @@ use super::{
 use crate::error::Result;
 use crate::model::{Entry, Pad};
 use crate::protocol::Action;
+use crate::storage::pads;
 use crate::storage::rules::no_pad;
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
@@ -59,20 +60,9 @@ impl PgStore {
 
 impl Pads for PgStore {
     fn pads(&self, include_archived: bool) -> Fut<'_, Vec<Pad>> {
-        bounded(async move {
-            let sql = format!(
-                "SELECT {PAD_COLUMNS} FROM pads {} ORDER BY last_write_at DESC, name",
-                if include_archived {
-                    ""
-                } else {
-                    "WHERE archived_at IS NULL"
-                }
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .fetch_all(self.pool())
-                .await?;
-            rows.iter().map(read_pad).collect()
-        })
+        bounded(
+            async move { pads::pads(&mut *self.pool().acquire().await?, include_archived).await },
+        )
     }
 
     fn configure<'a>(

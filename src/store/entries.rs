@@ -453,7 +453,7 @@ impl Entries for Sqlite {
     }
 
     fn kept<'a>(&'a self, key: &'a Key, now: i64) -> Fut<'a, bool> {
-        self.inline(move |s| s.kept(key, now))
+        self.inline(move |s| ready(once::kept(&mut *s.reader()?, key, now)))
     }
 
     fn visible_matches<'a>(

@@ -4,11 +4,13 @@ use rusqlite::{params, OptionalExtension};
 
 use super::keep::keep;
 use super::rows::{read_entry, read_pad, ENTRY_COLUMNS, PAD_COLUMNS};
+use super::sqlite::ready;
 use super::Sqlite;
 use super::Store;
 use crate::error::Result;
 use crate::model::{Entry, Pad};
 use crate::protocol::Action;
+use crate::storage::pads;
 use crate::storage::rules::no_pad;
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
@@ -18,20 +20,7 @@ use std::collections::BTreeMap;
 
 impl Store {
     pub fn pads(&self, include_archived: bool) -> Result<Vec<Pad>> {
-        let sql = format!(
-            "SELECT {PAD_COLUMNS} FROM pads {} ORDER BY last_write_at DESC, name",
-            if include_archived {
-                ""
-            } else {
-                "WHERE archived_at IS NULL"
-            }
-        );
-        let conn = self.reader()?;
-        let pads = conn
-            .prepare_cached(&sql)?
-            .query_map([], read_pad)?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(pads)
+        ready(pads::pads(&mut *self.reader()?, include_archived))
     }
 
     pub fn pad(&self, name: &str) -> Result<Option<Pad>> {

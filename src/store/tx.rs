@@ -277,18 +277,3 @@ impl KeyTx for SqliteTx<'_> {
         Ok(())
     }
 }
-
-impl super::Store {
-    /// `Entries::kept`: a read, on a reader.
-    pub fn kept(&self, key: &Key, now: i64) -> Result<bool> {
-        Ok(self
-            .reader()?
-            .prepare_cached(once::sql::KEPT)?
-            .exists(params![
-                key.caller,
-                key.key,
-                key.fingerprint,
-                once::expired(now)
-            ])?)
-    }
-}
