@@ -23,7 +23,6 @@ use deadline::{bounded, upkeep};
 mod deliveries;
 mod entries;
 mod history;
-mod inbox;
 mod keep;
 mod pads;
 mod query;

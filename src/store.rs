@@ -32,7 +32,6 @@ mod derived;
 mod entries;
 mod filter;
 mod history;
-mod inbox;
 mod journal;
 mod keep;
 mod migrate;

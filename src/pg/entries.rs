@@ -3,8 +3,7 @@
 use sqlx::postgres::PgRow;
 use sqlx::PgConnection;
 
-use super::inbox::PgInbox;
-use super::{bounded, read_entry, read_entry_seq, PgStore, ENTRY_COLUMNS};
+use super::{bounded, read_entry, read_entry_seq, PgStore, Run, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
@@ -232,6 +231,13 @@ impl Entries for PgStore {
     }
 
     fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox> {
-        bounded(async move { inbox::inbox(&mut PgInbox(self.pool()), author, peek).await })
+        bounded(async move {
+            let mut conn = self.pool().acquire().await?;
+            let (inbox, moved) = inbox::inbox(&mut *conn, author, peek).await?;
+            if let Some(q) = moved {
+                q.build().execute(&mut *conn).await?;
+            }
+            Ok(inbox)
+        })
     }
 }

@@ -1,8 +1,7 @@
 //! Entry reads and writes.
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, params_from_iter, Connection};
 
-use super::inbox::SqliteInbox;
 use super::journal::{Journal, Pending, Record};
 use super::room;
 use super::rows::{read_entry, ENTRY_COLUMNS};
@@ -515,6 +514,14 @@ impl Entries for Sqlite {
 
     fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox> {
         let author = author.to_string();
-        self.blocking(move |s| ready(inbox::inbox(&mut SqliteInbox::new(s), &author, peek)))
+        self.blocking(move |s| {
+            // The read connection goes back before the writer is taken.
+            let (inbox, moved) = ready(inbox::inbox(&mut *s.reader()?, &author, peek))?;
+            if let Some(q) = moved {
+                let w = s.writer();
+                w.conn.execute(&q.sql, params_from_iter(q.args()))?;
+            }
+            Ok(inbox)
+        })
     }
 }
