@@ -7,7 +7,6 @@
 use super::sqlite::ready;
 use super::Sqlite;
 use super::Store;
-use crate::error::Result;
 use crate::storage::activity;
 use crate::storage::Counts;
 use crate::storage::Figures;
@@ -16,17 +15,6 @@ use crate::storage::PadRow;
 use crate::storage::Visible;
 
 impl Store {
-    /// Entries on live pads and their mean content size in bytes.
-    pub fn content_size(&self) -> Result<(i64, f64)> {
-        let conn = self.reader()?;
-        Ok(conn.query_row(
-            "SELECT count(*), coalesce(avg(length(CAST(e.content AS BLOB))), 0) \
-             FROM entries e JOIN pads p ON p.name = e.pad WHERE p.archived_at IS NULL",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?)
-    }
-
     /// Bytes on disk per file (each with its WAL): the store, the text
     /// index, the vectors and the vector index.
     pub fn disk_usage(&self) -> Vec<(&'static str, u64)> {
@@ -49,16 +37,44 @@ impl Store {
 }
 
 impl Figures for Sqlite {
+    /// Counts for `stats`.
     fn counts(&self) -> Fut<'_, Counts> {
-        self.blocking(|s| s.counts())
+        self.blocking(|s| {
+            let conn = s.reader()?;
+            let (entries, live_pads, archived_pads) = conn.query_row(
+                "SELECT (SELECT coalesce(sum(entries), 0) FROM pads), \
+                        (SELECT count(*) FROM pads WHERE archived_at IS NULL), \
+                        (SELECT count(*) FROM pads WHERE archived_at IS NOT NULL)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )?;
+            let tags = conn.query_row("SELECT count(DISTINCT tag) FROM entry_tags", [], |r| {
+                r.get(0)
+            })?;
+            Ok(Counts {
+                entries,
+                live_pads,
+                archived_pads,
+                tags,
+            })
+        })
     }
 
     fn pads_by(&self, stalest: bool, limit: usize) -> Fut<'_, Vec<PadRow>> {
         self.blocking(move |s| ready(activity::pads_by(&mut *s.reader()?, stalest, limit)))
     }
 
+    /// Entries on live pads and their mean content size in bytes.
     fn content_size(&self) -> Fut<'_, (i64, f64)> {
-        self.blocking(|s| s.content_size())
+        self.blocking(move |s| {
+            let conn = s.reader()?;
+            Ok(conn.query_row(
+                "SELECT count(*), coalesce(avg(length(CAST(e.content AS BLOB))), 0) \
+                 FROM entries e JOIN pads p ON p.name = e.pad WHERE p.archived_at IS NULL",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?)
+        })
     }
 
     fn writes_per_minute<'a>(

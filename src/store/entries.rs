@@ -1,6 +1,6 @@
 //! Entry reads and writes.
 
-use rusqlite::{params, params_from_iter, Connection};
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
 use super::journal::{Journal, Pending, Record};
 use super::room;
@@ -232,15 +232,6 @@ impl Store {
         })
     }
 
-    /// An entry and every reply under it, at any depth, oldest first (at
-    /// most `limit` replies).
-    pub fn thread(&self, id: &str, limit: usize) -> Result<(Entry, Vec<Entry>)> {
-        let mut conn = self.reader()?;
-        let (seq, _) = resolve(&conn, &self.journal, "id", id)?;
-        let root = load(&conn, seq)?;
-        Ok((root, ready(entries::replies(&mut *conn, seq, limit))?))
-    }
-
     /// One entry by id or unique id prefix (archived pads included: an id is explicit).
     pub fn get(&self, id: &str) -> Result<Entry> {
         if let Some(e) = self.journaled(id) {
@@ -279,29 +270,6 @@ impl Store {
         }
         let (seq, _) = id::prefix_range(&id)?;
         self.journal.find(seq).map(|e| new_entry(seq, e))
-    }
-
-    /// Applies `patch`; with `if_version`, only if the entry is still at that version.
-    /// Returns the entry before and after.
-    pub fn update(
-        &self,
-        id: &str,
-        patch: Patch,
-        if_version: Option<i64>,
-        now: i64,
-        by: &str,
-    ) -> Result<(Entry, Entry)> {
-        let mut w = self.writer();
-        in_transaction(&mut w, |w| {
-            ready(write::update(
-                &mut self.tx(w),
-                id,
-                patch,
-                if_version,
-                now,
-                by,
-            ))
-        })
     }
 
     /// `rows` (newest first) with the matching entries still only in the
@@ -362,43 +330,7 @@ impl Store {
     }
 }
 
-impl Store {
-    /// Up to two entries whose id starts with `id` among those in pads
-    /// `visible` accepts (the journal's too): how a scoped caller's prefix
-    /// resolves, so entries it may not read neither match nor make its
-    /// prefix ambiguous.
-    pub fn visible_matches(
-        &self,
-        id: &str,
-        visible: &(dyn Fn(&str) -> bool + Sync),
-    ) -> Result<Vec<(String, String)>> {
-        let id = id.trim().to_lowercase();
-        let (lo, hi) = prefix_range("id", &id)?;
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT seq, pad FROM entries WHERE seq BETWEEN ? AND ? ORDER BY seq",
-        )?;
-        let mut rows = stmt.query([lo, hi])?;
-        let mut found = Vec::new();
-        while let Some(r) = rows.next()? {
-            let pad: String = r.get(1)?;
-            if visible(&pad) {
-                found.push((id::encode(r.get(0)?), pad));
-                if found.len() == 2 {
-                    return Ok(found);
-                }
-            }
-        }
-        // A batch just committed is still queued until that is recorded.
-        for (seq, e) in self.journal.find_range(lo, hi, usize::MAX) {
-            let id = id::encode(seq);
-            if found.len() < 2 && visible(&e.pad) && !found.iter().any(|(f, _)| *f == id) {
-                found.push((id, e.pad));
-            }
-        }
-        Ok(found)
-    }
-}
+impl Store {}
 
 /// Resolves an id or unique id prefix to `(seq, full id)`. An id still only
 /// in the journal — acknowledged, but the database refuses writes (a full
@@ -455,14 +387,46 @@ impl Entries for Sqlite {
         self.inline(move |s| ready(once::kept(&mut *s.reader()?, key, now)))
     }
 
+    /// Up to two entries whose id starts with `id` among those in pads
+    /// `visible` accepts (the journal's too): how a scoped caller's prefix
+    /// resolves, so entries it may not read neither match nor make its
+    /// prefix ambiguous.
     fn visible_matches<'a>(
         &'a self,
         id: &'a str,
         visible: Visible<'a>,
     ) -> Fut<'a, Vec<(String, String)>> {
-        self.inline(move |s| s.visible_matches(id, visible))
+        self.inline(move |s| {
+            let id = id.trim().to_lowercase();
+            let (lo, hi) = prefix_range("id", &id)?;
+            let conn = s.reader()?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, pad FROM entries WHERE seq BETWEEN ? AND ? ORDER BY seq",
+            )?;
+            let mut rows = stmt.query([lo, hi])?;
+            let mut found = Vec::new();
+            while let Some(r) = rows.next()? {
+                let pad: String = r.get(1)?;
+                if visible(&pad) {
+                    found.push((id::encode(r.get(0)?), pad));
+                    if found.len() == 2 {
+                        return Ok(found);
+                    }
+                }
+            }
+            // A batch just committed is still queued until that is recorded.
+            for (seq, e) in s.journal.find_range(lo, hi, usize::MAX) {
+                let id = id::encode(seq);
+                if found.len() < 2 && visible(&e.pad) && !found.iter().any(|(f, _)| *f == id) {
+                    found.push((id, e.pad));
+                }
+            }
+            Ok(found)
+        })
     }
 
+    /// Applies `patch`; with `if_version`, only if the entry is still at that version.
+    /// Returns the entry before and after.
     fn update<'a>(
         &'a self,
         id: &'a str,
@@ -471,7 +435,12 @@ impl Entries for Sqlite {
         now: i64,
         by: &'a str,
     ) -> Fut<'a, (Entry, Entry)> {
-        self.inline(move |s| s.update(id, patch, if_version, now, by))
+        self.inline(move |s| {
+            let mut w = s.writer();
+            in_transaction(&mut w, |w| {
+                ready(write::update(&mut s.tx(w), id, patch, if_version, now, by))
+            })
+        })
     }
 
     fn delete<'a>(
@@ -497,19 +466,56 @@ impl Entries for Sqlite {
         self.blocking(move |s| s.list(&filter, limit, cursor))
     }
 
+    /// An entry and every reply under it, at any depth, oldest first (at
+    /// most `limit` replies).
     fn thread<'a>(&'a self, id: &'a str, limit: usize) -> Fut<'a, (Entry, Vec<Entry>)> {
         let id = id.to_string();
-        self.blocking(move |s| s.thread(&id, limit))
+        self.blocking(move |s| {
+            let id = &id;
+            let mut conn = s.reader()?;
+            let (seq, _) = resolve(&conn, &s.journal, "id", id)?;
+            let root = load(&conn, seq)?;
+            Ok((root, ready(entries::replies(&mut *conn, seq, limit))?))
+        })
     }
 
+    /// The entries with these ids, in the same order; `None` for one that is gone.
     fn entries_by_id<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<Option<Entry>>> {
         let ids = ids.to_vec();
-        self.blocking(move |s| s.entries_by_id(&ids))
+        self.blocking(move |s| {
+            let seqs = &ids;
+            let conn = s.reader()?;
+            let mut load = conn.prepare_cached(&format!(
+                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
+            ))?;
+            let mut out = Vec::with_capacity(seqs.len());
+            for seq in seqs {
+                out.push(load.query_row([seq], read_entry).optional()?);
+            }
+            Ok(out)
+        })
     }
 
+    /// For each seq, the live entries just before and after it in its pad.
     fn pad_neighbours<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 4]>> {
         let ids = ids.to_vec();
-        self.blocking(move |s| s.pad_neighbours(&ids))
+        self.blocking(move |s| {
+            let seqs = &ids;
+            let conn = s.reader()?;
+            let mut near = conn.prepare_cached(&format!(
+                "SELECT {} FROM entries e WHERE e.seq = ?",
+                crate::storage::rules::PAD_NEIGHBOURS
+            ))?;
+            let mut out = Vec::with_capacity(seqs.len());
+            for seq in seqs {
+                out.push(
+                    near.query_row([seq], |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]))
+                        .optional()?
+                        .unwrap_or([None; 4]),
+                );
+            }
+            Ok(out)
+        })
     }
 
     fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox> {

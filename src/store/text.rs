@@ -21,9 +21,9 @@ use crate::storage::query::Arg;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
 use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
+use super::lock;
 use super::rows::{read_entry, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
 use super::Sqlite;
-use super::{lock, Store};
 use crate::error::{Error, Result};
 use crate::model::Entry;
 use crate::storage::EntryFilter;
@@ -263,72 +263,6 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
     )?;
     conn.execute("ATTACH DATABASE ? AS store", [store_db.to_string_lossy()])?;
     Ok(conn)
-}
-
-impl Store {
-    /// Text search's tiers 1 and 2 (`engine::search`'s pipeline): entries
-    /// holding every word whole ("login" finds "Login failed") or, with
-    /// `prefix`, by its beginning ("dock" finds "Docker"; prefix queries
-    /// cost more, as FTS5 merges every matching term). Case and accents aside.
-    pub fn word_hits(
-        &self,
-        words: &[String],
-        filter: &EntryFilter,
-        limit: u32,
-        prefix: bool,
-        readable: Option<u64>,
-    ) -> Result<Vec<(Entry, f64)>> {
-        let conn = self.reader()?;
-        word_hits(&conn, words, filter, limit, prefix, readable)
-    }
-
-    /// Tier 3: entries holding every word anywhere ("ocker" finds
-    /// "Docker"), through the trigram index, newest first; words under three
-    /// characters use LIKE.
-    pub fn substring_hits(
-        &self,
-        words: &[String],
-        filter: &EntryFilter,
-        limit: u32,
-    ) -> Result<Vec<(Entry, f64)>> {
-        let conn = self.reader()?;
-        substring_hits(&conn, words, filter, limit)
-    }
-
-    /// For tier 4: how many entries hold each word (words in none left
-    /// out), at most the filtered pad's size.
-    pub fn word_counts(
-        &self,
-        words: &[String],
-        filter: &EntryFilter,
-    ) -> Result<Vec<(String, u64)>> {
-        let conn = self.reader()?;
-        word_counts(&conn, words, filter)
-    }
-
-    /// Tier 4: entries holding any of `words`, ranked by BM25, best first;
-    /// `newest_only` ranks only the newest matches (`terms::newest_candidates`).
-    pub fn any_word_hits(
-        &self,
-        words: &[(String, u64)],
-        readable: Option<u64>,
-        filter: &EntryFilter,
-        limit: u32,
-        newest_only: bool,
-    ) -> Result<Vec<(Entry, f64)>> {
-        let any = words
-            .iter()
-            .map(|(w, _)| format!("\"{}\"", w.replace('"', "\"\"")))
-            .collect::<Vec<_>>()
-            .join(" OR ");
-        let dfs: Vec<u64> = words.iter().map(|(_, df)| *df).collect();
-        let conn = self.reader()?;
-        let told = Told {
-            dfs: &dfs,
-            readable,
-        };
-        bm25_hits(&conn, &any, Some(told), filter, limit, newest_only)
-    }
 }
 
 fn word_hits(
@@ -661,6 +595,10 @@ fn substring_hits(
 }
 
 impl TextSearch for Sqlite {
+    /// Text search's tiers 1 and 2 (`engine::search`'s pipeline): entries
+    /// holding every word whole ("login" finds "Login failed") or, with
+    /// `prefix`, by its beginning ("dock" finds "Docker"; prefix queries
+    /// cost more, as FTS5 merges every matching term). Case and accents aside.
     fn word_hits<'a>(
         &'a self,
         words: &'a [String],
@@ -670,9 +608,15 @@ impl TextSearch for Sqlite {
         readable: Option<u64>,
     ) -> Fut<'a, Vec<(Entry, f64)>> {
         let (words, filter) = (words.to_vec(), filter.clone());
-        self.blocking(move |s| s.word_hits(&words, &filter, limit, prefix, readable))
+        self.blocking(move |s| {
+            let conn = s.reader()?;
+            word_hits(&conn, &words, &filter, limit, prefix, readable)
+        })
     }
 
+    /// Tier 3: entries holding every word anywhere ("ocker" finds
+    /// "Docker"), through the trigram index, newest first; words under three
+    /// characters use LIKE.
     fn substring_hits<'a>(
         &'a self,
         words: &'a [String],
@@ -680,17 +624,27 @@ impl TextSearch for Sqlite {
         limit: u32,
     ) -> Fut<'a, Vec<(Entry, f64)>> {
         let (words, filter) = (words.to_vec(), filter.clone());
-        self.blocking(move |s| s.substring_hits(&words, &filter, limit))
+        self.blocking(move |s| {
+            let conn = s.reader()?;
+            substring_hits(&conn, &words, &filter, limit)
+        })
     }
 
+    /// For tier 4: how many entries hold each word (words in none left
+    /// out), at most the filtered pad's size.
     fn word_counts<'a>(
         &'a self,
         words: &'a [String],
         filter: &'a EntryFilter,
     ) -> Fut<'a, Vec<(String, u64)>> {
-        self.inline(move |s| s.word_counts(words, filter))
+        self.inline(move |s| {
+            let conn = s.reader()?;
+            word_counts(&conn, words, filter)
+        })
     }
 
+    /// Tier 4: entries holding any of `words`, ranked by BM25, best first;
+    /// `newest_only` ranks only the newest matches (`terms::newest_candidates`).
     fn any_word_hits<'a>(
         &'a self,
         words: &'a [(String, u64)],
@@ -700,7 +654,20 @@ impl TextSearch for Sqlite {
         newest_only: bool,
     ) -> Fut<'a, Vec<(Entry, f64)>> {
         let (words, filter) = (words.to_vec(), filter.clone());
-        self.blocking(move |s| s.any_word_hits(&words, readable, &filter, limit, newest_only))
+        self.blocking(move |s| {
+            let any = words
+                .iter()
+                .map(|(w, _)| format!("\"{}\"", w.replace('"', "\"\"")))
+                .collect::<Vec<_>>()
+                .join(" OR ");
+            let dfs: Vec<u64> = words.iter().map(|(_, df)| *df).collect();
+            let conn = s.reader()?;
+            let told = Told {
+                dfs: &dfs,
+                readable,
+            };
+            bm25_hits(&conn, &any, Some(told), &filter, limit, newest_only)
+        })
     }
 
     fn postings_budget(&self) -> u64 {

@@ -377,11 +377,9 @@ use std::collections::HashSet;
 use crate::storage::query::Arg;
 use rusqlite::params_from_iter;
 
-use super::rows::{read_entry, ENTRY_COLUMNS};
 use super::sqlite::ready;
 use super::Store;
 use super::{Sqlite, SqliteVectors};
-use crate::model::Entry;
 use crate::semantic::VectorSource;
 use crate::storage::entries;
 use crate::storage::ArchiveMark;
@@ -423,94 +421,6 @@ fn passing_sql(filter: &EntryFilter, args: &mut Vec<Arg>) -> String {
 }
 
 impl Store {
-    /// Entries in live pads (from the pads' counters: no scan).
-    pub fn live_entries(&self) -> Result<usize> {
-        let conn = self.reader()?;
-        let n: i64 = conn.query_row(
-            "SELECT coalesce(sum(entries), 0) FROM pads WHERE archived_at IS NULL",
-            [],
-            |r| r.get(0),
-        )?;
-        Ok(n as usize)
-    }
-
-    /// The archived pads' mark (`storage::ArchiveMark`).
-    pub fn archived(&self) -> Result<ArchiveMark> {
-        let conn = self.reader()?;
-        let mark = conn
-            .prepare_cached(
-                "SELECT count(*), coalesce(sum(archived_at), 0), coalesce(sum(entries), 0) \
-                 FROM pads WHERE archived_at IS NOT NULL",
-            )?
-            .query_row([], |r| {
-                Ok(ArchiveMark {
-                    pads: r.get(0)?,
-                    archived_at: r.get(1)?,
-                    entries: r.get(2)?,
-                })
-            })?;
-        Ok(mark)
-    }
-
-    /// The entries of archived pads, sorted.
-    pub fn archived_entries(&self) -> Result<Vec<i64>> {
-        let conn = self.reader()?;
-        let seqs = conn
-            .prepare_cached(
-                "SELECT e.seq FROM pads p JOIN entries e ON e.pad = p.name \
-                 WHERE p.archived_at IS NOT NULL ORDER BY e.seq",
-            )?
-            .query_map([], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(seqs)
-    }
-
-    /// The exact `k` nearest entries to `query` among those passing
-    /// `filter`, by cosine similarity on the stored (full-precision) vectors.
-    pub fn nearest_exact(
-        &self,
-        query: &[f32],
-        filter: &EntryFilter,
-        k: usize,
-    ) -> Result<Vec<(i64, f32)>> {
-        let mut args = Vec::new();
-        let sql = format!("SELECT v.seq, v.vec{}", filtered(filter, &mut args));
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let mut rows = stmt.query(params_from_iter(args))?;
-        let mut best: Vec<(i64, f32)> = Vec::with_capacity(k + 1);
-        while let Some(row) = rows.next()? {
-            let blob = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
-            let score = dot(query, blob);
-            let seq: i64 = row.get(0)?;
-            // Best first; among equal scores the newest, as everywhere.
-            let before = |(id, s): &(i64, f32)| *s > score || (*s == score && *id > seq);
-            if best.len() < k || !before(&best[best.len() - 1]) {
-                let at = best.partition_point(before);
-                best.insert(at, (seq, score));
-                best.truncate(k);
-            }
-        }
-        Ok(best)
-    }
-
-    /// Cosine similarity of `query` to the stored vectors of these entries
-    /// (those without a vector are skipped).
-    pub fn similarities(&self, query: &[f32], seqs: &[i64]) -> Result<Vec<(i64, f32)>> {
-        let conn = self.reader()?;
-        let mut get =
-            conn.prepare_cached("SELECT vec FROM vec.vectors WHERE seq = ? AND vec IS NOT NULL")?;
-        let mut out = Vec::with_capacity(seqs.len());
-        for seq in seqs {
-            let mut rows = get.query([seq])?;
-            if let Some(row) = rows.next()? {
-                let blob = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
-                out.push((*seq, dot(query, blob)));
-            }
-        }
-        Ok(out)
-    }
-
     /// Those of `seqs` that exist, live, and pass `filter`.
     pub fn passing(&self, filter: &EntryFilter, seqs: &[i64]) -> Result<HashSet<i64>> {
         let ids = serde_json::to_string(seqs).expect("ids serialize");
@@ -523,37 +433,6 @@ impl Store {
             .collect::<rusqlite::Result<_>>()?;
         Ok(seqs)
     }
-
-    /// The entries with these ids, in the same order; `None` for one that is gone.
-    /// For each seq, the live entries just before and after it in its pad.
-    pub fn pad_neighbours(&self, seqs: &[i64]) -> Result<Vec<[Option<i64>; 4]>> {
-        let conn = self.reader()?;
-        let mut near = conn.prepare_cached(&format!(
-            "SELECT {} FROM entries e WHERE e.seq = ?",
-            crate::storage::rules::PAD_NEIGHBOURS
-        ))?;
-        let mut out = Vec::with_capacity(seqs.len());
-        for seq in seqs {
-            out.push(
-                near.query_row([seq], |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]))
-                    .optional()?
-                    .unwrap_or([None; 4]),
-            );
-        }
-        Ok(out)
-    }
-
-    pub fn entries_by_id(&self, seqs: &[i64]) -> Result<Vec<Option<Entry>>> {
-        let conn = self.reader()?;
-        let mut load = conn.prepare_cached(&format!(
-            "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
-        ))?;
-        let mut out = Vec::with_capacity(seqs.len());
-        for seq in seqs {
-            out.push(load.query_row([seq], read_entry).optional()?);
-        }
-        Ok(out)
-    }
 }
 
 impl Meaning for Sqlite {
@@ -561,33 +440,106 @@ impl Meaning for Sqlite {
         Ok(Arc::new(SqliteVectors(self.store.clone())))
     }
 
+    /// Entries in live pads (from the pads' counters: no scan).
     fn live_entries(&self) -> Fut<'_, usize> {
-        self.inline(|s| s.live_entries())
+        self.inline(move |s| {
+            let conn = s.reader()?;
+            let n: i64 = conn.query_row(
+                "SELECT coalesce(sum(entries), 0) FROM pads WHERE archived_at IS NULL",
+                [],
+                |r| r.get(0),
+            )?;
+            Ok(n as usize)
+        })
     }
 
     fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize> {
         self.blocking(move |s| ready(entries::count_matching(&mut *s.reader()?, &filter, cap)))
     }
 
+    /// The archived pads' mark (`storage::ArchiveMark`).
     fn archived(&self) -> Fut<'_, ArchiveMark> {
-        self.inline(|s| s.archived())
+        self.inline(move |s| {
+            let conn = s.reader()?;
+            let mark = conn
+                .prepare_cached(
+                    "SELECT count(*), coalesce(sum(archived_at), 0), coalesce(sum(entries), 0) \
+                     FROM pads WHERE archived_at IS NOT NULL",
+                )?
+                .query_row([], |r| {
+                    Ok(ArchiveMark {
+                        pads: r.get(0)?,
+                        archived_at: r.get(1)?,
+                        entries: r.get(2)?,
+                    })
+                })?;
+            Ok(mark)
+        })
     }
 
+    /// The entries of archived pads, sorted.
     fn archived_entries(&self) -> Fut<'_, Vec<i64>> {
-        self.blocking(|s| s.archived_entries())
+        self.blocking(move |s| {
+            let conn = s.reader()?;
+            let seqs = conn
+                .prepare_cached(
+                    "SELECT e.seq FROM pads p JOIN entries e ON e.pad = p.name \
+                     WHERE p.archived_at IS NOT NULL ORDER BY e.seq",
+                )?
+                .query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok(seqs)
+        })
     }
 
+    /// The exact `k` nearest entries to `query` among those passing
+    /// `filter`, by cosine similarity on the stored (full-precision) vectors.
     fn nearest_exact(
         &self,
         query: Arc<[f32]>,
         filter: EntryFilter,
         k: usize,
     ) -> Fut<'_, Vec<(i64, f32)>> {
-        self.blocking(move |s| s.nearest_exact(&query, &filter, k))
+        self.blocking(move |s| {
+            let mut args = Vec::new();
+            let sql = format!("SELECT v.seq, v.vec{}", filtered(&filter, &mut args));
+            let conn = s.reader()?;
+            let mut stmt = conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query(params_from_iter(args))?;
+            let mut best: Vec<(i64, f32)> = Vec::with_capacity(k + 1);
+            while let Some(row) = rows.next()? {
+                let blob = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
+                let score = dot(&query, blob);
+                let seq: i64 = row.get(0)?;
+                // Best first; among equal scores the newest, as everywhere.
+                let before = |(id, s): &(i64, f32)| *s > score || (*s == score && *id > seq);
+                if best.len() < k || !before(&best[best.len() - 1]) {
+                    let at = best.partition_point(before);
+                    best.insert(at, (seq, score));
+                    best.truncate(k);
+                }
+            }
+            Ok(best)
+        })
     }
 
+    /// Cosine similarity of `query` to the stored vectors of these entries
+    /// (those without a vector are skipped).
     fn similarities(&self, query: Arc<[f32]>, ids: Vec<i64>) -> Fut<'_, Vec<(i64, f32)>> {
-        self.blocking(move |s| s.similarities(&query, &ids))
+        self.blocking(move |s| {
+            let conn = s.reader()?;
+            let mut get = conn
+                .prepare_cached("SELECT vec FROM vec.vectors WHERE seq = ? AND vec IS NOT NULL")?;
+            let mut out = Vec::with_capacity(ids.len());
+            for seq in ids {
+                let mut rows = get.query([seq])?;
+                if let Some(row) = rows.next()? {
+                    let blob = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+                    out.push((seq, dot(&query, blob)));
+                }
+            }
+            Ok(out)
+        })
     }
 
     /// The filter is checked a chunk of the walk at a time, best first (one
