@@ -9,7 +9,7 @@ use crate::model::Entry;
 use crate::protocol::{Change, Skipped, Version};
 use crate::storage::history;
 use crate::storage::rows::read_version;
-use crate::storage::rules::{IN_TRASH, KEPT_COLUMNS};
+use crate::storage::rules::KEPT_COLUMNS;
 use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
 use crate::storage::History;
@@ -154,25 +154,7 @@ impl History for PgStore {
     }
 
     fn purge<'a>(&'a self, which: &'a Purge) -> Fut<'a, usize> {
-        upkeep(async move {
-            let q = match which {
-                Purge::Seq(seq) => sqlx::query(
-                    "DELETE FROM entry_history WHERE seq = $1 \
-                     AND NOT EXISTS (SELECT 1 FROM entries WHERE seq = $1)",
-                )
-                .bind(*seq),
-                Purge::Pad(pad) => sqlx::query(sql!(
-                    "DELETE FROM entry_history WHERE seq IN \
-                     (SELECT e.seq FROM entry_history e WHERE {IN_TRASH} AND e.pad = $1)"
-                ))
-                .bind(pad.clone()),
-                Purge::All => sqlx::query(sql!(
-                    "DELETE FROM entry_history WHERE seq IN \
-                     (SELECT e.seq FROM entry_history e WHERE {IN_TRASH})"
-                )),
-            };
-            Ok(q.execute(self.pool()).await?.rows_affected() as usize)
-        })
+        upkeep(async move { history::purge(&mut *self.pool().acquire().await?, which).await })
     }
 
     fn changes<'a>(
@@ -189,24 +171,8 @@ impl History for PgStore {
 
     fn prune_history(&self, cutoff: i64, max_rows: i64) -> Fut<'_, usize> {
         upkeep(async move {
-            let old = sqlx::query(
-                "DELETE FROM entry_history WHERE n < coalesce( \
-                   (SELECT n FROM entry_history WHERE at >= $1 ORDER BY n LIMIT 1), \
-                   (SELECT max(n) + 1 FROM entry_history))",
-            )
-            .bind(cutoff)
-            .execute(self.pool())
-            .await?
-            .rows_affected();
-            let over = sqlx::query(
-                "DELETE FROM entry_history WHERE n <= \
-                   (SELECT n FROM entry_history ORDER BY n DESC LIMIT 1 OFFSET $1)",
-            )
-            .bind(max_rows)
-            .execute(self.pool())
-            .await?
-            .rows_affected();
-            Ok((old + over) as usize)
+            let mut conn = self.pool().acquire().await?;
+            history::prune(&mut *conn, cutoff, max_rows).await
         })
     }
 }

@@ -9,7 +9,7 @@ use sqlx::PgConnection;
 
 use crate::error::{Error, Result};
 use crate::storage::dialect::Dialect;
-use crate::storage::query::{Arg, Query, Select};
+use crate::storage::query::{Arg, Execute, Query, Select};
 
 /// A statement built at run time (`storage::query`), run on PostgreSQL.
 pub(crate) trait Run {
@@ -63,5 +63,11 @@ impl Select for PgConnection {
             }
         }
         Ok(())
+    }
+}
+
+impl Execute for PgConnection {
+    async fn execute(&mut self, q: &Query) -> Result<u64> {
+        Ok(q.build().execute(&mut *self).await?.rows_affected())
     }
 }

@@ -5,10 +5,10 @@
 
 use std::ops::ControlFlow;
 
-use super::query::{Arg, Query, Select};
+use super::query::{Arg, Execute, Query, Select};
 use super::rows::{read_change, read_entry, read_version, Columns, ENTRY_COLUMNS, VERSION_COLUMNS};
 use super::rules::{newest_first, prefix_range, IN_TRASH};
-use super::{HistoryFilter, Visible};
+use super::{HistoryFilter, Purge, Visible};
 use crate::error::Result;
 use crate::model::Entry;
 use crate::protocol::{Change, Version};
@@ -95,6 +95,51 @@ pub async fn trash<S: Select>(
         None
     };
     Ok((rows.into_iter().map(|r| r.2).collect(), next))
+}
+
+/// Erases kept versions for good: one deleted entry's whole history, a
+/// pad's trash, or the whole trash (with the versions of those entries).
+pub async fn purge<S: Execute>(s: &mut S, which: &Purge) -> Result<usize> {
+    let q = match which {
+        Purge::Seq(seq) => Query::bound(
+            S::DIALECT,
+            "DELETE FROM entry_history WHERE seq = $1 \
+             AND NOT EXISTS (SELECT 1 FROM entries WHERE seq = $1)",
+            vec![Arg::Int(*seq)],
+        ),
+        Purge::Pad(pad) => Query::bound(
+            S::DIALECT,
+            format!(
+                "DELETE FROM entry_history WHERE seq IN \
+                 (SELECT e.seq FROM entry_history e WHERE {IN_TRASH} AND e.pad = $1)"
+            ),
+            vec![Arg::Text(pad.clone())],
+        ),
+        Purge::All => S::query(format!(
+            "DELETE FROM entry_history WHERE seq IN \
+             (SELECT e.seq FROM entry_history e WHERE {IN_TRASH})"
+        )),
+    };
+    Ok(s.execute(&q).await? as usize)
+}
+
+/// Drops kept versions older than `cutoff`, then the oldest past
+/// `max_rows`; how many went.
+pub async fn prune<S: Execute>(s: &mut S, cutoff: i64, max_rows: i64) -> Result<usize> {
+    let old = Query::bound(
+        S::DIALECT,
+        "DELETE FROM entry_history WHERE n < coalesce( \
+           (SELECT n FROM entry_history WHERE at >= $1 ORDER BY n LIMIT 1), \
+           (SELECT max(n) + 1 FROM entry_history))",
+        vec![Arg::Int(cutoff)],
+    );
+    let over = Query::bound(
+        S::DIALECT,
+        "DELETE FROM entry_history WHERE n <= \
+           (SELECT n FROM entry_history ORDER BY n DESC LIMIT 1 OFFSET $1)",
+        vec![Arg::Int(max_rows)],
+    );
+    Ok((s.execute(&old).await? + s.execute(&over).await?) as usize)
 }
 
 /// Up to two (seq, pad) of entries, live or kept, whose id starts with

@@ -82,6 +82,14 @@ pub struct Query {
     args: Vec<Arg>,
 }
 
+/// A store's connection running a built statement that changes rows
+/// (SQLite's writer, a PostgreSQL connection).
+#[allow(async_fn_in_trait)]
+pub trait Execute: Select {
+    /// Runs `q`; how many rows it changed.
+    async fn execute(&mut self, q: &Query) -> Result<u64>;
+}
+
 impl Query {
     pub fn new(dialect: Dialect, sql: impl Into<String>) -> Query {
         Query {

@@ -17,7 +17,7 @@ use crate::id;
 use crate::model::Entry;
 use crate::protocol::{Change, Skipped, Version};
 use crate::storage::history;
-use crate::storage::rules::{IN_TRASH, KEPT_COLUMNS};
+use crate::storage::rules::KEPT_COLUMNS;
 use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
 use crate::storage::Visible;
@@ -156,34 +156,8 @@ impl History for Sqlite {
         self.inline(move |s| ready(history::change(&mut *s.reader()?, batch)))
     }
 
-    /// Erases kept versions for good: one deleted entry's whole history, a
-    /// pad's trash, or the whole trash (with the versions of those entries).
     fn purge<'a>(&'a self, which: &'a Purge) -> Fut<'a, usize> {
-        self.inline(move |s| {
-            let w = s.writer();
-            let n = match which {
-                Purge::Seq(seq) => w.conn.execute(
-                    "DELETE FROM entry_history WHERE seq = ?1 \
-                     AND NOT EXISTS (SELECT 1 FROM entries WHERE seq = ?1)",
-                    [seq],
-                )?,
-                Purge::Pad(pad) => w.conn.execute(
-                    &format!(
-                        "DELETE FROM entry_history WHERE seq IN \
-                         (SELECT e.seq FROM entry_history e WHERE {IN_TRASH} AND e.pad = ?)"
-                    ),
-                    [pad],
-                )?,
-                Purge::All => w.conn.execute(
-                    &format!(
-                        "DELETE FROM entry_history WHERE seq IN \
-                         (SELECT e.seq FROM entry_history e WHERE {IN_TRASH})"
-                    ),
-                    [],
-                )?,
-            };
-            Ok(n)
-        })
+        self.inline(move |s| ready(history::purge(&mut s.writer().conn, which)))
     }
 
     fn changes<'a>(
@@ -195,23 +169,7 @@ impl History for Sqlite {
         self.inline(move |s| ready(history::changes(&mut *s.reader()?, filter, limit, created)))
     }
 
-    /// Drops kept versions older than `cutoff`, then the oldest past
-    /// `max_rows`; returns how many went.
     fn prune_history(&self, cutoff: i64, max_rows: i64) -> Fut<'_, usize> {
-        self.blocking(move |s| {
-            let w = s.writer();
-            let old = w.conn.execute(
-                "DELETE FROM entry_history WHERE n < coalesce( \
-                   (SELECT n FROM entry_history WHERE at >= ? ORDER BY n LIMIT 1), \
-                   (SELECT max(n) + 1 FROM entry_history))",
-                [cutoff],
-            )?;
-            let over = w.conn.execute(
-                "DELETE FROM entry_history WHERE n <= \
-                   (SELECT n FROM entry_history ORDER BY n DESC LIMIT 1 OFFSET ?)",
-                [max_rows],
-            )?;
-            Ok(old + over)
-        })
+        self.blocking(move |s| ready(history::prune(&mut s.writer().conn, cutoff, max_rows)))
     }
 }

@@ -9,7 +9,7 @@ use rusqlite::{params_from_iter, Connection, Row};
 
 use crate::error::Result;
 use crate::storage::dialect::Dialect;
-use crate::storage::query::{Arg, Query, Select};
+use crate::storage::query::{Arg, Execute, Query, Select};
 
 impl rusqlite::ToSql for Arg {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
@@ -71,5 +71,14 @@ impl Select for Connection {
             }
         }
         Ok(())
+    }
+}
+
+impl Execute for Connection {
+    async fn execute(&mut self, q: &Query) -> Result<u64> {
+        let n = self
+            .prepare_cached(&q.sql)?
+            .execute(params_from_iter(q.args()))?;
+        Ok(n as u64)
     }
 }
