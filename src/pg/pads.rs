@@ -2,9 +2,7 @@
 //! (`store/pads.rs` on SQLite).
 
 use super::keep::keep_deleting;
-use super::{
-    bounded, read_entry_seq, read_pad, statement, Arg, PgStore, Run, ENTRY_COLUMNS, PAD_COLUMNS,
-};
+use super::{bounded, read_entry_seq, read_pad, Arg, PgStore, ENTRY_COLUMNS, PAD_COLUMNS};
 use crate::error::Result;
 use crate::model::{Entry, Pad};
 use crate::protocol::Action;
@@ -162,17 +160,6 @@ impl Pads for PgStore {
     }
 
     fn tags<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<(String, i64)>> {
-        bounded(async move {
-            let mut q = statement(
-                "SELECT t.tag, count(*) AS n FROM entries e JOIN pads p ON p.name = e.pad \
-                 CROSS JOIN LATERAL unnest(e.tags) AS t(tag) WHERE true",
-            );
-            q.filter(filter);
-            q.raw(" GROUP BY t.tag ORDER BY n DESC, t.tag");
-            let rows = q.build().fetch_all(self.pool()).await?;
-            rows.iter()
-                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
-                .collect()
-        })
+        bounded(async move { pads::tags(&mut *self.pool().acquire().await?, filter).await })
     }
 }

@@ -46,6 +46,20 @@ impl Dialect {
         }
     }
 
+    /// Live entries `e` of pads `p`, a row for each of their tags `t.tag`:
+    /// SQLite lists tags in a table of their own (`entry_tags`, its index
+    /// the tags'), PostgreSQL in an array on the entry.
+    pub fn tagged_entries(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => {
+                "entry_tags t JOIN entries e ON e.seq = t.seq JOIN pads p ON p.name = e.pad"
+            }
+            Dialect::Postgres => {
+                "entries e JOIN pads p ON p.name = e.pad CROSS JOIN LATERAL unnest(e.tags) AS t(tag)"
+            }
+        }
+    }
+
     /// The condition that the flag `column` is false, as this database's
     /// partial indexes are written (SQLite's `WHERE taken = 0` matches
     /// only `taken = 0`).

@@ -145,21 +145,8 @@ impl Store {
     }
 
     /// Tags in use on the live entries passing `filter`, most used first.
-    pub fn tags(&self, filter: &crate::storage::EntryFilter) -> Result<Vec<(String, i64)>> {
-        let mut q = super::query::query(
-            "SELECT t.tag, count(*) AS n FROM entry_tags t JOIN entries e ON e.seq = t.seq \
-             JOIN pads p ON p.name = e.pad WHERE 1",
-        );
-        q.filter(filter)
-            .raw(" GROUP BY t.tag ORDER BY n DESC, t.tag");
-        let conn = self.reader()?;
-        let rows = conn
-            .prepare_cached(&q.sql)?
-            .query_map(rusqlite::params_from_iter(q.args()), |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(rows)
+    pub fn tags(&self, filter: &EntryFilter) -> Result<Vec<(String, i64)>> {
+        ready(pads::tags(&mut *self.reader()?, filter))
     }
 
     /// Archives pads idle past their TTL, then purges what stayed archived past
