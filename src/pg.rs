@@ -23,9 +23,9 @@ use deadline::{bounded, upkeep};
 mod deliveries;
 mod entries;
 mod history;
-mod inbox;
 mod keep;
 mod pads;
+mod query;
 mod relay;
 mod rows;
 mod sparse;
@@ -44,6 +44,8 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
 
 use crate::error::{Error, Result};
+pub(crate) use crate::storage::query::{Arg, Query};
+pub(crate) use query::{statement, Run};
 
 pub(crate) use crate::storage::rows::{
     read_entry, read_entry_seq, read_pad, ENTRY_COLUMNS, PAD_COLUMNS, REPORT_COLUMNS,
@@ -194,134 +196,5 @@ impl From<sqlx::Error> for Error {
             },
             _ => Error::Internal(format!("store: {e}")),
         }
-    }
-}
-
-/// One bound value of a query built at run time.
-#[derive(Debug, Clone)]
-pub(crate) enum Arg {
-    Text(String),
-    Int(i64),
-    Real(f64),
-    Reals(Vec<f64>),
-    Texts(Vec<String>),
-    Ints(Vec<i64>),
-    Bool(bool),
-}
-
-/// A query built at run time: its SQL and its values, `$n` numbered as pushed.
-#[derive(Debug, Default)]
-pub(crate) struct Query {
-    pub sql: String,
-    args: Vec<Arg>,
-}
-
-impl Query {
-    pub fn new(sql: impl Into<String>) -> Query {
-        Query {
-            sql: sql.into(),
-            args: Vec::new(),
-        }
-    }
-
-    /// Appends `text` with each `$?` replaced by the next value's number.
-    pub fn push(&mut self, text: &str, v: Arg) -> &mut Self {
-        self.args.push(v);
-        let n = self.args.len();
-        self.sql.push_str(&text.replace("$?", &format!("${n}")));
-        self
-    }
-
-    pub fn raw(&mut self, text: &str) -> &mut Self {
-        self.sql.push_str(text);
-        self
-    }
-
-    /// The query, planned with its values each time it runs (an unnamed
-    /// statement, not kept prepared): a filter's or a word's selectivity
-    /// decides the plan. A kept statement falls to PostgreSQL's generic
-    /// plan after five runs, one plan for any values: two common words
-    /// then gathered every match from the words index and sorted them
-    /// (p50 21 ms at 100k entries) where their plan reads the newest rows
-    /// (2 ms).
-    pub fn build(&self) -> sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments> {
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(self.sql.as_str())).persistent(false);
-        for a in &self.args {
-            q = match a {
-                Arg::Text(s) => q.bind(s),
-                Arg::Int(i) => q.bind(i),
-                Arg::Real(f) => q.bind(f),
-                Arg::Reals(v) => q.bind(v),
-                Arg::Texts(v) => q.bind(v),
-                Arg::Ints(v) => q.bind(v),
-                Arg::Bool(b) => q.bind(b),
-            };
-        }
-        q
-    }
-
-    /// The conditions of `filter` (`e` is entries, `p` its pad), as
-    /// `EntryFilter::push_sql` writes them for SQLite.
-    pub fn filter(&mut self, filter: &crate::storage::EntryFilter) -> &mut Self {
-        self.raw(" AND p.archived_at IS NULL");
-        if let Some(pad) = &filter.pad {
-            self.push(" AND e.pad = $?", Arg::Text(pad.clone()));
-        }
-        if let Some(a) = &filter.author {
-            self.push(" AND e.author = $?", Arg::Text(a.clone()));
-        }
-        if let Some(k) = filter.kind {
-            self.push(" AND e.kind = $?", Arg::Text(k.as_str().into()));
-        }
-        if let Some(s) = filter.status {
-            self.push(" AND e.status = $?", Arg::Text(s.as_str().into()));
-        }
-        if let Some(t) = filter.since {
-            self.push(" AND e.created_at >= $?", Arg::Int(t));
-        }
-        if let Some(c) = filter.category {
-            self.push(" AND e.category = $?", Arg::Text(c.as_str().into()));
-        }
-        if let Some(c) = filter.min_confidence {
-            self.push(" AND e.confidence >= $?", Arg::Real(c));
-        }
-        if let Some(scope) = &filter.scope {
-            self.scope(scope);
-        }
-        if filter.current_only {
-            match filter.scope.as_deref() {
-                None => self.raw(crate::storage::rules::CURRENT_ONLY),
-                // To a token, a note is superseded only by one it may read.
-                Some(scope) => self
-                    .raw(crate::storage::rules::CURRENT_ONLY_OPEN)
-                    .scope_of("s", scope)
-                    .raw(")"),
-            };
-        }
-        if !filter.tags.is_empty() {
-            self.push(" AND e.tags @> $?", Arg::Texts(filter.tags.clone()));
-        }
-        self
-    }
-
-    /// ` AND` `e.pad` is one of a token's pads (names and `prefix*` patterns).
-    pub fn scope(&mut self, scope: &[String]) -> &mut Self {
-        self.scope_of("e", scope)
-    }
-
-    /// `scope` on the entries aliased `alias`.
-    pub fn scope_of(&mut self, alias: &str, scope: &[String]) -> &mut Self {
-        let (prefixes, names): (Vec<&String>, Vec<&String>) =
-            scope.iter().partition(|p| p.ends_with('*'));
-        let names: Vec<String> = names.into_iter().cloned().collect();
-        let prefixes: Vec<String> = prefixes
-            .into_iter()
-            .map(|p| p.trim_end_matches('*').to_string())
-            .collect();
-        self.push(&format!(" AND ({alias}.pad = ANY($?)"), Arg::Texts(names));
-        self.push(
-            &format!(" OR EXISTS (SELECT 1 FROM unnest($?::text[]) AS sp(prefix) WHERE starts_with({alias}.pad, sp.prefix)))"),
-            Arg::Texts(prefixes),
-        )
     }
 }

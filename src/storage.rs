@@ -27,14 +27,19 @@
 //! A future is boxed (`Fut`) so the contract can be a trait object: one
 //! allocation per call, against microseconds of work at the least.
 
+pub(crate) mod activity;
 mod cycle;
 pub(crate) mod deliveries;
 pub(crate) mod dialect;
+pub(crate) mod entries;
 pub(crate) mod history;
 pub(crate) mod inbox;
 pub mod once;
+pub(crate) mod pads;
+pub(crate) mod query;
 pub(crate) mod rows;
 pub mod rules;
+pub(crate) mod sparse;
 pub(crate) mod tokens;
 mod types;
 pub mod write;

@@ -32,11 +32,11 @@ mod derived;
 mod entries;
 mod filter;
 mod history;
-mod inbox;
 mod journal;
 mod keep;
 mod migrate;
 mod pads;
+mod query;
 mod rank;
 mod room;
 mod rows;
@@ -641,16 +641,18 @@ impl Store {
             )?;
             return Ok(n);
         };
-        let mut sql = String::from("SELECT (SELECT count(*) FROM entries e WHERE e.seq > ?");
-        let mut args = vec![rusqlite::types::Value::Integer(seq)];
-        filter::push_scope(&mut sql, &mut args, scope);
-        sql.push_str(
-            ") + (SELECT count(*) FROM changes c JOIN entries e ON e.seq = c.seq WHERE c.n > ?",
-        );
-        args.push(rusqlite::types::Value::Integer(change));
-        filter::push_scope(&mut sql, &mut args, scope);
-        sql.push(')');
-        let n = conn.query_row(&sql, rusqlite::params_from_iter(args), |r| r.get(0))?;
+        use crate::storage::query::Arg;
+        let mut q = query::query("SELECT (SELECT count(*) FROM entries e WHERE");
+        q.push(" e.seq > $?", Arg::Int(seq))
+            .scope(scope)
+            .push(
+                ") + (SELECT count(*) FROM changes c JOIN entries e ON e.seq = c.seq \
+                 WHERE c.n > $?",
+                Arg::Int(change),
+            )
+            .scope(scope)
+            .raw(")");
+        let n = conn.query_row(&q.sql, rusqlite::params_from_iter(q.args()), |r| r.get(0))?;
         Ok(n)
     }
 

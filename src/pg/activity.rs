@@ -1,9 +1,11 @@
-//! What `stats` reads on PostgreSQL (`store/activity.rs` on SQLite).
+//! What `stats` reads on PostgreSQL (`store/activity.rs` on SQLite); the
+//! write rates and the busiest pads are written once above the stores
+//! (`storage::activity`).
 
 use sqlx::Row;
 
 use super::{upkeep, PgStore};
-use crate::error::Result;
+use crate::storage::activity;
 use crate::storage::Counts;
 use crate::storage::Figures;
 use crate::storage::Fut;
@@ -33,28 +35,7 @@ impl Figures for PgStore {
     /// Live pads, most entries first or least recently written first.
     fn pads_by(&self, stalest: bool, limit: usize) -> Fut<'_, Vec<PadRow>> {
         upkeep(async move {
-            let order = if stalest {
-                "last_write_at ASC, name"
-            } else {
-                "entries DESC, name"
-            };
-            let rows = sqlx::query(sql!(
-                "SELECT name, entries, last_write_at, ttl_seconds FROM pads \
-                 WHERE archived_at IS NULL ORDER BY {order} LIMIT $1"
-            ))
-            .bind(limit as i64)
-            .fetch_all(self.pool())
-            .await?;
-            rows.iter()
-                .map(|r| {
-                    Ok(PadRow {
-                        name: r.try_get(0)?,
-                        entries: r.try_get(1)?,
-                        last_write_at: r.try_get(2)?,
-                        ttl_seconds: r.try_get(3)?,
-                    })
-                })
-                .collect()
+            activity::pads_by(&mut *self.pool().acquire().await?, stalest, limit).await
         })
     }
 
@@ -79,36 +60,16 @@ impl Figures for PgStore {
         keep: Visible<'a>,
     ) -> Fut<'a, Vec<u64>> {
         upkeep(async move {
-            let start = now - minutes as i64 * 60_000;
-            let rows = sqlx::query(
-                "SELECT (created_at - $1) / 60000 AS m, pad, count(*) FROM entries \
-                 WHERE seq >= $2 AND created_at >= $1 AND created_at <= $3 GROUP BY m, pad",
-            )
-            .bind(start)
-            .bind(crate::id::first_at(start))
-            .bind(now)
-            .fetch_all(self.pool())
-            .await?;
-            let rows = rows
-                .iter()
-                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
-                .collect::<Result<Vec<_>>>()?;
-            Ok(crate::storage::rules::by_minute(rows, minutes, keep))
+            let mut conn = self.pool().acquire().await?;
+            activity::writes_per_minute(&mut *conn, now, minutes, keep).await
         })
     }
 
     /// The `limit` pads written to most since `since`, with their counts.
     fn recent_writes_by_pad(&self, since: i64, limit: usize) -> Fut<'_, Vec<(String, i64)>> {
         upkeep(async move {
-            Ok(sqlx::query_as(
-                "SELECT pad, count(*) AS n FROM entries WHERE seq >= $1 AND created_at >= $2 \
-                 GROUP BY pad ORDER BY n DESC, pad LIMIT $3",
-            )
-            .bind(crate::id::first_at(since))
-            .bind(since)
-            .bind(limit as i64)
-            .fetch_all(self.pool())
-            .await?)
+            let mut conn = self.pool().acquire().await?;
+            activity::recent_writes_by_pad(&mut *conn, since, limit).await
         })
     }
 

@@ -3,8 +3,7 @@
 use sqlx::postgres::PgRow;
 use sqlx::PgConnection;
 
-use super::inbox::PgInbox;
-use super::{bounded, read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
+use super::{bounded, read_entry, read_entry_seq, PgStore, Run, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
@@ -14,7 +13,7 @@ use crate::storage::Entries;
 use crate::storage::Fut;
 use crate::storage::Inbox;
 use crate::storage::Visible;
-use crate::storage::{inbox, write};
+use crate::storage::{entries, inbox, write};
 use crate::storage::{Added, EntryFilter, NewEntry, Page, Patch};
 
 /// Resolves an id or unique id prefix to `(seq, full id)`.
@@ -100,16 +99,7 @@ impl Entries for PgStore {
     }
 
     fn kept<'a>(&'a self, key: &'a Key, now: i64) -> Fut<'a, bool> {
-        bounded(async move {
-            Ok(sqlx::query(once::sql::KEPT)
-                .bind(&key.caller)
-                .bind(&key.key)
-                .bind(&key.fingerprint)
-                .bind(once::expired(now))
-                .fetch_optional(self.pool())
-                .await?
-                .is_some())
-        })
+        bounded(async move { once::kept(&mut *self.pool().acquire().await?, key, now).await })
     }
 
     /// Up to two entries whose id starts with `id` in pads `visible`
@@ -186,29 +176,9 @@ impl Entries for PgStore {
         cursor: Option<i64>,
     ) -> Fut<'a, Page> {
         bounded(async move {
-            let mut q = Query::new(format!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE true"
-            ));
-            q.filter(filter);
-            if let Some(c) = cursor {
-                q.push(" AND e.seq < $?", Arg::Int(c));
-            }
-            q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(limit as i64 + 1));
-            let rows = q.build().fetch_all(self.pool()).await?;
-            let mut rows = rows
-                .iter()
-                .map(read_entry_seq)
-                .collect::<Result<Vec<_>>>()?;
-            let next_cursor = if rows.len() > limit as usize {
-                rows.truncate(limit as usize);
-                rows.last().map(|r| r.0.to_string())
-            } else {
-                None
-            };
-            Ok(Page {
-                entries: rows.into_iter().map(|r| r.1).collect(),
-                next_cursor,
-            })
+            let mut conn = self.pool().acquire().await?;
+            let rows = entries::list(&mut *conn, filter, limit, cursor).await?;
+            Ok(entries::page(rows, limit))
         })
     }
 
@@ -218,19 +188,7 @@ impl Entries for PgStore {
             let mut conn = self.pool().acquire().await?;
             let (seq, _) = resolve(&mut conn, "id", id).await?;
             let root = load(&mut conn, seq).await?;
-            let rows = sqlx::query(sql!(
-                "WITH RECURSIVE thread(seq) AS ( \
-                   SELECT seq FROM entries WHERE reply_to = $1 \
-                   UNION SELECT r.seq FROM entries r JOIN thread t ON r.reply_to = t.seq) \
-                 SELECT {ENTRY_COLUMNS} FROM thread JOIN entries e ON e.seq = thread.seq \
-                 ORDER BY e.seq LIMIT $2"
-            ))
-            .bind(seq)
-            .bind(limit as i64)
-            .fetch_all(&mut *conn)
-            .await?;
-            let replies = rows.iter().map(read_entry).collect::<Result<_>>()?;
-            Ok((root, replies))
+            Ok((root, entries::replies(&mut *conn, seq, limit).await?))
         })
     }
 
@@ -273,6 +231,13 @@ impl Entries for PgStore {
     }
 
     fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox> {
-        bounded(async move { inbox::inbox(&mut PgInbox(self.pool()), author, peek).await })
+        bounded(async move {
+            let mut conn = self.pool().acquire().await?;
+            let (inbox, moved) = inbox::inbox(&mut *conn, author, peek).await?;
+            if let Some(q) = moved {
+                q.build().execute(&mut *conn).await?;
+            }
+            Ok(inbox)
+        })
     }
 }

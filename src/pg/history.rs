@@ -1,41 +1,20 @@
 //! History and trash on PostgreSQL: the same operations as
 //! `store::history`, on the table of migrations/postgres/20261201000004.
 
-use sqlx::PgConnection;
-
 use super::tx::PgTx;
-use super::{bounded, read_entry_seq, upkeep, Arg, PgStore, Query, ENTRY_COLUMNS, VERSION_COLUMNS};
+use super::{bounded, upkeep, PgStore, ENTRY_COLUMNS, VERSION_COLUMNS};
 use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
 use crate::protocol::{Change, Skipped, Version};
-use crate::storage::history::{self, ChangeScan, HistoryRead};
-use crate::storage::rows::read_change;
+use crate::storage::history;
 use crate::storage::rows::read_version;
-use crate::storage::rules::{IN_TRASH, KEPT_COLUMNS};
+use crate::storage::rules::KEPT_COLUMNS;
 use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
 use crate::storage::History;
 use crate::storage::Visible;
 use crate::storage::{HistoryFilter, Purge, Restore};
-
-fn push_filter(q: &mut Query, f: &HistoryFilter, actor: &str, at: &str) {
-    if let Some(pad) = &f.pad {
-        q.push(" AND e.pad = $?", Arg::Text(pad.clone()));
-    }
-    if let Some(by) = &f.by {
-        q.push(&format!(" AND {actor} = $?"), Arg::Text(by.clone()));
-    }
-    if let Some(t) = f.since {
-        q.push(&format!(" AND {at} >= $?"), Arg::Int(t));
-    }
-    if let Some(t) = f.until {
-        q.push(&format!(" AND {at} < $?"), Arg::Int(t));
-    }
-    if let Some(scope) = &f.scope {
-        q.scope(scope);
-    }
-}
 
 impl PgStore {
     /// Whether changes keep what they replace (`pad serve --history-days 0`: not).
@@ -46,29 +25,6 @@ impl PgStore {
 
     pub(crate) fn keeping(&self) -> bool {
         self.keep_history.load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
-/// A row of `changes`: seq, pad, who, when, content, action, change.
-/// The audit's scans on a connection (`storage::history::changes`).
-impl HistoryRead for PgConnection {
-    async fn changes_in(
-        &mut self,
-        scan: ChangeScan<'_>,
-        filter: &HistoryFilter,
-    ) -> Result<Vec<(i64, Change)>> {
-        let mut q = Query::new(scan.select);
-        push_filter(&mut q, filter, scan.actor, scan.at);
-        q.push(
-            &format!(" ORDER BY {} DESC LIMIT $?", scan.order),
-            Arg::Int(scan.cap),
-        );
-        q.build()
-            .fetch_all(&mut *self)
-            .await?
-            .iter()
-            .map(|r| read_change(r, scan.what))
-            .collect()
     }
 }
 
@@ -155,52 +111,12 @@ impl History for PgStore {
         visible: Visible<'a>,
     ) -> Fut<'a, Vec<(i64, String)>> {
         bounded(async move {
-            let (lo, hi) = crate::storage::rules::prefix_range("id", &id.trim().to_lowercase())?;
-            let rows: Vec<(i64, String)> = sqlx::query_as(
-                "SELECT seq, pad FROM entries WHERE seq BETWEEN $1 AND $2 \
-                 UNION SELECT seq, pad FROM entry_history WHERE seq BETWEEN $1 AND $2 \
-                 ORDER BY seq",
-            )
-            .bind(lo)
-            .bind(hi)
-            .fetch_all(self.pool())
-            .await?;
-            let mut found: Vec<(i64, String)> = Vec::new();
-            for (seq, pad) in rows {
-                if visible(&pad) && found.last().is_none_or(|l| l.0 != seq) {
-                    found.push((seq, pad));
-                    if found.len() == 2 {
-                        break;
-                    }
-                }
-            }
-            Ok(found)
+            history::kept_matches(&mut *self.pool().acquire().await?, id, visible).await
         })
     }
 
     fn history(&self, seq: i64) -> Fut<'_, (Option<Entry>, Vec<Version>)> {
-        bounded(async move {
-            let live = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = $1"
-            ))
-            .bind(seq)
-            .fetch_optional(self.pool())
-            .await?
-            .map(|r| read_entry_seq(&r).map(|e| e.1))
-            .transpose()?;
-            let rows = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-                 WHERE e.seq = $1 ORDER BY e.n"
-            ))
-            .bind(seq)
-            .fetch_all(self.pool())
-            .await?;
-            let versions = rows
-                .iter()
-                .map(|r| read_version(r).map(|v| v.2))
-                .collect::<Result<_>>()?;
-            Ok((live, versions))
-        })
+        bounded(async move { history::history(&mut *self.pool().acquire().await?, seq).await })
     }
 
     fn trash<'a>(
@@ -210,23 +126,8 @@ impl History for PgStore {
         cursor: Option<i64>,
     ) -> Fut<'a, (Vec<Version>, Option<i64>)> {
         bounded(async move {
-            let mut q = Query::new(format!(
-                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e WHERE {IN_TRASH}"
-            ));
-            push_filter(&mut q, filter, "e.actor", "e.at");
-            if let Some(c) = cursor {
-                q.push(" AND e.n < $?", Arg::Int(c));
-            }
-            q.push(" ORDER BY e.n DESC LIMIT $?", Arg::Int(limit as i64 + 1));
-            let rows = q.build().fetch_all(self.pool()).await?;
-            let mut rows = rows.iter().map(read_version).collect::<Result<Vec<_>>>()?;
-            let next = if rows.len() > limit as usize {
-                rows.truncate(limit as usize);
-                rows.last().map(|r| r.0)
-            } else {
-                None
-            };
-            Ok((rows.into_iter().map(|r| r.2).collect(), next))
+            let mut conn = self.pool().acquire().await?;
+            history::trash(&mut *conn, filter, limit, cursor).await
         })
     }
 
@@ -249,38 +150,11 @@ impl History for PgStore {
     }
 
     fn change(&self, batch: i64) -> Fut<'_, Vec<Version>> {
-        bounded(async move {
-            let rows = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-                 WHERE e.batch = $1 ORDER BY e.n"
-            ))
-            .bind(batch)
-            .fetch_all(self.pool())
-            .await?;
-            rows.iter().map(|r| read_version(r).map(|v| v.2)).collect()
-        })
+        bounded(async move { history::change(&mut *self.pool().acquire().await?, batch).await })
     }
 
     fn purge<'a>(&'a self, which: &'a Purge) -> Fut<'a, usize> {
-        upkeep(async move {
-            let q = match which {
-                Purge::Seq(seq) => sqlx::query(
-                    "DELETE FROM entry_history WHERE seq = $1 \
-                     AND NOT EXISTS (SELECT 1 FROM entries WHERE seq = $1)",
-                )
-                .bind(*seq),
-                Purge::Pad(pad) => sqlx::query(sql!(
-                    "DELETE FROM entry_history WHERE seq IN \
-                     (SELECT e.seq FROM entry_history e WHERE {IN_TRASH} AND e.pad = $1)"
-                ))
-                .bind(pad.clone()),
-                Purge::All => sqlx::query(sql!(
-                    "DELETE FROM entry_history WHERE seq IN \
-                     (SELECT e.seq FROM entry_history e WHERE {IN_TRASH})"
-                )),
-            };
-            Ok(q.execute(self.pool()).await?.rows_affected() as usize)
-        })
+        upkeep(async move { history::purge(&mut *self.pool().acquire().await?, which).await })
     }
 
     fn changes<'a>(
@@ -297,24 +171,8 @@ impl History for PgStore {
 
     fn prune_history(&self, cutoff: i64, max_rows: i64) -> Fut<'_, usize> {
         upkeep(async move {
-            let old = sqlx::query(
-                "DELETE FROM entry_history WHERE n < coalesce( \
-                   (SELECT n FROM entry_history WHERE at >= $1 ORDER BY n LIMIT 1), \
-                   (SELECT max(n) + 1 FROM entry_history))",
-            )
-            .bind(cutoff)
-            .execute(self.pool())
-            .await?
-            .rows_affected();
-            let over = sqlx::query(
-                "DELETE FROM entry_history WHERE n <= \
-                   (SELECT n FROM entry_history ORDER BY n DESC LIMIT 1 OFFSET $1)",
-            )
-            .bind(max_rows)
-            .execute(self.pool())
-            .await?
-            .rows_affected();
-            Ok((old + over) as usize)
+            let mut conn = self.pool().acquire().await?;
+            history::prune(&mut *conn, cutoff, max_rows).await
         })
     }
 }

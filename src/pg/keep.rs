@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 
 use sqlx::{PgConnection, Row};
 
-use super::{read_entry_seq, Arg, Query, ENTRY_COLUMNS};
+use super::{read_entry_seq, Arg, Query, Run, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::model::Entry;
 use crate::protocol::Action;
+use crate::storage::dialect::Dialect;
 use crate::storage::rows::ENTRY_COLUMN_COUNT;
 use crate::storage::rules::KEPT_COLUMNS;
 
@@ -28,20 +29,21 @@ pub(crate) async fn keep(
     if !on {
         return Ok(0);
     }
-    let q = Query {
-        sql: format!(
+    let q = Query::bound(
+        Dialect::Postgres,
+        format!(
             "WITH b AS (SELECT nextval('history_batches') AS batch), \
              kept AS (INSERT INTO entry_history (batch, action, actor, at, {KEPT_COLUMNS}) \
                SELECT b.batch, $1, $2, $3, {KEPT_COLUMNS} FROM b, entries WHERE {cond}) \
              SELECT batch FROM b"
         ),
-        args: vec![
+        vec![
             Arg::Text(action.as_str().into()),
             Arg::Text(by.into()),
             Arg::Int(now),
             arg,
         ],
-    };
+    );
     Ok(q.build().fetch_one(&mut *conn).await?.try_get(0)?)
 }
 
@@ -64,22 +66,23 @@ pub(crate) async fn keep_deleting(
     } else {
         "e.author, count(*), (SELECT batch FROM b) FROM gone e GROUP BY e.author".to_owned()
     };
-    let q = Query {
-        sql: format!(
+    let q = Query::bound(
+        Dialect::Postgres,
+        format!(
             "WITH b AS (SELECT nextval('history_batches') AS batch), \
              gone AS (DELETE FROM entries WHERE {cond} RETURNING *), \
              kept AS (INSERT INTO entry_history (batch, action, actor, at, {KEPT_COLUMNS}) \
                SELECT b.batch, $1, $2, $3, {KEPT_COLUMNS} FROM b, gone WHERE $5) \
              SELECT {select}"
         ),
-        args: vec![
+        vec![
             Arg::Text(action.as_str().into()),
             Arg::Text(by.into()),
             Arg::Int(now),
             arg,
             Arg::Bool(on),
         ],
-    };
+    );
     let found = q.build().fetch_all(&mut *conn).await?;
     if !rows {
         let mut authors = BTreeMap::new();

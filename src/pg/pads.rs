@@ -2,10 +2,11 @@
 //! (`store/pads.rs` on SQLite).
 
 use super::keep::keep_deleting;
-use super::{bounded, read_entry_seq, read_pad, Arg, PgStore, Query, ENTRY_COLUMNS, PAD_COLUMNS};
+use super::{bounded, read_entry_seq, read_pad, Arg, PgStore, ENTRY_COLUMNS, PAD_COLUMNS};
 use crate::error::Result;
 use crate::model::{Entry, Pad};
 use crate::protocol::Action;
+use crate::storage::pads;
 use crate::storage::rules::no_pad;
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
@@ -57,20 +58,9 @@ impl PgStore {
 
 impl Pads for PgStore {
     fn pads(&self, include_archived: bool) -> Fut<'_, Vec<Pad>> {
-        bounded(async move {
-            let sql = format!(
-                "SELECT {PAD_COLUMNS} FROM pads {} ORDER BY last_write_at DESC, name",
-                if include_archived {
-                    ""
-                } else {
-                    "WHERE archived_at IS NULL"
-                }
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .fetch_all(self.pool())
-                .await?;
-            rows.iter().map(read_pad).collect()
-        })
+        bounded(
+            async move { pads::pads(&mut *self.pool().acquire().await?, include_archived).await },
+        )
     }
 
     fn configure<'a>(
@@ -170,17 +160,6 @@ impl Pads for PgStore {
     }
 
     fn tags<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<(String, i64)>> {
-        bounded(async move {
-            let mut q = Query::new(
-                "SELECT t.tag, count(*) AS n FROM entries e JOIN pads p ON p.name = e.pad \
-                 CROSS JOIN LATERAL unnest(e.tags) AS t(tag) WHERE true",
-            );
-            q.filter(filter);
-            q.raw(" GROUP BY t.tag ORDER BY n DESC, t.tag");
-            let rows = q.build().fetch_all(self.pool()).await?;
-            rows.iter()
-                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
-                .collect()
-        })
+        bounded(async move { pads::tags(&mut *self.pool().acquire().await?, filter).await })
     }
 }

@@ -6,10 +6,11 @@
 //! Writers hold the vectors' advisory lock, so the counts' rows are never
 //! updated by two engines at once.
 
-use sqlx::{Postgres, Row, Transaction};
+use sqlx::{Postgres, Transaction};
 
-use super::{bounded, Arg, PgStore, Query};
+use super::{bounded, PgStore};
 use crate::error::Result;
+use crate::storage::sparse;
 use crate::storage::{EntryFilter, Fut, SparseSearch};
 
 /// Replaces the terms of `seqs` by `terms` (an entry's, in the same order;
@@ -81,25 +82,8 @@ impl SparseSearch for PgStore {
         filter: &'a EntryFilter,
     ) -> Fut<'a, Vec<(u32, i64, f32)>> {
         bounded(async move {
-            if terms.is_empty() {
-                return Ok(Vec::new());
-            }
-            let mut q = Query::new("");
-            q.push("", Arg::Ints(terms.iter().map(|&t| t as i64).collect()));
-            q.raw(
-                "SELECT t.term, t.seq, t.weight FROM sparse_terms t \
-                 JOIN entries e ON e.seq = t.seq JOIN pads p ON p.name = e.pad \
-                 WHERE t.term = ANY($1::bigint[]::int[])",
-            );
-            q.filter(filter);
-            let rows: Vec<(i32, i64, f32)> = q
-                .build()
-                .fetch_all(self.pool())
-                .await?
-                .iter()
-                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
-                .collect::<Result<_>>()?;
-            Ok(rows.into_iter().map(|(t, s, w)| (t as u32, s, w)).collect())
+            let mut conn = self.pool().acquire().await?;
+            sparse::postings(&mut *conn, terms, filter).await
         })
     }
 }

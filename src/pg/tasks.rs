@@ -3,7 +3,7 @@
 use sqlx::Row;
 
 use super::tx::PgTx;
-use super::{bounded, read_entry, upkeep, PgStore, Query, ENTRY_COLUMNS, REPORT_COLUMNS};
+use super::{bounded, read_entry, statement, upkeep, PgStore, Run, ENTRY_COLUMNS, REPORT_COLUMNS};
 use crate::error::Result;
 use crate::model::Entry;
 use crate::storage::once::{self, Key, Once};
@@ -294,7 +294,7 @@ impl Tasks for PgStore {
 
     fn report_rows<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<ReportRow>> {
         upkeep(async move {
-            let mut q = Query::new(format!(
+            let mut q = statement(format!(
                 "SELECT {REPORT_COLUMNS}, \
                  CASE WHEN e.meta IS NOT NULL AND e.meta::jsonb ? 'tokens' THEN (e.meta::jsonb -> 'tokens')::text END \
                  FROM entries e JOIN pads p ON p.name = e.pad WHERE true"

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use sqlx::Row;
 
-use super::{bounded, read_entry, read_entry_seq, Arg, PgStore, Query, ENTRY_COLUMNS};
+use super::{
+    bounded, read_entry, read_entry_seq, statement, Arg, PgStore, Query, Run, ENTRY_COLUMNS,
+};
 use crate::error::Result;
 use crate::model::Entry;
 use crate::storage::EntryFilter;
@@ -115,7 +117,7 @@ impl PgStore {
     /// stops the set at the cap; reading the newest rows then finds its
     /// matches at once.
     async fn trigram_matches(&self, likes: &[String]) -> Result<Option<Vec<i64>>> {
-        let mut q = Query::new("WITH m AS MATERIALIZED (SELECT seq FROM entries WHERE true");
+        let mut q = statement("WITH m AS MATERIALIZED (SELECT seq FROM entries WHERE true");
         for like in likes {
             q.push(" AND lower(content) LIKE $?", Arg::Text(like.clone()));
         }
@@ -224,7 +226,7 @@ impl TextSearch for PgStore {
             } else {
                 ("", "e.words @@ to_tsquery('simple', $1)")
             };
-            let mut q = Query::new(format!(
+            let mut q = statement(format!(
                 "{matched}SELECT {ENTRY_COLUMNS}, ts_rank(e.words, to_tsquery('simple', $1))::float8 AS score \
                  FROM entries e JOIN pads p ON p.name = e.pad WHERE {matches}"
             ));
@@ -278,7 +280,7 @@ impl TextSearch for PgStore {
             let walk = short || matches!(self.pad_size(filter).await?, Some(n) if n <= PAD_WALK);
             if !walk {
                 if let Some(seqs) = self.trigram_matches(&likes).await? {
-                    let mut q = Query::new(format!(
+                    let mut q = statement(format!(
                         "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad \
                          WHERE e.seq = ANY($1)"
                     ));
@@ -295,7 +297,7 @@ impl TextSearch for PgStore {
             } else {
                 "lower(e.content)"
             };
-            let mut q = Query::new(format!(
+            let mut q = statement(format!(
                 "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE true"
             ));
             q.filter(filter);
@@ -326,7 +328,7 @@ impl TextSearch for PgStore {
                 // ranking and its explanation shows them.
                 let mut counted = Vec::with_capacity(words.len());
                 for w in words {
-                    let mut q = Query::new(
+                    let mut q = statement(
                         "SELECT count(*) FROM (SELECT 1 FROM entries e WHERE e.words @@ ",
                     );
                     q.push("$?::tsquery", Arg::Text(format!("'{w}'")));
@@ -435,7 +437,7 @@ impl TextSearch for PgStore {
             } else {
                 "e.words @@ to_tsquery('simple', $?)"
             };
-            let mut q = Query::new("");
+            let mut q = statement("");
             q.push("", Arg::Texts(kept));
             q.push("", Arg::Reals(idfs));
             q.push(

@@ -19,10 +19,11 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Row};
 
 use super::deadline::UPKEEP_DEADLINE;
-use super::{upkeep, PgStore, Query};
+use super::{statement, upkeep, PgStore, Run};
 use crate::error::{Error, Result};
 use crate::semantic::vector::{best, dot, from_blob, to_blob, VectorRow};
 use crate::semantic::{Embed, Note, VectorSource};
+use crate::storage::entries;
 use crate::storage::ArchiveMark;
 use crate::storage::CandidateCheck;
 use crate::storage::EmbedGoal;
@@ -353,7 +354,7 @@ impl PgStore {
                     .await?,
             );
         };
-        let mut q = Query::new(
+        let mut q = statement(
             "SELECT count(*) FROM embed_queue q JOIN entries e ON e.seq = q.seq WHERE q.id <= ",
         );
         q.push("$?", super::Arg::Int(upto));
@@ -372,7 +373,7 @@ impl PgStore {
 
     /// Which of these entries exist, live, and pass `filter`.
     pub async fn passing(&self, filter: &EntryFilter, seqs: &[i64]) -> Result<HashSet<i64>> {
-        let mut q = Query::new(
+        let mut q = statement(
             "SELECT e.seq FROM entries e JOIN pads p ON p.name = e.pad WHERE e.seq = ANY(",
         );
         q.push("$?::bigint[])", super::Arg::Ints(seqs.to_vec()));
@@ -402,13 +403,8 @@ impl Meaning for PgStore {
     /// How many live entries pass `filter`, counting no further than `cap`.
     fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize> {
         upkeep(async move {
-            let mut q = Query::new(
-                "SELECT count(*) FROM (SELECT 1 FROM entries e JOIN pads p ON p.name = e.pad WHERE true",
-            );
-            q.filter(&filter);
-            q.push(" LIMIT $?) AS m", super::Arg::Int(cap as i64));
-            let n: i64 = q.build().fetch_one(self.pool()).await?.try_get(0)?;
-            Ok(n as usize)
+            let mut conn = self.pool().acquire().await?;
+            entries::count_matching(&mut *conn, &filter, cap).await
         })
     }
 
@@ -450,7 +446,7 @@ impl Meaning for PgStore {
         k: usize,
     ) -> Fut<'_, Vec<(i64, f32)>> {
         upkeep(async move {
-            let mut q = Query::new(
+            let mut q = statement(
                 "SELECT v.seq, v.vec FROM vectors v JOIN entries e ON e.seq = v.seq \
                  JOIN pads p ON p.name = e.pad WHERE v.vec IS NOT NULL",
             );

@@ -1,8 +1,10 @@
 //! The inbox, written once: what is new for an author since its last read
 //! — entries by others that carry `needs_eyes`, reply to one of its
 //! entries or are addressed to it, and its own reminders delivered — over
-//! the reads each store supplies (`InboxRead`: its statements, nothing
-//! else), and its statements, written once (`sql`).
+//! a store's read connection (`Select`), and its statements, written once
+//! (`sql`). Moving the author's cursors is a write: the sequence answers
+//! with its statement, which each store runs where it writes (SQLite on
+//! its writer, once the read connection is let go).
 //!
 //! Live pads only. Reading moves the author's cursors past what it read
 //! unless it peeks. An author with no cursor yet starts just before its
@@ -11,44 +13,43 @@
 //! that has written nothing starts empty, at the newest entry. Reminders
 //! are the author's own: even a first read shows them.
 
+use super::query::{Arg, Query, Select};
+use super::rows::{read_entry, Columns, ENTRY_COLUMN_COUNT};
 use super::Inbox;
 use crate::error::Result;
 use crate::model::Entry;
 
-/// The reads (and the one write) the inbox makes on a store.
-#[allow(async_fn_in_trait)]
-pub trait InboxRead {
-    /// The newest entry's seq (0 when there is none).
-    async fn newest(&mut self) -> Result<i64>;
-    /// The author's cursors: the last seq and reminder time it read.
-    async fn cursors(&mut self, author: &str) -> Result<Option<(i64, i64)>>;
-    /// Just before the author's first entry (`None`: it wrote none).
-    async fn before_first(&mut self, author: &str) -> Result<Option<i64>>;
-    /// The author's reminders delivered after `reminded`, with the time
-    /// each was delivered, in that order (`sql::REMINDERS`).
-    async fn reminders(&mut self, author: &str, reminded: i64) -> Result<Vec<(Entry, i64)>>;
-    /// Entries by others in `(after, upto]` addressed to the author.
-    async fn addressed(&mut self, author: &str, after: i64, upto: i64) -> Result<Vec<Entry>>;
-    /// Entries by others in `(after, upto]` tagged `needs_eyes`.
-    async fn needs_eyes(&mut self, author: &str, after: i64, upto: i64) -> Result<Vec<Entry>>;
-    /// Replies by others in `(after, upto]` to the author's entries
-    /// (`sql::REPLIES`).
-    async fn replies(&mut self, author: &str, after: i64, upto: i64) -> Result<Vec<Entry>>;
-    /// Moves the author's cursors on to `seq` and `reminded` (never back).
-    async fn move_cursors(&mut self, author: &str, seq: i64, reminded: i64) -> Result<()>;
-}
-
-/// What is new for `author` since its last read; moves past it unless
-/// `peek`.
-pub async fn inbox(r: &mut impl InboxRead, author: &str, peek: bool) -> Result<Inbox> {
-    let newest = r.newest().await?;
-    let cursors = r.cursors(author).await?;
+/// What is new for `author` since its last read, and, unless `peek` (or
+/// nothing moved), the statement that moves its cursors past it.
+pub async fn inbox<S: Select>(
+    s: &mut S,
+    author: &str,
+    peek: bool,
+) -> Result<(Inbox, Option<Query>)> {
+    let one = |sql: &str| Query::bound(S::DIALECT, sql, vec![Arg::Text(author.into())]);
+    let newest = s.rows(&S::query(sql::NEWEST), |r| r.int(0)).await?;
+    let newest = newest.first().copied().unwrap_or(0);
+    let cursors = s
+        .rows(&one(sql::CURSORS), |r| Ok((r.int(0)?, r.int(1)?)))
+        .await?
+        .pop();
     let cursor = match cursors {
         Some((seq, _)) => Some(seq),
-        None => r.before_first(author).await?,
+        None => s
+            .rows(&one(sql::BEFORE_FIRST), |r| r.opt_int(0))
+            .await?
+            .pop()
+            .flatten(),
     };
     let reminded_cursor = cursors.map_or(0, |c| c.1);
-    let reminders = r.reminders(author, reminded_cursor).await?;
+    let q = Query::bound(
+        S::DIALECT,
+        sql::reminders(),
+        vec![Arg::Text(author.into()), Arg::Int(reminded_cursor)],
+    );
+    let reminders: Vec<(Entry, i64)> = s
+        .rows(&q, |r| Ok((read_entry(r)?, r.int(ENTRY_COLUMN_COUNT)?)))
+        .await?;
     let reminded = reminders
         .iter()
         .map(|r| r.1)
@@ -57,17 +58,49 @@ pub async fn inbox(r: &mut impl InboxRead, author: &str, peek: bool) -> Result<I
     let mut inbox = Inbox {
         needs_eyes: Vec::new(),
         replies: Vec::new(),
-        addressed: r.addressed(author, cursor.unwrap_or(0), newest).await?,
+        addressed: since(
+            s,
+            sql::addressed(S::DIALECT),
+            author,
+            cursor.unwrap_or(0),
+            newest,
+        )
+        .await?,
         reminders: reminders.into_iter().map(|r| r.0).collect(),
     };
     if let Some(cursor) = cursor {
-        inbox.needs_eyes = r.needs_eyes(author, cursor, newest).await?;
-        inbox.replies = r.replies(author, cursor, newest).await?;
+        inbox.needs_eyes = since(s, sql::needs_eyes(S::DIALECT), author, cursor, newest).await?;
+        inbox.replies = since(s, sql::replies(), author, cursor, newest).await?;
     }
-    if !peek && (cursors.map(|c| c.0) != Some(newest) || reminded != reminded_cursor) {
-        r.move_cursors(author, newest, reminded).await?;
-    }
-    Ok(inbox)
+    let moved = !peek && (cursors.map(|c| c.0) != Some(newest) || reminded != reminded_cursor);
+    let move_cursors = moved.then(|| {
+        Query::bound(
+            S::DIALECT,
+            sql::move_cursors(S::DIALECT),
+            vec![
+                Arg::Text(author.into()),
+                Arg::Int(newest),
+                Arg::Int(reminded),
+            ],
+        )
+    });
+    Ok((inbox, move_cursors))
+}
+
+/// The entries `sql` selects by others in `(after, upto]` for `author`.
+async fn since<S: Select>(
+    s: &mut S,
+    sql: String,
+    author: &str,
+    after: i64,
+    upto: i64,
+) -> Result<Vec<Entry>> {
+    let q = Query::bound(
+        S::DIALECT,
+        sql,
+        vec![Arg::Int(after), Arg::Int(upto), Arg::Text(author.into())],
+    );
+    s.rows(&q, |r| read_entry(r)).await
 }
 
 /// The inbox's statements that read the same on both stores, `$n`
@@ -108,6 +141,27 @@ pub mod sql {
             crate::storage::rows::ENTRY_COLUMNS,
             d.list_has("e.addressed_to", "$3")
         )
+    }
+
+    /// Binds the cursor, the newest seq and the author: entries tagged
+    /// `needs_eyes`, through the tag's index — `entry_tags` on SQLite, the
+    /// tags array's on PostgreSQL.
+    pub fn needs_eyes(d: Dialect) -> String {
+        let columns = crate::storage::rows::ENTRY_COLUMNS;
+        match d {
+            Dialect::Sqlite => format!(
+                "SELECT {columns} FROM entry_tags t JOIN entries e ON e.seq = t.seq \
+                 JOIN pads p ON p.name = e.pad \
+                 WHERE t.tag = 'needs_eyes' AND t.seq > $1 AND t.seq <= $2 \
+                   AND e.author <> $3 AND p.archived_at IS NULL \
+                 ORDER BY t.seq"
+            ),
+            Dialect::Postgres => format!(
+                "SELECT {columns} FROM entries e JOIN pads p ON p.name = e.pad \
+                 WHERE 'needs_eyes' = ANY(e.tags) AND e.seq > $1 AND e.seq <= $2 \
+                   AND e.author <> $3 AND p.archived_at IS NULL ORDER BY e.seq"
+            ),
+        }
     }
 
     /// Binds the author, the newest seq and the reminder time read.

@@ -20,6 +20,7 @@
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use super::query::{Arg, Query, Select};
 use crate::access::Access;
 use crate::error::{Error, Result};
 
@@ -164,6 +165,28 @@ pub async fn keep(tx: &mut impl KeyTx, key: Option<&Key>, id: &str) -> Result<()
         Some(key) => tx.keep_entry(key, id).await,
         None => Ok(()),
     }
+}
+
+/// Whether `key` names a write stored already: its caller's, the same
+/// call, within the day (`Entries::kept`), on a read connection.
+pub async fn kept<S: Select>(s: &mut S, key: &Key, now: i64) -> Result<bool> {
+    let q = Query::bound(
+        S::DIALECT,
+        sql::KEPT,
+        vec![
+            Arg::Text(key.caller.clone()),
+            Arg::Text(key.key.clone()),
+            Arg::Text(key.fingerprint.clone()),
+            Arg::Int(expired(now)),
+        ],
+    );
+    let mut found = false;
+    s.scan(&q, |_| {
+        found = true;
+        Ok(std::ops::ControlFlow::Break(()))
+    })
+    .await?;
+    Ok(found)
 }
 
 /// The statements on the key's rows, the same on both stores: each `$n`

@@ -4,13 +4,10 @@
 //! Time windows are rowid ranges (ids start with their write time, see
 //! `crate::id`), so "the last hour" reads only the last hour's rows.
 
-use rusqlite::params;
-
+use super::sqlite::ready;
 use super::Sqlite;
 use super::Store;
-use crate::error::Result;
-use crate::id;
-use crate::storage::rules::by_minute;
+use crate::storage::activity;
 use crate::storage::Counts;
 use crate::storage::Figures;
 use crate::storage::Fut;
@@ -18,82 +15,6 @@ use crate::storage::PadRow;
 use crate::storage::Visible;
 
 impl Store {
-    /// Entries written in each of the last `minutes` minutes up to `now`,
-    /// oldest minute first (entries deleted since are not counted).
-    /// Entries written per minute, counting only pads `keep` accepts (a
-    /// token's grant).
-    pub fn writes_per_minute(
-        &self,
-        now: i64,
-        minutes: usize,
-        keep: impl Fn(&str) -> bool,
-    ) -> Result<Vec<u64>> {
-        let start = now - minutes as i64 * 60_000;
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT (created_at - ?1) / 60000 AS m, pad, count(*) FROM entries \
-             WHERE seq >= ?2 AND created_at >= ?1 AND created_at <= ?3 GROUP BY m, pad",
-        )?;
-        let rows = stmt
-            .query_map(params![start, id::first_at(start), now], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(by_minute(rows, minutes, keep))
-    }
-
-    /// Live pads, the `limit` with the most entries or (`stalest`) the
-    /// longest idle first.
-    pub fn pads_by(&self, stalest: bool, limit: usize) -> Result<Vec<PadRow>> {
-        let order = if stalest {
-            "last_write_at ASC, name"
-        } else {
-            "entries DESC, name"
-        };
-        let conn = self.reader()?;
-        let rows = conn
-            .prepare_cached(&format!(
-                "SELECT name, entries, last_write_at, ttl_seconds FROM pads \
-                 WHERE archived_at IS NULL ORDER BY {order} LIMIT ?"
-            ))?
-            .query_map([limit as i64], |r| {
-                Ok(PadRow {
-                    name: r.get(0)?,
-                    entries: r.get(1)?,
-                    last_write_at: r.get(2)?,
-                    ttl_seconds: r.get(3)?,
-                })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(rows)
-    }
-
-    /// The `limit` pads written to most since `since`, with their counts.
-    pub fn recent_writes_by_pad(&self, since: i64, limit: usize) -> Result<Vec<(String, i64)>> {
-        let conn = self.reader()?;
-        let rows = conn
-            .prepare_cached(
-                "SELECT pad, count(*) AS n FROM entries WHERE seq >= ?1 AND created_at >= ?2 \
-                 GROUP BY pad ORDER BY n DESC, pad LIMIT ?3",
-            )?
-            .query_map(params![id::first_at(since), since, limit as i64], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(rows)
-    }
-
-    /// Entries on live pads and their mean content size in bytes.
-    pub fn content_size(&self) -> Result<(i64, f64)> {
-        let conn = self.reader()?;
-        Ok(conn.query_row(
-            "SELECT count(*), coalesce(avg(length(CAST(e.content AS BLOB))), 0) \
-             FROM entries e JOIN pads p ON p.name = e.pad WHERE p.archived_at IS NULL",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?)
-    }
-
     /// Bytes on disk per file (each with its WAL): the store, the text
     /// index, the vectors and the vector index.
     pub fn disk_usage(&self) -> Vec<(&'static str, u64)> {
@@ -116,16 +37,44 @@ impl Store {
 }
 
 impl Figures for Sqlite {
+    /// Counts for `stats`.
     fn counts(&self) -> Fut<'_, Counts> {
-        self.blocking(|s| s.counts())
+        self.blocking(|s| {
+            let conn = s.reader()?;
+            let (entries, live_pads, archived_pads) = conn.query_row(
+                "SELECT (SELECT coalesce(sum(entries), 0) FROM pads), \
+                        (SELECT count(*) FROM pads WHERE archived_at IS NULL), \
+                        (SELECT count(*) FROM pads WHERE archived_at IS NOT NULL)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )?;
+            let tags = conn.query_row("SELECT count(DISTINCT tag) FROM entry_tags", [], |r| {
+                r.get(0)
+            })?;
+            Ok(Counts {
+                entries,
+                live_pads,
+                archived_pads,
+                tags,
+            })
+        })
     }
 
     fn pads_by(&self, stalest: bool, limit: usize) -> Fut<'_, Vec<PadRow>> {
-        self.blocking(move |s| s.pads_by(stalest, limit))
+        self.blocking(move |s| ready(activity::pads_by(&mut *s.reader()?, stalest, limit)))
     }
 
+    /// Entries on live pads and their mean content size in bytes.
     fn content_size(&self) -> Fut<'_, (i64, f64)> {
-        self.blocking(|s| s.content_size())
+        self.blocking(move |s| {
+            let conn = s.reader()?;
+            Ok(conn.query_row(
+                "SELECT count(*), coalesce(avg(length(CAST(e.content AS BLOB))), 0) \
+                 FROM entries e JOIN pads p ON p.name = e.pad WHERE p.archived_at IS NULL",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?)
+        })
     }
 
     fn writes_per_minute<'a>(
@@ -134,11 +83,24 @@ impl Figures for Sqlite {
         minutes: usize,
         keep: Visible<'a>,
     ) -> Fut<'a, Vec<u64>> {
-        self.inline(move |s| s.writes_per_minute(now, minutes, keep))
+        self.inline(move |s| {
+            ready(activity::writes_per_minute(
+                &mut *s.reader()?,
+                now,
+                minutes,
+                keep,
+            ))
+        })
     }
 
     fn recent_writes_by_pad(&self, since: i64, limit: usize) -> Fut<'_, Vec<(String, i64)>> {
-        self.blocking(move |s| s.recent_writes_by_pad(since, limit))
+        self.blocking(move |s| {
+            ready(activity::recent_writes_by_pad(
+                &mut *s.reader()?,
+                since,
+                limit,
+            ))
+        })
     }
 
     fn queues(&self) -> Fut<'_, (i64, i64)> {

@@ -1,12 +1,10 @@
 //! Entry reads and writes.
 
-use rusqlite::types::Value as Sql;
-use rusqlite::{params, params_from_iter, Connection};
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
-use super::inbox::SqliteInbox;
 use super::journal::{Journal, Pending, Record};
 use super::room;
-use super::rows::{read_entry, EntryRow, ENTRY_COLUMNS};
+use super::rows::{read_entry, ENTRY_COLUMNS};
 use super::sqlite::ready;
 use super::Sqlite;
 use super::{in_transaction, Store, Writer};
@@ -20,7 +18,7 @@ use crate::storage::EntryFilter;
 use crate::storage::Fut;
 use crate::storage::Inbox;
 use crate::storage::Visible;
-use crate::storage::{inbox, write};
+use crate::storage::{entries, inbox, write};
 use crate::storage::{Added, NewEntry, Page, Patch};
 
 /// Commits journaled entries, in id order, in one transaction. If SQLite
@@ -234,25 +232,6 @@ impl Store {
         })
     }
 
-    /// An entry and every reply under it, at any depth, oldest first (at
-    /// most `limit` replies).
-    pub fn thread(&self, id: &str, limit: usize) -> Result<(Entry, Vec<Entry>)> {
-        let conn = self.reader()?;
-        let (seq, _) = resolve(&conn, &self.journal, "id", id)?;
-        let root = load(&conn, seq)?.entry;
-        let replies = conn
-            .prepare_cached(&format!(
-                "WITH RECURSIVE thread(seq) AS ( \
-                   SELECT seq FROM entries WHERE reply_to = ?1 \
-                   UNION SELECT r.seq FROM entries r JOIN thread t ON r.reply_to = t.seq) \
-                 SELECT {ENTRY_COLUMNS} FROM thread JOIN entries e ON e.seq = thread.seq \
-                 ORDER BY e.seq LIMIT ?2"
-            ))?
-            .query_map(params![seq, limit as i64], read_entry)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok((root, replies))
-    }
-
     /// One entry by id or unique id prefix (archived pads included: an id is explicit).
     pub fn get(&self, id: &str) -> Result<Entry> {
         if let Some(e) = self.journaled(id) {
@@ -260,7 +239,7 @@ impl Store {
         }
         let conn = self.reader()?;
         match resolve(&conn, &self.journal, "id", id) {
-            Ok((seq, _)) => Ok(load(&conn, seq)?.entry),
+            Ok((seq, _)) => load(&conn, seq),
             // Only in the journal, named by a prefix (the database refuses
             // writes): reads keep working.
             Err(e @ Error::Unavailable(_)) => match id::prefix_range(&id.trim().to_lowercase())
@@ -293,29 +272,6 @@ impl Store {
         self.journal.find(seq).map(|e| new_entry(seq, e))
     }
 
-    /// Applies `patch`; with `if_version`, only if the entry is still at that version.
-    /// Returns the entry before and after.
-    pub fn update(
-        &self,
-        id: &str,
-        patch: Patch,
-        if_version: Option<i64>,
-        now: i64,
-        by: &str,
-    ) -> Result<(Entry, Entry)> {
-        let mut w = self.writer();
-        in_transaction(&mut w, |w| {
-            ready(write::update(
-                &mut self.tx(w),
-                id,
-                patch,
-                if_version,
-                now,
-                by,
-            ))
-        })
-    }
-
     /// `rows` (newest first) with the matching entries still only in the
     /// journal ahead of them — while the database refuses writes, an
     /// acknowledged entry is listed all the same. Journaled ids are newer
@@ -327,8 +283,8 @@ impl Store {
         conn: &Connection,
         filter: &EntryFilter,
         cursor: Option<i64>,
-        rows: Vec<EntryRow>,
-    ) -> Result<Vec<EntryRow>> {
+        rows: Vec<(i64, Entry)>,
+    ) -> Result<Vec<(i64, Entry)>> {
         let queued = self
             .journal
             .find_range(0, cursor.map_or(i64::MAX, |c| c - 1), usize::MAX);
@@ -337,14 +293,11 @@ impl Store {
             .query_map([], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         let is_archived = |pad: &str| archived.contains(pad);
-        let newest_stored = rows.first().map_or(i64::MIN, |r| r.seq);
-        let mut out: Vec<EntryRow> = queued
+        let newest_stored = rows.first().map_or(i64::MIN, |r| r.0);
+        let mut out: Vec<(i64, Entry)> = queued
             .into_iter()
             .filter(|(seq, e)| *seq > newest_stored && filter.admits(e, &is_archived))
-            .map(|(seq, e)| EntryRow {
-                seq,
-                entry: new_entry(seq, e),
-            })
+            .map(|(seq, e)| (seq, new_entry(seq, e)))
             .collect();
         out.extend(rows);
         Ok(out)
@@ -365,78 +318,19 @@ impl Store {
         })
     }
 
-    /// Entries matching `filter`, newest first, `limit` at a time. The cursor is
-    /// keyed on the insertion order, so pages never repeat or skip an entry even
-    /// while others write.
+    /// Entries matching `filter`, newest first, `limit` at a time
+    /// (`storage::entries::list`), with those still only in the journal.
     pub fn list(&self, filter: &EntryFilter, limit: u32, cursor: Option<i64>) -> Result<Page> {
-        let mut sql =
-            format!("SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE 1");
-        let mut args = Vec::new();
-        filter.push_sql(&mut sql, &mut args);
-        if let Some(c) = cursor {
-            sql.push_str(" AND e.seq < ?");
-            args.push(Sql::Integer(c));
-        }
-        sql.push_str(" ORDER BY e.seq DESC LIMIT ?");
-        args.push(Sql::Integer(limit as i64 + 1));
-        let conn = self.reader()?;
-        let mut rows = conn
-            .prepare_cached(&sql)?
-            .query_map(params_from_iter(args), EntryRow::read)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut conn = self.reader()?;
+        let mut rows = ready(entries::list(&mut *conn, filter, limit, cursor))?;
         if self.journal.has_pending() {
             rows = self.with_journaled(&conn, filter, cursor, rows)?;
         }
-        let next_cursor = if rows.len() > limit as usize {
-            rows.truncate(limit as usize);
-            rows.last().map(|r| r.seq.to_string())
-        } else {
-            None
-        };
-        Ok(Page {
-            entries: rows.into_iter().map(|r| r.entry).collect(),
-            next_cursor,
-        })
+        Ok(entries::page(rows, limit))
     }
 }
 
-impl Store {
-    /// Up to two entries whose id starts with `id` among those in pads
-    /// `visible` accepts (the journal's too): how a scoped caller's prefix
-    /// resolves, so entries it may not read neither match nor make its
-    /// prefix ambiguous.
-    pub fn visible_matches(
-        &self,
-        id: &str,
-        visible: &(dyn Fn(&str) -> bool + Sync),
-    ) -> Result<Vec<(String, String)>> {
-        let id = id.trim().to_lowercase();
-        let (lo, hi) = prefix_range("id", &id)?;
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT seq, pad FROM entries WHERE seq BETWEEN ? AND ? ORDER BY seq",
-        )?;
-        let mut rows = stmt.query([lo, hi])?;
-        let mut found = Vec::new();
-        while let Some(r) = rows.next()? {
-            let pad: String = r.get(1)?;
-            if visible(&pad) {
-                found.push((id::encode(r.get(0)?), pad));
-                if found.len() == 2 {
-                    return Ok(found);
-                }
-            }
-        }
-        // A batch just committed is still queued until that is recorded.
-        for (seq, e) in self.journal.find_range(lo, hi, usize::MAX) {
-            let id = id::encode(seq);
-            if found.len() < 2 && visible(&e.pad) && !found.iter().any(|(f, _)| *f == id) {
-                found.push((id, e.pad));
-            }
-        }
-        Ok(found)
-    }
-}
+impl Store {}
 
 /// Resolves an id or unique id prefix to `(seq, full id)`. An id still only
 /// in the journal — acknowledged, but the database refuses writes (a full
@@ -467,12 +361,12 @@ pub(crate) fn resolve(
     }
 }
 
-pub(crate) fn load(conn: &Connection, seq: i64) -> Result<EntryRow> {
+pub(crate) fn load(conn: &Connection, seq: i64) -> Result<Entry> {
     Ok(conn
         .prepare_cached(&format!(
             "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
         ))?
-        .query_row([seq], EntryRow::read)?)
+        .query_row([seq], read_entry)?)
 }
 
 /// `entry.list` pages up to this long are read inline; longer ones (up to
@@ -490,17 +384,49 @@ impl Entries for Sqlite {
     }
 
     fn kept<'a>(&'a self, key: &'a Key, now: i64) -> Fut<'a, bool> {
-        self.inline(move |s| s.kept(key, now))
+        self.inline(move |s| ready(once::kept(&mut *s.reader()?, key, now)))
     }
 
+    /// Up to two entries whose id starts with `id` among those in pads
+    /// `visible` accepts (the journal's too): how a scoped caller's prefix
+    /// resolves, so entries it may not read neither match nor make its
+    /// prefix ambiguous.
     fn visible_matches<'a>(
         &'a self,
         id: &'a str,
         visible: Visible<'a>,
     ) -> Fut<'a, Vec<(String, String)>> {
-        self.inline(move |s| s.visible_matches(id, visible))
+        self.inline(move |s| {
+            let id = id.trim().to_lowercase();
+            let (lo, hi) = prefix_range("id", &id)?;
+            let conn = s.reader()?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT seq, pad FROM entries WHERE seq BETWEEN ? AND ? ORDER BY seq",
+            )?;
+            let mut rows = stmt.query([lo, hi])?;
+            let mut found = Vec::new();
+            while let Some(r) = rows.next()? {
+                let pad: String = r.get(1)?;
+                if visible(&pad) {
+                    found.push((id::encode(r.get(0)?), pad));
+                    if found.len() == 2 {
+                        return Ok(found);
+                    }
+                }
+            }
+            // A batch just committed is still queued until that is recorded.
+            for (seq, e) in s.journal.find_range(lo, hi, usize::MAX) {
+                let id = id::encode(seq);
+                if found.len() < 2 && visible(&e.pad) && !found.iter().any(|(f, _)| *f == id) {
+                    found.push((id, e.pad));
+                }
+            }
+            Ok(found)
+        })
     }
 
+    /// Applies `patch`; with `if_version`, only if the entry is still at that version.
+    /// Returns the entry before and after.
     fn update<'a>(
         &'a self,
         id: &'a str,
@@ -509,7 +435,12 @@ impl Entries for Sqlite {
         now: i64,
         by: &'a str,
     ) -> Fut<'a, (Entry, Entry)> {
-        self.inline(move |s| s.update(id, patch, if_version, now, by))
+        self.inline(move |s| {
+            let mut w = s.writer();
+            in_transaction(&mut w, |w| {
+                ready(write::update(&mut s.tx(w), id, patch, if_version, now, by))
+            })
+        })
     }
 
     fn delete<'a>(
@@ -535,23 +466,68 @@ impl Entries for Sqlite {
         self.blocking(move |s| s.list(&filter, limit, cursor))
     }
 
+    /// An entry and every reply under it, at any depth, oldest first (at
+    /// most `limit` replies).
     fn thread<'a>(&'a self, id: &'a str, limit: usize) -> Fut<'a, (Entry, Vec<Entry>)> {
         let id = id.to_string();
-        self.blocking(move |s| s.thread(&id, limit))
+        self.blocking(move |s| {
+            let id = &id;
+            let mut conn = s.reader()?;
+            let (seq, _) = resolve(&conn, &s.journal, "id", id)?;
+            let root = load(&conn, seq)?;
+            Ok((root, ready(entries::replies(&mut *conn, seq, limit))?))
+        })
     }
 
+    /// The entries with these ids, in the same order; `None` for one that is gone.
     fn entries_by_id<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<Option<Entry>>> {
         let ids = ids.to_vec();
-        self.blocking(move |s| s.entries_by_id(&ids))
+        self.blocking(move |s| {
+            let seqs = &ids;
+            let conn = s.reader()?;
+            let mut load = conn.prepare_cached(&format!(
+                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
+            ))?;
+            let mut out = Vec::with_capacity(seqs.len());
+            for seq in seqs {
+                out.push(load.query_row([seq], read_entry).optional()?);
+            }
+            Ok(out)
+        })
     }
 
+    /// For each seq, the live entries just before and after it in its pad.
     fn pad_neighbours<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 4]>> {
         let ids = ids.to_vec();
-        self.blocking(move |s| s.pad_neighbours(&ids))
+        self.blocking(move |s| {
+            let seqs = &ids;
+            let conn = s.reader()?;
+            let mut near = conn.prepare_cached(&format!(
+                "SELECT {} FROM entries e WHERE e.seq = ?",
+                crate::storage::rules::PAD_NEIGHBOURS
+            ))?;
+            let mut out = Vec::with_capacity(seqs.len());
+            for seq in seqs {
+                out.push(
+                    near.query_row([seq], |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]))
+                        .optional()?
+                        .unwrap_or([None; 4]),
+                );
+            }
+            Ok(out)
+        })
     }
 
     fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox> {
         let author = author.to_string();
-        self.blocking(move |s| ready(inbox::inbox(&mut SqliteInbox::new(s), &author, peek)))
+        self.blocking(move |s| {
+            // The read connection goes back before the writer is taken.
+            let (inbox, moved) = ready(inbox::inbox(&mut *s.reader()?, &author, peek))?;
+            if let Some(q) = moved {
+                let w = s.writer();
+                w.conn.execute(&q.sql, params_from_iter(q.args()))?;
+            }
+            Ok(inbox)
+        })
     }
 }

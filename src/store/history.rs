@@ -4,11 +4,10 @@
 //! puts the row back with its id, tags and thread links, and the text and
 //! vector indexes pick it up from `changes`.
 
-use rusqlite::types::Value as Sql;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::params;
 
 use super::in_transaction;
-use super::rows::{read_version, EntryRow, ENTRY_COLUMNS, VERSION_COLUMNS};
+use super::rows::{read_version, ENTRY_COLUMNS, VERSION_COLUMNS};
 use super::sqlite::ready;
 use super::tx::SqliteTx;
 use super::Sqlite;
@@ -17,159 +16,18 @@ use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
 use crate::protocol::{Change, Skipped, Version};
-use crate::storage::history::{self, ChangeScan, HistoryRead};
-use crate::storage::rows::read_change;
-use crate::storage::rules::{IN_TRASH, KEPT_COLUMNS};
+use crate::storage::history;
+use crate::storage::rules::KEPT_COLUMNS;
 use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
 use crate::storage::Visible;
 use crate::storage::{History, Upkeep};
 use crate::storage::{HistoryFilter, Purge, Restore};
 
-/// The kept versions `cond` (over `?`, bound to `key`) selects, oldest first.
-fn versions_where(conn: &Connection, cond: &str, key: i64) -> Result<Vec<Version>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-             WHERE {cond} ORDER BY e.n"
-        ))?
-        .query_map([key], read_version)?
-        .map(|r| r.map(|(_, _, v)| v))
-        .collect::<rusqlite::Result<_>>()?)
-}
-
-/// The audit's scans on a read connection (`storage::history::changes`).
-impl HistoryRead for Connection {
-    async fn changes_in(
-        &mut self,
-        scan: ChangeScan<'_>,
-        filter: &HistoryFilter,
-    ) -> Result<Vec<(i64, Change)>> {
-        let mut sql = scan.select;
-        let mut args = Vec::new();
-        filter.push_sql(&mut sql, &mut args, scan.actor, scan.at);
-        sql.push_str(&format!(" ORDER BY {} DESC LIMIT ?", scan.order));
-        args.push(Sql::Integer(scan.cap));
-        Ok(self
-            .prepare_cached(&sql)?
-            .query_map(rusqlite::params_from_iter(args), |r| {
-                read_change(r, scan.what)
-            })?
-            .collect::<rusqlite::Result<_>>()?)
-    }
-}
-
-impl HistoryFilter {
-    /// ` AND …` over a table aliased `e` with `pad`, and the change's actor
-    /// and time in `actor_col` and `at_col`.
-    fn push_sql(&self, sql: &mut String, args: &mut Vec<Sql>, actor_col: &str, at_col: &str) {
-        if let Some(pad) = &self.pad {
-            sql.push_str(" AND e.pad = ?");
-            args.push(Sql::Text(pad.clone()));
-        }
-        if let Some(by) = &self.by {
-            sql.push_str(&format!(" AND {actor_col} = ?"));
-            args.push(Sql::Text(by.clone()));
-        }
-        if let Some(t) = self.since {
-            sql.push_str(&format!(" AND {at_col} >= ?"));
-            args.push(Sql::Integer(t));
-        }
-        if let Some(t) = self.until {
-            sql.push_str(&format!(" AND {at_col} < ?"));
-            args.push(Sql::Integer(t));
-        }
-        if let Some(scope) = &self.scope {
-            super::filter::push_scope(sql, args, scope);
-        }
-    }
-}
-
 impl Store {
     /// Whether changes keep what they replace (`pad serve --history-days 0`: not).
     pub fn keep_history(&self, on: bool) {
         self.keeper.turn(on);
-    }
-
-    /// Up to two (seq, pad) of entries, live or in the history, whose id
-    /// starts with `id`, among pads `visible` accepts.
-    pub fn kept_matches(
-        &self,
-        id: &str,
-        visible: &(dyn Fn(&str) -> bool + Sync),
-    ) -> Result<Vec<(i64, String)>> {
-        let (lo, hi) = crate::storage::rules::prefix_range("id", &id.trim().to_lowercase())?;
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT seq, pad FROM entries WHERE seq BETWEEN ?1 AND ?2 \
-             UNION SELECT seq, pad FROM entry_history WHERE seq BETWEEN ?1 AND ?2 \
-             ORDER BY seq",
-        )?;
-        let mut rows = stmt.query([lo, hi])?;
-        let mut found: Vec<(i64, String)> = Vec::new();
-        while let Some(r) = rows.next()? {
-            let (seq, pad): (i64, String) = (r.get(0)?, r.get(1)?);
-            if visible(&pad) && found.last().is_none_or(|l| l.0 != seq) {
-                found.push((seq, pad));
-                if found.len() == 2 {
-                    break;
-                }
-            }
-        }
-        Ok(found)
-    }
-
-    /// An entry as it is now (`None` while deleted) and its kept versions,
-    /// oldest first.
-    pub fn history(&self, seq: i64) -> Result<(Option<Entry>, Vec<Version>)> {
-        let conn = self.reader()?;
-        let live = conn
-            .prepare_cached(&format!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
-            ))?
-            .query_row([seq], EntryRow::read)
-            .optional()?
-            .map(|r| r.entry);
-        Ok((live, versions_where(&conn, "e.seq = ?", seq)?))
-    }
-
-    /// Deleted entries in the trash, newest deletion first; the cursor is
-    /// the last row's number.
-    pub fn trash(
-        &self,
-        filter: &HistoryFilter,
-        limit: u32,
-        cursor: Option<i64>,
-    ) -> Result<(Vec<Version>, Option<i64>)> {
-        let mut sql = format!(
-            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e WHERE {IN_TRASH}"
-        );
-        let mut args = Vec::new();
-        filter.push_sql(&mut sql, &mut args, "e.actor", "e.at");
-        if let Some(c) = cursor {
-            sql.push_str(" AND e.n < ?");
-            args.push(Sql::Integer(c));
-        }
-        sql.push_str(" ORDER BY e.n DESC LIMIT ?");
-        args.push(Sql::Integer(limit as i64 + 1));
-        let conn = self.reader()?;
-        let mut rows = conn
-            .prepare_cached(&sql)?
-            .query_map(rusqlite::params_from_iter(args), read_version)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let next = if rows.len() > limit as usize {
-            rows.truncate(limit as usize);
-            rows.last().map(|r| r.0)
-        } else {
-            None
-        };
-        Ok((rows.into_iter().map(|r| r.2).collect(), next))
-    }
-
-    /// The versions one change kept.
-    pub fn change(&self, batch: i64) -> Result<Vec<Version>> {
-        let conn = self.reader()?;
-        versions_where(&conn, "e.batch = ?", batch)
     }
 
     /// `storage::write::restore` on the writer, in one transaction.
@@ -184,52 +42,6 @@ impl Store {
         in_transaction(&mut w, |w| {
             ready(write::restore(&mut self.tx(w), which, by, now, writable))
         })
-    }
-
-    /// Erases kept versions for good: one deleted entry's whole history, a
-    /// pad's trash, or the whole trash (with the versions of those entries).
-    pub fn purge(&self, which: &Purge) -> Result<usize> {
-        let w = self.writer();
-        let n = match which {
-            Purge::Seq(seq) => w.conn.execute(
-                "DELETE FROM entry_history WHERE seq = ?1 \
-                 AND NOT EXISTS (SELECT 1 FROM entries WHERE seq = ?1)",
-                [seq],
-            )?,
-            Purge::Pad(pad) => w.conn.execute(
-                &format!(
-                    "DELETE FROM entry_history WHERE seq IN \
-                     (SELECT e.seq FROM entry_history e WHERE {IN_TRASH} AND e.pad = ?)"
-                ),
-                [pad],
-            )?,
-            Purge::All => w.conn.execute(
-                &format!(
-                    "DELETE FROM entry_history WHERE seq IN \
-                     (SELECT e.seq FROM entry_history e WHERE {IN_TRASH})"
-                ),
-                [],
-            )?,
-        };
-        Ok(n)
-    }
-
-    /// Drops kept versions older than `cutoff`, then the oldest past
-    /// `max_rows`; returns how many went.
-    pub fn prune_history(&self, cutoff: i64, max_rows: i64) -> Result<usize> {
-        let w = self.writer();
-        let old = w.conn.execute(
-            "DELETE FROM entry_history WHERE n < coalesce( \
-               (SELECT n FROM entry_history WHERE at >= ? ORDER BY n LIMIT 1), \
-               (SELECT max(n) + 1 FROM entry_history))",
-            [cutoff],
-        )?;
-        let over = w.conn.execute(
-            "DELETE FROM entry_history WHERE n <= \
-               (SELECT n FROM entry_history ORDER BY n DESC LIMIT 1 OFFSET ?)",
-            [max_rows],
-        )?;
-        Ok(old + over)
     }
 }
 
@@ -306,11 +118,11 @@ impl History for Sqlite {
         id: &'a str,
         visible: Visible<'a>,
     ) -> Fut<'a, Vec<(i64, String)>> {
-        self.inline(move |s| s.kept_matches(id, visible))
+        self.inline(move |s| ready(history::kept_matches(&mut *s.reader()?, id, visible)))
     }
 
     fn history(&self, seq: i64) -> Fut<'_, (Option<Entry>, Vec<Version>)> {
-        self.inline(move |s| s.history(seq))
+        self.inline(move |s| ready(history::history(&mut *s.reader()?, seq)))
     }
 
     fn trash<'a>(
@@ -319,7 +131,7 @@ impl History for Sqlite {
         limit: u32,
         cursor: Option<i64>,
     ) -> Fut<'a, (Vec<Version>, Option<i64>)> {
-        self.inline(move |s| s.trash(filter, limit, cursor))
+        self.inline(move |s| ready(history::trash(&mut *s.reader()?, filter, limit, cursor)))
     }
 
     fn restore<'a>(
@@ -341,11 +153,11 @@ impl History for Sqlite {
     }
 
     fn change(&self, batch: i64) -> Fut<'_, Vec<Version>> {
-        self.inline(move |s| s.change(batch))
+        self.inline(move |s| ready(history::change(&mut *s.reader()?, batch)))
     }
 
     fn purge<'a>(&'a self, which: &'a Purge) -> Fut<'a, usize> {
-        self.inline(move |s| s.purge(which))
+        self.inline(move |s| ready(history::purge(&mut s.writer().conn, which)))
     }
 
     fn changes<'a>(
@@ -358,6 +170,6 @@ impl History for Sqlite {
     }
 
     fn prune_history(&self, cutoff: i64, max_rows: i64) -> Fut<'_, usize> {
-        self.blocking(move |s| s.prune_history(cutoff, max_rows))
+        self.blocking(move |s| ready(history::prune(&mut s.writer().conn, cutoff, max_rows)))
     }
 }

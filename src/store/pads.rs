@@ -4,34 +4,23 @@ use rusqlite::{params, OptionalExtension};
 
 use super::keep::keep;
 use super::rows::{read_entry, read_pad, ENTRY_COLUMNS, PAD_COLUMNS};
+use super::sqlite::ready;
 use super::Sqlite;
 use super::Store;
 use crate::error::Result;
 use crate::model::{Entry, Pad};
 use crate::protocol::Action;
+use crate::storage::pads;
 use crate::storage::rules::no_pad;
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
 use crate::storage::Pads;
-use crate::storage::{Counts, PadEntries, PadSweep};
+use crate::storage::{PadEntries, PadSweep};
 use std::collections::BTreeMap;
 
 impl Store {
     pub fn pads(&self, include_archived: bool) -> Result<Vec<Pad>> {
-        let sql = format!(
-            "SELECT {PAD_COLUMNS} FROM pads {} ORDER BY last_write_at DESC, name",
-            if include_archived {
-                ""
-            } else {
-                "WHERE archived_at IS NULL"
-            }
-        );
-        let conn = self.reader()?;
-        let pads = conn
-            .prepare_cached(&sql)?
-            .query_map([], read_pad)?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(pads)
+        ready(pads::pads(&mut *self.reader()?, include_archived))
     }
 
     pub fn pad(&self, name: &str) -> Result<Option<Pad>> {
@@ -90,19 +79,6 @@ impl Store {
         Ok(pad)
     }
 
-    /// Restarts a pad's idle clock (and restores it if archived).
-    pub fn touch(&self, name: &str, now: i64) -> Result<Pad> {
-        let w = self.writer();
-        let pad = w
-            .conn
-            .prepare_cached(&format!(
-                "UPDATE pads SET last_write_at = ?2, archived_at = NULL WHERE name = ?1 RETURNING {PAD_COLUMNS}"
-            ))?
-            .query_row(params![name, now], read_pad)
-            .optional()?;
-        pad.ok_or_else(|| no_pad(name))
-    }
-
     /// Deletes every entry of a pad (pinned ones too unless `keep_pinned`)
     /// into the trash, as one change; returns how many each author wrote,
     /// and the change.
@@ -142,12 +118,6 @@ impl Store {
         Ok((authors, change))
     }
 
-    /// A pad and its entries (`pad_entries`), for an export.
-    pub fn pad_with_entries(&self, name: &str, max_bytes: usize) -> Result<(Pad, PadEntries)> {
-        let pad = self.pad(name)?.ok_or_else(|| no_pad(name))?;
-        Ok((pad, self.pad_entries(name, max_bytes)?))
-    }
-
     /// Every entry of a pad, oldest first (archived pads included: it is asked for by name).
     /// A pad's entries, oldest first, as long as their text stays within
     /// `max_bytes`: past it, the pinned and `important` ones and then the
@@ -175,22 +145,8 @@ impl Store {
     }
 
     /// Tags in use on the live entries passing `filter`, most used first.
-    pub fn tags(&self, filter: &crate::storage::EntryFilter) -> Result<Vec<(String, i64)>> {
-        let mut sql = String::from(
-            "SELECT t.tag, count(*) AS n FROM entry_tags t JOIN entries e ON e.seq = t.seq \
-             JOIN pads p ON p.name = e.pad WHERE 1",
-        );
-        let mut args = Vec::new();
-        filter.push_sql(&mut sql, &mut args);
-        sql.push_str(" GROUP BY t.tag ORDER BY n DESC, t.tag");
-        let conn = self.reader()?;
-        let rows = conn
-            .prepare_cached(&sql)?
-            .query_map(rusqlite::params_from_iter(args), |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(rows)
+    pub fn tags(&self, filter: &EntryFilter) -> Result<Vec<(String, i64)>> {
+        ready(pads::tags(&mut *self.reader()?, filter))
     }
 
     /// Archives pads idle past their TTL, then purges what stayed archived past
@@ -241,27 +197,6 @@ impl Store {
             purged_pads,
         })
     }
-
-    /// Counts for `stats`.
-    pub fn counts(&self) -> Result<Counts> {
-        let conn = self.reader()?;
-        let (entries, live_pads, archived_pads) = conn.query_row(
-            "SELECT (SELECT coalesce(sum(entries), 0) FROM pads), \
-                    (SELECT count(*) FROM pads WHERE archived_at IS NULL), \
-                    (SELECT count(*) FROM pads WHERE archived_at IS NOT NULL)",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )?;
-        let tags = conn.query_row("SELECT count(DISTINCT tag) FROM entry_tags", [], |r| {
-            r.get(0)
-        })?;
-        Ok(Counts {
-            entries,
-            live_pads,
-            archived_pads,
-            tags,
-        })
-    }
 }
 
 impl Pads for Sqlite {
@@ -287,8 +222,19 @@ impl Pads for Sqlite {
         })
     }
 
+    /// Restarts a pad's idle clock (and restores it if archived).
     fn touch<'a>(&'a self, name: &'a str, now: i64) -> Fut<'a, Pad> {
-        self.inline(move |s| s.touch(name, now))
+        self.inline(move |s| {
+            let w = s.writer();
+            let pad = w
+                .conn
+                .prepare_cached(&format!(
+                    "UPDATE pads SET last_write_at = ?2, archived_at = NULL WHERE name = ?1 RETURNING {PAD_COLUMNS}"
+                ))?
+                .query_row(params![name, now], read_pad)
+                .optional()?;
+            pad.ok_or_else(|| no_pad(name))
+        })
     }
 
     fn clear<'a>(
@@ -302,13 +248,18 @@ impl Pads for Sqlite {
         self.blocking(move |s| s.clear(&name, keep_pinned, now, &by))
     }
 
+    /// A pad and its entries (`pad_entries`), for an export.
     fn pad_with_entries<'a>(
         &'a self,
         name: &'a str,
         max_bytes: usize,
     ) -> Fut<'a, (Pad, PadEntries)> {
         let name = name.to_string();
-        self.blocking(move |s| s.pad_with_entries(&name, max_bytes))
+        self.blocking(move |s| {
+            let name = &name;
+            let pad = s.pad(name)?.ok_or_else(|| no_pad(name))?;
+            Ok((pad, s.pad_entries(name, max_bytes)?))
+        })
     }
 
     fn tags<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<(String, i64)>> {

@@ -42,19 +42,6 @@ impl Columns for Row<'_> {
     }
 }
 
-#[derive(Debug)]
-pub struct EntryRow {
-    pub seq: i64,
-    pub entry: Entry,
-}
-
-impl EntryRow {
-    /// Reads the `ENTRY_COLUMNS` at the start of `row`.
-    pub fn read(row: &Row<'_>) -> rusqlite::Result<EntryRow> {
-        rows::read_entry_seq(row).map(|(seq, entry)| EntryRow { seq, entry })
-    }
-}
-
 pub fn read_entry(row: &Row<'_>) -> rusqlite::Result<Entry> {
     rows::read_entry(row)
 }

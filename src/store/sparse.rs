@@ -3,14 +3,16 @@
 //! embedding worker in the transaction that stores the entry's vector, and
 //! how many entries hold each term (`sparse_counts`), kept in the same
 //! transaction. A search reads the postings of the query's terms on the
-//! entries that pass its filter (`engine::sparse` ranks them).
+//! entries that pass its filter (`storage::sparse`; `engine::sparse`
+//! ranks them).
 
-use rusqlite::types::Value as Sql;
-use rusqlite::{params, params_from_iter, CachedStatement, Connection, Transaction};
+use rusqlite::{params, CachedStatement, Connection, Transaction};
 
+use super::sqlite::ready;
 use super::Sqlite;
 use super::Store;
 use crate::error::Result;
+use crate::storage::sparse;
 use crate::storage::{EntryFilter, Fut, SparseSearch};
 
 /// Replaces entries' terms inside the worker's transaction.
@@ -67,39 +69,6 @@ impl Store {
         let conn = self.reader()?;
         term_counts(&conn, terms)
     }
-
-    /// The postings of `terms` on the live entries passing `filter`.
-    pub fn sparse_postings(
-        &self,
-        terms: &[u32],
-        filter: &EntryFilter,
-    ) -> Result<Vec<(u32, i64, f32)>> {
-        if terms.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut args: Vec<Sql> = terms.iter().map(|&t| Sql::Integer(t as i64)).collect();
-        // Each term's entries are read by the primary key, then each entry
-        // once with the filter checked.
-        let mut sql = format!(
-            "WITH q (term) AS (VALUES {}) \
-             SELECT t.term, t.seq, t.weight FROM q CROSS JOIN vec.sparse_terms t ON t.term = q.term \
-             CROSS JOIN entries e ON e.seq = t.seq JOIN pads p ON p.name = e.pad WHERE 1",
-            vec!["(?)"; terms.len()].join(", ")
-        );
-        filter.push_sql_per_entry(&mut sql, &mut args);
-        let conn = self.reader()?;
-        let postings = conn
-            .prepare_cached(&sql)?
-            .query_map(params_from_iter(args), |r| {
-                Ok((
-                    r.get::<_, i64>(0)? as u32,
-                    r.get(1)?,
-                    r.get::<_, f64>(2)? as f32,
-                ))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(postings)
-    }
 }
 
 /// One statement, so the counts come from one snapshot.
@@ -134,6 +103,6 @@ impl SparseSearch for Sqlite {
         filter: &'a EntryFilter,
     ) -> Fut<'a, Vec<(u32, i64, f32)>> {
         let (terms, filter) = (terms.to_vec(), filter.clone());
-        self.blocking(move |s| s.sparse_postings(&terms, &filter))
+        self.blocking(move |s| ready(sparse::postings(&mut *s.reader()?, &terms, &filter)))
     }
 }

@@ -52,89 +52,6 @@ pub(crate) fn unmet(conn: &Connection, depends_on: &[String]) -> Result<Vec<Stri
 }
 
 impl Store {
-    /// `storage::write::claim` on the writer: one claimant at a time.
-    pub fn claim(
-        &self,
-        pad: &str,
-        agent: &str,
-        lease_ms: i64,
-        now: i64,
-        key: Option<&Key>,
-    ) -> Result<Once<Option<(Entry, Entry)>>> {
-        let mut w = self.writer();
-        // Nothing claimed: rolled back, so an idle poll writes no key's row.
-        committed_if(
-            &mut w,
-            |w| {
-                let tx = &mut self.tx(w);
-                if let Some(first) = ready(once::taken(tx, key, now))? {
-                    return Ok(Once::Again(first));
-                }
-                let claimed = ready(write::claim(tx, pad, agent, lease_ms, now))?;
-                if let Some((_, after)) = &claimed {
-                    ready(once::keep(tx, key, &after.id))?;
-                }
-                Ok(Once::Wrote(claimed))
-            },
-            |o| !matches!(o, Once::Wrote(None)),
-        )
-    }
-
-    /// `storage::write::heartbeat` on the writer.
-    pub fn heartbeat(
-        &self,
-        id: &str,
-        agent: Option<&str>,
-        resume: Option<String>,
-        lease_ms: Option<i64>,
-        now: i64,
-    ) -> Result<(Entry, Entry)> {
-        let mut w = self.writer();
-        in_transaction(&mut w, |w| {
-            ready(write::heartbeat(
-                &mut self.tx(w),
-                id,
-                agent,
-                resume,
-                lease_ms,
-                now,
-            ))
-        })
-    }
-
-    /// `storage::write::finish` on the writer.
-    pub fn finish(
-        &self,
-        id: &str,
-        agent: Option<&str>,
-        how: Finish,
-        now: i64,
-    ) -> Result<(Entry, Entry)> {
-        let mut w = self.writer();
-        in_transaction(&mut w, |w| {
-            ready(write::finish(&mut self.tx(w), id, agent, how, now))
-        })
-    }
-
-    /// `storage::write::release_expired` on the writer.
-    pub fn release_expired(&self, now: i64) -> Result<Vec<(Entry, Entry)>> {
-        // A read first: the common case (nothing expired) never takes the writer.
-        let any: Option<i64> = self
-            .reader()?
-            .prepare_cached(
-                "SELECT seq FROM entries WHERE status = 'doing' AND lease_until <= ? LIMIT 1",
-            )?
-            .query_row([now], |r| r.get(0))
-            .optional()?;
-        if any.is_none() {
-            return Ok(Vec::new());
-        }
-        let mut w = self.writer();
-        in_transaction(&mut w, |w| {
-            ready(write::release_expired(&mut self.tx(w), now))
-        })
-    }
-
     /// When the next undelivered reminder is due, if any.
     pub fn next_reminder(&self) -> Result<Option<i64>> {
         Ok(self.reader()?.query_row(
@@ -160,70 +77,6 @@ impl Store {
             .collect::<rusqlite::Result<Vec<_>>>()?;
         due.sort_by(|a, b| a.remind_at.cmp(&b.remind_at).then(a.id.cmp(&b.id)));
         Ok(due)
-    }
-
-    /// A pad's tasks and plans, oldest first, and for each task the
-    /// dependencies still holding it up and when it was last claimed and
-    /// finished.
-    pub fn plan_entries(&self, pad: &str) -> Result<Vec<PlanRow>> {
-        let conn = self.reader()?;
-        let rows: Vec<(Entry, Option<i64>, Option<i64>)> = conn
-            .prepare_cached(&format!(
-                "SELECT {ENTRY_COLUMNS}, e.claimed_at, e.finished_at FROM entries e \
-                 WHERE e.pad = ?1 AND e.kind = 'task' \
-                 UNION ALL SELECT {ENTRY_COLUMNS}, e.claimed_at, e.finished_at FROM entries e \
-                 WHERE e.pad = ?1 AND e.kind = 'plan' ORDER BY 1"
-            ))?
-            .query_map([pad], |r| {
-                Ok((
-                    read_entry(r)?,
-                    r.get(ENTRY_COLUMN_COUNT)?,
-                    r.get(ENTRY_COLUMN_COUNT + 1)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut out = Vec::with_capacity(rows.len());
-        for (entry, claimed_at, finished_at) in rows {
-            let deps: Vec<String> = entry.depends_on.iter().map(|r| r.to_string()).collect();
-            let waiting = unmet(&conn, &deps)?;
-            out.push(PlanRow {
-                entry,
-                waiting,
-                claimed_at,
-                finished_at,
-            });
-        }
-        Ok(out)
-    }
-
-    /// What `report` needs of the entries on live pads passing `filter`.
-    pub fn report_rows(&self, filter: &crate::storage::EntryFilter) -> Result<Vec<ReportRow>> {
-        let mut args = Vec::new();
-        let mut sql = format!(
-            "SELECT {REPORT_COLUMNS}, \
-             CASE WHEN e.meta IS NOT NULL THEN json_extract(e.meta, '$.tokens') END, \
-             CASE WHEN e.meta IS NOT NULL THEN json_type(e.meta, '$.tokens') END \
-             FROM entries e JOIN pads p ON p.name = e.pad WHERE 1"
-        );
-        filter.push_sql(&mut sql, &mut args);
-        sql.push_str(" ORDER BY e.seq");
-        let conn = self.reader()?;
-        let rows = conn
-            .prepare(&sql)?
-            .query_map(rusqlite::params_from_iter(args), |r| {
-                let tokens_type: Option<String> = r.get(12)?;
-                let tokens = match tokens_type.as_deref() {
-                    Some("integer") => Some(serde_json::json!(r.get::<_, i64>(11)?)),
-                    Some("real") => Some(serde_json::json!(r.get::<_, f64>(11)?)),
-                    Some("object") => r
-                        .get::<_, Option<String>>(11)?
-                        .and_then(|t| serde_json::from_str(&t).ok()),
-                    _ => None,
-                };
-                read_report(r, tokens)
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(rows)
     }
 }
 
@@ -333,6 +186,7 @@ impl TaskTx for SqliteTx<'_> {
 }
 
 impl Tasks for Sqlite {
+    /// `storage::write::claim` on the writer: one claimant at a time.
     fn claim<'a>(
         &'a self,
         pad: &'a str,
@@ -341,9 +195,28 @@ impl Tasks for Sqlite {
         now: i64,
         key: Option<&'a Key>,
     ) -> Fut<'a, Once<Option<(Entry, Entry)>>> {
-        self.inline(move |s| s.claim(pad, agent, lease_ms, now, key))
+        self.inline(move |s| {
+            let mut w = s.writer();
+            // Nothing claimed: rolled back, so an idle poll writes no key's row.
+            committed_if(
+                &mut w,
+                |w| {
+                    let tx = &mut s.tx(w);
+                    if let Some(first) = ready(once::taken(tx, key, now))? {
+                        return Ok(Once::Again(first));
+                    }
+                    let claimed = ready(write::claim(tx, pad, agent, lease_ms, now))?;
+                    if let Some((_, after)) = &claimed {
+                        ready(once::keep(tx, key, &after.id))?;
+                    }
+                    Ok(Once::Wrote(claimed))
+                },
+                |o| !matches!(o, Once::Wrote(None)),
+            )
+        })
     }
 
+    /// `storage::write::heartbeat` on the writer.
     fn heartbeat<'a>(
         &'a self,
         id: &'a str,
@@ -352,9 +225,22 @@ impl Tasks for Sqlite {
         lease_ms: Option<i64>,
         now: i64,
     ) -> Fut<'a, (Entry, Entry)> {
-        self.inline(move |s| s.heartbeat(id, agent, resume, lease_ms, now))
+        self.inline(move |s| {
+            let mut w = s.writer();
+            in_transaction(&mut w, |w| {
+                ready(write::heartbeat(
+                    &mut s.tx(w),
+                    id,
+                    agent,
+                    resume,
+                    lease_ms,
+                    now,
+                ))
+            })
+        })
     }
 
+    /// `storage::write::finish` on the writer.
     fn finish<'a>(
         &'a self,
         id: &'a str,
@@ -362,11 +248,31 @@ impl Tasks for Sqlite {
         how: Finish,
         now: i64,
     ) -> Fut<'a, (Entry, Entry)> {
-        self.inline(move |s| s.finish(id, agent, how, now))
+        self.inline(move |s| {
+            let mut w = s.writer();
+            in_transaction(&mut w, |w| {
+                ready(write::finish(&mut s.tx(w), id, agent, how, now))
+            })
+        })
     }
 
+    /// `storage::write::release_expired` on the writer.
     fn release_expired(&self, now: i64) -> Fut<'_, Vec<(Entry, Entry)>> {
-        self.blocking(move |s| s.release_expired(now))
+        self.blocking(move |s| {
+            // A read first: the common case (nothing expired) never takes the writer.
+            let any: Option<i64> = s
+                .reader()?
+                .prepare_cached(
+                    "SELECT seq FROM entries WHERE status = 'doing' AND lease_until <= ? LIMIT 1",
+                )?
+                .query_row([now], |r| r.get(0))
+                .optional()?;
+            if any.is_none() {
+                return Ok(Vec::new());
+            }
+            let mut w = s.writer();
+            in_transaction(&mut w, |w| ready(write::release_expired(&mut s.tx(w), now)))
+        })
     }
 
     fn due_reminders(&self, now: i64) -> Fut<'_, Vec<Entry>> {
@@ -376,13 +282,73 @@ impl Tasks for Sqlite {
         })
     }
 
+    /// A pad's tasks and plans, oldest first, and for each task the
+    /// dependencies still holding it up and when it was last claimed and
+    /// finished.
     fn plan_entries<'a>(&'a self, pad: &'a str) -> Fut<'a, Vec<PlanRow>> {
         let pad = pad.to_string();
-        self.blocking(move |s| s.plan_entries(&pad))
+        self.blocking(move |s| {
+            let pad = &pad;
+            let conn = s.reader()?;
+            let rows: Vec<(Entry, Option<i64>, Option<i64>)> = conn
+                .prepare_cached(&format!(
+                    "SELECT {ENTRY_COLUMNS}, e.claimed_at, e.finished_at FROM entries e \
+                     WHERE e.pad = ?1 AND e.kind = 'task' \
+                     UNION ALL SELECT {ENTRY_COLUMNS}, e.claimed_at, e.finished_at FROM entries e \
+                     WHERE e.pad = ?1 AND e.kind = 'plan' ORDER BY 1"
+                ))?
+                .query_map([pad], |r| {
+                    Ok((
+                        read_entry(r)?,
+                        r.get(ENTRY_COLUMN_COUNT)?,
+                        r.get(ENTRY_COLUMN_COUNT + 1)?,
+                    ))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut out = Vec::with_capacity(rows.len());
+            for (entry, claimed_at, finished_at) in rows {
+                let deps: Vec<String> = entry.depends_on.iter().map(|r| r.to_string()).collect();
+                let waiting = unmet(&conn, &deps)?;
+                out.push(PlanRow {
+                    entry,
+                    waiting,
+                    claimed_at,
+                    finished_at,
+                });
+            }
+            Ok(out)
+        })
     }
 
+    /// What `report` needs of the entries on live pads passing `filter`.
     fn report_rows<'a>(&'a self, filter: &'a EntryFilter) -> Fut<'a, Vec<ReportRow>> {
         let filter = filter.clone();
-        self.blocking(move |s| s.report_rows(&filter))
+        self.blocking(move |s| {
+            let filter = &filter;
+            let mut q = super::query::query(format!(
+                "SELECT {REPORT_COLUMNS}, \
+                 CASE WHEN e.meta IS NOT NULL THEN json_extract(e.meta, '$.tokens') END, \
+                 CASE WHEN e.meta IS NOT NULL THEN json_type(e.meta, '$.tokens') END \
+                 FROM entries e JOIN pads p ON p.name = e.pad WHERE 1"
+            ));
+            q.filter(filter).raw(" ORDER BY e.seq");
+            let conn = s.reader()?;
+            let rows = conn
+                .prepare(&q.sql)?
+                .query_map(rusqlite::params_from_iter(q.args()), |r| {
+                    let tokens_type: Option<String> = r.get(12)?;
+                    let tokens = match tokens_type.as_deref() {
+                        Some("integer") => Some(serde_json::json!(r.get::<_, i64>(11)?)),
+                        Some("real") => Some(serde_json::json!(r.get::<_, f64>(11)?)),
+                        Some("object") => r
+                            .get::<_, Option<String>>(11)?
+                            .and_then(|t| serde_json::from_str(&t).ok()),
+                        _ => None,
+                    };
+                    read_report(r, tokens)
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok(rows)
+        })
     }
 }

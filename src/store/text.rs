@@ -17,13 +17,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use rusqlite::types::Value as Sql;
+use crate::storage::query::Arg;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
 use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
-use super::rows::{EntryRow, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
+use super::lock;
+use super::rows::{read_entry, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
 use super::Sqlite;
-use super::{lock, Store};
 use crate::error::{Error, Result};
 use crate::model::Entry;
 use crate::storage::EntryFilter;
@@ -265,72 +265,6 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
-impl Store {
-    /// Text search's tiers 1 and 2 (`engine::search`'s pipeline): entries
-    /// holding every word whole ("login" finds "Login failed") or, with
-    /// `prefix`, by its beginning ("dock" finds "Docker"; prefix queries
-    /// cost more, as FTS5 merges every matching term). Case and accents aside.
-    pub fn word_hits(
-        &self,
-        words: &[String],
-        filter: &EntryFilter,
-        limit: u32,
-        prefix: bool,
-        readable: Option<u64>,
-    ) -> Result<Vec<(Entry, f64)>> {
-        let conn = self.reader()?;
-        word_hits(&conn, words, filter, limit, prefix, readable)
-    }
-
-    /// Tier 3: entries holding every word anywhere ("ocker" finds
-    /// "Docker"), through the trigram index, newest first; words under three
-    /// characters use LIKE.
-    pub fn substring_hits(
-        &self,
-        words: &[String],
-        filter: &EntryFilter,
-        limit: u32,
-    ) -> Result<Vec<(Entry, f64)>> {
-        let conn = self.reader()?;
-        substring_hits(&conn, words, filter, limit)
-    }
-
-    /// For tier 4: how many entries hold each word (words in none left
-    /// out), at most the filtered pad's size.
-    pub fn word_counts(
-        &self,
-        words: &[String],
-        filter: &EntryFilter,
-    ) -> Result<Vec<(String, u64)>> {
-        let conn = self.reader()?;
-        word_counts(&conn, words, filter)
-    }
-
-    /// Tier 4: entries holding any of `words`, ranked by BM25, best first;
-    /// `newest_only` ranks only the newest matches (`terms::newest_candidates`).
-    pub fn any_word_hits(
-        &self,
-        words: &[(String, u64)],
-        readable: Option<u64>,
-        filter: &EntryFilter,
-        limit: u32,
-        newest_only: bool,
-    ) -> Result<Vec<(Entry, f64)>> {
-        let any = words
-            .iter()
-            .map(|(w, _)| format!("\"{}\"", w.replace('"', "\"\"")))
-            .collect::<Vec<_>>()
-            .join(" OR ");
-        let dfs: Vec<u64> = words.iter().map(|(_, df)| *df).collect();
-        let conn = self.reader()?;
-        let told = Told {
-            dfs: &dfs,
-            readable,
-        };
-        bm25_hits(&conn, &any, Some(told), filter, limit, newest_only)
-    }
-}
-
 fn word_hits(
     conn: &Connection,
     words: &[String],
@@ -426,7 +360,7 @@ fn phrase_counts(
             sql.push_str(
                 " CROSS JOIN entries e ON e.seq = entries_words.rowid WHERE entries_words MATCH ?",
             );
-            super::filter::push_scope(&mut sql, &mut scope, pads);
+            super::query::append(&mut sql, &mut scope, |q| q.scope(pads));
         }
         None => sql.push_str(" WHERE entries_words MATCH ?"),
     }
@@ -434,9 +368,9 @@ fn phrase_counts(
     let mut count = conn.prepare_cached(&sql)?;
     let mut counted = Vec::with_capacity(phrases.len());
     for phrase in phrases {
-        let args = std::iter::once(Sql::Text(format!("content : {phrase}")))
+        let args = std::iter::once(Arg::Text(format!("content : {phrase}")))
             .chain(scope.iter().cloned())
-            .chain(std::iter::once(Sql::Integer(upto)));
+            .chain(std::iter::once(Arg::Int(upto)));
         let df: i64 = count.query_row(params_from_iter(args), |r| r.get(0))?;
         counted.push(df as u64);
     }
@@ -461,7 +395,7 @@ fn bm25_hits(
     let matching = format!("content : ({words}){}", narrowing(filter));
     let mut args = Vec::new();
     let score = score_sql(told, &mut args);
-    args.push(Sql::Text(matching));
+    args.push(Arg::Text(matching));
     if !newest_only && narrowed_by_index(filter) {
         if let Some(hits) = ranked_in_index(conn, &score, args.clone(), filter, limit)? {
             return Ok(hits);
@@ -472,7 +406,7 @@ fn bm25_hits(
          CROSS JOIN entries e ON e.seq = entries_words.rowid JOIN pads p ON p.name = e.pad \
          WHERE entries_words MATCH ?"
     );
-    filter.push_sql_per_entry(&mut sql, &mut args);
+    super::query::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
     let candidates = if newest_only {
         sql.push_str(" ORDER BY entries_words.rowid DESC LIMIT ?");
         terms::newest_candidates(limit)
@@ -480,7 +414,7 @@ fn bm25_hits(
         sql.push_str(" ORDER BY 2 DESC, e.seq DESC LIMIT ?");
         limit
     };
-    args.push(Sql::Integer(candidates as i64));
+    args.push(Arg::Int(candidates as i64));
     let mut ranked: Vec<(i64, f64)> = conn
         .prepare_cached(&sql)?
         .query_map(params_from_iter(args), |r| Ok((r.get(0)?, r.get(1)?)))?
@@ -497,19 +431,19 @@ pub(super) fn read_ranked(conn: &Connection, ranked: Vec<(i64, f64)>) -> Result<
     ))?;
     let mut hits = Vec::with_capacity(ranked.len());
     for (seq, score) in ranked {
-        hits.push((load.query_row([seq], EntryRow::read)?.entry, score));
+        hits.push((load.query_row([seq], read_entry)?, score));
     }
     Ok(hits)
 }
 
 /// A ranked query's score column, its counts pushed to `args`.
-fn score_sql(told: Option<Told>, args: &mut Vec<Sql>) -> String {
+fn score_sql(told: Option<Told>, args: &mut Vec<Arg>) -> String {
     match told {
         None => "-bm25(entries_words, 1.0, 0.0)".into(),
         Some(Told { dfs, readable }) => {
             // 0: the entries indexed.
-            args.push(Sql::Integer(readable.map_or(0, |r| r as i64)));
-            args.extend(dfs.iter().map(|df| Sql::Integer(*df as i64)));
+            args.push(Arg::Int(readable.map_or(0, |r| r as i64)));
+            args.extend(dfs.iter().map(|df| Arg::Int(*df as i64)));
             format!("pad_bm25(entries_words, ?{})", ", ?".repeat(dfs.len()))
         }
     }
@@ -529,12 +463,12 @@ fn score_sql(told: Option<Told>, args: &mut Vec<Sql>) -> String {
 fn ranked_in_index(
     conn: &Connection,
     score: &str,
-    mut args: Vec<Sql>,
+    mut args: Vec<Arg>,
     filter: &EntryFilter,
     limit: u32,
 ) -> Result<Option<Vec<(Entry, f64)>>> {
     let candidates = terms::index_candidates(limit);
-    args.push(Sql::Integer(candidates as i64));
+    args.push(Arg::Int(candidates as i64));
     let ranked: Vec<(i64, f64)> = conn
         .prepare_cached(&format!(
             "SELECT rowid, {score} FROM fts.entries_words \
@@ -545,20 +479,20 @@ fn ranked_in_index(
     let mut sql = format!(
         "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE e.seq = ?"
     );
-    let mut args = vec![Sql::Null];
-    filter.push_sql_per_entry(&mut sql, &mut args);
+    let mut args = vec![Arg::Null];
+    super::query::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
     let mut read = conn.prepare_cached(&sql)?;
     let mut hits = Vec::with_capacity(limit as usize);
     for &(seq, score) in &ranked {
         if hits.len() == limit as usize {
             break;
         }
-        args[0] = Sql::Integer(seq);
+        args[0] = Arg::Int(seq);
         if let Some(row) = read
-            .query_row(params_from_iter(&args), EntryRow::read)
+            .query_row(params_from_iter(&args), read_entry)
             .optional()?
         {
-            hits.push((row.entry, score));
+            hits.push((row, score));
         }
     }
     let every_match_seen = ranked.len() < candidates as usize;
@@ -578,7 +512,7 @@ fn narrowed_by_index(filter: &EntryFilter) -> bool {
 
 /// The `meta` column's terms for a filter's pad, author, kind, tags and
 /// token scope, as ` AND …` for a word index query: FTS5 then walks only
-/// the matching entries' postings. `push_sql` still checks each exactly.
+/// the matching entries' postings. `Query::filter_per_entry` still checks each exactly.
 fn narrowing(filter: &EntryFilter) -> String {
     let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
     let mut q = String::new();
@@ -632,21 +566,21 @@ fn substring_hits(
             }
         }
     }
-    let mut args: Vec<Sql> = Vec::new();
+    let mut args: Vec<Arg> = Vec::new();
     let mut sql = if trigrams.is_empty() {
         format!("SELECT {ENTRY_COLUMNS}, 0.0 FROM entries e JOIN pads p ON p.name = e.pad WHERE 1")
     } else {
-        args.push(Sql::Text(trigrams.join(" ")));
+        args.push(Arg::Text(trigrams.join(" ")));
         format!(
             "SELECT {ENTRY_COLUMNS}, 0.0 FROM fts.entries_fts \
              CROSS JOIN entries e ON e.seq = entries_fts.rowid JOIN pads p ON p.name = e.pad \
              WHERE entries_fts MATCH ?"
         )
     };
-    filter.push_sql_per_entry(&mut sql, &mut args);
+    super::query::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
     for w in words {
         sql.push_str(" AND pad_contains(e.content, ?)");
-        args.push(Sql::Text(w.clone()));
+        args.push(Arg::Text(w.clone()));
     }
     // Ordering by the FTS table's own rowid lets SQLite take FTS5's order and
     // stop at the limit instead of joining and sorting every match.
@@ -655,20 +589,21 @@ fn substring_hits(
     } else {
         " ORDER BY entries_fts.rowid DESC LIMIT ?"
     });
-    args.push(Sql::Integer(limit as i64));
+    args.push(Arg::Int(limit as i64));
     let hits = conn
         .prepare_cached(&sql)?
         .query_map(params_from_iter(args), |r| {
-            Ok((
-                EntryRow::read(r)?.entry,
-                r.get::<_, f64>(ENTRY_COLUMN_COUNT)?,
-            ))
+            Ok((read_entry(r)?, r.get::<_, f64>(ENTRY_COLUMN_COUNT)?))
         })?
         .collect::<rusqlite::Result<_>>()?;
     Ok(hits)
 }
 
 impl TextSearch for Sqlite {
+    /// Text search's tiers 1 and 2 (`engine::search`'s pipeline): entries
+    /// holding every word whole ("login" finds "Login failed") or, with
+    /// `prefix`, by its beginning ("dock" finds "Docker"; prefix queries
+    /// cost more, as FTS5 merges every matching term). Case and accents aside.
     fn word_hits<'a>(
         &'a self,
         words: &'a [String],
@@ -678,9 +613,15 @@ impl TextSearch for Sqlite {
         readable: Option<u64>,
     ) -> Fut<'a, Vec<(Entry, f64)>> {
         let (words, filter) = (words.to_vec(), filter.clone());
-        self.blocking(move |s| s.word_hits(&words, &filter, limit, prefix, readable))
+        self.blocking(move |s| {
+            let conn = s.reader()?;
+            word_hits(&conn, &words, &filter, limit, prefix, readable)
+        })
     }
 
+    /// Tier 3: entries holding every word anywhere ("ocker" finds
+    /// "Docker"), through the trigram index, newest first; words under three
+    /// characters use LIKE.
     fn substring_hits<'a>(
         &'a self,
         words: &'a [String],
@@ -688,17 +629,27 @@ impl TextSearch for Sqlite {
         limit: u32,
     ) -> Fut<'a, Vec<(Entry, f64)>> {
         let (words, filter) = (words.to_vec(), filter.clone());
-        self.blocking(move |s| s.substring_hits(&words, &filter, limit))
+        self.blocking(move |s| {
+            let conn = s.reader()?;
+            substring_hits(&conn, &words, &filter, limit)
+        })
     }
 
+    /// For tier 4: how many entries hold each word (words in none left
+    /// out), at most the filtered pad's size.
     fn word_counts<'a>(
         &'a self,
         words: &'a [String],
         filter: &'a EntryFilter,
     ) -> Fut<'a, Vec<(String, u64)>> {
-        self.inline(move |s| s.word_counts(words, filter))
+        self.inline(move |s| {
+            let conn = s.reader()?;
+            word_counts(&conn, words, filter)
+        })
     }
 
+    /// Tier 4: entries holding any of `words`, ranked by BM25, best first;
+    /// `newest_only` ranks only the newest matches (`terms::newest_candidates`).
     fn any_word_hits<'a>(
         &'a self,
         words: &'a [(String, u64)],
@@ -708,7 +659,20 @@ impl TextSearch for Sqlite {
         newest_only: bool,
     ) -> Fut<'a, Vec<(Entry, f64)>> {
         let (words, filter) = (words.to_vec(), filter.clone());
-        self.blocking(move |s| s.any_word_hits(&words, readable, &filter, limit, newest_only))
+        self.blocking(move |s| {
+            let any = words
+                .iter()
+                .map(|(w, _)| format!("\"{}\"", w.replace('"', "\"\"")))
+                .collect::<Vec<_>>()
+                .join(" OR ");
+            let dfs: Vec<u64> = words.iter().map(|(_, df)| *df).collect();
+            let conn = s.reader()?;
+            let told = Told {
+                dfs: &dfs,
+                readable,
+            };
+            bm25_hits(&conn, &any, Some(told), &filter, limit, newest_only)
+        })
     }
 
     fn postings_budget(&self) -> u64 {

@@ -65,7 +65,7 @@ impl WriteTx for SqliteTx<'_> {
     }
 
     async fn load(&mut self, seq: i64) -> Result<Entry> {
-        Ok(load(self.conn, seq)?.entry)
+        load(self.conn, seq)
     }
 
     async fn insert(&mut self, e: &NewEntry) -> Result<i64> {
@@ -275,20 +275,5 @@ impl KeyTx for SqliteTx<'_> {
             .prepare_cached(once::sql::KEEP)?
             .execute(params![id, key.caller, key.key])?;
         Ok(())
-    }
-}
-
-impl super::Store {
-    /// `Entries::kept`: a read, on a reader.
-    pub fn kept(&self, key: &Key, now: i64) -> Result<bool> {
-        Ok(self
-            .reader()?
-            .prepare_cached(once::sql::KEPT)?
-            .exists(params![
-                key.caller,
-                key.key,
-                key.fingerprint,
-                once::expired(now)
-            ])?)
     }
 }

@@ -403,14 +403,14 @@ fn connect(path: &Path, store_db: &Path) -> Result<Connection> {
 
 use std::collections::HashSet;
 
+use crate::storage::query::Arg;
 use rusqlite::params_from_iter;
-use rusqlite::types::Value as Sql;
 
-use super::rows::{EntryRow, ENTRY_COLUMNS};
+use super::sqlite::ready;
 use super::Store;
 use super::{Sqlite, SqliteVectors};
-use crate::model::Entry;
 use crate::semantic::VectorSource;
+use crate::storage::entries;
 use crate::storage::ArchiveMark;
 use crate::storage::CandidateCheck;
 use crate::storage::EmbedGoal;
@@ -426,139 +426,34 @@ use std::sync::Arc;
 /// SQLite sometimes read every vector of the store and checked the filter
 /// after (a meaning search by tag over 1,000 of 10,000 notes: 2.3 ms or
 /// 10.9 ms from one run to the next).
-fn filtered(filter: &EntryFilter, args: &mut Vec<Sql>) -> String {
+fn filtered(filter: &EntryFilter, args: &mut Vec<Arg>) -> String {
     let mut sql = String::from(
         " FROM entries e JOIN pads p ON p.name = e.pad CROSS JOIN vec.vectors v ON v.seq = e.seq \
          WHERE v.vec IS NOT NULL",
     );
-    filter.push_sql(&mut sql, args);
+    super::query::append(&mut sql, args, |q| q.filter(filter));
     sql
 }
 
 /// "Which of the entries `?1` (a JSON array of ids) exist, live, and pass
 /// `filter`": one query per chunk of the index's walk, each id a point
 /// lookup in it. A tag is checked on each entry's own tags: listing every
-/// entry with the tag (`push_sql`) was done again on every run, ~10 ms a
+/// entry with the tag (`Query::filter`) was done again on every run, ~10 ms a
 /// check at 10k tagged notes.
-fn passing_sql(filter: &EntryFilter, args: &mut Vec<Sql>) -> String {
+fn passing_sql(filter: &EntryFilter, args: &mut Vec<Arg>) -> String {
     let mut sql = String::from(
         "SELECT e.seq FROM json_each(?) j CROSS JOIN entries e ON e.seq = j.value \
          JOIN pads p ON p.name = e.pad WHERE 1",
     );
-    filter.push_sql_per_entry(&mut sql, args);
+    super::query::append(&mut sql, args, |q| q.filter_per_entry(filter));
     sql
 }
 
 impl Store {
-    /// How many live entries pass `filter`, counting no further than `cap`.
-    /// Reads entries (small rows, the pad index), not the vectors.
-    pub fn count_matching(&self, filter: &EntryFilter, cap: usize) -> Result<usize> {
-        let mut args = Vec::new();
-        let mut sql = String::from(
-            "SELECT count(*) FROM (SELECT 1 FROM entries e JOIN pads p ON p.name = e.pad WHERE 1",
-        );
-        filter.push_sql(&mut sql, &mut args);
-        sql.push_str(" LIMIT ?)");
-        args.push(Sql::Integer(cap as i64));
-        let conn = self.reader()?;
-        let n: i64 = conn
-            .prepare_cached(&sql)?
-            .query_row(params_from_iter(args), |r| r.get(0))?;
-        Ok(n as usize)
-    }
-
-    /// Entries in live pads (from the pads' counters: no scan).
-    pub fn live_entries(&self) -> Result<usize> {
-        let conn = self.reader()?;
-        let n: i64 = conn.query_row(
-            "SELECT coalesce(sum(entries), 0) FROM pads WHERE archived_at IS NULL",
-            [],
-            |r| r.get(0),
-        )?;
-        Ok(n as usize)
-    }
-
-    /// The archived pads' mark (`storage::ArchiveMark`).
-    pub fn archived(&self) -> Result<ArchiveMark> {
-        let conn = self.reader()?;
-        let mark = conn
-            .prepare_cached(
-                "SELECT count(*), coalesce(sum(archived_at), 0), coalesce(sum(entries), 0) \
-                 FROM pads WHERE archived_at IS NOT NULL",
-            )?
-            .query_row([], |r| {
-                Ok(ArchiveMark {
-                    pads: r.get(0)?,
-                    archived_at: r.get(1)?,
-                    entries: r.get(2)?,
-                })
-            })?;
-        Ok(mark)
-    }
-
-    /// The entries of archived pads, sorted.
-    pub fn archived_entries(&self) -> Result<Vec<i64>> {
-        let conn = self.reader()?;
-        let seqs = conn
-            .prepare_cached(
-                "SELECT e.seq FROM pads p JOIN entries e ON e.pad = p.name \
-                 WHERE p.archived_at IS NOT NULL ORDER BY e.seq",
-            )?
-            .query_map([], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(seqs)
-    }
-
-    /// The exact `k` nearest entries to `query` among those passing
-    /// `filter`, by cosine similarity on the stored (full-precision) vectors.
-    pub fn nearest_exact(
-        &self,
-        query: &[f32],
-        filter: &EntryFilter,
-        k: usize,
-    ) -> Result<Vec<(i64, f32)>> {
-        let mut args = Vec::new();
-        let sql = format!("SELECT v.seq, v.vec{}", filtered(filter, &mut args));
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let mut rows = stmt.query(params_from_iter(args))?;
-        let mut best: Vec<(i64, f32)> = Vec::with_capacity(k + 1);
-        while let Some(row) = rows.next()? {
-            let blob = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
-            let score = dot(query, blob);
-            let seq: i64 = row.get(0)?;
-            // Best first; among equal scores the newest, as everywhere.
-            let before = |(id, s): &(i64, f32)| *s > score || (*s == score && *id > seq);
-            if best.len() < k || !before(&best[best.len() - 1]) {
-                let at = best.partition_point(before);
-                best.insert(at, (seq, score));
-                best.truncate(k);
-            }
-        }
-        Ok(best)
-    }
-
-    /// Cosine similarity of `query` to the stored vectors of these entries
-    /// (those without a vector are skipped).
-    pub fn similarities(&self, query: &[f32], seqs: &[i64]) -> Result<Vec<(i64, f32)>> {
-        let conn = self.reader()?;
-        let mut get =
-            conn.prepare_cached("SELECT vec FROM vec.vectors WHERE seq = ? AND vec IS NOT NULL")?;
-        let mut out = Vec::with_capacity(seqs.len());
-        for seq in seqs {
-            let mut rows = get.query([seq])?;
-            if let Some(row) = rows.next()? {
-                let blob = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
-                out.push((*seq, dot(query, blob)));
-            }
-        }
-        Ok(out)
-    }
-
     /// Those of `seqs` that exist, live, and pass `filter`.
     pub fn passing(&self, filter: &EntryFilter, seqs: &[i64]) -> Result<HashSet<i64>> {
         let ids = serde_json::to_string(seqs).expect("ids serialize");
-        let mut args = vec![Sql::Text(ids)];
+        let mut args = vec![Arg::Text(ids)];
         let sql = passing_sql(filter, &mut args);
         let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(&sql)?;
@@ -567,41 +462,6 @@ impl Store {
             .collect::<rusqlite::Result<_>>()?;
         Ok(seqs)
     }
-
-    /// The entries with these ids, in the same order; `None` for one that is gone.
-    /// For each seq, the live entries just before and after it in its pad.
-    pub fn pad_neighbours(&self, seqs: &[i64]) -> Result<Vec<[Option<i64>; 4]>> {
-        let conn = self.reader()?;
-        let mut near = conn.prepare_cached(&format!(
-            "SELECT {} FROM entries e WHERE e.seq = ?",
-            crate::storage::rules::PAD_NEIGHBOURS
-        ))?;
-        let mut out = Vec::with_capacity(seqs.len());
-        for seq in seqs {
-            out.push(
-                near.query_row([seq], |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]))
-                    .optional()?
-                    .unwrap_or([None; 4]),
-            );
-        }
-        Ok(out)
-    }
-
-    pub fn entries_by_id(&self, seqs: &[i64]) -> Result<Vec<Option<Entry>>> {
-        let conn = self.reader()?;
-        let mut load = conn.prepare_cached(&format!(
-            "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
-        ))?;
-        let mut out = Vec::with_capacity(seqs.len());
-        for seq in seqs {
-            out.push(
-                load.query_row([seq], EntryRow::read)
-                    .optional()?
-                    .map(|r| r.entry),
-            );
-        }
-        Ok(out)
-    }
 }
 
 impl Meaning for Sqlite {
@@ -609,33 +469,106 @@ impl Meaning for Sqlite {
         Ok(Arc::new(SqliteVectors(self.store.clone())))
     }
 
+    /// Entries in live pads (from the pads' counters: no scan).
     fn live_entries(&self) -> Fut<'_, usize> {
-        self.inline(|s| s.live_entries())
+        self.inline(move |s| {
+            let conn = s.reader()?;
+            let n: i64 = conn.query_row(
+                "SELECT coalesce(sum(entries), 0) FROM pads WHERE archived_at IS NULL",
+                [],
+                |r| r.get(0),
+            )?;
+            Ok(n as usize)
+        })
     }
 
     fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize> {
-        self.blocking(move |s| s.count_matching(&filter, cap))
+        self.blocking(move |s| ready(entries::count_matching(&mut *s.reader()?, &filter, cap)))
     }
 
+    /// The archived pads' mark (`storage::ArchiveMark`).
     fn archived(&self) -> Fut<'_, ArchiveMark> {
-        self.inline(|s| s.archived())
+        self.inline(move |s| {
+            let conn = s.reader()?;
+            let mark = conn
+                .prepare_cached(
+                    "SELECT count(*), coalesce(sum(archived_at), 0), coalesce(sum(entries), 0) \
+                     FROM pads WHERE archived_at IS NOT NULL",
+                )?
+                .query_row([], |r| {
+                    Ok(ArchiveMark {
+                        pads: r.get(0)?,
+                        archived_at: r.get(1)?,
+                        entries: r.get(2)?,
+                    })
+                })?;
+            Ok(mark)
+        })
     }
 
+    /// The entries of archived pads, sorted.
     fn archived_entries(&self) -> Fut<'_, Vec<i64>> {
-        self.blocking(|s| s.archived_entries())
+        self.blocking(move |s| {
+            let conn = s.reader()?;
+            let seqs = conn
+                .prepare_cached(
+                    "SELECT e.seq FROM pads p JOIN entries e ON e.pad = p.name \
+                     WHERE p.archived_at IS NOT NULL ORDER BY e.seq",
+                )?
+                .query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok(seqs)
+        })
     }
 
+    /// The exact `k` nearest entries to `query` among those passing
+    /// `filter`, by cosine similarity on the stored (full-precision) vectors.
     fn nearest_exact(
         &self,
         query: Arc<[f32]>,
         filter: EntryFilter,
         k: usize,
     ) -> Fut<'_, Vec<(i64, f32)>> {
-        self.blocking(move |s| s.nearest_exact(&query, &filter, k))
+        self.blocking(move |s| {
+            let mut args = Vec::new();
+            let sql = format!("SELECT v.seq, v.vec{}", filtered(&filter, &mut args));
+            let conn = s.reader()?;
+            let mut stmt = conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query(params_from_iter(args))?;
+            let mut best: Vec<(i64, f32)> = Vec::with_capacity(k + 1);
+            while let Some(row) = rows.next()? {
+                let blob = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
+                let score = dot(&query, blob);
+                let seq: i64 = row.get(0)?;
+                // Best first; among equal scores the newest, as everywhere.
+                let before = |(id, s): &(i64, f32)| *s > score || (*s == score && *id > seq);
+                if best.len() < k || !before(&best[best.len() - 1]) {
+                    let at = best.partition_point(before);
+                    best.insert(at, (seq, score));
+                    best.truncate(k);
+                }
+            }
+            Ok(best)
+        })
     }
 
+    /// Cosine similarity of `query` to the stored vectors of these entries
+    /// (those without a vector are skipped).
     fn similarities(&self, query: Arc<[f32]>, ids: Vec<i64>) -> Fut<'_, Vec<(i64, f32)>> {
-        self.blocking(move |s| s.similarities(&query, &ids))
+        self.blocking(move |s| {
+            let conn = s.reader()?;
+            let mut get = conn
+                .prepare_cached("SELECT vec FROM vec.vectors WHERE seq = ? AND vec IS NOT NULL")?;
+            let mut out = Vec::with_capacity(ids.len());
+            for seq in ids {
+                let mut rows = get.query([seq])?;
+                if let Some(row) = rows.next()? {
+                    let blob = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+                    out.push((seq, dot(&query, blob)));
+                }
+            }
+            Ok(out)
+        })
     }
 
     /// The filter is checked a chunk of the walk at a time, best first (one
@@ -671,7 +604,7 @@ mod tests {
     use crate::store::Durability;
 
     /// How SQLite runs `sql` in `store`, a step a line.
-    fn plan(store: &Store, sql: &str, args: Vec<Sql>) -> Vec<String> {
+    fn plan(store: &Store, sql: &str, args: Vec<Arg>) -> Vec<String> {
         let conn = store.reader().unwrap();
         let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
         let steps = stmt
@@ -710,7 +643,7 @@ mod tests {
                 ..by_tag()
             },
         ] {
-            let mut args = vec![Sql::Text("[1, 2]".into())];
+            let mut args = vec![Arg::Text("[1, 2]".into())];
             let sql = passing_sql(&filter, &mut args);
             let plan = plan(&store, &sql, args);
             assert!(
