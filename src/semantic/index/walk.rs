@@ -1,8 +1,16 @@
 //! The walk over scored rows, best first: a band of the score histogram at
-//! a time (`Bands`), the filter asked a chunk of the band at a time, copies
-//! of one note capped, and the stopping rule — the `want` best that pass,
-//! then those whose estimate is within `NEAR` of the last, for the caller's
-//! rescoring on f32.
+//! a time (`Bands`), the filter asked a chunk of the band at a time
+//! (`Pace`: chunks sized from the pass rate seen), copies of one note
+//! capped, and the stopping rule: the walk ends once no row left could
+//! rank among the caller's best `k` after its rescoring on f32.
+//!
+//! The rule rests on `ERROR`, how far an estimate may lie from the cosine
+//! it stands for. The `k` best passing rows by estimate, down to the k-th's
+//! estimate `e`, each have a true cosine of at least `e - ERROR`; a row
+//! whose estimate is below `e - 2·ERROR` has one below `e - ERROR`, so `k`
+//! rows beat it and it cannot rank. The walk hands over every passing row
+//! down to that floor, and at least `LEAST`·k (as the engine asked before
+//! the bound was explicit), and stops at the first below it.
 
 use std::collections::{HashMap, HashSet};
 
@@ -10,24 +18,42 @@ use super::super::flat::DIMENSIONS;
 use super::file::checksum;
 use super::{Candidates, ChunkCheck, VectorIndex};
 
-/// Candidates whose 8-bit estimate is this close to the last one wanted are
-/// rescored too (the estimate's error on real embeddings is a few
-/// thousandths; docs/benchmarks.md, "Recall").
-const NEAR: f32 = 0.01;
-/// At most this many of them.
+/// How far an i8 estimate may lie from the f32 cosine, either way. The
+/// query and the row are each rounded to steps of their largest component
+/// over 127 (`flat::quantize`), so the estimate's error is the query
+/// dotted with the row's rounding errors plus the row dotted with the
+/// query's (their product is smaller still). Each rounding error is
+/// spread evenly over a step, and the 384 of them are independent, so
+/// for unit vectors the error's standard deviation is
+/// √((step_query² + step_row²) / 12): the model's vectors have largest
+/// components of ~0.3 at most, a step of ≤ 0.0024, σ ≤ 0.001 — and
+/// `ERROR` is five σ. (Every rounding leaning the same way would reach
+/// ~0.02; 384 independent ones do not.) Measured on the model's vectors:
+/// docs/benchmarks.md, "The walk's stopping rule".
+const ERROR: f32 = 0.005;
+/// The walk hands over at least this many times `k` candidates, though
+/// the bound says fewer could rank: how deep the walk goes also decides
+/// whether the first pass's pool is trusted (`scan.rs`), and with only the
+/// bound's candidates a filter a fiftieth pass stayed inside the pool where
+/// it should not have (recall 0.98 against 0.995 on 100k clustered rows;
+/// 1.000 with every row scored).
+const LEAST: usize = 4;
+/// At most this many candidates past those: a pile of near-equal notes
+/// (thousands of near-duplicates) would otherwise all come.
 pub(super) const NEAR_TIES: usize = 256;
 /// Score histogram buckets over −1…1 (a bucket spans 0.00025).
 const BUCKETS: usize = 8192;
 
 impl VectorIndex {
     /// The walk, best first, over the rows `pool` names (every row when
-    /// `None`), `scores` holding their estimates in the same order. `None`
-    /// when it would have to go past the best `trusted` of them.
+    /// `None`), `scores` holding their estimates in the same order: the
+    /// candidates to rank the best `k`. `None` when it would have to go
+    /// past the best `trusted` of them.
     pub(super) fn walk(
         &self,
         pool: Option<&[u32]>,
         scores: &[f32],
-        want: usize,
+        k: usize,
         mut check: Option<&mut ChunkCheck<'_>>,
         hidden: &[i64],
         trusted: usize,
@@ -42,21 +68,30 @@ impl VectorIndex {
                 .total_cmp(&scores[*a as usize])
                 .then(key(*b).cmp(&key(*a)))
         };
-        let chunk = want + NEAR_TIES;
-        let mut bands = Bands::new(scores, want + NEAR_TIES);
-        let (mut out, mut offered) = (Vec::with_capacity(want), 0);
+        let (least, most) = (k * LEAST, k * LEAST + NEAR_TIES);
+        let (mut bands, mut pace) = (Bands::new(scores), Pace::new(most));
+        let (mut out, mut offered) = (Vec::with_capacity(least), 0);
         let mut copies: HashMap<u64, usize> = HashMap::new();
-        let mut floor = f32::NEG_INFINITY;
+        // Set once `k` pass: no row below it can rank.
+        let mut floor: Option<f32> = None;
         let mut band = Vec::new();
-        while bands.next(&mut band) {
+        loop {
+            // The next band holds the rows the pass rate says the walk
+            // needs, and those above the floor (all of them are checked).
+            let above = floor.map_or(0, |f| bands.rows_above(f));
+            let lacking = least.saturating_sub(out.len());
+            let rows = pace
+                .rows_for(lacking)
+                .max(above.min(pace.rows_for(most - out.len())));
+            if !bands.next(&mut band, rows) {
+                break;
+            }
             band.sort_unstable_by(by_score);
-            // With a filter, the band's rows are checked a chunk at a time
-            // as the walk reaches them (one call a chunk, none past where
-            // the walk stops).
             let (mut passing, mut checked) = (HashSet::new(), 0);
             for (at, &position) in band.iter().enumerate() {
                 let score = scores[position as usize];
-                if out.len() >= want && (score < floor || out.len() >= want + NEAR_TIES) {
+                let past_floor = floor.is_some_and(|f| score < f);
+                if out.len() >= least && past_floor || out.len() >= most {
                     return Ok(Some((out, offered)));
                 }
                 if bands.before + at >= trusted {
@@ -66,35 +101,40 @@ impl VectorIndex {
                 if hidden.binary_search(&key).is_ok() {
                     continue;
                 }
-                let passes = match check.as_mut() {
-                    None => {
-                        offered += 1;
-                        true
-                    }
+                match check.as_mut() {
+                    None => offered += 1,
+                    // Checked a chunk at a time as the walk reaches them
+                    // (one call a chunk, each as long as the pass rate
+                    // seen says the walk still goes, and a quarter more).
                     Some(check) => {
                         if at >= checked {
-                            checked = (at + chunk).min(band.len());
+                            let ahead = floor.map_or(0, |f| {
+                                band[at..].partition_point(|p| scores[*p as usize] >= f)
+                            });
+                            let lacking = least.saturating_sub(out.len());
+                            let room = pace.rows_for(most - out.len());
+                            checked = (at + pace.chunk(lacking, ahead.min(room))).min(band.len());
                             let keys = self.unhidden(&band[at..checked], row, hidden);
                             offered += keys.len();
                             passing = check(&keys)?;
+                            pace.saw(keys.len(), passing.len());
                         }
-                        passing.contains(&key)
+                        if !passing.contains(&key) {
+                            continue;
+                        }
                     }
-                };
-                if !passes {
-                    continue;
                 }
-                // Copies of one note (ties, newest first) past `want` can
+                // Copies of one note (ties, newest first) past `k` can
                 // never rank: leave them out, so they do not crowd distinct
                 // near-ties out of rescoring.
                 let count = copies.entry(self.fingerprint(row(position))).or_insert(0);
-                if *count >= want {
+                if *count >= k {
                     continue;
                 }
                 *count += 1;
                 out.push((key, score));
-                if out.len() == want {
-                    floor = score - NEAR;
+                if out.len() == k {
+                    floor = Some(score - 2.0 * ERROR);
                 }
             }
         }
@@ -129,9 +169,9 @@ impl VectorIndex {
 }
 
 /// The positions of `scores`, best first, in bands of the score histogram
-/// that grow: the first band holds about `first` rows, each next one four
-/// times all before it, so an unfiltered search sorts a few hundred rows,
-/// not all of them.
+/// that grow: each band holds about the rows the walk says it needs, and
+/// from the second on at least four times all before it, so an unfiltered
+/// search sorts a few hundred rows, not all of them.
 struct Bands<'a> {
     scores: &'a [f32],
     histogram: Vec<usize>,
@@ -147,12 +187,10 @@ struct Bands<'a> {
     /// buckets `gathered_from..` below the current band.
     gathered: Vec<u32>,
     gathered_from: usize,
-    /// How many rows the next band holds at least.
-    window: usize,
 }
 
 impl<'a> Bands<'a> {
-    fn new(scores: &'a [f32], first: usize) -> Bands<'a> {
+    fn new(scores: &'a [f32]) -> Bands<'a> {
         let mut histogram = vec![0usize; BUCKETS];
         for s in scores {
             histogram[bucket(*s)] += 1;
@@ -165,23 +203,29 @@ impl<'a> Bands<'a> {
             above: BUCKETS,
             gathered: Vec::new(),
             gathered_from: BUCKETS,
-            window: first,
         }
     }
 
-    /// Puts the next band's positions in `band` (unsorted); `false` when
-    /// every row has been in a band.
-    fn next(&mut self, band: &mut Vec<u32>) -> bool {
-        if self.current > 0 {
-            self.before += self.current;
-            self.window = self.before * 4;
-        }
+    /// How many rows not in a band yet have an estimate of `score` or
+    /// more (to a bucket).
+    fn rows_above(&self, score: f32) -> usize {
+        self.histogram[bucket(score).min(self.above)..self.above]
+            .iter()
+            .sum()
+    }
+
+    /// Puts the next band's positions in `band` (unsorted), at least
+    /// `rows` of them if there are; `false` when every row has been in a
+    /// band.
+    fn next(&mut self, band: &mut Vec<u32>, rows: usize) -> bool {
+        self.before += self.current;
         if self.above == 0 {
             return false;
         }
         // The band: buckets below `above` until `window` more rows.
+        let window = rows.max(self.before * 4);
         let (above, mut low, mut more) = (self.above, self.above, 0);
-        while low > 0 && more < self.window {
+        while low > 0 && more < window {
             low -= 1;
             more += self.histogram[low];
         }
@@ -210,6 +254,54 @@ impl<'a> Bands<'a> {
         );
         (self.above, self.current) = (low, more);
         true
+    }
+}
+
+/// How many rows the walk asks the filter about at once: `first` rows,
+/// then as many as the pass rate seen so far says the walk still needs and
+/// a quarter more, but never more than were asked before (the rows asked
+/// at most double a call: a filter's pass rate near the query is not its
+/// rate further on — a tenth passing, the first 296 rows of a subject may
+/// hold none). Each chunk is one call, on PostgreSQL one query: with a
+/// fixed chunk of 296 rows, a filter a fiftieth of a million notes pass
+/// took 27 a search.
+struct Pace {
+    first: usize,
+    /// Rows asked about so far, and how many of them passed.
+    asked: usize,
+    passed: usize,
+    last: usize,
+}
+
+impl Pace {
+    fn new(first: usize) -> Pace {
+        Pace {
+            first,
+            asked: 0,
+            passed: 0,
+            last: first,
+        }
+    }
+
+    /// Rows to walk for `more` that pass, at the rate seen so far.
+    fn rows_for(&self, more: usize) -> usize {
+        if self.asked == 0 {
+            return self.first;
+        }
+        let rows = (more * self.asked).div_ceil(self.passed.max(1)) * 5 / 4;
+        rows.min(self.asked)
+    }
+
+    /// The next chunk: enough rows for `lacking` more that pass, and at
+    /// least the `ahead` above the floor (each must be checked).
+    fn chunk(&mut self, lacking: usize, ahead: usize) -> usize {
+        self.last = self.rows_for(lacking).max(ahead).max(1);
+        self.last
+    }
+
+    fn saw(&mut self, asked: usize, passed: usize) {
+        self.asked += asked;
+        self.passed += passed;
     }
 }
 
@@ -253,14 +345,20 @@ mod tests {
         assert_eq!(keys[..10], (290..300).rev().collect::<Vec<_>>());
         assert_eq!(
             found.len(),
-            10,
-            "copies of one note past the 10 wanted cannot rank: left out"
+            20,
+            "copies of one note past the 10 ranked cannot rank: left out, \
+             the 10 newest of each of the two notes come"
         );
         let mut odd_keys = |keys: &[i64]| Ok(keys.iter().copied().filter(|k| k % 2 == 1).collect());
         let (odd, _) = index.candidates(&v, 10, Some(&mut odd_keys), &[]).unwrap();
         assert_eq!(odd[0].0, 299);
         assert!(odd.iter().all(|(k, _)| k % 2 == 1));
-        assert_eq!(odd.len(), 10, "the copies that pass, the 10 newest");
+        let of_the_best: Vec<i64> = odd.iter().map(|(k, _)| *k).filter(|k| *k < 300).collect();
+        assert_eq!(
+            of_the_best,
+            (281..300).rev().step_by(2).collect::<Vec<_>>(),
+            "the copies that pass, the 10 newest"
+        );
     }
 
     #[test]
