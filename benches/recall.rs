@@ -14,8 +14,11 @@
 //! Each size is a prefix of the 1M corpus.
 //!
 //! The served index (`VectorIndex::candidates`: every i8 row scored, the
-//! best 4×k rescored on f32, as the engine does) against the anchor, brute
-//! force over the f32 vectors, in the same run; and one query's embedding
+//! candidates rescored on f32, as the engine does) against the anchor,
+//! brute force over the f32 vectors, in the same run, unfiltered and with
+//! a filter a tenth and a fiftieth of the rows pass (`BENCH_FILTERS=1,10,50`:
+//! a row passes 1 in N), with how many candidates were rescored and the
+//! largest gap between a candidate's i8 estimate and its f32 cosine; and one query's embedding
 //! time (one ONNX Runtime thread, the engine's default), which a fresh query
 //! adds. (The HNSW index it replaced was measured by this benchmark at
 //! commit 6529fdd; docs/benchmarks.md has both.) `BENCH_SIZES=10000,100000`
@@ -369,11 +372,13 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Exact top `k` by f32 cosine (vectors are normalised), ties by key.
-fn brute_force(all: &[f32], q: &[f32], k: usize) -> Vec<i64> {
+/// Exact top `k` by f32 cosine (vectors are normalised) among the rows
+/// `passes` keeps, ties by key.
+fn brute_force(all: &[f32], q: &[f32], k: usize, passes: impl Fn(i64) -> bool) -> Vec<i64> {
     let mut scored: Vec<(i64, f32)> = all
         .chunks_exact(DIM)
         .enumerate()
+        .filter(|(i, _)| passes(*i as i64))
         .map(|(i, v)| (i as i64, dot(v, q)))
         .collect();
     let k = k.min(scored.len());
@@ -393,6 +398,11 @@ fn main() {
         .map(|s| s.trim().parse().expect("BENCH_SIZES: numbers"))
         .collect();
     let nq: usize = std::env::var("BENCH_QUERIES").map_or(100, |v| v.parse().unwrap());
+    let filters: Vec<i64> = std::env::var("BENCH_FILTERS")
+        .unwrap_or_else(|_| "1,10,50".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("BENCH_FILTERS: numbers"))
+        .collect();
     println!(
         "scratchpad {} recall bench — {} cores, k = {K}, {nq} queries per corpus and size\n",
         env!("CARGO_PKG_VERSION"),
@@ -425,23 +435,36 @@ fn main() {
         let all = vectors(&mut model, name, max);
         let qtexts = queries(name, nq);
         let qv = model.get_or_insert_with(load_model).embed(&qtexts).unwrap();
-        println!("{name}");
+        // The largest component of each vector: the i8 rounding step is it
+        // over 127 (the walk's `ERROR` assumes at most ~0.3).
+        let mut largest: Vec<f32> = all
+            .chunks_exact(DIM)
+            .chain(qv.iter().map(|q| q.as_slice()))
+            .map(|v| v.iter().fold(0f32, |m, x| m.max(x.abs())))
+            .collect();
+        largest.sort_by(f32::total_cmp);
+        let at = |p: f64| largest[((largest.len() - 1) as f64 * p) as usize];
         println!(
-            "  {:>9}  {:<28} {:>8} {:>9} {:>9} {:>9} {:>10}",
-            "entries", "index", "recall", "min", "p50 µs", "p99 µs", "memory MiB"
+            "{name}: largest component p50 {:.3}, p99.9 {:.3}, max {:.3}",
+            at(0.5),
+            at(0.999),
+            at(1.0)
+        );
+        println!(
+            "  {:>9}  {:<10} {:>8} {:>6} {:>9} {:>9} {:>6} {:>9} {:>10}",
+            "entries",
+            "filter",
+            "recall",
+            "min",
+            "p50 µs",
+            "p99 µs",
+            "cands",
+            "max error",
+            "memory MiB"
         );
         for &n in &sizes {
             let part = &all[..n * DIM];
-            let truth: Vec<Vec<i64>> = qv.iter().map(|q| brute_force(part, q, K)).collect();
-            let rescore = |cands: Vec<(i64, f32)>, q: &[f32]| -> Vec<i64> {
-                let mut s: Vec<(i64, f32)> = cands
-                    .iter()
-                    .map(|(id, _)| (*id, dot(&part[*id as usize * DIM..][..DIM], q)))
-                    .collect();
-                s.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-                s.truncate(K);
-                s.into_iter().map(|(id, _)| id).collect()
-            };
+            let row = |id: i64| &part[id as usize * DIM..][..DIM];
             let t = Instant::now();
             let index = VectorIndex::from_vectors(
                 part.chunks_exact(DIM)
@@ -450,23 +473,41 @@ fn main() {
             );
             let built = t.elapsed().as_secs_f64();
             let memory = index.memory_bytes() as f64 / (1 << 20) as f64;
-            let mut lat = Vec::new();
-            let mut rec = Vec::new();
-            for (q, truth) in qv.iter().zip(&truth) {
-                let t = Instant::now();
-                let found = rescore(index.candidates(q, K * 4, None, &[]).unwrap().0, q);
-                lat.push(t.elapsed().as_secs_f64() * 1e6);
-                rec.push(recall(&found, truth));
+            for &every in &filters {
+                let passes = |id: i64| every == 1 || id % every == 3;
+                let (mut lat, mut rec) = (Vec::new(), Vec::new());
+                let (mut candidates, mut error) = (0, 0f32);
+                for q in &qv {
+                    let truth = brute_force(part, q, K, passes);
+                    let mut check =
+                        |keys: &[i64]| Ok(keys.iter().copied().filter(|k| passes(*k)).collect());
+                    let check = (every > 1).then_some(&mut check as &mut _);
+                    let t = Instant::now();
+                    let (found, _) = index.candidates(q, K, check, &[]).unwrap();
+                    let mut exact: Vec<(i64, f32)> = found
+                        .iter()
+                        .map(|(id, _)| (*id, dot(row(*id), q)))
+                        .collect();
+                    exact.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+                    lat.push(t.elapsed().as_secs_f64() * 1e6);
+                    let ranked: Vec<i64> = exact.iter().take(K).map(|(id, _)| *id).collect();
+                    rec.push(recall(&ranked, &truth));
+                    candidates += found.len();
+                    for (id, estimate) in &found {
+                        error = error.max((estimate - dot(row(*id), q)).abs());
+                    }
+                }
+                let mean = rec.iter().sum::<f64>() / rec.len() as f64;
+                let min = rec.iter().cloned().fold(1.0, f64::min);
+                let s = stats(lat);
+                println!(
+                    "  {n:>9}  {:<10} {mean:>8.4} {min:>6.2} {:>9.0} {:>9.0} {:>6} {error:>9.5} {memory:>10.0}   (built in {built:.1}s)",
+                    if every == 1 { "all".to_string() } else { format!("1 in {every}") },
+                    s.p50,
+                    s.p99,
+                    candidates / rec.len(),
+                );
             }
-            let mean = rec.iter().sum::<f64>() / rec.len() as f64;
-            let min = rec.iter().cloned().fold(1.0, f64::min);
-            let s = stats(lat);
-            println!(
-                "  {n:>9}  {:<28} {mean:>8.4} {min:>9.2} {:>9.0} {:>9.0} {memory:>10.0}   (built in {built:.1}s)",
-                "i8 scan, 4k rescored on f32",
-                s.p50,
-                s.p99
-            );
         }
         println!();
     }

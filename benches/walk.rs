@@ -6,6 +6,11 @@
 //! a quiet second core and beside a thread that keeps one core busy, as the
 //! text side of a hybrid search does.
 //!
+//! Each shape also reports recall: the share of exact search's top 10
+//! (every passing row's f32 vector scored) that the candidates, rescored
+//! on their f32 vectors as the engine does, find — and how many candidates
+//! the engine would rescore.
+//!
 //! The rows are synthetic unit vectors in clusters (`BENCH_CENTRES`
 //! subjects, default 2,000, members spread around them); the queries are on
 //! the same subjects. `BENCH_ROWS` (default 1,000,000), `BENCH_QUERIES`
@@ -13,16 +18,17 @@
 
 mod common;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use common::stats;
+use scratchpad::semantic::vector::best;
 use scratchpad::semantic::VectorIndex;
 
 const DIM: usize = 384;
-/// What the engine asks the index for: 4×k, k = 10.
-const WANT: usize = 40;
+/// The hits a search ranks: what the engine asks the index for.
+const K: usize = 10;
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -50,6 +56,15 @@ fn clustered(n: usize, centres: usize, rng: &mut fastrand::Rng) -> Vec<f32> {
     out
 }
 
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The keys of the `K` best, as the engine ranks them.
+fn top(scored: Vec<(i64, f32)>) -> HashSet<i64> {
+    best(scored, K).into_iter().map(|(k, _)| k).collect()
+}
+
 fn main() {
     let rows = env("BENCH_ROWS", 1_000_000);
     let centres = env("BENCH_CENTRES", 2_000);
@@ -70,6 +85,21 @@ fn main() {
         index.memory_bytes() / rows
     );
     let queries: Vec<&[f32]> = asked_for.chunks_exact(DIM).collect();
+    let row = |k: i64| &vectors[k as usize * DIM..][..DIM];
+    // Exact search's top 10 for each query, every row that passes scored.
+    let exact: HashMap<i64, Vec<HashSet<i64>>> = [1, 10, 50]
+        .into_iter()
+        .map(|every| {
+            let tops = queries
+                .iter()
+                .map(|q| {
+                    let passing = (0..rows as i64).filter(|k| every == 1 || k % every == 3);
+                    top(passing.map(|k| (k, cosine(q, row(k)))).collect())
+                })
+                .collect();
+            (every, tops)
+        })
+        .collect();
     let busy = AtomicBool::new(false);
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
@@ -83,8 +113,10 @@ fn main() {
                 std::hint::black_box((0..10_000u64).sum::<u64>());
             }
         });
-        println!("| shape | beside | p50 ms | p99 ms | keys asked (mean) | checks (mean) |");
-        println!("|---|---|---|---|---|---|");
+        println!(
+            "| shape | beside | p50 ms | p99 ms | keys asked (mean) | checks (mean) | candidates (mean) | recall@10 |"
+        );
+        println!("|---|---|---|---|---|---|---|---|");
         for beside_busy in [false, true] {
             busy.store(beside_busy, Ordering::Relaxed);
             for (shape, every) in [
@@ -93,7 +125,8 @@ fn main() {
                 ("a fiftieth pass", 50),
             ] {
                 let (mut ms, mut asked, mut calls) = (Vec::new(), 0, 0);
-                for q in &queries {
+                let (mut candidates, mut found) = (0, 0);
+                for (q, exact) in queries.iter().zip(&exact[&every]) {
                     let mut check = |keys: &[i64]| {
                         asked += keys.len();
                         calls += 1;
@@ -105,9 +138,15 @@ fn main() {
                     };
                     let check = (every > 1).then_some(&mut check as &mut _);
                     let t = Instant::now();
-                    let (found, _) = index.candidates(q, WANT, check, &[]).unwrap();
+                    let (offered, _) = index.candidates(q, K, check, &[]).unwrap();
                     ms.push(t.elapsed().as_secs_f64() * 1e3);
-                    assert!(found.len() >= WANT, "{shape}: {} found", found.len());
+                    assert!(offered.len() >= K, "{shape}: {} found", offered.len());
+                    candidates += offered.len();
+                    let rescored = offered
+                        .iter()
+                        .map(|(k, _)| (*k, cosine(q, row(*k))))
+                        .collect();
+                    found += top(rescored).iter().filter(|k| exact.contains(k)).count();
                 }
                 let s = stats(ms);
                 let beside = if beside_busy {
@@ -115,12 +154,15 @@ fn main() {
                 } else {
                     "a quiet core"
                 };
+                let n = queries.len();
                 println!(
-                    "| {shape} | {beside} | {:.2} | {:.2} | {} | {:.1} |",
+                    "| {shape} | {beside} | {:.2} | {:.2} | {} | {:.1} | {} | {:.3} |",
                     s.p50,
                     s.p99,
-                    asked / queries.len(),
-                    calls as f64 / queries.len() as f64
+                    asked / n,
+                    calls as f64 / n as f64,
+                    candidates / n,
+                    found as f64 / (n * K) as f64
                 );
             }
         }

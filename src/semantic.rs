@@ -96,12 +96,6 @@ impl SemanticConfig {
     }
 }
 
-/// The index returns this many times `k` candidates, which are then scored
-/// again on the stored full-precision vectors: the index holds 8-bit
-/// integers, and near-ties at the edge of the top k (thousands of
-/// near-duplicate notes) must not be decided by rounding.
-pub const RESCORE_FACTOR: usize = 4;
-
 /// A search waits for the embedding backlog when at most this many entries
 /// (and edits) are in it: three batches, ~0.4 s of embedding on one core
 /// (docs/benchmarks.md, "Read your writes"). A larger backlog means a
@@ -285,13 +279,15 @@ impl Semantic {
         self.exact_max
     }
 
-    /// The index's best `want` candidates for `query`, those `check`
-    /// passes when given (`VectorIndex::candidates`); `None` while the index
-    /// is being built. Scans every vector: call it from a blocking thread.
+    /// The index's candidates for the best `k` for `query`, those `check`
+    /// passes when given (`VectorIndex::candidates`: to be scored again on
+    /// the stored full-precision vectors, so that 8-bit rounding never
+    /// decides near-ties); `None` while the index is being built. Scans
+    /// every vector: call it from a blocking thread.
     pub fn candidates(
         &self,
         query: &[f32],
-        want: usize,
+        k: usize,
         check: Option<&mut ChunkCheck<'_>>,
         hidden: &[i64],
     ) -> Result<Option<Vec<i64>>> {
@@ -299,7 +295,7 @@ impl Semantic {
         let Some(index) = index.as_ref() else {
             return Ok(None);
         };
-        let (found, offered) = index.candidates(query, want, check, hidden)?;
+        let (found, offered) = index.candidates(query, k, check, hidden)?;
         self.offered(offered as u64);
         Ok(Some(found.into_iter().map(|(id, _)| id).collect()))
     }

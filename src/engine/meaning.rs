@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::semantic::vector::best;
-use crate::semantic::{ChunkCheck, Semantic, RESCORE_FACTOR, SETTLE_MAX_BACKLOG, SETTLE_TIMEOUT};
+use crate::semantic::{ChunkCheck, Semantic, SETTLE_MAX_BACKLOG, SETTLE_TIMEOUT};
 use crate::storage::{ArchiveMark, CandidateCheck, EntryFilter};
 
 /// How often a wait for another engine's embeddings looks again.
@@ -103,8 +103,7 @@ impl Engine {
             // skips it).
             let hidden = engine.archived_rows().await?;
             let check = (!filter.is_unfiltered()).then(|| db.candidate_check(filter.clone()));
-            let want = k * RESCORE_FACTOR;
-            let candidates = walk(semantic, query.clone(), check, hidden, want).await?;
+            let candidates = walk(semantic, query.clone(), check, hidden, k).await?;
             let Some(ids) = candidates else {
                 // Still being built: exact is slower but just as right.
                 return db.nearest_exact(query, filter, k).await;
@@ -116,8 +115,8 @@ impl Engine {
     }
 }
 
-/// The index's best `want` candidates for `query` that `check` passes
-/// (`Semantic::candidates`, which asks the store through `check`), on a
+/// The index's candidates for the best `k` for `query` that `check`
+/// passes (`Semantic::candidates`, which asks the store through `check`), on a
 /// blocking thread: this one when it runs a whole scan (SQLite), else one
 /// of the runtime's. `None` while the index is still being built.
 async fn walk(
@@ -125,12 +124,12 @@ async fn walk(
     query: Arc<[f32]>,
     check: Option<Box<CandidateCheck>>,
     hidden: Arc<[i64]>,
-    want: usize,
+    k: usize,
 ) -> Result<Option<Vec<i64>>> {
     let walk = move || {
         let mut check = check;
         let check = check.as_deref_mut().map(|c| c as &mut ChunkCheck<'_>);
-        semantic.candidates(&query, want, check, &hidden)
+        semantic.candidates(&query, k, check, &hidden)
     };
     if crate::storage::on_scan_thread() {
         return walk();
