@@ -616,29 +616,24 @@ impl Engine {
     pub async fn list(&self, p: ListParams, guard: &Guard) -> Result<ListResult> {
         let limit = limit("limit", p.limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)?;
         let cursor = cursor(p.cursor.as_deref())?;
-        let filter = EntryFilter {
-            pad: p
-                .pad
-                .as_deref()
-                .map(|n| model::pad_name("pad", n))
-                .transpose()?,
-            tags: model::tags("tags", &p.tags)?,
-            author: p
-                .author
-                .as_deref()
-                .map(|a| model::author("author", a))
-                .transpose()?,
+        let asked = Asked {
+            pad: p.pad.as_deref(),
+            tags: &p.tags,
+            author: p.author.as_deref(),
             kind: p.kind,
+            category: p.category,
+            min_confidence: p.min_confidence,
+        }
+        .filter()?;
+        let filter = EntryFilter {
             status: p.status,
             since: p
                 .since
                 .as_deref()
                 .map(|s| model::parse_time("since", s))
                 .transpose()?,
-            category: p.category,
-            min_confidence: p.min_confidence.map(model::confidence).transpose()?,
-            scope: None,
             current_only: !p.include_superseded,
+            ..asked
         };
         let filter = guard.scope(filter)?;
         // A long page (up to 1,000 entries of up to 4,000 characters) is a
@@ -767,6 +762,36 @@ fn text_field(field: &str, text: String, max: usize) -> Result<String> {
 fn meta_text(m: &serde_json::Map<String, serde_json::Value>) -> Result<String> {
     model::meta(m)?;
     Ok(serde_json::to_string(m).expect("json serializes"))
+}
+
+/// The conditions `search` and `entry.list` both take, as a caller
+/// gives them.
+pub(crate) struct Asked<'a> {
+    pub pad: Option<&'a str>,
+    pub tags: &'a [String],
+    pub author: Option<&'a str>,
+    pub kind: Option<crate::model::Kind>,
+    pub category: Option<crate::model::Category>,
+    pub min_confidence: Option<f64>,
+}
+
+impl Asked<'_> {
+    /// The filter they make, each checked in the order named (the guard
+    /// then narrows it to what the caller may read).
+    pub(crate) fn filter(self) -> Result<EntryFilter> {
+        Ok(EntryFilter {
+            pad: self.pad.map(|n| model::pad_name("pad", n)).transpose()?,
+            tags: model::tags("tags", self.tags)?,
+            author: self
+                .author
+                .map(|a| model::author("author", a))
+                .transpose()?,
+            kind: self.kind,
+            category: self.category,
+            min_confidence: self.min_confidence.map(model::confidence).transpose()?,
+            ..EntryFilter::default()
+        })
+    }
 }
 
 #[cfg(test)]

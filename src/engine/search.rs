@@ -8,7 +8,7 @@ use super::sparse::SparsePlan;
 use super::{fusion, limit, Engine};
 use crate::error::{Error, Result};
 use crate::guard::Guard;
-use crate::model::{self, Entry};
+use crate::model::Entry;
 use crate::protocol::*;
 use crate::storage::EntryFilter;
 use crate::terms::{self, TierHits};
@@ -454,23 +454,15 @@ struct Lists {
 /// The conditions a search's params ask for (the guard then narrows them
 /// to what the caller may read).
 fn filter_of(p: &SearchParams) -> Result<EntryFilter> {
-    Ok(EntryFilter {
-        pad: p
-            .pad
-            .as_deref()
-            .map(|n| model::pad_name("pad", n))
-            .transpose()?,
-        tags: model::tags("tags", &p.tags)?,
-        author: p
-            .author
-            .as_deref()
-            .map(|a| model::author("author", a))
-            .transpose()?,
+    super::Asked {
+        pad: p.pad.as_deref(),
+        tags: &p.tags,
+        author: p.author.as_deref(),
         kind: p.kind,
         category: p.category,
-        min_confidence: p.min_confidence.map(model::confidence).transpose()?,
-        ..EntryFilter::default()
-    })
+        min_confidence: p.min_confidence,
+    }
+    .filter()
 }
 
 /// What a meaning lookup is for.

@@ -143,7 +143,7 @@ impl PgStore {
 impl PgStore {
     /// Runs a ranking query (its rows `seq` and `score`, best first) and
     /// reads the entries it ranked, in its order.
-    pub(super) async fn scored(&self, q: Query) -> Result<Vec<(Entry, f64)>> {
+    async fn scored(&self, q: Query) -> Result<Vec<(Entry, f64)>> {
         let ranked: Vec<(i64, f64)> = q
             .build()
             .fetch_all(self.pool())

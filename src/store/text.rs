@@ -425,7 +425,7 @@ fn bm25_hits(
 }
 
 /// The entries `ranked` names, with their scores, in its order.
-pub(super) fn read_ranked(conn: &Connection, ranked: Vec<(i64, f64)>) -> Result<Vec<(Entry, f64)>> {
+fn read_ranked(conn: &Connection, ranked: Vec<(i64, f64)>) -> Result<Vec<(Entry, f64)>> {
     let mut load = conn.prepare_cached(&format!(
         "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
     ))?;
