@@ -66,6 +66,8 @@
 mod common;
 #[path = "locomo/data.rs"]
 mod data;
+#[path = "locomo/dump.rs"]
+mod dump;
 #[path = "locomo/evidence.rs"]
 mod evidence;
 #[path = "locomo/experiment.rs"]
@@ -506,6 +508,9 @@ async fn run() {
     let mut scores: HashMap<&str, Tally> = HashMap::new();
     let mut latency: HashMap<String, Vec<f64>> = HashMap::new();
     let mut embed_us = Vec::new();
+    // `BENCH_DUMP=<file>`: every list's scores per question, for
+    // experiments outside the bench (`dump.rs`).
+    let mut dump = std::env::var("BENCH_DUMP").ok().map(|p| dump::Dump::create(&p));
     for conv in conversations.iter() {
         let texts: Vec<&str> = conv.turns.iter().map(|t| t.2.as_str()).collect();
         let bm25 = Bm25::new(&texts);
@@ -547,6 +552,9 @@ async fn run() {
             }
         }
         let turn_of = |i: usize| format!("{}/{}", conv.id, conv.turns[i].0);
+        if let Some(d) = dump.as_mut() {
+            d.conversation(conv, &stored_vectors, &sparse);
+        }
         for q in &conv.questions {
             let question = q.text.as_str();
             let by_words = bm25.rank(question);
@@ -686,6 +694,7 @@ async fn run() {
                 let ranked: Vec<String> = list.iter().map(|i| turn_of(*i)).collect();
                 scores.entry(name).or_default().add(&ranked, q);
             }
+            let mut engine_ranked: Vec<String> = Vec::new();
             for mode in modes {
                 for filtered in [true, false] {
                     let mut params = json!({"query": question, "mode": mode, "limit": DEPTH});
@@ -704,9 +713,17 @@ async fn run() {
                             .iter()
                             .filter_map(|h| ids.get(h["entry"]["id"].as_str().unwrap()).cloned())
                             .collect();
+                        if mode == "hybrid" {
+                            engine_ranked = ranked.clone();
+                        }
                         scores.entry(mode).or_default().add(&ranked, q);
                     }
                 }
+            }
+            if let Some(d) = dump.as_mut() {
+                let scores: Vec<f64> = (0..texts.len()).map(|i| bm25.score(&asked, i)).collect();
+                let idf = idf_weighted(&pieces, &df, sparse.len());
+                d.question(q, &qv, &scores, &idf, &engine_ranked);
             }
         }
     }
