@@ -117,8 +117,8 @@ async fn a_question_says_its_dropped_words_its_weights_and_each_hits_place() {
         .collect();
     assert_eq!(
         held,
-        ["staging", "database"],
-        "'moved' is not 'move': whole words, {}",
+        ["moved", "staging", "database"],
+        "'moved' is a form of 'move' (`terms::with_forms`), held whole: {}",
         moved["explain"]
     );
     h.stop().await;

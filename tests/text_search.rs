@@ -288,6 +288,56 @@ async fn a_question_finds_the_note_that_shares_its_rare_words() {
     h.stop().await;
 }
 
+/// A question finds a note that says its words in another form ("research"
+/// finds "researching", "activities" finds "activity"), and `explain` names
+/// the form it matched; a form no note holds weighs nothing.
+#[tokio::test]
+async fn a_question_finds_its_words_in_other_forms() {
+    let h = Harness::start().await;
+    let mut c = h.client().await;
+    let research = add(
+        &mut c,
+        "chat",
+        "Researching adoption agencies, it has been a dream to have a family.",
+    )
+    .await;
+    let activity = add(&mut c, "chat", "Pottery is my favourite activity lately.").await;
+    for i in 0..10 {
+        add(
+            &mut c,
+            "chat",
+            &format!("Thanks for the chat ({i}), talk soon!"),
+        )
+        .await;
+    }
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "what did caroline research?", "mode": "text", "pad": "chat", "explain": true}),
+    )
+    .await;
+    assert_eq!(hit_ids(&r)[0], research["id"].as_str().unwrap(), "{r}");
+    let words: Vec<&str> = r["explain"]["words"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["word"].as_str().unwrap())
+        .collect();
+    assert!(words.contains(&"researching"), "{words:?}");
+    assert!(
+        !words.contains(&"researched"),
+        "a form no note holds weighs nothing: {words:?}"
+    );
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "which activities does she like?", "mode": "text", "pad": "chat"}),
+    )
+    .await;
+    assert_eq!(hit_ids(&r), [activity["id"].as_str().unwrap()], "{r}");
+    h.stop().await;
+}
+
 /// A fragment searched across the store, with and without a filter, is
 /// found whether it is rare or common. On PostgreSQL the two take different
 /// roads (`PgStore::substring_hits`): a rare fragment's few matches come

@@ -360,7 +360,7 @@ impl Engine {
         if hits.full() {
             return Ok((hits.into_vec(), plan));
         }
-        let asked = terms::question_words(query);
+        let asked = terms::with_forms(terms::question_words(query));
         plan.dropped_common = terms::index_words(query)
             .into_iter()
             .filter(|w| !asked.contains(w))
