@@ -510,7 +510,9 @@ async fn run() {
     let mut embed_us = Vec::new();
     // `BENCH_DUMP=<file>`: every list's scores per question, for
     // experiments outside the bench (`dump.rs`).
-    let mut dump = std::env::var("BENCH_DUMP").ok().map(|p| dump::Dump::create(&p));
+    let mut dump = std::env::var("BENCH_DUMP")
+        .ok()
+        .map(|p| dump::Dump::create(&p));
     for conv in conversations.iter() {
         let texts: Vec<&str> = conv.turns.iter().map(|t| t.2.as_str()).collect();
         let bm25 = Bm25::new(&texts);

@@ -662,6 +662,10 @@ pub struct SemanticInfo {
     /// The model in use, e.g. `all-MiniLM-L6-v2/int8`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub model: Option<String>,
+    /// The learned sparse model giving hybrid search its related words
+    /// (`splade-tiny`), once loaded; absent without one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sparse_model: Option<String>,
     /// The ONNX Runtime library loaded.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub runtime: Option<String>,

@@ -241,6 +241,8 @@ async fn a_restart_with_the_sparse_model_encodes_the_backlog() {
     embedded_all(&mut c).await;
     let r = search(&mut c, "dog").await;
     assert!(r["explain"]["sparse"].is_null(), "no sparse model yet: {r}");
+    let stats = ok(&mut c, "stats", json!({})).await;
+    assert!(stats["semantic"].get("sparse_model").is_none(), "{stats}");
     drop(c);
     let h = h.restart_with(|c| c.semantic = None).await;
     let mut c = h.client().await;
@@ -252,6 +254,7 @@ async fn a_restart_with_the_sparse_model_encodes_the_backlog() {
     let mut c = h.client().await;
     let stats = embedded_all(&mut c).await;
     assert_eq!(stats["semantic"]["vectors"], 5, "{stats}");
+    assert_eq!(stats["semantic"]["sparse_model"], "splade-tiny", "{stats}");
     let r = search(&mut c, "dog").await;
     let found = hit(&r, PUPPY).unwrap_or_else(|| panic!("found after the restart: {r}"));
     assert!(by_sparse(found), "{found}");

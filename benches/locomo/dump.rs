@@ -20,7 +20,8 @@ pub struct Dump {
 
 impl Dump {
     pub fn create(path: &str) -> Dump {
-        let file = std::fs::File::create(path).expect("BENCH_DUMP names a file that can be written");
+        let file =
+            std::fs::File::create(path).expect("BENCH_DUMP names a file that can be written");
         Dump {
             out: std::io::BufWriter::new(file),
             conversation: String::new(),

@@ -205,6 +205,7 @@ impl Engine {
             return SemanticInfo {
                 status: "off".into(),
                 model: None,
+                sparse_model: None,
                 runtime: None,
                 reason: Some("the engine was started without semantic search (--no-semantic or PAD_NO_SEMANTIC=1)".into()),
                 vectors: 0,
@@ -227,6 +228,7 @@ impl Engine {
         SemanticInfo {
             status: status.into(),
             model,
+            sparse_model: s.pieces().map(|_| semantic::splade::NAME.to_string()),
             runtime,
             reason,
             vectors: st.vectors as u64,

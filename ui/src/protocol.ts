@@ -564,6 +564,11 @@ status: string,
  */
 model?: string | null, 
 /**
+ * The learned sparse model giving hybrid search its related words
+ * (`splade-tiny`), once loaded; absent without one.
+ */
+sparse_model?: string | null, 
+/**
  * The ONNX Runtime library loaded.
  */
 runtime?: string | null, 
