@@ -126,10 +126,11 @@ async fn a_stream_of_writes_holds_the_encoders_back() {
         "{} of {written} notes encoded while they streamed in",
         e1 - e0
     );
-    // One short batch (2 notes) a second, a batch under way when the
-    // stream began, and room for a machine that stretched the stream.
+    // One short batch (2 notes) a second; on a busy machine, a whole batch
+    // each time the test itself is held up 100 ms (a pause to the
+    // worker): room for a few.
     assert!(
-        e1 - e0 <= 24,
+        e1 - e0 <= written as u64 / 3,
         "{} of {written} notes were encoded while they streamed in",
         e1 - e0
     );
