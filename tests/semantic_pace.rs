@@ -103,16 +103,29 @@ async fn a_burst_of_notes_is_encoded_in_a_few_batches() {
 /// While a note arrives every 10 ms (2.5 s), encoding waits: at most a
 /// short batch a second goes (today's worker encoded all along, ~100
 /// notes a second on a free core); once the stream stops, everything is
-/// encoded.
+/// encoded. The index is still saved as often as configured meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_of_writes_holds_the_encoders_back() {
     if !store_signals_writes() {
         return;
     }
-    let h = Harness::with(both_encoders).await;
+    let h = Harness::with(|c| {
+        both_encoders(c);
+        c.semantic.as_mut().unwrap().save_every = Duration::from_millis(50);
+    })
+    .await;
     let mut c = h.client().await;
     add(&mut c, "team", "warm up").await;
     settled(&mut c).await;
+    let index = h
+        .dir
+        .path()
+        .join("data")
+        .join(scratchpad::semantic::INDEX_FILE);
+    let saved = || std::fs::metadata(&index).and_then(|m| m.modified()).ok();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = saved();
+    assert!(before.is_some(), "the index was never saved");
     let (e0, _) = encoded(&h);
     let started = Instant::now();
     let mut written = 0;
@@ -122,6 +135,11 @@ async fn a_stream_of_writes_holds_the_encoders_back() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let (e1, _) = encoded(&h);
+    let during = saved();
+    assert!(
+        e1 == e0 || during > before,
+        "the index took new vectors during the stream but was not saved"
+    );
     println!(
         "{} of {written} notes encoded while they streamed in",
         e1 - e0

@@ -134,7 +134,9 @@ impl Worker {
             let work = epoch.is_none() || seen_epoch != epoch;
             let limit = match work.then(|| self.next_run()) {
                 Some(Next::Wait(d)) => {
-                    // Writes are streaming: stay out of their way a while.
+                    // Writes are streaming: stay out of their way a while
+                    // (saving the index, a minute's work, as usual).
+                    self.save_when_due(&mut saved_at);
                     match self.rx.recv_timeout(d) {
                         Ok(msg) => match self.handle(msg, &mut model, &mut seen_epoch) {
                             true => continue,
@@ -168,10 +170,7 @@ impl Worker {
             if more {
                 continue;
             }
-            if saved_at.elapsed() >= self.config.save_every {
-                self.save();
-                saved_at = Instant::now();
-            }
+            self.save_when_due(&mut saved_at);
             let poll = if changed_at.elapsed() >= crate::clock::QUIET {
                 crate::clock::QUIET.max(self.config.poll_every)
             } else {
@@ -598,6 +597,14 @@ impl Worker {
             moved
         });
         Ok(())
+    }
+
+    /// Saves the index when `save_every` has passed since `saved_at`.
+    fn save_when_due(&self, saved_at: &mut Instant) {
+        if saved_at.elapsed() >= self.config.save_every {
+            self.save();
+            *saved_at = Instant::now();
+        }
     }
 
     fn save(&self) {
