@@ -13,6 +13,11 @@
 //!   they have waited `YIELD_MAX`, one short batch (`STREAMING_BATCH`
 //!   notes) goes anyway, so a steady stream is still encoded, slowly,
 //!   and the rest once it pauses.
+//! - **Never past what a search waits for**: runs hold back at most
+//!   `HELD_AT_MOST` notes; past that, a whole batch goes, stream or not,
+//!   so a search right after a stream still finds the backlog small
+//!   enough to wait for (`SETTLE_MAX_BACKLOG`) and reads its writes by
+//!   meaning.
 //! - **Hurry**: a search waiting for its writes (`settle`) wakes the
 //!   worker, which then runs at once, whole batches, until nothing is
 //!   left or the search has stopped waiting (`SETTLE_TIMEOUT`).
@@ -31,6 +36,10 @@ pub const GATHER: Duration = Duration::from_millis(100);
 pub const YIELD_MAX: Duration = Duration::from_secs(1);
 /// Notes in a batch that runs while writes still stream.
 pub const STREAMING_BATCH: usize = 2;
+
+/// The most notes runs hold back for a stream: half of what a search
+/// still waits for, so the notes written while a batch runs fit too.
+pub const HELD_AT_MOST: i64 = super::SETTLE_MAX_BACKLOG / 2;
 
 /// What the worker does next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,11 +91,21 @@ impl Pace {
         self.hurry_until = None;
     }
 
-    /// Whether a run of at most `batch` notes may start now.
-    pub fn next(&mut self, batch: usize, now: Instant) -> Next {
+    /// Whether a run of at most `batch` notes may start now; `backlog`
+    /// counts the notes waiting (asked only while writes stream).
+    pub fn next(
+        &mut self,
+        batch: usize,
+        now: Instant,
+        backlog: impl FnOnce() -> Option<i64>,
+    ) -> Next {
         let hurried = self.hurry_until.is_some_and(|until| now < until);
         let quiet = now.saturating_duration_since(self.moved_at);
-        if hurried || self.epoch.is_none() || quiet >= GATHER {
+        if hurried
+            || self.epoch.is_none()
+            || quiet >= GATHER
+            || backlog().is_some_and(|n| n >= HELD_AT_MOST)
+        {
             self.held_since = None;
             return Next::Run(batch);
         }
@@ -117,12 +136,15 @@ mod tests {
         for i in 1..10u64 {
             let now = t0 + ms(20 * i);
             p.saw(Some(1 + i), now);
-            assert!(matches!(p.next(16, now), Next::Wait(d) if d <= GATHER));
+            assert!(matches!(p.next(16, now, || Some(0)), Next::Wait(d) if d <= GATHER));
         }
         // The burst is over: one whole batch once it has been quiet a while.
         let end = t0 + ms(180);
-        assert!(matches!(p.next(16, end + ms(50)), Next::Wait(_)));
-        assert_eq!(p.next(16, end + GATHER), Next::Run(16));
+        assert!(matches!(
+            p.next(16, end + ms(50), || Some(0)),
+            Next::Wait(_)
+        ));
+        assert_eq!(p.next(16, end + GATHER, || Some(0)), Next::Run(16));
     }
 
     #[test]
@@ -134,7 +156,7 @@ mod tests {
         for i in 0..350u64 {
             let now = t0 + ms(10 * i);
             p.saw(Some(i), now);
-            if let Next::Run(n) = p.next(16, now) {
+            if let Next::Run(n) = p.next(16, now, || Some(0)) {
                 runs.push((i * 10, n));
             }
         }
@@ -151,21 +173,39 @@ mod tests {
         let t0 = Instant::now();
         let mut p = Pace::new(t0);
         p.saw(Some(1), t0);
-        assert!(matches!(p.next(16, t0), Next::Wait(_)));
+        assert!(matches!(p.next(16, t0, || Some(0)), Next::Wait(_)));
         p.hurry(t0);
         p.saw(Some(2), t0 + ms(5));
-        assert_eq!(p.next(16, t0 + ms(5)), Next::Run(16));
+        assert_eq!(p.next(16, t0 + ms(5), || Some(0)), Next::Run(16));
         p.caught_up();
         p.saw(Some(3), t0 + ms(6));
-        assert!(matches!(p.next(16, t0 + ms(6)), Next::Wait(_)));
+        assert!(matches!(p.next(16, t0 + ms(6), || Some(0)), Next::Wait(_)));
         // A hurry ends by itself once no search waits any longer.
         let mut p = Pace::new(t0);
         p.hurry(t0);
         p.saw(Some(1), t0 + SETTLE_TIMEOUT);
-        assert!(matches!(p.next(16, t0 + SETTLE_TIMEOUT), Next::Wait(_)));
+        assert!(matches!(
+            p.next(16, t0 + SETTLE_TIMEOUT, || Some(0)),
+            Next::Wait(_)
+        ));
 
         let mut pg = Pace::new(t0);
         pg.saw(None, t0);
-        assert_eq!(pg.next(16, t0), Next::Run(16));
+        assert_eq!(pg.next(16, t0, || None), Next::Run(16));
+    }
+
+    #[test]
+    fn a_stream_holds_back_no_more_than_a_search_waits_for() {
+        let t0 = Instant::now();
+        let mut p = Pace::new(t0);
+        p.saw(Some(1), t0);
+        p.saw(Some(2), t0 + ms(10));
+        let now = t0 + ms(20);
+        assert!(matches!(
+            p.next(16, now, || Some(HELD_AT_MOST - 1)),
+            Next::Wait(_)
+        ));
+        assert_eq!(p.next(16, now, || Some(HELD_AT_MOST)), Next::Run(16));
+        assert!(HELD_AT_MOST + 16 <= super::super::SETTLE_MAX_BACKLOG);
     }
 }

@@ -167,10 +167,12 @@ impl Worker {
                     }
                 };
             faults.note("updating the vector index", self.apply());
+            // Saved when due between batches too: a stream or a flood that
+            // keeps a backlog for long does not keep the index unsaved.
+            self.save_when_due(&mut saved_at);
             if more {
                 continue;
             }
-            self.save_when_due(&mut saved_at);
             let poll = if changed_at.elapsed() >= crate::clock::QUIET {
                 crate::clock::QUIET.max(self.config.poll_every)
             } else {
@@ -316,7 +318,7 @@ impl Worker {
         let now = Instant::now();
         let mut pace = self.pace.borrow_mut();
         pace.saw(self.source.write_epoch(), now);
-        pace.next(self.config.batch, now)
+        pace.next(self.config.batch, now, || self.source.backlog())
     }
 
     /// Between two chunks of a batch: while writes stream, waits (answering
