@@ -206,6 +206,6 @@ mod tests {
             Next::Wait(_)
         ));
         assert_eq!(p.next(16, now, || Some(HELD_AT_MOST)), Next::Run(16));
-        assert!(HELD_AT_MOST + 16 <= super::super::SETTLE_MAX_BACKLOG);
+        const { assert!(HELD_AT_MOST + 16 <= super::super::SETTLE_MAX_BACKLOG) };
     }
 }
