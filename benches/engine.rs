@@ -11,9 +11,15 @@
 //! search is off here (benches/semantic.rs measures it). Set BENCH_QUICK=1
 //! for a smaller run, BENCH_ONLY=metrics for the metrics comparison alone,
 //! BENCH_ONLY=writes for the write rows alone (1 and 8 clients),
-//! BENCH_ONLY=python for the Python-vs-Redis comparison alone (fresh engine).
+//! BENCH_ONLY=python for the Python-vs-Redis comparison alone (fresh engine),
+//! BENCH_ONLY=meaning for that comparison with meaning search off and on, and
+//! on with a backlog queued before the writes (the model from
+//! `PAD_MODEL_DIR`, as `tests/common/model.rs` finds it), in alternating
+//! rounds of fresh engines (BENCH_ROUNDS, default 3).
 
 mod common;
+#[path = "../tests/common/model.rs"]
+mod model;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -54,6 +60,10 @@ async fn run() {
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     if only == "metrics" {
         return metrics_cost(20_000, &mut rng).await;
+    }
+    if only == "meaning" {
+        let rounds = std::env::var("BENCH_ROUNDS").map_or(3, |r| r.parse().expect("BENCH_ROUNDS"));
+        return meaning_vs_redis(rounds, &mut rng).await;
     }
     if only == "python" {
         let dir = tempfile::tempdir().unwrap();
@@ -358,6 +368,71 @@ async fn python_vs_redis(engine: &Engine, rounds: usize) {
         }
     } else {
         println!("(redis-server or python3 not installed: Redis comparison skipped)");
+    }
+}
+
+/// The Python-vs-Redis write comparison with meaning search off, on (every
+/// note embedded in the background after its write) and on with a backlog
+/// (`BACKLOG` notes queued just before), each a fresh engine, in `rounds`
+/// alternating rounds so drift on the machine hits all three; then how
+/// many notes each engine embedded meanwhile and what was left.
+async fn meaning_vs_redis(rounds: usize, rng: &mut fastrand::Rng) {
+    const BACKLOG: usize = 2_000;
+    // The folder of model folders, so the sparse model beside MiniLM loads too.
+    let minilm = model::model_dir();
+    let models = minilm
+        .parent()
+        .filter(|p| p.join("splade-tiny").is_dir())
+        .unwrap_or(&minilm);
+    let models = models.to_str().unwrap().to_string();
+    for round in 0..rounds {
+        for (name, semantic, backlog) in [
+            ("meaning off", false, 0),
+            ("meaning on", true, 0),
+            ("meaning on, backlog", true, BACKLOG),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let args: Vec<&str> = if semantic {
+                vec!["--model-dir", &models]
+            } else {
+                vec!["--no-semantic"]
+            };
+            let engine = Engine::start(dir.path(), &args).await;
+            let mut c = engine.client().await;
+            if semantic {
+                ready(&mut c).await;
+            }
+            if backlog > 0 {
+                fill(&mut c, "backlog", backlog, rng).await;
+            }
+            quiesce(&mut c).await;
+            println!("round {}: {name}", round + 1);
+            python_vs_redis(&engine, 10).await;
+            let s: Value = c.call("stats", json!({})).await.unwrap();
+            if semantic {
+                println!(
+                    "  embedded meanwhile {}, still queued {}, {:.0} notes/s while encoding",
+                    s["semantic"]["embedded"], s["embed_queue"], s["semantic"]["embed_per_second"]
+                );
+            }
+        }
+    }
+}
+
+/// Waits until the model is loaded and nothing waits to be embedded.
+async fn ready(c: &mut Client) {
+    let t = Instant::now();
+    loop {
+        let s: Value = c.call("stats", json!({})).await.unwrap();
+        if s["semantic"]["status"] == "ready" && s["embed_queue"] == 0 {
+            return;
+        }
+        assert_ne!(s["semantic"]["status"], "unavailable", "{s}");
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "the model never loaded: {s}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

@@ -1,8 +1,9 @@
 //! `cargo bench --bench semantic`: semantic search figures.
 //!
-//! 1. Embedding throughput of the model itself (int8, and fp32 when the
-//!    folder has `model.onnx`; one and two ONNX Runtime threads; batches of
-//!    16) and one query's embedding time.
+//! 1. Encoding throughput of the models themselves (MiniLM int8, and fp32
+//!    when the folder has `model.onnx`; SPLADE-tiny; both as the worker runs
+//!    them; one and two ONNX Runtime threads; batches of 16 and one note at
+//!    a time) and one query's embedding time.
 //! 2. The release `pad serve` with the model (`PAD_MODEL_DIR`, default the
 //!    copy `scripts/model.sh` caches in the target directory), over its
 //!    socket: write round trips while the embedding backlog drains, against
@@ -14,6 +15,9 @@
 //!    cluster of Debian's server, as `benches/search.rs`), its queries
 //!    interleaved with SQLite's; then a pad of 5k notes beside the others
 //!    and the same searches before and after the 100k pad is archived.
+//!
+//! BENCH_ONLY=encoders runs 1. alone (both encoders, one and two threads,
+//! batched and one at a time).
 //!
 //! Entries are realistic, clustered dev notes. Recall against brute force
 //! is `benches/recall.rs`. Set BENCH_QUICK=1 for 2k/10k instead of 10k/100k.
@@ -29,36 +33,40 @@ use std::time::{Duration, Instant};
 
 use common::devnotes::{note, QUERIES};
 use common::{row, stats, timed, Engine};
-use model::model_dir;
+use model::{model_dir, splade_model_dir};
 use scratchpad::client::Client;
+use scratchpad::semantic::splade::Splade;
 use scratchpad::semantic::{runtime, Model, ModelSource, Precision};
 use serde_json::{json, Value};
 
 fn embedding_throughput() {
-    println!("embedding throughput (the model alone, batches of 16, 512 notes)");
+    println!(
+        "encoding throughput (the models alone, 512 notes; batches of 16 against one at a time)"
+    );
     let data = tempfile::tempdir().unwrap();
     runtime::init(data.path()).expect("ONNX Runtime (run scripts/setup.sh)");
     let mut rng = fastrand::Rng::with_seed(3);
     let texts: Vec<String> = (0..512).map(|_| note(&mut rng)).collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     let dir = model_dir();
-    for precision in [Precision::Int8, Precision::Fp32] {
-        if !dir.join(precision.file()).is_file() {
-            continue;
-        }
-        for threads in [1, 2] {
-            let mut m = Model::load(
+    let sparse_dir = splade_model_dir();
+    for threads in [1, 2] {
+        let load = |precision| {
+            Model::load(
                 &ModelSource::Dir(dir.clone()),
                 precision,
                 threads,
                 data.path(),
             )
-            .unwrap();
-            m.embed(&texts[..16]).unwrap(); // warm up
-            let t = Instant::now();
-            for chunk in texts.chunks(16) {
-                m.embed(chunk).unwrap();
+            .unwrap()
+        };
+        for precision in [Precision::Int8, Precision::Fp32] {
+            if !dir.join(precision.file()).is_file() {
+                continue;
             }
-            let rate = texts.len() as f64 / t.elapsed().as_secs_f64();
+            let mut m = load(precision);
+            let name = format!("MiniLM {}", precision.as_str());
+            throughput(&name, threads, &texts, |t| drop(m.embed(t).unwrap()));
             let mut one = Vec::new();
             for q in QUERIES.iter().cycle().take(50) {
                 let t = Instant::now();
@@ -66,16 +74,40 @@ fn embedding_throughput() {
                 one.push(t.elapsed().as_secs_f64() * 1e6);
             }
             let q = stats(one);
-            println!(
-                "  {:<5} {threads} thread{}  {rate:>6.0} entries/s   one query p50 {:>6.0} µs  p99 {:>6.0} µs",
-                precision.as_str(),
-                if threads == 1 { " " } else { "s" },
-                q.p50,
-                q.p99
-            );
+            println!("    one query p50 {:>6.0} µs  p99 {:>6.0} µs", q.p50, q.p99);
         }
+        let mut splade = Splade::load(&sparse_dir, threads).unwrap();
+        throughput("SPLADE-tiny", threads, &texts, |t| {
+            drop(splade.encode(t).unwrap())
+        });
+        // What the worker runs for each note: both, one after the other.
+        let mut m = load(Precision::Int8);
+        throughput("both (MiniLM int8 + SPLADE)", threads, &texts, |t| {
+            m.embed(t).unwrap();
+            splade.encode(t).unwrap();
+        });
     }
     println!();
+}
+
+/// Notes a second `encode` gets through `texts`, in batches of 16 and one
+/// at a time (after a warm-up batch).
+fn throughput(name: &str, threads: usize, texts: &[&str], mut encode: impl FnMut(&[&str])) {
+    let mut rates = Vec::new();
+    for batch in [16, 1] {
+        encode(&texts[..16]);
+        let t = Instant::now();
+        for chunk in texts.chunks(batch) {
+            encode(chunk);
+        }
+        rates.push(texts.len() as f64 / t.elapsed().as_secs_f64());
+    }
+    println!(
+        "  {name:<28} {threads} thread{}  {:>6.0} notes/s in batches of 16, {:>6.0} one at a time",
+        if threads == 1 { " " } else { "s" },
+        rates[0],
+        rates[1]
+    );
 }
 
 async fn stats_of(c: &mut Client) -> Value {
@@ -229,6 +261,9 @@ async fn run() {
             .unwrap_or(0)
     );
     embedding_throughput();
+    if std::env::var("BENCH_ONLY").is_ok_and(|o| o == "encoders") {
+        return;
+    }
 
     let model = model_dir();
     std::env::set_var("PAD_MODEL_DIR", &model);

@@ -679,6 +679,10 @@ pub struct SemanticInfo {
     /// Entries embedded since the engine started, and how fast.
     pub embedded: u64,
     pub embed_per_second: f64,
+    /// The batches they were encoded in: a burst of notes is gathered
+    /// into one, not a batch per note.
+    #[serde(default)]
+    pub runs: u64,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

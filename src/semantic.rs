@@ -18,6 +18,7 @@ mod flat;
 mod index;
 mod lane;
 mod model;
+mod pace;
 pub mod runtime;
 mod source;
 pub mod splade;
@@ -122,8 +123,9 @@ enum Msg {
         bool,
         tokio::sync::oneshot::Sender<Result<Arc<[f32]>>>,
     ),
-    /// Someone waits for the backlog: look for work now.
-    Wake,
+    /// Look for work now; `true`: someone waits for it, so run at once
+    /// even while writes stream (`pace.rs`).
+    Wake(bool),
     /// A run of a batch on its thread is done (`lane::Waiting`).
     RunDone,
     Reindex(tokio::sync::oneshot::Sender<Result<()>>),
@@ -140,6 +142,8 @@ struct Shared {
     embedded: Mutex<(u64, Duration)>,
     /// Of those, embedded on the second copy of the model (`backlog.rs`).
     on_copy: std::sync::atomic::AtomicU64,
+    /// Batches that encoded something, since start.
+    runs: AtomicU64,
     /// Rows the index offered searches as candidates (to a filter, or to
     /// rescoring) since start.
     offered: AtomicU64,
@@ -168,6 +172,9 @@ pub struct SemanticStats {
     pub embedded: u64,
     /// Of those, how many a second copy of the model embedded.
     pub on_copy: u64,
+    /// The batches they were encoded in (a burst of notes gathered into
+    /// one: `pace.rs`).
+    pub runs: u64,
     pub embed_per_second: f64,
     /// Time spent embedding since start.
     pub embed_seconds: f64,
@@ -189,6 +196,7 @@ impl Semantic {
             cache: Mutex::new(QueryCache::default()),
             embedded: Mutex::new((0, Duration::ZERO)),
             on_copy: Default::default(),
+            runs: AtomicU64::new(0),
             offered: AtomicU64::new(0),
             indexed: tokio::sync::watch::channel((0, 0)).0,
             pieces: RwLock::new(None),
@@ -318,9 +326,16 @@ impl Semantic {
         matches!(waited, Ok(Ok(_)))
     }
 
-    /// Asks the worker to look for work now (someone waits for it).
+    /// Asks the worker to look for work now (a search found some not
+    /// embedded yet).
     pub fn wake(&self) -> Result<()> {
-        self.send(Msg::Wake)
+        self.send(Msg::Wake(false))
+    }
+
+    /// Asks the worker to embed what is queued now, writes streaming or
+    /// not: a search waits for it (read your writes).
+    pub fn hurry(&self) -> Result<()> {
+        self.send(Msg::Wake(true))
     }
 
     fn send(&self, msg: Msg) -> Result<()> {
@@ -356,6 +371,7 @@ impl Semantic {
                 .shared
                 .on_copy
                 .load(std::sync::atomic::Ordering::Relaxed),
+            runs: self.shared.runs.load(Ordering::Relaxed),
             embed_seconds: took.as_secs_f64(),
             offered: self.shared.offered.load(Ordering::Relaxed),
             embed_per_second: if took.is_zero() {

@@ -291,7 +291,7 @@ pub async fn reindex(c: &mut Client, show: Show) -> anyhow::Result<()> {
     let r = c.request::<m::Reindex>(&ReindexParams {}).await?;
     show.print(&r, |r| {
         println!(
-            "re-embedding {} entries in the background; `pad stats` shows the embed queue",
+            "re-embedding {} entries in the background; `pad stats` shows the embed queue and the time left",
             r.queued
         )
     })

@@ -82,6 +82,19 @@ fn human_secs(secs: i64) -> String {
     }
 }
 
+/// How long a backlog (a reindex, a restart behind, a flood) has left at
+/// the encoders' pace, when there is one.
+fn encoding_left(queue: i64, per_second: f64) -> String {
+    if queue <= 0 || per_second <= 0.0 {
+        return String::new();
+    }
+    let secs = (queue as f64 / per_second).ceil() as i64;
+    format!(
+        " (about {} left at {per_second:.0} notes/s while writes pause)",
+        human_secs_up(secs)
+    )
+}
+
 /// `human_secs`, rounded up to its unit (119 min is "2h"; 23 h 59 m "1d").
 fn human_secs_up(secs: i64) -> String {
     let up = |unit: i64| (secs + unit - 1) / unit * unit;
@@ -354,11 +367,12 @@ pub fn stats(r: &StatsResult) {
     let sem = &r.semantic;
     match sem.status.as_str() {
         "ready" => println!(
-            "semantic     ready: {}, {} vectors ({:.1} MiB), embed queue {}",
+            "semantic     ready: {}, {} vectors ({:.1} MiB), embed queue {}{}",
             sem.model.as_deref().unwrap_or(""),
             sem.vectors,
             sem.index_bytes as f64 / 1048576.0,
-            r.embed_queue
+            r.embed_queue,
+            encoding_left(r.embed_queue, sem.embed_per_second)
         ),
         "loading" => println!(
             "semantic     loading the model; embed queue {}",
@@ -534,5 +548,15 @@ mod tests {
         assert_eq!(human_secs_up(61), "2m");
         assert_eq!(human_secs_up(3599), "1h");
         assert_eq!(human_secs(119 * 60), "1h");
+    }
+
+    #[test]
+    fn a_backlog_says_how_long_it_has_left() {
+        assert_eq!(
+            encoding_left(12_000, 100.0),
+            " (about 2m left at 100 notes/s while writes pause)"
+        );
+        assert_eq!(encoding_left(0, 100.0), "", "nothing queued");
+        assert_eq!(encoding_left(50, 0.0), "", "no pace known yet");
     }
 }

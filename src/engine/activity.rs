@@ -192,6 +192,7 @@ impl Engine {
                     index_bytes: 0,
                     embedded: 0,
                     embed_per_second: 0.0,
+                    runs: 0,
                     runtime: None,
                     ..stats.semantic
                 },
@@ -212,6 +213,7 @@ impl Engine {
                 index_bytes: 0,
                 embedded: 0,
                 embed_per_second: 0.0,
+                runs: 0,
             };
         };
         let st = s.stats();
@@ -235,6 +237,7 @@ impl Engine {
             index_bytes: st.index_bytes as u64,
             embedded: st.embedded,
             embed_per_second: (st.embed_per_second * 10.0).round() / 10.0,
+            runs: st.runs,
         }
     }
 }

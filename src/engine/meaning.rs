@@ -35,16 +35,21 @@ impl Engine {
                 if semantic.indexed_to(mark) {
                     return Ok(0);
                 }
-                semantic.wake()?;
-                if goal.backlog <= SETTLE_MAX_BACKLOG && semantic.wait_indexed(mark, deadline).await
-                {
-                    return Ok(0);
+                // Only a search that waits hurries the worker: a flood's
+                // searches answer at once and leave it to its pace.
+                if goal.backlog > SETTLE_MAX_BACKLOG {
+                    semantic.wake()?;
+                } else {
+                    semantic.hurry()?;
+                    if semantic.wait_indexed(mark, deadline).await {
+                        return Ok(0);
+                    }
                 }
                 return db.embed_left(goal, scope).await;
             }
             // Not embedded yet (on a team, perhaps by another engine).
-            semantic.wake()?;
             if goal.backlog > SETTLE_MAX_BACKLOG {
+                semantic.wake()?;
                 // The whole store's backlog is the owner's to know; a
                 // token's, its pads'.
                 return match scope {
@@ -52,6 +57,7 @@ impl Engine {
                     scope => db.embed_left(goal, scope).await,
                 };
             }
+            semantic.hurry()?;
             if tokio::time::Instant::now() >= deadline {
                 return db.embed_left(goal, scope).await;
             }

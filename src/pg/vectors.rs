@@ -325,6 +325,10 @@ impl VectorSource for PgVectors {
         None
     }
 
+    fn backlog(&self) -> Option<i64> {
+        None
+    }
+
     fn marks(&self, applied: i64) -> (i64, i64) {
         (applied, 0)
     }

@@ -205,14 +205,19 @@ impl<'a, 'b> Chunks<'a, 'b> {
     }
 }
 
-impl<'a, 'b> Iterator for Chunks<'a, 'b> {
-    type Item = Chunk<'a, 'b>;
-
-    fn next(&mut self) -> Option<Chunk<'a, 'b>> {
+impl<'a, 'b> Chunks<'a, 'b> {
+    /// The next run, of at most `cap` texts (while writes stream, runs are
+    /// short: `pace.rs`).
+    pub fn next_up_to(&mut self, cap: usize) -> Option<Chunk<'a, 'b>> {
         if self.rest.is_empty() {
             return None;
         }
-        let k = self.size.get().clamp(1, self.max).min(self.rest.len());
+        let k = self
+            .size
+            .get()
+            .clamp(1, self.max)
+            .min(cap.max(1))
+            .min(self.rest.len());
         let (now, later) = self.rest.split_at(k);
         self.rest = later;
         Some(Chunk {
@@ -221,6 +226,14 @@ impl<'a, 'b> Iterator for Chunks<'a, 'b> {
             max: self.max,
             started: Instant::now(),
         })
+    }
+}
+
+impl<'a, 'b> Iterator for Chunks<'a, 'b> {
+    type Item = Chunk<'a, 'b>;
+
+    fn next(&mut self) -> Option<Chunk<'a, 'b>> {
+        self.next_up_to(self.max)
     }
 }
 

@@ -63,6 +63,10 @@ pub trait VectorSource: Send + Sync + 'static {
     /// store cannot tell (other engines write too), so the worker looks on
     /// every poll.
     fn write_epoch(&self) -> Option<u64>;
+    /// How many notes wait to be encoded, when the store can count them
+    /// cheaply (SQLite); `None` where it cannot (PostgreSQL, which gives no
+    /// write signal to yield to either).
+    fn backlog(&self) -> Option<i64>;
     /// What the index reflects once it has applied every row up to
     /// `applied`, as read-your-writes waits for it.
     fn marks(&self, applied: i64) -> (i64, i64);

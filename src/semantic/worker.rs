@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use super::pace::{Next, Pace};
 use super::splade::{self, Splade, Terms};
 use super::{backlog, lane, lock, read, runtime, vector, write};
 use super::{Encoded, Model, ModelSource, Msg, Note, Precision, SemanticConfig, Shared, Status};
@@ -46,6 +47,7 @@ pub(super) fn spawn(
                 held: RefCell::new(Vec::new()),
                 spare: RefCell::new(Spare::None),
                 sparse: RefCell::new(None),
+                pace: RefCell::new(Pace::new(Instant::now())),
             }
             .run()
         })
@@ -79,6 +81,8 @@ struct Worker {
     /// The learned sparse model (`splade.rs`), when its folder is beside
     /// the embedding model's: each note's terms are encoded with its vector.
     sparse: RefCell<Option<Splade>>,
+    /// When a run may start (`pace.rs`): not while writes stream in.
+    pace: RefCell<Pace>,
 }
 
 #[derive(Default)]
@@ -127,14 +131,33 @@ impl Worker {
             if epoch.is_some() && seen_epoch != epoch {
                 changed_at = Instant::now();
             }
-            let more = (epoch.is_none() || seen_epoch != epoch)
-                && match self.embed_batch(&mut model) {
+            let work = epoch.is_none() || seen_epoch != epoch;
+            let limit = match work.then(|| self.next_run()) {
+                Some(Next::Wait(d)) => {
+                    // Writes are streaming: stay out of their way a while
+                    // (saving the index, a minute's work, as usual).
+                    self.save_when_due(&mut saved_at);
+                    match self.rx.recv_timeout(d) {
+                        Ok(msg) => match self.handle(msg, &mut model, &mut seen_epoch) {
+                            true => continue,
+                            false => break,
+                        },
+                        Err(RecvTimeoutError::Timeout) => continue,
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+                Some(Next::Run(limit)) => limit,
+                None => 0,
+            };
+            let more = work
+                && match self.embed_batch(&mut model, limit) {
                     Ok(more) => {
                         faults.note::<Error>("embedding", Ok(()));
                         if more {
                             changed_at = Instant::now();
                         } else {
                             seen_epoch = epoch;
+                            self.pace.borrow_mut().caught_up();
                         }
                         more
                     }
@@ -144,12 +167,11 @@ impl Worker {
                     }
                 };
             faults.note("updating the vector index", self.apply());
+            // Saved when due between batches too: a stream or a flood that
+            // keeps a backlog for long does not keep the index unsaved.
+            self.save_when_due(&mut saved_at);
             if more {
                 continue;
-            }
-            if saved_at.elapsed() >= self.config.save_every {
-                self.save();
-                saved_at = Instant::now();
             }
             let poll = if changed_at.elapsed() >= crate::clock::QUIET {
                 crate::clock::QUIET.max(self.config.poll_every)
@@ -188,7 +210,7 @@ impl Worker {
                 Msg::Reindex(reply) => {
                     let _ = reply.send(Err(refused()));
                 }
-                Msg::Wake | Msg::RunDone => {}
+                Msg::Wake(_) | Msg::RunDone => {}
             }
         }
     }
@@ -210,7 +232,12 @@ impl Worker {
                 let _ = reply.send(self.reindex());
                 *seen_epoch = None;
             }
-            Msg::Wake => *seen_epoch = None,
+            Msg::Wake(hurry) => {
+                *seen_epoch = None;
+                if hurry {
+                    self.pace.borrow_mut().hurry(Instant::now());
+                }
+            }
             Msg::RunDone => {}
         }
         true
@@ -286,9 +313,45 @@ impl Worker {
         }
     }
 
-    /// Embeds one batch of new or edited entries; `true` if there may be more.
-    fn embed_batch(&self, model: &mut Model) -> Result<bool> {
+    /// Whether a run may start now, by the store's writes (`pace.rs`).
+    fn next_run(&self) -> Next {
+        let now = Instant::now();
+        let mut pace = self.pace.borrow_mut();
+        pace.saw(self.source.write_epoch(), now);
+        pace.next(self.config.batch, now, || self.source.backlog())
+    }
+
+    /// Between two chunks of a batch: while writes stream, waits (answering
+    /// queries; a search that waits hurries it), up to the pace's bound. Returns the most
+    /// notes the next chunk may take.
+    fn between_chunks(&self, model: &mut Model) -> usize {
+        loop {
+            let wait = match self.next_run() {
+                Next::Run(limit) => return limit,
+                Next::Wait(d) => d,
+            };
+            match self.rx.recv_timeout(wait) {
+                Ok(query @ Msg::Query(..)) => {
+                    self.handle(query, model, &mut None);
+                }
+                Ok(Msg::RunDone) | Err(RecvTimeoutError::Timeout) => {}
+                Ok(wake @ Msg::Wake(_)) => self.defer(wake),
+                Ok(other) => {
+                    // A reindex or a stop: after this batch, at once.
+                    self.defer(other);
+                    return self.config.batch;
+                }
+                Err(RecvTimeoutError::Disconnected) => return self.config.batch,
+            }
+        }
+    }
+
+    /// Embeds one batch of at most `limit` new or edited entries; `true`
+    /// if there may be more.
+    fn embed_batch(&self, model: &mut Model, limit: usize) -> Result<bool> {
         let started = Instant::now();
+        // Time spent waiting for writes to pause is not encoding time.
+        let mut paused = std::time::Duration::ZERO;
         let mut backlog = self.backlog.borrow_mut();
         let embedded = {
             let mut copy = backlog.before_batch(self.config.threads, self.lane.escalated(), || {
@@ -308,7 +371,10 @@ impl Worker {
                 let contents: Vec<&str> = order.iter().map(|&i| notes[i].content).collect();
                 let mut computed = Vec::with_capacity(texts.len());
                 let mut done = 0;
-                for chunk in lane::Chunks::new(&sorted, &self.chunk, self.config.batch) {
+                let mut chunks = lane::Chunks::new(&sorted, &self.chunk, self.config.batch);
+                // After the first chunk, as many as the pace allows.
+                let mut cap = limit;
+                while let Some(chunk) = chunks.next_up_to(cap) {
                     let n = chunk.texts.len();
                     let vectors = self.embed_chunk(model, copy.as_deref_mut(), chunk.texts);
                     let terms = self.sparse_chunk(&contents[done..done + n]);
@@ -318,6 +384,11 @@ impl Worker {
                     // A search waiting for its query's vector is answered now,
                     // at normal priority, not after the rest of the batch.
                     self.answer_queries(model);
+                    if done < sorted.len() {
+                        let pause = Instant::now();
+                        cap = self.between_chunks(model);
+                        paused += pause.elapsed();
+                    }
                 }
                 let mut out: Vec<Option<Encoded>> = vec![None; texts.len()];
                 for ((vector, terms), &i) in computed.into_iter().zip(&order) {
@@ -325,7 +396,7 @@ impl Worker {
                 }
                 out
             };
-            self.source.embed_next(self.config.batch, &mut embed)
+            self.source.embed_next(limit, &mut embed)
         };
         let n = match embedded {
             Ok(n) => n,
@@ -334,7 +405,7 @@ impl Worker {
                 return Err(e);
             }
         };
-        let more = n.is_some_and(|n| n >= self.config.batch);
+        let more = n.is_some_and(|n| n >= limit);
         backlog.after_batch(more);
         if !more && matches!(*self.spare.borrow(), Spare::Loaded(_)) {
             *self.spare.borrow_mut() = Spare::None;
@@ -345,7 +416,10 @@ impl Worker {
         };
         let mut e = lock(&self.shared.embedded);
         e.0 += n as u64;
-        e.1 += started.elapsed();
+        e.1 += started.elapsed().saturating_sub(paused);
+        if n > 0 {
+            self.shared.runs.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(true)
     }
 
@@ -439,7 +513,7 @@ impl Worker {
         match msg {
             Ok(Msg::RunDone) => {}
             Ok(query @ Msg::Query(..)) => self.held.borrow_mut().push(query),
-            Ok(other) => self.deferred.borrow_mut().push_back(other),
+            Ok(other) => self.defer(other),
             Err(RecvTimeoutError::Timeout) if !done.load(Ordering::Acquire) => {
                 let mut spare = self.spare.borrow_mut();
                 if matches!(*spare, Spare::None) {
@@ -480,9 +554,18 @@ impl Worker {
                     let mut none = None;
                     self.handle(msg, model, &mut none);
                 }
-                other => self.deferred.borrow_mut().push_back(other),
+                other => self.defer(other),
             }
         }
+    }
+
+    /// Keeps a message for after the batch; a search that waits hurries
+    /// the batch too.
+    fn defer(&self, msg: Msg) {
+        if matches!(msg, Msg::Wake(true)) {
+            self.pace.borrow_mut().hurry(Instant::now());
+        }
+        self.deferred.borrow_mut().push_back(msg);
     }
 
     /// Applies new rows of the stored vectors to the index; rebuilds it when
@@ -516,6 +599,14 @@ impl Worker {
             moved
         });
         Ok(())
+    }
+
+    /// Saves the index when `save_every` has passed since `saved_at`.
+    fn save_when_due(&self, saved_at: &mut Instant) {
+        if saved_at.elapsed() >= self.config.save_every {
+            self.save();
+            *saved_at = Instant::now();
+        }
     }
 
     fn save(&self) {

@@ -89,6 +89,10 @@ impl VectorSource for SqliteVectors {
         Some(self.0.write_epoch())
     }
 
+    fn backlog(&self) -> Option<i64> {
+        self.0.embed_queue().ok()
+    }
+
     fn marks(&self, _applied: i64) -> (i64, i64) {
         // Only the worker commits vectors, and it applies what it commits.
         let v = self.v();

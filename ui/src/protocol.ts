@@ -587,7 +587,12 @@ index_bytes: number,
 /**
  * Entries embedded since the engine started, and how fast.
  */
-embedded: number, embed_per_second: number, };
+embedded: number, embed_per_second: number, 
+/**
+ * The batches they were encoded in: a burst of notes is gathered
+ * into one, not a batch per note.
+ */
+runs: number, };
 
 export type ReindexResult = { 
 /**

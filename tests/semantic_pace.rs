@@ -1,0 +1,228 @@
+//! The encoders stay out of the writers' way (`semantic/pace.rs`): a burst
+//! of notes is encoded in a few batches after it, not one per note; while
+//! writes stream, encoding waits (a short batch now and then, so a stream
+//! is still encoded); and a search that needs its writes catches them up
+//! all the same.
+//!
+//! (Their own binary: the encoders run on idle CPU only, and a CPU-heavy
+//! neighbour test would starve them.)
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use scratchpad::semantic::Precision;
+use serde_json::json;
+
+/// Both encoders: the embedding model and the sparse one.
+fn both_encoders(c: &mut scratchpad::Config) {
+    let mut s = semantic_config(Precision::Int8);
+    s.sparse = Some(splade_model_dir());
+    c.semantic = Some(s);
+}
+
+/// Whether the store says when it was written (SQLite does; on PostgreSQL
+/// other engines write too, so there is no signal to yield to).
+fn store_signals_writes() -> bool {
+    if postgres::wanted() {
+        println!("skipped on PostgreSQL: the store gives no signal of its writes to yield to");
+        return false;
+    }
+    true
+}
+
+/// Waits until everything written is embedded; a search that waits
+/// hurries the worker, as a person's would.
+async fn settled(c: &mut scratchpad::client::Client) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let r = ok(c, "stats", json!({})).await;
+        if r["semantic"]["status"] == "ready" && r["embed_queue"] == 0 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the backlog never drained: {r}");
+        let _ = c
+            .call("search", json!({"query": "anything", "mode": "semantic"}))
+            .await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// (embedded, runs) so far.
+fn encoded(h: &Harness) -> (u64, u64) {
+    let s = h.engine.semantic().unwrap().stats();
+    (s.embedded, s.runs)
+}
+
+fn note(i: usize) -> String {
+    let topic = [
+        "the billing export times out",
+        "a flaky login test on staging",
+        "the nightly backup ran out of disk",
+        "the release notes need a review",
+    ][i % 4];
+    format!("note {i}: {topic}")
+}
+
+/// Writes `n` notes to `pad`, one every `every`.
+async fn stream(c: &mut scratchpad::client::Client, pad: &str, n: usize, every: Duration) {
+    for i in 0..n {
+        add(c, pad, &note(i)).await;
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// 40 notes written 40 ms apart (the worker looks every 20 ms): today's
+/// worker encoded each as it came, a batch per note; gathered, they go in
+/// a few batches once the burst is over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_notes_is_encoded_in_a_few_batches() {
+    if !store_signals_writes() {
+        return;
+    }
+    let h = Harness::with(both_encoders).await;
+    let mut c = h.client().await;
+    add(&mut c, "team", "warm up").await;
+    settled(&mut c).await;
+    let (e0, r0) = encoded(&h);
+    let n = 40;
+    stream(&mut c, "burst", n, Duration::from_millis(40)).await;
+    settled(&mut c).await;
+    let (e1, r1) = encoded(&h);
+    println!("{n} notes 40 ms apart: {} batches", r1 - r0);
+    assert_eq!(e1 - e0, n as u64);
+    assert!(
+        r1 - r0 <= n as u64 / 4,
+        "{n} notes written 40 ms apart were encoded in {} batches",
+        r1 - r0
+    );
+    h.stop().await;
+}
+
+/// While a note arrives every 10 ms (2.5 s), encoding waits, then runs
+/// whole batches once `pace::HELD_AT_MOST` notes wait (today's worker ran
+/// a batch each time it looked, every 20 ms, ~2 notes each); once the
+/// stream stops, everything is encoded. The index is still saved as
+/// often as configured meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_of_writes_holds_the_encoders_back() {
+    if !store_signals_writes() {
+        return;
+    }
+    let h = Harness::with(|c| {
+        both_encoders(c);
+        c.semantic.as_mut().unwrap().save_every = Duration::from_millis(50);
+    })
+    .await;
+    let mut c = h.client().await;
+    add(&mut c, "team", "warm up").await;
+    settled(&mut c).await;
+    let index = h
+        .dir
+        .path()
+        .join("data")
+        .join(scratchpad::semantic::INDEX_FILE);
+    let saved = || std::fs::metadata(&index).and_then(|m| m.modified()).ok();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = saved();
+    assert!(before.is_some(), "the index was never saved");
+    let (e0, r0) = encoded(&h);
+    let started = Instant::now();
+    let mut written = 0;
+    while started.elapsed() < Duration::from_millis(2500) {
+        add(&mut c, "stream", &note(written)).await;
+        written += 1;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (e1, r1) = encoded(&h);
+    let during = saved();
+    assert!(
+        e1 == e0 || during > before,
+        "the index took new vectors during the stream but was not saved"
+    );
+    let (n, runs) = (e1 - e0, r1 - r0);
+    println!("{n} of {written} notes encoded in {runs} batches while they streamed in");
+    // Held back until `pace::HELD_AT_MOST` wait, then a whole batch (16):
+    // a batch per few notes, never one per note as today's worker ran
+    // (it looked every 20 ms: ~2 notes a batch). One short batch a second
+    // besides.
+    assert!(
+        runs * 6 <= n + 12,
+        "{n} notes were encoded in {runs} batches while they streamed in"
+    );
+    settled(&mut c).await;
+    assert_eq!(encoded(&h).0 - e0, written as u64);
+    h.stop().await;
+}
+
+/// A search that needs a note just written finds it by meaning while
+/// other writes stream in (and the encoders yield to them): the search
+/// hurries the worker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_catches_up_while_writes_stream() {
+    let h = Harness::with(both_encoders).await;
+    let mut c = h.client().await;
+    add(&mut c, "team", "warm up").await;
+    settled(&mut c).await;
+    let socket = h.socket.clone();
+    let writer = tokio::spawn(async move {
+        let mut c = scratchpad::client::Client::connect(&socket).await.unwrap();
+        stream(&mut c, "stream", 60, Duration::from_millis(40)).await;
+    });
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let id = add(
+        &mut c,
+        "team",
+        "the TLS certificate for the api domain expires on Friday",
+    )
+    .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "renew the https cert soon", "mode": "semantic", "pad": "team", "limit": 2}),
+    )
+    .await;
+    assert!(r.get("not_embedded").is_none(), "{r}");
+    assert_eq!(hit_ids(&r).first(), Some(&id), "{r}");
+    writer.await.unwrap();
+    h.stop().await;
+}
+
+/// A stream longer than the encoders' yield could hold (15 notes a second
+/// for about 5 s: yielding alone, a short batch a second, would leave ~60
+/// behind, past what a search waits for) and then a note and a search for
+/// it: the search still reads its write by meaning, because runs never
+/// hold back more than `pace::HELD_AT_MOST` notes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_after_a_long_stream_still_reads_its_write() {
+    if !store_signals_writes() {
+        return;
+    }
+    let h = Harness::with(both_encoders).await;
+    let mut c = h.client().await;
+    add(&mut c, "team", "warm up").await;
+    settled(&mut c).await;
+    stream(&mut c, "stream", 70, Duration::from_millis(66)).await;
+    let id = add(
+        &mut c,
+        "team",
+        "the TLS certificate for the api domain expires on Friday",
+    )
+    .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = ok(
+        &mut c,
+        "search",
+        json!({"query": "renew the https cert soon", "mode": "semantic", "pad": "team", "limit": 2}),
+    )
+    .await;
+    assert!(r.get("not_embedded").is_none(), "{r}");
+    assert_eq!(hit_ids(&r).first(), Some(&id), "{r}");
+    h.stop().await;
+}
