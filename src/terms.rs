@@ -183,6 +183,12 @@ pub fn within_budget<W: Clone>(words: &[(W, u64)], budget: u64) -> Vec<W> {
     kept
 }
 
+/// Whether a word held by `df` of `n` entries weighs nothing in BM25
+/// (`idf`'s floor: it is in half of them or more).
+pub fn weighs_nothing(n: u64, df: u64) -> bool {
+    df.saturating_mul(2) >= n
+}
+
 /// BM25's weight of a word held by `df` of `n` entries, as FTS5 computes it
 /// (a word in over half the entries counts for almost nothing, not less).
 pub fn idf(n: f64, df: f64) -> f64 {
@@ -330,5 +336,19 @@ mod tests {
         assert_eq!(with_forms(vec!["go".into()]), ["go"]);
         assert_eq!(with_forms(vec!["café".into()]), ["café"]);
         assert_eq!(with_forms(vec!["東京".into()]), ["東京"]);
+    }
+
+    #[test]
+    fn a_word_in_half_the_notes_or_more_weighs_nothing() {
+        assert!(weighs_nothing(10, 5));
+        assert!(weighs_nothing(10, 9));
+        assert!(!weighs_nothing(10, 4));
+        for (n, df) in [(10u64, 5u64), (10, 4), (1000, 499), (1000, 500)] {
+            assert_eq!(
+                weighs_nothing(n, df),
+                idf(n as f64, df as f64) <= 1e-6,
+                "{df} of {n}"
+            );
+        }
     }
 }

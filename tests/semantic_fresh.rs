@@ -81,11 +81,14 @@ async fn a_search_right_after_a_write_finds_it_by_meaning() {
             .as_str()
             .unwrap()
             .to_string();
-        for mode in ["semantic", "hybrid"] {
+        // Hybrid fuses the words too: "billed" also finds the twenty
+        // "billing-api" notes by its form "billing" (`terms::with_forms`),
+        // which may rank first; the note just written is still a hit.
+        for (mode, limit) in [("semantic", 5), ("hybrid", 10)] {
             let r = ok(
                 &mut c,
                 "search",
-                json!({"query": query, "mode": mode, "pad": "team", "limit": 5}),
+                json!({"query": query, "mode": mode, "pad": "team", "limit": limit}),
             )
             .await;
             assert!(

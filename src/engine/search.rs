@@ -360,12 +360,23 @@ impl Engine {
         if hits.full() {
             return Ok((hits.into_vec(), plan));
         }
-        let asked = terms::with_forms(terms::question_words(query));
+        let words = terms::question_words(query);
+        let asked = terms::with_forms(words.clone());
         plan.dropped_common = terms::index_words(query)
             .into_iter()
             .filter(|w| !asked.contains(w))
             .collect();
-        let counted = db.word_counts(&asked, filter).await?;
+        let mut counted = db.word_counts(&asked, filter).await?;
+        if counted.iter().any(|(w, _)| !words.contains(w)) {
+            // A form held by most notes weighs nothing in BM25 and only
+            // brings candidates ("billed" finding every "billing" note):
+            // left out, as the word itself would weigh if asked.
+            let n = match readable {
+                Some(n) => n,
+                None => db.live_entries().await? as u64,
+            };
+            counted.retain(|(w, df)| words.contains(w) || !terms::weighs_nothing(n, *df));
+        }
         let Some(rarest) = counted.iter().min_by_key(|(_, df)| *df).cloned() else {
             return Ok((hits.into_vec(), plan));
         };
