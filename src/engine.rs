@@ -520,7 +520,10 @@ impl Engine {
             m.entry_written(entry.kind);
         }
         self.0.bus.entry_changed(EventType::Created, None, &entry);
-        self.agents_notice(handed);
+        if handed {
+            // Its deliveries' rows committed with it: the dispatcher takes them.
+            self.0.agents.wake.notify_one();
+        }
         if let Some((before, after)) = parent {
             if after.answer.as_deref() == Some(&entry.id) {
                 self.0.waiters.answer(&after.id, &entry);

@@ -27,7 +27,6 @@ mod keep;
 mod pads;
 mod query;
 mod relay;
-mod rows;
 mod sparse;
 mod statistics;
 mod tasks;
@@ -48,8 +47,7 @@ pub(crate) use crate::storage::query::{Arg, Query};
 pub(crate) use query::{statement, Run};
 
 pub(crate) use crate::storage::rows::{
-    read_entry, read_entry_seq, read_pad, ENTRY_COLUMNS, PAD_COLUMNS, REPORT_COLUMNS,
-    VERSION_COLUMNS,
+    read_entry, read_entry_seq, read_pad, ENTRY_COLUMNS, PAD_COLUMNS,
 };
 
 /// A new id: the write time in its high bits as on SQLite (`src/id.rs`),

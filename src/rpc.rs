@@ -18,7 +18,6 @@ use tokio::task::AbortHandle;
 
 pub mod declared;
 mod methods;
-mod touches;
 
 use crate::access::Access;
 use crate::engine::Engine;

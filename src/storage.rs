@@ -40,6 +40,7 @@ pub(crate) mod query;
 pub(crate) mod rows;
 pub mod rules;
 pub(crate) mod sparse;
+pub(crate) mod tasks;
 pub(crate) mod tokens;
 mod types;
 pub mod write;

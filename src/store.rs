@@ -39,7 +39,6 @@ mod pads;
 mod query;
 mod rank;
 mod room;
-mod rows;
 mod sparse;
 mod sqlite;
 mod tasks;

@@ -200,14 +200,6 @@ impl Engine {
     pub fn seen(&self, author: &str) {
         self.0.agents.presence.seen(author, self.now());
     }
-
-    /// Wakes the dispatcher for a committed entry that brought deliveries
-    /// (their rows committed with it).
-    pub(super) fn agents_notice(&self, handed: bool) {
-        if handed {
-            self.0.agents.wake.notify_one();
-        }
-    }
 }
 
 /// The dispatcher's writes: an entry it made (its content and author

@@ -3,7 +3,7 @@
 use sqlx::postgres::PgRow;
 use sqlx::PgConnection;
 
-use super::{bounded, read_entry, read_entry_seq, PgStore, Run, ENTRY_COLUMNS};
+use super::{bounded, read_entry, PgStore, Run, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
@@ -192,42 +192,14 @@ impl Entries for PgStore {
         })
     }
 
-    /// Entries by seq, in that order; `None` for one gone meanwhile.
     fn entries_by_id<'a>(&'a self, seqs: &'a [i64]) -> Fut<'a, Vec<Option<Entry>>> {
-        bounded(async move {
-            let rows = sqlx::query(sql!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ANY($1)"
-            ))
-            .bind(seqs)
-            .fetch_all(self.pool())
-            .await?;
-            let mut found: std::collections::HashMap<i64, Entry> =
-                rows.iter().map(read_entry_seq).collect::<Result<_>>()?;
-            Ok(seqs.iter().map(|s| found.remove(s)).collect())
-        })
+        bounded(async move { entries::by_id(&mut *self.pool().acquire().await?, seqs).await })
     }
 
-    /// For each seq, the live entries just before and after it in its pad,
-    /// then the ones two away.
     fn pad_neighbours<'a>(&'a self, seqs: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 4]>> {
-        bounded(async move {
-            type Row = (i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>);
-            let rows: Vec<Row> = sqlx::query_as(sql!(
-                "SELECT e.seq, {} FROM entries e WHERE e.seq = ANY($1)",
-                crate::storage::rules::PAD_NEIGHBOURS
-            ))
-            .bind(seqs)
-            .fetch_all(self.pool())
-            .await?;
-            let found: std::collections::HashMap<i64, [Option<i64>; 4]> = rows
-                .into_iter()
-                .map(|(s, a, b, c, d)| (s, [a, b, c, d]))
-                .collect();
-            Ok(seqs
-                .iter()
-                .map(|s| found.get(s).copied().unwrap_or([None; 4]))
-                .collect())
-        })
+        bounded(
+            async move { entries::pad_neighbours(&mut *self.pool().acquire().await?, seqs).await },
+        )
     }
 
     fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox> {

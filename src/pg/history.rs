@@ -2,13 +2,12 @@
 //! `store::history`, on the table of migrations/postgres/20261201000004.
 
 use super::tx::PgTx;
-use super::{bounded, upkeep, PgStore, ENTRY_COLUMNS, VERSION_COLUMNS};
+use super::{bounded, upkeep, PgStore};
 use crate::error::Result;
 use crate::id;
 use crate::model::Entry;
 use crate::protocol::{Change, Skipped, Version};
 use crate::storage::history;
-use crate::storage::rows::read_version;
 use crate::storage::rules::KEPT_COLUMNS;
 use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
@@ -30,33 +29,6 @@ impl PgStore {
 
 /// PostgreSQL's statements bringing deleted entries back (`storage::write`).
 impl RestoreTx for PgTx<'_> {
-    async fn last_deletions(&mut self, which: Restore) -> Result<Vec<(i64, i64, Version)>> {
-        let (cond, key) = match which {
-            Restore::Seq(seq) => ("e.seq = $1", seq),
-            Restore::Change(batch) => ("e.batch = $1", batch),
-        };
-        let rows = sqlx::query(sql!(
-            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-             WHERE {cond} AND e.action <> 'edit' \
-               AND e.n = (SELECT max(n) FROM entry_history h \
-                          WHERE h.seq = e.seq AND h.action <> 'edit') \
-             ORDER BY e.seq FOR UPDATE"
-        ))
-        .bind(key)
-        .fetch_all(&mut *self.conn)
-        .await?;
-        rows.iter().map(read_version).collect()
-    }
-
-    async fn live(&mut self, seqs: &[i64]) -> Result<Vec<i64>> {
-        Ok(
-            sqlx::query_scalar("SELECT seq FROM entries WHERE seq = ANY($1)")
-                .bind(seqs)
-                .fetch_all(&mut *self.conn)
-                .await?,
-        )
-    }
-
     async fn bring_back(&mut self, kept: &[(i64, Entry)], by: &str, now: i64) -> Result<()> {
         let ns: Vec<i64> = kept.iter().map(|k| k.0).collect();
         let back: Vec<i64> = kept.iter().filter_map(|k| id::decode(&k.1.id)).collect();

@@ -17,11 +17,7 @@ use std::collections::BTreeMap;
 
 impl PgStore {
     pub async fn pad(&self, name: &str) -> Result<Option<Pad>> {
-        let row = sqlx::query(sql!("SELECT {PAD_COLUMNS} FROM pads WHERE name = $1"))
-            .bind(name)
-            .fetch_optional(self.pool())
-            .await?;
-        row.as_ref().map(read_pad).transpose()
+        pads::pad(&mut *self.pool().acquire().await?, name).await
     }
 
     /// A pad's entries, oldest first, within `max_bytes` (`Store::pad_entries`).
@@ -95,19 +91,7 @@ impl Pads for PgStore {
     }
 
     fn touch<'a>(&'a self, name: &'a str, now: i64) -> Fut<'a, Pad> {
-        bounded(async move {
-            let row = sqlx::query(sql!(
-                "UPDATE pads SET last_write_at = $2, archived_at = NULL WHERE name = $1 RETURNING {PAD_COLUMNS}"
-            ))
-            .bind(name)
-            .bind(now)
-            .fetch_optional(self.pool())
-            .await?;
-            match row {
-                Some(r) => read_pad(&r),
-                None => Err(no_pad(name)),
-            }
-        })
+        bounded(async move { pads::touch(&mut *self.pool().acquire().await?, name, now).await })
     }
 
     fn clear<'a>(

@@ -12,7 +12,7 @@ use crate::id;
 use crate::model::{Category, Entry, Status};
 use crate::protocol::Action;
 use crate::storage::once::{self, Key, KeyTx};
-use crate::storage::rules::{stamp, Stamp};
+use crate::storage::rules::stamp;
 use crate::storage::write::WriteTx;
 use crate::storage::NewEntry;
 
@@ -35,6 +35,11 @@ impl PgStore {
 }
 
 impl WriteTx for PgTx<'_> {
+    type Conn = PgConnection;
+    fn conn(&mut self) -> &mut PgConnection {
+        self.conn
+    }
+
     async fn resolve(&mut self, field: &'static str, id: &str) -> Result<(i64, String)> {
         resolve(self.conn, field, id).await
     }
@@ -92,31 +97,6 @@ impl WriteTx for PgTx<'_> {
         Ok(seq)
     }
 
-    async fn note_reply(
-        &mut self,
-        seq: i64,
-        before: &Entry,
-        after: &Entry,
-        now: i64,
-    ) -> Result<()> {
-        sqlx::query(
-            "UPDATE entries SET replies = replies + 1, answer = $2, tags = $3, version = $4, \
-             updated_at = greatest(updated_at, $5) WHERE seq = $1",
-        )
-        .bind(seq)
-        .bind(after.answer.as_deref().and_then(id::decode))
-        .bind(&after.tags)
-        .bind(after.version)
-        .bind(if after.version == before.version {
-            0
-        } else {
-            now
-        })
-        .execute(&mut *self.conn)
-        .await?;
-        Ok(())
-    }
-
     /// The pad's row comes last in an add: every writer of the pad waits
     /// for its lock, which is then held only through the commit. Its
     /// window is read in the statement that moves it (a window set on
@@ -139,29 +119,6 @@ impl WriteTx for PgTx<'_> {
         Ok(max_entries.map(|max| (max, entries)))
     }
 
-    async fn droppable(
-        &mut self,
-        pad: &str,
-        mine: Option<(&str, i64)>,
-        limit: i64,
-    ) -> Result<Vec<i64>> {
-        const DROPPABLE: &str = "SELECT seq FROM entries WHERE pad = $1 AND NOT pinned \
-             AND NOT ('important' = ANY(tags))";
-        let q = match mine {
-            Some((author, except)) => sqlx::query_scalar(sql!(
-                "{DROPPABLE} AND author = $3 AND seq != $4 ORDER BY seq LIMIT $2"
-            ))
-            .bind(pad)
-            .bind(limit)
-            .bind(author)
-            .bind(except),
-            None => sqlx::query_scalar(sql!("{DROPPABLE} ORDER BY seq LIMIT $2"))
-                .bind(pad)
-                .bind(limit),
-        };
-        Ok(q.fetch_all(&mut *self.conn).await?)
-    }
-
     async fn drop_window(&mut self, seqs: Vec<i64>, by: &str, now: i64) -> Result<Vec<Entry>> {
         let which = ("seq = ANY($4)", Arg::Ints(seqs));
         let (_, dropped, _) = keep_deleting(
@@ -177,15 +134,6 @@ impl WriteTx for PgTx<'_> {
         Ok(dropped)
     }
 
-    async fn depends_on(&mut self, seq: i64) -> Result<Vec<String>> {
-        let deps: Option<Vec<String>> =
-            sqlx::query_scalar("SELECT depends_on FROM entries WHERE seq = $1")
-                .bind(seq)
-                .fetch_optional(&mut *self.conn)
-                .await?;
-        Ok(deps.unwrap_or_default())
-    }
-
     async fn keep_edited(&mut self, seq: i64, by: &str, now: i64) -> Result<()> {
         let which = "seq = $4";
         keep(
@@ -197,58 +145,6 @@ impl WriteTx for PgTx<'_> {
             which,
             Arg::Int(seq),
         )
-        .await?;
-        Ok(())
-    }
-
-    async fn rewrite(
-        &mut self,
-        seq: i64,
-        after: &Entry,
-        remind: Option<Option<i64>>,
-        stamp: Option<Stamp>,
-        now: i64,
-    ) -> Result<()> {
-        let meta = after
-            .meta
-            .as_ref()
-            .map(|m| serde_json::to_string(m).expect("json serializes"));
-        sqlx::query(
-            "UPDATE entries SET content = $1, tags = $2, kind = $3, status = $4, assignee = $5, \
-             resume = $6, category = $7, confidence = $8, pinned = $9, depends_on = $10, \
-             remind_at = CASE WHEN $11 THEN $12 ELSE remind_at END, \
-             reminded_at = CASE WHEN $11 THEN NULL ELSE reminded_at END, \
-             meta = $13, updated_at = $14, version = version + 1, supersedes = $16, \
-             claimed_at = CASE WHEN $17 THEN $18 ELSE claimed_at END, \
-             finished_at = CASE WHEN $19 THEN $20 ELSE finished_at END WHERE seq = $15",
-        )
-        .bind(&after.content)
-        .bind(&after.tags)
-        .bind(after.kind.as_str())
-        .bind(after.status.map(Status::as_str))
-        .bind(&after.assignee)
-        .bind(&after.resume)
-        .bind(after.category.map(Category::as_str))
-        .bind(after.confidence)
-        .bind(after.pinned)
-        .bind(
-            after
-                .depends_on
-                .iter()
-                .map(|r| r.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .bind(remind.is_some())
-        .bind(remind.flatten())
-        .bind(meta)
-        .bind(now)
-        .bind(seq)
-        .bind(after.supersedes.as_deref().and_then(id::decode))
-        .bind(stamp.is_some_and(|s| s.claimed_at.is_some()))
-        .bind(stamp.and_then(|s| s.claimed_at).flatten())
-        .bind(stamp.is_some())
-        .bind(stamp.and_then(|s| s.finished_at))
-        .execute(&mut *self.conn)
         .await?;
         Ok(())
     }

@@ -1,13 +1,17 @@
 //! Deliveries to A2A agents as both stores keep them (the `deliveries`
 //! table; rows are written with their entry), written once: the statements
 //! (the same SQL on both, but for which agents' messages wait: a bound list
-//! is JSON text on SQLite and an array on PostgreSQL) and reading a row
+//! is JSON text on SQLite and an array on PostgreSQL), the sequences that
+//! run them (over `Select` and `Execute`; a store supplies the connection
+//! and, for a sequence of several, the transaction) and reading a row
 //! back. A flag is compared as `= TRUE`/`= FALSE`, never bare: SQLite's
-//! planner uses an index on an equality only (tests in `store/deliveries.rs`). Each store runs them (`store/deliveries.rs`, `pg/deliveries.rs`).
+//! planner uses an index on an equality only (tests in `store/deliveries.rs`).
 
 use super::dialect::Dialect;
+use super::query::{Arg, Execute, Query, Select};
 use super::rows::Columns;
 use super::DeliveryRow;
+use crate::error::Result;
 use crate::id;
 
 /// Finished conversations kept (`rules::KEEP_FINISHED_CONVERSATIONS`), as
@@ -69,4 +73,100 @@ pub fn read_delivery<R: Columns>(row: &R) -> Result<DeliveryRow, R::Error> {
         state: row.opt_text(4)?,
         live: row.flag(5)?,
     })
+}
+
+/// Messages for `agents` no conversation has taken yet, oldest first.
+pub async fn waiting<S: Select>(s: &mut S, agents: &[String]) -> Result<Vec<DeliveryRow>> {
+    let d = S::DIALECT;
+    let q = Query::prepared(
+        d,
+        format!(
+            "SELECT {COLUMNS} FROM deliveries WHERE {} AND {} ORDER BY entry",
+            d.is_false("taken"),
+            d.any_of("agent", "$1")
+        ),
+        vec![Arg::Texts(agents.to_vec())],
+    );
+    s.rows(&q, |r| read_delivery(r)).await
+}
+
+/// Conversations begun: every live one and the newest finished.
+pub async fn conversations<S: Select>(s: &mut S) -> Result<Vec<DeliveryRow>> {
+    let q = Query::prepared(S::DIALECT, CONVERSATIONS, vec![Arg::Int(KEEP_FINISHED)]);
+    s.rows(&q, |r| read_delivery(r)).await
+}
+
+/// The conversations of a pad, or of one note (a full id).
+pub async fn of<S: Select>(
+    s: &mut S,
+    pad: Option<&str>,
+    entry: Option<&str>,
+) -> Result<Vec<DeliveryRow>> {
+    let entry = entry.map(|e| id::decode(e).unwrap_or(-1));
+    let q = Query::prepared(
+        S::DIALECT,
+        OF,
+        vec![Arg::opt_text(pad), Arg::opt_int(entry)],
+    );
+    s.rows(&q, |r| read_delivery(r)).await
+}
+
+/// Stores a conversation's state in its root row; `taken`: the waiting
+/// message it took in, waiting no more; the oldest finished ones past
+/// those kept go. Run in one transaction.
+pub async fn save<C: Execute>(
+    c: &mut C,
+    row: &DeliveryRow,
+    taken: Option<&str>,
+    now: i64,
+) -> Result<()> {
+    let d = C::DIALECT;
+    let (Some(entry), Some(root)) = (id::decode(&row.entry), id::decode(&row.root)) else {
+        return Ok(());
+    };
+    let args = vec![
+        Arg::Int(entry),
+        Arg::Text(row.agent.clone()),
+        Arg::Int(root),
+        Arg::Text(row.pad.clone()),
+        Arg::opt_text(row.state.clone()),
+        Arg::Bool(row.live),
+        Arg::Int(now),
+    ];
+    c.execute(&Query::prepared(d, SAVE, args)).await?;
+    if let Some(t) = taken.and_then(id::decode).filter(|t| *t != entry) {
+        let args = vec![Arg::Int(root), Arg::Text(row.agent.clone()), Arg::Int(t)];
+        c.execute(&Query::prepared(d, DROP_ONE, args)).await?;
+    }
+    if !row.live {
+        let args = vec![Arg::Int(KEEP_FINISHED)];
+        c.execute(&Query::prepared(d, TRIM_FINISHED, args)).await?;
+    }
+    Ok(())
+}
+
+/// Forgets a waiting message (its entry is gone).
+pub async fn drop_one<C: Execute>(c: &mut C, row: &DeliveryRow) -> Result<()> {
+    let (Some(entry), Some(root)) = (id::decode(&row.entry), id::decode(&row.root)) else {
+        return Ok(());
+    };
+    let args = vec![
+        Arg::Int(root),
+        Arg::Text(row.agent.clone()),
+        Arg::Int(entry),
+    ];
+    c.execute(&Query::prepared(C::DIALECT, DROP_ONE, args))
+        .await?;
+    Ok(())
+}
+
+/// Forgets what `agent` has not finished: how many conversations. Run in
+/// one transaction.
+pub async fn drop_agent<C: Execute>(c: &mut C, agent: &str) -> Result<usize> {
+    let d = C::DIALECT;
+    let agent = || vec![Arg::Text(agent.into())];
+    let n = c.execute(&Query::prepared(d, DROP_LIVE, agent())).await?;
+    c.execute(&Query::prepared(d, drop_waiting(d), agent()))
+        .await?;
+    Ok(n as usize)
 }

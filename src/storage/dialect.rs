@@ -3,10 +3,11 @@
 //! `storage::deliveries::drop_waiting`, the filters of `storage::query`)
 //! take their differing pieces from here.
 //!
-//! A constant statement numbers its placeholders `$1`, `$2`, … in the
-//! order they first appear, which SQLite binds by position as PostgreSQL
-//! does. A statement built at run time (`storage::query::Query`) takes
-//! each value's placeholder from `placeholder`.
+//! A statement written whole numbers its placeholders `$1`, `$2`, … by
+//! the value each takes (`numbered` makes them SQLite's `?1`, `?2`, …:
+//! SQLite numbers a `$1` by where it first appears). A statement built at
+//! run time (`storage::query::Query`) takes each value's placeholder from
+//! `placeholder`.
 
 /// The database a statement is written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +24,24 @@ impl Dialect {
         match self {
             Dialect::Sqlite => "?".into(),
             Dialect::Postgres => format!("${n}"),
+        }
+    }
+
+    /// `sql`, its placeholders `$1`, `$2`, … as this database numbers a
+    /// value by its position (SQLite's `?1`; a `$` not before a digit, as
+    /// in a JSON path, stays).
+    pub fn numbered(self, sql: String) -> String {
+        match self {
+            Dialect::Postgres => sql,
+            Dialect::Sqlite => {
+                let mut out = String::with_capacity(sql.len());
+                let mut chars = sql.chars().peekable();
+                while let Some(c) = chars.next() {
+                    let digit_next = chars.peek().is_some_and(char::is_ascii_digit);
+                    out.push(if c == '$' && digit_next { '?' } else { c });
+                }
+                out
+            }
         }
     }
 
@@ -78,6 +97,43 @@ impl Dialect {
         }
     }
 
+    /// The condition that `column` is one of the list bound as `list`, for
+    /// a column with an index: SQLite looks each value up, PostgreSQL
+    /// takes the array whole.
+    pub fn any_of(self, column: &str, list: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("{column} IN (SELECT value FROM json_each({list}))"),
+            Dialect::Postgres => format!("{column} = ANY({list})"),
+        }
+    }
+
+    /// What ends a `SELECT` whose rows the transaction holds until it ends
+    /// (PostgreSQL's `FOR UPDATE`; SQLite's writer is held whole already).
+    pub fn hold_rows(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            Dialect::Postgres => " FOR UPDATE",
+        }
+    }
+
+    /// `hold_rows`, passing over rows another transaction holds: each is
+    /// taken by one engine of a team (SQLite has one writer: none is held).
+    pub fn hold_free_rows(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
+        }
+    }
+
+    /// The JSON text of the field `key` of the JSON text column `column`
+    /// (`NULL` when it has none).
+    pub fn json_field(self, column: &str, key: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("{column} -> '$.{key}'"),
+            Dialect::Postgres => format!("({column}::jsonb -> '{key}')::text"),
+        }
+    }
+
     /// The condition that the flag `column` is false, as this database's
     /// partial indexes are written (SQLite's `WHERE taken = 0` matches
     /// only `taken = 0`).
@@ -86,5 +142,20 @@ impl Dialect {
             Dialect::Sqlite => format!("{column} = 0"),
             Dialect::Postgres => format!("NOT {column}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Dialect;
+
+    #[test]
+    fn sqlite_numbers_a_value_by_its_position_not_where_it_first_appears() {
+        let sql = "UPDATE t SET a = $2, j = x -> '$.k' WHERE seq = $1".to_owned();
+        assert_eq!(
+            Dialect::Sqlite.numbered(sql.clone()),
+            "UPDATE t SET a = ?2, j = x -> '$.k' WHERE seq = ?1"
+        );
+        assert_eq!(Dialect::Postgres.numbered(sql.clone()), sql);
     }
 }

@@ -1,14 +1,15 @@
 //! History's reads written once above the stores, over a store's read
 //! connection (`Select`): an entry's kept versions, a change's, the trash,
 //! the kept ids a prefix names, and the audit (`History::changes`) —
-//! entries created, edits and deletions, restores, merged newest first.
+//! entries created, edits and deletions, restores, merged newest first;
+//! and what a restore reads on its transaction (`storage::write::restore`).
 
 use std::ops::ControlFlow;
 
 use super::query::{Arg, Execute, Query, Select};
 use super::rows::{read_change, read_entry, read_version, Columns, ENTRY_COLUMNS, VERSION_COLUMNS};
 use super::rules::{newest_first, prefix_range, IN_TRASH};
-use super::{HistoryFilter, Purge, Visible};
+use super::{HistoryFilter, Purge, Restore, Visible};
 use crate::error::Result;
 use crate::model::Entry;
 use crate::protocol::{Change, Version};
@@ -226,4 +227,43 @@ pub async fn changes<S: Select>(
         out.extend(changes_in(s, scan, filter).await?);
     }
     Ok(newest_first(out, limit))
+}
+
+/// `(n, seq, version)` of the latest deletion of each entry `which` names,
+/// oldest seq first, held for the transaction (two engines restoring the
+/// same change bring each entry back once).
+pub async fn last_deletions<S: Select>(
+    s: &mut S,
+    which: Restore,
+) -> Result<Vec<(i64, i64, Version)>> {
+    let (cond, key) = match which {
+        Restore::Seq(seq) => ("e.seq = $1", seq),
+        Restore::Change(batch) => ("e.batch = $1", batch),
+    };
+    let q = Query::prepared(
+        S::DIALECT,
+        format!(
+            "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
+             WHERE {cond} AND e.action <> 'edit' \
+               AND e.n = (SELECT max(n) FROM entry_history h \
+                          WHERE h.seq = e.seq AND h.action <> 'edit') \
+             ORDER BY e.seq{}",
+            S::DIALECT.hold_rows()
+        ),
+        vec![Arg::Int(key)],
+    );
+    s.rows(&q, |r| read_version(r)).await
+}
+
+/// Which of `seqs` are live.
+pub async fn live<S: Select>(s: &mut S, seqs: &[i64]) -> Result<Vec<i64>> {
+    let q = Query::prepared(
+        S::DIALECT,
+        format!(
+            "SELECT seq FROM entries WHERE {}",
+            S::DIALECT.any_of("seq", "$1")
+        ),
+        vec![Arg::Ints(seqs.to_vec())],
+    );
+    s.rows(&q, |r| r.int(0)).await
 }

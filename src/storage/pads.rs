@@ -1,8 +1,10 @@
-//! Pads' reads written once above the stores, over a store's read
-//! connection (`Select`): the pads, the tags in use.
+//! Pads' statements written once above the stores, over a store's
+//! connection (`Select`, `Execute`): the pads, one pad, a pad marked used,
+//! the tags in use.
 
-use super::query::Select;
+use super::query::{Arg, Execute, Query, Select};
 use super::rows::{read_pad, Columns, PAD_COLUMNS};
+use super::rules::no_pad;
 use super::EntryFilter;
 use crate::error::Result;
 use crate::model::Pad;
@@ -29,4 +31,29 @@ pub async fn tags<S: Select>(s: &mut S, filter: &EntryFilter) -> Result<Vec<(Str
     q.filter(filter)
         .raw(" GROUP BY t.tag ORDER BY n DESC, t.tag");
     s.rows(&q, |r| Ok((r.text(0)?, r.int(1)?))).await
+}
+
+/// The pad named `name`, if there is one.
+pub async fn pad<S: Select>(s: &mut S, name: &str) -> Result<Option<Pad>> {
+    let q = Query::prepared(
+        S::DIALECT,
+        format!("SELECT {PAD_COLUMNS} FROM pads WHERE name = $1"),
+        vec![Arg::Text(name.into())],
+    );
+    s.first(&q, |r| read_pad(r)).await
+}
+
+/// Marks a pad used now, restoring it if archived.
+pub async fn touch<C: Execute>(c: &mut C, name: &str, now: i64) -> Result<Pad> {
+    let q = Query::prepared(
+        C::DIALECT,
+        format!(
+            "UPDATE pads SET last_write_at = $2, archived_at = NULL WHERE name = $1 \
+             RETURNING {PAD_COLUMNS}"
+        ),
+        vec![Arg::Text(name.into()), Arg::Int(now)],
+    );
+    c.first(&q, |r| read_pad(r))
+        .await?
+        .ok_or_else(|| no_pad(name))
 }

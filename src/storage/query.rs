@@ -38,6 +38,21 @@ pub trait Select {
         read: impl FnMut(&Self::Row<'_>) -> Result<ControlFlow<()>, Self::Error>,
     ) -> Result<()>;
 
+    /// The first row `q` selects, read by `read` (`None`: none).
+    async fn first<T>(
+        &mut self,
+        q: &Query,
+        mut read: impl FnMut(&Self::Row<'_>) -> Result<T, Self::Error>,
+    ) -> Result<Option<T>> {
+        let mut out = None;
+        self.scan(q, |row| {
+            out = Some(read(row)?);
+            Ok(ControlFlow::Break(()))
+        })
+        .await?;
+        Ok(out)
+    }
+
     /// Every row `q` selects, each read by `read`.
     async fn rows<T>(
         &mut self,
@@ -62,7 +77,12 @@ pub trait Select {
 /// One bound value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Arg {
+    /// A `NULL` integer.
     Null,
+    /// A `NULL` text (PostgreSQL types every value it is sent).
+    NullText,
+    /// A `NULL` real.
+    NullReal,
     Text(String),
     Int(i64),
     Real(f64),
@@ -74,12 +94,26 @@ pub enum Arg {
     Reals(Vec<f64>),
 }
 
+impl Arg {
+    pub fn opt_text(v: Option<impl Into<String>>) -> Arg {
+        v.map_or(Arg::NullText, |t| Arg::Text(t.into()))
+    }
+    pub fn opt_int(v: Option<i64>) -> Arg {
+        v.map_or(Arg::Null, Arg::Int)
+    }
+    pub fn opt_real(v: Option<f64>) -> Arg {
+        v.map_or(Arg::NullReal, Arg::Real)
+    }
+}
+
 /// A statement and its values, in the order its placeholders take them.
 #[derive(Debug, Clone)]
 pub struct Query {
     dialect: Dialect,
     pub sql: String,
     args: Vec<Arg>,
+    /// Whether the database may keep it prepared (`Query::prepared`).
+    pub prepared: bool,
 }
 
 /// A store's connection running a built statement that changes rows
@@ -96,6 +130,7 @@ impl Query {
             dialect,
             sql: sql.into(),
             args: Vec::new(),
+            prepared: false,
         }
     }
 
@@ -104,8 +139,20 @@ impl Query {
     pub fn bound(dialect: Dialect, sql: impl Into<String>, args: Vec<Arg>) -> Query {
         Query {
             dialect,
-            sql: sql.into(),
+            sql: dialect.numbered(sql.into()),
             args,
+            prepared: false,
+        }
+    }
+
+    /// `bound` for a statement whose text is the same every time (its
+    /// values aside) and whose plan does not hang on them — a write's
+    /// point statement: PostgreSQL keeps it prepared on the connection
+    /// (a built read is planned with its values each time: `pg::Run`).
+    pub fn prepared(dialect: Dialect, sql: impl Into<String>, args: Vec<Arg>) -> Query {
+        Query {
+            prepared: true,
+            ..Query::bound(dialect, sql, args)
         }
     }
 

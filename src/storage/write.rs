@@ -2,116 +2,55 @@
 //! restoring an entry and moving a task along do — resolve the id and the
 //! references, check the version, walk for a dependency loop, keep the
 //! version before, note the reply, roll the pad's window, write — over a
-//! transaction each store supplies (`WriteTx`, `TaskTx`, `RestoreTx`: its
-//! statements, nothing else).
+//! transaction each store supplies (`WriteTx`, `RestoreTx`: the statements
+//! that differ, and its connection). The statements the same on both run
+//! on that connection, written once beside their concern
+//! (`storage::entries`, `storage::tasks`, `storage::history`).
 //!
 //! PostgreSQL's transaction awaits its connection; SQLite's statements are
 //! synchronous, so its futures are ready when first polled and its store
 //! runs a sequence to its end at once (`store::entries`).
 
-use super::rules::{check_version, is_task, may_finish, may_heartbeat, new_entry, stamp, Stamp};
+use super::query::Execute;
+use super::rules::{check_version, is_task, may_finish, may_heartbeat, new_entry, stamp};
 use super::rules::{
     not_superseding_itself, nothing_to_restore, replied, window_drops, would_cycle,
 };
+use super::tasks::{self, Ended};
+use super::{entries, history};
 use super::{Added, CycleSearch, Finish, NewEntry, Patch, Restore, Step};
 use crate::error::{Error, Result};
 use crate::model::{Entry, Status};
-use crate::protocol::{Skipped, Version};
+use crate::protocol::Skipped;
 
-/// One write's transaction on a store: the statements a sequence runs.
+/// One write's transaction on a store: the statements a sequence runs
+/// that differ between the stores, and the connection the rest run on.
 #[allow(async_fn_in_trait)]
 pub trait WriteTx {
+    /// The connection the transaction runs on.
+    type Conn: Execute;
+    fn conn(&mut self) -> &mut Self::Conn;
     /// `(seq, full id)` of the live entry with this id or unique prefix.
     async fn resolve(&mut self, field: &'static str, id: &str) -> Result<(i64, String)>;
     /// The entry, held for this transaction (no other write changes it).
     async fn load(&mut self, seq: i64) -> Result<Entry>;
-    /// The ids the entry `seq` waits on (empty when it is gone).
-    async fn depends_on(&mut self, seq: i64) -> Result<Vec<String>>;
     /// Keeps the entry `seq` as it is in its history, before an edit.
     async fn keep_edited(&mut self, seq: i64, by: &str, now: i64) -> Result<()>;
-    /// Writes `after` over the entry `seq`, one version on; `remind`: the
-    /// patch's new reminder (`Some(None)`: cleared), which re-arms it;
-    /// `stamp`: the task's times its new status sets (`rules::stamp`).
-    async fn rewrite(
-        &mut self,
-        seq: i64,
-        after: &Entry,
-        remind: Option<Option<i64>>,
-        stamp: Option<Stamp>,
-        now: i64,
-    ) -> Result<()>;
     /// Deletes the entry `seq`, keeping it in the trash: the change number.
     async fn delete_keeping(&mut self, seq: i64, by: &str, now: i64) -> Result<i64>;
     /// Inserts a new entry (its references resolved) with its tags and
     /// hand-offs: its seq.
     async fn insert(&mut self, e: &NewEntry) -> Result<i64>;
-    /// Writes `after` (`rules::replied`) over the parent `seq` a reply moved.
-    async fn note_reply(&mut self, seq: i64, before: &Entry, after: &Entry, now: i64)
-        -> Result<()>;
     /// Moves the pad's row on for one more entry (creating it, restoring it
     /// if archived): its window and entry count when it has a window.
     async fn pad_written(&mut self, pad: &str, now: i64) -> Result<Option<(i64, i64)>>;
-    /// The pad's oldest droppable entries (not pinned, not `important`), at
-    /// most `limit`; with `mine`, only that author's and never that seq.
-    async fn droppable(
-        &mut self,
-        pad: &str,
-        mine: Option<(&str, i64)>,
-        limit: i64,
-    ) -> Result<Vec<i64>>;
     /// Deletes the entries a window rolled out, keeping them in the trash.
     async fn drop_window(&mut self, seqs: Vec<i64>, by: &str, now: i64) -> Result<Vec<Entry>>;
 }
 
-/// The statements moving a task along, on a write's transaction.
+/// The statement bringing deleted entries back, on a write's transaction.
 #[allow(async_fn_in_trait)]
-pub trait TaskTx: WriteTx {
-    /// `(seq, depends_on)` of the pad's tasks a claimant may take (`todo`, or
-    /// `doing` with the lease run out), oldest first; none of them held.
-    async fn claimable(&mut self, pad: &str, now: i64) -> Result<Vec<(i64, Vec<String>)>>;
-    /// Holds the task `seq` for this transaction if it is still claimable
-    /// and no other claimant holds it (PostgreSQL skips a row another
-    /// transaction locked): false when another claimant has it.
-    async fn hold_claimable(&mut self, seq: i64, now: i64) -> Result<bool>;
-    /// The dependencies in `depends_on` still holding a task up.
-    async fn unmet(&mut self, depends_on: &[String]) -> Result<Vec<String>>;
-    /// Hands the task `seq` to `agent` until `now + lease_ms`.
-    async fn take(&mut self, seq: i64, agent: &str, lease_ms: i64, now: i64) -> Result<Entry>;
-    /// Extends the task's lease (by `lease_ms`, else as its claim asked) and
-    /// records where the work stands.
-    async fn extend_lease(
-        &mut self,
-        seq: i64,
-        lease_ms: Option<i64>,
-        resume: Option<String>,
-        now: i64,
-    ) -> Result<Entry>;
-    /// Ends the task's attempt in `status`.
-    async fn end_attempt(&mut self, seq: i64, end: Ended<'_>, now: i64) -> Result<Entry>;
-    /// Tasks `doing` whose lease ran out by `now`, oldest first, held.
-    async fn expired(&mut self, now: i64) -> Result<Vec<i64>>;
-    /// Puts the task `seq` back to `todo`.
-    async fn requeue(&mut self, seq: i64, now: i64) -> Result<Entry>;
-}
-
-/// How an attempt at a task ended, as its row takes it.
-pub struct Ended<'a> {
-    pub status: Status,
-    /// Set when given (a failure); kept from before when not.
-    pub error: Option<String>,
-    pub resume: Option<String>,
-    /// The holder's name, kept when the task had none.
-    pub agent: Option<&'a str>,
-}
-
-/// The statements bringing deleted entries back, on a write's transaction.
-#[allow(async_fn_in_trait)]
-pub trait RestoreTx {
-    /// `(n, seq, version)` of the latest deletion of each entry `which`
-    /// names, oldest seq first, held for this transaction.
-    async fn last_deletions(&mut self, which: Restore) -> Result<Vec<(i64, i64, Version)>>;
-    /// Which of `seqs` are live.
-    async fn live(&mut self, seqs: &[i64]) -> Result<Vec<i64>>;
+pub trait RestoreTx: WriteTx {
     /// Puts the kept versions `kept` (`(n, entry)`) back as live entries —
     /// tags, pad rows, the meaning index told — and marks them restored.
     async fn bring_back(&mut self, kept: &[(i64, Entry)], by: &str, now: i64) -> Result<()>;
@@ -139,7 +78,7 @@ pub async fn add(tx: &mut impl WriteTx, mut e: NewEntry) -> Result<Added> {
         Some((parent, _)) => {
             let before = tx.load(parent).await?;
             let after = replied(&before, seq, &e);
-            tx.note_reply(parent, &before, &after, e.now).await?;
+            entries::note_reply(tx.conn(), parent, &before, &after, e.now).await?;
             Some((before, after))
         }
         None => None,
@@ -148,10 +87,10 @@ pub async fn add(tx: &mut impl WriteTx, mut e: NewEntry) -> Result<Added> {
         Some((max, entries)) if entries > max => {
             // Past the window: the writer's oldest while it holds most of
             // it, else the oldest (`window_drops`), kept in the trash first.
-            let own = tx.droppable(&e.pad, Some((&e.author, seq)), max).await?;
+            let own = entries::droppable(tx.conn(), &e.pad, Some((&e.author, seq)), max).await?;
             let out = match window_drops(max, entries - max, &own) {
                 Some(out) => out,
-                None => tx.droppable(&e.pad, None, entries - max).await?,
+                None => entries::droppable(tx.conn(), &e.pad, None, entries - max).await?,
             };
             if out.is_empty() {
                 Vec::new()
@@ -210,7 +149,7 @@ pub async fn update(
     let stamp = patch.status.and_then(|s| stamp(Some(&before), s, now));
     patch.apply(&mut after, now);
     tx.keep_edited(seq, by, now).await?;
-    tx.rewrite(seq, &after, remind, stamp, now).await?;
+    entries::rewrite(tx.conn(), seq, &after, remind, stamp, now).await?;
     Ok((before, after))
 }
 
@@ -240,7 +179,7 @@ pub async fn find_cycle(
         match step {
             Step::Loop(path) => return Ok(Some(path)),
             Step::Read(cur, seq) => {
-                let next = tx.depends_on(seq).await?;
+                let next = entries::depends_on(tx.conn(), seq).await?;
                 walk.reached(&cur, next);
             }
         }
@@ -249,7 +188,7 @@ pub async fn find_cycle(
 }
 
 /// The task `id` names, held: its seq, full id and state.
-async fn task(tx: &mut impl TaskTx, id: &str) -> Result<(i64, String, Entry)> {
+async fn task(tx: &mut impl WriteTx, id: &str) -> Result<(i64, String, Entry)> {
     let (seq, full_id) = tx.resolve("id", id).await?;
     let task = tx.load(seq).await?;
     is_task(&task)?;
@@ -259,7 +198,7 @@ async fn task(tx: &mut impl TaskTx, id: &str) -> Result<(i64, String, Entry)> {
 /// Hands the oldest ready task of `pad` to `agent`: one a claimant may take
 /// whose dependencies are all met. Before and after, or `None`.
 pub async fn claim(
-    tx: &mut impl TaskTx,
+    tx: &mut impl WriteTx,
     pad: &str,
     agent: &str,
     lease_ms: i64,
@@ -267,12 +206,14 @@ pub async fn claim(
 ) -> Result<Option<(Entry, Entry)>> {
     // Only the task taken is held: a claimant on another engine passes
     // over it and takes the next, never finding every candidate locked.
-    for (seq, deps) in tx.claimable(pad, now).await? {
-        if !tx.unmet(&deps).await?.is_empty() || !tx.hold_claimable(seq, now).await? {
+    for (seq, deps) in tasks::claimable(tx.conn(), pad, now).await? {
+        if !tasks::unmet(tx.conn(), &deps).await?.is_empty()
+            || !tasks::hold_claimable(tx.conn(), seq, now).await?
+        {
             continue;
         }
         let before = tx.load(seq).await?;
-        let after = tx.take(seq, agent, lease_ms, now).await?;
+        let after = tasks::take(tx.conn(), seq, agent, lease_ms, now).await?;
         return Ok(Some((before, after)));
     }
     Ok(None)
@@ -280,7 +221,7 @@ pub async fn claim(
 
 /// A holder's heartbeat: the lease extended, where the work stands kept.
 pub async fn heartbeat(
-    tx: &mut impl TaskTx,
+    tx: &mut impl WriteTx,
     id: &str,
     agent: Option<&str>,
     resume: Option<String>,
@@ -289,13 +230,13 @@ pub async fn heartbeat(
 ) -> Result<(Entry, Entry)> {
     let (seq, full_id, before) = task(tx, id).await?;
     may_heartbeat(&full_id, &before, agent)?;
-    let after = tx.extend_lease(seq, lease_ms, resume, now).await?;
+    let after = tasks::extend_lease(tx.conn(), seq, lease_ms, resume, now).await?;
     Ok((before, after))
 }
 
 /// Ends an attempt at a task: done, failed, or failed and back in the queue.
 pub async fn finish(
-    tx: &mut impl TaskTx,
+    tx: &mut impl WriteTx,
     id: &str,
     agent: Option<&str>,
     how: Finish,
@@ -321,18 +262,18 @@ pub async fn finish(
             agent,
         },
     };
-    let after = tx.end_attempt(seq, end, now).await?;
+    let after = tasks::end_attempt(tx.conn(), seq, end, now).await?;
     Ok((before, after))
 }
 
 /// Puts tasks whose lease ran out back in the queue (`todo`), keeping their
 /// `resume` note and last holder: each before and after.
-pub async fn release_expired(tx: &mut impl TaskTx, now: i64) -> Result<Vec<(Entry, Entry)>> {
-    let seqs = tx.expired(now).await?;
+pub async fn release_expired(tx: &mut impl WriteTx, now: i64) -> Result<Vec<(Entry, Entry)>> {
+    let seqs = tasks::expired(tx.conn(), now).await?;
     let mut out = Vec::with_capacity(seqs.len());
     for seq in seqs {
         let before = tx.load(seq).await?;
-        let after = tx.requeue(seq, now).await?;
+        let after = tasks::requeue(tx.conn(), seq, now).await?;
         out.push((before, after));
     }
     Ok(out)
@@ -348,12 +289,12 @@ pub async fn restore(
     now: i64,
     writable: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<(Vec<Entry>, Vec<Skipped>)> {
-    let rows = tx.last_deletions(which).await?;
+    let rows = history::last_deletions(tx.conn(), which).await?;
     if rows.is_empty() {
         return Err(nothing_to_restore(which));
     }
     let seqs: Vec<i64> = rows.iter().map(|r| r.1).collect();
-    let live = tx.live(&seqs).await?;
+    let live = history::live(tx.conn(), &seqs).await?;
     let (mut back, mut skipped) = (Vec::new(), Vec::new());
     for (n, seq, v) in rows {
         let reason = if live.contains(&seq) {

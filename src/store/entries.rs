@@ -1,10 +1,10 @@
 //! Entry reads and writes.
 
-use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
+use rusqlite::{params, params_from_iter, Connection};
 
 use super::journal::{Journal, Pending, Record};
+use super::query::{read_entry, ENTRY_COLUMNS};
 use super::room;
-use super::rows::{read_entry, ENTRY_COLUMNS};
 use super::sqlite::ready;
 use super::Sqlite;
 use super::{in_transaction, Store, Writer};
@@ -479,43 +479,14 @@ impl Entries for Sqlite {
         })
     }
 
-    /// The entries with these ids, in the same order; `None` for one that is gone.
     fn entries_by_id<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<Option<Entry>>> {
         let ids = ids.to_vec();
-        self.blocking(move |s| {
-            let seqs = &ids;
-            let conn = s.reader()?;
-            let mut load = conn.prepare_cached(&format!(
-                "SELECT {ENTRY_COLUMNS} FROM entries e WHERE e.seq = ?"
-            ))?;
-            let mut out = Vec::with_capacity(seqs.len());
-            for seq in seqs {
-                out.push(load.query_row([seq], read_entry).optional()?);
-            }
-            Ok(out)
-        })
+        self.blocking(move |s| ready(entries::by_id(&mut *s.reader()?, &ids)))
     }
 
-    /// For each seq, the live entries just before and after it in its pad.
     fn pad_neighbours<'a>(&'a self, ids: &'a [i64]) -> Fut<'a, Vec<[Option<i64>; 4]>> {
         let ids = ids.to_vec();
-        self.blocking(move |s| {
-            let seqs = &ids;
-            let conn = s.reader()?;
-            let mut near = conn.prepare_cached(&format!(
-                "SELECT {} FROM entries e WHERE e.seq = ?",
-                crate::storage::rules::PAD_NEIGHBOURS
-            ))?;
-            let mut out = Vec::with_capacity(seqs.len());
-            for seq in seqs {
-                out.push(
-                    near.query_row([seq], |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]))
-                        .optional()?
-                        .unwrap_or([None; 4]),
-                );
-            }
-            Ok(out)
-        })
+        self.blocking(move |s| ready(entries::pad_neighbours(&mut *s.reader()?, &ids)))
     }
 
     fn inbox<'a>(&'a self, author: &'a str, peek: bool) -> Fut<'a, Inbox> {

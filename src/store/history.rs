@@ -7,7 +7,6 @@
 use rusqlite::params;
 
 use super::in_transaction;
-use super::rows::{read_version, ENTRY_COLUMNS, VERSION_COLUMNS};
 use super::sqlite::ready;
 use super::tx::SqliteTx;
 use super::Sqlite;
@@ -47,40 +46,9 @@ impl Store {
 
 /// SQLite's statements bringing deleted entries back (`storage::write`).
 impl RestoreTx for SqliteTx<'_> {
-    async fn last_deletions(&mut self, which: Restore) -> Result<Vec<(i64, i64, Version)>> {
-        let (cond, key) = match which {
-            Restore::Seq(seq) => ("e.seq = ?", seq),
-            Restore::Change(batch) => ("e.batch = ?", batch),
-        };
-        Ok(self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {ENTRY_COLUMNS}, {VERSION_COLUMNS} FROM entry_history e \
-                 WHERE {cond} AND e.action <> 'edit' \
-                   AND e.n = (SELECT max(n) FROM entry_history h \
-                              WHERE h.seq = e.seq AND h.action <> 'edit') \
-                 ORDER BY e.seq"
-            ))?
-            .query_map([key], read_version)?
-            .collect::<rusqlite::Result<_>>()?)
-    }
-
-    async fn live(&mut self, seqs: &[i64]) -> Result<Vec<i64>> {
-        let mut live = self
-            .conn
-            .prepare_cached("SELECT 1 FROM entries WHERE seq = ?")?;
-        let mut out = Vec::new();
-        for &seq in seqs {
-            if live.exists([seq])? {
-                out.push(seq);
-            }
-        }
-        Ok(out)
-    }
-
     /// The text and vector indexes pick the entries up from `changes`.
     async fn bring_back(&mut self, kept: &[(i64, Entry)], by: &str, now: i64) -> Result<()> {
-        let conn = self.conn;
+        let conn = &*self.conn;
         let mut insert = conn.prepare_cached(&format!(
             "INSERT INTO entries ({KEPT_COLUMNS}) SELECT {KEPT_COLUMNS} \
              FROM entry_history WHERE n = ?"

@@ -3,7 +3,7 @@
 use rusqlite::{params, OptionalExtension};
 
 use super::keep::keep;
-use super::rows::{read_entry, read_pad, ENTRY_COLUMNS, PAD_COLUMNS};
+use super::query::{read_entry, read_pad, ENTRY_COLUMNS, PAD_COLUMNS};
 use super::sqlite::ready;
 use super::Sqlite;
 use super::Store;
@@ -24,12 +24,7 @@ impl Store {
     }
 
     pub fn pad(&self, name: &str) -> Result<Option<Pad>> {
-        let conn = self.reader()?;
-        let pad = conn
-            .prepare_cached(&format!("SELECT {PAD_COLUMNS} FROM pads WHERE name = ?"))?
-            .query_row([name], read_pad)
-            .optional()?;
-        Ok(pad)
+        ready(pads::pad(&mut *self.reader()?, name))
     }
 
     /// Pads that have a rolling window, for the engine's cache.
@@ -131,7 +126,7 @@ impl Store {
         let mut rows = stmt.query([name])?;
         let (mut out, mut bytes, mut left_out, mut total) = (Vec::new(), 0usize, 0usize, 0usize);
         while let Some(r) = rows.next()? {
-            let size: i64 = r.get(super::rows::ENTRY_COLUMN_COUNT)?;
+            let size: i64 = r.get(super::query::ENTRY_COLUMN_COUNT)?;
             total += size as usize;
             if bytes + size as usize > max_bytes {
                 left_out += 1;
@@ -224,17 +219,7 @@ impl Pads for Sqlite {
 
     /// Restarts a pad's idle clock (and restores it if archived).
     fn touch<'a>(&'a self, name: &'a str, now: i64) -> Fut<'a, Pad> {
-        self.inline(move |s| {
-            let w = s.writer();
-            let pad = w
-                .conn
-                .prepare_cached(&format!(
-                    "UPDATE pads SET last_write_at = ?2, archived_at = NULL WHERE name = ?1 RETURNING {PAD_COLUMNS}"
-                ))?
-                .query_row(params![name, now], read_pad)
-                .optional()?;
-            pad.ok_or_else(|| no_pad(name))
-        })
+        self.inline(move |s| ready(pads::touch(&mut s.writer().conn, name, now)))
     }
 
     fn clear<'a>(

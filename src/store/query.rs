@@ -1,6 +1,8 @@
-//! Statements built at run time (`storage::query`) on SQLite: their
-//! values as rusqlite binds them, and a read connection running them for
-//! the reads written above the stores (`Select`).
+//! SQLite's side of the statements and the row reader written above the
+//! stores (`storage::query`, `storage::rows`; `pg/query.rs` on
+//! PostgreSQL): values as rusqlite binds them, a connection running a
+//! statement (`Select`, `Execute`), the typed reads of a row (`Columns`),
+//! and the readers typed for rusqlite's callbacks.
 
 use std::ops::ControlFlow;
 
@@ -8,8 +10,11 @@ use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{params_from_iter, Connection, Row};
 
 use crate::error::Result;
+use crate::model::{Entry, Pad};
 use crate::storage::dialect::Dialect;
 use crate::storage::query::{Arg, Execute, Query, Select};
+use crate::storage::rows::{self, Columns};
+pub use crate::storage::rows::{returning_columns, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT, PAD_COLUMNS};
 
 impl rusqlite::ToSql for Arg {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
@@ -20,7 +25,7 @@ impl rusqlite::ToSql for Arg {
                 .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
         }
         Ok(match self {
-            Arg::Null => ToSqlOutput::Owned(Value::Null),
+            Arg::Null | Arg::NullText | Arg::NullReal => ToSqlOutput::Owned(Value::Null),
             Arg::Text(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
             Arg::Int(i) => ToSqlOutput::Owned(Value::Integer(*i)),
             Arg::Real(f) => ToSqlOutput::Owned(Value::Real(*f)),
@@ -81,4 +86,42 @@ impl Execute for Connection {
             .execute(params_from_iter(q.args()))?;
         Ok(n as u64)
     }
+}
+
+impl Columns for Row<'_> {
+    type Error = rusqlite::Error;
+    fn int(&self, i: usize) -> rusqlite::Result<i64> {
+        self.get(i)
+    }
+    fn opt_int(&self, i: usize) -> rusqlite::Result<Option<i64>> {
+        self.get(i)
+    }
+    fn text(&self, i: usize) -> rusqlite::Result<String> {
+        self.get(i)
+    }
+    fn opt_text(&self, i: usize) -> rusqlite::Result<Option<String>> {
+        self.get(i)
+    }
+    fn opt_real(&self, i: usize) -> rusqlite::Result<Option<f64>> {
+        self.get(i)
+    }
+    fn flag(&self, i: usize) -> rusqlite::Result<bool> {
+        self.get(i)
+    }
+    /// SQLite keeps a list as JSON text; one that does not parse reads as
+    /// empty.
+    fn texts(&self, i: usize) -> rusqlite::Result<Vec<String>> {
+        Ok(self
+            .get::<_, Option<String>>(i)?
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default())
+    }
+}
+
+pub fn read_entry(row: &Row<'_>) -> rusqlite::Result<Entry> {
+    rows::read_entry(row)
+}
+
+pub fn read_pad(row: &Row<'_>) -> rusqlite::Result<Pad> {
+    rows::read_pad(row)
 }

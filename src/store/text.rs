@@ -22,7 +22,7 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
 use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
 use super::lock;
-use super::rows::{read_entry, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
+use super::query::{read_entry, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
 use super::Sqlite;
 use crate::error::{Error, Result};
 use crate::model::Entry;

@@ -5,24 +5,22 @@
 use rusqlite::Connection;
 use rusqlite::{params, OptionalExtension};
 
-use super::entries::{insert_rows, json_list, load, resolve};
+use super::entries::{insert_rows, load, resolve};
 use super::journal::Journal;
 use super::keep::{keep, Keeper};
-use super::rows::{read_entry, returning_columns};
+use super::query::{read_entry, returning_columns};
 use super::{Store, Writer};
 use crate::error::{Error, Result};
-use crate::id;
-use crate::model::{Category, Entry, Status};
+use crate::model::Entry;
 use crate::protocol::Action;
 use crate::storage::once::{self, Key, KeyTx};
-use crate::storage::rules::Stamp;
 use crate::storage::write::WriteTx;
 use crate::storage::NewEntry;
 
 /// SQLite's statements for a write sequence (`storage::write`), on the
 /// writer inside its transaction.
 pub(super) struct SqliteTx<'a> {
-    pub(super) conn: &'a Connection,
+    pub(super) conn: &'a mut Connection,
     journal: &'a Journal,
     keeper: &'a Keeper,
     /// The id a new entry takes: handed out under the journal's lock before
@@ -34,9 +32,9 @@ pub(super) struct SqliteTx<'a> {
 
 impl Store {
     /// One write's transaction on the writer (`storage::write`).
-    pub(super) fn tx<'a>(&'a self, w: &'a Writer) -> SqliteTx<'a> {
+    pub(super) fn tx<'a>(&'a self, w: &'a mut Writer) -> SqliteTx<'a> {
         SqliteTx {
-            conn: &w.conn,
+            conn: &mut w.conn,
             journal: &self.journal,
             keeper: &self.keeper,
             new_id: None,
@@ -47,7 +45,7 @@ impl Store {
     /// `tx` for adding an entry with the id `seq`, to a pad with `window`.
     pub(super) fn adding_tx<'a>(
         &'a self,
-        w: &'a Writer,
+        w: &'a mut Writer,
         seq: i64,
         window: Option<i64>,
     ) -> SqliteTx<'a> {
@@ -60,6 +58,11 @@ impl Store {
 }
 
 impl WriteTx for SqliteTx<'_> {
+    type Conn = Connection;
+    fn conn(&mut self) -> &mut Connection {
+        self.conn
+    }
+
     async fn resolve(&mut self, field: &'static str, id: &str) -> Result<(i64, String)> {
         resolve(self.conn, self.journal, field, id)
     }
@@ -76,32 +79,6 @@ impl WriteTx for SqliteTx<'_> {
         Ok(seq)
     }
 
-    async fn note_reply(
-        &mut self,
-        seq: i64,
-        before: &Entry,
-        after: &Entry,
-        now: i64,
-    ) -> Result<()> {
-        self.conn
-            .prepare_cached(
-                "UPDATE entries SET replies = replies + 1, answer = ?2, tags = ?3, version = ?4, \
-                 updated_at = max(updated_at, ?5) WHERE seq = ?1",
-            )?
-            .execute(params![
-                seq,
-                after.answer.as_deref().and_then(id::decode),
-                json_list(&after.tags),
-                after.version,
-                if after.version == before.version {
-                    0
-                } else {
-                    now
-                },
-            ])?;
-        Ok(())
-    }
-
     async fn pad_written(&mut self, pad: &str, _now: i64) -> Result<Option<(i64, i64)>> {
         // `insert` moved the pad's row with the entry's.
         let Some(max) = self.window else {
@@ -112,31 +89,6 @@ impl WriteTx for SqliteTx<'_> {
             .prepare_cached("SELECT entries FROM pads WHERE name = ?")?
             .query_row([pad], |r| r.get(0))?;
         Ok(Some((max, entries)))
-    }
-
-    async fn droppable(
-        &mut self,
-        pad: &str,
-        mine: Option<(&str, i64)>,
-        limit: i64,
-    ) -> Result<Vec<i64>> {
-        const DROPPABLE: &str = "SELECT seq FROM entries WHERE pad = ?1 AND pinned = 0 \
-             AND NOT EXISTS (SELECT 1 FROM entry_tags t WHERE t.seq = entries.seq AND t.tag = 'important')";
-        let seqs = match mine {
-            Some((author, except)) => self
-                .conn
-                .prepare_cached(&format!(
-                    "{DROPPABLE} AND author = ?3 AND seq != ?4 ORDER BY seq LIMIT ?2"
-                ))?
-                .query_map(params![pad, limit, author, except], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?,
-            None => self
-                .conn
-                .prepare_cached(&format!("{DROPPABLE} ORDER BY seq LIMIT ?2"))?
-                .query_map(params![pad, limit], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?,
-        };
-        Ok(seqs)
     }
 
     async fn drop_window(&mut self, seqs: Vec<i64>, by: &str, now: i64) -> Result<Vec<Entry>> {
@@ -161,17 +113,6 @@ impl WriteTx for SqliteTx<'_> {
             .collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
-    async fn depends_on(&mut self, seq: i64) -> Result<Vec<String>> {
-        let deps: Option<String> = self
-            .conn
-            .prepare_cached("SELECT depends_on FROM entries WHERE seq = ?")?
-            .query_row([seq], |r| r.get(0))
-            .optional()?;
-        Ok(deps
-            .map(|d| serde_json::from_str(&d).unwrap_or_default())
-            .unwrap_or_default())
-    }
-
     async fn keep_edited(&mut self, seq: i64, by: &str, now: i64) -> Result<()> {
         keep(
             self.conn,
@@ -182,53 +123,6 @@ impl WriteTx for SqliteTx<'_> {
             "seq = ?5",
             &[&seq],
         )?;
-        Ok(())
-    }
-
-    async fn rewrite(
-        &mut self,
-        seq: i64,
-        after: &Entry,
-        remind: Option<Option<i64>>,
-        stamp: Option<Stamp>,
-        now: i64,
-    ) -> Result<()> {
-        let meta = after
-            .meta
-            .as_ref()
-            .map(|m| serde_json::to_string(m).expect("json serializes"));
-        self.conn
-            .prepare_cached(
-                "UPDATE entries SET content = ?, tags = ?, kind = ?, status = ?, assignee = ?, \
-                 resume = ?, category = ?, confidence = ?, pinned = ?, depends_on = ?, \
-                 remind_at = CASE WHEN ?11 THEN ?12 ELSE remind_at END, \
-                 reminded_at = CASE WHEN ?11 THEN NULL ELSE reminded_at END, \
-                 meta = ?, supersedes = ?, updated_at = ?, version = version + 1, \
-                 claimed_at = CASE WHEN ?17 THEN ?18 ELSE claimed_at END, \
-                 finished_at = CASE WHEN ?19 THEN ?20 ELSE finished_at END WHERE seq = ?16",
-            )?
-            .execute(params![
-                after.content,
-                json_list(&after.tags),
-                after.kind.as_str(),
-                after.status.map(Status::as_str),
-                after.assignee,
-                after.resume,
-                after.category.map(Category::as_str),
-                after.confidence,
-                after.pinned,
-                json_list(&after.depends_on),
-                remind.is_some(),
-                remind.flatten(),
-                meta,
-                after.supersedes.as_deref().and_then(id::decode),
-                now,
-                seq,
-                stamp.is_some_and(|s| s.claimed_at.is_some()),
-                stamp.and_then(|s| s.claimed_at).flatten(),
-                stamp.is_some(),
-                stamp.and_then(|s| s.finished_at),
-            ])?;
         Ok(())
     }
 
