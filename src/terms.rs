@@ -8,6 +8,8 @@
 //! move the staging DB?") matches any of its words that are not common,
 //! ranked by BM25, so the notes sharing its rarest words come first.
 
+use std::collections::HashSet;
+
 use rust_stemmers::{Algorithm, Stemmer};
 
 /// Queries of up to this many words are keywords; longer ones are questions.
@@ -98,34 +100,63 @@ pub fn question_words(query: &str) -> Vec<String> {
     }
 }
 
-/// `words`, each followed by the other English forms it may take in a note
-/// ("camp": "camps", "camped", "camping"; "activities": "activity"), so a
-/// question's ranked tier finds a note that says it another way. A form is
-/// made from the word or its stem with a common ending (doubling a last
-/// consonant, an "e" dropped, a "y" for an "i") and kept only when
-/// Snowball's English stemmer takes it to the same stem: the forms no note
+/// The other English forms a question's `words` may take in a note
+/// ("camp": "camps", "camped", "camping"; "activities": "activity"), so its
+/// ranked tier finds a note that says it another way. A form is made from
+/// the word or its stem with a common ending (doubling a last consonant,
+/// an "e" dropped, a "y" for an "i") and kept only when Snowball's English
+/// stemmer takes it to the same stem, it is not a function word ("having"
+/// does not bring "have") and it is not one of `words`; the forms no note
 /// holds drop out when the words are counted. Words of three ASCII letters
-/// or more only; others (numbers, other scripts) stand as they are.
+/// or more only (numbers and other scripts have none), and of the first
+/// `FORMS_OF` words. Each form once, in the words' order.
 ///
-/// Measured on LoCoMo's and REALTALK's development halves, the engine's
-/// lists as the bench dumps them (`BENCH_DUMP`): recall@10 73.2 → 74.2 and
-/// 56.8 → 58.3, multi-hop 35.7 → 39.4 and 35.0 → 37.6 — as much as stemming
-/// the notes themselves, with no index changed (docs/benchmarks.md).
-pub fn with_forms(words: Vec<String>) -> Vec<String> {
+/// Measured on LoCoMo's and REALTALK's development halves through the
+/// engine: recall@10 74.8 → 76.1 and 57.1 → 57.7 (LoCoMo's scoring),
+/// multi-hop 35.4 → 38.8 and 34.1 → 35.9 — as much as stemming the notes
+/// themselves did on the same lists, with no index changed
+/// (docs/benchmarks.md).
+pub fn forms_of(words: &[String]) -> Vec<String> {
     let english = Stemmer::create(Algorithm::English);
-    let mut out: Vec<String> = Vec::with_capacity(words.len() * 4);
-    for word in words {
-        let forms = forms(&english, &word);
-        if !out.contains(&word) {
-            out.push(word);
-        }
-        for f in forms {
-            if !out.contains(&f) {
+    let asked: HashSet<&str> = words.iter().map(String::as_str).collect();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out = Vec::new();
+    for word in words.iter().take(FORMS_OF) {
+        for f in forms(&english, word) {
+            if !asked.contains(f.as_str()) && !is_stopword(&f) && seen.insert(f.clone()) {
                 out.push(f);
             }
         }
     }
     out
+}
+
+/// A question's words given forms (`forms_of`): a longer one is a pasted
+/// text more than a question, and its words are many enough.
+const FORMS_OF: usize = 16;
+
+/// Of a question's counted words (`typed`) and their forms (`formed`),
+/// with how many entries hold each, those to rank by: its own words rarest
+/// first while their postings fit `budget` (`within_budget`), then their
+/// forms, rarest first, in what the budget leaves — a form never pushes
+/// out a word the question says. None when even the rarest of its own
+/// words is over budget (the caller then ranks that word's newest
+/// matches); when no word of its own is held, the forms alone.
+pub fn ranked_words(typed: &[(String, u64)], formed: &[(String, u64)], budget: u64) -> Vec<String> {
+    if typed.is_empty() {
+        return within_budget(formed, budget);
+    }
+    let mut kept = within_budget(typed, budget);
+    if kept.is_empty() {
+        return kept;
+    }
+    let used: u64 = typed
+        .iter()
+        .filter(|(w, _)| kept.contains(w))
+        .map(|(_, df)| df)
+        .sum();
+    kept.extend(within_budget(formed, budget - used));
+    kept
 }
 
 /// The endings a form is made with.
@@ -181,12 +212,6 @@ pub fn within_budget<W: Clone>(words: &[(W, u64)], budget: u64) -> Vec<W> {
         kept.push(w.clone());
     }
     kept
-}
-
-/// Whether a word held by `df` of `n` entries weighs nothing in BM25
-/// (`idf`'s floor: it is in half of them or more).
-pub fn weighs_nothing(n: u64, df: u64) -> bool {
-    df.saturating_mul(2) >= n
 }
 
 /// BM25's weight of a word held by `df` of `n` entries, as FTS5 computes it
@@ -306,12 +331,14 @@ mod tests {
 
     #[test]
     fn a_word_brings_its_english_forms_and_only_them() {
-        let forms = with_forms(vec!["camp".into()]);
-        assert_eq!(forms[0], "camp", "the word itself first");
+        let of =
+            |words: &[&str]| forms_of(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>());
+        let forms = of(&["camp"]);
         for f in ["camps", "camped", "camping"] {
             assert!(forms.contains(&f.to_string()), "{f} in {forms:?}");
         }
-        let forms = with_forms(vec!["activities".into(), "shop".into()]);
+        assert!(!forms.contains(&"camp".to_string()), "not the word itself");
+        let forms = of(&["activities", "shop"]);
         for f in ["activity", "shops", "shopping", "shopped"] {
             assert!(forms.contains(&f.to_string()), "{f} in {forms:?}");
         }
@@ -321,34 +348,42 @@ mod tests {
             ("kids", "kid"),
             ("moved", "move"),
         ] {
-            let made = with_forms(vec![w.into()]);
+            let made = of(&[w]);
             assert!(made.contains(&f.to_string()), "{f} from {w}: {made:?}");
             assert!(made.iter().all(|m| english.stem(m) == english.stem(w)));
         }
-        // Each form once; a word already asked for is not repeated.
-        let both = with_forms(vec!["camp".into(), "camping".into()]);
+        // Each form once; a word the question says is not its form.
+        let both = of(&["camp", "camping"]);
         let mut unique = both.clone();
         unique.sort();
         unique.dedup();
         assert_eq!(both.len(), unique.len());
-        // Numbers, short words and other scripts stand as they are.
-        assert_eq!(with_forms(vec!["2024".into()]), ["2024"]);
-        assert_eq!(with_forms(vec!["go".into()]), ["go"]);
-        assert_eq!(with_forms(vec!["café".into()]), ["café"]);
-        assert_eq!(with_forms(vec!["東京".into()]), ["東京"]);
+        assert!(!both.contains(&"camp".to_string()) && !both.contains(&"camping".to_string()));
+        // No function word: "having" does not bring "have".
+        assert!(!of(&["having"]).contains(&"have".to_string()));
+        // Numbers, short words and other scripts have none.
+        for w in ["2024", "go", "café", "東京"] {
+            assert!(of(&[w]).is_empty(), "{w}");
+        }
+        // Only the first words of a long text.
+        let mut many = vec!["2024".to_string(); FORMS_OF];
+        many.push("camp".into());
+        assert!(forms_of(&many).is_empty());
+        many.remove(0);
+        assert!(!forms_of(&many).is_empty());
     }
 
     #[test]
-    fn a_word_in_half_the_notes_or_more_weighs_nothing() {
-        assert!(weighs_nothing(10, 5));
-        assert!(weighs_nothing(10, 9));
-        assert!(!weighs_nothing(10, 4));
-        for (n, df) in [(10u64, 5u64), (10, 4), (1000, 499), (1000, 500)] {
-            assert_eq!(
-                weighs_nothing(n, df),
-                idf(n as f64, df as f64) <= 1e-6,
-                "{df} of {n}"
-            );
-        }
+    fn a_form_never_pushes_out_a_word_the_question_says() {
+        let w = |s: &str, df: u64| (s.to_string(), df);
+        // "camp" in 2,500 notes; "camps" 300, "camping" 400: the word first.
+        let typed = [w("camp", 2500)];
+        let formed = [w("camps", 300), w("camping", 400)];
+        assert_eq!(ranked_words(&typed, &formed, 3000), ["camp", "camps"]);
+        // The word over budget: nothing (its newest matches are ranked),
+        // not a rarer form in its place.
+        assert!(ranked_words(&[w("deploy", 5000)], &[w("deploys", 30)], 3000).is_empty());
+        // No word of the question held: its forms.
+        assert_eq!(ranked_words(&[], &formed, 3000), ["camps", "camping"]);
     }
 }

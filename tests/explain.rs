@@ -118,7 +118,7 @@ async fn a_question_says_its_dropped_words_its_weights_and_each_hits_place() {
     assert_eq!(
         held,
         ["moved", "staging", "database"],
-        "'moved' is a form of 'move' (`terms::with_forms`), held whole: {}",
+        "'moved' is a form of 'move' (`terms::forms_of`), held whole: {}",
         moved["explain"]
     );
     h.stop().await;

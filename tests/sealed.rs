@@ -173,6 +173,27 @@ async fn explain_and_stats_count_only_the_tokens_pads() {
     )
     .await;
     assert!(theirs["explain"]["words"][0]["entries"].as_u64().unwrap() >= 31);
+    // A question's words and their forms ("harbors" → "harbor", "cranes" →
+    // "crane"), counted in the token's pads alone: "crane" is held only
+    // outside them.
+    let r = ok(
+        &mut agent,
+        "search",
+        json!({"query": "where are the harbors with cranes and light?", "mode": "text", "explain": true}),
+    )
+    .await;
+    let counted: Vec<(&str, u64)> = r["explain"]["words"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (w["word"].as_str().unwrap(), w["entries"].as_u64().unwrap()))
+        .collect();
+    assert!(counted.contains(&("harbor", 1)), "{counted:?}");
+    assert!(counted.contains(&("lights", 1)), "{counted:?}");
+    assert!(
+        !counted.iter().any(|(w, _)| w.starts_with("crane")),
+        "counted outside the grant: {counted:?}"
+    );
 
     // A question waited on outside the grant is not the token's to see.
     let asking = tokio::spawn({

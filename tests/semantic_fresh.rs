@@ -82,7 +82,7 @@ async fn a_search_right_after_a_write_finds_it_by_meaning() {
             .unwrap()
             .to_string();
         // Hybrid fuses the words too: "billed" also finds the twenty
-        // "billing-api" notes by its form "billing" (`terms::with_forms`),
+        // "billing-api" notes by its form "billing" (`terms::forms_of`),
         // which may rank first; the note just written is still a hit.
         for (mode, limit) in [("semantic", 5), ("hybrid", 10)] {
             let r = ok(

@@ -151,6 +151,11 @@ async fn a_stream_of_writes_holds_the_encoders_back() {
         runs * 6 <= n + 12,
         "{n} notes were encoded in {runs} batches while they streamed in"
     );
+    // And some held back: a whole batch (16) goes only once 24 wait.
+    assert!(
+        n + 8 <= written as u64,
+        "{n} of {written} notes were encoded while they streamed in: none held back"
+    );
     settled(&mut c).await;
     assert_eq!(encoded(&h).0 - e0, written as u64);
     h.stop().await;

@@ -361,23 +361,21 @@ impl Engine {
             return Ok((hits.into_vec(), plan));
         }
         let words = terms::question_words(query);
-        let asked = terms::with_forms(words.clone());
+        let forms = terms::forms_of(&words);
         plan.dropped_common = terms::index_words(query)
             .into_iter()
-            .filter(|w| !asked.contains(w))
+            .filter(|w| !words.contains(w))
             .collect();
-        let mut counted = db.word_counts(&asked, filter).await?;
-        if counted.iter().any(|(w, _)| !words.contains(w)) {
-            // A form held by most notes weighs nothing in BM25 and only
-            // brings candidates ("billed" finding every "billing" note):
-            // left out, as the word itself would weigh if asked.
-            let n = match readable {
-                Some(n) => n,
-                None => db.live_entries().await? as u64,
-            };
-            counted.retain(|(w, df)| words.contains(w) || !terms::weighs_nothing(n, *df));
-        }
-        let Some(rarest) = counted.iter().min_by_key(|(_, df)| *df).cloned() else {
+        let asked: Vec<String> = words.iter().chain(&forms).cloned().collect();
+        // The question's own words first; their forms from what the budget
+        // leaves (`terms::ranked_words`).
+        let (typed, formed): (Vec<_>, Vec<_>) = db
+            .word_counts(&asked, filter)
+            .await?
+            .into_iter()
+            .partition(|(w, _)| words.contains(w));
+        let first = if typed.is_empty() { &formed } else { &typed };
+        let Some(rarest) = first.iter().min_by_key(|(_, df)| *df).cloned() else {
             return Ok((hits.into_vec(), plan));
         };
         let budget = if beside_meaning {
@@ -385,18 +383,20 @@ impl Engine {
         } else {
             db.postings_budget()
         };
-        let kept = terms::within_budget(&counted, budget);
+        let kept = terms::ranked_words(&typed, &formed, budget);
         plan.newest_only = kept.is_empty();
         let kept: Vec<(String, u64)> = if plan.newest_only {
             vec![rarest]
         } else {
-            counted
+            typed
                 .iter()
+                .chain(&formed)
                 .filter(|(w, _)| kept.contains(w))
                 .cloned()
                 .collect()
         };
-        plan.over_budget = counted
+        // The question's own words left out; a form is only ever a bonus.
+        plan.over_budget = typed
             .iter()
             .filter(|(w, _)| !kept.iter().any(|(k, _)| k == w))
             .map(|(w, _)| w.clone())

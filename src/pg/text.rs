@@ -325,24 +325,32 @@ impl TextSearch for PgStore {
             let cap = self.pad_size(filter).await?;
             if let Some(pads) = filter.scope.as_deref() {
                 // A token's counts are over its pads alone: they weigh its
-                // ranking and its explanation shows them.
-                let mut counted = Vec::with_capacity(words.len());
-                for w in words {
-                    let mut q = statement(
-                        "SELECT count(*) FROM (SELECT 1 FROM entries e WHERE e.words @@ ",
+                // ranking and its explanation shows them. One statement for
+                // every word (a question's forms make them many), each
+                // count bounded.
+                let mut q = statement("SELECT ARRAY[");
+                for (i, w) in words.iter().enumerate() {
+                    if i > 0 {
+                        q.raw(", ");
+                    }
+                    q.push(
+                        "(SELECT count(*) FROM (SELECT 1 FROM entries e WHERE e.words @@ $?::tsquery",
+                        Arg::Text(format!("'{w}'")),
                     );
-                    q.push("$?::tsquery", Arg::Text(format!("'{w}'")));
                     q.scope(pads);
                     q.push(
-                        " LIMIT $?) s",
+                        " LIMIT $?) s)",
                         Arg::Int((terms::POSTINGS_BUDGET_PG + 1) as i64),
                     );
-                    let df: i64 = q.build().fetch_one(self.pool()).await?.try_get(0)?;
-                    if df > 0 {
-                        counted.push((w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64));
-                    }
                 }
-                return Ok(counted);
+                q.raw("]");
+                let dfs: Vec<i64> = q.build().fetch_one(self.pool()).await?.try_get(0)?;
+                return Ok(words
+                    .iter()
+                    .zip(dfs)
+                    .filter(|(_, df)| *df > 0)
+                    .map(|(w, df)| (w.clone(), df.min(cap.unwrap_or(i64::MAX)) as u64))
+                    .collect());
             }
             let stats = self.word_stats().await?;
             let mut dfs: Vec<Option<i64>> = words

@@ -63,9 +63,10 @@ pub trait VectorSource: Send + Sync + 'static {
     /// store cannot tell (other engines write too), so the worker looks on
     /// every poll.
     fn write_epoch(&self) -> Option<u64>;
-    /// How many notes wait to be encoded, when the store can count them
-    /// cheaply (SQLite); `None` where it cannot (PostgreSQL, which gives no
-    /// write signal to yield to either).
+    /// How many notes wait to be encoded (at least up to
+    /// `SETTLE_MAX_BACKLOG`), when the store can count them cheaply without
+    /// taking its writer (SQLite); `None` where it cannot (PostgreSQL,
+    /// which gives no write signal to yield to either).
     fn backlog(&self) -> Option<i64>;
     /// What the index reflects once it has applied every row up to
     /// `applied`, as read-your-writes waits for it.

@@ -335,7 +335,13 @@ impl Worker {
                     self.handle(query, model, &mut None);
                 }
                 Ok(Msg::RunDone) | Err(RecvTimeoutError::Timeout) => {}
-                Ok(wake @ Msg::Wake(_)) => self.defer(wake),
+                Ok(wake @ Msg::Wake(hurry)) => {
+                    // A search waits: the rest of this batch goes at once.
+                    if hurry {
+                        self.pace.borrow_mut().hurry(Instant::now());
+                    }
+                    self.defer(wake);
+                }
                 Ok(other) => {
                     // A reindex or a stop: after this batch, at once.
                     self.defer(other);
@@ -513,7 +519,13 @@ impl Worker {
         match msg {
             Ok(Msg::RunDone) => {}
             Ok(query @ Msg::Query(..)) => self.held.borrow_mut().push(query),
-            Ok(other) => self.defer(other),
+            Ok(other) => {
+                // A search waits: the chunks after this run go at once.
+                if matches!(other, Msg::Wake(true)) {
+                    self.pace.borrow_mut().hurry(Instant::now());
+                }
+                self.defer(other)
+            }
             Err(RecvTimeoutError::Timeout) if !done.load(Ordering::Acquire) => {
                 let mut spare = self.spare.borrow_mut();
                 if matches!(*spare, Spare::None) {

@@ -90,7 +90,12 @@ impl VectorSource for SqliteVectors {
     }
 
     fn backlog(&self) -> Option<i64> {
-        self.0.embed_queue().ok()
+        // Without settling the journal (that would take the writer in the
+        // middle of the stream the worker yields to): its pending notes,
+        // and what waits among those applied, counted only as far as the
+        // worker's bound needs.
+        let applied = self.v().waiting(crate::semantic::SETTLE_MAX_BACKLOG).ok()?;
+        Some(self.0.journal_queue() + applied)
     }
 
     fn marks(&self, _applied: i64) -> (i64, i64) {

@@ -332,6 +332,21 @@ impl VectorStore {
         Ok(rows)
     }
 
+    /// Entries and edits past the marks, counted up to `cap` each, on this
+    /// file's own connection: what waits to be encoded among the writes
+    /// applied to pad.db (the journal's are not yet there). Never takes the
+    /// writer, so the worker may ask while writes stream.
+    pub fn waiting(&self, cap: i64) -> Result<i64> {
+        let marks = (self.watermark(), self.change_watermark());
+        let conn = lock(&self.conn);
+        let mut count = conn.prepare_cached(
+            "SELECT (SELECT count(*) FROM (SELECT 1 FROM store.entries WHERE seq > ?1 LIMIT ?3)) \
+                  + (SELECT count(*) FROM (SELECT 1 FROM store.changes WHERE n > ?2 LIMIT ?3))",
+        )?;
+        let n = count.query_row(params![marks.0, marks.1, cap], |r| r.get(0))?;
+        Ok(n)
+    }
+
     /// Live vectors (entries that have one).
     pub fn count(&self) -> Result<i64> {
         let conn = lock(&self.conn);
