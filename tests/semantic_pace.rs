@@ -65,6 +65,28 @@ fn note(i: usize) -> String {
     format!("note {i}: {topic}")
 }
 
+/// Writes a note and searches for it by meaning at once: it is the first
+/// hit, and nothing is left `not_embedded` (read your writes).
+async fn writes_and_reads_it_by_meaning(c: &mut scratchpad::client::Client) {
+    let id = add(
+        c,
+        "team",
+        "the TLS certificate for the api domain expires on Friday",
+    )
+    .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = ok(
+        c,
+        "search",
+        json!({"query": "renew the https cert soon", "mode": "semantic", "pad": "team", "limit": 2}),
+    )
+    .await;
+    assert!(r.get("not_embedded").is_none(), "{r}");
+    assert_eq!(hit_ids(&r).first(), Some(&id), "{r}");
+}
+
 /// Writes `n` notes to `pad`, one every `every`.
 async fn stream(c: &mut scratchpad::client::Client, pad: &str, n: usize, every: Duration) {
     for i in 0..n {
@@ -176,23 +198,7 @@ async fn a_search_catches_up_while_writes_stream() {
         stream(&mut c, "stream", 60, Duration::from_millis(40)).await;
     });
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    let id = add(
-        &mut c,
-        "team",
-        "the TLS certificate for the api domain expires on Friday",
-    )
-    .await["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let r = ok(
-        &mut c,
-        "search",
-        json!({"query": "renew the https cert soon", "mode": "semantic", "pad": "team", "limit": 2}),
-    )
-    .await;
-    assert!(r.get("not_embedded").is_none(), "{r}");
-    assert_eq!(hit_ids(&r).first(), Some(&id), "{r}");
+    writes_and_reads_it_by_meaning(&mut c).await;
     writer.await.unwrap();
     h.stop().await;
 }
@@ -212,22 +218,6 @@ async fn a_search_after_a_long_stream_still_reads_its_write() {
     add(&mut c, "team", "warm up").await;
     settled(&mut c).await;
     stream(&mut c, "stream", 70, Duration::from_millis(66)).await;
-    let id = add(
-        &mut c,
-        "team",
-        "the TLS certificate for the api domain expires on Friday",
-    )
-    .await["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let r = ok(
-        &mut c,
-        "search",
-        json!({"query": "renew the https cert soon", "mode": "semantic", "pad": "team", "limit": 2}),
-    )
-    .await;
-    assert!(r.get("not_embedded").is_none(), "{r}");
-    assert_eq!(hit_ids(&r).first(), Some(&id), "{r}");
+    writes_and_reads_it_by_meaning(&mut c).await;
     h.stop().await;
 }
