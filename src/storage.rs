@@ -30,14 +30,12 @@
 pub(crate) mod activity;
 mod cycle;
 pub(crate) mod deliveries;
-pub(crate) mod dialect;
 pub(crate) mod entries;
 pub(crate) mod history;
 pub(crate) mod inbox;
 pub mod once;
 pub(crate) mod pads;
 pub(crate) mod query;
-pub(crate) mod rows;
 pub mod rules;
 pub(crate) mod sparse;
 pub(crate) mod tasks;
