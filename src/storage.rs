@@ -237,6 +237,10 @@ pub trait TextSearch: Send + Sync + 'static {
     ) -> Fut<'a, Vec<(Entry, f64)>>;
     /// How many postings tier 4 may rank on this store (`terms`).
     fn postings_budget(&self) -> u64;
+    /// Brings the text index up to every committed write, before a search
+    /// reads it (PostgreSQL indexes in the write's transaction: nothing to
+    /// do).
+    fn index_text(&self) -> Fut<'_, ()>;
 }
 
 /// The sparse list (`engine::sparse`): the learned sparse terms the
@@ -399,9 +403,6 @@ pub trait Upkeep: Send + Sync + 'static {
     /// Archives idle pads and purges archives past `retention_ms`, with
     /// whatever the store's indexes need after a purge.
     fn sweep(&self, now: i64, retention_ms: i64) -> Fut<'_, PadSweep>;
-    /// Brings the text index up to every committed write (PostgreSQL
-    /// indexes in the write's transaction: nothing to do).
-    fn index_text(&self) -> Fut<'_, ()>;
     /// A number that changes whenever anything may have been written, so
     /// idle upkeep can be skipped; `None` when the store cannot tell (other
     /// engines write too) or has no such upkeep.

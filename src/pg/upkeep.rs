@@ -63,10 +63,6 @@ impl Upkeep for PgStore {
         })
     }
 
-    fn index_text(&self) -> Fut<'_, ()> {
-        Box::pin(async { Ok(()) })
-    }
-
     fn write_epoch(&self) -> Option<u64> {
         None
     }

@@ -679,4 +679,8 @@ impl TextSearch for Sqlite {
     fn postings_budget(&self) -> u64 {
         crate::terms::POSTINGS_BUDGET
     }
+
+    fn index_text(&self) -> Fut<'_, ()> {
+        self.blocking(|s| s.catch_up_text())
+    }
 }

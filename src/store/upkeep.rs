@@ -20,10 +20,6 @@ impl Upkeep for Sqlite {
         })
     }
 
-    fn index_text(&self) -> Fut<'_, ()> {
-        self.blocking(|s| s.catch_up_text())
-    }
-
     fn write_epoch(&self) -> Option<u64> {
         Some(self.store.write_epoch())
     }
