@@ -50,7 +50,7 @@ use sqlx::{PgConnection, PgPool, Row};
 
 use crate::error::{Error, Result};
 use crate::storage::query::{Columns, Dialect, Execute, Select};
-use crate::storage::{deliveries, Deliveries, DeliveryRow, Fut};
+use crate::storage::{deliveries, Deliveries, DeliveryRow, Fut, Scans};
 
 pub(crate) use crate::storage::query::{
     read_entry, read_entry_seq, read_pad, Arg, Query, ENTRY_COLUMNS, PAD_COLUMNS,
@@ -297,6 +297,13 @@ impl Columns for PgRow {
         Ok(self
             .try_get::<Option<Vec<String>>, _>(i)?
             .unwrap_or_default())
+    }
+}
+
+/// A query is awaited on the pool: no scan blocks a thread.
+impl Scans for PgStore {
+    fn scans_block(&self) -> bool {
+        false
     }
 }
 

@@ -1,7 +1,7 @@
 //! The store contract: every operation the engine needs from where it keeps
 //! its entries, declared once, in one trait per concern (`Entries`,
 //! `TextSearch`, `SparseSearch`, `Pads`, `Tasks`, `History`, `Tokens`,
-//! `Deliveries`, `Upkeep`, `Figures`, `Meaning`); `Storage` is all of them. Each store
+//! `Deliveries`, `Upkeep`, `Scans`, `Figures`, `Meaning`); `Storage` is all of them. Each store
 //! implements each concern where its statements are, with no layer between.
 //!
 //! Two stores implement it: SQLite files in the data directory
@@ -115,6 +115,7 @@ pub trait Storage:
     + Tokens
     + Deliveries
     + Upkeep
+    + Scans
     + Figures
     + Meaning
 {
@@ -130,6 +131,7 @@ impl<
             + Tokens
             + Deliveries
             + Upkeep
+            + Scans
             + Figures
             + Meaning,
     > Storage for T
@@ -398,7 +400,8 @@ pub trait Deliveries: Send + Sync + 'static {
     ) -> Fut<'a, Vec<DeliveryRow>>;
 }
 
-/// Upkeep, and how the store runs.
+/// Upkeep: idle pads swept, the write-ahead log checkpointed, the store
+/// closed.
 pub trait Upkeep: Send + Sync + 'static {
     /// Archives idle pads and purges archives past `retention_ms`, with
     /// whatever the store's indexes need after a purge.
@@ -414,6 +417,11 @@ pub trait Upkeep: Send + Sync + 'static {
     fn checkpoint(&self) -> Fut<'_, ()>;
     /// Saves and lets go of everything: the last call before the engine stops.
     fn close(&self) -> Fut<'_, ()>;
+}
+
+/// How the store's operations run, said where they are run (each store's
+/// handle: `store/sqlite.rs`, `pg.rs`).
+pub trait Scans: Send + Sync + 'static {
     /// Whether the store's scans block a thread (SQLite's: synchronous),
     /// so a scan of several operations is best run on one blocking thread
     /// of its own (`run_on_scan_thread`).

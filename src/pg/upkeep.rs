@@ -77,8 +77,4 @@ impl Upkeep for PgStore {
             Ok(())
         })
     }
-
-    fn scans_block(&self) -> bool {
-        false
-    }
 }

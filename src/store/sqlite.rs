@@ -26,7 +26,7 @@ use super::{in_transaction, Store};
 use crate::error::{Error, Result};
 use crate::model::{Entry, Pad};
 use crate::storage::query::{self as rows, Arg, Columns, Dialect, Execute, Query, Select};
-use crate::storage::{deliveries, Deliveries, DeliveryRow, Fut};
+use crate::storage::{deliveries, Deliveries, DeliveryRow, Fut, Scans};
 
 pub struct Sqlite {
     pub(super) store: Arc<Store>,
@@ -86,6 +86,13 @@ impl Sqlite {
                 .await
                 .map_err(|e| Error::Internal(format!("background task failed: {e}")))?
         })
+    }
+}
+
+/// SQLite's statements are synchronous: a scan blocks its thread.
+impl Scans for Sqlite {
+    fn scans_block(&self) -> bool {
+        true
     }
 }
 

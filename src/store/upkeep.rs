@@ -34,8 +34,4 @@ impl Upkeep for Sqlite {
             Ok(())
         })
     }
-
-    fn scans_block(&self) -> bool {
-        true
-    }
 }
