@@ -20,7 +20,6 @@ mod history;
 pub mod lock;
 mod meaning;
 mod pads;
-mod plan;
 mod roster;
 mod search;
 mod sparse;

@@ -1,7 +1,7 @@
 //! The store contract: every operation the engine needs from where it keeps
 //! its entries, declared once, in one trait per concern (`Entries`,
 //! `TextSearch`, `SparseSearch`, `Pads`, `Tasks`, `History`, `Tokens`,
-//! `Deliveries`, `Upkeep`, `Figures`, `Meaning`); `Storage` is all of them. Each store
+//! `Deliveries`, `Upkeep`, `Scans`, `Figures`, `Meaning`); `Storage` is all of them. Each store
 //! implements each concern where its statements are, with no layer between.
 //!
 //! Two stores implement it: SQLite files in the data directory
@@ -30,14 +30,12 @@
 pub(crate) mod activity;
 mod cycle;
 pub(crate) mod deliveries;
-pub(crate) mod dialect;
 pub(crate) mod entries;
 pub(crate) mod history;
 pub(crate) mod inbox;
 pub mod once;
 pub(crate) mod pads;
 pub(crate) mod query;
-pub(crate) mod rows;
 pub mod rules;
 pub(crate) mod sparse;
 pub(crate) mod tasks;
@@ -117,6 +115,7 @@ pub trait Storage:
     + Tokens
     + Deliveries
     + Upkeep
+    + Scans
     + Figures
     + Meaning
 {
@@ -132,6 +131,7 @@ impl<
             + Tokens
             + Deliveries
             + Upkeep
+            + Scans
             + Figures
             + Meaning,
     > Storage for T
@@ -239,6 +239,10 @@ pub trait TextSearch: Send + Sync + 'static {
     ) -> Fut<'a, Vec<(Entry, f64)>>;
     /// How many postings tier 4 may rank on this store (`terms`).
     fn postings_budget(&self) -> u64;
+    /// Brings the text index up to every committed write, before a search
+    /// reads it (PostgreSQL indexes in the write's transaction: nothing to
+    /// do).
+    fn index_text(&self) -> Fut<'_, ()>;
 }
 
 /// The sparse list (`engine::sparse`): the learned sparse terms the
@@ -396,14 +400,12 @@ pub trait Deliveries: Send + Sync + 'static {
     ) -> Fut<'a, Vec<DeliveryRow>>;
 }
 
-/// Upkeep, and how the store runs.
+/// Upkeep: idle pads swept, the write-ahead log checkpointed, the store
+/// closed.
 pub trait Upkeep: Send + Sync + 'static {
     /// Archives idle pads and purges archives past `retention_ms`, with
     /// whatever the store's indexes need after a purge.
     fn sweep(&self, now: i64, retention_ms: i64) -> Fut<'_, PadSweep>;
-    /// Brings the text index up to every committed write (PostgreSQL
-    /// indexes in the write's transaction: nothing to do).
-    fn index_text(&self) -> Fut<'_, ()>;
     /// A number that changes whenever anything may have been written, so
     /// idle upkeep can be skipped; `None` when the store cannot tell (other
     /// engines write too) or has no such upkeep.
@@ -415,6 +417,11 @@ pub trait Upkeep: Send + Sync + 'static {
     fn checkpoint(&self) -> Fut<'_, ()>;
     /// Saves and lets go of everything: the last call before the engine stops.
     fn close(&self) -> Fut<'_, ()>;
+}
+
+/// How the store's operations run, said where they are run (each store's
+/// handle: `store/sqlite.rs`, `pg.rs`).
+pub trait Scans: Send + Sync + 'static {
     /// Whether the store's scans block a thread (SQLite's: synchronous),
     /// so a scan of several operations is best run on one blocking thread
     /// of its own (`run_on_scan_thread`).

@@ -27,7 +27,6 @@
 //!   indexers learn of them whatever path made them.
 
 mod activity;
-mod deliveries;
 mod derived;
 mod entries;
 mod filter;
@@ -36,7 +35,6 @@ mod journal;
 mod keep;
 mod migrate;
 mod pads;
-mod query;
 mod rank;
 mod room;
 mod sparse;
@@ -641,7 +639,7 @@ impl Store {
             return Ok(n);
         };
         use crate::storage::query::Arg;
-        let mut q = query::query("SELECT (SELECT count(*) FROM entries e WHERE");
+        let mut q = sqlite::query("SELECT (SELECT count(*) FROM entries e WHERE");
         q.push(" e.seq > $?", Arg::Int(seq))
             .scope(scope)
             .push(

@@ -3,17 +3,15 @@
 //! and of the dispatcher (`engine/dispatch.rs`), which carries addressed
 //! notes to A2A agents and writes what they say through `Said`.
 
-use std::future::Future;
-
-use super::dispatch::{stored, wall_ms, Said};
+use super::dispatch::{stored, wall_ms};
 use super::Engine;
 use crate::agents::a2a;
 use crate::agents::{Agents, Conversation, Registered};
 use crate::error::{Error, Result};
 use crate::guard::Guard;
-use crate::model::{self, Entry};
+use crate::model;
 use crate::protocol::*;
-use crate::storage::{NewEntry, Storage};
+use crate::storage::Storage;
 
 /// The registry of the engine's data directory, with the conversations
 /// the store holds; a registry file still holding deliveries (from before
@@ -199,23 +197,5 @@ impl Engine {
     /// Notes a call by `author` (for the roster's "last seen").
     pub fn seen(&self, author: &str) {
         self.0.agents.presence.seen(author, self.now());
-    }
-}
-
-/// The dispatcher's writes: an entry it made (its content and author
-/// checked there) goes in as any other does (`Engine::insert`: subscribers
-/// told, an `ask` waiting for it answered), and a delivery that moved is
-/// told to subscribers.
-impl Said for Engine {
-    fn post(&self, entry: NewEntry) -> impl Future<Output = Result<Entry>> + Send {
-        self.insert(entry)
-    }
-
-    fn delivery_moved(&self, delivery: &Delivery) {
-        self.0.bus.delivery(&delivery.pad, delivery.clone());
-    }
-
-    fn now(&self) -> i64 {
-        Engine::now(self)
     }
 }

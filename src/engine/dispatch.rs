@@ -34,6 +34,7 @@ use serde_json::{json, Map};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use super::Engine;
 use crate::agents::a2a;
 use crate::agents::conversation::{Effect, Event, Post, DROP, MAX_POLL, RETRY};
 use crate::agents::{Agents, Conversation, Registered};
@@ -44,12 +45,30 @@ use crate::storage::{DeliveryRow, NewEntry, Storage};
 
 /// How the dispatcher writes: an entry it made, with everything a write
 /// tells (subscribers, an `ask` waiting for it), and a delivery that moved.
-/// The engine is the one that does (`impl Said for Engine`, `engine/agents.rs`).
+/// The engine is the one that does (`impl Said for Engine`, below).
 pub(super) trait Said: Send + Sync + 'static {
     fn post(&self, entry: NewEntry) -> impl Future<Output = Result<Entry>> + Send;
     fn delivery_moved(&self, delivery: &Delivery);
     /// The engine's clock (entries' times; deliveries are scheduled by the wall).
     fn now(&self) -> i64;
+}
+
+/// The dispatcher's writes: an entry it made (its content and author
+/// checked there) goes in as any other does (`Engine::insert`: subscribers
+/// told, an `ask` waiting for it answered), and a delivery that moved is
+/// told to subscribers.
+impl Said for Engine {
+    fn post(&self, entry: NewEntry) -> impl Future<Output = Result<Entry>> + Send {
+        self.insert(entry)
+    }
+
+    fn delivery_moved(&self, delivery: &Delivery) {
+        self.0.bus.delivery(&delivery.pad, delivery.clone());
+    }
+
+    fn now(&self) -> i64 {
+        Engine::now(self)
+    }
 }
 
 /// Looks at conversations running at once, in all and with one agent: a

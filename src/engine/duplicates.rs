@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::search::Probe;
+use super::meaning::Probe;
 use super::Engine;
 use crate::error::Result;
 use crate::guard::Guard;

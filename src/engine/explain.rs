@@ -5,7 +5,7 @@
 //! added). Built from the figures the ranking used, and only when asked.
 
 use super::fusion::{Fused, Side};
-use super::plan::Plan;
+use super::search::Plan;
 use super::sparse::SparsePlan;
 use super::Engine;
 use crate::error::Result;
@@ -66,7 +66,7 @@ impl Engine {
             Some(_) => db.word_counts(&terms::index_words(query), filter).await?,
         };
         // A token's weights are over its pads, as its counts are.
-        let n = match super::pads::readable_entries(db, filter).await? {
+        let n = match super::search::readable_entries(db, filter).await? {
             Some(readable) => readable as f64,
             None => db.live_entries().await? as f64,
         };

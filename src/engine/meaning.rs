@@ -2,13 +2,15 @@
 //! primitives: read your writes (`settle`), then the nearest entries
 //! (`nearest`) — a selective filter scored exactly on its few stored
 //! vectors, else the index's best candidates that pass it, rescored on their
-//! full-precision vectors.
+//! full-precision vectors — read back as entries (`nearest_entries`, for a
+//! search's meaning side and for `entry.add`'s `looks_like`).
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use super::Engine;
 use crate::error::{Error, Result};
+use crate::model::Entry;
 use crate::semantic::vector::best;
 use crate::semantic::{ChunkCheck, Semantic, SETTLE_MAX_BACKLOG, SETTLE_TIMEOUT};
 use crate::storage::{ArchiveMark, CandidateCheck, EntryFilter};
@@ -17,6 +19,48 @@ use crate::storage::{ArchiveMark, CandidateCheck, EntryFilter};
 const EMBEDDED_POLL: Duration = Duration::from_millis(20);
 
 impl Engine {
+    /// The `k` live entries nearest in meaning to `text` that pass `filter`,
+    /// with their cosine similarity; for a search, after waiting (briefly)
+    /// for every acknowledged write to be embedded, and also how many were
+    /// not (a flood).
+    pub(super) async fn nearest_entries(
+        &self,
+        text: &str,
+        probe: Probe,
+        filter: EntryFilter,
+        k: u32,
+    ) -> Result<(Vec<(Entry, f64)>, u64)> {
+        let semantic = self
+            .semantic()
+            .expect("called only when semantic search is ready");
+        let vector = async {
+            match probe {
+                Probe::Search => semantic.query_vector(text).await,
+                Probe::NewNote => semantic.text_vector(text).await,
+            }
+        };
+        let settled = async {
+            match probe {
+                // Counted over what the caller may read.
+                Probe::Search => self.settle(semantic, filter.scope.clone()).await,
+                Probe::NewNote => Ok(0),
+            }
+        };
+        let (vector, not_embedded) = tokio::try_join!(vector, settled)?;
+        let _turn = self.turn().await?;
+        let near = self
+            .nearest(semantic.clone(), vector, filter, k as usize)
+            .await?;
+        let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
+        let entries = self.db().entries_by_id(&ids).await?;
+        let near = near
+            .into_iter()
+            .zip(entries)
+            .filter_map(|((_, score), entry)| Some((entry?, score as f64)))
+            .collect();
+        Ok((near, not_embedded))
+    }
+
     /// Read-your-writes by meaning: waits until every entry and edit
     /// acknowledged before the call is embedded and in this engine's index,
     /// unless the backlog is a flood (more than `SETTLE_MAX_BACKLOG`) or the
@@ -119,6 +163,18 @@ impl Engine {
         })
         .await
     }
+}
+
+/// What a meaning lookup is for.
+#[derive(Clone, Copy)]
+pub(super) enum Probe {
+    /// A search: the text embedded as a query, once every acknowledged
+    /// write is embedded (read your writes).
+    Search,
+    /// A note about to be added (`check_duplicates`): embedded as stored
+    /// texts are, against what is embedded now — waiting for the backlog
+    /// would hold up every add behind the writes before it.
+    NewNote,
 }
 
 /// The index's candidates for the best `k` for `query` that `check`

@@ -196,27 +196,3 @@ struct JsonExport<'a> {
 /// The most entry text (bytes, with some room for each entry's fields) an
 /// export loads at once: a pad holding more is exported only with a budget.
 pub const MAX_EXPORT_BYTES: usize = 32 << 20;
-
-/// How many entries a scoped caller may read (`EntryFilter::scope`: a
-/// token's pads), archived pads' too; `None` for the owner. BM25 weighs a
-/// word by it, so a token's scores and explanations say nothing of the
-/// rest of the store.
-pub(super) async fn readable_entries(
-    db: &dyn crate::storage::Storage,
-    filter: &crate::storage::EntryFilter,
-) -> Result<Option<u64>> {
-    let Some(pads) = filter.scope.as_deref() else {
-        return Ok(None);
-    };
-    let readable = db
-        .pads(true)
-        .await?
-        .iter()
-        .filter(|p| {
-            pads.iter()
-                .any(|pat| crate::access::pattern_matches(pat, &p.name))
-        })
-        .map(|p| p.entries.max(0) as u64)
-        .sum();
-    Ok(Some(readable))
-}

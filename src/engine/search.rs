@@ -1,17 +1,154 @@
-//! `search`: text, meaning, or both fused by rank.
+//! `search`: text, meaning, or both fused by score. A search is a plan
+//! first: the request turned into a value — which ranked lists run, how
+//! deep, under which filter, and how they are fused — before anything runs
+//! (`Plan::new`, pure, so tests assert on it); then the lists run
+//! (`Engine::run_lists`), are fused and cut; `explain` is the plan plus
+//! each list's part.
 
+use std::fmt;
 use std::time::Instant;
 
 use super::explain::{self, TextPlan};
-use super::plan::{self, Plan};
+use super::fusion::{self, Weights};
+use super::meaning::Probe;
 use super::sparse::SparsePlan;
-use super::{fusion, limit, Engine};
+use super::{limit, Engine};
 use crate::error::{Error, Result};
 use crate::guard::Guard;
 use crate::model::Entry;
 use crate::protocol::*;
+use crate::semantic::splade::Pieces;
 use crate::storage::EntryFilter;
 use crate::terms::{self, TierHits};
+
+/// What a search will do.
+pub(super) struct Plan {
+    /// The query, trimmed.
+    pub query: String,
+    /// The conditions every hit meets (a token's pads among them).
+    pub filter: EntryFilter,
+    /// The mode it runs in: `hybrid` runs as `text` while meaning search
+    /// is not ready.
+    pub mode: SearchMode,
+    /// How many hits the page takes (before exact copies fold).
+    pub limit: u32,
+    /// How deep each list goes: hybrid fuses more than it shows, so each
+    /// list can lift the others.
+    pub k: u32,
+    /// The word side's tiers (`Engine::text_hits`); `None` in `semantic`.
+    pub words: Option<Words>,
+    /// Whether the meaning side runs.
+    pub meaning: bool,
+    /// The related words (the sparse list), in hybrid with the sparse
+    /// model: the tokenizer the query's pieces come from.
+    pub sparse: Option<Pieces>,
+    /// How a hybrid's lists are fused; `None`: one list, as it ranks.
+    pub fusion: Option<Weights>,
+}
+
+/// How the word side runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Words {
+    /// Whether the substring tier runs (the slowest).
+    pub substrings: bool,
+    /// Beside the meaning side: the smaller postings budget.
+    pub beside_meaning: bool,
+}
+
+/// What the engine can rank by besides words: meaning search ready, with
+/// the sparse model's tokenizer when it is loaded; else why not (`None`:
+/// the engine was started without meaning search).
+pub(super) type Available = std::result::Result<Option<Pieces>, Option<Error>>;
+
+impl Plan {
+    /// The plan for `query` (as `asked` gives it) in `mode`, over
+    /// `filter`, for a page of `want` hits.
+    pub fn new(
+        query: &str,
+        mode: SearchMode,
+        filter: EntryFilter,
+        available: Available,
+        want: u32,
+    ) -> Result<Plan> {
+        let query = query.to_string();
+        let (mode, sparse) = match (mode, available) {
+            (SearchMode::Text, _) | (SearchMode::Hybrid, Err(_)) => (SearchMode::Text, None),
+            (SearchMode::Semantic, Err(why)) => {
+                return Err(why.unwrap_or_else(|| Error::Unavailable(
+                    "semantic search is off in this engine (started without a model); use mode 'text', or restart `pad serve` without --no-semantic.".into(),
+                )))
+            }
+            (SearchMode::Semantic, Ok(_)) => (SearchMode::Semantic, None),
+            (SearchMode::Hybrid, Ok(pieces)) => (SearchMode::Hybrid, pieces),
+        };
+        let hybrid = mode == SearchMode::Hybrid;
+        let words = (mode != SearchMode::Semantic).then_some(Words {
+            // Substrings only for one-word queries in hybrid, such as an
+            // identifier fragment; longer queries are what meaning search
+            // is for.
+            substrings: !hybrid || query.split_whitespace().count() == 1,
+            beside_meaning: hybrid,
+        });
+        let fusion = hybrid.then_some(match sparse {
+            Some(_) => fusion::THREE_LISTS,
+            None => fusion::TWO_LISTS,
+        });
+        Ok(Plan {
+            k: if hybrid { fused_depth(want) } else { want },
+            limit: want,
+            meaning: mode != SearchMode::Text,
+            query,
+            filter,
+            mode,
+            words,
+            sparse,
+            fusion,
+        })
+    }
+}
+
+impl fmt::Debug for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Plan")
+            .field("query", &self.query)
+            .field("filter", &self.filter)
+            .field("mode", &self.mode)
+            .field("limit", &self.limit)
+            .field("k", &self.k)
+            .field("words", &self.words)
+            .field("meaning", &self.meaning)
+            .field("sparse", &self.sparse.is_some())
+            .field("fusion", &self.fusion)
+            .finish()
+    }
+}
+
+/// The query, trimmed, or why it cannot be searched for.
+fn asked(p: &SearchParams) -> Result<&str> {
+    let query = p.query.trim();
+    if query.is_empty() {
+        return Err(Error::invalid(
+            "query",
+            "query is empty; give words to look for, e.g. 'docker login'.",
+        ));
+    }
+    let qlen = query.chars().count();
+    if qlen > 1000 {
+        return Err(Error::over_limit(
+            "query",
+            format!("query is {qlen} characters; the limit is 1000. Search for the key phrase."),
+            1000,
+            qlen,
+        ));
+    }
+    Ok(query)
+}
+
+/// Hybrid search fuses this many hits from each list, so a hit low on one
+/// list but present on others can still rise into the page.
+fn fused_depth(limit: u32) -> u32 {
+    (limit * 2).clamp(20, MAX_SEARCH_LIMIT)
+}
 
 impl Engine {
     pub async fn search(&self, p: SearchParams, guard: &Guard) -> Result<SearchResult> {
@@ -63,14 +200,14 @@ impl Engine {
     }
 
     /// Up to `want` hits, best first (copies not yet folded): the request
-    /// planned (`plan.rs`), its lists run, fused and cut.
+    /// planned (`Plan`), its lists run, fused and cut.
     async fn search_inner(
         &self,
         p: &SearchParams,
         guard: &Guard,
         want: u32,
     ) -> Result<SearchResult> {
-        let query = plan::asked(p)?;
+        let query = asked(p)?;
         let filter = guard.scope(filter_of(p)?)?;
         let available = match self.semantic() {
             Some(s) if s.is_ready() => Ok(s.pieces()),
@@ -346,7 +483,7 @@ impl Engine {
             ..TextPlan::default()
         };
         let mut hits = TierHits::new(limit);
-        let readable = super::pads::readable_entries(db, filter).await?;
+        let readable = readable_entries(db, filter).await?;
         if plan.keywords {
             let words = terms::query_words(query);
             hits.add(db.word_hits(&words, filter, limit, false, readable).await?);
@@ -408,48 +545,30 @@ impl Engine {
         plan.ranked = kept;
         Ok((hits.into_vec(), plan))
     }
+}
 
-    /// The `k` live entries nearest in meaning to `text` that pass `filter`,
-    /// with their cosine similarity; for a search, after waiting (briefly)
-    /// for every acknowledged write to be embedded, and also how many were
-    /// not (a flood).
-    pub(super) async fn nearest_entries(
-        &self,
-        text: &str,
-        probe: Probe,
-        filter: EntryFilter,
-        k: u32,
-    ) -> Result<(Vec<(Entry, f64)>, u64)> {
-        let semantic = self
-            .semantic()
-            .expect("called only when semantic search is ready");
-        let vector = async {
-            match probe {
-                Probe::Search => semantic.query_vector(text).await,
-                Probe::NewNote => semantic.text_vector(text).await,
-            }
-        };
-        let settled = async {
-            match probe {
-                // Counted over what the caller may read.
-                Probe::Search => self.settle(semantic, filter.scope.clone()).await,
-                Probe::NewNote => Ok(0),
-            }
-        };
-        let (vector, not_embedded) = tokio::try_join!(vector, settled)?;
-        let _turn = self.turn().await?;
-        let near = self
-            .nearest(semantic.clone(), vector, filter, k as usize)
-            .await?;
-        let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
-        let entries = self.db().entries_by_id(&ids).await?;
-        let near = near
-            .into_iter()
-            .zip(entries)
-            .filter_map(|((_, score), entry)| Some((entry?, score as f64)))
-            .collect();
-        Ok((near, not_embedded))
-    }
+/// How many entries a scoped caller may read (`EntryFilter::scope`: a
+/// token's pads), archived pads' too; `None` for the owner. BM25 weighs a
+/// word by it, so a token's scores and explanations say nothing of the
+/// rest of the store.
+pub(super) async fn readable_entries(
+    db: &dyn crate::storage::Storage,
+    filter: &crate::storage::EntryFilter,
+) -> Result<Option<u64>> {
+    let Some(pads) = filter.scope.as_deref() else {
+        return Ok(None);
+    };
+    let readable = db
+        .pads(true)
+        .await?
+        .iter()
+        .filter(|p| {
+            pads.iter()
+                .any(|pat| crate::access::pattern_matches(pat, &p.name))
+        })
+        .map(|p| p.entries.max(0) as u64)
+        .sum();
+    Ok(Some(readable))
 }
 
 /// What the plan's lists found.
@@ -476,18 +595,6 @@ fn filter_of(p: &SearchParams) -> Result<EntryFilter> {
     .filter()
 }
 
-/// What a meaning lookup is for.
-#[derive(Clone, Copy)]
-pub(super) enum Probe {
-    /// A search: the text embedded as a query, once every acknowledged
-    /// write is embedded (read your writes).
-    Search,
-    /// A note about to be added (`check_duplicates`): embedded as stored
-    /// texts are, against what is embedded now — waiting for the backlog
-    /// would hold up every add behind the writes before it.
-    NewNote,
-}
-
 /// Hits with exactly the text of a hit before them leave the page; the
 /// first says their ids in `copies`.
 fn collapse_copies(hits: Vec<SearchHit>) -> Vec<SearchHit> {
@@ -500,4 +607,94 @@ fn collapse_copies(hits: Vec<SearchHit>) -> Vec<SearchHit> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(query: &str) -> SearchParams {
+        serde_json::from_value(serde_json::json!({ "query": query })).unwrap()
+    }
+
+    fn plan(query: &str, mode: SearchMode, available: Available, want: u32) -> Result<Plan> {
+        Plan::new(query, mode, EntryFilter::default(), available, want)
+    }
+
+    #[test]
+    fn hybrid_without_meaning_runs_as_text_and_semantic_says_why() {
+        let p = plan("staging db", SearchMode::Hybrid, Err(None), 10).unwrap();
+        assert_eq!(p.mode, SearchMode::Text);
+        assert!(!p.meaning && p.sparse.is_none() && p.fusion.is_none());
+        assert_eq!(p.k, 10, "one list: as deep as the page");
+        assert_eq!(
+            p.words,
+            Some(Words {
+                substrings: true,
+                beside_meaning: false
+            })
+        );
+        let loading = Error::Unavailable("semantic search is starting".into());
+        let e = plan("x", SearchMode::Semantic, Err(Some(loading)), 10).unwrap_err();
+        assert!(e.to_string().contains("starting"), "{e}");
+        let e = plan("x", SearchMode::Semantic, Err(None), 10).unwrap_err();
+        assert!(e.to_string().contains("--no-semantic"), "{e}");
+        let loading = Error::Unavailable("semantic search is starting".into());
+        let p = plan("x", SearchMode::Hybrid, Err(Some(loading)), 10).unwrap();
+        assert_eq!(p.mode, SearchMode::Text, "still loading: words alone");
+    }
+
+    #[test]
+    fn hybrid_fuses_two_lists_deeper_than_the_page_and_skips_substrings_for_phrases() {
+        let p = plan("when did we move staging", SearchMode::Hybrid, Ok(None), 5).unwrap();
+        assert_eq!(p.mode, SearchMode::Hybrid);
+        assert!(p.meaning);
+        assert_eq!((p.limit, p.k), (5, 20), "at least 20 from each list");
+        assert_eq!(p.fusion, Some(fusion::TWO_LISTS));
+        assert_eq!(
+            p.words,
+            Some(Words {
+                substrings: false,
+                beside_meaning: true
+            })
+        );
+        let p = plan("ocker", SearchMode::Hybrid, Ok(None), 50).unwrap();
+        assert_eq!(p.k, 100, "twice the page");
+        assert!(
+            p.words.unwrap().substrings,
+            "one word: an identifier fragment"
+        );
+        let p = plan("x", SearchMode::Hybrid, Ok(None), MAX_SEARCH_LIMIT).unwrap();
+        assert_eq!(p.k, MAX_SEARCH_LIMIT);
+    }
+
+    #[test]
+    fn with_the_sparse_model_hybrid_fuses_three_lists_and_no_other_mode_does() {
+        let pieces = || Ok(Some(Pieces::of_words(&["dog", "puppy"])));
+        let p = plan("dog", SearchMode::Hybrid, pieces(), 10).unwrap();
+        assert_eq!(p.fusion, Some(fusion::THREE_LISTS));
+        assert!(p.sparse.is_some(), "the sparse list runs");
+        assert_eq!(p.k, 20, "as deep as the others");
+        assert!(p.meaning && p.words.is_some());
+        let p = plan("dog", SearchMode::Semantic, pieces(), 10).unwrap();
+        assert!(p.sparse.is_none() && p.fusion.is_none());
+        let p = plan("dog", SearchMode::Text, pieces(), 10).unwrap();
+        assert!(p.sparse.is_none() && !p.meaning && p.fusion.is_none());
+    }
+
+    #[test]
+    fn semantic_runs_the_meaning_side_alone() {
+        let p = plan("deploys", SearchMode::Semantic, Ok(None), 7).unwrap();
+        assert!(p.meaning && p.words.is_none() && p.fusion.is_none());
+        assert_eq!(p.k, 7);
+    }
+
+    #[test]
+    fn an_empty_or_overlong_query_is_refused_before_anything_runs() {
+        let e = asked(&params("   ")).unwrap_err();
+        assert!(e.to_string().contains("query is empty"), "{e}");
+        let e = asked(&params(&"a".repeat(1001))).unwrap_err();
+        assert!(e.to_string().contains("limit is 1000"), "{e}");
+        assert_eq!(asked(&params("  staging db ")).unwrap(), "staging db");
+    }
 }

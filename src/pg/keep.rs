@@ -11,8 +11,7 @@ use super::{read_entry_seq, Arg, Query, Run, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::model::Entry;
 use crate::protocol::Action;
-use crate::storage::dialect::Dialect;
-use crate::storage::rows::ENTRY_COLUMN_COUNT;
+use crate::storage::query::{Dialect, ENTRY_COLUMN_COUNT};
 use crate::storage::rules::KEPT_COLUMNS;
 
 /// Copies the entries `cond` selects (a condition on `entries` over `$4`,

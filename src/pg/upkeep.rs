@@ -63,10 +63,6 @@ impl Upkeep for PgStore {
         })
     }
 
-    fn index_text(&self) -> Fut<'_, ()> {
-        Box::pin(async { Ok(()) })
-    }
-
     fn write_epoch(&self) -> Option<u64> {
         None
     }
@@ -80,9 +76,5 @@ impl Upkeep for PgStore {
             self.pool().close().await;
             Ok(())
         })
-    }
-
-    fn scans_block(&self) -> bool {
-        false
     }
 }

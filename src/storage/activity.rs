@@ -3,8 +3,7 @@
 //! or idlest. Time windows are id ranges (an id starts with its write
 //! time, `crate::id`), so "the last hour" reads only the last hour's rows.
 
-use super::query::{Arg, Query, Select};
-use super::rows::Columns;
+use super::query::{Arg, Columns, Query, Select};
 use super::rules::by_minute;
 use super::PadRow;
 use crate::error::Result;

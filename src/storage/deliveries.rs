@@ -5,11 +5,9 @@
 //! run them (over `Select` and `Execute`; a store supplies the connection
 //! and, for a sequence of several, the transaction) and reading a row
 //! back. A flag is compared as `= TRUE`/`= FALSE`, never bare: SQLite's
-//! planner uses an index on an equality only (tests in `store/deliveries.rs`).
+//! planner uses an index on an equality only (tests in `store/sqlite.rs`).
 
-use super::dialect::Dialect;
-use super::query::{Arg, Execute, Query, Select};
-use super::rows::Columns;
+use super::query::{Arg, Columns, Dialect, Execute, Query, Select};
 use super::DeliveryRow;
 use crate::error::Result;
 use crate::id;

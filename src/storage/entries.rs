@@ -8,8 +8,9 @@
 
 use std::collections::HashMap;
 
-use super::query::{Arg, Execute, Query, Select};
-use super::rows::{read_entry, read_entry_seq, Columns, ENTRY_COLUMNS};
+use super::query::{
+    read_entry, read_entry_seq, Arg, Columns, Execute, Query, Select, ENTRY_COLUMNS,
+};
 use super::rules::{Stamp, PAD_NEIGHBOURS};
 use super::{EntryFilter, Page};
 use crate::error::Result;

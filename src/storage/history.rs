@@ -6,8 +6,10 @@
 
 use std::ops::ControlFlow;
 
-use super::query::{Arg, Execute, Query, Select};
-use super::rows::{read_change, read_entry, read_version, Columns, ENTRY_COLUMNS, VERSION_COLUMNS};
+use super::query::{
+    read_change, read_entry, read_version, Arg, Columns, Execute, Query, Select, ENTRY_COLUMNS,
+    VERSION_COLUMNS,
+};
 use super::rules::{newest_first, prefix_range, IN_TRASH};
 use super::{HistoryFilter, Purge, Restore, Visible};
 use crate::error::Result;

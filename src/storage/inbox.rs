@@ -13,8 +13,7 @@
 //! that has written nothing starts empty, at the newest entry. Reminders
 //! are the author's own: even a first read shows them.
 
-use super::query::{Arg, Query, Select};
-use super::rows::{read_entry, Columns, ENTRY_COLUMN_COUNT};
+use super::query::{read_entry, Arg, Columns, Query, Select, ENTRY_COLUMN_COUNT};
 use super::Inbox;
 use crate::error::Result;
 use crate::model::Entry;
@@ -106,7 +105,7 @@ async fn since<S: Select>(
 /// The inbox's statements that read the same on both stores, `$n`
 /// numbered in the order they first appear (SQLite numbers `$n` so too).
 pub mod sql {
-    use crate::storage::dialect::Dialect;
+    use crate::storage::query::Dialect;
 
     /// Binds the author and the reminder cursor; `ENTRY_COLUMNS` and then
     /// the time each was delivered.
@@ -115,7 +114,7 @@ pub mod sql {
             "SELECT {}, e.reminded_at FROM entries e JOIN pads p ON p.name = e.pad \
              WHERE e.author = $1 AND e.reminded_at > $2 AND p.archived_at IS NULL \
              ORDER BY e.reminded_at, e.seq",
-            crate::storage::rows::ENTRY_COLUMNS
+            crate::storage::query::ENTRY_COLUMNS
         )
     }
 
@@ -127,7 +126,7 @@ pub mod sql {
              WHERE e.seq > $1 AND e.seq <= $2 AND e.reply_to IS NOT NULL \
                AND e.author <> $3 AND parent.author = $3 AND p.archived_at IS NULL \
              ORDER BY e.seq",
-            crate::storage::rows::ENTRY_COLUMNS
+            crate::storage::query::ENTRY_COLUMNS
         )
     }
 
@@ -138,7 +137,7 @@ pub mod sql {
              WHERE e.addressed_to IS NOT NULL AND e.seq > $1 AND e.seq <= $2 \
                AND e.author <> $3 AND p.archived_at IS NULL AND {} \
              ORDER BY e.seq",
-            crate::storage::rows::ENTRY_COLUMNS,
+            crate::storage::query::ENTRY_COLUMNS,
             d.list_has("e.addressed_to", "$3")
         )
     }
@@ -147,7 +146,7 @@ pub mod sql {
     /// `needs_eyes`, through the tag's index — `entry_tags` on SQLite, the
     /// tags array's on PostgreSQL.
     pub fn needs_eyes(d: Dialect) -> String {
-        let columns = crate::storage::rows::ENTRY_COLUMNS;
+        let columns = crate::storage::query::ENTRY_COLUMNS;
         match d {
             Dialect::Sqlite => format!(
                 "SELECT {columns} FROM entry_tags t JOIN entries e ON e.seq = t.seq \

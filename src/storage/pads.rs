@@ -2,8 +2,7 @@
 //! connection (`Select`, `Execute`): the pads, one pad, a pad marked used,
 //! the tags in use.
 
-use super::query::{Arg, Execute, Query, Select};
-use super::rows::{read_pad, Columns, PAD_COLUMNS};
+use super::query::{read_pad, Arg, Columns, Execute, Query, Select, PAD_COLUMNS};
 use super::rules::no_pad;
 use super::EntryFilter;
 use crate::error::Result;

@@ -1,28 +1,177 @@
-//! A statement built at run time for either database, the filters
-//! written into it once — an entry filter (`Query::filter`), a history
-//! filter (`Query::history_filter`), a token's pads (`Query::scope`) — and
-//! what runs it on a store (`Select`: a read connection of each), so a
-//! read whose SQL differs only by dialect is written once above both
-//! (`storage::history`, `storage::entries`).
+//! Statements written once for both databases: built at run time or
+//! written whole (`Query`, `Query::prepared`), the filters written into
+//! them once — an entry filter (`Query::filter`), a history filter
+//! (`Query::history_filter`), a token's pads (`Query::scope`) —, where the
+//! two databases' SQL differs (`Dialect`), what runs one on a store
+//! (`Select`, `Execute`: a connection of each, `store/sqlite.rs` and
+//! `pg.rs`), and the one row reader (`Columns`, `read_entry` and the rest):
+//! so a read or write whose SQL differs only by dialect is written once
+//! above both stores (`storage::entries`, `storage::history`, …).
 //!
-//! Values are always bound, never formatted in. A piece of text takes its
-//! value's placeholder as `$?`, written as the dialect numbers them
-//! (`Dialect::placeholder`). Where the two databases test a condition
-//! differently — a token's pad patterns (GLOB on SQLite, `ANY` and
-//! `starts_with` on PostgreSQL), a note's tags (the `entry_tags` table on
-//! SQLite, the tags array on PostgreSQL) — the builder asks its dialect.
+//! Values are always bound, never formatted in. A statement written whole
+//! numbers its placeholders `$1`, `$2`, … by the value each takes
+//! (`Dialect::numbered` makes them SQLite's `?1`, `?2`, …: SQLite numbers
+//! a `$1` by where it first appears); a piece of a built statement takes
+//! its value's placeholder as `$?` (`Dialect::placeholder`). Where the two
+//! databases test a condition differently — a token's pad patterns (GLOB
+//! on SQLite, `ANY` and `starts_with` on PostgreSQL), a note's tags (the
+//! `entry_tags` table on SQLite, the tags array on PostgreSQL) — the
+//! builder asks its dialect.
+//!
+//! Where the two keep a value differently the row says how to read it, not
+//! the reader: a list of texts (tags, `depends_on`, choices, addressees) is
+//! JSON text on SQLite and a `text[]` on PostgreSQL (`Columns::texts`). The
+//! column lists are the same text on both.
 
 use std::ops::ControlFlow;
 
-use super::dialect::Dialect;
-use super::rows::Columns;
-use super::rules::{CURRENT_ONLY, CURRENT_ONLY_OPEN};
-use super::{EntryFilter, HistoryFilter};
+use serde_json::Value;
+
+use super::rules::{preview, CURRENT_ONLY, CURRENT_ONLY_OPEN};
+use super::{EntryFilter, HistoryFilter, ReportRow};
 use crate::error::Result;
+use crate::model::{fmt_time, Category, Entry, Kind, Pad, Status};
+use crate::protocol::{Action, Change, Version};
+
+/// The database a statement is written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    /// The placeholder of a built statement's `n`th value (from 1):
+    /// SQLite's `?` takes the values in order, so a built piece fits in
+    /// SQLite text whose own values are `?` too.
+    pub fn placeholder(self, n: usize) -> String {
+        match self {
+            Dialect::Sqlite => "?".into(),
+            Dialect::Postgres => format!("${n}"),
+        }
+    }
+
+    /// `sql`, its placeholders `$1`, `$2`, … as this database numbers a
+    /// value by its position (SQLite's `?1`; a `$` not before a digit, as
+    /// in a JSON path, stays).
+    pub fn numbered(self, sql: String) -> String {
+        match self {
+            Dialect::Postgres => sql,
+            Dialect::Sqlite => {
+                let mut out = String::with_capacity(sql.len());
+                let mut chars = sql.chars().peekable();
+                while let Some(c) = chars.next() {
+                    let digit_next = chars.peek().is_some_and(char::is_ascii_digit);
+                    out.push(if c == '$' && digit_next { '?' } else { c });
+                }
+                out
+            }
+        }
+    }
+
+    /// The function giving the larger of its arguments (SQLite's `max`
+    /// with two arguments; PostgreSQL's `max` is only an aggregate).
+    pub fn greatest(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "max",
+            Dialect::Postgres => "greatest",
+        }
+    }
+
+    /// The condition that the list column `list` holds `value`: SQLite
+    /// keeps a list as JSON text, PostgreSQL as an array.
+    pub fn list_has(self, list: &str, value: &str) -> String {
+        match self {
+            Dialect::Sqlite => {
+                format!("EXISTS (SELECT 1 FROM json_each({list}) WHERE value = {value})")
+            }
+            Dialect::Postgres => format!("{value} = ANY({list})"),
+        }
+    }
+
+    /// A list bound as `list` as rows of one column, `value`, named `alias`
+    /// (SQLite reads its JSON text, PostgreSQL unnests its array).
+    pub fn rows_of(self, list: &str, alias: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("json_each({list}) AS {alias}"),
+            Dialect::Postgres => format!("unnest({list}) AS {alias}(value)"),
+        }
+    }
+
+    /// A join kept in the order written: SQLite's planner takes `CROSS
+    /// JOIN` as that order; PostgreSQL's plans a plain join on its own.
+    pub fn join_in_order(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "CROSS JOIN",
+            Dialect::Postgres => "JOIN",
+        }
+    }
+
+    /// Live entries `e` of pads `p`, a row for each of their tags `t.tag`:
+    /// SQLite lists tags in a table of their own (`entry_tags`, its index
+    /// the tags'), PostgreSQL in an array on the entry.
+    pub fn tagged_entries(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => {
+                "entry_tags t JOIN entries e ON e.seq = t.seq JOIN pads p ON p.name = e.pad"
+            }
+            Dialect::Postgres => {
+                "entries e JOIN pads p ON p.name = e.pad CROSS JOIN LATERAL unnest(e.tags) AS t(tag)"
+            }
+        }
+    }
+
+    /// The condition that `column` is one of the list bound as `list`, for
+    /// a column with an index: SQLite looks each value up, PostgreSQL
+    /// takes the array whole.
+    pub fn any_of(self, column: &str, list: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("{column} IN (SELECT value FROM json_each({list}))"),
+            Dialect::Postgres => format!("{column} = ANY({list})"),
+        }
+    }
+
+    /// What ends a `SELECT` whose rows the transaction holds until it ends
+    /// (PostgreSQL's `FOR UPDATE`; SQLite's writer is held whole already).
+    pub fn hold_rows(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            Dialect::Postgres => " FOR UPDATE",
+        }
+    }
+
+    /// `hold_rows`, passing over rows another transaction holds: each is
+    /// taken by one engine of a team (SQLite has one writer: none is held).
+    pub fn hold_free_rows(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
+        }
+    }
+
+    /// The JSON text of the field `key` of the JSON text column `column`
+    /// (`NULL` when it has none).
+    pub fn json_field(self, column: &str, key: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("{column} -> '$.{key}'"),
+            Dialect::Postgres => format!("({column}::jsonb -> '{key}')::text"),
+        }
+    }
+
+    /// The condition that the flag `column` is false, as this database's
+    /// partial indexes are written (SQLite's `WHERE taken = 0` matches
+    /// only `taken = 0`).
+    pub fn is_false(self, column: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("{column} = 0"),
+            Dialect::Postgres => format!("NOT {column}"),
+        }
+    }
+}
 
 /// A store's read connection running built statements, each row read by
-/// the shared row reader (`storage::rows`): all a read written above the
-/// stores asks of one (`store/query.rs`, `pg/query.rs`).
+/// the row reader below (`Columns`): all a read written above the
+/// stores asks of one (`store/sqlite.rs`, `pg.rs`).
 #[allow(async_fn_in_trait)]
 pub trait Select {
     /// The SQL the database speaks.
@@ -316,6 +465,189 @@ impl Query {
     }
 }
 
+/// Columns of `entries` (aliased `e`) in the order `read_entry` expects
+/// them; the last tells what supersedes the entry.
+pub const ENTRY_COLUMNS: &str = "e.seq, e.pad, e.author, e.kind, e.content, e.tags, e.status, \
+     e.assignee, e.resume, e.lease_until, e.category, e.confidence, e.depends_on, e.remind_at, \
+     e.pinned, e.meta, e.created_at, e.updated_at, e.version, e.attempts, e.error, e.reply_to, \
+     e.choices, e.replies, e.answer, e.addressed_to, e.supersedes, \
+     (SELECT MAX(s.seq) FROM entries s WHERE s.supersedes = e.seq)";
+
+/// How many columns `ENTRY_COLUMNS` selects; a query's extra columns follow.
+pub const ENTRY_COLUMN_COUNT: usize = 28;
+
+/// `ENTRY_COLUMNS` without the `e.` alias, for `RETURNING` (which cannot
+/// name one on SQLite).
+pub fn returning_columns() -> String {
+    ENTRY_COLUMNS
+        .replace("= e.seq", "= entries.seq")
+        .replace("e.", "")
+}
+
+/// Columns of `pads` in the order `read_pad` expects them.
+pub const PAD_COLUMNS: &str = "name, ttl_seconds, max_entries, last_write_at, entries, archived_at";
+
+/// Columns of `entry_history` (aliased `e`) after its `ENTRY_COLUMNS`, in
+/// the order `read_version` expects them.
+pub const VERSION_COLUMNS: &str =
+    "e.batch, e.action, e.actor, e.at, e.restored_at, e.restored_by, e.n";
+
+/// The columns of a report line, but its token count (`read_report`):
+/// a task's title is its first line, so 300 characters are plenty, and a
+/// report over a million entries must not hold their text.
+pub const REPORT_COLUMNS: &str = "e.seq, e.pad, e.author, e.kind, \
+     CASE WHEN e.kind = 'task' THEN substr(e.content, 1, 300) ELSE '' END, \
+     e.status, e.assignee, e.attempts, \
+     CASE WHEN e.kind = 'task' THEN e.error END, e.claimed_at, e.finished_at";
+
+/// The typed reads of one row, by column position, as a database returns
+/// them.
+pub trait Columns {
+    type Error;
+    fn int(&self, i: usize) -> Result<i64, Self::Error>;
+    fn opt_int(&self, i: usize) -> Result<Option<i64>, Self::Error>;
+    fn text(&self, i: usize) -> Result<String, Self::Error>;
+    fn opt_text(&self, i: usize) -> Result<Option<String>, Self::Error>;
+    fn opt_real(&self, i: usize) -> Result<Option<f64>, Self::Error>;
+    fn flag(&self, i: usize) -> Result<bool, Self::Error>;
+    /// A list of texts (`NULL`: empty).
+    fn texts(&self, i: usize) -> Result<Vec<String>, Self::Error>;
+}
+
+/// Reads the `ENTRY_COLUMNS` at the start of `row`, with its seq.
+pub fn read_entry_seq<R: Columns>(row: &R) -> Result<(i64, Entry), R::Error> {
+    let seq = row.int(0)?;
+    let id_of = |i: usize| {
+        row.opt_int(i)
+            .map(|s| s.map(|n| crate::seal::NoteRef(crate::id::encode(n))))
+    };
+    let entry = Entry {
+        id: crate::id::encode(seq),
+        pad: row.text(1)?,
+        author: row.text(2)?,
+        kind: Kind::parse(&row.text(3)?).unwrap_or_default(),
+        content: row.text(4)?,
+        tags: row.texts(5)?,
+        status: row.opt_text(6)?.as_deref().and_then(Status::parse),
+        assignee: row.opt_text(7)?,
+        resume: row.opt_text(8)?,
+        lease_until: row.opt_int(9)?.map(fmt_time),
+        category: row.opt_text(10)?.as_deref().and_then(Category::parse),
+        confidence: row.opt_real(11)?,
+        depends_on: crate::seal::refs(row.texts(12)?),
+        remind_at: row.opt_int(13)?.map(fmt_time),
+        pinned: row.flag(14)?,
+        meta: row
+            .opt_text(15)?
+            .as_deref()
+            .and_then(|m| match serde_json::from_str(m) {
+                Ok(Value::Object(o)) => Some(o),
+                _ => None,
+            }),
+        created_at: fmt_time(row.int(16)?),
+        updated_at: fmt_time(row.int(17)?),
+        version: row.int(18)?,
+        attempts: row.int(19)?,
+        error: row.opt_text(20)?,
+        reply_to: id_of(21)?,
+        choices: row.texts(22)?,
+        replies: row.int(23)?,
+        answer: id_of(24)?,
+        to: row.texts(25)?,
+        supersedes: id_of(26)?,
+        superseded_by: id_of(27)?,
+    };
+    Ok((seq, entry))
+}
+
+/// Reads the `ENTRY_COLUMNS` at the start of `row`.
+pub fn read_entry<R: Columns>(row: &R) -> Result<Entry, R::Error> {
+    read_entry_seq(row).map(|(_, e)| e)
+}
+
+/// Reads the `PAD_COLUMNS` of `row`.
+pub fn read_pad<R: Columns>(row: &R) -> Result<Pad, R::Error> {
+    let ttl = row.opt_int(1)?;
+    let last_write = row.int(3)?;
+    let archived_at = row.opt_int(5)?;
+    Ok(Pad {
+        name: row.text(0)?,
+        ttl_seconds: ttl,
+        max_entries: row.opt_int(2)?,
+        last_write_at: fmt_time(last_write),
+        entries: row.int(4)?,
+        expires_at: match (archived_at, ttl) {
+            (None, Some(ttl)) => Some(fmt_time(last_write + ttl * 1000)),
+            _ => None,
+        },
+        archived: archived_at.is_some(),
+        archived_at: archived_at.map(fmt_time),
+    })
+}
+
+/// Reads a history row selected as `ENTRY_COLUMNS, VERSION_COLUMNS`:
+/// (n, seq, version).
+pub fn read_version<R: Columns>(row: &R) -> Result<(i64, i64, Version), R::Error> {
+    let (seq, entry) = read_entry_seq(row)?;
+    let c = ENTRY_COLUMN_COUNT;
+    Ok((
+        row.int(c + 6)?,
+        seq,
+        Version {
+            change: row.int(c)?,
+            action: Action::parse(&row.text(c + 1)?).unwrap_or(Action::Delete),
+            by: row.text(c + 2)?,
+            at: fmt_time(row.int(c + 3)?),
+            restored_at: row.opt_int(c + 4)?.map(fmt_time),
+            restored_by: row.opt_text(c + 5)?,
+            entry,
+        },
+    ))
+}
+
+/// Reads a report line selected as `REPORT_COLUMNS`, with its token count
+/// (`tokens`: each database reads the JSON its own way).
+pub fn read_report<R: Columns>(row: &R, tokens: Option<Value>) -> Result<ReportRow, R::Error> {
+    Ok(ReportRow {
+        id: crate::id::encode(row.int(0)?),
+        pad: row.text(1)?,
+        author: row.text(2)?,
+        kind: Kind::parse(&row.text(3)?).unwrap_or_default(),
+        content: row.text(4)?,
+        status: row.opt_text(5)?.as_deref().and_then(Status::parse),
+        assignee: row.opt_text(6)?,
+        attempts: row.int(7)?,
+        error: row.opt_text(8)?,
+        claimed_at: row.opt_int(9)?,
+        finished_at: row.opt_int(10)?,
+        tokens,
+    })
+}
+
+/// Reads a line of the audit (`storage::history`'s scans): (time,
+/// change); `what` names the change, else the row's action does.
+pub fn read_change<R: Columns>(row: &R, what: Option<&str>) -> Result<(i64, Change), R::Error> {
+    let at = row.int(3)?;
+    Ok((
+        at,
+        Change {
+            at: fmt_time(at),
+            by: row.text(2)?,
+            what: match what {
+                Some(w) => w.to_owned(),
+                None => row.opt_text(5)?.unwrap_or_default(),
+            },
+            id: crate::id::encode(row.int(0)?),
+            pad: row.text(1)?,
+            change: match what {
+                Some(_) => None,
+                None => row.opt_int(6)?,
+            },
+            preview: preview(&row.text(4)?),
+        },
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,5 +706,20 @@ mod tests {
         let mut q = Query::new(Dialect::Sqlite, "");
         q.filter_per_entry(&f);
         assert!(q.sql.contains("t.seq = e.seq AND t.tag = ?"), "{}", q.sql);
+    }
+
+    #[test]
+    fn sqlite_numbers_a_value_by_its_position_not_where_it_first_appears() {
+        let sql = "UPDATE t SET a = $2, j = x -> '$.k' WHERE seq = $1".to_owned();
+        assert_eq!(
+            Dialect::Sqlite.numbered(sql.clone()),
+            "UPDATE t SET a = ?2, j = x -> '$.k' WHERE seq = ?1"
+        );
+        assert_eq!(Dialect::Postgres.numbered(sql.clone()), sql);
+    }
+
+    #[test]
+    fn the_count_is_the_number_of_entry_columns() {
+        assert_eq!(ENTRY_COLUMNS.split(',').count(), ENTRY_COLUMN_COUNT);
     }
 }

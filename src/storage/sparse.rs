@@ -3,8 +3,7 @@
 //! `sparse_terms` table each store keeps beside its vectors
 //! (`store/sparse.rs`, `pg/sparse.rs`). `engine::sparse` ranks them.
 
-use super::query::{Arg, Select};
-use super::rows::Columns;
+use super::query::{Arg, Columns, Select};
 use super::EntryFilter;
 use crate::error::Result;
 

@@ -10,9 +10,10 @@
 //! one writer holds them all), a list is JSON text or an array
 //! (`Dialect::any_of`).
 
-use super::query::{Arg, Execute, Query, Select};
-use super::rows::{read_entry, read_report, returning_columns, Columns};
-use super::rows::{ENTRY_COLUMNS, ENTRY_COLUMN_COUNT, REPORT_COLUMNS};
+use super::query::{
+    read_entry, read_report, returning_columns, Arg, Columns, Execute, Query, Select,
+    ENTRY_COLUMNS, ENTRY_COLUMN_COUNT, REPORT_COLUMNS,
+};
 use super::rules::no_entry;
 use super::{EntryFilter, PlanRow, ReportRow, DEFAULT_LEASE_MS};
 use crate::error::Result;

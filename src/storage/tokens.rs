@@ -4,7 +4,7 @@
 //! Each store runs them (`store/tokens.rs`, `pg/tokens.rs`); PostgreSQL
 //! also tells the other engines of a change.
 
-use super::rows::Columns;
+use super::query::Columns;
 use super::TokenRow;
 use crate::error::Error;
 

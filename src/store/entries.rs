@@ -3,8 +3,8 @@
 use rusqlite::{params, params_from_iter, Connection};
 
 use super::journal::{Journal, Pending, Record};
-use super::query::{read_entry, ENTRY_COLUMNS};
 use super::room;
+use super::sqlite::read_entry;
 use super::sqlite::ready;
 use super::Sqlite;
 use super::{in_transaction, Store, Writer};
@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::id::{self, ID_LEN};
 use crate::model::{Category, Entry, Status};
 use crate::storage::once::{self, Key, Once};
+use crate::storage::query::ENTRY_COLUMNS;
 use crate::storage::rules::{ambiguous, new_entry, no_entry, prefix_range, stamp};
 use crate::storage::Entries;
 use crate::storage::EntryFilter;

@@ -20,7 +20,7 @@ use crate::storage::rules::KEPT_COLUMNS;
 use crate::storage::write::{self, RestoreTx};
 use crate::storage::Fut;
 use crate::storage::Visible;
-use crate::storage::{History, Upkeep};
+use crate::storage::{History, TextSearch};
 use crate::storage::{HistoryFilter, Purge, Restore};
 
 impl Store {

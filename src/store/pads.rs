@@ -3,14 +3,15 @@
 use rusqlite::{params, OptionalExtension};
 
 use super::keep::keep;
-use super::query::{read_entry, read_pad, ENTRY_COLUMNS, PAD_COLUMNS};
 use super::sqlite::ready;
+use super::sqlite::{read_entry, read_pad};
 use super::Sqlite;
 use super::Store;
 use crate::error::Result;
 use crate::model::{Entry, Pad};
 use crate::protocol::Action;
 use crate::storage::pads;
+use crate::storage::query::{ENTRY_COLUMNS, PAD_COLUMNS};
 use crate::storage::rules::no_pad;
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
@@ -126,7 +127,7 @@ impl Store {
         let mut rows = stmt.query([name])?;
         let (mut out, mut bytes, mut left_out, mut total) = (Vec::new(), 0usize, 0usize, 0usize);
         while let Some(r) = rows.next()? {
-            let size: i64 = r.get(super::query::ENTRY_COLUMN_COUNT)?;
+            let size: i64 = r.get(crate::storage::query::ENTRY_COLUMN_COUNT)?;
             total += size as usize;
             if bytes + size as usize > max_bytes {
                 left_out += 1;

@@ -22,10 +22,11 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 
 use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
 use super::lock;
-use super::query::{read_entry, ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
+use super::sqlite::read_entry;
 use super::Sqlite;
 use crate::error::{Error, Result};
 use crate::model::Entry;
+use crate::storage::query::{ENTRY_COLUMNS, ENTRY_COLUMN_COUNT};
 use crate::storage::EntryFilter;
 use crate::storage::Fut;
 use crate::storage::TextSearch;
@@ -360,7 +361,7 @@ fn phrase_counts(
             sql.push_str(
                 " CROSS JOIN entries e ON e.seq = entries_words.rowid WHERE entries_words MATCH ?",
             );
-            super::query::append(&mut sql, &mut scope, |q| q.scope(pads));
+            super::sqlite::append(&mut sql, &mut scope, |q| q.scope(pads));
         }
         None => sql.push_str(" WHERE entries_words MATCH ?"),
     }
@@ -406,7 +407,7 @@ fn bm25_hits(
          CROSS JOIN entries e ON e.seq = entries_words.rowid JOIN pads p ON p.name = e.pad \
          WHERE entries_words MATCH ?"
     );
-    super::query::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
+    super::sqlite::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
     let candidates = if newest_only {
         sql.push_str(" ORDER BY entries_words.rowid DESC LIMIT ?");
         terms::newest_candidates(limit)
@@ -480,7 +481,7 @@ fn ranked_in_index(
         "SELECT {ENTRY_COLUMNS} FROM entries e JOIN pads p ON p.name = e.pad WHERE e.seq = ?"
     );
     let mut args = vec![Arg::Null];
-    super::query::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
+    super::sqlite::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
     let mut read = conn.prepare_cached(&sql)?;
     let mut hits = Vec::with_capacity(limit as usize);
     for &(seq, score) in &ranked {
@@ -577,7 +578,7 @@ fn substring_hits(
              WHERE entries_fts MATCH ?"
         )
     };
-    super::query::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
+    super::sqlite::append(&mut sql, &mut args, |q| q.filter_per_entry(filter));
     for w in words {
         sql.push_str(" AND pad_contains(e.content, ?)");
         args.push(Arg::Text(w.clone()));
@@ -677,5 +678,9 @@ impl TextSearch for Sqlite {
 
     fn postings_budget(&self) -> u64 {
         crate::terms::POSTINGS_BUDGET
+    }
+
+    fn index_text(&self) -> Fut<'_, ()> {
+        self.blocking(|s| s.catch_up_text())
     }
 }

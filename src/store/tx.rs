@@ -8,12 +8,13 @@ use rusqlite::{params, OptionalExtension};
 use super::entries::{insert_rows, load, resolve};
 use super::journal::Journal;
 use super::keep::{keep, Keeper};
-use super::query::{read_entry, returning_columns};
+use super::sqlite::read_entry;
 use super::{Store, Writer};
 use crate::error::{Error, Result};
 use crate::model::Entry;
 use crate::protocol::Action;
 use crate::storage::once::{self, Key, KeyTx};
+use crate::storage::query::returning_columns;
 use crate::storage::write::WriteTx;
 use crate::storage::NewEntry;
 

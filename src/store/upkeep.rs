@@ -20,10 +20,6 @@ impl Upkeep for Sqlite {
         })
     }
 
-    fn index_text(&self) -> Fut<'_, ()> {
-        self.blocking(|s| s.catch_up_text())
-    }
-
     fn write_epoch(&self) -> Option<u64> {
         Some(self.store.write_epoch())
     }
@@ -37,9 +33,5 @@ impl Upkeep for Sqlite {
             s.checkpoint();
             Ok(())
         })
-    }
-
-    fn scans_block(&self) -> bool {
-        true
     }
 }

@@ -446,7 +446,7 @@ fn filtered(filter: &EntryFilter, args: &mut Vec<Arg>) -> String {
         " FROM entries e JOIN pads p ON p.name = e.pad CROSS JOIN vec.vectors v ON v.seq = e.seq \
          WHERE v.vec IS NOT NULL",
     );
-    super::query::append(&mut sql, args, |q| q.filter(filter));
+    super::sqlite::append(&mut sql, args, |q| q.filter(filter));
     sql
 }
 
@@ -460,7 +460,7 @@ fn passing_sql(filter: &EntryFilter, args: &mut Vec<Arg>) -> String {
         "SELECT e.seq FROM json_each(?) j CROSS JOIN entries e ON e.seq = j.value \
          JOIN pads p ON p.name = e.pad WHERE 1",
     );
-    super::query::append(&mut sql, args, |q| q.filter_per_entry(filter));
+    super::sqlite::append(&mut sql, args, |q| q.filter_per_entry(filter));
     sql
 }
 
