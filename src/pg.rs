@@ -70,6 +70,9 @@ pub struct PgStore {
     /// Notes inserted since the planner's statistics were refreshed
     /// (src/pg/statistics.rs).
     loaded: std::sync::Arc<statistics::Loaded>,
+    /// Write transactions this engine began: what its embedding worker
+    /// yields to (`PgVectors::own_writes`).
+    writes: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -128,6 +131,7 @@ impl PgStore {
             word_stats: Default::default(),
             keep_history: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
             loaded: Default::default(),
+            writes: Default::default(),
         })
     }
 
@@ -138,6 +142,11 @@ impl PgStore {
     /// The URL to connect with, for the relay's own listening connection.
     pub(crate) fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The count of write transactions this engine began, shared.
+    pub(crate) fn writes(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+        self.writes.clone()
     }
 
     /// Where the store is, for `stats` and logs (no password).

@@ -46,6 +46,8 @@ const KEEP_TOMBSTONES: &str = "1 day";
 pub struct PgVectors {
     pool: PgPool,
     rt: tokio::runtime::Runtime,
+    /// This engine's write transactions (`PgStore::writes`).
+    writes: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl PgVectors {
@@ -65,7 +67,11 @@ impl PgVectors {
                 .acquire_timeout(super::deadline::CALL_DEADLINE)
                 .connect_lazy_with(options.application_name("scratchpad-embed"))
         };
-        Ok(PgVectors { pool, rt })
+        Ok(PgVectors {
+            pool,
+            rt,
+            writes: store.writes(),
+        })
     }
 
     fn run<T>(&self, f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
@@ -325,8 +331,24 @@ impl VectorSource for PgVectors {
         None
     }
 
+    fn own_writes(&self) -> Option<u64> {
+        Some(self.writes.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     fn backlog(&self) -> Option<i64> {
-        None
+        // Counted only as far as the pace needs, on the worker's
+        // own connections (the queue's rows another engine holds count
+        // too: they wait as well). A failed count says nothing: the pace
+        // then treats the backlog as unknown.
+        self.run(async {
+            Ok(sqlx::query_scalar(
+                "SELECT count(*) FROM (SELECT 1 FROM embed_queue LIMIT $1) AS waiting",
+            )
+            .bind(crate::semantic::SETTLE_MAX_BACKLOG + 1)
+            .fetch_one(self.pool())
+            .await?)
+        })
+        .ok()
     }
 
     fn marks(&self, applied: i64) -> (i64, i64) {

@@ -17,17 +17,22 @@
 //!   `HELD_AT_MOST` notes; past that, a whole batch goes, stream or not,
 //!   so a search right after a stream still finds the backlog small
 //!   enough to wait for (`SETTLE_MAX_BACKLOG`) and reads its writes by
-//!   meaning.
+//!   meaning. A flood that outruns the encoders anyway (more waiting than
+//!   a search waits for: it answers at once and says what is not encoded
+//!   yet) is yielded to like any stream: running into it would cost
+//!   every write and keep no search's read.
 //! - **Hurry**: a search waiting for its writes (`settle`) wakes the
 //!   worker, which then runs at once, whole batches, until nothing is
 //!   left or the search has stopped waiting (`SETTLE_TIMEOUT`).
 //!
-//! A store that cannot tell when it was written (PostgreSQL: other engines
-//! write too) gives no signal: its batches run as they come.
+//! The writes yielded to are this engine's own (`VectorSource::own_writes`):
+//! the encoders share this machine's cores with its writers, not with
+//! another engine's. On PostgreSQL, where other engines write to the same
+//! queue, that is the write transactions this engine began.
 
 use std::time::{Duration, Instant};
 
-use super::SETTLE_TIMEOUT;
+use super::{SETTLE_MAX_BACKLOG, SETTLE_TIMEOUT};
 
 /// Writes closer together than this are a stream; a run waits for a gap
 /// this long.
@@ -39,7 +44,7 @@ pub const STREAMING_BATCH: usize = 2;
 
 /// The most notes runs hold back for a stream: half of what a search
 /// still waits for, so the notes written while a batch runs fit too.
-pub const HELD_AT_MOST: i64 = super::SETTLE_MAX_BACKLOG / 2;
+pub const HELD_AT_MOST: i64 = SETTLE_MAX_BACKLOG / 2;
 
 /// What the worker does next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,8 +58,8 @@ pub enum Next {
 /// The writes seen and the runs held back.
 #[derive(Debug)]
 pub struct Pace {
-    /// The store's write counter as last seen (`None`: the store cannot
-    /// tell), and when it last moved.
+    /// The engine's write counter as last seen (`None`: nothing to yield
+    /// to), and when it last moved.
     epoch: Option<u64>,
     moved_at: Instant,
     /// Since when runs have been held back for a stream.
@@ -73,7 +78,7 @@ impl Pace {
         }
     }
 
-    /// The store's write counter, read now.
+    /// The engine's write counter, read now.
     pub fn saw(&mut self, epoch: Option<u64>, now: Instant) {
         if epoch.is_some() && epoch != self.epoch {
             self.moved_at = now;
@@ -92,7 +97,8 @@ impl Pace {
     }
 
     /// Whether a run of at most `batch` notes may start now; `backlog`
-    /// counts the notes waiting (asked only while writes stream).
+    /// counts the notes waiting, up to one past `SETTLE_MAX_BACKLOG`
+    /// (asked only while writes stream).
     pub fn next(
         &mut self,
         batch: usize,
@@ -104,7 +110,7 @@ impl Pace {
         if hurried
             || self.epoch.is_none()
             || quiet >= GATHER
-            || backlog().is_some_and(|n| n >= HELD_AT_MOST)
+            || backlog().is_some_and(|n| (HELD_AT_MOST..=SETTLE_MAX_BACKLOG).contains(&n))
         {
             self.held_since = None;
             return Next::Run(batch);
@@ -206,6 +212,26 @@ mod tests {
             Next::Wait(_)
         ));
         assert_eq!(p.next(16, now, || Some(HELD_AT_MOST)), Next::Run(16));
-        const { assert!(HELD_AT_MOST + 16 <= super::super::SETTLE_MAX_BACKLOG) };
+        const { assert!(HELD_AT_MOST + 16 <= SETTLE_MAX_BACKLOG) };
+    }
+
+    #[test]
+    fn a_flood_past_what_a_search_waits_for_is_yielded_to() {
+        let t0 = Instant::now();
+        let mut p = Pace::new(t0);
+        p.saw(Some(1), t0);
+        p.saw(Some(2), t0 + ms(10));
+        let now = t0 + ms(20);
+        assert_eq!(p.next(16, now, || Some(SETTLE_MAX_BACKLOG)), Next::Run(16));
+        assert!(matches!(
+            p.next(16, now, || Some(SETTLE_MAX_BACKLOG + 1)),
+            Next::Wait(_)
+        ));
+        // Still a short batch once runs have waited their bound.
+        p.saw(Some(3), now + YIELD_MAX);
+        assert_eq!(
+            p.next(16, now + YIELD_MAX, || Some(SETTLE_MAX_BACKLOG + 1)),
+            Next::Run(STREAMING_BATCH)
+        );
     }
 }

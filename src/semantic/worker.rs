@@ -317,7 +317,7 @@ impl Worker {
     fn next_run(&self) -> Next {
         let now = Instant::now();
         let mut pace = self.pace.borrow_mut();
-        pace.saw(self.source.write_epoch(), now);
+        pace.saw(self.source.own_writes(), now);
         pace.next(self.config.batch, now, || self.source.backlog())
     }
 
