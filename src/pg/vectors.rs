@@ -65,7 +65,11 @@ impl PgVectors {
             PgPoolOptions::new()
                 .max_connections(2)
                 .acquire_timeout(super::deadline::CALL_DEADLINE)
-                .connect_lazy_with(options.application_name("scratchpad-embed"))
+                .connect_lazy_with(
+                    options
+                        .application_name("scratchpad-embed")
+                        .options(super::PLANNER_SETTINGS),
+                )
         };
         Ok(PgVectors {
             pool,
