@@ -39,6 +39,9 @@ const WRITE_LOCK: i64 = 0x7061_645f_7665_6373; // "pad_vecs"
 /// pruned one is rebuilt (`floor`).
 const KEEP_TOMBSTONES: &str = "1 day";
 
+/// The longest the worker waits for the backlog's count (`backlog`).
+const BACKLOG_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// The store's vectors as the embedding worker (a thread of its own) sees
 /// them: it has its own small runtime and its own two connections, so its
 /// batches (a transaction held while embedding) never take the engine's,
@@ -342,17 +345,25 @@ impl VectorSource for PgVectors {
     fn backlog(&self) -> Option<i64> {
         // Counted only as far as the pace needs, on the worker's
         // own connections (the queue's rows another engine holds count
-        // too: they wait as well). A failed count says nothing: the pace
-        // then treats the backlog as unknown.
-        self.run(async {
-            Ok(sqlx::query_scalar(
+        // too: they wait as well), and briefly: the worker answers query
+        // embeddings meanwhile. A count that fails or takes long says
+        // nothing; the pace then holds runs back as for any stream.
+        let count = async {
+            let waiting = sqlx::query_scalar(
                 "SELECT count(*) FROM (SELECT 1 FROM embed_queue LIMIT $1) AS waiting",
             )
             .bind(crate::semantic::SETTLE_MAX_BACKLOG + 1)
-            .fetch_one(self.pool())
-            .await?)
-        })
-        .ok()
+            .fetch_one(self.pool());
+            match tokio::time::timeout(BACKLOG_WAIT, waiting).await {
+                Ok(counted) => Ok(counted?),
+                Err(_) => Err(Error::Unavailable(
+                    "the backlog's count took too long".into(),
+                )),
+            }
+        };
+        self.run(count)
+            .inspect_err(|e| tracing::debug!("counting the embedding backlog: {e}"))
+            .ok()
     }
 
     fn marks(&self, applied: i64) -> (i64, i64) {

@@ -6,7 +6,7 @@
 //! what it encoded at normal priority), so the worker also stays out of
 //! the way in time:
 //!
-//! - **Gather**: a run starts only once the store's writes have been
+//! - **Gather**: a run starts only once the engine's writes have been
 //!   quiet for `GATHER`; a burst of notes is encoded together after it,
 //!   not one run per note as they arrive, and a stream is not run into.
 //! - **Yield, with a bound**: while writes keep arriving, runs wait; once
@@ -17,10 +17,12 @@
 //!   `HELD_AT_MOST` notes; past that, a whole batch goes, stream or not,
 //!   so a search right after a stream still finds the backlog small
 //!   enough to wait for (`SETTLE_MAX_BACKLOG`) and reads its writes by
-//!   meaning. A flood that outruns the encoders anyway (more waiting than
-//!   a search waits for: it answers at once and says what is not encoded
-//!   yet) is yielded to like any stream: running into it would cost
-//!   every write and keep no search's read.
+//!   meaning. Past that too (more waiting than a search waits for: it
+//!   answers at once and says what is not encoded yet), whole batches
+//!   still go for `YIELD_MAX`, which brings a stream the encoders outpace
+//!   back under the bound; a flood still over it then outruns them, and
+//!   is yielded to like any stream until it pauses: running into it
+//!   would cost every write and keep no search's read.
 //! - **Hurry**: a search waiting for its writes (`settle`) wakes the
 //!   worker, which then runs at once, whole batches, until nothing is
 //!   left or the search has stopped waiting (`SETTLE_TIMEOUT`).
@@ -66,6 +68,8 @@ pub struct Pace {
     held_since: Option<Instant>,
     /// Until when someone waits for the backlog.
     hurry_until: Option<Instant>,
+    /// Since when the backlog has been over what a search waits for.
+    flooded_since: Option<Instant>,
 }
 
 impl Pace {
@@ -75,6 +79,7 @@ impl Pace {
             moved_at: now,
             held_since: None,
             hurry_until: None,
+            flooded_since: None,
         }
     }
 
@@ -91,9 +96,10 @@ impl Pace {
         self.hurry_until = Some(now + SETTLE_TIMEOUT);
     }
 
-    /// Nothing is left to encode: a hurry is over.
+    /// Nothing is left to encode: a hurry, a flood are over.
     pub fn caught_up(&mut self) {
         self.hurry_until = None;
+        self.flooded_since = None;
     }
 
     /// Whether a run of at most `batch` notes may start now; `backlog`
@@ -107,11 +113,7 @@ impl Pace {
     ) -> Next {
         let hurried = self.hurry_until.is_some_and(|until| now < until);
         let quiet = now.saturating_duration_since(self.moved_at);
-        if hurried
-            || self.epoch.is_none()
-            || quiet >= GATHER
-            || backlog().is_some_and(|n| (HELD_AT_MOST..=SETTLE_MAX_BACKLOG).contains(&n))
-        {
+        if hurried || self.epoch.is_none() || quiet >= GATHER || self.catching_up(now, backlog()) {
             self.held_since = None;
             return Next::Run(batch);
         }
@@ -122,6 +124,23 @@ impl Pace {
             return Next::Run(STREAMING_BATCH.min(batch));
         }
         Next::Wait((GATHER - quiet).min(YIELD_MAX - waited))
+    }
+
+    /// While writes stream: whether `waiting` notes call for a whole batch
+    /// (more than runs hold back, and not a flood that has outrun whole
+    /// batches for `YIELD_MAX` already).
+    fn catching_up(&mut self, now: Instant, waiting: Option<i64>) -> bool {
+        match waiting {
+            Some(n) if n > SETTLE_MAX_BACKLOG => {
+                let since = *self.flooded_since.get_or_insert(now);
+                now.saturating_duration_since(since) < YIELD_MAX
+            }
+            Some(n) => {
+                self.flooded_since = None;
+                n >= HELD_AT_MOST
+            }
+            None => false,
+        }
     }
 }
 
@@ -175,7 +194,7 @@ mod tests {
     }
 
     #[test]
-    fn a_waiting_search_hurries_and_a_store_without_a_signal_never_waits() {
+    fn a_waiting_search_hurries_and_nothing_to_yield_to_never_waits() {
         let t0 = Instant::now();
         let mut p = Pace::new(t0);
         p.saw(Some(1), t0);
@@ -216,22 +235,26 @@ mod tests {
     }
 
     #[test]
-    fn a_flood_past_what_a_search_waits_for_is_yielded_to() {
+    fn a_flood_that_outruns_whole_batches_is_yielded_to() {
         let t0 = Instant::now();
         let mut p = Pace::new(t0);
-        p.saw(Some(1), t0);
-        p.saw(Some(2), t0 + ms(10));
-        let now = t0 + ms(20);
-        assert_eq!(p.next(16, now, || Some(SETTLE_MAX_BACKLOG)), Next::Run(16));
-        assert!(matches!(
-            p.next(16, now, || Some(SETTLE_MAX_BACKLOG + 1)),
-            Next::Wait(_)
-        ));
-        // Still a short batch once runs have waited their bound.
-        p.saw(Some(3), now + YIELD_MAX);
-        assert_eq!(
-            p.next(16, now + YIELD_MAX, || Some(SETTLE_MAX_BACKLOG + 1)),
-            Next::Run(STREAMING_BATCH)
-        );
+        let flood = SETTLE_MAX_BACKLOG + 1;
+        let at = |p: &mut Pace, ms_: u64, waiting: i64| {
+            let now = t0 + ms(ms_);
+            p.saw(Some(ms_), now);
+            p.next(16, now, || Some(waiting))
+        };
+        // Over the bound: whole batches for a while, to catch up.
+        assert_eq!(at(&mut p, 10, flood), Next::Run(16));
+        assert_eq!(at(&mut p, 500, flood), Next::Run(16));
+        // Still over it a second later: the flood outruns them; yield.
+        assert!(matches!(at(&mut p, 1010, flood), Next::Wait(_)));
+        assert!(matches!(at(&mut p, 1500, flood), Next::Wait(_)));
+        // A short batch once runs have waited their bound.
+        assert_eq!(at(&mut p, 2020, flood), Next::Run(STREAMING_BATCH));
+        // Back under the bound (the stream slowed): whole batches again,
+        // and a later flood gets its second of catching up anew.
+        assert_eq!(at(&mut p, 2100, SETTLE_MAX_BACKLOG), Next::Run(16));
+        assert_eq!(at(&mut p, 2200, flood), Next::Run(16));
     }
 }
