@@ -27,7 +27,8 @@
 //! - `model`: every note embedded by the model (two threads; ~5 min per
 //!   100k), to check that `composed` gives the figures real embedding gives.
 //!
-//! `BENCH_SIZES` (default `10000,100000,1000000`) picks the sizes;
+//! `BENCH_SIZES` (default `10000,100000,1000000`) picks the sizes,
+//! `BENCH_STORES` (default `sqlite,postgres`) the stores;
 //! `BENCH_CORPUS=near-dup` writes `tests/recall.rs`'s near-duplicates
 //! instead of dev notes (with `BENCH_VECTORS=model`), for served meaning
 //! search against exact among them.
@@ -448,10 +449,11 @@ impl Figures {
 /// Every shape alone and filtered, each store in turn per query.
 async fn searches(clients: &mut [(&str, Client)], size: usize, figures: &mut Figures) {
     let rounds = if size >= 1_000_000 { 100 } else { 200 };
-    println!(
-        "{:<40} {:>19} {:>19}",
-        "search, p50 / p99 ms", clients[0].0, clients[1].0
-    );
+    let mut head = format!("{:<40}", "search, p50 / p99 ms");
+    for (name, _) in clients.iter() {
+        head.push_str(&format!(" {name:>19}"));
+    }
+    println!("{head}");
     for (shape, mode, queries) in shapes() {
         for (fname, filter) in filters() {
             let params = |i: usize| {
@@ -606,7 +608,8 @@ async fn run() {
     let pg = postgres::Postgres::start_durable();
     let url = pg.url();
     let (sq_dir, pg_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let sides = [
+    let stores = std::env::var("BENCH_STORES").unwrap_or_else(|_| "sqlite,postgres".into());
+    let sides: Vec<Side> = [
         Side {
             name: "SQLite",
             dir: sq_dir.path().into(),
@@ -617,7 +620,18 @@ async fn run() {
             dir: pg_dir.path().into(),
             args: vec!["--database".into(), url.clone()],
         },
-    ];
+    ]
+    .into_iter()
+    .filter(|side| {
+        stores.split(',').any(|s| match s.trim() {
+            "sqlite" => side.name == "SQLite",
+            "postgres" => side.name == "PostgreSQL",
+            other => {
+                panic!("BENCH_STORES: sqlite, postgres or both, separated by commas, not {other}")
+            }
+        })
+    })
+    .collect();
     let mut have = 0;
     for &size in &sizes {
         println!("== {size} notes ==");

@@ -63,6 +63,15 @@ const NEXT_ID: &str = "((($1::bigint - 1577836800000) << 18) | (nextval('entry_i
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 
+/// Set on every session of the engine: no JIT compilation. PostgreSQL
+/// compiles a statement whose estimated cost passes `jit_above_cost`, and at
+/// a million notes a question's word counts pass it (each word an index
+/// probe of ~0.03 ms, estimated as if it read a share of the table): 35–40
+/// ms compiling for 1 ms of work (`EXPLAIN ANALYZE`), and a question took
+/// 104 ms at p50 (`cargo bench --bench scale`). The engine's statements are
+/// short, planned per call; none runs long enough to repay a compile.
+pub(crate) const PLANNER_SETTINGS: [(&str, &str); 1] = [("jit", "off")];
+
 /// The shared store. Cheap to clone (a pool).
 #[derive(Clone)]
 pub struct PgStore {
@@ -76,6 +85,9 @@ pub struct PgStore {
     /// Notes inserted since the planner's statistics were refreshed
     /// (src/pg/statistics.rs).
     loaded: std::sync::Arc<statistics::Loaded>,
+    /// Write transactions this engine began: what its embedding worker
+    /// yields to (`PgVectors::own_writes`).
+    writes: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -95,6 +107,7 @@ impl PgStore {
                 format!("'{}' is not a PostgreSQL URL ({e}); give one like postgres://pad@db-host/pad?sslmode=verify-full", redacted(url)),
             )
         })?;
+        let options = options.options(PLANNER_SETTINGS);
         let unreachable = |e: sqlx::Error| {
             Error::Unavailable(format!(
                 "cannot reach the PostgreSQL database at {} ({e}); check that it runs and the URL, user and password are right",
@@ -134,6 +147,7 @@ impl PgStore {
             word_stats: Default::default(),
             keep_history: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
             loaded: Default::default(),
+            writes: Default::default(),
         })
     }
 
@@ -144,6 +158,11 @@ impl PgStore {
     /// The URL to connect with, for the relay's own listening connection.
     pub(crate) fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The count of write transactions this engine began, shared.
+    pub(crate) fn writes(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+        self.writes.clone()
     }
 
     /// Where the store is, for `stats` and logs (no password).

@@ -2,7 +2,8 @@
 //! of notes is encoded in a few batches after it, not one per note; while
 //! writes stream, encoding waits (a short batch now and then, so a stream
 //! is still encoded); and a search that needs its writes catches them up
-//! all the same.
+//! all the same. On both stores: the writes yielded to are the engine's
+//! own (on PostgreSQL, the write transactions it began).
 //!
 //! (Their own binary: the encoders run on idle CPU only, and a CPU-heavy
 //! neighbour test would starve them.)
@@ -20,16 +21,6 @@ fn both_encoders(c: &mut scratchpad::Config) {
     let mut s = semantic_config(Precision::Int8);
     s.sparse = Some(splade_model_dir());
     c.semantic = Some(s);
-}
-
-/// Whether the store says when it was written (SQLite does; on PostgreSQL
-/// other engines write too, so there is no signal to yield to).
-fn store_signals_writes() -> bool {
-    if postgres::wanted() {
-        println!("skipped on PostgreSQL: the store gives no signal of its writes to yield to");
-        return false;
-    }
-    true
 }
 
 /// Waits until everything written is embedded; a search that waits
@@ -100,9 +91,6 @@ async fn stream(c: &mut scratchpad::client::Client, pad: &str, n: usize, every: 
 /// a few batches once the burst is over.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_of_notes_is_encoded_in_a_few_batches() {
-    if !store_signals_writes() {
-        return;
-    }
     let h = Harness::with(both_encoders).await;
     let mut c = h.client().await;
     add(&mut c, "team", "warm up").await;
@@ -129,9 +117,6 @@ async fn a_burst_of_notes_is_encoded_in_a_few_batches() {
 /// often as configured meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_of_writes_holds_the_encoders_back() {
-    if !store_signals_writes() {
-        return;
-    }
     let h = Harness::with(|c| {
         both_encoders(c);
         c.semantic.as_mut().unwrap().save_every = Duration::from_millis(50);
@@ -210,9 +195,6 @@ async fn a_search_catches_up_while_writes_stream() {
 /// hold back more than `pace::HELD_AT_MOST` notes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_search_after_a_long_stream_still_reads_its_write() {
-    if !store_signals_writes() {
-        return;
-    }
     let h = Harness::with(both_encoders).await;
     let mut c = h.client().await;
     add(&mut c, "team", "warm up").await;

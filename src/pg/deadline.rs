@@ -178,6 +178,8 @@ impl PgStore {
     /// Begins a write's transaction.
     pub(super) async fn begin_write(&self) -> Result<Txn> {
         let mut tx = self.pool().begin().await?;
+        self.writes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let xid: String = sqlx::query_scalar("SELECT pg_current_xact_id()::text")
             .fetch_one(&mut *tx)
             .await?;

@@ -182,7 +182,11 @@ async fn connect(store: &PgStore) -> sqlx::Result<PgListener> {
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(1)
         .acquire_timeout(Duration::from_secs(1))
-        .connect_lazy_with(options.application_name("scratchpad-events"));
+        .connect_lazy_with(
+            options
+                .application_name("scratchpad-events")
+                .options(super::PLANNER_SETTINGS),
+        );
     let mut listener = PgListener::connect_with(&pool).await?;
     listener.ignore_pool_close_event(true);
     listener.listen_all([EVENTS, TOKENS]).await?;

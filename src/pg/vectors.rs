@@ -39,6 +39,9 @@ const WRITE_LOCK: i64 = 0x7061_645f_7665_6373; // "pad_vecs"
 /// pruned one is rebuilt (`floor`).
 const KEEP_TOMBSTONES: &str = "1 day";
 
+/// The longest the worker waits for the backlog's count (`backlog`).
+const BACKLOG_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// The store's vectors as the embedding worker (a thread of its own) sees
 /// them: it has its own small runtime and its own two connections, so its
 /// batches (a transaction held while embedding) never take the engine's,
@@ -46,6 +49,8 @@ const KEEP_TOMBSTONES: &str = "1 day";
 pub struct PgVectors {
     pool: PgPool,
     rt: tokio::runtime::Runtime,
+    /// This engine's write transactions (`PgStore::writes`).
+    writes: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl PgVectors {
@@ -63,9 +68,17 @@ impl PgVectors {
             PgPoolOptions::new()
                 .max_connections(2)
                 .acquire_timeout(super::deadline::CALL_DEADLINE)
-                .connect_lazy_with(options.application_name("scratchpad-embed"))
+                .connect_lazy_with(
+                    options
+                        .application_name("scratchpad-embed")
+                        .options(super::PLANNER_SETTINGS),
+                )
         };
-        Ok(PgVectors { pool, rt })
+        Ok(PgVectors {
+            pool,
+            rt,
+            writes: store.writes(),
+        })
     }
 
     fn run<T>(&self, f: impl std::future::Future<Output = Result<T>>) -> Result<T> {
@@ -325,8 +338,32 @@ impl VectorSource for PgVectors {
         None
     }
 
+    fn own_writes(&self) -> Option<u64> {
+        Some(self.writes.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     fn backlog(&self) -> Option<i64> {
-        None
+        // Counted only as far as the pace needs, on the worker's
+        // own connections (the queue's rows another engine holds count
+        // too: they wait as well), and briefly: the worker answers query
+        // embeddings meanwhile. A count that fails or takes long says
+        // nothing; the pace then holds runs back as for any stream.
+        let count = async {
+            let waiting = sqlx::query_scalar(
+                "SELECT count(*) FROM (SELECT 1 FROM embed_queue LIMIT $1) AS waiting",
+            )
+            .bind(crate::semantic::SETTLE_MAX_BACKLOG + 1)
+            .fetch_one(self.pool());
+            match tokio::time::timeout(BACKLOG_WAIT, waiting).await {
+                Ok(counted) => Ok(counted?),
+                Err(_) => Err(Error::Unavailable(
+                    "the backlog's count took too long".into(),
+                )),
+            }
+        };
+        self.run(count)
+            .inspect_err(|e| tracing::debug!("counting the embedding backlog: {e}"))
+            .ok()
     }
 
     fn marks(&self, applied: i64) -> (i64, i64) {

@@ -6,7 +6,7 @@
 //! what it encoded at normal priority), so the worker also stays out of
 //! the way in time:
 //!
-//! - **Gather**: a run starts only once the store's writes have been
+//! - **Gather**: a run starts only once the engine's writes have been
 //!   quiet for `GATHER`; a burst of notes is encoded together after it,
 //!   not one run per note as they arrive, and a stream is not run into.
 //! - **Yield, with a bound**: while writes keep arriving, runs wait; once
@@ -17,17 +17,24 @@
 //!   `HELD_AT_MOST` notes; past that, a whole batch goes, stream or not,
 //!   so a search right after a stream still finds the backlog small
 //!   enough to wait for (`SETTLE_MAX_BACKLOG`) and reads its writes by
-//!   meaning.
+//!   meaning. Past that too (more waiting than a search waits for: it
+//!   answers at once and says what is not encoded yet), whole batches
+//!   still go for `YIELD_MAX`, which brings a stream the encoders outpace
+//!   back under the bound; a flood still over it then outruns them, and
+//!   is yielded to like any stream until it pauses: running into it
+//!   would cost every write and keep no search's read.
 //! - **Hurry**: a search waiting for its writes (`settle`) wakes the
 //!   worker, which then runs at once, whole batches, until nothing is
 //!   left or the search has stopped waiting (`SETTLE_TIMEOUT`).
 //!
-//! A store that cannot tell when it was written (PostgreSQL: other engines
-//! write too) gives no signal: its batches run as they come.
+//! The writes yielded to are this engine's own (`VectorSource::own_writes`):
+//! the encoders share this machine's cores with its writers, not with
+//! another engine's. On PostgreSQL, where other engines write to the same
+//! queue, that is the write transactions this engine began.
 
 use std::time::{Duration, Instant};
 
-use super::SETTLE_TIMEOUT;
+use super::{SETTLE_MAX_BACKLOG, SETTLE_TIMEOUT};
 
 /// Writes closer together than this are a stream; a run waits for a gap
 /// this long.
@@ -39,7 +46,7 @@ pub const STREAMING_BATCH: usize = 2;
 
 /// The most notes runs hold back for a stream: half of what a search
 /// still waits for, so the notes written while a batch runs fit too.
-pub const HELD_AT_MOST: i64 = super::SETTLE_MAX_BACKLOG / 2;
+pub const HELD_AT_MOST: i64 = SETTLE_MAX_BACKLOG / 2;
 
 /// What the worker does next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,14 +60,16 @@ pub enum Next {
 /// The writes seen and the runs held back.
 #[derive(Debug)]
 pub struct Pace {
-    /// The store's write counter as last seen (`None`: the store cannot
-    /// tell), and when it last moved.
+    /// The engine's write counter as last seen (`None`: nothing to yield
+    /// to), and when it last moved.
     epoch: Option<u64>,
     moved_at: Instant,
     /// Since when runs have been held back for a stream.
     held_since: Option<Instant>,
     /// Until when someone waits for the backlog.
     hurry_until: Option<Instant>,
+    /// Since when the backlog has been over what a search waits for.
+    flooded_since: Option<Instant>,
 }
 
 impl Pace {
@@ -70,10 +79,11 @@ impl Pace {
             moved_at: now,
             held_since: None,
             hurry_until: None,
+            flooded_since: None,
         }
     }
 
-    /// The store's write counter, read now.
+    /// The engine's write counter, read now.
     pub fn saw(&mut self, epoch: Option<u64>, now: Instant) {
         if epoch.is_some() && epoch != self.epoch {
             self.moved_at = now;
@@ -86,13 +96,15 @@ impl Pace {
         self.hurry_until = Some(now + SETTLE_TIMEOUT);
     }
 
-    /// Nothing is left to encode: a hurry is over.
+    /// Nothing is left to encode: a hurry, a flood are over.
     pub fn caught_up(&mut self) {
         self.hurry_until = None;
+        self.flooded_since = None;
     }
 
     /// Whether a run of at most `batch` notes may start now; `backlog`
-    /// counts the notes waiting (asked only while writes stream).
+    /// counts the notes waiting, up to one past `SETTLE_MAX_BACKLOG`
+    /// (asked only while writes stream).
     pub fn next(
         &mut self,
         batch: usize,
@@ -101,11 +113,7 @@ impl Pace {
     ) -> Next {
         let hurried = self.hurry_until.is_some_and(|until| now < until);
         let quiet = now.saturating_duration_since(self.moved_at);
-        if hurried
-            || self.epoch.is_none()
-            || quiet >= GATHER
-            || backlog().is_some_and(|n| n >= HELD_AT_MOST)
-        {
+        if hurried || self.epoch.is_none() || quiet >= GATHER || self.catching_up(now, backlog()) {
             self.held_since = None;
             return Next::Run(batch);
         }
@@ -116,6 +124,23 @@ impl Pace {
             return Next::Run(STREAMING_BATCH.min(batch));
         }
         Next::Wait((GATHER - quiet).min(YIELD_MAX - waited))
+    }
+
+    /// While writes stream: whether `waiting` notes call for a whole batch
+    /// (more than runs hold back, and not a flood that has outrun whole
+    /// batches for `YIELD_MAX` already).
+    fn catching_up(&mut self, now: Instant, waiting: Option<i64>) -> bool {
+        match waiting {
+            Some(n) if n > SETTLE_MAX_BACKLOG => {
+                let since = *self.flooded_since.get_or_insert(now);
+                now.saturating_duration_since(since) < YIELD_MAX
+            }
+            Some(n) => {
+                self.flooded_since = None;
+                n >= HELD_AT_MOST
+            }
+            None => false,
+        }
     }
 }
 
@@ -169,7 +194,7 @@ mod tests {
     }
 
     #[test]
-    fn a_waiting_search_hurries_and_a_store_without_a_signal_never_waits() {
+    fn a_waiting_search_hurries_and_nothing_to_yield_to_never_waits() {
         let t0 = Instant::now();
         let mut p = Pace::new(t0);
         p.saw(Some(1), t0);
@@ -206,6 +231,30 @@ mod tests {
             Next::Wait(_)
         ));
         assert_eq!(p.next(16, now, || Some(HELD_AT_MOST)), Next::Run(16));
-        const { assert!(HELD_AT_MOST + 16 <= super::super::SETTLE_MAX_BACKLOG) };
+        const { assert!(HELD_AT_MOST + 16 <= SETTLE_MAX_BACKLOG) };
+    }
+
+    #[test]
+    fn a_flood_that_outruns_whole_batches_is_yielded_to() {
+        let t0 = Instant::now();
+        let mut p = Pace::new(t0);
+        let flood = SETTLE_MAX_BACKLOG + 1;
+        let at = |p: &mut Pace, ms_: u64, waiting: i64| {
+            let now = t0 + ms(ms_);
+            p.saw(Some(ms_), now);
+            p.next(16, now, || Some(waiting))
+        };
+        // Over the bound: whole batches for a while, to catch up.
+        assert_eq!(at(&mut p, 10, flood), Next::Run(16));
+        assert_eq!(at(&mut p, 500, flood), Next::Run(16));
+        // Still over it a second later: the flood outruns them; yield.
+        assert!(matches!(at(&mut p, 1010, flood), Next::Wait(_)));
+        assert!(matches!(at(&mut p, 1500, flood), Next::Wait(_)));
+        // A short batch once runs have waited their bound.
+        assert_eq!(at(&mut p, 2020, flood), Next::Run(STREAMING_BATCH));
+        // Back under the bound (the stream slowed): whole batches again,
+        // and a later flood gets its second of catching up anew.
+        assert_eq!(at(&mut p, 2100, SETTLE_MAX_BACKLOG), Next::Run(16));
+        assert_eq!(at(&mut p, 2200, flood), Next::Run(16));
     }
 }

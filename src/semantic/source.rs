@@ -63,10 +63,15 @@ pub trait VectorSource: Send + Sync + 'static {
     /// store cannot tell (other engines write too), so the worker looks on
     /// every poll.
     fn write_epoch(&self) -> Option<u64>;
-    /// How many notes wait to be encoded (at least up to
-    /// `SETTLE_MAX_BACKLOG`), when the store can count them cheaply without
-    /// taking its writer (SQLite); `None` where it cannot (PostgreSQL,
-    /// which gives no write signal to yield to either).
+    /// This engine's own writes, counted: what the encoders yield to
+    /// (`pace.rs`). They share this machine's cores with this engine's
+    /// writers, not with another engine's, so on PostgreSQL the count is
+    /// the write transactions this engine began, where `write_epoch`
+    /// cannot tell (other engines write too).
+    fn own_writes(&self) -> Option<u64>;
+    /// How many notes wait to be encoded, counted up to one past
+    /// `SETTLE_MAX_BACKLOG` (a flood: more than a search waits for)
+    /// without taking the store's writer; `None` when the count failed.
     fn backlog(&self) -> Option<i64>;
     /// What the index reflects once it has applied every row up to
     /// `applied`, as read-your-writes waits for it.

@@ -313,18 +313,24 @@ impl Worker {
         }
     }
 
-    /// Whether a run may start now, by the store's writes (`pace.rs`).
+    /// Whether a run may start now, by the engine's own writes (`pace.rs`).
     fn next_run(&self) -> Next {
         let now = Instant::now();
         let mut pace = self.pace.borrow_mut();
-        pace.saw(self.source.write_epoch(), now);
+        pace.saw(self.source.own_writes(), now);
         pace.next(self.config.batch, now, || self.source.backlog())
     }
 
     /// Between two chunks of a batch: while writes stream, waits (answering
     /// queries; a search that waits hurries it), up to the pace's bound. Returns the most
-    /// notes the next chunk may take.
+    /// notes the next chunk may take. Only on a store no other engine
+    /// shares (one that counts its writes, `write_epoch`): on PostgreSQL a
+    /// batch holds its queue rows in a transaction, which other engines skip
+    /// and their searches would wait for, so a batch taken runs whole.
     fn between_chunks(&self, model: &mut Model) -> usize {
+        if self.source.write_epoch().is_none() {
+            return self.config.batch;
+        }
         loop {
             let wait = match self.next_run() {
                 Next::Run(limit) => return limit,

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use super::query::{
-    read_entry, read_entry_seq, Arg, Columns, Execute, Query, Select, ENTRY_COLUMNS,
+    read_entry, read_entry_seq, Arg, Columns, Dialect, Execute, Query, Select, ENTRY_COLUMNS,
 };
 use super::rules::{Stamp, PAD_NEIGHBOURS};
 use super::{EntryFilter, Page};
@@ -40,19 +40,50 @@ pub async fn list<S: Select>(
 }
 
 /// How many live entries pass `filter`, counting no further than `cap`.
-/// Reads entries (small rows, the pad index), not their vectors.
+/// Reads entries (small rows, the pad index), not their vectors. With a
+/// tag, on SQLite, the count walks the first tag's own list and stops at
+/// `cap`: the filter's form (`e.seq IN` the tag's list) lists every entry
+/// with the tag first — 18 ms for a tag on a tenth of a million notes, where the
+/// walk takes 1 ms, and a search by tag counts before it looks.
 pub async fn count_matching<S: Select>(
     s: &mut S,
     filter: &EntryFilter,
     cap: usize,
 ) -> Result<usize> {
-    let mut q = S::query(
-        "SELECT count(*) FROM (SELECT 1 FROM entries e JOIN pads p ON p.name = e.pad WHERE true",
-    );
-    q.filter(filter)
-        .push(" LIMIT $?) AS m", Arg::Int(cap as i64));
-    let counted = s.rows(&q, |r| r.int(0)).await?;
+    let counted = s
+        .rows(&counting(S::DIALECT, filter, cap), |r| r.int(0))
+        .await?;
     Ok(counted.first().map_or(0, |n| *n as usize))
+}
+
+/// `count_matching`'s statement.
+pub fn counting(dialect: Dialect, filter: &EntryFilter, cap: usize) -> Query {
+    let mut q = match (dialect, filter.tags.split_first()) {
+        (Dialect::Sqlite, Some((tag, others))) => {
+            let mut q = Query::new(
+                dialect,
+                "SELECT count(*) FROM (SELECT 1 FROM entry_tags t0 \
+                 JOIN entries e ON e.seq = t0.seq JOIN pads p ON p.name = e.pad WHERE true",
+            );
+            q.push(" AND t0.tag = $?", Arg::Text(tag.clone()));
+            // Any other tag looked up on each entry the walk reaches.
+            q.filter_per_entry(&EntryFilter {
+                tags: others.to_vec(),
+                ..filter.clone()
+            });
+            q
+        }
+        _ => {
+            let mut q = Query::new(
+                dialect,
+                "SELECT count(*) FROM (SELECT 1 FROM entries e JOIN pads p ON p.name = e.pad WHERE true",
+            );
+            q.filter(filter);
+            q
+        }
+    };
+    q.push(" LIMIT $?) AS m", Arg::Int(cap as i64));
+    q
 }
 
 /// `list`'s rows as a page of at most `limit`, with the cursor of the

@@ -89,12 +89,20 @@ impl VectorSource for SqliteVectors {
         Some(self.0.write_epoch())
     }
 
+    fn own_writes(&self) -> Option<u64> {
+        // The one engine writing this file: every write is its own.
+        Some(self.0.write_epoch())
+    }
+
     fn backlog(&self) -> Option<i64> {
         // Without settling the journal (that would take the writer in the
         // middle of the stream the worker yields to): its pending notes,
         // and what waits among those applied, counted only as far as the
         // worker's bound needs.
-        let applied = self.v().waiting(crate::semantic::SETTLE_MAX_BACKLOG).ok()?;
+        let applied = self
+            .v()
+            .waiting(crate::semantic::SETTLE_MAX_BACKLOG + 1)
+            .ok()?;
         Some(self.0.journal_queue() + applied)
     }
 

@@ -110,6 +110,36 @@ impl Postgres {
         self.url_of(&name)
     }
 
+    /// Runs `sql` in `database` as the superuser; what it printed.
+    pub fn psql(&self, database: &str, sql: &str) -> String {
+        let out = self
+            .tool("psql")
+            .args(["-h", &self.socket_dir().display().to_string()])
+            .args([
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+                "-q",
+                "-A",
+                "-t",
+            ])
+            .args(["-d", database, "-c", sql])
+            .output()
+            .expect("psql runs");
+        assert!(
+            out.status.success(),
+            "psql {sql}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("log")).unwrap_or_default()
+    }
+
     fn data(&self) -> PathBuf {
         self.dir.path().join("data")
     }
