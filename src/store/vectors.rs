@@ -616,6 +616,7 @@ impl Meaning for Sqlite {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::query::Query;
     use crate::store::Durability;
 
     /// How SQLite runs `sql` in `store`, a step a line.
@@ -699,6 +700,81 @@ mod tests {
                 "the count by tag lists the tag's entries first:\n{}",
                 plan.join("\n")
             );
+        }
+    }
+
+    /// The count by tag counts what the filter's list form passes, with
+    /// several tags, a pad, a token's pads and an archived pad.
+    #[test]
+    fn a_count_by_tag_counts_what_the_filter_passes() {
+        let (dir, store) = store();
+        {
+            let conn = rusqlite::Connection::open(dir.path().join("pad.db")).unwrap();
+            for i in 0..60i64 {
+                let tags = match i % 4 {
+                    0 => r#"["a"]"#,
+                    1 => r#"["a","b"]"#,
+                    2 => r#"["b"]"#,
+                    _ => "[]",
+                };
+                conn.execute(
+                    "INSERT INTO entries (seq, pad, author, kind, content, tags, created_at, updated_at) \
+                     VALUES (?1, ?2, 'agent', 'note', 'n', ?3, 1, 1)",
+                    rusqlite::params![i + 1, ["ops", "dev", "old"][i as usize % 3], tags],
+                )
+                .unwrap();
+            }
+            // What the journal writes beside an entry: its tags, its pad.
+            conn.execute_batch(
+                "INSERT OR IGNORE INTO entry_tags (seq, tag) \
+                   SELECT e.seq, j.value FROM entries e, json_each(e.tags) j; \
+                 INSERT OR IGNORE INTO pads (name, created_at, last_write_at, entries) \
+                   SELECT pad, 1, 1, count(*) FROM entries GROUP BY pad; \
+                 UPDATE pads SET archived_at = 1 WHERE name = 'old';",
+            )
+            .unwrap();
+        }
+        let tagged = |tags: &[&str]| EntryFilter {
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            ..Default::default()
+        };
+        for filter in [
+            tagged(&["a"]),
+            tagged(&["a", "b"]),
+            tagged(&["b", "a"]),
+            EntryFilter {
+                pad: Some("ops".into()),
+                ..tagged(&["b"])
+            },
+            EntryFilter {
+                scope: Some(vec!["dev".into()]),
+                ..tagged(&["a"])
+            },
+        ] {
+            let mut listed = Query::new(
+                crate::storage::query::Dialect::Sqlite,
+                "SELECT count(*) FROM entries e JOIN pads p ON p.name = e.pad WHERE 1",
+            );
+            listed.filter(&filter);
+            let count = |q: &Query| -> i64 {
+                let conn = store.reader().unwrap();
+                conn.query_row(&q.sql, params_from_iter(q.args().to_vec()), |r| r.get(0))
+                    .unwrap()
+            };
+            let expected = count(&listed);
+            assert!(expected > 2, "{filter:?}: {expected}");
+            for cap in [1000, 2] {
+                let counted = crate::storage::entries::counting(
+                    crate::storage::query::Dialect::Sqlite,
+                    &filter,
+                    cap,
+                );
+                assert_eq!(
+                    count(&counted),
+                    expected.min(cap as i64),
+                    "{filter:?} capped at {cap}"
+                );
+            }
         }
     }
 
