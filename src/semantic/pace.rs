@@ -19,7 +19,7 @@
 //!   enough to wait for (`SETTLE_MAX_BACKLOG`) and reads its writes by
 //!   meaning. Past that too (more waiting than a search waits for: it
 //!   answers at once and says what is not encoded yet), whole batches
-//!   still go for `YIELD_MAX`, which brings a stream the encoders outpace
+//!   still go for `CATCH_UP`, which brings a stream the encoders outpace
 //!   back under the bound; a flood still over it then outruns them, and
 //!   is yielded to like any stream until it pauses: running into it
 //!   would cost every write and keep no search's read.
@@ -41,6 +41,12 @@ use super::{SETTLE_MAX_BACKLOG, SETTLE_TIMEOUT};
 pub const GATHER: Duration = Duration::from_millis(100);
 /// The longest runs wait for a stream to pause.
 pub const YIELD_MAX: Duration = Duration::from_secs(1);
+/// How long whole batches go into a backlog past what a search waits for
+/// before it is a flood that outruns them: about one batch (16 notes at
+/// the ~70 a second both encoders manage on one thread). A second cost
+/// the writer's p99 1.7–3.5× Redis's with each process on its own core;
+/// 250 ms kept it under Redis's (docs/benchmarks.md, issue 71, session 7).
+pub const CATCH_UP: Duration = Duration::from_millis(250);
 /// Notes in a batch that runs while writes still stream.
 pub const STREAMING_BATCH: usize = 2;
 
@@ -128,12 +134,12 @@ impl Pace {
 
     /// While writes stream: whether `waiting` notes call for a whole batch
     /// (more than runs hold back, and not a flood that has outrun whole
-    /// batches for `YIELD_MAX` already).
+    /// batches for `CATCH_UP` already).
     fn catching_up(&mut self, now: Instant, waiting: Option<i64>) -> bool {
         match waiting {
             Some(n) if n > SETTLE_MAX_BACKLOG => {
                 let since = *self.flooded_since.get_or_insert(now);
-                now.saturating_duration_since(since) < YIELD_MAX
+                now.saturating_duration_since(since) < CATCH_UP
             }
             Some(n) => {
                 self.flooded_since = None;
@@ -246,12 +252,12 @@ mod tests {
         };
         // Over the bound: whole batches for a while, to catch up.
         assert_eq!(at(&mut p, 10, flood), Next::Run(16));
-        assert_eq!(at(&mut p, 500, flood), Next::Run(16));
-        // Still over it a second later: the flood outruns them; yield.
-        assert!(matches!(at(&mut p, 1010, flood), Next::Wait(_)));
-        assert!(matches!(at(&mut p, 1500, flood), Next::Wait(_)));
+        assert_eq!(at(&mut p, 200, flood), Next::Run(16));
+        // Still over it past `CATCH_UP`: the flood outruns them; yield.
+        assert!(matches!(at(&mut p, 300, flood), Next::Wait(_)));
+        assert!(matches!(at(&mut p, 1200, flood), Next::Wait(_)));
         // A short batch once runs have waited their bound.
-        assert_eq!(at(&mut p, 2020, flood), Next::Run(STREAMING_BATCH));
+        assert_eq!(at(&mut p, 1310, flood), Next::Run(STREAMING_BATCH));
         // Back under the bound (the stream slowed): whole batches again,
         // and a later flood gets its second of catching up anew.
         assert_eq!(at(&mut p, 2100, SETTLE_MAX_BACKLOG), Next::Run(16));
