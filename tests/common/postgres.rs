@@ -96,17 +96,7 @@ impl Postgres {
             "t{}",
             NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         );
-        run(self.tool("psql").args([
-            "-h",
-            &self.socket_dir().display().to_string(),
-            "-p",
-            &self.port.to_string(),
-            "-U",
-            "postgres",
-            "-q",
-            "-c",
-            &format!("CREATE DATABASE {name}"),
-        ]));
+        self.psql("postgres", &format!("CREATE DATABASE {name}"));
         self.url_of(&name)
     }
 
