@@ -338,8 +338,8 @@ impl VectorSource for PgVectors {
         None
     }
 
-    fn own_writes(&self) -> Option<u64> {
-        Some(self.writes.load(std::sync::atomic::Ordering::Relaxed))
+    fn own_writes(&self) -> u64 {
+        self.writes.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn backlog(&self) -> Option<i64> {

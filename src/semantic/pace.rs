@@ -66,9 +66,8 @@ pub enum Next {
 /// The writes seen and the runs held back.
 #[derive(Debug)]
 pub struct Pace {
-    /// The engine's write counter as last seen (`None`: nothing to yield
-    /// to), and when it last moved.
-    epoch: Option<u64>,
+    /// The engine's write counter as last seen, and when it last moved.
+    epoch: u64,
     moved_at: Instant,
     /// Since when runs have been held back for a stream.
     held_since: Option<Instant>,
@@ -81,7 +80,7 @@ pub struct Pace {
 impl Pace {
     pub fn new(now: Instant) -> Pace {
         Pace {
-            epoch: None,
+            epoch: 0,
             moved_at: now,
             held_since: None,
             hurry_until: None,
@@ -90,8 +89,8 @@ impl Pace {
     }
 
     /// The engine's write counter, read now.
-    pub fn saw(&mut self, epoch: Option<u64>, now: Instant) {
-        if epoch.is_some() && epoch != self.epoch {
+    pub fn saw(&mut self, epoch: u64, now: Instant) {
+        if epoch != self.epoch {
             self.moved_at = now;
         }
         self.epoch = epoch;
@@ -119,7 +118,7 @@ impl Pace {
     ) -> Next {
         let hurried = self.hurry_until.is_some_and(|until| now < until);
         let quiet = now.saturating_duration_since(self.moved_at);
-        if hurried || self.epoch.is_none() || quiet >= GATHER || self.catching_up(now, backlog()) {
+        if hurried || quiet >= GATHER || self.catching_up(now, backlog()) {
             self.held_since = None;
             return Next::Run(batch);
         }
@@ -162,11 +161,11 @@ mod tests {
     fn a_burst_is_gathered_and_run_after_it() {
         let t0 = Instant::now();
         let mut p = Pace::new(t0);
-        p.saw(Some(1), t0);
+        p.saw(1, t0);
         // Writes 20 ms apart: wait.
         for i in 1..10u64 {
             let now = t0 + ms(20 * i);
-            p.saw(Some(1 + i), now);
+            p.saw(1 + i, now);
             assert!(matches!(p.next(16, now, || Some(0)), Next::Wait(d) if d <= GATHER));
         }
         // The burst is over: one whole batch once it has been quiet a while.
@@ -186,7 +185,7 @@ mod tests {
         // A write every 10 ms for 3.5 s; the worker looks every 10 ms.
         for i in 0..350u64 {
             let now = t0 + ms(10 * i);
-            p.saw(Some(i), now);
+            p.saw(i, now);
             if let Next::Run(n) = p.next(16, now, || Some(0)) {
                 runs.push((i * 10, n));
             }
@@ -200,37 +199,33 @@ mod tests {
     }
 
     #[test]
-    fn a_waiting_search_hurries_and_nothing_to_yield_to_never_waits() {
+    fn a_waiting_search_hurries() {
         let t0 = Instant::now();
         let mut p = Pace::new(t0);
-        p.saw(Some(1), t0);
+        p.saw(1, t0);
         assert!(matches!(p.next(16, t0, || Some(0)), Next::Wait(_)));
         p.hurry(t0);
-        p.saw(Some(2), t0 + ms(5));
+        p.saw(2, t0 + ms(5));
         assert_eq!(p.next(16, t0 + ms(5), || Some(0)), Next::Run(16));
         p.caught_up();
-        p.saw(Some(3), t0 + ms(6));
+        p.saw(3, t0 + ms(6));
         assert!(matches!(p.next(16, t0 + ms(6), || Some(0)), Next::Wait(_)));
         // A hurry ends by itself once no search waits any longer.
         let mut p = Pace::new(t0);
         p.hurry(t0);
-        p.saw(Some(1), t0 + SETTLE_TIMEOUT);
+        p.saw(1, t0 + SETTLE_TIMEOUT);
         assert!(matches!(
             p.next(16, t0 + SETTLE_TIMEOUT, || Some(0)),
             Next::Wait(_)
         ));
-
-        let mut pg = Pace::new(t0);
-        pg.saw(None, t0);
-        assert_eq!(pg.next(16, t0, || None), Next::Run(16));
     }
 
     #[test]
     fn a_stream_holds_back_no_more_than_a_search_waits_for() {
         let t0 = Instant::now();
         let mut p = Pace::new(t0);
-        p.saw(Some(1), t0);
-        p.saw(Some(2), t0 + ms(10));
+        p.saw(1, t0);
+        p.saw(2, t0 + ms(10));
         let now = t0 + ms(20);
         assert!(matches!(
             p.next(16, now, || Some(HELD_AT_MOST - 1)),
@@ -247,7 +242,7 @@ mod tests {
         let flood = SETTLE_MAX_BACKLOG + 1;
         let at = |p: &mut Pace, ms_: u64, waiting: i64| {
             let now = t0 + ms(ms_);
-            p.saw(Some(ms_), now);
+            p.saw(ms_, now);
             p.next(16, now, || Some(waiting))
         };
         // Over the bound: whole batches for a while, to catch up.

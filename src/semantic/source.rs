@@ -68,7 +68,7 @@ pub trait VectorSource: Send + Sync + 'static {
     /// writers, not with another engine's, so on PostgreSQL the count is
     /// the write transactions this engine began, where `write_epoch`
     /// cannot tell (other engines write too).
-    fn own_writes(&self) -> Option<u64>;
+    fn own_writes(&self) -> u64;
     /// How many notes wait to be encoded, counted up to one past
     /// `SETTLE_MAX_BACKLOG` (a flood: more than a search waits for)
     /// without taking the store's writer; `None` when the count failed.

@@ -89,9 +89,9 @@ impl VectorSource for SqliteVectors {
         Some(self.0.write_epoch())
     }
 
-    fn own_writes(&self) -> Option<u64> {
+    fn own_writes(&self) -> u64 {
         // The one engine writing this file: every write is its own.
-        Some(self.0.write_epoch())
+        self.0.write_epoch()
     }
 
     fn backlog(&self) -> Option<i64> {
