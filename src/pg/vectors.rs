@@ -442,8 +442,21 @@ impl Meaning for PgStore {
     }
 
     /// How many live entries pass `filter`, counting no further than `cap`.
+    /// A filter of one tag the statistics find on ten times `cap` entries
+    /// or more is not counted: counting to `cap` read ~20,000 rows for a
+    /// tag on a tenth of a million notes (5–9 ms of a 26 ms search).
     fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize> {
         upkeep(async move {
+            let others = EntryFilter {
+                tags: Vec::new(),
+                current_only: false,
+                ..filter.clone()
+            };
+            if let ([tag], true) = (filter.tags.as_slice(), others.is_unfiltered()) {
+                if matches!(self.common_tag(tag).await?, Some(n) if n >= 10.0 * cap as f64) {
+                    return Ok(cap);
+                }
+            }
             let mut conn = self.pool().acquire().await?;
             entries::count_matching(&mut *conn, &filter, cap).await
         })
