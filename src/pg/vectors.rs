@@ -443,8 +443,13 @@ impl Meaning for PgStore {
 
     /// How many live entries pass `filter`, counting no further than `cap`.
     /// A filter of one tag the statistics find on ten times `cap` entries
-    /// or more is not counted: counting to `cap` read ~20,000 rows for a
-    /// tag on a tenth of a million notes (5–9 ms of a 26 ms search).
+    /// of live pads or more is not counted, and answers `cap`: counting to
+    /// `cap` read ~20,000 rows for a tag on a tenth of a million notes (5–9
+    /// ms of a 26 ms search). The statistics may be a minute or an
+    /// `ANALYZE` old (and notes a newer one supersedes are among them): an
+    /// answer too high sends a meaning search to the index's walk, which
+    /// scores every row when few pass, and weighs the sparse list's words
+    /// as among `cap` notes.
     fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize> {
         upkeep(async move {
             let others = EntryFilter {
