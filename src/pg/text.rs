@@ -58,7 +58,7 @@ fn gather_from_index(found: i64, n: f64, candidates: i64) -> Option<i64> {
     let share = (found + 1) as f64 / PROBE_ROWS as f64;
     let expected = share * n;
     let walked = (candidates as f64 / share).min(n);
-    (expected * FETCH_COST < walked).then(|| (4.0 * expected + GATHER_SPARE) as i64)
+    (expected * FETCH_COST < walked).then_some((4.0 * expected + GATHER_SPARE) as i64)
 }
 
 /// How long an engine trusts its `WordStats`.
