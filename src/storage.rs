@@ -467,7 +467,9 @@ pub trait Meaning: Send + Sync + 'static {
     fn vectors(&self) -> Result<Arc<dyn VectorSource>>;
     /// Live entries in live pads (the pads' counters: no scan).
     fn live_entries(&self) -> Fut<'_, usize>;
-    /// How many live entries pass `filter`, counting no further than `cap`.
+    /// How many live entries pass `filter`, counting no further than `cap`
+    /// (a store may answer `cap` for a filter its statistics put on ten
+    /// times as many, without counting).
     fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize>;
     /// The archived pads' mark (their entries stay in the index but must
     /// not be found); `pads == 0` when none is.

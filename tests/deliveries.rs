@@ -184,9 +184,15 @@ async fn a_note_goes_out_as_it_stands_and_its_delivery_outlives_a_restart() {
         json!({"id": edited, "content": "deploy v2"}),
     )
     .await;
-    // The registry file keeps the agents' secrets, not the deliveries.
+    // The registry file keeps the agents' secrets, not the deliveries. It
+    // notes the agent unreachable after the failed try is counted (beside
+    // a busy CPU, a moment after): from then on, it stays as it is.
     let file = h.dir.path().join("data").join("agents.json");
-    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let saved = wait_for("the agent noted unreachable in the registry", async || {
+        let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).ok()?).ok()?;
+        (saved["agents"][0]["reachable"] == false).then_some(saved)
+    })
+    .await;
     assert!(saved.get("deliveries").is_none(), "{saved}");
     let written = std::fs::metadata(&file).unwrap().modified().unwrap();
     for i in 0..20 {

@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 
 use sqlx::Row;
 
-use super::{
-    bounded, read_entry, read_entry_seq, statement, Arg, PgStore, Query, Run, ENTRY_COLUMNS,
-};
+use super::{bounded, read_entry, statement, Arg, PgStore, Query, Run, ENTRY_COLUMNS};
 use crate::error::Result;
 use crate::model::Entry;
 use crate::storage::EntryFilter;
@@ -33,16 +31,51 @@ const PAD_READ_COST: f64 = 20.0;
 /// newest rows.
 const TRIGRAM_CAP: i64 = 300;
 
+/// How many of the newest rows `rare_together` reads to judge how often
+/// common words meet (~1.5 ms at a million notes).
+const PROBE_ROWS: i64 = 4_000;
+/// What gathering one match from the words index costs against reading
+/// one row newest first: a match is a heap row fetched out of order
+/// (2.4 µs warm, 8 µs from the page cache, at a million notes), a row read
+/// in order 0.3–0.6 µs.
+const FETCH_COST: f64 = 8.0;
+
+/// How many matches, past four times those expected, a gathering may
+/// read before it is given up for the walk.
+const GATHER_SPARE: f64 = 1_000.0;
+
+/// Whether gathering every match from the words index is cheaper than
+/// reading the newest rows until `candidates` of them turn up, for words
+/// `found` in the newest `PROBE_ROWS` of `n` entries: the matches expected
+/// across the store, each costing `FETCH_COST` rows, against the rows the
+/// walk reads (at most all of them). If so, how many matches the gathering
+/// may read (`Some(cap)`): the newest rows can misjudge the store — words
+/// common in older notes and absent from the newest — and a gathering
+/// that reaches the cap stops, for the walk, which then finds its matches
+/// soon.
+fn gather_from_index(found: i64, n: f64, candidates: i64) -> Option<i64> {
+    // One more than found: none found is still a share, not zero.
+    let share = (found + 1) as f64 / PROBE_ROWS as f64;
+    let expected = share * n;
+    let walked = (candidates as f64 / share).min(n);
+    (expected * FETCH_COST < walked).then_some((4.0 * expected + GATHER_SPARE) as i64)
+}
+
 /// How long an engine trusts its `WordStats`.
 const STATS_FOR: Duration = Duration::from_secs(60);
 
-/// The store as BM25 sees it (`PgStore::word_stats`).
+/// The store as BM25 and a filtered meaning search see it
+/// (`PgStore::word_stats`).
 pub(crate) struct WordStats {
     n: f64,
+    /// Of them, in archived pads.
+    archived: f64,
     avgdl: f64,
     /// Words in at least a hundredth of the entries, with their share, from
     /// PostgreSQL's own statistics of the `words` column (`ANALYZE`).
     common: HashMap<String, f64>,
+    /// Tags on at least a hundredth of the entries, the same way.
+    common_tags: HashMap<String, f64>,
     /// Whether those statistics exist (the table was analysed).
     analysed: bool,
 }
@@ -55,8 +88,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl PgStore {
     /// The store's size, its entries' mean length in words, and its common
-    /// words: read at most once a minute per engine (they move slowly, and
-    /// BM25 barely feels it).
+    /// words and tags: read at most once a minute per engine (they move
+    /// slowly, and BM25 barely feels it).
     async fn word_stats(&self) -> Result<Arc<WordStats>> {
         if let Some((at, stats)) = &*lock(&self.word_stats) {
             if at.elapsed() < STATS_FOR {
@@ -65,32 +98,53 @@ impl PgStore {
         }
         let row = sqlx::query(
             "SELECT (SELECT coalesce(sum(entries), 0) FROM pads)::float8 AS n, \
+               (SELECT coalesce(sum(entries), 0) FROM pads WHERE archived_at IS NOT NULL)::float8 AS archived, \
                (SELECT coalesce(avg(length), 1) FROM (SELECT (SELECT sum(cardinality(t.positions)) \
                    FROM unnest(words) t)::float8 AS length FROM entries ORDER BY seq DESC LIMIT 500) s)::float8 AS avgdl, \
                (SELECT most_common_elems::text::text[] FROM pg_stats \
                  WHERE schemaname = current_schema() AND tablename = 'entries' AND attname = 'words') AS words, \
                (SELECT most_common_elem_freqs::float8[] FROM pg_stats \
-                 WHERE schemaname = current_schema() AND tablename = 'entries' AND attname = 'words') AS shares",
+                 WHERE schemaname = current_schema() AND tablename = 'entries' AND attname = 'words') AS shares, \
+               (SELECT most_common_elems::text::text[] FROM pg_stats \
+                 WHERE schemaname = current_schema() AND tablename = 'entries' AND attname = 'tags') AS tags, \
+               (SELECT most_common_elem_freqs::float8[] FROM pg_stats \
+                 WHERE schemaname = current_schema() AND tablename = 'entries' AND attname = 'tags') AS tag_shares",
         )
         .fetch_one(self.pool())
         .await?;
-        let words: Option<Vec<String>> = row.try_get("words")?;
-        let shares: Option<Vec<f64>> = row.try_get("shares")?;
-        let stats = Arc::new(WordStats {
-            analysed: words.is_some(),
-            n: row.try_get("n")?,
-            avgdl: row.try_get("avgdl")?,
-            // Only words in over a hundredth of the entries: below that the
-            // statistics' sample says little, and a count is cheap.
-            common: words
+        // Only those in over a hundredth of the entries: below that the
+        // statistics' sample says little, and a count is cheap.
+        let common = |names: &str, shares: &str| -> Result<HashMap<String, f64>> {
+            let names: Option<Vec<String>> = row.try_get(names)?;
+            let shares: Option<Vec<f64>> = row.try_get(shares)?;
+            Ok(names
                 .unwrap_or_default()
                 .into_iter()
                 .zip(shares.unwrap_or_default())
                 .filter(|(_, share)| *share >= 0.01)
-                .collect(),
+                .collect())
+        };
+        let stats = Arc::new(WordStats {
+            analysed: row.try_get::<Option<Vec<String>>, _>("words")?.is_some(),
+            n: row.try_get("n")?,
+            archived: row.try_get("archived")?,
+            avgdl: row.try_get("avgdl")?,
+            common: common("words", "shares")?,
+            common_tags: common("tags", "tag_shares")?,
         });
         *lock(&self.word_stats) = Some((Instant::now(), stats.clone()));
         Ok(stats)
+    }
+
+    /// About how many entries of live pads hold `tag` at the least (as if
+    /// every archived pad's entry held it), when it is on at least a
+    /// hundredth of all entries by the statistics; `None` for a rarer tag.
+    pub(super) async fn common_tag(&self, tag: &str) -> Result<Option<f64>> {
+        let stats = self.word_stats().await?;
+        Ok(stats
+            .common_tags
+            .get(tag)
+            .map(|share| share * stats.n - stats.archived))
     }
 
     /// How many entries the filter's pad holds (`None`: no pad filter, or
@@ -132,6 +186,78 @@ impl PgStore {
         Ok((seqs.len() as i64 <= TRIGRAM_CAP).then_some(seqs))
     }
 
+    /// Whether the entries holding every word of `tsquery` (each word
+    /// common, two or more) are few enough that gathering them all from
+    /// the words index costs less than reading the newest rows until
+    /// `candidates` of them turn up, and if so how many the gathering may
+    /// read (`gather_from_index`). Judged by how many of the newest
+    /// `PROBE_ROWS` hold them: PostgreSQL's statistics know each word's
+    /// share, not how often two words meet (two in 5% of a million notes
+    /// each: 2,541 notes hold both when the words are unrelated, 50,386 for
+    /// "login page").
+    async fn rare_together(&self, tsquery: &str, n: f64, candidates: i64) -> Result<Option<i64>> {
+        if n < (4 * PROBE_ROWS) as f64 {
+            return Ok(None);
+        }
+        let found: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM (SELECT words FROM entries ORDER BY seq DESC LIMIT $2) s \
+             WHERE words @@ to_tsquery('simple', $1)",
+        )
+        .bind(tsquery)
+        .bind(PROBE_ROWS)
+        .fetch_one(self.pool())
+        .await?;
+        Ok(gather_from_index(found, n, candidates))
+    }
+
+    /// Tiers 1 and 2 by gathering: every entry matching `tsquery` from the
+    /// words index, at most `cap` (`None` when there are more), in a set of
+    /// their own that the filters apply to as to the table — whole rows, as
+    /// the filters may ask for any column —, the newest `candidates` that
+    /// pass ranked, and the best `limit` read.
+    async fn gathered(
+        &self,
+        tsquery: &str,
+        cap: i64,
+        filter: &EntryFilter,
+        candidates: i64,
+        limit: u32,
+    ) -> Result<Option<Vec<(Entry, f64)>>> {
+        let mut q = statement(
+            "WITH m AS MATERIALIZED \
+             (SELECT * FROM entries WHERE words @@ to_tsquery('simple', $1)",
+        );
+        q.push("", Arg::Text(tsquery.to_string()));
+        q.push(
+            " LIMIT $?) SELECT g.gathered, r.seq, r.score \
+             FROM (SELECT count(*) AS gathered FROM m) g LEFT JOIN LATERAL \
+             (SELECT c.seq, ts_rank(c.words, to_tsquery('simple', $1))::float8 AS score \
+              FROM (SELECT e.seq, e.words FROM m e JOIN pads p ON p.name = e.pad WHERE true",
+            Arg::Int(cap),
+        );
+        q.filter(filter);
+        q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(candidates));
+        q.raw(&format!(
+            ") c ORDER BY score DESC, c.seq DESC LIMIT {limit}) r ON true \
+             ORDER BY r.score DESC, r.seq DESC"
+        ));
+        let rows = q.build().fetch_all(self.pool()).await?;
+        let gathered: i64 = match rows.first() {
+            Some(r) => r.try_get("gathered")?,
+            None => 0,
+        };
+        if gathered >= cap {
+            return Ok(None);
+        }
+        let mut ranked = Vec::with_capacity(rows.len());
+        for r in &rows {
+            if let Some(seq) = r.try_get::<Option<i64>, _>("seq")? {
+                ranked.push((seq, r.try_get::<f64, _>("score")?));
+            }
+        }
+        Ok(Some(self.read_ranked(ranked).await?))
+    }
+
     async fn unranked(&self, q: &Query) -> Result<Vec<(Entry, f64)>> {
         let rows = q.build().fetch_all(self.pool()).await?;
         rows.iter()
@@ -151,6 +277,11 @@ impl PgStore {
             .iter()
             .map(|r| Ok((r.try_get("seq")?, r.try_get("score")?)))
             .collect::<Result<_>>()?;
+        self.read_ranked(ranked).await
+    }
+
+    /// The entries of a ranking (seq, score), in its order.
+    async fn read_ranked(&self, ranked: Vec<(i64, f64)>) -> Result<Vec<(Entry, f64)>> {
         let seqs: Vec<i64> = ranked.iter().map(|r| r.0).collect();
         let entries = self.entries_by_id(&seqs).await?;
         Ok(ranked
@@ -216,34 +347,38 @@ impl TextSearch for PgStore {
             // than every match across the store (a word beginning by pad at
             // 100k: 1.9 ms read so, 5.4 ms from the index).
             let small_pad = matches!(self.pad_size(filter).await?, Some(n) if n <= PAD_WALK);
-            let rare = stats.analysed && !small_pad && !terms.iter().all(common);
-            let (matched, matches) = if rare {
-                (
-                    "WITH m AS MATERIALIZED \
-                     (SELECT seq FROM entries WHERE words @@ to_tsquery('simple', $1)) ",
-                    "e.seq IN (SELECT seq FROM m)",
-                )
-            } else {
-                ("", "e.words @@ to_tsquery('simple', $1)")
+            let rare = !terms.iter().all(common);
+            let candidates = (limit.max(64) * 4) as i64;
+            // Two common words can still be rare together; one common word
+            // is in a hundredth of the entries or more, and the walk finds
+            // it soon.
+            let cap = match (stats.analysed && !small_pad, rare, terms.len()) {
+                (false, _, _) => None,
+                (true, true, _) => Some(i64::MAX),
+                (true, false, 1) => None,
+                (true, false, _) => self.rare_together(&tsquery, stats.n, candidates).await?,
             };
-            let mut q = statement(format!(
-                "{matched}SELECT {ENTRY_COLUMNS}, ts_rank(e.words, to_tsquery('simple', $1))::float8 AS score \
-                 FROM entries e JOIN pads p ON p.name = e.pad WHERE {matches}"
-            ));
+            if let Some(cap) = cap {
+                if let Some(found) = self
+                    .gathered(&tsquery, cap, filter, candidates, limit)
+                    .await?
+                {
+                    return Ok(found);
+                }
+            }
+            // The newest candidates ranked, and only the best read whole.
+            let mut q = statement(
+                "SELECT c.seq, ts_rank(c.words, to_tsquery('simple', $1))::float8 AS score \
+                 FROM (SELECT e.seq, e.words FROM entries e JOIN pads p ON p.name = e.pad \
+                 WHERE e.words @@ to_tsquery('simple', $1)",
+            );
             q.push("", Arg::Text(tsquery));
             q.filter(filter);
-            q.push(
-                " ORDER BY e.seq DESC LIMIT $?",
-                Arg::Int((limit.max(64) * 4) as i64),
-            );
-            let rows = q.build().fetch_all(self.pool()).await?;
-            let mut ranked = rows
-                .iter()
-                .map(|r| Ok((read_entry_seq(r)?, r.try_get::<f64, _>("score")?)))
-                .collect::<Result<Vec<_>>>()?;
-            ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0 .0.cmp(&a.0 .0)));
-            ranked.truncate(limit as usize);
-            Ok(ranked.into_iter().map(|((_, e), s)| (e, s)).collect())
+            q.push(" ORDER BY e.seq DESC LIMIT $?", Arg::Int(candidates));
+            q.raw(&format!(
+                ") c ORDER BY score DESC, c.seq DESC LIMIT {limit}"
+            ));
+            self.scored(q).await
         })
     }
 
@@ -497,5 +632,37 @@ impl TextSearch for PgStore {
     /// Text is indexed in the write's transaction: nothing to do.
     fn index_text(&self) -> Fut<'_, ()> {
         Box::pin(async { Ok(()) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_that_meet_rarely_are_gathered_from_the_index() {
+        // The scale bench's two unrelated words at a million notes: about
+        // 10 of the newest 4,000 hold both (2,541 in all); walking to 256
+        // of them reads ~100k rows.
+        let cap = gather_from_index(10, 1e6, 256).expect("gathered");
+        assert!(
+            cap > 2_541 * 2,
+            "room for what the newest rows foretell: {cap}"
+        );
+        // Two that never meet: the walk would read every row; a gathering
+        // that finds them common after all stops at 2,000.
+        assert_eq!(gather_from_index(0, 1e6, 256), Some(2_000));
+    }
+
+    #[test]
+    fn words_that_meet_often_are_found_newest_first() {
+        // "login page": 200 of the newest 4,000 (50,386 in all); the walk
+        // finds 256 in ~5,000 rows.
+        assert_eq!(gather_from_index(200, 1e6, 256), None);
+        // The even point at a million: 21 found, 5,500 matches expected
+        // (44,000 rows' worth) against 46,545 rows walked: gathered; 22,
+        // 5,750 (46,000) against 44,522: walked.
+        assert!(gather_from_index(21, 1e6, 256).is_some());
+        assert_eq!(gather_from_index(22, 1e6, 256), None);
     }
 }

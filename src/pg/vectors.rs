@@ -442,8 +442,26 @@ impl Meaning for PgStore {
     }
 
     /// How many live entries pass `filter`, counting no further than `cap`.
+    /// A filter of one tag the statistics find on ten times `cap` entries
+    /// of live pads or more is not counted, and answers `cap`: counting to
+    /// `cap` read ~20,000 rows for a tag on a tenth of a million notes (5–9
+    /// ms of a 26 ms search). The statistics may be a minute or an
+    /// `ANALYZE` old (and notes a newer one supersedes are among them): an
+    /// answer too high sends a meaning search to the index's walk, which
+    /// scores every row when few pass, and weighs the sparse list's words
+    /// as among `cap` notes.
     fn count_matching(&self, filter: EntryFilter, cap: usize) -> Fut<'_, usize> {
         upkeep(async move {
+            let others = EntryFilter {
+                tags: Vec::new(),
+                current_only: false,
+                ..filter.clone()
+            };
+            if let ([tag], true) = (filter.tags.as_slice(), others.is_unfiltered()) {
+                if matches!(self.common_tag(tag).await?, Some(n) if n >= 10.0 * cap as f64) {
+                    return Ok(cap);
+                }
+            }
             let mut conn = self.pool().acquire().await?;
             entries::count_matching(&mut *conn, &filter, cap).await
         })
