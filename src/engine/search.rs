@@ -254,23 +254,39 @@ impl Engine {
 
     /// Runs the plan's lists: the meaning side (the query's embedding on
     /// the worker, then the index) as its own task alongside the word
-    /// side, and the related words after the meaning side, once every
-    /// acknowledged write is encoded.
+    /// side, and the related words (the question encoded on the worker
+    /// meanwhile) after the meaning side, once every acknowledged write is
+    /// encoded.
     async fn run_lists(&self, plan: &Plan) -> Result<Lists> {
         let meaning = plan.meaning.then(|| {
             let (query, filter, this) = (plan.query.clone(), plan.filter.clone(), self.clone());
             let (pieces, k) = (plan.sparse.clone(), plan.k);
+            // A hybrid's meaning list is centred (`centre.rs`).
+            let probe = match plan.fusion {
+                Some(_) => Probe::Fused,
+                None => Probe::Search,
+            };
             tokio::spawn(async move {
-                let (near, not_embedded) = this
-                    .nearest_entries(&query, Probe::Search, filter.clone(), k)
-                    .await?;
-                let sparse = match pieces {
+                // The question's terms are encoded on the worker while the
+                // store is searched by meaning.
+                let terms = async {
+                    match &pieces {
+                        Some(pieces) => Some(this.question_terms(pieces, &query).await),
+                        None => None,
+                    }
+                };
+                let (near, terms) = tokio::join!(
+                    this.nearest_entries(&query, probe, filter.clone(), k),
+                    terms
+                );
+                let (near, not_embedded) = near?;
+                let sparse = match pieces.zip(terms) {
                     None => None,
-                    Some(pieces) => {
+                    Some((pieces, terms)) => {
                         let _turn = this.turn().await?;
                         // A third list: without it the search still
                         // answers, from the other two.
-                        match this.sparse_hits(&pieces, &query, &filter, k).await {
+                        match this.sparse_hits(&pieces, &terms, &filter, k).await {
                             Ok(found) => Some(found),
                             Err(e) => {
                                 tracing::warn!(
