@@ -1,6 +1,6 @@
-//! A hybrid search's meaning list is centred on the mean of the notes it
-//! covers (`engine::centre`), on SQLite and (with
-//! `PAD_TEST_BACKEND=postgres`) PostgreSQL, real model: its scores are not
+//! A hybrid search's meaning list, beside the sparse list, is centred on
+//! the mean of the notes it covers (`engine::centre`), on SQLite and (with
+//! `PAD_TEST_BACKEND=postgres`) PostgreSQL, real models: its scores are not
 //! the plain cosine `semantic` gives, and they follow the pad's notes as
 //! they are written and deleted.
 
@@ -8,7 +8,6 @@ mod common;
 
 use common::*;
 use scratchpad::client::Client;
-use scratchpad::semantic::Precision;
 use serde_json::{json, Value};
 
 const TARGET: &str = "the staging database was migrated to the new cluster on tuesday";
@@ -34,7 +33,7 @@ async fn meaning_score(c: &mut Client, mode: &str) -> (f64, Value) {
 
 #[tokio::test]
 async fn hybrid_centres_on_the_pads_mean_and_the_mean_follows_writes_and_deletes() {
-    let h = Harness::with(|c| c.semantic = Some(semantic_config(Precision::Int8))).await;
+    let h = Harness::with(|c| c.semantic = Some(sparse_config())).await;
     let mut c = h.client().await;
     add(&mut c, "ops", TARGET).await;
     for other in [

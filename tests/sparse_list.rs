@@ -8,14 +8,8 @@ mod common;
 use common::*;
 use scratchpad::client::Client;
 use scratchpad::semantic::splade::Splade;
-use scratchpad::semantic::{runtime, Precision, SemanticConfig};
+use scratchpad::semantic::{runtime, Precision};
 use serde_json::{json, Value};
-
-fn with_sparse() -> SemanticConfig {
-    let mut s = semantic_config(Precision::Int8);
-    s.sparse = Some(splade_model_dir());
-    s
-}
 
 const PUPPY: &str = "I adopted a puppy from the shelter last weekend";
 const OTHERS: [&str; 4] = [
@@ -84,7 +78,7 @@ fn encoded_weight(question: &str, piece: &str) -> f64 {
 /// terms away.
 #[tokio::test]
 async fn a_note_is_found_by_a_word_it_means_and_loses_it_when_edited() {
-    let h = Harness::with(|c| c.semantic = Some(with_sparse())).await;
+    let h = Harness::with(|c| c.semantic = Some(sparse_config())).await;
     let mut c = h.client().await;
     let puppy = add(&mut c, "pets", PUPPY).await;
     for other in OTHERS {
@@ -200,7 +194,7 @@ async fn a_note_is_found_by_a_word_it_means_and_loses_it_when_edited() {
 /// pieces, as before the question was encoded, it would not.
 #[tokio::test]
 async fn an_encoded_question_reaches_a_note_sharing_no_word_piece_with_it() {
-    let h = Harness::with(|c| c.semantic = Some(with_sparse())).await;
+    let h = Harness::with(|c| c.semantic = Some(sparse_config())).await;
     let mut c = h.client().await;
     add(&mut c, "pets", PUPPY).await;
     for other in OTHERS {
@@ -232,7 +226,7 @@ async fn an_encoded_question_reaches_a_note_sharing_no_word_piece_with_it() {
 /// piece changes nothing the token sees.
 #[tokio::test]
 async fn a_tokens_sparse_list_counts_only_its_pads() {
-    let h = Harness::with(|c| c.semantic = Some(with_sparse())).await;
+    let h = Harness::with(|c| c.semantic = Some(sparse_config())).await;
     let mut owner = h.client().await;
     add(&mut owner, "pets", PUPPY).await;
     add(&mut owner, "pets", OTHERS[0]).await;
@@ -307,7 +301,7 @@ async fn a_restart_with_the_sparse_model_encodes_the_backlog() {
         add(&mut c, "work", other).await;
     }
     drop(c);
-    let h = h.restart_with(|c| c.semantic = Some(with_sparse())).await;
+    let h = h.restart_with(|c| c.semantic = Some(sparse_config())).await;
     let mut c = h.client().await;
     let stats = embedded_all(&mut c).await;
     assert_eq!(stats["semantic"]["vectors"], 5, "{stats}");

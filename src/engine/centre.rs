@@ -1,4 +1,5 @@
-//! A hybrid search's meaning list, centred: the plain cosine's best
+//! A hybrid search's meaning list, centred (beside the sparse list, the
+//! configuration measured: `Plan::centred`): the plain cosine's best
 //! `POOL` candidates re-scored by the cosine of the question and each note
 //! taken from the mean of the notes searched, cos(q − m, d − m).
 //!

@@ -106,7 +106,7 @@ impl Engine {
             text: candidates(sides.text, 0),
             meaning: candidates(sides.meaning, sides.below_floor),
             meaning_floor: weights.map(|_| super::fusion::HYBRID_MIN_SIMILARITY),
-            meaning_scores: weights.map(|_| {
+            meaning_scores: search.centred.then(|| {
                 format!(
                     "cosine centred on the mean of the notes searched (the plain cosine's best {} re-scored)",
                     super::centre::POOL

@@ -44,6 +44,9 @@ pub(super) struct Plan {
     pub sparse: Option<Pieces>,
     /// How a hybrid's lists are fused; `None`: one list, as it ranks.
     pub fusion: Option<Weights>,
+    /// Whether the meaning list is centred on the mean of the notes
+    /// searched (`centre.rs`): in hybrid with the sparse list, as measured.
+    pub centred: bool,
 }
 
 /// How the word side runs.
@@ -101,6 +104,7 @@ impl Plan {
             filter,
             mode,
             words,
+            centred: sparse.is_some(),
             sparse,
             fusion,
         })
@@ -119,6 +123,7 @@ impl fmt::Debug for Plan {
             .field("meaning", &self.meaning)
             .field("sparse", &self.sparse.is_some())
             .field("fusion", &self.fusion)
+            .field("centred", &self.centred)
             .finish()
     }
 }
@@ -261,10 +266,9 @@ impl Engine {
         let meaning = plan.meaning.then(|| {
             let (query, filter, this) = (plan.query.clone(), plan.filter.clone(), self.clone());
             let (pieces, k) = (plan.sparse.clone(), plan.k);
-            // A hybrid's meaning list is centred (`centre.rs`).
-            let probe = match plan.fusion {
-                Some(_) => Probe::Fused,
-                None => Probe::Search,
+            let probe = match plan.centred {
+                true => Probe::Fused,
+                false => Probe::Search,
             };
             tokio::spawn(async move {
                 // The question's terms are encoded on the worker while the
@@ -667,6 +671,7 @@ mod tests {
         assert!(p.meaning);
         assert_eq!((p.limit, p.k), (5, 20), "at least 20 from each list");
         assert_eq!(p.fusion, Some(fusion::TWO_LISTS));
+        assert!(!p.centred, "plain cosines beside words alone");
         assert_eq!(
             p.words,
             Some(Words {
@@ -690,10 +695,12 @@ mod tests {
         let p = plan("dog", SearchMode::Hybrid, pieces(), 10).unwrap();
         assert_eq!(p.fusion, Some(fusion::THREE_LISTS));
         assert!(p.sparse.is_some(), "the sparse list runs");
+        assert!(p.centred, "beside it, the meaning list is centred");
         assert_eq!(p.k, 20, "as deep as the others");
         assert!(p.meaning && p.words.is_some());
         let p = plan("dog", SearchMode::Semantic, pieces(), 10).unwrap();
         assert!(p.sparse.is_none() && p.fusion.is_none());
+        assert!(!p.centred, "semantic gives the plain cosine");
         let p = plan("dog", SearchMode::Text, pieces(), 10).unwrap();
         assert!(p.sparse.is_none() && !p.meaning && p.fusion.is_none());
     }
