@@ -46,7 +46,7 @@ pub struct QueryExplain {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub words_weight: Option<f64>,
     /// Hybrid with the sparse model: the sparse list (the notes holding the
-    /// query's word pieces among their learned terms) — how many hits it
+    /// question's encoded terms among their learned terms) — how many hits it
     /// was asked for and found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sparse: Option<Candidates>,

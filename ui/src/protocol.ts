@@ -155,7 +155,7 @@ meaning_scores?: string | null,
 words_weight?: number | null, 
 /**
  * Hybrid with the sparse model: the sparse list (the notes holding the
- * query's word pieces among their learned terms) — how many hits it
+ * question's encoded terms among their learned terms) — how many hits it
  * was asked for and found.
  */
 sparse?: Candidates | null, 
