@@ -4,12 +4,12 @@
 //! embedding worker). The question is encoded by the same model, on the
 //! worker as its embedding is (`Semantic::question_terms`): its word pieces
 //! and the words it means, each with the model's weight, which reach notes
-//! sharing no word with it ("activities" → "pottery"). Each term then
-//! weighs that weight times its idf among the notes searched,
-//! ln(1 + N/df); the rarest are kept while their postings fit the
-//! hybrid's budget (`terms::HYBRID_POSTINGS_BUDGET`), as the word side's
-//! ranked tier does. Should the encoding fail, the question is its own
-//! word pieces, each weighing 1 (times its idf). The stores read the
+//! sharing no word with it ("which pets does Sam have?" weighs "dog").
+//! Each term then weighs that weight times its idf among the notes
+//! searched, ln(1 + N/df); the rarest are kept while their postings fit
+//! the hybrid's budget (`terms::HYBRID_POSTINGS_BUDGET`), as the word
+//! side's ranked tier does. Should the encoding fail, the question is its
+//! own word pieces, each weighing 1 (times its idf). The stores read the
 //! postings; the ranking is here, once.
 
 use std::collections::HashMap;
