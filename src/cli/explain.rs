@@ -72,7 +72,7 @@ pub fn query(q: &QueryExplain) {
     ] {
         if let Some(c) = c {
             let floor = match (c.below_floor, q.meaning_floor) {
-                (n, Some(f)) if n > 0 => format!(", {n} under cosine {f} left out"),
+                (n, Some(f)) if n > 0 => format!(", {n} scoring under {f} left out"),
                 _ => String::new(),
             };
             println!("  {side}: {} found of {} asked{floor}", c.found, c.asked);

@@ -18,12 +18,15 @@
 //!
 //! The mean is the stored vectors' sum over the notes the search covers,
 //! read by the store (`Meaning::vector_sum`) for at most `MEAN_SAMPLE`
-//! notes (a pad up to that size exactly; a larger scope by the first
-//! that many the store reads, an estimate), and kept per filter until the
-//! index moves (a vector added or removed, here or by another engine of a
-//! team) or a pad is archived or brought back. A search covering several
-//! pads centres on the mean of all their notes: their means weighted by
-//! their counts.
+//! notes, the newest, and kept per filter until the index moves (a vector
+//! added or removed, here or by another engine of a team) or a pad is
+//! archived or brought back. Up to `MEAN_SAMPLE` notes it is exact — a
+//! search covering several pads centres on the mean of all their notes,
+//! their means weighted by their counts —; in one pad of more, it is the
+//! mean of its newest `MEAN_SAMPLE`. A search over more notes than that in
+//! several pads (the whole store, a token's pads) is not centred: the
+//! newest notes of a store are its busiest pads', not its mean, and the
+//! replay measured a pad's mean and the whole store's, not a sample's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -110,7 +113,8 @@ impl Means {
 
 impl Engine {
     /// The mean vector of the notes `filter` passes (`None`: none has a
-    /// vector), read again only when the index or the archived pads moved.
+    /// vector, or more than `MEAN_SAMPLE` do outside a single pad), read
+    /// again only when the index or the archived pads moved.
     pub(super) async fn mean_of(
         &self,
         semantic: &Semantic,
@@ -125,14 +129,19 @@ impl Engine {
             return Ok(mean);
         }
         let (sum, n) = db.vector_sum(filter.clone(), MEAN_SAMPLE).await?;
-        let mean = Mean::of(&sum, n).map(Arc::new);
+        let sampled = n >= MEAN_SAMPLE && filter.pad.is_none();
+        let mean = match sampled {
+            true => None,
+            false => Mean::of(&sum, n).map(Arc::new),
+        };
         self.0.means.keep(key, marks, mean.clone());
         Ok(mean)
     }
 
     /// `pool` (id, plain cosine with `query`) re-scored by the centred
     /// cosine on the mean of the notes `filter` passes; the best `k`,
-    /// best first. As it came when there is no mean.
+    /// best first. As it came (the plain cosine's best `k`) when there is
+    /// no mean.
     pub(super) async fn centred(
         &self,
         semantic: &Semantic,

@@ -108,8 +108,11 @@ impl Engine {
             meaning_floor: weights.map(|_| super::fusion::HYBRID_MIN_SIMILARITY),
             meaning_scores: search.centred.then(|| {
                 format!(
-                    "cosine centred on the mean of the notes searched (the plain cosine's best {} re-scored)",
-                    super::centre::POOL
+                    "cosine centred on the mean of the notes searched (the plain cosine's best {} re-scored; \
+                     in one pad, the mean of its newest {}; over more notes than that in several pads, \
+                     the plain cosine)",
+                    super::centre::POOL,
+                    super::centre::MEAN_SAMPLE
                 )
             }),
             words_weight: weights.map(|w| w.words),

@@ -52,15 +52,28 @@ impl Engine {
         let _turn = self.turn().await?;
         let near = match probe {
             Probe::Fused => {
-                let pool = centre::POOL.max(k as usize);
+                // The index asked for a quarter of the pool hands over the
+                // pool, rescored (asked for the pool itself, it walked four
+                // times deeper: past the rows it trusts for a pad of 1–3% of
+                // a million notes, and then scored every row).
+                let (asked, pool) = (
+                    (centre::POOL / 4).max(k as usize),
+                    centre::POOL.max(k as usize),
+                );
                 let plain = self
-                    .nearest(semantic.clone(), vector.clone(), filter.clone(), pool)
+                    .nearest(
+                        semantic.clone(),
+                        vector.clone(),
+                        filter.clone(),
+                        asked,
+                        pool,
+                    )
                     .await?;
                 self.centred(semantic, &vector, &filter, plain, k as usize)
                     .await?
             }
             Probe::Search | Probe::NewNote => {
-                self.nearest(semantic.clone(), vector, filter, k as usize)
+                self.nearest(semantic.clone(), vector, filter, k as usize, k as usize)
                     .await?
             }
         };
@@ -139,14 +152,17 @@ impl Engine {
         Ok(rows)
     }
 
-    /// The `k` live entries nearest `query` that pass `filter`, as (id,
-    /// cosine), best first (among equal scores the newest).
+    /// The `keep` live entries nearest `query` that pass `filter`, as (id,
+    /// cosine), best first (among equal scores the newest), the index asked
+    /// for the best `k` (it hands over at least four candidates for each,
+    /// every one rescored: `index/walk.rs`).
     pub(super) async fn nearest(
         &self,
         semantic: Arc<Semantic>,
         query: Arc<[f32]>,
         filter: EntryFilter,
         k: usize,
+        keep: usize,
     ) -> Result<Vec<(i64, f32)>> {
         self.as_one_scan(move |engine| async move {
             let db = engine.db();
@@ -158,7 +174,7 @@ impl Engine {
                     .await?
             };
             if matching <= semantic.exact_max() {
-                return db.nearest_exact(query, filter, k).await;
+                return db.nearest_exact(query, filter, keep).await;
             }
             // Archived pads' entries are passed by in the index's walk;
             // nothing else to filter out when no condition is given (an entry
@@ -169,10 +185,10 @@ impl Engine {
             let candidates = walk(semantic, query.clone(), check, hidden, k).await?;
             let Some(ids) = candidates else {
                 // Still being built: exact is slower but just as right.
-                return db.nearest_exact(query, filter, k).await;
+                return db.nearest_exact(query, filter, keep).await;
             };
             // Ranked on the full-precision vectors.
-            Ok(best(db.similarities(query, ids).await?, k))
+            Ok(best(db.similarities(query, ids).await?, keep))
         })
         .await
     }

@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::Engine;
 use crate::error::Result;
@@ -44,13 +45,26 @@ pub(super) struct QuestionTerms {
     encoded: bool,
 }
 
+/// How long a search waits for its question's encoding (~2.5 ms on a
+/// quiet machine): the worker runs at idle priority and a batch may hold
+/// the sparse model; past this the list ranks by the question's own pieces.
+const ENCODING_WAIT: Duration = Duration::from_millis(250);
+
 impl Engine {
     /// The terms the sparse list ranks `question` by: encoded by the
     /// sparse model on the worker; its own word pieces, each weighing 1,
-    /// should that fail.
+    /// should that fail or take past `ENCODING_WAIT`.
     pub(super) async fn question_terms(&self, pieces: &Pieces, question: &str) -> QuestionTerms {
         let encoded = match self.semantic() {
-            Some(semantic) => semantic.question_terms(question).await,
+            Some(semantic) => {
+                match tokio::time::timeout(ENCODING_WAIT, semantic.question_terms(question)).await {
+                    Ok(encoded) => encoded,
+                    Err(_) => Err(crate::error::Error::Unavailable(format!(
+                        "the worker did not encode it within {} ms",
+                        ENCODING_WAIT.as_millis()
+                    ))),
+                }
+            }
             None => Ok(None),
         };
         match encoded {

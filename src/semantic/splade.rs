@@ -116,6 +116,14 @@ impl Splade {
             .collect())
     }
 
+    /// A question's terms by the model, its special tokens ([CLS], [SEP])
+    /// left out: they stand for no word.
+    pub fn encode_question(&mut self, question: &str) -> Result<Terms, String> {
+        let mut terms = self.encode(&[question])?.remove(0);
+        terms.retain(|(id, _)| !self.special.contains(id));
+        Ok(terms)
+    }
+
     /// What a search needs of the model: its tokenizer, no model run.
     pub fn pieces(&self) -> Pieces {
         let tokenizer = self.inner.tokenizer.clone();

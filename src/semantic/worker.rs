@@ -243,8 +243,8 @@ impl Worker {
                     let terms = match sparse.as_mut() {
                         None => Ok(None),
                         Some(splade) => splade
-                            .encode(&[text.as_str()])
-                            .map(|mut t| Some(Arc::new(t.remove(0))))
+                            .encode_question(&text)
+                            .map(|t| Some(Arc::new(t)))
                             .map_err(Error::Internal),
                     };
                     let _ = reply.send(terms);

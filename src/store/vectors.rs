@@ -591,7 +591,7 @@ impl Meaning for Sqlite {
         self.blocking(move |s| {
             let mut args = Vec::new();
             let mut sql = format!("SELECT v.vec{}", filtered(&filter, &mut args));
-            sql.push_str(&format!(" LIMIT {cap}"));
+            sql.push_str(&format!(" ORDER BY e.seq DESC LIMIT {cap}"));
             let conn = s.reader()?;
             let mut stmt = conn.prepare_cached(&sql)?;
             let mut rows = stmt.query(params_from_iter(args))?;
