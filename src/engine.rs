@@ -11,6 +11,7 @@
 mod activity;
 mod agents;
 mod background;
+mod centre;
 mod dispatch;
 mod duplicates;
 mod explain;
@@ -178,6 +179,8 @@ struct Inner {
     semantic: Option<Arc<Semantic>>,
     /// The entries of archived pads, kept for meaning search's walks.
     archived: meaning::Archived,
+    /// The mean vectors hybrid searches centre their cosines on.
+    means: centre::Means,
     bus: Bus,
     /// `ask` calls waiting for their answer.
     waiters: threads::Waiters,
@@ -254,6 +257,7 @@ impl Engine {
             sqlite,
             semantic,
             archived: Default::default(),
+            means: Default::default(),
             bus: Bus::default(),
             waiters: threads::Waiters::default(),
             agents,

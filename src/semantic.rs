@@ -117,12 +117,9 @@ pub enum Status {
 }
 
 enum Msg {
-    /// A text to embed as a query (`true`) or as a stored text.
-    Query(
-        String,
-        bool,
-        tokio::sync::oneshot::Sender<Result<Arc<[f32]>>>,
-    ),
+    /// What a search (or a new note) asks of the models: answered before
+    /// the next batch of entries.
+    Query(Ask),
     /// Look for work now; `true`: someone waits for it, so run at once
     /// even while writes stream (`pace.rs`).
     Wake(bool),
@@ -132,12 +129,30 @@ enum Msg {
     Stop,
 }
 
+/// A question for the worker's models.
+enum Ask {
+    /// A text to embed as a query (`true`) or as a stored text.
+    Vector(
+        String,
+        bool,
+        tokio::sync::oneshot::Sender<Result<Arc<[f32]>>>,
+    ),
+    /// A question to encode by the sparse model (`splade::Splade::encode`,
+    /// one run of at most `splade::MAX_TOKENS` pieces); `None` without it.
+    Terms(
+        String,
+        tokio::sync::oneshot::Sender<Result<Option<Arc<splade::Terms>>>>,
+    ),
+}
+
 /// State shared by the engine and the worker.
 struct Shared {
     status: RwLock<Status>,
     /// `None` until the worker has loaded or rebuilt it.
     index: RwLock<Option<VectorIndex>>,
-    cache: Mutex<QueryCache>,
+    cache: Mutex<QueryCache<Arc<[f32]>>>,
+    /// Questions' terms by the sparse model, as `cache` keeps embeddings.
+    terms_cache: Mutex<QueryCache<Arc<splade::Terms>>>,
     /// Entries embedded since start, and the time spent embedding them.
     embedded: Mutex<(u64, Duration)>,
     /// Of those, embedded on the second copy of the model (`backlog.rs`).
@@ -194,6 +209,7 @@ impl Semantic {
             status: RwLock::new(Status::Loading),
             index: RwLock::new(None),
             cache: Mutex::new(QueryCache::default()),
+            terms_cache: Mutex::new(QueryCache::default()),
             embedded: Mutex::new((0, Duration::ZERO)),
             on_copy: Default::default(),
             runs: AtomicU64::new(0),
@@ -273,12 +289,44 @@ impl Semantic {
             return Ok(v);
         }
         let (reply, answer) = tokio::sync::oneshot::channel();
-        self.send(Msg::Query(text.to_string(), as_query, reply))?;
+        self.send(Msg::Query(Ask::Vector(text.to_string(), as_query, reply)))?;
         let v = answer
             .await
             .map_err(|_| Error::Unavailable("the embedding worker stopped".into()))??;
         lock(&self.shared.cache).put(key, v.clone());
         Ok(v)
+    }
+
+    /// A question's terms by the sparse model: its word pieces and the
+    /// words it means, each weighted (`splade::Splade::encode`), from the
+    /// cache or from the worker, which answers them as it answers query
+    /// embeddings. `None` when the sparse model is not loaded.
+    pub async fn question_terms(&self, question: &str) -> Result<Option<Arc<splade::Terms>>> {
+        if let Some(e) = self.not_ready() {
+            return Err(e);
+        }
+        if self.pieces().is_none() {
+            return Ok(None);
+        }
+        if let Some(t) = lock(&self.shared.terms_cache).get(question) {
+            return Ok(Some(t));
+        }
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.send(Msg::Query(Ask::Terms(question.to_string(), reply)))?;
+        let terms = answer
+            .await
+            .map_err(|_| Error::Unavailable("the embedding worker stopped".into()))??;
+        if let Some(t) = &terms {
+            lock(&self.shared.terms_cache).put(question.to_string(), t.clone());
+        }
+        Ok(terms)
+    }
+
+    /// The index's marks: (entry id, change-log row) it reflects. Moves
+    /// whenever vectors are added or removed, here or (applied here) by
+    /// another engine of a team.
+    pub fn indexed(&self) -> (i64, i64) {
+        *self.shared.indexed.borrow()
     }
 
     /// Filters with at most this many matching entries are searched on
@@ -402,15 +450,23 @@ impl Drop for Semantic {
     }
 }
 
-/// A small LRU of query embeddings.
-#[derive(Default)]
-struct QueryCache {
-    map: HashMap<String, Arc<[f32]>>,
+/// A small LRU of what queries were turned into (embeddings, terms).
+struct QueryCache<V> {
+    map: HashMap<String, V>,
     order: VecDeque<String>,
 }
 
-impl QueryCache {
-    fn get(&mut self, q: &str) -> Option<Arc<[f32]>> {
+impl<V> Default for QueryCache<V> {
+    fn default() -> Self {
+        QueryCache {
+            map: HashMap::new(),
+            order: VecDeque::new(),
+        }
+    }
+}
+
+impl<V: Clone> QueryCache<V> {
+    fn get(&mut self, q: &str) -> Option<V> {
         let v = self.map.get(q)?.clone();
         if let Some(at) = self.order.iter().position(|k| k == q) {
             let k = self.order.remove(at).expect("present");
@@ -419,7 +475,7 @@ impl QueryCache {
         Some(v)
     }
 
-    fn put(&mut self, q: String, v: Arc<[f32]>) {
+    fn put(&mut self, q: String, v: V) {
         if self.map.insert(q.clone(), v).is_none() {
             self.order.push_front(q);
             while self.order.len() > QUERY_CACHE {
@@ -459,7 +515,7 @@ mod tests {
 
     #[test]
     fn query_cache_evicts_least_recently_used() {
-        let mut c = QueryCache::default();
+        let mut c = QueryCache::<Arc<[f32]>>::default();
         for i in 0..QUERY_CACHE {
             c.put(format!("q{i}"), Arc::from(vec![i as f32]));
         }

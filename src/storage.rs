@@ -487,6 +487,11 @@ pub trait Meaning: Send + Sync + 'static {
     /// The cosine of `query` with each of these entries' stored vectors
     /// (an entry without one is left out), in no order.
     fn similarities(&self, query: Arc<[f32]>, ids: Vec<i64>) -> Fut<'_, Vec<(i64, f32)>>;
+    /// The sum of the stored vectors of at most `cap` live entries passing
+    /// `filter` (the newest: all of them when they are fewer), and how many
+    /// were summed: what a hybrid search centres its cosines on
+    /// (`engine::centre`).
+    fn vector_sum(&self, filter: EntryFilter, cap: usize) -> Fut<'_, (Vec<f64>, usize)>;
     /// What the index's walk asks of the store (`Semantic::candidates`):
     /// which of a chunk of its candidates pass `filter`. Called on the
     /// thread the walk runs on, a blocking one. How a filter meets the

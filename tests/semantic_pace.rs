@@ -13,14 +13,11 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use scratchpad::semantic::Precision;
 use serde_json::json;
 
 /// Both encoders: the embedding model and the sparse one.
 fn both_encoders(c: &mut scratchpad::Config) {
-    let mut s = semantic_config(Precision::Int8);
-    s.sparse = Some(splade_model_dir());
-    c.semantic = Some(s);
+    c.semantic = Some(sparse_config());
 }
 
 /// Waits until everything written is embedded; a search that waits

@@ -1,20 +1,15 @@
 //! Hybrid search's third list through the engine, on SQLite and (with
 //! `PAD_TEST_BACKEND=postgres`) PostgreSQL: the learned sparse terms the
 //! embedding worker stores beside each vector (SPLADE-tiny, real model,
-//! real ONNX Runtime), searched by the query's word pieces.
+//! real ONNX Runtime), searched by the question encoded by the same model.
 
 mod common;
 
 use common::*;
 use scratchpad::client::Client;
-use scratchpad::semantic::{Precision, SemanticConfig};
+use scratchpad::semantic::splade::Splade;
+use scratchpad::semantic::{runtime, Precision};
 use serde_json::{json, Value};
-
-fn with_sparse() -> SemanticConfig {
-    let mut s = semantic_config(Precision::Int8);
-    s.sparse = Some(splade_model_dir());
-    s
-}
 
 const PUPPY: &str = "I adopted a puppy from the shelter last weekend";
 const OTHERS: [&str; 4] = [
@@ -63,13 +58,27 @@ fn piece(r: &Value, word: &str) -> Option<(u64, f64)> {
         })
 }
 
+/// The weight SPLADE-tiny gives `piece` when it encodes `question` (the
+/// model loaded here, apart from the engine's).
+fn encoded_weight(question: &str, piece: &str) -> f64 {
+    let data = tempfile::tempdir().unwrap();
+    runtime::init(data.path()).expect("ONNX Runtime loads (run scripts/setup.sh)");
+    let mut splade = Splade::load(&splade_model_dir(), 1).expect("SPLADE-tiny loads");
+    let terms = splade.encode(&[question]).unwrap().remove(0);
+    terms
+        .iter()
+        .find(|(id, _)| splade.piece(*id).as_deref() == Some(piece))
+        .map(|(_, w)| *w as f64)
+        .unwrap_or_else(|| panic!("{question:?} encodes {piece:?}"))
+}
+
 /// "dog" is in no note; the note about a puppy holds it among its terms,
 /// and the sparse list ranks it first by that (the words cannot). Editing the note away from
 /// pets takes the term (and its count) away; deleting a note takes its
 /// terms away.
 #[tokio::test]
 async fn a_note_is_found_by_a_word_it_means_and_loses_it_when_edited() {
-    let h = Harness::with(|c| c.semantic = Some(with_sparse())).await;
+    let h = Harness::with(|c| c.semantic = Some(sparse_config())).await;
     let mut c = h.client().await;
     let puppy = add(&mut c, "pets", PUPPY).await;
     for other in OTHERS {
@@ -93,11 +102,18 @@ async fn a_note_is_found_by_a_word_it_means_and_loses_it_when_edited() {
     let (held, weight) =
         piece(&r, "dog").unwrap_or_else(|| panic!("'dog' is ranked by: {explain}"));
     assert!(held >= 1 && weight > 0.0, "{explain}");
-    // Its weight is its idf over the five notes that have terms.
+    // Its weight is the model's weight for it in the encoded question
+    // times its idf over the five notes that have terms.
+    assert_eq!(
+        explain["pieces_from"],
+        "the question encoded by the sparse model: each term its model weight × its idf",
+        "{explain}"
+    );
+    let dog = encoded_weight("dog", "dog");
     let idf = (1.0 + 5.0 / held as f64).ln();
     assert!(
-        (weight - idf).abs() < 1e-5,
-        "{weight} against {idf}: {explain}"
+        (weight - dog * idf).abs() < 1e-4,
+        "{weight} against {dog} × {idf}: {explain}"
     );
 
     // Within a pad, the idf is over the pad's notes: "pets" holds one.
@@ -110,7 +126,7 @@ async fn a_note_is_found_by_a_word_it_means_and_loses_it_when_edited() {
     let (in_pad, weight) = piece(&r, "dog").unwrap_or_else(|| panic!("{}", r["explain"]));
     assert_eq!(in_pad, 1, "{}", r["explain"]);
     assert!(
-        (weight - 2f64.ln()).abs() < 1e-5,
+        (weight - dog * 2f64.ln()).abs() < 1e-4,
         "{weight}: {}",
         r["explain"]
     );
@@ -170,12 +186,47 @@ async fn a_note_is_found_by_a_word_it_means_and_loses_it_when_edited() {
     h.stop().await;
 }
 
+/// "Which pets does Sam have?" shares no word piece with the note about a
+/// puppy, not even among the note's learned terms ("pets" and "sam"
+/// … are not among them). Encoded, the question means "dog" and "dogs",
+/// which the note's terms hold: the sparse list finds it, and says the
+/// question's terms came from the model. Ranked by the question's own
+/// pieces, as before the question was encoded, it would not.
+#[tokio::test]
+async fn an_encoded_question_reaches_a_note_sharing_no_word_piece_with_it() {
+    let h = Harness::with(|c| c.semantic = Some(sparse_config())).await;
+    let mut c = h.client().await;
+    add(&mut c, "pets", PUPPY).await;
+    for other in OTHERS {
+        add(&mut c, "pets", other).await;
+    }
+    embedded_all(&mut c).await;
+    let question = "Which pets does Sam have?";
+    let r = search(&mut c, question).await;
+    let found = hit(&r, PUPPY).unwrap_or_else(|| panic!("the puppy note is a hit: {r}"));
+    assert!(by_sparse(found), "{found}");
+    assert_eq!(found["explain"]["sparse"]["rank"], 1, "{found}");
+    let explain = &r["explain"];
+    for own in ["pets", "sam"] {
+        assert_eq!(piece(&r, own), None, "no note holds {own:?}: {explain}");
+    }
+    let (held, weight) =
+        piece(&r, "dog").unwrap_or_else(|| panic!("'dog' is ranked by: {explain}"));
+    assert_eq!(held, 1, "{explain}");
+    let dog = encoded_weight(question, "dog");
+    assert!(
+        (weight - dog * 6f64.ln()).abs() < 1e-4,
+        "{weight} against {dog} × ln 6: {explain}"
+    );
+    h.stop().await;
+}
+
 /// A token that reads one pad: the sparse list's hits, its pieces' counts
 /// and weights are over that pad alone — a note elsewhere holding the
 /// piece changes nothing the token sees.
 #[tokio::test]
 async fn a_tokens_sparse_list_counts_only_its_pads() {
-    let h = Harness::with(|c| c.semantic = Some(with_sparse())).await;
+    let h = Harness::with(|c| c.semantic = Some(sparse_config())).await;
     let mut owner = h.client().await;
     add(&mut owner, "pets", PUPPY).await;
     add(&mut owner, "pets", OTHERS[0]).await;
@@ -250,7 +301,7 @@ async fn a_restart_with_the_sparse_model_encodes_the_backlog() {
         add(&mut c, "work", other).await;
     }
     drop(c);
-    let h = h.restart_with(|c| c.semantic = Some(with_sparse())).await;
+    let h = h.restart_with(|c| c.semantic = Some(sparse_config())).await;
     let mut c = h.client().await;
     let stats = embedded_all(&mut c).await;
     assert_eq!(stats["semantic"]["vectors"], 5, "{stats}");

@@ -36,11 +36,17 @@ pub fn query(q: &QueryExplain) {
     if q.newest_only {
         println!("  every word too common: only the newest matches of the rarest were ranked");
     }
+    if let Some(from) = &q.pieces_from {
+        println!("  related words: {from}");
+    }
     if !q.pieces.is_empty() {
         println!(
             "  related words ranked by (weight, notes holding it): {}",
             weights(&q.pieces)
         );
+    }
+    if let Some(scores) = &q.meaning_scores {
+        println!("  meaning scored by: {scores}");
     }
     if !q.pieces_left_out.is_empty() {
         println!(
@@ -66,7 +72,7 @@ pub fn query(q: &QueryExplain) {
     ] {
         if let Some(c) = c {
             let floor = match (c.below_floor, q.meaning_floor) {
-                (n, Some(f)) if n > 0 => format!(", {n} under cosine {f} left out"),
+                (n, Some(f)) if n > 0 => format!(", {n} scoring under {f} left out"),
                 _ => String::new(),
             };
             println!("  {side}: {} found of {} asked{floor}", c.found, c.asked);

@@ -106,9 +106,25 @@ impl Engine {
             text: candidates(sides.text, 0),
             meaning: candidates(sides.meaning, sides.below_floor),
             meaning_floor: weights.map(|_| super::fusion::HYBRID_MIN_SIMILARITY),
+            meaning_scores: search.centred.then(|| {
+                format!(
+                    "cosine centred on the mean of the notes searched (the plain cosine's best {} re-scored; \
+                     in one pad, the mean of its newest {}; over more notes than that in several pads, \
+                     the plain cosine)",
+                    super::centre::POOL,
+                    super::centre::MEAN_SAMPLE
+                )
+            }),
             words_weight: weights.map(|w| w.words),
             sparse: candidates(sparse, 0),
             sparse_weight: weights.filter(|w| w.sparse > 0.0).map(|w| w.sparse),
+            pieces_from: sparse.map(|_| {
+                match sparse_plan.encoded {
+                    true => "the question encoded by the sparse model: each term its model weight × its idf",
+                    false => "the question's own word pieces (encoding it failed): each its idf",
+                }
+                .to_string()
+            }),
             pieces: sparse_plan.ranked,
             pieces_left_out: sparse_plan.left_out,
             superseded_left_out: 0,

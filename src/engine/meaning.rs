@@ -3,12 +3,14 @@
 //! (`nearest`) — a selective filter scored exactly on its few stored
 //! vectors, else the index's best candidates that pass it, rescored on their
 //! full-precision vectors — read back as entries (`nearest_entries`, for a
-//! search's meaning side and for `entry.add`'s `looks_like`).
+//! search's meaning side and for `entry.add`'s `looks_like`). A hybrid
+//! search's list is the plain cosine's best `centre::POOL` re-scored
+//! centred on the mean of the notes searched (`centre.rs`).
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::Engine;
+use super::{centre, Engine};
 use crate::error::{Error, Result};
 use crate::model::Entry;
 use crate::semantic::vector::best;
@@ -35,22 +37,46 @@ impl Engine {
             .expect("called only when semantic search is ready");
         let vector = async {
             match probe {
-                Probe::Search => semantic.query_vector(text).await,
+                Probe::Search | Probe::Fused => semantic.query_vector(text).await,
                 Probe::NewNote => semantic.text_vector(text).await,
             }
         };
         let settled = async {
             match probe {
                 // Counted over what the caller may read.
-                Probe::Search => self.settle(semantic, filter.scope.clone()).await,
+                Probe::Search | Probe::Fused => self.settle(semantic, filter.scope.clone()).await,
                 Probe::NewNote => Ok(0),
             }
         };
         let (vector, not_embedded) = tokio::try_join!(vector, settled)?;
         let _turn = self.turn().await?;
-        let near = self
-            .nearest(semantic.clone(), vector, filter, k as usize)
-            .await?;
+        let near = match probe {
+            Probe::Fused => {
+                // The index asked for a quarter of the pool hands over the
+                // pool, rescored (asked for the pool itself, it walked four
+                // times deeper: past the rows it trusts for a pad of 1–3% of
+                // a million notes, and then scored every row).
+                let (asked, pool) = (
+                    (centre::POOL / 4).max(k as usize),
+                    centre::POOL.max(k as usize),
+                );
+                let plain = self
+                    .nearest(
+                        semantic.clone(),
+                        vector.clone(),
+                        filter.clone(),
+                        asked,
+                        pool,
+                    )
+                    .await?;
+                self.centred(semantic, &vector, &filter, plain, k as usize)
+                    .await?
+            }
+            Probe::Search | Probe::NewNote => {
+                self.nearest(semantic.clone(), vector, filter, k as usize, k as usize)
+                    .await?
+            }
+        };
         let ids: Vec<i64> = near.iter().map(|(id, _)| *id).collect();
         let entries = self.db().entries_by_id(&ids).await?;
         let near = near
@@ -126,14 +152,17 @@ impl Engine {
         Ok(rows)
     }
 
-    /// The `k` live entries nearest `query` that pass `filter`, as (id,
-    /// cosine), best first (among equal scores the newest).
+    /// The `keep` live entries nearest `query` that pass `filter`, as (id,
+    /// cosine), best first (among equal scores the newest), the index asked
+    /// for the best `k` (it hands over at least four candidates for each,
+    /// every one rescored: `index/walk.rs`).
     pub(super) async fn nearest(
         &self,
         semantic: Arc<Semantic>,
         query: Arc<[f32]>,
         filter: EntryFilter,
         k: usize,
+        keep: usize,
     ) -> Result<Vec<(i64, f32)>> {
         self.as_one_scan(move |engine| async move {
             let db = engine.db();
@@ -145,7 +174,7 @@ impl Engine {
                     .await?
             };
             if matching <= semantic.exact_max() {
-                return db.nearest_exact(query, filter, k).await;
+                return db.nearest_exact(query, filter, keep).await;
             }
             // Archived pads' entries are passed by in the index's walk;
             // nothing else to filter out when no condition is given (an entry
@@ -156,10 +185,10 @@ impl Engine {
             let candidates = walk(semantic, query.clone(), check, hidden, k).await?;
             let Some(ids) = candidates else {
                 // Still being built: exact is slower but just as right.
-                return db.nearest_exact(query, filter, k).await;
+                return db.nearest_exact(query, filter, keep).await;
             };
             // Ranked on the full-precision vectors.
-            Ok(best(db.similarities(query, ids).await?, k))
+            Ok(best(db.similarities(query, ids).await?, keep))
         })
         .await
     }
@@ -171,6 +200,9 @@ pub(super) enum Probe {
     /// A search: the text embedded as a query, once every acknowledged
     /// write is embedded (read your writes).
     Search,
+    /// A hybrid search's meaning list: as `Search`, the plain cosine's
+    /// best `centre::POOL` re-scored centred (`centre.rs`).
+    Fused,
     /// A note about to be added (`check_duplicates`): embedded as stored
     /// texts are, against what is embedded now — waiting for the backlog
     /// would hold up every add behind the writes before it.

@@ -44,6 +44,9 @@ pub(super) struct Plan {
     pub sparse: Option<Pieces>,
     /// How a hybrid's lists are fused; `None`: one list, as it ranks.
     pub fusion: Option<Weights>,
+    /// Whether the meaning list is centred on the mean of the notes
+    /// searched (`centre.rs`): in hybrid with the sparse list, as measured.
+    pub centred: bool,
 }
 
 /// How the word side runs.
@@ -101,6 +104,7 @@ impl Plan {
             filter,
             mode,
             words,
+            centred: sparse.is_some(),
             sparse,
             fusion,
         })
@@ -119,6 +123,7 @@ impl fmt::Debug for Plan {
             .field("meaning", &self.meaning)
             .field("sparse", &self.sparse.is_some())
             .field("fusion", &self.fusion)
+            .field("centred", &self.centred)
             .finish()
     }
 }
@@ -254,23 +259,38 @@ impl Engine {
 
     /// Runs the plan's lists: the meaning side (the query's embedding on
     /// the worker, then the index) as its own task alongside the word
-    /// side, and the related words after the meaning side, once every
-    /// acknowledged write is encoded.
+    /// side, and the related words (the question encoded on the worker
+    /// meanwhile) after the meaning side, once every acknowledged write is
+    /// encoded.
     async fn run_lists(&self, plan: &Plan) -> Result<Lists> {
         let meaning = plan.meaning.then(|| {
             let (query, filter, this) = (plan.query.clone(), plan.filter.clone(), self.clone());
             let (pieces, k) = (plan.sparse.clone(), plan.k);
+            let probe = match plan.centred {
+                true => Probe::Fused,
+                false => Probe::Search,
+            };
             tokio::spawn(async move {
-                let (near, not_embedded) = this
-                    .nearest_entries(&query, Probe::Search, filter.clone(), k)
-                    .await?;
-                let sparse = match pieces {
+                // The question's terms are encoded on the worker while the
+                // store is searched by meaning.
+                let terms = async {
+                    match &pieces {
+                        Some(pieces) => Some(this.question_terms(pieces, &query).await),
+                        None => None,
+                    }
+                };
+                let (near, terms) = tokio::join!(
+                    this.nearest_entries(&query, probe, filter.clone(), k),
+                    terms
+                );
+                let (near, not_embedded) = near?;
+                let sparse = match pieces.zip(terms) {
                     None => None,
-                    Some(pieces) => {
+                    Some((pieces, terms)) => {
                         let _turn = this.turn().await?;
                         // A third list: without it the search still
                         // answers, from the other two.
-                        match this.sparse_hits(&pieces, &query, &filter, k).await {
+                        match this.sparse_hits(&pieces, &terms, &filter, k).await {
                             Ok(found) => Some(found),
                             Err(e) => {
                                 tracing::warn!(
@@ -651,6 +671,7 @@ mod tests {
         assert!(p.meaning);
         assert_eq!((p.limit, p.k), (5, 20), "at least 20 from each list");
         assert_eq!(p.fusion, Some(fusion::TWO_LISTS));
+        assert!(!p.centred, "plain cosines beside words alone");
         assert_eq!(
             p.words,
             Some(Words {
@@ -674,10 +695,12 @@ mod tests {
         let p = plan("dog", SearchMode::Hybrid, pieces(), 10).unwrap();
         assert_eq!(p.fusion, Some(fusion::THREE_LISTS));
         assert!(p.sparse.is_some(), "the sparse list runs");
+        assert!(p.centred, "beside it, the meaning list is centred");
         assert_eq!(p.k, 20, "as deep as the others");
         assert!(p.meaning && p.words.is_some());
         let p = plan("dog", SearchMode::Semantic, pieces(), 10).unwrap();
         assert!(p.sparse.is_none() && p.fusion.is_none());
+        assert!(!p.centred, "semantic gives the plain cosine");
         let p = plan("dog", SearchMode::Text, pieces(), 10).unwrap();
         assert!(p.sparse.is_none() && !p.meaning && p.fusion.is_none());
     }

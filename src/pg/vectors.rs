@@ -19,9 +19,9 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Row};
 
 use super::deadline::UPKEEP_DEADLINE;
-use super::{statement, upkeep, PgStore, Run};
+use super::{bounded, statement, upkeep, PgStore, Run};
 use crate::error::{Error, Result};
-use crate::semantic::vector::{best, dot, from_blob, to_blob, VectorRow};
+use crate::semantic::vector::{add_blob, best, dot, from_blob, to_blob, VectorRow};
 use crate::semantic::{Embed, Note, VectorSource};
 use crate::storage::entries;
 use crate::storage::ArchiveMark;
@@ -541,6 +541,27 @@ impl Meaning for PgStore {
                 out.push((r.try_get::<i64, _>(0)?, dot(&query, blob)));
             }
             Ok(out)
+        })
+    }
+
+    /// Summed as the rows stream in, in the order PostgreSQL reads the
+    /// filter's entries.
+    fn vector_sum(&self, filter: EntryFilter, cap: usize) -> Fut<'_, (Vec<f64>, usize)> {
+        // On a search's path: a search's deadline.
+        bounded(async move {
+            let mut q = statement(
+                "SELECT v.vec FROM vectors v JOIN entries e ON e.seq = v.seq \
+                 JOIN pads p ON p.name = e.pad WHERE v.vec IS NOT NULL",
+            );
+            q.filter(&filter);
+            q.push(" ORDER BY e.seq DESC LIMIT $?", super::Arg::Int(cap as i64));
+            let mut rows = q.build().fetch(self.pool());
+            let (mut sum, mut n) = (Vec::new(), 0);
+            while let Some(r) = rows.try_next().await? {
+                add_blob(&mut sum, r.try_get(0)?);
+                n += 1;
+            }
+            Ok((sum, n))
         })
     }
 

@@ -37,20 +37,30 @@ pub struct QueryExplain {
     /// Hybrid: the cosine under which meaning matches are left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meaning_floor: Option<f64>,
+    /// Hybrid: what the meaning list's scores are — the cosine centred on
+    /// the mean of the notes searched, of the plain cosine's best 200.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meaning_scores: Option<String>,
     /// Hybrid: the word side's share of a fused score (the meaning side
     /// has the rest, less the sparse list's share).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub words_weight: Option<f64>,
     /// Hybrid with the sparse model: the sparse list (the notes holding the
-    /// query's word pieces among their learned terms) — how many hits it
+    /// question's encoded terms among their learned terms) — how many hits it
     /// was asked for and found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sparse: Option<Candidates>,
     /// The sparse list's share of a fused score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sparse_weight: Option<f64>,
-    /// The word pieces the sparse list ranked by ("##s" ends a word): how
-    /// many notes hold each among their terms, and its weight (idf).
+    /// Where the sparse list's terms came from: the question encoded by
+    /// the sparse model (each term's weight its model weight × its idf),
+    /// or its own word pieces (each its idf) when encoding failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pieces_from: Option<String>,
+    /// The terms the sparse list ranked by ("##s" ends a word; an encoded
+    /// question's include words it means): how many notes hold each among
+    /// their terms, and its weight (its weight in the question × its idf).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pieces: Vec<WordWeight>,
     /// Pieces the sparse list left out: in no note's terms, or past the

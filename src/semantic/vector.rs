@@ -45,6 +45,18 @@ pub fn dot(query: &[f32], blob: &[u8]) -> f32 {
         .sum()
 }
 
+/// Adds a stored vector (little-endian f32s) to `sum` (empty: the
+/// vector's length of zeros first), in f64: a million notes summed in f32
+/// would lose the last ones' digits.
+pub fn add_blob(sum: &mut Vec<f64>, blob: &[u8]) {
+    if sum.is_empty() {
+        sum.resize(blob.len() / 4, 0.0);
+    }
+    for (s, c) in sum.iter_mut().zip(blob.chunks_exact(4)) {
+        *s += f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64;
+    }
+}
+
 /// The `k` best, best first; among equal scores the newest, as everywhere.
 pub fn best(mut scored: Vec<(i64, f32)>, k: usize) -> Vec<(i64, f32)> {
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));

@@ -16,7 +16,8 @@ use std::time::Instant;
 use super::pace::{Next, Pace};
 use super::splade::{self, Splade, Terms};
 use super::{backlog, lane, lock, read, runtime, vector, write};
-use super::{Encoded, Model, ModelSource, Msg, Note, Precision, SemanticConfig, Shared, Status};
+use super::{Ask, Encoded, Model, ModelSource, Msg, Note, Precision, SemanticConfig};
+use super::{Shared, Status};
 use super::{VectorIndex, VectorSource};
 use crate::error::{Error, Result};
 
@@ -204,7 +205,10 @@ impl Worker {
         while let Ok(msg) = self.rx.recv() {
             match msg {
                 Msg::Stop => break,
-                Msg::Query(_, _, reply) => {
+                Msg::Query(Ask::Vector(_, _, reply)) => {
+                    let _ = reply.send(Err(refused()));
+                }
+                Msg::Query(Ask::Terms(_, reply)) => {
                     let _ = reply.send(Err(refused()));
                 }
                 Msg::Reindex(reply) => {
@@ -219,7 +223,7 @@ impl Worker {
     fn handle(&self, msg: Msg, model: &mut Model, seen_epoch: &mut Option<u64>) -> bool {
         match msg {
             Msg::Stop => return false,
-            Msg::Query(text, as_query, reply) => {
+            Msg::Query(Ask::Vector(text, as_query, reply)) => {
                 let v = if as_query {
                     model.embed_query(&text)
                 } else {
@@ -228,6 +232,24 @@ impl Worker {
                 let v = v.map(Arc::from).map_err(Error::Internal);
                 let _ = reply.send(v);
             }
+            Msg::Query(Ask::Terms(text, reply)) => match self.sparse.try_borrow_mut() {
+                // A batch's run has the sparse model: answered once it
+                // ends (`answer_queries`), as a run is bounded.
+                Err(_) => self
+                    .held
+                    .borrow_mut()
+                    .push(Msg::Query(Ask::Terms(text, reply))),
+                Ok(mut sparse) => {
+                    let terms = match sparse.as_mut() {
+                        None => Ok(None),
+                        Some(splade) => splade
+                            .encode_question(&text)
+                            .map(|t| Some(Arc::new(t)))
+                            .map_err(Error::Internal),
+                    };
+                    let _ = reply.send(terms);
+                }
+            },
             Msg::Reindex(reply) => {
                 let _ = reply.send(self.reindex());
                 *seen_epoch = None;

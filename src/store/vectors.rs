@@ -27,7 +27,7 @@ use super::derived::{connect_derived, disk_bytes, open_or_recreate, Watermarks};
 use super::lock;
 use super::sparse::Terms;
 use crate::error::{Error, Result};
-use crate::semantic::vector::{dot, from_blob, to_blob, VectorRow};
+use crate::semantic::vector::{add_blob, dot, from_blob, to_blob, VectorRow};
 use crate::semantic::Encoded;
 
 const SCHEMA_VERSION: i64 = 1;
@@ -583,6 +583,26 @@ impl Meaning for Sqlite {
                 }
             }
             Ok(out)
+        })
+    }
+
+    /// Summed as read, in the order SQLite walks the filter's entries.
+    fn vector_sum(&self, filter: EntryFilter, cap: usize) -> Fut<'_, (Vec<f64>, usize)> {
+        self.blocking(move |s| {
+            let mut args = Vec::new();
+            let mut sql = format!("SELECT v.vec{}", filtered(&filter, &mut args));
+            sql.push_str(&format!(" ORDER BY e.seq DESC LIMIT {cap}"));
+            let conn = s.reader()?;
+            let mut stmt = conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query(params_from_iter(args))?;
+            let mut sum = Vec::new();
+            let mut n = 0;
+            while let Some(row) = rows.next()? {
+                let blob = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+                add_blob(&mut sum, blob);
+                n += 1;
+            }
+            Ok((sum, n))
         })
     }
 

@@ -154,6 +154,14 @@ pub fn semantic_config(precision: Precision) -> SemanticConfig {
     c
 }
 
+/// Semantic search with the test model and the sparse model beside it
+/// (hybrid's third list).
+pub fn sparse_config() -> SemanticConfig {
+    let mut c = semantic_config(Precision::Int8);
+    c.sparse = Some(splade_model_dir());
+    c
+}
+
 /// Waits until semantic search is ready and nothing is left to embed;
 /// returns the final `stats`.
 pub async fn embedded_all(c: &mut Client) -> Value {

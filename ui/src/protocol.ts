@@ -144,13 +144,18 @@ meaning?: Candidates | null,
  */
 meaning_floor?: number | null, 
 /**
+ * Hybrid: what the meaning list's scores are — the cosine centred on
+ * the mean of the notes searched, of the plain cosine's best 200.
+ */
+meaning_scores?: string | null, 
+/**
  * Hybrid: the word side's share of a fused score (the meaning side
  * has the rest, less the sparse list's share).
  */
 words_weight?: number | null, 
 /**
  * Hybrid with the sparse model: the sparse list (the notes holding the
- * query's word pieces among their learned terms) — how many hits it
+ * question's encoded terms among their learned terms) — how many hits it
  * was asked for and found.
  */
 sparse?: Candidates | null, 
@@ -159,8 +164,15 @@ sparse?: Candidates | null,
  */
 sparse_weight?: number | null, 
 /**
- * The word pieces the sparse list ranked by ("##s" ends a word): how
- * many notes hold each among their terms, and its weight (idf).
+ * Where the sparse list's terms came from: the question encoded by
+ * the sparse model (each term's weight its model weight × its idf),
+ * or its own word pieces (each its idf) when encoding failed.
+ */
+pieces_from?: string | null, 
+/**
+ * The terms the sparse list ranked by ("##s" ends a word; an encoded
+ * question's include words it means): how many notes hold each among
+ * their terms, and its weight (its weight in the question × its idf).
  */
 pieces?: Array<WordWeight>, 
 /**

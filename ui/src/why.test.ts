@@ -44,12 +44,16 @@ describe("whyLines", () => {
       sparse: { asked: 40, found: 9, below_floor: 0 },
       pieces: [{ word: "dog", entries: 3, weight: 1.9 }],
       pieces_left_out: ["the"],
+      pieces_from: "the question encoded by the sparse model",
+      meaning_scores: "cosine centred on the mean of the notes searched",
     };
     const hit: HitExplain = { words: [], sparse: { rank: 1, score: 2.5, scaled: 1 }, neighbours: 0, author_named: 0, score: 0.4 };
     const lines = whyLines(hit, three);
     expect(lines[0]).toBe("score 0.400 · related words: #1 (2.500, 1.00 of the best)");
     expect(lines).toContain("related words left out (in no note searched, or too common): the");
     expect(lines).toContain("related words ranked by dog (weight 1.90, in 3 notes)");
+    expect(lines).toContain("related words: the question encoded by the sparse model");
+    expect(lines).toContain("meaning scored by: cosine centred on the mean of the notes searched");
     expect(lines).toContain("fused: 0.35 × words + 0.25 × meaning + 0.40 × related words, each scaled 0–1 in its list");
   });
 

@@ -44,7 +44,9 @@ export function whyLines(hit: HitExplain, q: QueryExplain): string[] {
   if (q.dropped_common.length) lines.push(`common words dropped: ${q.dropped_common.join(", ")}`);
   if (q.dropped_over_budget.length) lines.push(`too common to rank, dropped: ${q.dropped_over_budget.join(", ")}`);
   if (q.filter.length) lines.push(`narrowed by: ${q.filter.join("; ")}`);
+  if (q.pieces_from) lines.push(`related words: ${q.pieces_from}`);
   if (q.pieces?.length) lines.push(`related words ranked by ${weights(q.pieces)}`);
+  if (q.meaning_scores) lines.push(`meaning scored by: ${q.meaning_scores}`);
   if (q.pieces_left_out?.length) lines.push(`related words left out (in no note searched, or too common): ${q.pieces_left_out.join(", ")}`);
   if (q.words_weight != null) lines.push(fused(q.words_weight, q.sparse_weight ?? 0));
   if (q.meaning && q.meaning.below_floor > 0) lines.push(`${q.meaning.below_floor} meaning matches under ${q.meaning_floor} left out`);
