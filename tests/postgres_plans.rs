@@ -40,13 +40,7 @@ fn plans_of(pg: &Postgres, from: usize, marker: &str) -> Vec<String> {
 }
 
 async fn search(c: &mut scratchpad::client::Client, params: Value) -> Vec<String> {
-    let r = ok(c, "search", params).await;
-    r["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["entry"]["content"].as_str().unwrap().to_string())
-        .collect()
+    common::hit_contents(&ok(c, "search", params).await)
 }
 
 /// Words each in half the older notes. Two that meet in none but two:

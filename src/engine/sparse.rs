@@ -78,9 +78,8 @@ impl Engine {
                         "encoding a question for the sparse list failed ({e}); it ranks by the question's own word pieces"
                     );
                 }
-                let own = pieces.of(question).into_iter().map(|id| (id, 1.0));
                 QuestionTerms {
-                    terms: Arc::new(own.collect()),
+                    terms: Arc::new(pieces.terms(question)),
                     encoded: false,
                 }
             }

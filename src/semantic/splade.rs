@@ -152,11 +152,7 @@ impl Splade {
     /// A query's own word pieces, each once and weighing 1, ascending (no
     /// model runs).
     pub fn query_terms(&self, query: &str) -> Terms {
-        self.pieces()
-            .of(query)
-            .into_iter()
-            .map(|id| (id, 1.0))
-            .collect()
+        self.pieces().terms(query)
     }
 
     /// A word piece's text (for `--explain` and the tests).
@@ -182,6 +178,12 @@ impl Pieces {
     /// The query's word pieces, each once, ascending; special tokens left out.
     pub fn of(&self, query: &str) -> Vec<u32> {
         (self.split)(query)
+    }
+
+    /// The query's word pieces as its terms, each weighing 1 (no model
+    /// runs).
+    pub fn terms(&self, query: &str) -> Terms {
+        self.of(query).into_iter().map(|id| (id, 1.0)).collect()
     }
 
     /// A piece's text ("##ing" for the end of a word).
