@@ -182,8 +182,6 @@ struct Inner {
     /// The mean vectors hybrid searches centre their cosines on.
     means: centre::Means,
     bus: Bus,
-    /// `ask` calls waiting for their answer.
-    waiters: threads::Waiters,
     /// Registered A2A agents, deliveries of addressed notes, presence.
     agents: Arc<crate::agents::Agents>,
     /// Who a token speaks for (`engine/tokens.rs`).
@@ -259,7 +257,6 @@ impl Engine {
             archived: Default::default(),
             means: Default::default(),
             bus: Bus::default(),
-            waiters: threads::Waiters::default(),
             agents,
             tokens,
             metrics: if config.metrics {
@@ -529,7 +526,7 @@ impl Engine {
         }
         if let Some((before, after)) = parent {
             if after.answer.as_deref() == Some(&entry.id) {
-                self.0.waiters.answer(&after.id, &entry);
+                self.0.bus.waiters.answer(&after.id, &entry);
             }
             self.0
                 .bus
