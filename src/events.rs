@@ -96,16 +96,16 @@ pub struct Bus {
     gap: tokio::sync::watch::Sender<u64>,
     /// The `ask` calls waiting for a question's answer: told of that one
     /// change, not of every event (`engine/threads.rs`).
-    pub waiters: Waiters,
+    pub(crate) waiters: Waiters,
 }
 
 /// The `ask` calls waiting, by question id.
 #[derive(Default)]
-pub struct Waiters(Mutex<HashMap<String, Vec<oneshot::Sender<Entry>>>>);
+pub(crate) struct Waiters(Mutex<HashMap<String, Vec<oneshot::Sender<Entry>>>>);
 
 impl Waiters {
     /// A waiter for `question`'s answer, and whether it is the first.
-    pub fn register(&self, question: &str) -> (oneshot::Receiver<Entry>, bool) {
+    pub(crate) fn register(&self, question: &str) -> (oneshot::Receiver<Entry>, bool) {
         let (tx, rx) = oneshot::channel();
         let mut map = self.lock();
         let list = map.entry(question.to_string()).or_default();
@@ -114,12 +114,12 @@ impl Waiters {
     }
 
     /// The questions an `ask` waits for now.
-    pub fn questions(&self) -> Vec<String> {
+    pub(crate) fn questions(&self) -> Vec<String> {
         self.lock().keys().cloned().collect()
     }
 
     /// Hands `answer` to everyone waiting on `question`.
-    pub fn answer(&self, question: &str, answer: &Entry) {
+    pub(crate) fn answer(&self, question: &str, answer: &Entry) {
         let waiting = self.lock().remove(question);
         for tx in waiting.into_iter().flatten() {
             let _ = tx.send(answer.clone());
@@ -127,14 +127,14 @@ impl Waiters {
     }
 
     /// Whether an `ask` here waits for `question`'s answer.
-    pub fn is_waiting(&self, question: &str) -> bool {
+    pub(crate) fn is_waiting(&self, question: &str) -> bool {
         self.lock().contains_key(question)
     }
 
     /// Forgets waiters that gave up (timed out, or their client went
     /// away); whether that left nobody waiting for `question` (an answered
     /// question's waiters are gone already: that is not giving up).
-    pub fn forget_gone(&self, question: &str) -> bool {
+    pub(crate) fn forget_gone(&self, question: &str) -> bool {
         let mut map = self.lock();
         if let Some(list) = map.get_mut(question) {
             list.retain(|tx| !tx.is_closed());
@@ -146,7 +146,7 @@ impl Waiters {
         false
     }
 
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.lock().values().map(Vec::len).sum()
     }
 

@@ -24,7 +24,8 @@ impl Tasks for PgStore {
     ) -> Fut<'a, Once<Option<(Entry, Entry)>>> {
         bounded(async move {
             let mut tx = self.begin_write().await?;
-            let claimed = write::claim(&mut self.tx(&mut tx), pad, agent, lease_ms, now, key).await?;
+            let claimed =
+                write::claim(&mut self.tx(&mut tx), pad, agent, lease_ms, now, key).await?;
             // Nothing taken, or a retry: rolled back (dropped), so an idle
             // poll keeps no key's row.
             if let Once::Wrote(Some(_)) = claimed {

@@ -1,11 +1,12 @@
 //! The write sequences, written once: what adding, editing, deleting and
-//! restoring an entry and moving a task along do — resolve the id and the
-//! references, check the version, walk for a dependency loop, keep the
-//! version before, note the reply, roll the pad's window, write — over a
-//! transaction each store supplies (`WriteTx`, `RestoreTx`: the statements
-//! that differ, and its connection). The statements the same on both run
-//! on that connection, written once beside their concern
-//! (`storage::entries`, `storage::tasks`, `storage::history`).
+//! restoring an entry and moving a task along do — take the call's
+//! idempotency key when it has one, resolve the id and the references,
+//! check the version, walk for a dependency loop, keep the version before,
+//! note the reply, roll the pad's window, write — over a transaction each
+//! store supplies (`WriteTx`, `RestoreTx`, `KeyTx`: the statements that
+//! differ, and its connection). The statements the same on both run on
+//! that connection, written once beside their concern (`storage::entries`,
+//! `storage::tasks`, `storage::history`).
 //!
 //! PostgreSQL's transaction awaits its connection; SQLite's statements are
 //! synchronous, so its futures are ready when first polled and its store
@@ -226,7 +227,8 @@ pub async fn claim(
     key: Option<&Key>,
 ) -> Result<Once<Option<(Entry, Entry)>>> {
     let Some(key) = key else {
-        return Ok(Once::Wrote(claim_task(tx, pad, agent, lease_ms, now).await?));
+        let claimed = claim_task(tx, pad, agent, lease_ms, now).await?;
+        return Ok(Once::Wrote(claimed));
     };
     if let Some(first) = once::taken(tx, key, now).await? {
         return Ok(Once::Again(first));
