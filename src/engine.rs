@@ -30,11 +30,11 @@ mod threads;
 mod tokens;
 mod work;
 
+pub use crate::settings::defaults::MAX_EXPORT_BYTES;
+pub use crate::settings::Config;
 pub(crate) use background::memory_freed;
-pub use pads::MAX_EXPORT_BYTES;
 pub use work::{DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS};
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -48,86 +48,9 @@ use crate::guard::Guard;
 use crate::model::{self, Entry};
 use crate::pg::PgStore;
 use crate::protocol::*;
-use crate::semantic::{ModelSource, Semantic, SemanticConfig};
-use crate::settings::defaults;
+use crate::semantic::Semantic;
 use crate::storage::once::{Key, Once};
 use crate::storage::{Added, EntryFilter, NewEntry, Patch, Storage};
-use crate::store::Durability;
-
-/// How an engine is set up. `Config::new(dir)` gives the defaults `pad serve`
-/// starts with.
-#[derive(Clone, Debug)]
-pub struct Config {
-    pub data_dir: PathBuf,
-    /// A PostgreSQL URL: keep everything there, shared with the other
-    /// engines of a team (`None`: SQLite files in `data_dir`).
-    pub database: Option<String>,
-    pub durability: Durability,
-    pub max_content_chars: usize,
-    /// Idle time after which pads that agents create expire (`None`: never).
-    pub default_ttl_seconds: Option<i64>,
-    /// How long an archived pad is kept before it is purged.
-    pub retention: Duration,
-    /// How long edits' earlier versions and deleted entries are kept.
-    pub history: Duration,
-    /// The most kept versions (oldest dropped first past it).
-    pub history_max: i64,
-    /// How long a note that cannot reach its agent is retried before the
-    /// person is asked.
-    pub agent_give_up: Duration,
-    /// How often the expiry sweep runs.
-    pub sweep_every: Duration,
-    /// How often the text indexer looks for new changes.
-    pub index_every: Duration,
-    /// WAL size (4 KiB pages) past which a checkpoint empties the WAL while
-    /// holding the writer (a short pause, as it only copies the tail).
-    pub wal_restart_pages: i64,
-    /// Semantic search (`None`: text search only, no model is loaded).
-    pub semantic: Option<SemanticConfig>,
-    /// Refuse connections that do not say `hello` with a token (the owner
-    /// uses the owner token in `<data>/owner.token`).
-    pub require_tokens: bool,
-    /// How often due reminders and run-out task leases are looked for.
-    pub work_every: Duration,
-    /// Record Prometheus metrics (`pad serve --metrics` serves them).
-    pub metrics: bool,
-    pub clock: Clock,
-    /// How long a begun request line may sit unfinished before its
-    /// connection is closed (and its buffer freed).
-    pub partial_idle: Duration,
-    /// The most client connections served at once; `None`: the open-files
-    /// limit less a reserve for the engine's own files and listeners.
-    pub max_connections: Option<usize>,
-    /// The most entry text one export loads (`MAX_EXPORT_BYTES`).
-    pub max_export_bytes: usize,
-}
-
-impl Config {
-    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
-        Config {
-            data_dir: data_dir.into(),
-            database: None,
-            durability: Durability::Normal,
-            max_content_chars: model::DEFAULT_MAX_CONTENT_CHARS,
-            default_ttl_seconds: Some(defaults::TTL_SECONDS),
-            retention: Duration::from_secs(defaults::RETENTION_DAYS * 86_400),
-            history: Duration::from_secs(defaults::HISTORY_DAYS * 86_400),
-            history_max: defaults::HISTORY_MAX,
-            agent_give_up: Duration::from_secs(defaults::AGENT_RETRY_SECONDS),
-            sweep_every: Duration::from_secs(30),
-            index_every: Duration::from_millis(100),
-            wal_restart_pages: 8192,
-            semantic: Some(SemanticConfig::new(ModelSource::Download)),
-            require_tokens: false,
-            work_every: Duration::from_secs(1),
-            metrics: false,
-            clock: Clock::system(),
-            partial_idle: Duration::from_secs(30),
-            max_connections: None,
-            max_export_bytes: MAX_EXPORT_BYTES,
-        }
-    }
-}
 
 /// Opens the store `config` names: PostgreSQL when it gives a database
 /// URL, else SQLite files in its data directory. The one place a store is
@@ -182,8 +105,6 @@ struct Inner {
     /// The mean vectors hybrid searches centre their cosines on.
     means: centre::Means,
     bus: Bus,
-    /// `ask` calls waiting for their answer.
-    waiters: threads::Waiters,
     /// Registered A2A agents, deliveries of addressed notes, presence.
     agents: Arc<crate::agents::Agents>,
     /// Who a token speaks for (`engine/tokens.rs`).
@@ -259,7 +180,6 @@ impl Engine {
             archived: Default::default(),
             means: Default::default(),
             bus: Bus::default(),
-            waiters: threads::Waiters::default(),
             agents,
             tokens,
             metrics: if config.metrics {
@@ -529,7 +449,7 @@ impl Engine {
         }
         if let Some((before, after)) = parent {
             if after.answer.as_deref() == Some(&entry.id) {
-                self.0.waiters.answer(&after.id, &entry);
+                self.0.bus.waiters.answer(&after.id, &entry);
             }
             self.0
                 .bus

@@ -1,4 +1,5 @@
-//! Change events and subscriptions.
+//! Change events and subscriptions, and the `ask` calls waiting for one
+//! change: a question's answer.
 //!
 //! Writers publish to a broadcast ring and move on: `send` never waits. Each
 //! subscriber reads the ring at its own pace; one that falls more than the
@@ -12,12 +13,12 @@
 //! they sent meanwhile: once it listens again it says so (`Bus::missed`),
 //! and every subscriber gets a `lagged` notice as if it had fallen behind.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, oneshot};
 
 use crate::model::{Entry, Kind, NEEDS_EYES};
 use crate::protocol::Action;
@@ -93,6 +94,65 @@ pub struct Bus {
     /// Events missed from the other engines of a team, in all
     /// (`Bus::missed`): each rise is a `lagged` notice to every subscriber.
     gap: tokio::sync::watch::Sender<u64>,
+    /// The `ask` calls waiting for a question's answer: told of that one
+    /// change, not of every event (`engine/threads.rs`).
+    pub(crate) waiters: Waiters,
+}
+
+/// The `ask` calls waiting, by question id.
+#[derive(Default)]
+pub(crate) struct Waiters(Mutex<HashMap<String, Vec<oneshot::Sender<Entry>>>>);
+
+impl Waiters {
+    /// A waiter for `question`'s answer, and whether it is the first.
+    pub(crate) fn register(&self, question: &str) -> (oneshot::Receiver<Entry>, bool) {
+        let (tx, rx) = oneshot::channel();
+        let mut map = self.lock();
+        let list = map.entry(question.to_string()).or_default();
+        list.push(tx);
+        (rx, list.len() == 1)
+    }
+
+    /// The questions an `ask` waits for now.
+    pub(crate) fn questions(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
+    }
+
+    /// Hands `answer` to everyone waiting on `question`.
+    pub(crate) fn answer(&self, question: &str, answer: &Entry) {
+        let waiting = self.lock().remove(question);
+        for tx in waiting.into_iter().flatten() {
+            let _ = tx.send(answer.clone());
+        }
+    }
+
+    /// Whether an `ask` here waits for `question`'s answer.
+    pub(crate) fn is_waiting(&self, question: &str) -> bool {
+        self.lock().contains_key(question)
+    }
+
+    /// Forgets waiters that gave up (timed out, or their client went
+    /// away); whether that left nobody waiting for `question` (an answered
+    /// question's waiters are gone already: that is not giving up).
+    pub(crate) fn forget_gone(&self, question: &str) -> bool {
+        let mut map = self.lock();
+        if let Some(list) = map.get_mut(question) {
+            list.retain(|tx| !tx.is_closed());
+            if list.is_empty() {
+                map.remove(question);
+                return true;
+            }
+        }
+        false
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.lock().values().map(Vec::len).sum()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<oneshot::Sender<Entry>>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// The pads of the last `RECENT` events, numbered, kept while a scoped
@@ -120,6 +180,7 @@ impl Default for Bus {
             outbox: std::sync::OnceLock::new(),
             recent: Arc::default(),
             gap: tokio::sync::watch::Sender::new(0),
+            waiters: Waiters::default(),
         }
     }
 }

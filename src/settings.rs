@@ -1,15 +1,17 @@
 //! The engine's settings, read once for whoever runs it: `pad serve` takes
 //! them as flags or `PAD_*` variables, the desktop app (which runs the engine
 //! when none is running) from the same variables, through this one parse and
-//! these defaults. Listeners (`--mcp-http`, `--metrics`) are not the engine's:
-//! `pad serve` has its flags for them, the app its own settings.
+//! these defaults, into the one value an engine is opened with (`Config`).
+//! Listeners (`--mcp-http`, `--metrics`) are not the engine's: `pad serve`
+//! has its flags for them, the app its own settings.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser};
 
-use crate::engine::Config;
+use crate::clock::Clock;
+use crate::model;
 use crate::semantic::{Helper, ModelKind, ModelSource, Precision, SemanticConfig};
 use crate::store::Durability;
 
@@ -28,9 +30,88 @@ pub mod defaults {
     pub const AGENT_RETRY_SECONDS: u64 = 600;
     /// Threads the embedding model may use.
     pub const EMBED_THREADS: usize = 1;
+    /// The most entry text (bytes, with some room for each entry's fields)
+    /// an export loads at once: a pad holding more is exported only with a
+    /// budget.
+    pub const MAX_EXPORT_BYTES: usize = 32 << 20;
 }
 
 const DAY: u64 = 86_400;
+
+/// How an engine is set up. `Config::new(dir)` gives the defaults `pad serve`
+/// starts with.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub data_dir: PathBuf,
+    /// A PostgreSQL URL: keep everything there, shared with the other
+    /// engines of a team (`None`: SQLite files in `data_dir`).
+    pub database: Option<String>,
+    pub durability: Durability,
+    pub max_content_chars: usize,
+    /// Idle time after which pads that agents create expire (`None`: never).
+    pub default_ttl_seconds: Option<i64>,
+    /// How long an archived pad is kept before it is purged.
+    pub retention: Duration,
+    /// How long edits' earlier versions and deleted entries are kept.
+    pub history: Duration,
+    /// The most kept versions (oldest dropped first past it).
+    pub history_max: i64,
+    /// How long a note that cannot reach its agent is retried before the
+    /// person is asked.
+    pub agent_give_up: Duration,
+    /// How often the expiry sweep runs.
+    pub sweep_every: Duration,
+    /// How often the text indexer looks for new changes.
+    pub index_every: Duration,
+    /// WAL size (4 KiB pages) past which a checkpoint empties the WAL while
+    /// holding the writer (a short pause, as it only copies the tail).
+    pub wal_restart_pages: i64,
+    /// Semantic search (`None`: text search only, no model is loaded).
+    pub semantic: Option<SemanticConfig>,
+    /// Refuse connections that do not say `hello` with a token (the owner
+    /// uses the owner token in `<data>/owner.token`).
+    pub require_tokens: bool,
+    /// How often due reminders and run-out task leases are looked for.
+    pub work_every: Duration,
+    /// Record Prometheus metrics (`pad serve --metrics` serves them).
+    pub metrics: bool,
+    pub clock: Clock,
+    /// How long a begun request line may sit unfinished before its
+    /// connection is closed (and its buffer freed).
+    pub partial_idle: Duration,
+    /// The most client connections served at once; `None`: the open-files
+    /// limit less a reserve for the engine's own files and listeners.
+    pub max_connections: Option<usize>,
+    /// The most entry text one export loads (`defaults::MAX_EXPORT_BYTES`).
+    pub max_export_bytes: usize,
+}
+
+impl Config {
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Config {
+            data_dir: data_dir.into(),
+            database: None,
+            durability: Durability::Normal,
+            max_content_chars: model::DEFAULT_MAX_CONTENT_CHARS,
+            default_ttl_seconds: Some(defaults::TTL_SECONDS),
+            retention: Duration::from_secs(defaults::RETENTION_DAYS * 86_400),
+            history: Duration::from_secs(defaults::HISTORY_DAYS * 86_400),
+            history_max: defaults::HISTORY_MAX,
+            agent_give_up: Duration::from_secs(defaults::AGENT_RETRY_SECONDS),
+            sweep_every: Duration::from_secs(30),
+            index_every: Duration::from_millis(100),
+            wal_restart_pages: 8192,
+            semantic: Some(SemanticConfig::new(ModelSource::Download)),
+            require_tokens: false,
+            work_every: Duration::from_secs(1),
+            metrics: false,
+            clock: Clock::system(),
+            partial_idle: Duration::from_secs(30),
+            max_connections: None,
+            max_export_bytes: defaults::MAX_EXPORT_BYTES,
+        }
+    }
+}
 
 #[derive(Args, Debug, Clone)]
 pub struct EngineSettings {

@@ -192,7 +192,3 @@ struct JsonExport<'a> {
     pad: &'a crate::model::Pad,
     entries: &'a [Entry],
 }
-
-/// The most entry text (bytes, with some room for each entry's fields) an
-/// export loads at once: a pad holding more is exported only with a budget.
-pub const MAX_EXPORT_BYTES: usize = 32 << 20;

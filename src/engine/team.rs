@@ -30,7 +30,7 @@ impl Engine {
             Incoming::Event(event) => {
                 // An answer written on another engine ends an `ask` here.
                 let answered = match (&event.kind, &event.entry) {
-                    (EventType::Updated, Some(q)) if self.0.waiters.is_waiting(&q.id) => {
+                    (EventType::Updated, Some(q)) if self.0.bus.waiters.is_waiting(&q.id) => {
                         q.answer.clone().map(|a| (q.id.clone(), a))
                     }
                     _ => None,
@@ -39,7 +39,7 @@ impl Engine {
                     let engine = self.clone();
                     tokio::spawn(async move {
                         if let Ok(answer) = engine.get(&answer).await {
-                            engine.0.waiters.answer(&question, &answer);
+                            engine.0.bus.waiters.answer(&question, &answer);
                         }
                     });
                 }
@@ -65,13 +65,13 @@ impl Engine {
 
     /// Ends each `ask` here whose question was answered meanwhile.
     async fn recheck_asks(&self) {
-        for question in self.0.waiters.questions() {
+        for question in self.0.bus.waiters.questions() {
             let Ok(q) = self.get(&question).await else {
                 continue;
             };
             if let Some(answer) = &q.answer {
                 if let Ok(answer) = self.get(answer).await {
-                    self.0.waiters.answer(&question, &answer);
+                    self.0.bus.waiters.answer(&question, &answer);
                 }
             }
         }

@@ -5,17 +5,14 @@
 //! and, when it is the first reply by someone other than the parent's
 //! author, records it as the parent's answer — in the reply's own
 //! transaction. A waiting `ask` is a future parked on a oneshot channel in
-//! `Waiters`, keyed by the question's id: no thread and no polling per
-//! waiter, so a thousand waiting questions cost a thousand small allocations.
-//! `Engine::insert` wakes a question's waiters right after the answering
-//! reply is committed. A waiter registers, then looks at the stored question
-//! once, so an answer committed in between is never missed.
+//! the bus's `Waiters` (`events.rs`: who hears of a change), keyed by the
+//! question's id: no thread and no polling per waiter, so a thousand
+//! waiting questions cost a thousand small allocations. `Engine::insert`
+//! wakes a question's waiters right after the answering reply is
+//! committed. A waiter registers, then looks at the stored question once,
+//! so an answer committed in between is never missed.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-use tokio::sync::oneshot;
 
 use super::Engine;
 use crate::error::{Error, Result};
@@ -24,62 +21,6 @@ use crate::guard::Guard;
 use crate::model::{self, Entry, Kind};
 use crate::protocol::*;
 use crate::storage::once::Key;
-
-/// The `ask` calls waiting, by question id.
-#[derive(Default)]
-pub(super) struct Waiters(Mutex<HashMap<String, Vec<oneshot::Sender<Entry>>>>);
-
-impl Waiters {
-    /// A waiter for `question`'s answer, and whether it is the first.
-    fn register(&self, question: &str) -> (oneshot::Receiver<Entry>, bool) {
-        let (tx, rx) = oneshot::channel();
-        let mut map = self.lock();
-        let list = map.entry(question.to_string()).or_default();
-        list.push(tx);
-        (rx, list.len() == 1)
-    }
-
-    /// The questions an `ask` waits for now.
-    pub(super) fn questions(&self) -> Vec<String> {
-        self.lock().keys().cloned().collect()
-    }
-
-    /// Hands `answer` to everyone waiting on `question`.
-    pub(super) fn answer(&self, question: &str, answer: &Entry) {
-        let waiting = self.lock().remove(question);
-        for tx in waiting.into_iter().flatten() {
-            let _ = tx.send(answer.clone());
-        }
-    }
-
-    /// Whether an `ask` here waits for `question`'s answer.
-    pub(super) fn is_waiting(&self, question: &str) -> bool {
-        self.lock().contains_key(question)
-    }
-
-    /// Forgets waiters that gave up (timed out, or their client went
-    /// away); whether that left nobody waiting for `question` (an answered
-    /// question's waiters are gone already: that is not giving up).
-    fn forget_gone(&self, question: &str) -> bool {
-        let mut map = self.lock();
-        if let Some(list) = map.get_mut(question) {
-            list.retain(|tx| !tx.is_closed());
-            if list.is_empty() {
-                map.remove(question);
-                return true;
-            }
-        }
-        false
-    }
-
-    pub(super) fn count(&self) -> usize {
-        self.lock().values().map(Vec::len).sum()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<oneshot::Sender<Entry>>>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
 
 /// Unregisters a waiter however its wait ends (answer, time-out, or the
 /// future dropped with its connection).
@@ -92,7 +33,7 @@ struct Registered<'a> {
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
         let q = self.question;
-        if self.engine.0.waiters.forget_gone(&q.id) {
+        if self.engine.0.bus.waiters.forget_gone(&q.id) {
             self.engine
                 .0
                 .bus
@@ -204,7 +145,7 @@ impl Engine {
         wait: Duration,
         guard: &Guard,
     ) -> Result<Option<Entry>> {
-        let (rx, first) = self.0.waiters.register(&question.id);
+        let (rx, first) = self.0.bus.waiters.register(&question.id);
         let _registered = Registered {
             engine: self,
             question,
@@ -258,7 +199,7 @@ impl Engine {
         if let Some(parent) = &entry.reply_to {
             if let Ok(q) = self.db().get(parent).await {
                 if q.answer.as_deref() == Some(&entry.id) {
-                    self.0.waiters.answer(&q.id, &entry);
+                    self.0.bus.waiters.answer(&q.id, &entry);
                     self.0.bus.entry_changed(EventType::Updated, Some(&q), &q);
                 }
             }
@@ -268,11 +209,11 @@ impl Engine {
 
     /// The questions an `ask` waits for now (for `stats`).
     pub fn waiting_questions(&self) -> Vec<String> {
-        self.0.waiters.questions()
+        self.0.bus.waiters.questions()
     }
 
     /// `ask` calls waiting now (for `stats`).
     pub fn waiting_asks(&self) -> usize {
-        self.0.waiters.count()
+        self.0.bus.waiters.count()
     }
 }

@@ -73,19 +73,16 @@ impl Entries for PgStore {
     /// count and answer, and its pad's rolling window, in one transaction.
     /// The pad's window is read in the same statement that moves its row (a
     /// window set on another engine applies at once).
-    fn add(&self, mut e: NewEntry) -> Fut<'_, Once<Added>> {
+    fn add(&self, e: NewEntry) -> Fut<'_, Once<Added>> {
         bounded(async move {
             let mut tx = self.begin_write().await?;
-            let key = e.key.take();
-            let w = &mut self.tx(&mut tx);
-            if let Some(first) = once::taken(w, key.as_ref(), e.now).await? {
-                return Ok(Once::Again(first));
+            let added = write::add(&mut self.tx(&mut tx), e).await?;
+            // A retry wrote nothing: rolled back (dropped).
+            if let Once::Wrote(_) = added {
+                tx.commit().await?;
+                self.loaded.added(1);
             }
-            let added = write::add(w, e).await?;
-            once::keep(w, key.as_ref(), &added.entry.id).await?;
-            tx.commit().await?;
-            self.loaded.added(1);
-            Ok(Once::Wrote(added))
+            Ok(added)
         })
     }
 

@@ -4,7 +4,7 @@
 
 use super::{bounded, upkeep, PgStore};
 use crate::model::Entry;
-use crate::storage::once::{self, Key, Once};
+use crate::storage::once::{Key, Once};
 use crate::storage::write;
 use crate::storage::{tasks, Tasks};
 use crate::storage::{EntryFilter, Finish, Fut, PlanRow, ReportRow};
@@ -24,18 +24,14 @@ impl Tasks for PgStore {
     ) -> Fut<'a, Once<Option<(Entry, Entry)>>> {
         bounded(async move {
             let mut tx = self.begin_write().await?;
-            let w = &mut self.tx(&mut tx);
-            if let Some(first) = once::taken(w, key, now).await? {
-                return Ok(Once::Again(first));
+            let claimed =
+                write::claim(&mut self.tx(&mut tx), pad, agent, lease_ms, now, key).await?;
+            // Nothing taken, or a retry: rolled back (dropped), so an idle
+            // poll keeps no key's row.
+            if let Once::Wrote(Some(_)) = claimed {
+                tx.commit().await?;
             }
-            let Some(claimed) = write::claim(w, pad, agent, lease_ms, now).await? else {
-                // Rolled back (dropped): an idle poll keeps no key's row.
-                return Ok(Once::Wrote(None));
-            };
-            once::keep(w, key, &claimed.1.id).await?;
-            tx.commit().await?;
-            let claimed = Some(claimed);
-            Ok(Once::Wrote(claimed))
+            Ok(claimed)
         })
     }
 

@@ -6,13 +6,14 @@
 //! one token never meets another's write, and names one call: the same key
 //! with other params is refused, never taken for the first call's retry
 //! (`Key::fingerprint`). Its row is written in the write's own transaction
-//! (`taken` and `keep`, over a store's `KeyTx`), before the write's statements, and
-//! holds the id of the entry the write answered with (a claim: the task it
-//! took) — never its content, which a delete or a purge must erase: the
-//! write and its key commit together or not at all. A second call with the
-//! key finds the row and answers with that entry as it is now, read as any
-//! `entry.get` reads it (gone: as a get of it answers), writing nothing;
-//! one sent while the first is still
+//! (`taken` and `keep`, over a store's `KeyTx`, by the write sequences that
+//! take a key: `storage::write::add` and `claim`), before the write's
+//! statements, and holds the id of the entry the write answered with (a
+//! claim: the task it took) — never its content, which a delete or a
+//! purge must erase: the write and its key commit together or not at all.
+//! A second call with the key finds the row and answers with that entry as
+//! it is now, read as any `entry.get` reads it (gone: as a get of it
+//! answers), writing nothing; one sent while the first is still
 //! committing waits on the row (PostgreSQL's unique index; SQLite's single
 //! writer) and then finds it. Rows live a day (`KEY_LIFE_MS`): the sweep
 //! deletes older ones, and a row past that age is taken as new.
@@ -132,10 +133,7 @@ pub trait KeyTx {
 /// entry when its key was taken already (write nothing then, and answer
 /// with that entry), or `None` when the write is new, its key now held by
 /// this transaction (`keep` its entry's id after the write).
-pub async fn taken(tx: &mut impl KeyTx, key: Option<&Key>, now: i64) -> Result<Option<String>> {
-    let Some(key) = key else {
-        return Ok(None);
-    };
+pub async fn taken(tx: &mut impl KeyTx, key: &Key, now: i64) -> Result<Option<String>> {
     let Some((fingerprint, first)) = tx.take_key(key, now).await? else {
         return match &key.unless_kept {
             // The transaction is rolled back, and the key's row with it.
@@ -160,11 +158,8 @@ pub async fn taken(tx: &mut impl KeyTx, key: Option<&Key>, now: i64) -> Result<O
 
 /// After a keyed write, in its transaction: keeps the id of the entry it
 /// answers with (a claim: the task it took) for the key's retries.
-pub async fn keep(tx: &mut impl KeyTx, key: Option<&Key>, id: &str) -> Result<()> {
-    match key {
-        Some(key) => tx.keep_entry(key, id).await,
-        None => Ok(()),
-    }
+pub async fn keep(tx: &mut impl KeyTx, key: &Key, id: &str) -> Result<()> {
+    tx.keep_entry(key, id).await
 }
 
 /// Whether `key` names a write stored already: its caller's, the same

@@ -1,16 +1,18 @@
 //! The write sequences, written once: what adding, editing, deleting and
-//! restoring an entry and moving a task along do — resolve the id and the
-//! references, check the version, walk for a dependency loop, keep the
-//! version before, note the reply, roll the pad's window, write — over a
-//! transaction each store supplies (`WriteTx`, `RestoreTx`: the statements
-//! that differ, and its connection). The statements the same on both run
-//! on that connection, written once beside their concern
-//! (`storage::entries`, `storage::tasks`, `storage::history`).
+//! restoring an entry and moving a task along do — take the call's
+//! idempotency key when it has one, resolve the id and the references,
+//! check the version, walk for a dependency loop, keep the version before,
+//! note the reply, roll the pad's window, write — over a transaction each
+//! store supplies (`WriteTx`, `RestoreTx`, `KeyTx`: the statements that
+//! differ, and its connection). The statements the same on both run on
+//! that connection, written once beside their concern (`storage::entries`,
+//! `storage::tasks`, `storage::history`).
 //!
 //! PostgreSQL's transaction awaits its connection; SQLite's statements are
 //! synchronous, so its futures are ready when first polled and its store
 //! runs a sequence to its end at once (`store::entries`).
 
+use super::once::{self, Key, KeyTx, Once};
 use super::query::Execute;
 use super::rules::{check_version, is_task, may_finish, may_heartbeat, new_entry, stamp};
 use super::rules::{
@@ -56,10 +58,25 @@ pub trait RestoreTx: WriteTx {
     async fn bring_back(&mut self, kept: &[(i64, Entry)], by: &str, now: i64) -> Result<()>;
 }
 
-/// A new entry that needs the database (references, a reply, a window):
-/// its references resolved to full ids, its parent's reply noted, its pad's
+/// A new entry that needs the database (references, a reply, a window, a
+/// key): under its idempotency key when it has one — a retry answered with
+/// the first call's entry, writing nothing (`storage::once`) —, its
+/// references resolved to full ids, its parent's reply noted, its pad's
 /// window rolled.
-pub async fn add(tx: &mut impl WriteTx, mut e: NewEntry) -> Result<Added> {
+pub async fn add(tx: &mut (impl WriteTx + KeyTx), mut e: NewEntry) -> Result<Once<Added>> {
+    let Some(key) = e.key.take() else {
+        return Ok(Once::Wrote(add_entry(tx, e).await?));
+    };
+    if let Some(first) = once::taken(tx, &key, e.now).await? {
+        return Ok(Once::Again(first));
+    }
+    let added = add_entry(tx, e).await?;
+    once::keep(tx, &key, &added.entry.id).await?;
+    Ok(Once::Wrote(added))
+}
+
+/// The new entry's own statements, its key aside.
+async fn add_entry(tx: &mut impl WriteTx, mut e: NewEntry) -> Result<Added> {
     let mut depends = Vec::with_capacity(e.depends_on.len());
     for d in &e.depends_on {
         depends.push(tx.resolve("depends_on", d).await?.1);
@@ -197,7 +214,34 @@ async fn task(tx: &mut impl WriteTx, id: &str) -> Result<(i64, String, Entry)> {
 
 /// Hands the oldest ready task of `pad` to `agent`: one a claimant may take
 /// whose dependencies are all met. Before and after, or `None`.
+///
+/// Under its idempotency key when it has one, as `add`; a claim that took
+/// nothing keeps no key (the store rolls it back: an idle poll writes no
+/// key's row).
 pub async fn claim(
+    tx: &mut (impl WriteTx + KeyTx),
+    pad: &str,
+    agent: &str,
+    lease_ms: i64,
+    now: i64,
+    key: Option<&Key>,
+) -> Result<Once<Option<(Entry, Entry)>>> {
+    let Some(key) = key else {
+        let claimed = claim_task(tx, pad, agent, lease_ms, now).await?;
+        return Ok(Once::Wrote(claimed));
+    };
+    if let Some(first) = once::taken(tx, key, now).await? {
+        return Ok(Once::Again(first));
+    }
+    let claimed = claim_task(tx, pad, agent, lease_ms, now).await?;
+    if let Some((_, after)) = &claimed {
+        once::keep(tx, key, &after.id).await?;
+    }
+    Ok(Once::Wrote(claimed))
+}
+
+/// The claim's own statements, its key aside.
+async fn claim_task(
     tx: &mut impl WriteTx,
     pad: &str,
     agent: &str,

@@ -198,7 +198,7 @@ impl Store {
     /// entries, or it moves its parent's reply count — is committed
     /// directly, after everything journaled before it; so is one with an
     /// idempotency key, with its key's row (`storage::once`).
-    pub fn add(&self, mut e: NewEntry, max_entries: Option<i64>) -> Result<Once<Added>> {
+    pub fn add(&self, e: NewEntry, max_entries: Option<i64>) -> Result<Once<Added>> {
         if e.key.is_none()
             && e.depends_on.is_empty()
             && e.reply_to.is_none()
@@ -221,15 +221,8 @@ impl Store {
         // Ids are commit order: whatever was journaled meanwhile goes first.
         let (seq, earlier) = self.journal.next_id(e.now);
         apply(&mut w, &self.journal, earlier);
-        let key = e.key.take();
         in_transaction(&mut w, |w| {
-            let tx = &mut self.adding_tx(w, seq, max_entries);
-            if let Some(first) = ready(once::taken(tx, key.as_ref(), e.now))? {
-                return Ok(Once::Again(first));
-            }
-            let added = ready(write::add(tx, e))?;
-            ready(once::keep(tx, key.as_ref(), &added.entry.id))?;
-            Ok(Once::Wrote(added))
+            ready(write::add(&mut self.adding_tx(w, seq, max_entries), e))
         })
     }
 

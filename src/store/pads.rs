@@ -75,45 +75,6 @@ impl Store {
         Ok(pad)
     }
 
-    /// Deletes every entry of a pad (pinned ones too unless `keep_pinned`)
-    /// into the trash, as one change; returns how many each author wrote,
-    /// and the change.
-    pub fn clear(
-        &self,
-        name: &str,
-        keep_pinned: bool,
-        now: i64,
-        by: &str,
-    ) -> Result<(std::collections::BTreeMap<String, usize>, i64)> {
-        let mut w = self.writer();
-        let tx = w.conn.transaction()?;
-        let exists: Option<i64> = tx
-            .query_row("SELECT 1 FROM pads WHERE name = ?", [name], |r| r.get(0))
-            .optional()?;
-        if exists.is_none() {
-            return Err(no_pad(name));
-        }
-        let cond = if keep_pinned {
-            "pad = ?5 AND pinned = 0"
-        } else {
-            "pad = ?5"
-        };
-        let authors = tx
-            .prepare(&format!(
-                "SELECT author, count(*) FROM entries WHERE {} GROUP BY author",
-                cond.replace("?5", "?")
-            ))?
-            .query_map([name], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))?
-            .collect::<rusqlite::Result<_>>()?;
-        let change = keep(&tx, &self.keeper, Action::Clear, by, now, cond, &[&name])?;
-        tx.execute(
-            &format!("DELETE FROM entries WHERE {}", cond.replace("?5", "?")),
-            [name],
-        )?;
-        tx.commit()?;
-        Ok((authors, change))
-    }
-
     /// Every entry of a pad, oldest first (archived pads included: it is asked for by name).
     /// A pad's entries, oldest first, as long as their text stays within
     /// `max_bytes`: past it, the pinned and `important` ones and then the
@@ -223,6 +184,9 @@ impl Pads for Sqlite {
         self.inline(move |s| ready(pads::touch(&mut s.writer().conn, name, now)))
     }
 
+    /// Deletes every entry of a pad (pinned ones too unless `keep_pinned`)
+    /// into the trash, as one change; returns how many each author wrote,
+    /// and the change.
     fn clear<'a>(
         &'a self,
         name: &'a str,
@@ -231,7 +195,35 @@ impl Pads for Sqlite {
         by: &'a str,
     ) -> Fut<'a, (BTreeMap<String, usize>, i64)> {
         let (name, by) = (name.to_string(), by.to_string());
-        self.blocking(move |s| s.clear(&name, keep_pinned, now, &by))
+        self.blocking(move |s| {
+            let mut w = s.writer();
+            let tx = w.conn.transaction()?;
+            let exists: Option<i64> = tx
+                .query_row("SELECT 1 FROM pads WHERE name = ?", [&name], |r| r.get(0))
+                .optional()?;
+            if exists.is_none() {
+                return Err(no_pad(&name));
+            }
+            let cond = if keep_pinned {
+                "pad = ?5 AND pinned = 0"
+            } else {
+                "pad = ?5"
+            };
+            let authors = tx
+                .prepare(&format!(
+                    "SELECT author, count(*) FROM entries WHERE {} GROUP BY author",
+                    cond.replace("?5", "?")
+                ))?
+                .query_map([&name], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))?
+                .collect::<rusqlite::Result<_>>()?;
+            let change = keep(&tx, &s.keeper, Action::Clear, &by, now, cond, &[&name])?;
+            tx.execute(
+                &format!("DELETE FROM entries WHERE {}", cond.replace("?5", "?")),
+                [&name],
+            )?;
+            tx.commit()?;
+            Ok((authors, change))
+        })
     }
 
     /// A pad and its entries (`pad_entries`), for an export.

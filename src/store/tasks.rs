@@ -11,7 +11,7 @@ use rusqlite::OptionalExtension;
 use super::sqlite::ready;
 use super::{committed_if, in_transaction, Sqlite};
 use crate::model::Entry;
-use crate::storage::once::{self, Key, Once};
+use crate::storage::once::{Key, Once};
 use crate::storage::write;
 use crate::storage::Fut;
 use crate::storage::{tasks, Tasks};
@@ -32,17 +32,7 @@ impl Tasks for Sqlite {
             // Nothing claimed: rolled back, so an idle poll writes no key's row.
             committed_if(
                 &mut w,
-                |w| {
-                    let tx = &mut s.tx(w);
-                    if let Some(first) = ready(once::taken(tx, key, now))? {
-                        return Ok(Once::Again(first));
-                    }
-                    let claimed = ready(write::claim(tx, pad, agent, lease_ms, now))?;
-                    if let Some((_, after)) = &claimed {
-                        ready(once::keep(tx, key, &after.id))?;
-                    }
-                    Ok(Once::Wrote(claimed))
-                },
+                |w| ready(write::claim(&mut s.tx(w), pad, agent, lease_ms, now, key)),
                 |o| !matches!(o, Once::Wrote(None)),
             )
         })
