@@ -193,10 +193,23 @@ async fn a_common_tag_is_judged_by_the_statistics_a_rare_one_counted() {
 /// a question took 104 ms at p50. Here the database asks every session to
 /// compile everything (`jit_above_cost` 0) and `auto_explain` logs each
 /// plan the engine runs with its JIT part, if any.
+///
+/// And they cost a page read out of order as one in memory
+/// (`random_page_cost` 1.1, `pg::PLANNER_SETTINGS`): at 4, PostgreSQL
+/// read a million notes newest first for a word in a pad (40 ms) rather
+/// than the pad's own index (9 ms). `auto_explain` logs the settings each
+/// plan was made with.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn the_engine_never_jit_compiles_its_statements() {
+async fn the_engine_never_jit_compiles_and_costs_pages_as_cached() {
     let pg = Postgres::start();
-    let (url, db) = explained(&pg, &["jit = on", "jit_above_cost = 0"]);
+    let (url, db) = explained(
+        &pg,
+        &[
+            "jit = on",
+            "jit_above_cost = 0",
+            "auto_explain.log_settings = on",
+        ],
+    );
     // What a session compiles without the engine's setting: the test's
     // premise (this server has a JIT provider).
     let plain = pg.psql(&db, "EXPLAIN (ANALYZE) SELECT count(*) FROM pg_class");
@@ -229,6 +242,11 @@ async fn the_engine_never_jit_compiles_its_statements() {
     assert!(
         !log.contains("JIT:"),
         "a statement of the engine was JIT-compiled:\n{log}"
+    );
+    let cached = log.matches("random_page_cost = '1.1'").count();
+    assert_eq!(
+        cached, plans,
+        "{plans} plans, {cached} of them costed with random_page_cost 1.1:\n{log}"
     );
     h.stop().await;
 }
