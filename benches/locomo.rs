@@ -347,7 +347,7 @@ async fn backlog(engine: &Engine, c: &mut Client, conversations: &[Conversation]
             let (who, text) = turns[i % turns.len()];
             c.send(
                 "entry.add",
-                json!({"pad": "backlog", "content": text, "author": who.to_lowercase()}),
+                json!({"pad": "backlog", "content": text, "author": data::author_of(who)}),
             )
             .await
             .unwrap();
@@ -469,7 +469,7 @@ async fn run() {
                 .call(
                     "entry.add",
                     json!({"pad": format!("{}-{}", set.name, conv.id), "content": text,
-                           "author": speaker.to_lowercase()}),
+                           "author": data::author_of(speaker)}),
                 )
                 .await
                 .unwrap();
@@ -535,7 +535,7 @@ async fn run() {
         let as_stored: Vec<String> = conv
             .turns
             .iter()
-            .map(|(_, speaker, text)| format!("{}: {text}", speaker.to_lowercase()))
+            .map(|(_, speaker, text)| format!("{}: {text}", data::author_of(speaker)))
             .collect();
         let stored_vectors = embed(&mut model, &as_stored);
         // The turns' learned sparse terms, as the background encoder makes
@@ -617,8 +617,11 @@ async fn run() {
                 let l: Vec<(usize, f64)> = fused
                     .iter()
                     .map(|&(i, s)| {
-                        let by = conv.turns[i].1.to_lowercase();
-                        (i, s + if asked.contains(&by) { bonus } else { 0.0 })
+                        // Every part of the name a word of the question,
+                        // as the engine asks (`fusion::author_named`).
+                        let by = data::author_of(&conv.turns[i].1);
+                        let named = by.split('-').all(|part| asked.contains(part));
+                        (i, s + if named { bonus } else { 0.0 })
                     })
                     .collect();
                 experiment::top_of(&experiment::neighbours_two(&experiment::sorted(l), 0.5))

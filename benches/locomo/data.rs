@@ -222,3 +222,17 @@ fn turns(c: &Value, field: &str) -> Vec<(String, String, String)> {
     }
     turns
 }
+
+/// The engine's author for a speaker: lower-cased, each run of what an
+/// author may not hold (a space: REALTALK's "Fahim Khan") one '-'.
+pub fn author_of(speaker: &str) -> String {
+    let mut author = String::new();
+    for c in speaker.trim().to_lowercase().chars() {
+        match c.is_alphanumeric() || matches!(c, '.' | '_' | ':' | '@' | '-') {
+            true => author.push(c),
+            false if !author.ends_with('-') => author.push('-'),
+            false => {}
+        }
+    }
+    author
+}
