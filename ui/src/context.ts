@@ -4,7 +4,7 @@
 // Titles come from the entries on hand, or one `entry.get` per parent,
 // kept for the session; a parent that is gone reads "a deleted entry".
 
-import { rpc } from "./api";
+import { entries } from "./services";
 import { el } from "./dom";
 import { plainPreview } from "./markdown";
 import { app } from "./state";
@@ -40,7 +40,7 @@ export function title(id: string): Promise<string> {
   if (have !== undefined) return Promise.resolve(have);
   let pending = asking.get(id);
   if (!pending) {
-    pending = rpc("entry.get", { id })
+    pending = entries.get({ id })
       .then((r) => titleOf(r.entry.content))
       .catch(() => "a deleted entry")
       .then((t) => {

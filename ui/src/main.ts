@@ -6,7 +6,8 @@
 // markdown sanitizer.
 
 import type { Kind } from "./protocol";
-import { appInfo, getSettings, onEvent, onFocusEntry, onShowNeedsEyes, openLink, openQuick, rpc } from "./api";
+import { appInfo, getSettings, onEvent, onFocusEntry, onShowNeedsEyes, openLink, openQuick } from "./api";
+import { engine, entries } from "./services";
 import { $, fail, say } from "./dom";
 import { app, currentPad, padOnScreen, selectedEntry } from "./state";
 import { parseQuickNote } from "./tags";
@@ -40,7 +41,7 @@ async function compose(ev: Event): Promise<void> {
   try {
     const warning = await checkAddressed(ta.value, to, app.settings.author);
     if (warning) return say(warning, true);
-    const r = await rpc("entry.add", { pad: currentPad(), content, tags, to, kind: ($("compose-kind") as HTMLSelectElement).value as Kind, author: app.settings.author });
+    const r = await entries.add({ pad: currentPad(), content, tags, to, kind: ($("compose-kind") as HTMLSelectElement).value as Kind, author: app.settings.author });
     if (to.length) app.handedOff(r.entry.id);
     ta.value = "";
     drawAddressed($("compose-to"), "");
@@ -270,7 +271,7 @@ async function main(): Promise<void> {
   await onShowNeedsEyes(() => {
     if (app.view !== "inbox") void showInbox().catch(fail);
   });
-  const stats = await rpc("stats");
+  const stats = await engine.stats();
   app.setWaiting(stats.waiting_questions ?? []);
   await loadInbox();
   await loadPads();

@@ -4,7 +4,7 @@
 // Pause, Resume and Stop — and the agents the person can hand work to over
 // A2A (register, remove; `@name` in the quick box sends them a note).
 
-import { rpc } from "../api";
+import { agents, entries } from "../services";
 import { authorChip } from "../authors";
 import { type Chat, chatLabel, chatsOf, controlParams, controlsFor } from "../chats";
 import { openConnect } from "./Connect";
@@ -28,7 +28,7 @@ export function onAgentsOpen(pad: (name: string) => void, entry: (pad: string, i
 export async function renderAgents(box: HTMLElement, shown: () => boolean): Promise<void> {
   clearInterval(timer);
   const refresh = async () => {
-    const r = await rpc("agent.list", {});
+    const r = await agents.list({});
     draw(box, r, await chats(r.seen));
   };
   await refresh();
@@ -47,7 +47,7 @@ async function chats(seen: SeenAuthor[]): Promise<Map<string, Chat[]>> {
   const since = new Date(Date.now() - 86_400_000).toISOString();
   const by = new Map<string, Chat[]>();
   await Promise.all(seen.slice(0, CHAT_AUTHORS).map(async (s) => {
-    const r = await rpc("entry.list", { author: s.author, since, limit: 200 });
+    const r = await entries.list({ author: s.author, since, limit: 200 });
     const found = chatsOf(r.entries);
     if (found.length) by.set(s.author, found);
   }));
@@ -103,7 +103,7 @@ function chatRow(c: Chat): HTMLElement {
     b.title = control === "stop" ? "Halt this chat at its next step" : control === "pause" ? "Pause this chat at its next step" : "Let this chat go on";
     b.addEventListener("click", () => {
       b.disabled = true;
-      void rpc("entry.add", controlParams(c, control))
+      void entries.add(controlParams(c, control))
         .then(() => say(`asked ${c.status.author} to ${control}`))
         .catch(fail);
     });
@@ -145,7 +145,7 @@ function agentRow(a: AgentInfo): HTMLElement {
   const remove = el("button", "", "Remove");
   remove.title = `Forget ${a.name} (its unfinished deliveries are dropped)`;
   remove.addEventListener("click", () => {
-    void rpc("agent.remove", { name: a.name }).then(() => {
+    void agents.remove({ name: a.name }).then(() => {
       say(`removed ${a.name}`);
       row.remove();
     }).catch(fail);
@@ -182,11 +182,11 @@ function addForm(): HTMLFormElement {
     add.disabled = true;
     const params: AgentAddParams = { name: name.value.trim(), url: url.value.trim() };
     if (token.value.trim()) params.token = token.value.trim();
-    void rpc("agent.add", params)
+    void agents.add(params)
       .then(async (r) => {
         say(`registered ${r.agent.name}${r.agent.card ? ` (${r.agent.card.name})` : ""}`);
         name.value = url.value = token.value = "";
-        draw($("activity"), await rpc("agent.list", {}));
+        draw($("activity"), await agents.list({}));
       })
       .catch(fail)
       .finally(() => {

@@ -4,7 +4,7 @@
 // (the notification's Undo, `pad restore` in a terminal): Undo is offered
 // only while something of it is still in the trash.
 
-import { rpc } from "../api";
+import { entries } from "../services";
 import { count } from "../count";
 import { $, el, fail, say } from "../dom";
 import type { Trashed } from "../protocol";
@@ -78,7 +78,7 @@ function forget(pad: string, t: Taken): void {
 
 async function undoTaken(pad: string, t: Taken): Promise<void> {
   let n = 0;
-  for (const change of t.changes) n += (await rpc("entry.restore", { change })).restored.length;
+  for (const change of t.changes) n += (await entries.restore({ change })).restored.length;
   forget(pad, t);
   say(n ? `restored ${count(n, "entry", "entries")} ${t.by} took` : "nothing to restore: they were brought back already");
 }
@@ -94,7 +94,7 @@ export function recheckSoon(pad: string): void {
 }
 
 async function recheck(pad: string): Promise<void> {
-  const r = await rpc("entry.trash", { pad, limit: 1000 });
+  const r = await entries.trash({ pad, limit: 1000 });
   const left = new Set(r.entries.filter((v) => !v.restored_at).map((v) => v.change));
   const list = (taken.get(pad) ?? []).filter((t) => t.changes.some((c) => left.has(c)));
   if (list.length) taken.set(pad, list);

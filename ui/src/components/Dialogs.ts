@@ -1,6 +1,7 @@
 // The dialogs: confirm, settings, export and the keyboard help.
 
-import { rpc, setSettings } from "../api";
+import { setSettings } from "../api";
+import { pads } from "../services";
 import { $, say } from "../dom";
 import { app, currentPad, padOnScreen } from "../state";
 
@@ -21,7 +22,7 @@ export async function exportPad(): Promise<void> {
 /** The pad as markdown, read-only, with Copy: an export, or an archived
  *  pad read without restoring it. */
 export async function showExport(pad: string, title: string): Promise<void> {
-  const r = await rpc("pad.export", { name: pad, format: "markdown" });
+  const r = await pads.export({ name: pad, format: "markdown" });
   $("export-title").textContent = title;
   ($("export-text") as HTMLTextAreaElement).value = r.text;
   $<HTMLDialogElement>("export-dialog").showModal();

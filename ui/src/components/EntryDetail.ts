@@ -2,7 +2,8 @@
 // the Reply box (`r` focuses it). A question shows whether it is answered
 // and, while open, its choices as buttons beside a free-text answer.
 
-import { EngineError, rpc } from "../api";
+import { EngineError } from "../api";
+import { entries } from "../services";
 import { $, el, fail, say } from "../dom";
 import { authorChip } from "../authors";
 import { choiceClass } from "../choices";
@@ -173,7 +174,7 @@ function deliveryLine(e: Entry, d: Delivery): HTMLElement {
     const params = d.question
       ? { pad: d.pad, reply_to: d.question, content: "retry", author: app.settings.author }
       : { pad: e.pad, content: e.content, tags: e.tags, to: [d.agent], author: app.settings.author };
-    void rpc("entry.add", params)
+    void entries.add(params)
       .then((r) => {
         if (!d.question) app.handedOff(r.entry.id);
         say(d.question ? `retrying ${d.agent}…` : `sent again to ${d.agent} as a new note`);
@@ -198,7 +199,7 @@ function taskMoves(e: Entry): [string, "todo" | "done" | "failed", string][] {
 
 async function setStatus(e: Entry, status: "todo" | "done" | "failed"): Promise<void> {
   try {
-    await rpc("entry.update", { id: e.id, status, if_version: e.version });
+    await entries.update({ id: e.id, status, if_version: e.version });
     say(status === "todo" ? "back in the queue" : `marked ${status}`);
   } catch (err) {
     fail(err);
@@ -233,7 +234,7 @@ function replyToLine(parent: string): HTMLElement {
 
 /** Shows entry `id` where it lives (its pad's feed). */
 async function openParent(id: string): Promise<void> {
-  const { entry } = await rpc("entry.get", { id });
+  const { entry } = await entries.get({ id });
   openEntry(entry.pad, entry.id);
 }
 
@@ -410,7 +411,7 @@ export async function reply(e: Entry, text: string, thread = e.id): Promise<bool
       say(warning, true);
       return false;
     }
-    await rpc("entry.add", { pad: e.pad, reply_to: e.id, content, tags, to, author: app.settings.author });
+    await entries.add({ pad: e.pad, reply_to: e.id, content, tags, to, author: app.settings.author });
     say(isOpenQuestion(e) ? `answered ${e.author}` : `replied to ${e.author}`);
     // Replying is looking: the note leaves Needs eyes (a question leaves
     // it when answered, by the engine).
@@ -438,7 +439,7 @@ export function focusReply(): boolean {
 }
 
 export async function togglePin(e: Entry): Promise<void> {
-  await rpc("entry.update", { id: e.id, pinned: !e.pinned, if_version: e.version }).catch(fail);
+  await entries.update({ id: e.id, pinned: !e.pinned, if_version: e.version }).catch(fail);
 }
 
 export function startEdit(e: Entry, replace = false): void {
@@ -458,7 +459,7 @@ async function saveEdit(content: string): Promise<void> {
   try {
     const tags = $<HTMLInputElement>("edit-tags").value.split(/[\s,]+/).map((t) => t.replace(/^#/, "").trim()).filter(Boolean);
     if (replacing) {
-      const r = await rpc("entry.add", { pad: base.pad, kind: base.kind, content, tags, supersedes: base.id, author: app.settings.author });
+      const r = await entries.add({ pad: base.pad, kind: base.kind, content, tags, supersedes: base.id, author: app.settings.author });
       editing = replacing = false;
       editBase = null;
       app.setSelected(r.entry.id);
@@ -466,14 +467,14 @@ async function saveEdit(content: string): Promise<void> {
       say("saved; the older note is kept, marked superseded");
       return;
     }
-    await rpc("entry.update", { id: base.id, content, tags, if_version: base.version });
+    await entries.update({ id: base.id, content, tags, if_version: base.version });
     editing = false;
     editBase = null;
     drawDetail();
     say("saved");
   } catch (err) {
     if (err instanceof EngineError && err.code === -32002) {
-      const now = await rpc("entry.get", { id: base.id });
+      const now = await entries.get({ id: base.id });
       drawTheirs(now.entry, true);
       say("not saved: it changed while you edited", true);
     } else {
@@ -490,7 +491,7 @@ export async function remove(e: Entry): Promise<void> {
   if (inTrash()) return;
   if (!(await confirmAction(`Delete this ${e.kind} by ${e.author}? It goes to the pad's trash.`))) return;
   try {
-    const r = await rpc("entry.delete", { id: e.id });
+    const r = await entries.delete({ id: e.id });
     offerUndo(`Deleted the ${e.kind} by ${e.author}.`, r.change, () => undefined);
   } catch (err) {
     fail(err);

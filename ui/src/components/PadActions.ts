@@ -1,7 +1,7 @@
 // The pad's actions beside the list that change pads: Clear (to the trash,
 // with Undo) and New pad (its dialog shows the name the pad will get).
 
-import { rpc } from "../api";
+import { pads } from "../services";
 import { count } from "../count";
 import { $, fail, say } from "../dom";
 import { app, currentPad, padLabel, padOnScreen } from "../state";
@@ -19,7 +19,7 @@ export async function clearPad(): Promise<void> {
     say("nothing deleted");
     return;
   }
-  const r = await rpc("pad.clear", { name: pad });
+  const r = await pads.clear({ name: pad });
   say(`deleted ${count(r.deleted, "entry", "entries")}`);
   offerUndo(`Cleared ${pad}: ${count(r.deleted, "entry", "entries")} in the trash.`, r.change ?? null, () => void backToFeed().catch(fail));
   await backToFeed();
@@ -53,7 +53,7 @@ export async function createPad(): Promise<void> {
   const name = fixPadName($<HTMLInputElement>("new-pad-name").value);
   if (!name) return;
   try {
-    const r = await rpc("pad.configure", { name, ttl_seconds: app.settings.default_ttl_seconds });
+    const r = await pads.configure({ name, ttl_seconds: app.settings.default_ttl_seconds });
     await loadPads();
     await openPad(r.pad.name);
   } catch (e) {

@@ -3,7 +3,7 @@
 // Pads that expired (archived after their idle time) are listed under
 // Archived, each with Restore: nothing vanishes without a trace.
 
-import { rpc } from "../api";
+import { pads } from "../services";
 import { showExport } from "./Dialogs";
 import { $, el, fail, say } from "../dom";
 import { app, currentPad, INBOX } from "../state";
@@ -21,7 +21,7 @@ export function onOpenPad(fn: (name: string) => void): void {
 let archived: Pad[] = [];
 
 export async function loadPads(): Promise<void> {
-  const all = (await rpc("pad.list", { include_archived: true })).pads;
+  const all = (await pads.list({ include_archived: true })).pads;
   app.setPads(all.filter((p) => !p.archived));
   archived = all.filter((p) => p.archived).sort((a, b) => (b.archived_at ?? "").localeCompare(a.archived_at ?? ""));
   drawPads();
@@ -29,7 +29,7 @@ export async function loadPads(): Promise<void> {
 
 /** Brings an archived pad back (its idle clock restarts) and opens it. */
 async function restorePad(name: string): Promise<void> {
-  await rpc("pad.touch", { name });
+  await pads.touch({ name });
   await loadPads();
   say(`restored pad ${name}`);
   open(name);

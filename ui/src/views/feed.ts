@@ -3,7 +3,8 @@
 // once. Filters (kind, #tag, author, status) narrow both; older entries
 // load as the list scrolls. Every other view goes back here.
 
-import { rpc, setSettings } from "../api";
+import { setSettings } from "../api";
+import { agents, entries } from "../services";
 import { count } from "../count";
 import { $ } from "../dom";
 import { app, currentPad } from "../state";
@@ -78,8 +79,8 @@ export async function loadFeed(): Promise<void> {
   const f = app.view === "all" ? { ...filter(), pad: null } : filter();
   app.feed.expect(f);
   const [r, d] = await Promise.all([
-    rpc("entry.list", listParams(f)),
-    rpc("agent.deliveries", f.pad ? { pad: f.pad } : {}).catch(() => ({ deliveries: [] })),
+    entries.list(listParams(f)),
+    agents.deliveries(f.pad ? { pad: f.pad } : {}).catch(() => ({ deliveries: [] })),
   ]);
   app.deliveries.load(d.deliveries);
   app.feed.load(r.entries, f);
@@ -101,7 +102,7 @@ export async function loadMore(): Promise<void> {
   if (!cursor || loadingMore || (app.view !== "feed" && app.view !== "all")) return;
   loadingMore = true;
   try {
-    const r = await rpc("entry.list", { ...listParams(app.feed.filter), cursor });
+    const r = await entries.list({ ...listParams(app.feed.filter), cursor });
     app.feed.append(r.entries);
     cursor = r.next_cursor;
     draw();

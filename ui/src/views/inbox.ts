@@ -2,7 +2,7 @@
 // first, then notes grouped by agent and pad; "Done looking" takes the
 // flag off a group's notes, or every note at once.
 
-import { rpc } from "../api";
+import { entries } from "../services";
 import { count } from "../count";
 import { el, fail, say } from "../dom";
 import { app } from "../state";
@@ -16,7 +16,7 @@ import { backToFeed } from "./feed";
 import { frame } from "./frame";
 
 export async function loadInbox(): Promise<void> {
-  const r = await rpc("entry.list", { tags: ["needs_eyes"], limit: 200 });
+  const r = await entries.list({ tags: ["needs_eyes"], limit: 200 });
   app.feed.loadInbox(r.entries);
 }
 

@@ -2,7 +2,7 @@
 // saying how strong a match it is (strength.ts), the weak folded away; an
 // empty query goes back to the feed.
 
-import { rpc } from "../api";
+import { entries } from "../services";
 import { count, searchTitle } from "../count";
 import { el } from "../dom";
 import type { SearchHit, SearchParams } from "../protocol";
@@ -25,7 +25,7 @@ export async function search(q: string): Promise<void> {
   if (f.tag) p.tags = [f.tag];
   if (f.kind) p.kind = f.kind;
   if (f.author) p.author = f.author;
-  const r = await rpc("search", p);
+  const r = await entries.search(p);
   searched(p);
   last = { hits: r.hits, query: q, mode: r.mode, all: false };
   app.setSelected(r.hits[0]?.entry.id ?? null);

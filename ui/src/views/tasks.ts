@@ -4,7 +4,7 @@
 // who holds each (`v` or the title's button switches, and the choice is
 // kept); redrawn when a task or a question of the pad changes.
 
-import { rpc } from "../api";
+import { entries, tasks } from "../services";
 import { $, el, fail } from "../dom";
 import { app, currentPad } from "../state";
 import { askedOn, columnsIn, drawnSteps, planPicture } from "../plangraph";
@@ -42,8 +42,8 @@ export async function showTasks(): Promise<void> {
 export async function loadTasks(questionsToo = true, live = false): Promise<void> {
   const pad = currentPad();
   const [r, q] = await Promise.all([
-    rpc("plan.order", { pad }),
-    questionsToo || questionsOf !== pad ? rpc("entry.list", { pad, kind: "question", limit: 1000 }) : null,
+    tasks.order({ pad }),
+    questionsToo || questionsOf !== pad ? entries.list({ pad, kind: "question", limit: 1000 }) : null,
   ]);
   if (currentPad() !== pad || (live && app.view !== "tasks")) return;
   plan = r.entries;
