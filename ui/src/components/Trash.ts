@@ -5,16 +5,15 @@
 
 import { entries } from "../services";
 import { $, el, fail, say } from "../dom";
-import { app, currentPad } from "../state";
 import { ago } from "../time";
 import type { Entry, Version } from "../types";
 
 /** The deleted entries the Trash view lists, by id. */
 export const trashed = new Map<string, Version>();
 
-/** Loads the current pad's trash into the list (the caller draws). */
-export async function loadTrash(): Promise<Entry[]> {
-  const r = await entries.trash({ pad: currentPad(), limit: 1000 });
+/** Loads `pad`'s trash into the list (the caller draws). */
+export async function loadTrash(pad: string): Promise<Entry[]> {
+  const r = await entries.trash({ pad, limit: 1000 });
   trashed.clear();
   for (const v of r.entries) trashed.set(v.entry.id, v);
   return r.entries.map((v) => v.entry);
@@ -94,6 +93,3 @@ export function offerUndo(text: string, change: number | null, after: () => void
   };
   undoTimer = window.setTimeout(() => (bar.hidden = true), 10_000);
 }
-
-/** Whether the list shows the trash (its entries are not live). */
-export const inTrash = (): boolean => app.view === "trash";
