@@ -1,7 +1,7 @@
 // The activity view: what has been happening, from the engine's `stats`
 // (with `activity: true`), refreshed while shown.
 
-import { rpc } from "./api";
+import { engine, entries } from "./services";
 import { count } from "./count";
 import type { Change, PadActivity, StatsResult } from "./protocol";
 import { ago } from "./time";
@@ -21,7 +21,7 @@ const DID: Record<string, string> = {
  *  one line. */
 async function changesBox(): Promise<HTMLElement> {
   const since = new Date(Date.now() - 3600_000).toISOString();
-  const r = await rpc("entry.changes", { since, include_created: false, limit: 200 });
+  const r = await entries.changes({ since, include_created: false, limit: 200 });
   const box = el("div", "act-box wide");
   box.id = "act-changes";
   box.append(el("h3", "", "Edits and deletions, last hour"));
@@ -45,7 +45,7 @@ async function changesBox(): Promise<HTMLElement> {
       const undo = el("button", "", "Undo");
       undo.addEventListener("click", () => {
         undo.disabled = true;
-        void rpc("entry.restore", { change }).then((res) => {
+        void entries.restore({ change }).then((res) => {
           undo.textContent = `restored ${res.restored.length}`;
         });
       });
@@ -122,7 +122,7 @@ function padList(title: string, pads: PadActivity[], open: (pad: string) => void
 
 /** Fills `root` with the activity view. */
 export async function renderActivity(root: HTMLElement, open: (pad: string) => void): Promise<StatsResult> {
-  const s = await rpc("stats", { activity: true });
+  const s = await engine.stats({ activity: true });
   const a = s.activity;
   if (!a) throw new Error("the engine answered stats without its activity");
   const head = el("div", "act-figures");

@@ -18,7 +18,7 @@ type Args<M extends Method> = {} extends Params[M] ? [params?: Params[M]] : [par
 
 /** Calls `method` with its params and gives its result, each the method's
  *  own type (protocol.ts's `Params` and `Results`, generated from the
- *  engine's). */
+ *  engine's). The UI calls it through services.ts's named functions. */
 export async function rpc<M extends Method>(method: M, ...args: Args<M>): Promise<Results[M]> {
   const params = args[0] ?? {};
   try {

@@ -3,12 +3,12 @@
 // completing a name as it is typed, and a warning before a note goes to a
 // name nobody answers to ("@agent-zreo"), with the nearest known name.
 
-import { rpc } from "./api";
+import { agents } from "./services";
 import type { Delivery } from "./protocol";
 
 /** The names a note can be addressed to, registered agents first. */
 export async function knownNames(me: string): Promise<string[]> {
-  const r = await rpc("agent.list", {});
+  const r = await agents.list({});
   const names = [...r.agents.map((a) => a.name), ...r.seen.map((s) => s.author)].map((n) => n.toLowerCase());
   return [...new Set(names)].filter((n) => n !== me.toLowerCase());
 }

@@ -50,6 +50,24 @@ describe("the window's store", () => {
     expect(() => s.info).toThrow(/before the app loaded it/);
   });
 
+  it("names the pad in the settings, whether a pad is on screen, and the selected entry while it is shown", () => {
+    const s = new Screen();
+    s.useSettings({ ...settings, pad: "proj-x" });
+    expect(s.pad).toBe("proj-x");
+    expect(s.padOnScreen).toBe(true);
+    for (const [view, on] of [["tasks", true], ["trash", true], ["all", false], ["search", false], ["inbox", false], ["agents", false]] as const) {
+      s.setView(view);
+      expect(s.padOnScreen).toBe(on);
+    }
+    const [a, b] = [entry(), entry()];
+    s.setShown([a, b]);
+    expect(s.selectedEntry).toBeUndefined();
+    s.setSelected(b.id);
+    expect(s.selectedEntry).toBe(b);
+    s.setSelected("gone");
+    expect(s.selectedEntry).toBeUndefined();
+  });
+
   it("follows which questions an ask waits on", () => {
     const s = new Screen();
     s.setWaiting(["q1", "q2"]);

@@ -1,9 +1,10 @@
-// The one store of the main window: what the person is looking at. Views
-// and components read it through its getters and change it only through
-// its named methods, so every change to what is on screen is one call to
-// find; the entries themselves live in the FeedStore (store.ts), kept in
-// step with the engine's events, and what one view alone uses lives in
-// that view (the feed's paging, the plan, the editor).
+// The one store of the main window: what the person is looking at. main.ts
+// makes one and hands it to the views and components that need it (no
+// module holds it by import); they read it through its getters and change
+// it only through its named methods, so every change to what is on screen
+// is one call to find; the entries themselves live in the FeedStore
+// (store.ts), kept in step with the engine's events, and what one view
+// alone uses lives in that view (the feed's paging, the plan, the editor).
 
 import { Deliveries } from "./deliveries";
 import { FeedStore } from "./store";
@@ -115,22 +116,26 @@ export class Screen {
   handedOff(id: string): void {
     this._handoffs.add(id);
   }
+
+  /** The pad the feed shows (saved in the settings). */
+  get pad(): string {
+    return this.settings.pad;
+  }
+
+  /** Whether the list shows one pad (its feed, tasks or trash): only then
+   *  do the pad's actions (compose, export, clear, tasks, trash) apply. */
+  get padOnScreen(): boolean {
+    return this._view === "feed" || this._view === "tasks" || this._view === "trash";
+  }
+
+  /** The entry selected in the list, if it is shown. */
+  get selectedEntry(): Entry | undefined {
+    return this._shown.find((e) => e.id === this._selected);
+  }
 }
-
-export const app = new Screen();
-
-/** The pad the feed shows (saved in the settings). */
-export const currentPad = (): string => app.settings.pad;
-
-/** Whether the list shows one pad (its feed, tasks or trash): only then
- *  do the pad's actions (compose, export, clear, tasks, trash) apply. */
-export const padOnScreen = (): boolean => app.view === "feed" || app.view === "tasks" || app.view === "trash";
 
 /** A pad's name for a button: shortened past 18 characters. */
 export const padLabel = (name: string): string => (name.length > 18 ? `${name.slice(0, 17)}…` : name);
-
-/** The entry selected in the list, if it is shown. */
-export const selectedEntry = (): Entry | undefined => app.shown.find((e) => e.id === app.selected);
 
 /** The pad that is always listed: where the person's notes and agents'
  *  questions go by default. */

@@ -4,13 +4,13 @@
 // Pause, Resume and Stop — and the agents the person can hand work to over
 // A2A (register, remove; `@name` in the quick box sends them a note).
 
-import { rpc } from "../api";
+import { agents, entries } from "../services";
 import { authorChip } from "../authors";
 import { type Chat, chatLabel, chatsOf, controlParams, controlsFor } from "../chats";
 import { openConnect } from "./Connect";
 import { $, el, fail, say } from "../dom";
 import type { AgentAddParams, AgentInfo, AgentListResult, Brief, SeenAuthor } from "../protocol";
-import { app } from "../state";
+import type { Screen } from "../state";
 import { ago } from "../time";
 
 let timer = 0;
@@ -25,11 +25,11 @@ export function onAgentsOpen(pad: (name: string) => void, entry: (pad: string, i
 }
 
 /** Draws the view into `box`, and again every 3 s while it is shown. */
-export async function renderAgents(box: HTMLElement, shown: () => boolean): Promise<void> {
+export async function renderAgents(box: HTMLElement, screen: Screen, shown: () => boolean): Promise<void> {
   clearInterval(timer);
   const refresh = async () => {
-    const r = await rpc("agent.list", {});
-    draw(box, r, await chats(r.seen));
+    const r = await agents.list({});
+    draw(box, screen, r, await chats(r.seen));
   };
   await refresh();
   timer = window.setInterval(() => {
@@ -47,27 +47,27 @@ async function chats(seen: SeenAuthor[]): Promise<Map<string, Chat[]>> {
   const since = new Date(Date.now() - 86_400_000).toISOString();
   const by = new Map<string, Chat[]>();
   await Promise.all(seen.slice(0, CHAT_AUTHORS).map(async (s) => {
-    const r = await rpc("entry.list", { author: s.author, since, limit: 200 });
+    const r = await entries.list({ author: s.author, since, limit: 200 });
     const found = chatsOf(r.entries);
     if (found.length) by.set(s.author, found);
   }));
   return by;
 }
 
-function draw(box: HTMLElement, r: AgentListResult, running: Map<string, Chat[]> = new Map()): void {
+function draw(box: HTMLElement, screen: Screen, r: AgentListResult, running: Map<string, Chat[]> = new Map()): void {
   // Typing in the form survives a refresh: only the lists are redrawn.
   let form = box.querySelector<HTMLFormElement>("#agent-add");
   if (!form) {
     box.replaceChildren();
     box.append(el("div", "act-box wide", ""), el("div", "act-box wide", ""));
-    form = addForm();
+    form = addForm(screen);
     box.append(form);
   }
   const [seenBox, agentsBox] = [...box.querySelectorAll<HTMLElement>(".act-box")];
   seenBox.id = "roster";
   seenBox.replaceChildren(el("h3", "", "Working now"));
   if (!r.seen.length) seenBox.append(el("p", "hint", "nobody seen in the last day"));
-  for (const s of r.seen) seenBox.append(seenRow(s, running.get(s.author) ?? []));
+  for (const s of r.seen) seenBox.append(seenRow(s, screen, running.get(s.author) ?? []));
   agentsBox.id = "agents-registered";
   agentsBox.replaceChildren(el("h3", "", "Agents you can hand work to"));
   const connect = el("button", "", "Connect Agent Zero…");
@@ -77,7 +77,7 @@ function draw(box: HTMLElement, r: AgentListResult, running: Map<string, Chat[]>
   if (!r.agents.length) {
     agentsBox.append(el("p", "hint", "None yet. Register one below — Agent Zero: Settings → MCP/A2A → A2A server gives its URL — then start a note with @its-name."));
   }
-  for (const a of r.agents) agentsBox.append(agentRow(a));
+  for (const a of r.agents) agentsBox.append(agentRow(a, screen));
 }
 
 function brief(label: string, b: Brief, cls: string): HTMLElement {
@@ -103,7 +103,7 @@ function chatRow(c: Chat): HTMLElement {
     b.title = control === "stop" ? "Halt this chat at its next step" : control === "pause" ? "Pause this chat at its next step" : "Let this chat go on";
     b.addEventListener("click", () => {
       b.disabled = true;
-      void rpc("entry.add", controlParams(c, control))
+      void entries.add(controlParams(c, control))
         .then(() => say(`asked ${c.status.author} to ${control}`))
         .catch(fail);
     });
@@ -112,11 +112,11 @@ function chatRow(c: Chat): HTMLElement {
   return line;
 }
 
-function seenRow(s: SeenAuthor, running: Chat[] = []): HTMLElement {
+function seenRow(s: SeenAuthor, screen: Screen, running: Chat[] = []): HTMLElement {
   const row = el("div", "roster-row");
   row.dataset.author = s.author;
   const head = el("div", "roster-head");
-  head.append(authorChip(s.author, app.settings.author));
+  head.append(authorChip(s.author, screen.settings.author));
   const here = el("span", s.connected > 0 ? "presence on" : "presence", s.connected > 0 ? "connected" : s.last_seen ? `seen ${ago(s.last_seen)}` : "not seen");
   head.append(here);
   if (s.registered) head.append(el("span", "tag", "A2A"));
@@ -134,18 +134,18 @@ function seenRow(s: SeenAuthor, running: Chat[] = []): HTMLElement {
   return row;
 }
 
-function agentRow(a: AgentInfo): HTMLElement {
+function agentRow(a: AgentInfo, screen: Screen): HTMLElement {
   const row = el("div", "roster-row");
   row.dataset.agent = a.name;
   const head = el("div", "roster-head");
-  head.append(authorChip(a.name, app.settings.author));
+  head.append(authorChip(a.name, screen.settings.author));
   const reach = a.reachable === false ? `unreachable: ${a.error ?? ""}` : a.reachable ? "reachable" : "not tried";
   head.append(el("span", a.reachable === false ? "presence off" : "presence on", reach));
   if (a.active) head.append(el("span", "tag", `${a.active} active`));
   const remove = el("button", "", "Remove");
   remove.title = `Forget ${a.name} (its unfinished deliveries are dropped)`;
   remove.addEventListener("click", () => {
-    void rpc("agent.remove", { name: a.name }).then(() => {
+    void agents.remove({ name: a.name }).then(() => {
       say(`removed ${a.name}`);
       row.remove();
     }).catch(fail);
@@ -161,7 +161,7 @@ function agentRow(a: AgentInfo): HTMLElement {
   return row;
 }
 
-function addForm(): HTMLFormElement {
+function addForm(screen: Screen): HTMLFormElement {
   const form = el("form", "act-box wide");
   form.id = "agent-add";
   const name = el("input");
@@ -182,11 +182,11 @@ function addForm(): HTMLFormElement {
     add.disabled = true;
     const params: AgentAddParams = { name: name.value.trim(), url: url.value.trim() };
     if (token.value.trim()) params.token = token.value.trim();
-    void rpc("agent.add", params)
+    void agents.add(params)
       .then(async (r) => {
         say(`registered ${r.agent.name}${r.agent.card ? ` (${r.agent.card.name})` : ""}`);
         name.value = url.value = token.value = "";
-        draw($("activity"), await rpc("agent.list", {}));
+        draw($("activity"), screen, await agents.list({}));
       })
       .catch(fail)
       .finally(() => {

@@ -4,11 +4,11 @@
 // (the notification's Undo, `pad restore` in a terminal): Undo is offered
 // only while something of it is still in the trash.
 
-import { rpc } from "../api";
+import { entries } from "../services";
 import { count } from "../count";
 import { $, el, fail, say } from "../dom";
 import type { Trashed } from "../protocol";
-import { app, currentPad } from "../state";
+import type { Screen } from "../state";
 
 /** What one author took from a pad, gathered over their calls. */
 export interface Taken {
@@ -45,41 +45,41 @@ export function bannerText(t: Taken): string {
 }
 
 /** Whether the pad on screen shows a banner. */
-export function bannerShown(): boolean {
-  return app.view === "feed" && taken.has(currentPad());
+export function bannerShown(screen: Screen): boolean {
+  return screen.view === "feed" && taken.has(screen.pad);
 }
 
 /** Draws the banner of the pad on screen (its feed), or hides it. */
-export function drawBanner(): void {
+export function drawBanner(screen: Screen): void {
   const box = $("pad-banner");
-  const list = app.view === "feed" ? (taken.get(currentPad()) ?? []) : [];
+  const list = screen.view === "feed" ? (taken.get(screen.pad) ?? []) : [];
   box.hidden = list.length === 0;
   box.replaceChildren(
     ...list.map((t) => {
       const line = el("div", "banner-line");
       const undo = el("button", "", "Undo");
       undo.title = `Bring back what ${t.by} moved to the trash`;
-      undo.addEventListener("click", () => void undoTaken(currentPad(), t).catch(fail));
+      undo.addEventListener("click", () => void undoTaken(screen, screen.pad, t).catch(fail));
       const dismiss = el("button", "link", "Dismiss");
       dismiss.title = "Hide this; the entries stay in the pad's Trash";
-      dismiss.addEventListener("click", () => forget(currentPad(), t));
+      dismiss.addEventListener("click", () => forget(screen, screen.pad, t));
       line.append(el("span", "", bannerText(t)), undo, dismiss);
       return line;
     }),
   );
 }
 
-function forget(pad: string, t: Taken): void {
+function forget(screen: Screen, pad: string, t: Taken): void {
   const list = (taken.get(pad) ?? []).filter((x) => x !== t);
   if (list.length) taken.set(pad, list);
   else taken.delete(pad);
-  drawBanner();
+  drawBanner(screen);
 }
 
-async function undoTaken(pad: string, t: Taken): Promise<void> {
+async function undoTaken(screen: Screen, pad: string, t: Taken): Promise<void> {
   let n = 0;
-  for (const change of t.changes) n += (await rpc("entry.restore", { change })).restored.length;
-  forget(pad, t);
+  for (const change of t.changes) n += (await entries.restore({ change })).restored.length;
+  forget(screen, pad, t);
   say(n ? `restored ${count(n, "entry", "entries")} ${t.by} took` : "nothing to restore: they were brought back already");
 }
 
@@ -87,17 +87,17 @@ let recheckTimer = 0;
 
 /** After entries come back to `pad` (any restore), keeps only what still
  *  has something in the trash to undo. */
-export function recheckSoon(pad: string): void {
+export function recheckSoon(screen: Screen, pad: string): void {
   if (!taken.has(pad)) return;
   clearTimeout(recheckTimer);
-  recheckTimer = window.setTimeout(() => void recheck(pad).catch(fail), 300);
+  recheckTimer = window.setTimeout(() => void recheck(screen, pad).catch(fail), 300);
 }
 
-async function recheck(pad: string): Promise<void> {
-  const r = await rpc("entry.trash", { pad, limit: 1000 });
+async function recheck(screen: Screen, pad: string): Promise<void> {
+  const r = await entries.trash({ pad, limit: 1000 });
   const left = new Set(r.entries.filter((v) => !v.restored_at).map((v) => v.change));
   const list = (taken.get(pad) ?? []).filter((t) => t.changes.some((c) => left.has(c)));
   if (list.length) taken.set(pad, list);
   else taken.delete(pad);
-  drawBanner();
+  drawBanner(screen);
 }

@@ -5,7 +5,8 @@
 // the plugin's settings, then says "waiting for Agent Zero's first call…"
 // until Agent Zero is seen (its plugin says hello as agent-zero).
 
-import { connectAgentZero, rpc } from "../api";
+import { connectAgentZero } from "../api";
+import { agents } from "../services";
 import { seenSince } from "../chats";
 import { $, el } from "../dom";
 
@@ -51,7 +52,7 @@ async function connect(): Promise<void> {
     const a2aUrl = $<HTMLInputElement>("connect-a2a").value.trim();
     let a2a = "";
     if (a2aUrl) {
-      const added = await rpc("agent.add", { name: AUTHOR, url: a2aUrl, replace: true });
+      const added = await agents.add({ name: AUTHOR, url: a2aUrl, replace: true });
       a2a = `Registered its A2A server (${added.agent.url}): notes to @${AUTHOR} go there. `;
       $<HTMLInputElement>("connect-a2a").value = "";
     }
@@ -68,7 +69,7 @@ async function connect(): Promise<void> {
     result.append(wait);
     clearInterval(waiting);
     waiting = window.setInterval(() => {
-      void rpc("agent.list", { seen_within: 3600 }).then((list) => {
+      void agents.list({ seen_within: 3600 }).then((list) => {
         if (seenSince(list, AUTHOR, since)) {
           clearInterval(waiting);
           wait.textContent = "Agent Zero called: it is connected. Hand it work with @agent-zero in the quick box.";

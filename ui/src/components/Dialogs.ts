@@ -1,8 +1,9 @@
 // The dialogs: confirm, settings, export and the keyboard help.
 
-import { rpc, setSettings } from "../api";
+import { setSettings } from "../api";
+import { pads } from "../services";
 import { $, say } from "../dom";
-import { app, currentPad, padOnScreen } from "../state";
+import type { Screen } from "../state";
 
 export async function confirmAction(text: string, ok = "Delete"): Promise<boolean> {
   const d = $<HTMLDialogElement>("confirm");
@@ -13,15 +14,15 @@ export async function confirmAction(text: string, ok = "Delete"): Promise<boolea
   return new Promise((resolve) => d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true }));
 }
 
-export async function exportPad(): Promise<void> {
-  if (!padOnScreen()) return say("open a pad first: Export acts on the pad on screen", true);
-  return showExport(currentPad(), `Export of ${currentPad()}`);
+export async function exportPad(screen: Screen): Promise<void> {
+  if (!screen.padOnScreen) return say("open a pad first: Export acts on the pad on screen", true);
+  return showExport(screen.pad, `Export of ${screen.pad}`);
 }
 
 /** The pad as markdown, read-only, with Copy: an export, or an archived
  *  pad read without restoring it. */
 export async function showExport(pad: string, title: string): Promise<void> {
-  const r = await rpc("pad.export", { name: pad, format: "markdown" });
+  const r = await pads.export({ name: pad, format: "markdown" });
   $("export-title").textContent = title;
   ($("export-text") as HTMLTextAreaElement).value = r.text;
   $<HTMLDialogElement>("export-dialog").showModal();
@@ -29,8 +30,8 @@ export async function showExport(pad: string, title: string): Promise<void> {
 
 const field = (n: string) => $<HTMLFormElement>("settings-form").elements.namedItem(n) as HTMLInputElement;
 
-export function openSettings(): void {
-  const s = app.settings;
+export function openSettings(screen: Screen): void {
+  const s = screen.settings;
   field("hotkey").value = s.hotkey;
   field("author").value = s.author;
   field("notifications").checked = s.notifications;
@@ -42,12 +43,12 @@ export function openSettings(): void {
   $<HTMLDialogElement>("settings-dialog").showModal();
 }
 
-export async function saveSettings(ev: Event): Promise<void> {
+export async function saveSettings(screen: Screen, ev: Event): Promise<void> {
   ev.preventDefault();
   const hours = field("ttl_hours").value.trim();
   try {
     const saved = await setSettings({
-      ...app.settings,
+      ...screen.settings,
       hotkey: field("hotkey").value.trim(),
       author: field("author").value.trim().toLowerCase(),
       notifications: field("notifications").checked,
@@ -56,7 +57,7 @@ export async function saveSettings(ev: Event): Promise<void> {
       model: field("model").value || null,
       agent_http: field("agent_http").value.trim() || null,
     });
-    app.useSettings(saved);
+    screen.useSettings(saved);
     $<HTMLDialogElement>("settings-dialog").close();
     say("settings saved");
   } catch (e) {
@@ -64,9 +65,9 @@ export async function saveSettings(ev: Event): Promise<void> {
   }
 }
 
-export function wireDialogs(): void {
+export function wireDialogs(screen: Screen): void {
   $("settings-form").addEventListener("submit", (ev) => {
-    if ((ev as SubmitEvent).submitter?.getAttribute("value") === "save") void saveSettings(ev);
+    if ((ev as SubmitEvent).submitter?.getAttribute("value") === "save") void saveSettings(screen, ev);
   });
   $("export-copy").addEventListener("click", () => void copy(($("export-text") as HTMLTextAreaElement).value));
 }

@@ -2,13 +2,14 @@
 // the Reply box (`r` focuses it). A question shows whether it is answered
 // and, while open, its choices as buttons beside a free-text answer.
 
-import { EngineError, rpc } from "../api";
+import { EngineError } from "../api";
+import { entries } from "../services";
 import { $, el, fail, say } from "../dom";
 import { authorChip } from "../authors";
 import { choiceClass } from "../choices";
 import { deliveryClass, deliveryLabel } from "../deliveries";
 import { renderMarkdown } from "../markdown";
-import { app, selectedEntry } from "../state";
+import type { Screen } from "../state";
 import { parseQuickNote } from "../tags";
 import { title, titleOf } from "../context";
 import { doneLooking } from "../eyes";
@@ -19,7 +20,7 @@ import { ago } from "../time";
 import type { Entry } from "../types";
 import { confirmAction } from "./Dialogs";
 import { forgetThread, loadThread, openThread, renderThread, repliesOf, threadVersion } from "./Thread";
-import { deletedLine, historySection, inTrash, offerUndo, restoreEntry, trashed, undoChange } from "./Trash";
+import { deletedLine, historySection, offerUndo, restoreEntry, trashed, undoChange } from "./Trash";
 import { tagChip } from "./Tag";
 import { bannerShown } from "./Banner";
 import { whySection } from "./Why";
@@ -60,69 +61,69 @@ export const isOpenQuestion = (e: Entry): boolean => e.kind === "question" && e.
 
 /** What the Reply box answers for `e`: on the plan, a task's open question
  *  (an agent asked the person in its thread and waits), else `e` itself. */
-export const replyTarget = (e: Entry): Entry => (app.view === "tasks" ? asks.get(e.id) : undefined) ?? e;
+export const replyTarget = (screen: Screen, e: Entry): Entry => (screen.view === "tasks" ? asks.get(e.id) : undefined) ?? e;
 
-export function drawDetail(): void {
-  const e = selectedEntry();
-  const delivered = e ? app.deliveries.of(e.id).map((d) => `${d.agent}=${d.state}@${d.updated_at}`).join(",") : "";
-  const key = e ? `${e.id}:${e.version}:${threadVersion}:${editing}:${app.view === "trash"}:${waitedOn(e)}:${delivered}:${replyTarget(e).id}` : `none:${app.shown.length === 0}:${app.view}:${app.settings.pad}:${bannerShown()}`;
+export function drawDetail(screen: Screen): void {
+  const e = screen.selectedEntry;
+  const delivered = e ? screen.deliveries.of(e.id).map((d) => `${d.agent}=${d.state}@${d.updated_at}`).join(",") : "";
+  const key = e ? `${e.id}:${e.version}:${threadVersion}:${editing}:${screen.view === "trash"}:${waitedOn(screen, e)}:${delivered}:${replyTarget(screen, e).id}` : `none:${screen.shown.length === 0}:${screen.view}:${screen.settings.pad}:${bannerShown(screen)}`;
   if (key === drawn) return;
   const entryChanged = !drawn.startsWith(e ? `${e.id}:` : "none:");
   drawn = key;
   const main = $("detail-main");
   const form = $<HTMLFormElement>("reply-form");
   // A narrow window shows the detail over the list: only with something in it.
-  $("content").classList.toggle("detail-open", !!e || app.shown.length === 0);
+  $("content").classList.toggle("detail-open", !!e || screen.shown.length === 0);
   if (!e) {
     forgetThread();
     form.hidden = true;
     $("thread").replaceChildren();
-    main.replaceChildren(emptyPane());
+    main.replaceChildren(emptyPane(screen));
     return;
   }
-  if (inTrash()) {
-    main.replaceChildren(...trashView(e));
+  if (screen.view === "trash") {
+    main.replaceChildren(...trashView(screen, e));
     $("thread").replaceChildren();
     form.hidden = true;
     return;
   }
   if (entryChanged) {
     ($("reply-text") as HTMLTextAreaElement).value = "";
-    if (!repliesOf(e.id)) void openThread(e.id, e.replies).then(drawDetail).catch(fail);
+    if (!repliesOf(e.id)) void openThread(e.id, e.replies).then(() => drawDetail(screen)).catch(fail);
   }
   if (editing && editBase?.id === e.id && main.querySelector("textarea.edit")) {
     // The person is typing: their editor stays as it is; a change by
     // someone else shows beside it.
-    drawTheirs(e);
+    drawTheirs(screen, e);
   } else {
-    main.replaceChildren(...(editing ? editor(e) : view(e)));
+    main.replaceChildren(...(editing ? editor(screen, e) : view(screen, e)));
   }
   $("thread").replaceChildren(renderThread(e));
-  drawReplyForm(e);
+  drawReplyForm(screen, e);
   form.hidden = editing;
 }
 
 /** The pane with nothing selected: how to start in an empty pad — unless
  *  someone just emptied it (its banner offers Undo). */
-function emptyPane(): HTMLElement {
-  if (app.shown.length) return el("p", "hint", "Select an entry (j / k) to read it here.");
-  if (app.view !== "feed") return el("p", "hint", "Nothing here.");
-  if (bannerShown()) return el("p", "hint", "Everything here was moved to the trash: Undo above brings it back, or Trash (d) lists it.");
-  return welcome();
+function emptyPane(screen: Screen): HTMLElement {
+  if (screen.shown.length) return el("p", "hint", "Select an entry (j / k) to read it here.");
+  if (screen.view !== "feed") return el("p", "hint", "Nothing here.");
+  if (bannerShown(screen)) return el("p", "hint", "Everything here was moved to the trash: Undo above brings it back, or Trash (d) lists it.");
+  return welcome(screen);
 }
 
-function view(e: Entry): HTMLElement[] {
+function view(screen: Screen, e: Entry): HTMLElement[] {
   const head = el("div", "detail-head");
   head.append(el("span", `kind kind-${e.kind}`, e.kind));
   if (e.kind === "question") head.append(el("span", `q-state ${isOpenQuestion(e) ? "q-open" : "q-answered"}`, isOpenQuestion(e) ? "open" : "answered"));
-  head.append(authorChip(e.author, app.settings.author), el("span", "pad-chip", e.pad), el("span", "time", `${ago(e.created_at)} · v${e.version}`));
+  head.append(authorChip(e.author, screen.settings.author), el("span", "pad-chip", e.pad), el("span", "time", `${ago(e.created_at)} · v${e.version}`));
 
   const facts = el("div", "facts");
   const fact = (label: string, value: string | null | undefined) => {
     if (value) facts.append(el("div", "fact", `${label}: ${value}`));
   };
   fact("id", e.id);
-  if (e.reply_to) facts.append(replyToLine(e.reply_to));
+  if (e.reply_to) facts.append(replyToLine(screen, e.reply_to));
   fact("replaces", e.supersedes ? `${e.supersedes} (the older note, kept)` : null);
   if (e.superseded_by) facts.append(el("div", "fact superseded", `superseded by ${e.superseded_by}: a newer note holds now`));
   fact("state", taskWord(e));
@@ -131,11 +132,11 @@ function view(e: Entry): HTMLElement[] {
   fact("resume", e.resume);
   fact("last error", e.error);
   fact("category", e.category ? `${e.category}${e.confidence !== null ? ` (confidence ${e.confidence})` : ""}` : null);
-  if (e.depends_on.length) facts.append(waitsOnLine(e.depends_on));
+  if (e.depends_on.length) facts.append(waitsOnLine(screen, e.depends_on));
   fact("reminder", e.remind_at ? `${ago(e.remind_at)} (${clock(e.remind_at)})` : null);
   if (e.choices.length) fact("choices", e.choices.join(" · "));
   if (e.to.length) fact("for", e.to.join(", "));
-  for (const d of app.deliveries.of(e.id)) facts.append(deliveryLine(e, d));
+  for (const d of screen.deliveries.of(e.id)) facts.append(deliveryLine(screen, e, d));
   const tags = el("div", "tags");
   for (const t of e.tags) tags.append(tagChip(t));
   const actions = el("div", "actions");
@@ -146,24 +147,24 @@ function view(e: Entry): HTMLElement[] {
     actions.append(b);
   };
   button(e.pinned ? "Unpin" : "Pin", "p", () => void togglePin(e));
-  button("Edit", "e", () => startEdit(e));
-  if (!e.superseded_by) button("Replace…", "Write what holds now as a new note: this one is kept, marked superseded, and lists and searches show the new one", () => startEdit(e, true));
+  button("Edit", "e", () => startEdit(screen, e));
+  if (!e.superseded_by) button("Replace…", "Write what holds now as a new note: this one is kept, marked superseded, and lists and searches show the new one", () => startEdit(screen, e, true));
   if (e.tags.includes("needs_eyes")) button("Done looking", "removes the needs_eyes tag", () => void seen(e));
   if (e.kind === "task") {
     for (const [label, status, title] of taskMoves(e)) button(label, title, () => void setStatus(e, status));
   }
-  button("Delete", "Delete", () => void remove(e), "danger");
+  button("Delete", "Delete", () => void remove(screen, e), "danger");
   const body = el("div", "markdown");
   body.innerHTML = renderMarkdown(e.content);
-  const waiting = isOpenQuestion(e) ? [waitingLine(e)] : [];
-  const why = app.view === "search" ? whySection(e) : null;
+  const waiting = isOpenQuestion(e) ? [waitingLine(screen, e)] : [];
+  const why = screen.view === "search" ? whySection(e) : null;
   return [head, ...waiting, facts, tags, actions, ...(why ? [why] : []), body, historySection(e)];
 }
 
 /** Where the note stands with one agent; a failed handoff offers Retry
  *  (the engine asked whether to try again: the answer "retry") or Re-send
  *  (the agent failed it: the same note, handed over anew). */
-function deliveryLine(e: Entry, d: Delivery): HTMLElement {
+function deliveryLine(screen: Screen, e: Entry, d: Delivery): HTMLElement {
   const line = el("div", `fact ${deliveryClass(d)}`, deliveryLabel(d));
   if (d.state !== "failed") return line;
   const b = el("button", "delivery-action", d.question ? "Retry now" : "Re-send");
@@ -171,11 +172,11 @@ function deliveryLine(e: Entry, d: Delivery): HTMLElement {
   b.addEventListener("click", () => {
     b.disabled = true;
     const params = d.question
-      ? { pad: d.pad, reply_to: d.question, content: "retry", author: app.settings.author }
-      : { pad: e.pad, content: e.content, tags: e.tags, to: [d.agent], author: app.settings.author };
-    void rpc("entry.add", params)
+      ? { pad: d.pad, reply_to: d.question, content: "retry", author: screen.settings.author }
+      : { pad: e.pad, content: e.content, tags: e.tags, to: [d.agent], author: screen.settings.author };
+    void entries.add(params)
       .then((r) => {
-        if (!d.question) app.handedOff(r.entry.id);
+        if (!d.question) screen.handedOff(r.entry.id);
         say(d.question ? `retrying ${d.agent}…` : `sent again to ${d.agent} as a new note`);
       })
       .catch(fail);
@@ -198,7 +199,7 @@ function taskMoves(e: Entry): [string, "todo" | "done" | "failed", string][] {
 
 async function setStatus(e: Entry, status: "todo" | "done" | "failed"): Promise<void> {
   try {
-    await rpc("entry.update", { id: e.id, status, if_version: e.version });
+    await entries.update({ id: e.id, status, if_version: e.version });
     say(status === "todo" ? "back in the queue" : `marked ${status}`);
   } catch (err) {
     fail(err);
@@ -213,17 +214,17 @@ export function clock(t: string, now = new Date()): string {
 }
 
 /** The tasks this one waits on, by their titles. */
-function waitsOnLine(ids: string[]): HTMLElement {
+function waitsOnLine(screen: Screen, ids: string[]): HTMLElement {
   const line = el("div", "fact waits-on", "waits on: …");
-  void Promise.all(ids.map((id) => title(id))).then((ts) => (line.textContent = `waits on: ${ts.map((t) => `“${t}”`).join(", ")}`));
+  void Promise.all(ids.map((id) => title(id, screen.shown))).then((ts) => (line.textContent = `waits on: ${ts.map((t) => `“${t}”`).join(", ")}`));
   return line;
 }
 
 /** What the entry replies to, by its title, and a button that opens it. */
-function replyToLine(parent: string): HTMLElement {
+function replyToLine(screen: Screen, parent: string): HTMLElement {
   const line = el("div", "fact reply-to");
   const text = el("span", "", "in reply to: …");
-  void title(parent).then((t) => (text.textContent = `in reply to: “${t}”`));
+  void title(parent, screen.shown).then((t) => (text.textContent = `in reply to: “${t}”`));
   const open = el("button", "link", "Open");
   open.title = `Open the entry this replies to (${parent})`;
   open.addEventListener("click", () => void openParent(parent).catch(fail));
@@ -233,7 +234,7 @@ function replyToLine(parent: string): HTMLElement {
 
 /** Shows entry `id` where it lives (its pad's feed). */
 async function openParent(id: string): Promise<void> {
-  const { entry } = await rpc("entry.get", { id });
+  const { entry } = await entries.get({ id });
   openEntry(entry.pad, entry.id);
 }
 
@@ -247,15 +248,15 @@ export function onOpenEntry(fn: (pad: string, id: string) => void): void {
 /** Whether someone waits for the question's answer now: an `ask` call
  *  (`waiting` events), or an agent the person handed work to over A2A
  *  whose task waits on this question (its delivery). */
-export function waitedOn(e: Entry): boolean {
-  return app.waiting.has(e.id) || app.deliveries.waitingOn(e.id);
+export function waitedOn(screen: Screen, e: Entry): boolean {
+  return screen.waiting.has(e.id) || screen.deliveries.waitingOn(e.id);
 }
 
 /** Whether the agent that asked still waits for the answer. */
-function waitingLine(e: Entry): HTMLElement {
+function waitingLine(screen: Screen, e: Entry): HTMLElement {
   const line = el("div", "waiting");
   line.id = "waiting-line";
-  if (waitedOn(e)) {
+  if (waitedOn(screen, e)) {
     line.textContent = `${e.author} is waiting for your answer`;
   } else {
     line.classList.add("gone");
@@ -265,7 +266,7 @@ function waitingLine(e: Entry): HTMLElement {
 }
 
 /** A deleted entry, read-only, with who deleted it and Restore. */
-function trashView(e: Entry): HTMLElement[] {
+function trashView(screen: Screen, e: Entry): HTMLElement[] {
   const v = trashed.get(e.id);
   const head = el("div", "detail-head");
   head.append(el("span", `kind kind-${e.kind}`, e.kind), el("span", "author", e.author), el("span", "pad-chip", e.pad), el("span", "time", `${ago(e.created_at)} · v${e.version}`));
@@ -277,9 +278,9 @@ function trashView(e: Entry): HTMLElement[] {
     void restoreEntry(e.id)
       .then(() => {
         trashed.delete(e.id);
-        app.drop(e.id);
+        screen.drop(e.id);
         drawn = "";
-        drawDetail();
+        drawDetail(screen);
       })
       .catch(fail);
   });
@@ -301,7 +302,7 @@ function trashView(e: Entry): HTMLElement[] {
   return [head, line, actions, body];
 }
 
-function editor(e: Entry): HTMLElement[] {
+function editor(screen: Screen, e: Entry): HTMLElement[] {
   editBase = e;
   const ta = el("textarea", "edit");
   ta.id = "edit-text";
@@ -318,16 +319,16 @@ function editor(e: Entry): HTMLElement[] {
   const stop = () => {
     editing = replacing = false;
     editBase = null;
-    drawDetail();
+    drawDetail(screen);
   };
-  save.addEventListener("click", () => void saveEdit(ta.value));
+  save.addEventListener("click", () => void saveEdit(screen, ta.value));
   tags.addEventListener("keydown", (ev) => {
-    if (ev.key === "Enter") void saveEdit(ta.value);
+    if (ev.key === "Enter") void saveEdit(screen, ta.value);
     if (ev.key === "Escape") stop();
   });
   cancel.addEventListener("click", stop);
   ta.addEventListener("keydown", (ev) => {
-    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) void saveEdit(ta.value);
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) void saveEdit(screen, ta.value);
     if (ev.key === "Escape") stop();
   });
   const actions = el("div", "actions");
@@ -345,7 +346,7 @@ function editor(e: Entry): HTMLElement[] {
 
 /** Beside the person's editor: the entry as someone else changed it since
  *  they began, with what they can do about it. */
-function drawTheirs(now: Entry, conflict = false): void {
+function drawTheirs(screen: Screen, now: Entry, conflict = false): void {
   const box = $("edit-theirs");
   if (!box || !editBase) return;
   if (now.version === editBase.version && !conflict) {
@@ -362,7 +363,7 @@ function drawTheirs(now: Entry, conflict = false): void {
   mine.id = "edit-overwrite";
   mine.addEventListener("click", () => {
     editBase = now;
-    void saveEdit(ta.value);
+    void saveEdit(screen, ta.value);
   });
   const take = el("button", "", "Take theirs");
   take.id = "edit-take";
@@ -379,9 +380,9 @@ function drawTheirs(now: Entry, conflict = false): void {
 
 /** The Reply box under the thread; for an open question, its choices. A
  *  task with an open question in its thread answers that question. */
-export function drawReplyForm(e: Entry): void {
+export function drawReplyForm(screen: Screen, e: Entry): void {
   const choices = $("reply-choices");
-  const target = replyTarget(e);
+  const target = replyTarget(screen, e);
   const open = isOpenQuestion(target);
   choices.replaceChildren();
   if (target !== e) choices.append(el("span", "hint asked", `${target.author} asks: ${titleOf(target.content)}`));
@@ -390,7 +391,7 @@ export function drawReplyForm(e: Entry): void {
     for (const c of target.choices) {
       const b = el("button", choiceClass(c), c);
       b.type = "button";
-      b.addEventListener("click", () => void reply(target, c, e.id));
+      b.addEventListener("click", () => void reply(screen, target, c, e.id));
       choices.append(b);
     }
     choices.append(el("span", "hint", "or write your own below"));
@@ -401,22 +402,22 @@ export function drawReplyForm(e: Entry): void {
 
 /** Writes a reply to `e` as the person; the engine hands it to a waiting
  *  `ask` at once. `thread`: the root of the thread on screen. */
-export async function reply(e: Entry, text: string, thread = e.id): Promise<boolean> {
+export async function reply(screen: Screen, e: Entry, text: string, thread = e.id): Promise<boolean> {
   if (!text.trim()) return false;
   const { content, tags, to } = parseQuickNote(text);
   try {
-    const warning = await checkAddressed(text, to, app.settings.author);
+    const warning = await checkAddressed(text, to, screen.settings.author);
     if (warning) {
       say(warning, true);
       return false;
     }
-    await rpc("entry.add", { pad: e.pad, reply_to: e.id, content, tags, to, author: app.settings.author });
+    await entries.add({ pad: e.pad, reply_to: e.id, content, tags, to, author: screen.settings.author });
     say(isOpenQuestion(e) ? `answered ${e.author}` : `replied to ${e.author}`);
     // Replying is looking: the note leaves Needs eyes (a question leaves
     // it when answered, by the engine).
     if (e.tags.includes("needs_eyes") && e.kind !== "question") await doneLooking(e.id);
     await loadThread(thread);
-    drawDetail();
+    drawDetail(screen);
     return true;
   } catch (err) {
     fail(err);
@@ -424,57 +425,57 @@ export async function reply(e: Entry, text: string, thread = e.id): Promise<bool
   }
 }
 
-export async function sendReply(ev: Event): Promise<void> {
+export async function sendReply(screen: Screen, ev: Event): Promise<void> {
   ev.preventDefault();
-  const e = selectedEntry();
+  const e = screen.selectedEntry;
   const ta = $<HTMLTextAreaElement>("reply-text");
-  if (e && (await reply(replyTarget(e), ta.value, e.id))) ta.value = "";
+  if (e && (await reply(screen, replyTarget(screen, e), ta.value, e.id))) ta.value = "";
 }
 
-export function focusReply(): boolean {
-  if (!selectedEntry() || editing) return false;
+export function focusReply(screen: Screen): boolean {
+  if (!screen.selectedEntry || editing) return false;
   $("reply-text").focus();
   return true;
 }
 
 export async function togglePin(e: Entry): Promise<void> {
-  await rpc("entry.update", { id: e.id, pinned: !e.pinned, if_version: e.version }).catch(fail);
+  await entries.update({ id: e.id, pinned: !e.pinned, if_version: e.version }).catch(fail);
 }
 
-export function startEdit(e: Entry, replace = false): void {
+export function startEdit(screen: Screen, e: Entry, replace = false): void {
   editBase = null;
   replacing = replace;
   editing = true;
-  app.setSelected(e.id);
-  drawDetail();
+  screen.setSelected(e.id);
+  drawDetail(screen);
 }
 
 /** Saves the person's text against the version they started from: if
  *  someone changed it meanwhile the engine refuses (a conflict), and the
  *  person chooses, with both texts on screen. */
-async function saveEdit(content: string): Promise<void> {
+async function saveEdit(screen: Screen, content: string): Promise<void> {
   const base = editBase;
   if (!base) return;
   try {
     const tags = $<HTMLInputElement>("edit-tags").value.split(/[\s,]+/).map((t) => t.replace(/^#/, "").trim()).filter(Boolean);
     if (replacing) {
-      const r = await rpc("entry.add", { pad: base.pad, kind: base.kind, content, tags, supersedes: base.id, author: app.settings.author });
+      const r = await entries.add({ pad: base.pad, kind: base.kind, content, tags, supersedes: base.id, author: screen.settings.author });
       editing = replacing = false;
       editBase = null;
-      app.setSelected(r.entry.id);
-      drawDetail();
+      screen.setSelected(r.entry.id);
+      drawDetail(screen);
       say("saved; the older note is kept, marked superseded");
       return;
     }
-    await rpc("entry.update", { id: base.id, content, tags, if_version: base.version });
+    await entries.update({ id: base.id, content, tags, if_version: base.version });
     editing = false;
     editBase = null;
-    drawDetail();
+    drawDetail(screen);
     say("saved");
   } catch (err) {
     if (err instanceof EngineError && err.code === -32002) {
-      const now = await rpc("entry.get", { id: base.id });
-      drawTheirs(now.entry, true);
+      const now = await entries.get({ id: base.id });
+      drawTheirs(screen, now.entry, true);
       say("not saved: it changed while you edited", true);
     } else {
       fail(err);
@@ -486,11 +487,11 @@ async function seen(e: Entry): Promise<void> {
   await doneLooking(e.id).catch(fail);
 }
 
-export async function remove(e: Entry): Promise<void> {
-  if (inTrash()) return;
+export async function remove(screen: Screen, e: Entry): Promise<void> {
+  if (screen.view === "trash") return;
   if (!(await confirmAction(`Delete this ${e.kind} by ${e.author}? It goes to the pad's trash.`))) return;
   try {
-    const r = await rpc("entry.delete", { id: e.id });
+    const r = await entries.delete({ id: e.id });
     offerUndo(`Deleted the ${e.kind} by ${e.author}.`, r.change, () => undefined);
   } catch (err) {
     fail(err);

@@ -9,7 +9,7 @@ import { count } from "../count";
 import { deliveryClass, deliveryLabel } from "../deliveries";
 import { $, el, pinIcon } from "../dom";
 import { plainPreview } from "../markdown";
-import { app, currentPad } from "../state";
+import type { Screen } from "../state";
 import { holding, taskWord } from "../taskwords";
 import { ago } from "../time";
 import type { PlanStep } from "../protocol";
@@ -23,7 +23,7 @@ export const ROW_ESTIMATE = 64;
 
 /** What a row's height depends on: when it changes, the row is measured again. */
 const rowKey = (e: Entry): string =>
-  `${e.id}:${e.version}:${e.replies}:${app.deliveries.of(e.id).length}:${app.view}:${layout.folded?.get(e.id)?.length ?? 0}`;
+  `${e.id}:${e.version}:${e.replies}:${rowsOf().deliveries.of(e.id).length}:${rowsOf().view}:${layout.folded?.get(e.id)?.length ?? 0}`;
 const list = new VirtualList<Entry>($("feed"), ROW_ESTIMATE, row, rowKey);
 // A list a screen reader announces: each row an item, one tab stop (the
 // selected row), arrows and j/k moving focus and selection together.
@@ -48,13 +48,22 @@ export interface Layout {
 }
 let layout: Layout = {};
 
-/** Shows `entries` (what `app.shown` holds), keeping the selection while it
- *  is among them, laid out as `how` says. */
-export function showEntries(entries: Entry[], how: Layout = {}): void {
+/** The screen whose entries the rows show: the one `showEntries` was last
+ *  given (the virtual list draws rows later, as they scroll into view). */
+let shownOn: Screen | null = null;
+function rowsOf(): Screen {
+  if (!shownOn) throw new Error("a row is drawn before the list was given its entries: call showEntries first");
+  return shownOn;
+}
+
+/** Shows `entries` (what `screen.shown` holds then), keeping the
+ *  selection while it is among them, laid out as `how` says. */
+export function showEntries(screen: Screen, entries: Entry[], how: Layout = {}): void {
   layout = how;
-  app.setShown(entries);
+  shownOn = screen;
+  screen.setShown(entries);
   list.setItems(entries);
-  drawDetail();
+  drawDetail(screen);
 }
 
 /** Whether the list is scrolled within 20 rows of its end. */
@@ -69,29 +78,29 @@ export function notFull(): boolean {
   return f.scrollHeight <= f.clientHeight;
 }
 
-export function select(id: string | null): void {
-  app.setSelected(id);
+export function select(screen: Screen, id: string | null): void {
+  screen.setSelected(id);
   endEditing();
   list.refresh();
-  drawDetail();
+  drawDetail(screen);
 }
 
 /** Moves the selection `by` rows; returns the index it landed on. */
-export function move(by: number): number {
-  if (!app.shown.length) return -1;
-  const i = app.shown.findIndex((e) => e.id === app.selected);
-  const next = Math.min(app.shown.length - 1, Math.max(0, (i < 0 ? -1 : i) + by));
-  select(app.shown[next].id);
+export function move(screen: Screen, by: number): number {
+  if (!screen.shown.length) return -1;
+  const i = screen.shown.findIndex((e) => e.id === screen.selected);
+  const next = Math.min(screen.shown.length - 1, Math.max(0, (i < 0 ? -1 : i) + by));
+  select(screen, screen.shown[next].id);
   list.scrollToIndex(next);
   return next;
 }
 
 /** Scrolls to the entry `id` and selects it, if it is listed. */
-export function reveal(id: string): void {
-  const i = app.shown.findIndex((e) => e.id === id);
+export function reveal(screen: Screen, id: string): void {
+  const i = screen.shown.findIndex((e) => e.id === id);
   if (i >= 0) {
     list.scrollToIndex(i);
-    select(id);
+    select(screen, id);
   }
 }
 
@@ -115,18 +124,19 @@ function foldLine(e: Entry, replies: Entry[]): HTMLElement {
 /** One row: kind, state, author, time, tags; a question says open or
  *  answered, an entry with replies how many, a reply what it answers. */
 function row(e: Entry, i: number): HTMLElement {
+  const screen = rowsOf();
   const r = el("div", "row");
   r.dataset.id = e.id;
-  const selected = e.id === app.selected;
+  const selected = e.id === screen.selected;
   r.classList.toggle("selected", selected);
   r.setAttribute("role", "listitem");
   r.setAttribute("aria-posinset", String(i + 1));
-  r.setAttribute("aria-setsize", String(app.shown.length));
+  r.setAttribute("aria-setsize", String(screen.shown.length));
   r.setAttribute("aria-label", `${e.kind} by ${e.author}, ${ago(e.created_at)}: ${plainPreview(e.content, 160)}`);
   if (selected) r.setAttribute("aria-current", "true");
-  r.tabIndex = selected || (!app.selected && i === 0) ? 0 : -1;
+  r.tabIndex = selected || (!screen.selected && i === 0) ? 0 : -1;
   r.addEventListener("focus", () => {
-    if (app.selected !== e.id) select(e.id);
+    if (screen.selected !== e.id) select(screen, e.id);
   });
   r.classList.toggle("eyes", e.tags.includes("needs_eyes"));
   const head = el("div", "row-head");
@@ -136,25 +146,25 @@ function row(e: Entry, i: number): HTMLElement {
   if (word) head.append(el("span", `state state-${word}`, word));
   if (e.supersedes) head.append(el("span", "replaces", "replaces an older note"));
   if (e.superseded_by) head.append(el("span", "superseded", "superseded"));
-  if (app.view === "tasks") {
+  if (screen.view === "tasks") {
     // Who holds the task is what the tasks view is about; who wrote it is in the detail.
-    head.append(...holderChips(holding(e), app.settings.author));
+    head.append(...holderChips(holding(e), screen.settings.author));
   } else {
-    head.append(authorChip(e.author, app.settings.author));
+    head.append(authorChip(e.author, screen.settings.author));
   }
-  if (app.view !== "feed" || e.pad !== currentPad()) head.append(el("span", "pad-chip", e.pad));
+  if (screen.view !== "feed" || e.pad !== screen.pad) head.append(el("span", "pad-chip", e.pad));
   head.append(el("span", "time", ago(e.created_at)));
   if (e.replies > 0 && !layout.folded?.has(e.id)) head.append(el("span", "replies", count(e.replies, "reply", "replies")));
   if (e.pinned) head.append(pinIcon());
   for (const t of e.tags) head.append(tagChip(t));
-  for (const d of app.deliveries.of(e.id)) head.append(el("span", deliveryClass(d), deliveryLabel(d)));
+  for (const d of screen.deliveries.of(e.id)) head.append(el("span", deliveryClass(d), deliveryLabel(d)));
   const badge = layout.badge?.(e);
   if (badge) head.append(badge);
   const body = el("div", "row-body", plainPreview(e.content));
   const over = layout.above?.(e, i);
   if (over) r.append(over);
   r.append(head);
-  const about = aboutChip(e);
+  const about = aboutChip(e, screen.shown);
   if (about) r.append(about);
   r.append(body);
   const replies = layout.folded?.get(e.id);
@@ -164,6 +174,6 @@ function row(e: Entry, i: number): HTMLElement {
     r.classList.add("in-thread");
     r.style.paddingLeft = `${12 + Math.min(depth, 6) * 18}px`;
   }
-  r.addEventListener("click", () => select(e.id));
+  r.addEventListener("click", () => select(screen, e.id));
   return r;
 }

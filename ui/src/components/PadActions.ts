@@ -1,28 +1,28 @@
 // The pad's actions beside the list that change pads: Clear (to the trash,
 // with Undo) and New pad (its dialog shows the name the pad will get).
 
-import { rpc } from "../api";
+import { pads } from "../services";
 import { count } from "../count";
 import { $, fail, say } from "../dom";
-import { app, currentPad, padLabel, padOnScreen } from "../state";
+import { padLabel, type Screen } from "../state";
 import { fixPadName } from "../tags";
 import { backToFeed, openPad } from "../views/feed";
 import { confirmAction } from "./Dialogs";
 import { loadPads } from "./PadList";
 import { offerUndo } from "./Trash";
 
-export async function clearPad(): Promise<void> {
-  if (!padOnScreen()) return say("open a pad first: Clear acts on the pad on screen", true);
-  const pad = currentPad();
-  const n = app.pads.find((p) => p.name === pad)?.entries ?? app.feed.entries.length;
+export async function clearPad(screen: Screen): Promise<void> {
+  if (!screen.padOnScreen) return say("open a pad first: Clear acts on the pad on screen", true);
+  const pad = screen.pad;
+  const n = screen.pads.find((p) => p.name === pad)?.entries ?? screen.feed.entries.length;
   if (!(await confirmAction(`Clear pad “${pad}”: move ${n === 1 ? "its 1 entry" : `all ${n} entries`}, pinned ones too, to the trash?`, "Clear pad"))) {
     say("nothing deleted");
     return;
   }
-  const r = await rpc("pad.clear", { name: pad });
+  const r = await pads.clear({ name: pad });
   say(`deleted ${count(r.deleted, "entry", "entries")}`);
-  offerUndo(`Cleared ${pad}: ${count(r.deleted, "entry", "entries")} in the trash.`, r.change ?? null, () => void backToFeed().catch(fail));
-  await backToFeed();
+  offerUndo(`Cleared ${pad}: ${count(r.deleted, "entry", "entries")} in the trash.`, r.change ?? null, () => void backToFeed(screen).catch(fail));
+  await backToFeed(screen);
 }
 
 /** The New pad dialog: as the person types, it shows the name the pad
@@ -49,13 +49,13 @@ export function drawNewPadHint(): void {
   ok.textContent = name ? `Create ${padLabel(name)}` : "Create";
 }
 
-export async function createPad(): Promise<void> {
+export async function createPad(screen: Screen): Promise<void> {
   const name = fixPadName($<HTMLInputElement>("new-pad-name").value);
   if (!name) return;
   try {
-    const r = await rpc("pad.configure", { name, ttl_seconds: app.settings.default_ttl_seconds });
-    await loadPads();
-    await openPad(r.pad.name);
+    const r = await pads.configure({ name, ttl_seconds: screen.settings.default_ttl_seconds });
+    await loadPads(screen);
+    await openPad(screen, r.pad.name);
   } catch (e) {
     fail(e);
   }

@@ -3,10 +3,10 @@
 // Pads that expired (archived after their idle time) are listed under
 // Archived, each with Restore: nothing vanishes without a trace.
 
-import { rpc } from "../api";
+import { pads } from "../services";
 import { showExport } from "./Dialogs";
 import { $, el, fail, say } from "../dom";
-import { app, currentPad, INBOX } from "../state";
+import { INBOX, type Screen } from "../state";
 import { ago, until } from "../time";
 import type { Pad } from "../types";
 
@@ -20,26 +20,26 @@ export function onOpenPad(fn: (name: string) => void): void {
 /** Pads archived after their idle time, newest archive first. */
 let archived: Pad[] = [];
 
-export async function loadPads(): Promise<void> {
-  const all = (await rpc("pad.list", { include_archived: true })).pads;
-  app.setPads(all.filter((p) => !p.archived));
+export async function loadPads(screen: Screen): Promise<void> {
+  const all = (await pads.list({ include_archived: true })).pads;
+  screen.setPads(all.filter((p) => !p.archived));
   archived = all.filter((p) => p.archived).sort((a, b) => (b.archived_at ?? "").localeCompare(a.archived_at ?? ""));
-  drawPads();
+  drawPads(screen);
 }
 
 /** Brings an archived pad back (its idle clock restarts) and opens it. */
-async function restorePad(name: string): Promise<void> {
-  await rpc("pad.touch", { name });
-  await loadPads();
+async function restorePad(screen: Screen, name: string): Promise<void> {
+  await pads.touch({ name });
+  await loadPads(screen);
   say(`restored pad ${name}`);
   open(name);
 }
 
 let timer = 0;
 /** Reloads the list soon: a burst of writes costs one reload. */
-export function refreshPadsSoon(): void {
+export function refreshPadsSoon(screen: Screen): void {
   clearTimeout(timer);
-  timer = window.setTimeout(() => void loadPads().catch(fail), 300);
+  timer = window.setTimeout(() => void loadPads(screen).catch(fail), 300);
 }
 
 const empty = (name: string): Pad => ({
@@ -62,14 +62,14 @@ export function expiryLabel(p: Pad, now = Date.now()): string | null {
   return p.expires_at ? `expires in ${until(p.expires_at, now)} if idle` : null;
 }
 
-export function drawPads(): void {
-  const onPad = app.view === "feed" || app.view === "tasks";
-  drawArchived();
+export function drawPads(screen: Screen): void {
+  const onPad = screen.view === "feed" || screen.view === "tasks";
+  drawArchived(screen);
   $("pads").replaceChildren(
-    ...listedPads(app.pads, currentPad()).map((p) => {
+    ...listedPads(screen.pads, screen.pad).map((p) => {
       const b = el("button", "side-item pad");
       b.dataset.pad = p.name;
-      b.classList.toggle("active", p.name === currentPad() && onPad);
+      b.classList.toggle("active", p.name === screen.pad && onPad);
       b.append(el("span", "pad-name", p.name), el("span", "count", String(p.entries)));
       const expiry = expiryLabel(p);
       b.title = expiry ?? "never expires";
@@ -82,7 +82,7 @@ export function drawPads(): void {
 
 /** The Archived section under the pads: each with when it was archived
  *  and Restore. Hidden while there are none. */
-function drawArchived(): void {
+function drawArchived(screen: Screen): void {
   const box = $("archived");
   box.hidden = archived.length === 0;
   const summary = el("summary", "", `Archived (${archived.length})`);
@@ -97,7 +97,7 @@ function drawArchived(): void {
     read.addEventListener("click", () => void showExport(p.name, `${p.name} (archived, read-only)`).catch(fail));
     const restore = el("button", "restore", "Restore");
     restore.title = `Bring ${p.name} back to the pad list with everything in it`;
-    restore.addEventListener("click", () => void restorePad(p.name).catch(fail));
+    restore.addEventListener("click", () => void restorePad(screen, p.name).catch(fail));
     row.append(read, restore);
     return row;
   });

@@ -7,7 +7,8 @@
 
 import { listen } from "@tauri-apps/api/event";
 import { LogicalSize, getCurrentWindow } from "@tauri-apps/api/window";
-import { EngineError, getSettings, hideQuick, rpc } from "../api";
+import { EngineError, getSettings, hideQuick } from "../api";
+import { entries } from "../services";
 import { choiceClass } from "../choices";
 import { title } from "../context";
 import { doneLooking } from "../eyes";
@@ -95,7 +96,7 @@ async function ready(entry: Entry | null = null): Promise<void> {
   if (entry) {
     offered = entry;
   } else {
-    const r = await rpc("entry.list", { kind: "question", tags: ["needs_eyes"], limit: 20 }).catch(() => ({ entries: [] }));
+    const r = await entries.list({ kind: "question", tags: ["needs_eyes"], limit: 20 }).catch(() => ({ entries: [] }));
     offered = newestOpenQuestion(r.entries, settings.author);
   }
   replying = offered !== null;
@@ -123,7 +124,7 @@ async function send(text: string): Promise<void> {
     ? { pad: target.pad, reply_to: target.id, content, tags, to, author: settings.author }
     : { pad: settings.pad, content, tags, to, author: settings.author };
   try {
-    await rpc("entry.add", params);
+    await entries.add(params);
     // Replying is looking: a flagged note leaves Needs eyes (a question
     // leaves it when answered, by the engine).
     if (target && target.kind !== "question" && target.tags.includes("needs_eyes")) await doneLooking(target.id);

@@ -1,7 +1,7 @@
 // The replies under the entry in detail, at any depth, oldest first
 // (`entry.thread`). Reloaded when an event touches one of its entries.
 
-import { rpc } from "../api";
+import { entries } from "../services";
 import { count } from "../count";
 import { el } from "../dom";
 import { renderMarkdown } from "../markdown";
@@ -23,7 +23,7 @@ export function repliesOf(id: string): Entry[] | null {
 }
 
 export async function loadThread(id: string): Promise<void> {
-  const r = await rpc("entry.thread", { id });
+  const r = await entries.thread({ id });
   loaded = { id, replies: r.replies };
   threadVersion++;
 }

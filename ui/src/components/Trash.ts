@@ -3,18 +3,17 @@
 // each with "Restore this version"), and the undo bar that follows the
 // person's own deletes.
 
-import { rpc } from "../api";
+import { entries } from "../services";
 import { $, el, fail, say } from "../dom";
-import { app, currentPad } from "../state";
 import { ago } from "../time";
 import type { Entry, Version } from "../types";
 
 /** The deleted entries the Trash view lists, by id. */
 export const trashed = new Map<string, Version>();
 
-/** Loads the current pad's trash into the list (the caller draws). */
-export async function loadTrash(): Promise<Entry[]> {
-  const r = await rpc("entry.trash", { pad: currentPad(), limit: 1000 });
+/** Loads `pad`'s trash into the list (the caller draws). */
+export async function loadTrash(pad: string): Promise<Entry[]> {
+  const r = await entries.trash({ pad, limit: 1000 });
   trashed.clear();
   for (const v of r.entries) trashed.set(v.entry.id, v);
   return r.entries.map((v) => v.entry);
@@ -28,14 +27,14 @@ export function deletedLine(v: Version): string {
 
 /** Restores one deleted entry; says so with where it went. */
 export async function restoreEntry(id: string): Promise<void> {
-  const r = await rpc("entry.restore", { id });
+  const r = await entries.restore({ id });
   if (r.restored.length) say(`restored to ${r.restored[0].pad}`);
   else say(r.skipped[0]?.reason ?? "nothing restored", true);
 }
 
 /** Undoes a whole change (a delete or a clear). */
 export async function undoChange(change: number): Promise<number> {
-  const r = await rpc("entry.restore", { change });
+  const r = await entries.restore({ change });
   return r.restored.length;
 }
 
@@ -54,7 +53,7 @@ export function historySection(e: Entry): HTMLElement {
 }
 
 async function fillHistory(box: HTMLElement, e: Entry): Promise<void> {
-  const r = await rpc("entry.history", { id: e.id });
+  const r = await entries.history({ id: e.id });
   box.querySelectorAll(".version, .hint").forEach((n) => n.remove());
   const edits = r.versions.filter((v) => v.action === "edit").reverse();
   if (!edits.length) box.append(el("p", "hint", "No earlier versions: nobody has changed it."));
@@ -64,7 +63,7 @@ async function fillHistory(box: HTMLElement, e: Entry): Promise<void> {
     row.append(el("pre", "version-text", v.entry.content));
     const back = el("button", "", "Restore this version");
     back.addEventListener("click", () => {
-      void rpc("entry.restore", { id: e.id, version: v.entry.version })
+      void entries.restore({ id: e.id, version: v.entry.version })
         .then((res) => say(`back to v${v.entry.version}'s text, as v${res.restored[0]?.version}`))
         .catch(fail);
     });
@@ -94,6 +93,3 @@ export function offerUndo(text: string, change: number | null, after: () => void
   };
   undoTimer = window.setTimeout(() => (bar.hidden = true), 10_000);
 }
-
-/** Whether the list shows the trash (its entries are not live). */
-export const inTrash = (): boolean => app.view === "trash";

@@ -3,7 +3,7 @@
 // button, for others), and how an agent's question will look when it arrives.
 
 import { el } from "../dom";
-import { app, currentPad } from "../state";
+import type { Screen } from "../state";
 import { choiceClass } from "../choices";
 import { openConnect } from "./Connect";
 import { copy } from "./Dialogs";
@@ -15,7 +15,7 @@ export function mcpEntry(pad: string, padName: string): string {
   return JSON.stringify({ mcpServers: { scratchpad: { command: pad, args: ["mcp"], env: { PAD_AUTHOR: "agent-zero", PAD_PAD: padName } } } }, null, 2);
 }
 
-export function welcome(): HTMLElement {
+export function welcome(screen: Screen): HTMLElement {
   const box = el("div", "welcome");
   const p = (...parts: (string | HTMLElement)[]) => {
     const e = el("p");
@@ -23,8 +23,8 @@ export function welcome(): HTMLElement {
     return e;
   };
   box.append(
-    el("h2", "", `“${currentPad()}” is empty`),
-    p("Jot a thought from anywhere: press ", el("kbd", "", app.settings.hotkey), " — Enter saves to this pad, ", el("code", "", "#words"), " become tags. Or write above (", el("kbd", "", "n"), ")."),
+    el("h2", "", `“${screen.pad}” is empty`),
+    p("Jot a thought from anywhere: press ", el("kbd", "", screen.settings.hotkey), " — Enter saves to this pad, ", el("code", "", "#words"), " become tags. Or write above (", el("kbd", "", "n"), ")."),
     el("h3", "", "Connect an agent"),
   );
   const connect = el("button", "primary", "Connect Agent Zero…");
@@ -35,7 +35,7 @@ export function welcome(): HTMLElement {
     p(connect, " — on this machine or in Docker: installs its plugin, so the pad is in its loop."),
     p("Any other MCP client (or Agent Zero without the plugin, on this machine): paste this entry into its MCP servers:"),
   );
-  const entry = el("pre", "mcp-entry", mcpEntry(app.info.pad, currentPad()));
+  const entry = el("pre", "mcp-entry", mcpEntry(screen.info.pad, screen.pad));
   entry.id = "welcome-mcp";
   const copyBtn = el("button", "", "Copy");
   copyBtn.id = "welcome-copy";
@@ -45,7 +45,7 @@ export function welcome(): HTMLElement {
     entry,
     copyBtn,
     p("Agents that serve A2A (Agent Zero's A2A server too): register them in the Agents view (", el("kbd", "", "w"), "), then start a note with @their-name to hand them work."),
-    p("From a shell or a script: ", el("code", "", `${app.info.pad} note -p ${currentPad()} "a note"`), " and ", el("code", "", `${app.info.pad} --help`), "."),
+    p("From a shell or a script: ", el("code", "", `${screen.info.pad} note -p ${screen.pad} "a note"`), " and ", el("code", "", `${screen.info.pad} --help`), "."),
     el("h3", "", "When an agent asks"),
     p("Before anything it cannot undo, an agent asks you (", el("code", "", "ask_person"), "). The question appears under Needs eyes and as a desktop notification whose buttons answer it:"),
   );

@@ -3,7 +3,7 @@
 // selected hit, the words it holds and what they weigh, its place in each
 // ranking, what its neighbours added, and what the query became.
 
-import { rpc } from "../api";
+import { entries } from "../services";
 import { el, fail } from "../dom";
 import type { Entry } from "../types";
 import type { HitExplain, QueryExplain, SearchParams } from "../protocol";
@@ -67,7 +67,7 @@ export function whySection(e: Entry): HTMLElement | null {
   box.addEventListener("toggle", () => {
     if (!box.open || body.childElementCount) return;
     body.append(el("p", "hint", "asking the engine…"));
-    void rpc("search", { ...asked, explain: true })
+    void entries.search({ ...asked, explain: true })
       .then((r) => {
         const hit = r.hits.find((h) => h.entry.id === e.id);
         body.replaceChildren(

@@ -11,7 +11,7 @@ import { mcpEntry } from "./Welcome";
 import { TAG_FILTER, tagChip } from "./Tag";
 import { bannerText, noteTrashed } from "./Banner";
 import { titleOf } from "../context";
-import { app } from "../state";
+import { Screen } from "../state";
 import { answerOnPlan, drawReplyForm, replyTarget } from "./EntryDetail";
 
 const pad = (name: string, over: Partial<Pad> = {}): Pad => ({
@@ -102,17 +102,18 @@ describe("the Reply box on a task an agent asked about", () => {
   };
   const task = entry({ kind: "task", status: "doing", content: "Write the release notes", author: "agent-planner" });
   const question = entry({ kind: "question", content: "Drop Python 3.8 from the notes?", author: "agent-writer", reply_to: task.id, choices: ["yes", "no"] });
+  const screen = new Screen();
   afterEach(() => {
-    app.setView("feed");
+    screen.setView("feed");
     answerOnPlan(new Map());
   });
 
   it("answers the open question, with its choices, in the plan", () => {
     form();
-    app.setView("tasks");
+    screen.setView("tasks");
     answerOnPlan(new Map([[task.id, question]]));
-    expect(replyTarget(task)).toBe(question);
-    drawReplyForm(task);
+    expect(replyTarget(screen, task)).toBe(question);
+    drawReplyForm(screen, task);
     const choices = document.getElementById("reply-choices")!;
     expect(choices.textContent).toContain("agent-writer asks: Drop Python 3.8 from the notes?");
     expect([...choices.querySelectorAll("button")].map((b) => b.textContent)).toEqual(["yes", "no"]);
@@ -122,14 +123,14 @@ describe("the Reply box on a task an agent asked about", () => {
 
   it("replies to the task itself when nothing is asked, or away from the plan", () => {
     form();
-    app.setView("tasks");
+    screen.setView("tasks");
     answerOnPlan(new Map([[question.id, question]]));
-    expect(replyTarget(task)).toBe(task);
-    drawReplyForm(task);
+    expect(replyTarget(screen, task)).toBe(task);
+    drawReplyForm(screen, task);
     expect(document.getElementById("reply-choices")!.children).toHaveLength(0);
     expect(document.getElementById("reply-send")!.textContent).toBe("Reply");
-    app.setView("feed");
+    screen.setView("feed");
     answerOnPlan(new Map([[task.id, question]]));
-    expect(replyTarget(task)).toBe(task);
+    expect(replyTarget(screen, task)).toBe(task);
   });
 });

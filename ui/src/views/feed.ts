@@ -3,10 +3,11 @@
 // once. Filters (kind, #tag, author, status) narrow both; older entries
 // load as the list scrolls. Every other view goes back here.
 
-import { rpc, setSettings } from "../api";
+import { setSettings } from "../api";
+import { agents, entries } from "../services";
 import { count } from "../count";
 import { $ } from "../dom";
-import { app, currentPad } from "../state";
+import type { Screen } from "../state";
 import { foldedUnder, threaded, type Filter } from "../store";
 import type { ListParams } from "../protocol";
 import type { Kind, Status } from "../types";
@@ -24,11 +25,11 @@ let loadingMore = false;
 const open = new Set<string>();
 
 /** The filters as the person set them, for the pad on screen. */
-export function filter(): Filter {
+export function filter(screen: Screen): Filter {
   const v = (id: string) => ($(id) as HTMLInputElement).value.trim();
   const tag = v("f-tag").replace(/^#/, "").toLowerCase();
   return {
-    pad: currentPad(),
+    pad: screen.pad,
     tag: tag || null,
     kind: (v("f-kind") || null) as Kind | null,
     author: v("f-author").toLowerCase() || null,
@@ -47,80 +48,80 @@ function listParams(f: Filter): ListParams {
 }
 
 /** Opens `name`'s feed (remembered in the settings), selecting `select`. */
-export async function openPad(name: string, select: string | null = null): Promise<void> {
-  if (name !== app.settings.pad) {
-    app.useSettings({ ...app.settings, pad: name });
-    void setSettings(app.settings).catch(() => undefined);
+export async function openPad(screen: Screen, name: string, select: string | null = null): Promise<void> {
+  if (name !== screen.settings.pad) {
+    screen.useSettings({ ...screen.settings, pad: name });
+    void setSettings(screen.settings).catch(() => undefined);
   }
-  app.setView("feed");
+  screen.setView("feed");
   ($("search") as HTMLInputElement).value = "";
-  app.setSelected(select);
-  await loadFeed();
-  drawPads();
+  screen.setSelected(select);
+  await loadFeed(screen);
+  drawPads(screen);
 }
 
 /** Opens `pad` on the entry `id` (a notification's Open, say). */
-export async function focusEntry(pad: string, id: string): Promise<void> {
-  await openPad(pad, id);
-  const root = foldedUnder(app.feed.entries, id);
-  if (root && !open.has(root)) toggleThread(root);
-  reveal(id);
+export async function focusEntry(screen: Screen, pad: string, id: string): Promise<void> {
+  await openPad(screen, pad, id);
+  const root = foldedUnder(screen.feed.entries, id);
+  if (root && !open.has(root)) toggleThread(screen, root);
+  reveal(screen, id);
 }
 
 /** Back to the feed of the pad on screen (from another view). */
-export function backToFeed(): Promise<void> {
-  app.setView("feed");
-  return loadFeed();
+export function backToFeed(screen: Screen): Promise<void> {
+  screen.setView("feed");
+  return loadFeed(screen);
 }
 
 /** Loads the feed (or All pads) afresh with the filters and draws it. */
-export async function loadFeed(): Promise<void> {
-  const f = app.view === "all" ? { ...filter(), pad: null } : filter();
-  app.feed.expect(f);
+export async function loadFeed(screen: Screen): Promise<void> {
+  const f = screen.view === "all" ? { ...filter(screen), pad: null } : filter(screen);
+  screen.feed.expect(f);
   const [r, d] = await Promise.all([
-    rpc("entry.list", listParams(f)),
-    rpc("agent.deliveries", f.pad ? { pad: f.pad } : {}).catch(() => ({ deliveries: [] })),
+    entries.list(listParams(f)),
+    agents.deliveries(f.pad ? { pad: f.pad } : {}).catch(() => ({ deliveries: [] })),
   ]);
-  app.deliveries.load(d.deliveries);
-  app.feed.load(r.entries, f);
+  screen.deliveries.load(d.deliveries);
+  screen.feed.load(r.entries, f);
   cursor = r.next_cursor;
-  draw();
+  draw(screen);
 }
 
 /** Every pad's entries, newest first, live; again to go back to the pad. */
-export async function showAll(): Promise<void> {
-  app.setView(app.view === "all" ? "feed" : "all");
-  app.setSelected(null);
-  await loadFeed();
-  drawPads();
+export async function showAll(screen: Screen): Promise<void> {
+  screen.setView(screen.view === "all" ? "feed" : "all");
+  screen.setSelected(null);
+  await loadFeed(screen);
+  drawPads(screen);
 }
 
 /** Loads the next page of older entries; again while the view is still
  *  near the end (a fast scroll can outrun a page). */
-export async function loadMore(): Promise<void> {
-  if (!cursor || loadingMore || (app.view !== "feed" && app.view !== "all")) return;
+export async function loadMore(screen: Screen): Promise<void> {
+  if (!cursor || loadingMore || (screen.view !== "feed" && screen.view !== "all")) return;
   loadingMore = true;
   try {
-    const r = await rpc("entry.list", { ...listParams(app.feed.filter), cursor });
-    app.feed.append(r.entries);
+    const r = await entries.list({ ...listParams(screen.feed.filter), cursor });
+    screen.feed.append(r.entries);
     cursor = r.next_cursor;
-    draw();
+    draw(screen);
   } finally {
     loadingMore = false;
   }
-  if (nearEnd()) await loadMore();
+  if (nearEnd()) await loadMore(screen);
 }
 
-export function draw(): void {
-  const where = app.view === "all" ? "All pads" : currentPad();
-  frame(`${where} · ${count(app.feed.entries.length, "entry", "entries", !!cursor)}`);
-  const t = threaded(app.feed.entries, open);
-  showEntries(t.rows, { depth: t.depth, folded: t.folded, open, toggle: toggleThread });
-  if (cursor && notFull()) void loadMore();
+export function draw(screen: Screen): void {
+  const where = screen.view === "all" ? "All pads" : screen.pad;
+  frame(screen, `${where} · ${count(screen.feed.entries.length, "entry", "entries", !!cursor)}`);
+  const t = threaded(screen.feed.entries, open);
+  showEntries(screen, t.rows, { depth: t.depth, folded: t.folded, open, toggle: (id) => toggleThread(screen, id) });
+  if (cursor && notFull()) void loadMore(screen);
 }
 
 /** Opens or folds the thread under root `id`, in place. */
-function toggleThread(id: string): void {
+function toggleThread(screen: Screen, id: string): void {
   if (!open.delete(id)) open.add(id);
-  draw();
+  draw(screen);
 }

@@ -5,7 +5,7 @@
 
 import { drawBanner } from "../components/Banner";
 import { $ } from "../dom";
-import { app, currentPad, padLabel, padOnScreen } from "../state";
+import { padLabel, type Screen } from "../state";
 
 /** What a view shows under its title: the list, the plan's picture in the
  *  list's place (the tasks view), or the activity pane (Activity, Agents). */
@@ -13,7 +13,7 @@ export type Shows = "list" | "picture" | "pane";
 
 /** Shows the list (or what `shows` says) under `title`, with the buttons
  *  lit for the view on screen. */
-export function frame(title: string | Node[], shows: Shows = "list"): void {
+export function frame(screen: Screen, title: string | Node[], shows: Shows = "list"): void {
   const pane = shows === "pane";
   $("content").hidden = pane;
   const picture = shows === "picture";
@@ -25,7 +25,7 @@ export function frame(title: string | Node[], shows: Shows = "list"): void {
   // they take no room.
   $("toolbar").hidden = pane;
   drawFilters(pane);
-  $("compose").hidden = app.view !== "feed";
+  $("compose").hidden = screen.view !== "feed";
   const t = $("view-title");
   if (typeof title === "string") t.textContent = title;
   else t.replaceChildren(...title);
@@ -37,39 +37,39 @@ export function frame(title: string | Node[], shows: Shows = "list"): void {
     ["activity-btn", "activity"],
     ["agents-btn", "agents"],
   ] as const) {
-    $(id).classList.toggle("active", app.view === view);
+    $(id).classList.toggle("active", screen.view === view);
   }
-  drawInboxCount();
-  drawActions();
-  drawBanner();
+  drawInboxCount(screen);
+  drawActions(screen);
+  drawBanner(screen);
 }
 
-export function drawInboxCount(): void {
-  $("inbox-count").textContent = app.feed.inbox.length ? String(app.feed.inbox.length) : "";
+export function drawInboxCount(screen: Screen): void {
+  $("inbox-count").textContent = screen.feed.inbox.length ? String(screen.feed.inbox.length) : "";
 }
 
 /** The pad's actions name the pad they act on, and are off while the list
  *  shows something else (Needs eyes, search, activity): then there is no
  *  pad on screen to act on. */
-export function drawActions(): void {
-  const on = padOnScreen();
-  const pad = padLabel(currentPad());
+export function drawActions(screen: Screen): void {
+  const on = screen.padOnScreen;
+  const pad = padLabel(screen.pad);
   const set = (id: string, label: string, title: string) => {
     const b = $<HTMLButtonElement>(id);
     b.textContent = label;
     b.disabled = !on;
     b.title = on ? title : "Open a pad first: this acts on the pad on screen";
   };
-  set("tasks-btn", "Tasks", `Tasks of ${currentPad()} in dependency order (t)`);
-  set("trash-btn", "Trash", `Deleted entries of ${currentPad()}, to restore (d)`);
-  set("export-btn", `Export ${pad}`, `Export ${currentPad()} as markdown (x)`);
-  set("clear-btn", `Clear ${pad}…`, `Move every entry of ${currentPad()} to the trash (Shift+C)`);
-  set("pad-menu-btn", "⋯", `${currentPad()}'s actions: export, clear`);
+  set("tasks-btn", "Tasks", `Tasks of ${screen.pad} in dependency order (t)`);
+  set("trash-btn", "Trash", `Deleted entries of ${screen.pad}, to restore (d)`);
+  set("export-btn", `Export ${pad}`, `Export ${screen.pad} as markdown (x)`);
+  set("clear-btn", `Clear ${pad}…`, `Move every entry of ${screen.pad} to the trash (Shift+C)`);
+  set("pad-menu-btn", "⋯", `${screen.pad}'s actions: export, clear`);
   const ta = $<HTMLTextAreaElement>("compose-text");
   ta.disabled = !on;
   $<HTMLButtonElement>("compose-save").disabled = !on;
   ta.placeholder = on
-    ? `Write a note to ${currentPad()}… (n to focus, Ctrl+Enter to save, #words become tags, @agent hands it over)`
+    ? `Write a note to ${screen.pad}… (n to focus, Ctrl+Enter to save, #words become tags, @agent hands it over)`
     : "Open a pad to write to it";
 }
 

@@ -2,10 +2,10 @@
 // first, then notes grouped by agent and pad; "Done looking" takes the
 // flag off a group's notes, or every note at once.
 
-import { rpc } from "../api";
+import { entries } from "../services";
 import { count } from "../count";
 import { el, fail, say } from "../dom";
-import { app } from "../state";
+import type { Screen } from "../state";
 import { eyesGroup } from "../store";
 import type { Entry } from "../types";
 import { isOpenQuestion } from "../components/EntryDetail";
@@ -15,22 +15,22 @@ import { drawPads } from "../components/PadList";
 import { backToFeed } from "./feed";
 import { frame } from "./frame";
 
-export async function loadInbox(): Promise<void> {
-  const r = await rpc("entry.list", { tags: ["needs_eyes"], limit: 200 });
-  app.feed.loadInbox(r.entries);
+export async function loadInbox(screen: Screen): Promise<void> {
+  const r = await entries.list({ tags: ["needs_eyes"], limit: 200 });
+  screen.feed.loadInbox(r.entries);
 }
 
 /** Needs eyes; again to go back to the feed. */
-export async function showInbox(): Promise<void> {
-  if (app.view === "inbox") return backToFeed();
-  app.setView("inbox");
-  await loadInbox();
-  drawPads();
-  draw();
+export async function showInbox(screen: Screen): Promise<void> {
+  if (screen.view === "inbox") return backToFeed(screen);
+  screen.setView("inbox");
+  await loadInbox(screen);
+  drawPads(screen);
+  draw(screen);
 }
 
-export function draw(): void {
-  const shown = app.feed.inbox;
+export function draw(screen: Screen): void {
+  const shown = screen.feed.inbox;
   const open = shown.filter(isOpenQuestion).length;
   const title: Node[] = [
     document.createTextNode(
@@ -42,17 +42,17 @@ export function draw(): void {
     const all = el("button", "", `Done looking at ${notes === 1 ? "the note" : `all ${notes} notes`}`);
     all.id = "eyes-done";
     all.title = "Takes needs_eyes off every note here; open questions stay until answered";
-    all.addEventListener("click", () => void doneLookingAll().catch(fail));
+    all.addEventListener("click", () => void doneLookingAll(screen).catch(fail));
     title.push(document.createTextNode(" "), all);
   }
-  frame(title);
-  showEntries(shown, { above: groupHead });
+  frame(screen, title);
+  showEntries(screen, shown, { above: (e, i) => groupHead(screen, e, i) });
 }
 
 /** Above the first note of a group (one agent's notes in one pad): who,
  *  where, how many, and Done looking for the group. */
-function groupHead(e: Entry, i: number): HTMLElement | null {
-  const shown = app.feed.inbox;
+function groupHead(screen: Screen, e: Entry, i: number): HTMLElement | null {
+  const shown = screen.feed.inbox;
   if (isOpenQuestion(e)) return null;
   const prev = shown[i - 1];
   if (prev && !isOpenQuestion(prev) && eyesGroup(prev) === eyesGroup(e)) return null;
@@ -72,8 +72,8 @@ function groupHead(e: Entry, i: number): HTMLElement | null {
 }
 
 /** Done looking at every note in Needs eyes; open questions stay. */
-function doneLookingAll(): Promise<void> {
-  return doneLookingAt(app.feed.inbox.filter((e) => !isOpenQuestion(e)));
+function doneLookingAll(screen: Screen): Promise<void> {
+  return doneLookingAt(screen.feed.inbox.filter((e) => !isOpenQuestion(e)));
 }
 
 async function doneLookingAt(notes: Entry[]): Promise<void> {

@@ -4,7 +4,7 @@
 
 import { renderActivity } from "../activity";
 import { $, fail } from "../dom";
-import { app } from "../state";
+import type { Screen } from "../state";
 import { renderAgents } from "../components/Agents";
 import { drawPads } from "../components/PadList";
 import { backToFeed, openPad } from "./feed";
@@ -13,31 +13,31 @@ import { frame } from "./frame";
 let activityTimer = 0;
 
 /** The Agents view; again to go back to the feed. */
-export async function showAgents(): Promise<void> {
+export async function showAgents(screen: Screen): Promise<void> {
   clearInterval(activityTimer);
-  if (app.view === "agents") return backToFeed();
-  app.setView("agents");
+  if (screen.view === "agents") return backToFeed(screen);
+  screen.setView("agents");
   $("activity").replaceChildren();
-  frame("Agents", "pane");
-  drawPads();
-  await renderAgents($("activity"), () => app.view === "agents");
+  frame(screen, "Agents", "pane");
+  drawPads(screen);
+  await renderAgents($("activity"), screen, () => screen.view === "agents");
 }
 
 /** The Activity view; again to go back to the feed. */
-export async function showActivity(): Promise<void> {
+export async function showActivity(screen: Screen): Promise<void> {
   clearInterval(activityTimer);
-  if (app.view === "activity") return backToFeed();
-  app.setView("activity");
-  frame("Activity", "pane");
-  drawPads();
+  if (screen.view === "activity") return backToFeed(screen);
+  screen.setView("activity");
+  frame(screen, "Activity", "pane");
+  drawPads(screen);
   const refresh = () =>
     renderActivity($("activity"), (pad) => {
       clearInterval(activityTimer);
-      void openPad(pad).catch(fail);
+      void openPad(screen, pad).catch(fail);
     });
   await refresh();
   activityTimer = window.setInterval(() => {
-    if (app.view === "activity") void refresh().catch(fail);
+    if (screen.view === "activity") void refresh().catch(fail);
     else clearInterval(activityTimer);
   }, 5000);
 }

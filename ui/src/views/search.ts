@@ -2,12 +2,12 @@
 // saying how strong a match it is (strength.ts), the weak folded away; an
 // empty query goes back to the feed.
 
-import { rpc } from "../api";
+import { entries } from "../services";
 import { count, searchTitle } from "../count";
 import { el } from "../dom";
 import type { SearchHit, SearchParams } from "../protocol";
 import { foundBy, splitWeak, strength } from "../strength";
-import { app } from "../state";
+import type { Screen } from "../state";
 import { showEntries } from "../components/List";
 import { searched } from "../components/Why";
 import { backToFeed, filter } from "./feed";
@@ -16,20 +16,20 @@ import { frame } from "./frame";
 /** Hits a search view asks for. */
 const SEARCH_LIMIT = 100;
 
-export async function search(q: string): Promise<void> {
+export async function search(screen: Screen, q: string): Promise<void> {
   searched(null);
-  if (!q.trim()) return backToFeed();
-  app.setView("search");
-  const f = filter();
+  if (!q.trim()) return backToFeed(screen);
+  screen.setView("search");
+  const f = filter(screen);
   const p: SearchParams = { query: q, limit: SEARCH_LIMIT };
   if (f.tag) p.tags = [f.tag];
   if (f.kind) p.kind = f.kind;
   if (f.author) p.author = f.author;
-  const r = await rpc("search", p);
+  const r = await entries.search(p);
   searched(p);
   last = { hits: r.hits, query: q, mode: r.mode, all: false };
-  app.setSelected(r.hits[0]?.entry.id ?? null);
-  draw();
+  screen.setSelected(r.hits[0]?.entry.id ?? null);
+  draw(screen);
 }
 
 /** The search on screen: its hits, and whether the weak ones show. */
@@ -37,7 +37,7 @@ let last: { hits: SearchHit[]; query: string; mode: string; all: boolean } | nul
 
 /** The hits, each saying how strong a match it is and what found it; the
  *  weak ones folded behind "Show N weaker matches". */
-function draw(): void {
+function draw(screen: Screen): void {
   if (!last) return;
   const { hits, query, mode, all } = last;
   const { shown, weak } = splitWeak(hits, all);
@@ -49,12 +49,13 @@ function draw(): void {
     more.id = "search-weaker";
     more.addEventListener("click", () => {
       if (last) last.all = !last.all;
-      draw();
+      draw(screen);
     });
     title.push(document.createTextNode(" · "), more);
   }
-  frame(title);
+  frame(screen, title);
   showEntries(
+    screen,
     shown.map((h) => h.entry),
     {
       badge: (e) => {

@@ -4,9 +4,9 @@
 // who holds each (`v` or the title's button switches, and the choice is
 // kept); redrawn when a task or a question of the pad changes.
 
-import { rpc } from "../api";
+import { entries, tasks } from "../services";
 import { $, el, fail } from "../dom";
-import { app, currentPad } from "../state";
+import type { Screen } from "../state";
 import { askedOn, columnsIn, drawnSteps, planPicture } from "../plangraph";
 import { planCounts } from "../taskwords";
 import { answerOnPlan } from "../components/EntryDetail";
@@ -30,90 +30,90 @@ let plan: PlanStep[] = [];
 let asPicture = localStorage.getItem("plan-form") !== "list";
 
 /** The pad's tasks; again to go back to the feed. */
-export async function showTasks(): Promise<void> {
-  if (app.view === "tasks") return backToFeed();
-  await loadTasks();
+export async function showTasks(screen: Screen): Promise<void> {
+  if (screen.view === "tasks") return backToFeed(screen);
+  await loadTasks(screen);
 }
 
 /** Reads the plan again and shows it; the pad's questions too when
  *  `questionsToo` (or they are another pad's). A live update (`live`)
  *  whose answer comes after the person left the tasks is dropped, and so
  *  is any answer for a pad no longer on screen. */
-export async function loadTasks(questionsToo = true, live = false): Promise<void> {
-  const pad = currentPad();
+export async function loadTasks(screen: Screen, questionsToo = true, live = false): Promise<void> {
+  const pad = screen.pad;
   const [r, q] = await Promise.all([
-    rpc("plan.order", { pad }),
-    questionsToo || questionsOf !== pad ? rpc("entry.list", { pad, kind: "question", limit: 1000 }) : null,
+    tasks.order({ pad }),
+    questionsToo || questionsOf !== pad ? entries.list({ pad, kind: "question", limit: 1000 }) : null,
   ]);
-  if (currentPad() !== pad || (live && app.view !== "tasks")) return;
+  if (screen.pad !== pad || (live && screen.view !== "tasks")) return;
   plan = r.entries;
   if (q) {
     questions = q.entries;
     questionsOf = pad;
-    answerOnPlan(askedOn(questions, app.settings.author));
+    answerOnPlan(askedOn(questions, screen.settings.author));
   }
-  app.setView("tasks");
-  draw();
+  screen.setView("tasks");
+  draw(screen);
 }
 
 /** Draws the plan in its form, from what was read last. */
-function draw(): void {
-  const pad = currentPad();
+function draw(screen: Screen): void {
+  const pad = screen.pad;
   const other = asPicture ? "Show as a list" : "Show as a picture";
   const form = el("button", "link plan-form", other);
   form.id = "plan-form-btn";
   form.title = `${other} (v)`;
-  form.addEventListener("click", togglePlanForm);
-  frame([document.createTextNode(`${pad} · tasks in dependency order · ${planCounts(plan)} · `), form], asPicture ? "picture" : "list");
-  showEntries(plan.map((s) => s.entry), { steps: plan });
+  form.addEventListener("click", () => togglePlanForm(screen));
+  frame(screen, [document.createTextNode(`${pad} · tasks in dependency order · ${planCounts(plan)} · `), form], asPicture ? "picture" : "list");
+  showEntries(screen, plan.map((s) => s.entry), { steps: plan });
   if (asPicture) {
-    watchWidth();
+    watchWidth(screen);
     const { steps, folded } = drawnSteps(plan, doneShownOn === pad);
-    drawPlan($("plan"), planPicture(steps, questions, app.settings.author, columnsIn($("plan").clientWidth)), {
+    drawPlan($("plan"), planPicture(steps, questions, screen.settings.author, columnsIn($("plan").clientWidth)), {
       pad,
-      me: app.settings.author,
-      selected: app.selected,
-      open: select,
-      folded: { count: folded, show: showDone },
+      me: screen.settings.author,
+      selected: screen.selected,
+      open: (id) => select(screen, id),
+      folded: { count: folded, show: () => showDone(screen) },
     });
   }
 }
 
 /** The pad whose big plan the person asked to see with its done tasks. */
 let doneShownOn: string | null = null;
-function showDone(): void {
-  doneShownOn = currentPad();
-  draw();
-  focusPicture();
+function showDone(screen: Screen): void {
+  doneShownOn = screen.pad;
+  draw(screen);
+  focusPicture(screen);
 }
 
 /** The picture is drawn as many boxes wide as fit: a window made wider or
  *  narrower draws it again. */
 let watching: ResizeObserver | null = null;
-function watchWidth(): void {
+function watchWidth(screen: Screen): void {
   if (watching) return;
   let columns = columnsIn($("plan").clientWidth);
   watching = new ResizeObserver(() => {
     const now = columnsIn($("plan").clientWidth);
     if (now === columns || $("plan").hidden) return;
     columns = now;
-    if (app.view === "tasks" && asPicture) draw();
+    if (screen.view === "tasks" && asPicture) draw(screen);
   });
   watching.observe($("plan"));
 }
 
 /** Switches the tasks view between the picture and the list (`v`). */
-export function togglePlanForm(): void {
-  if (app.view !== "tasks") return;
+export function togglePlanForm(screen: Screen): void {
+  if (screen.view !== "tasks") return;
   asPicture = !asPicture;
   localStorage.setItem("plan-form", asPicture ? "picture" : "list");
-  draw();
-  if (!focusPicture()) $("feed").focus();
+  draw(screen);
+  if (!focusPicture(screen)) $("feed").focus();
 }
 
 /** Moves the focus into the plan's picture, if it is on screen. */
-export function focusPicture(): boolean {
-  const stop = app.view === "tasks" && asPicture ? $("plan").querySelector<HTMLElement>(".plan-node[tabindex='0']") : null;
+export function focusPicture(screen: Screen): boolean {
+  const stop = screen.view === "tasks" && asPicture ? $("plan").querySelector<HTMLElement>(".plan-node[tabindex='0']") : null;
   stop?.focus();
   return !!stop;
 }
@@ -123,7 +123,7 @@ export function focusPicture(): boolean {
 let reloading: Promise<void> | null = null;
 let again = false;
 let questionsChanged = false;
-export function loadTasksSoon(question: boolean): void {
+export function loadTasksSoon(screen: Screen, question: boolean): void {
   questionsChanged ||= question;
   if (reloading) {
     again = true;
@@ -133,13 +133,13 @@ export function loadTasksSoon(question: boolean): void {
     .then(() => {
       const withQuestions = questionsChanged;
       questionsChanged = false;
-      return app.view === "tasks" ? loadTasks(withQuestions, true) : undefined;
+      return screen.view === "tasks" ? loadTasks(screen, withQuestions, true) : undefined;
     })
     .catch(fail)
     .finally(() => {
       reloading = null;
       const more = again;
       again = false;
-      if (more && app.view === "tasks") loadTasksSoon(false);
+      if (more && screen.view === "tasks") loadTasksSoon(screen, false);
     });
 }
