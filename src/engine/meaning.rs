@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::search::Scan;
 use super::{centre, Engine};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::Entry;
 use crate::semantic::vector::best;
 use crate::semantic::{ChunkCheck, Semantic, SETTLE_MAX_BACKLOG, SETTLE_TIMEOUT};
