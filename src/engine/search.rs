@@ -226,7 +226,10 @@ impl Engine {
         let (ranked, sides) = self.ranked(&plan, lists).await?;
         let explain = match p.explain {
             false => None,
-            true => Some(self.explain_query(&plan, p, sides).await?),
+            true => Some(
+                self.explain_query(&plan.query, plan.mode, &plan.filter, p, sides)
+                    .await?,
+            ),
         };
         let hits = ranked
             .into_iter()
@@ -347,6 +350,7 @@ impl Engine {
     ) -> Result<(Vec<fusion::Fused<Entry>>, explain::Sides)> {
         let mut sides = explain::Sides {
             k: plan.k,
+            centred: plan.centred,
             text: lists.text_plan.is_some().then_some(lists.text.len()),
             text_plan: lists.text_plan,
             meaning: plan.meaning.then_some(lists.near.len()),
@@ -543,12 +547,13 @@ async fn text_tiers(
 ) -> Result<(Vec<(Entry, f64)>, TextPlan)> {
     // Read your writes: the text index has every acknowledged write.
     db.index_text().await?;
+    let readable = readable_entries(db, filter).await?;
     let mut plan = TextPlan {
         keywords: terms::is_keywords(query),
+        readable,
         ..TextPlan::default()
     };
     let mut hits = TierHits::new(limit);
-    let readable = readable_entries(db, filter).await?;
     if plan.keywords {
         let words = terms::query_words(query);
         hits.add(db.word_hits(&words, filter, limit, false, readable).await?);
@@ -615,7 +620,7 @@ async fn text_tiers(
 /// token's pads), archived pads' too; `None` for the owner. BM25 weighs a
 /// word by it, so a token's scores and explanations say nothing of the
 /// rest of the store.
-pub(super) async fn readable_entries(
+async fn readable_entries(
     db: &dyn crate::storage::Storage,
     filter: &crate::storage::EntryFilter,
 ) -> Result<Option<u64>> {
