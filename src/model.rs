@@ -11,7 +11,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::error::{Error, Result};
-pub use crate::seal::NoteRef;
+pub use crate::seal::{NoteRef, SHARED_FROM};
 
 pub const MAX_TAGS: usize = 10;
 pub const MAX_TAG_LEN: usize = 32;
@@ -32,9 +32,6 @@ pub const INBOX: &str = "inbox";
 /// it (`ask`'s `answer_from`).
 pub const ANSWER_FROM: &str = "answer_from";
 pub const NEEDS_EYES: &str = "needs_eyes";
-/// The key of a shared copy's `meta` naming its source: `{pad, id, author}`
-/// (`entry.share`), sealed as a `NoteRef` is (`seal::meta`).
-pub const SHARED_FROM: &str = "shared_from";
 
 /// One item on a pad, as it travels on the wire.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

@@ -331,8 +331,8 @@ impl Columns for PgRow {
 
 /// A query is awaited on the pool: no scan blocks a thread.
 impl Scans for PgStore {
-    fn scans_block(&self) -> bool {
-        false
+    fn on_one_thread(&self) -> Option<std::sync::Arc<dyn crate::storage::Storage>> {
+        None
     }
 }
 

@@ -159,9 +159,14 @@ pub fn list<S: Serializer>(ids: &[NoteRef], s: S) -> std::result::Result<S::Ok, 
     seq.end()
 }
 
+/// The key of a shared copy's `meta` naming its source: `{pad, id, author}`
+/// (`entry.share`), sealed as a `NoteRef` is (`meta`): the one note
+/// reference the seal finds by name.
+pub const SHARED_FROM: &str = "shared_from";
+
 /// `#[serde(serialize_with)]` for a note's `meta`. It is the writer's own
 /// free-form map, but the engine writes one note reference into it: a
-/// shared copy's source (`model::SHARED_FROM`: `{pad, id, author}`). That
+/// shared copy's source (`SHARED_FROM`: `{pad, id, author}`). That
 /// is sealed as a `NoteRef` is: hidden, `shared_from` reads `null` whole.
 pub fn meta<S: Serializer>(
     meta: &Option<serde_json::Map<String, serde_json::Value>>,
@@ -171,13 +176,13 @@ pub fn meta<S: Serializer>(
         return s.serialize_none();
     };
     let source = m
-        .get(crate::model::SHARED_FROM)
+        .get(SHARED_FROM)
         .and_then(|f| f.get("id"))
         .and_then(serde_json::Value::as_str);
     match source {
         Some(id) if hidden(id) => {
             let mut sealed = m.clone();
-            sealed.insert(crate::model::SHARED_FROM.into(), serde_json::Value::Null);
+            sealed.insert(SHARED_FROM.into(), serde_json::Value::Null);
             sealed.serialize(s)
         }
         _ => m.serialize(s),

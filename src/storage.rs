@@ -55,33 +55,6 @@ pub(crate) use cycle::{CycleSearch, Step};
 use once::{Key, Once};
 pub use types::*;
 
-thread_local! {
-    static SCAN_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether this thread runs a whole client's scan (`run_on_scan_thread`):
-/// a store's blocking work may run inline here instead of moving to yet
-/// another thread (each hop costs a wake-up, tens to hundreds of µs on a
-/// busy machine).
-pub fn on_scan_thread() -> bool {
-    SCAN_THREAD.with(std::cell::Cell::get)
-}
-
-/// Runs `f` as a client's scan on this (blocking) thread.
-pub fn run_on_scan_thread<T>(f: impl FnOnce() -> T) -> T {
-    /// Clears the mark however `f` ends (a panic too): the thread goes
-    /// back to the runtime's pool.
-    struct Unmark;
-    impl Drop for Unmark {
-        fn drop(&mut self) {
-            SCAN_THREAD.with(|s| s.set(false));
-        }
-    }
-    SCAN_THREAD.with(|s| s.set(true));
-    let _unmark = Unmark;
-    f()
-}
-
 /// What every store operation returns: a boxed future of a result.
 pub type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
 
@@ -422,10 +395,13 @@ pub trait Upkeep: Send + Sync + 'static {
 /// How the store's operations run, said where they are run (each store's
 /// handle: `store/sqlite.rs`, `pg.rs`).
 pub trait Scans: Send + Sync + 'static {
-    /// Whether the store's scans block a thread (SQLite's: synchronous),
-    /// so a scan of several operations is best run on one blocking thread
-    /// of its own (`run_on_scan_thread`).
-    fn scans_block(&self) -> bool;
+    /// For a store whose scans block a thread (SQLite's: synchronous), the
+    /// same store with every operation run on the calling thread: a scan of
+    /// several operations then runs on one blocking thread of its own
+    /// (`Engine::as_one_scan`) instead of moving to another for each
+    /// operation. `None` when no scan blocks a thread (PostgreSQL's are
+    /// awaited on its pool).
+    fn on_one_thread(&self) -> Option<Arc<dyn Storage>>;
 }
 
 /// Figures (stats, metrics).

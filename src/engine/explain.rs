@@ -5,7 +5,6 @@
 //! added). Built from the figures the ranking used, and only when asked.
 
 use super::fusion::{Fused, Side};
-use super::search::Plan;
 use super::sparse::SparsePlan;
 use super::Engine;
 use crate::error::Result;
@@ -30,12 +29,17 @@ pub(super) struct TextPlan {
     /// The words the ranked tier scored by, with how many entries hold
     /// each; empty when the keyword tiers filled the page.
     pub ranked: Vec<(String, u64)>,
+    /// How many entries a scoped caller may read, which BM25 weighs a word
+    /// by; `None` for the owner (every live entry).
+    pub readable: Option<u64>,
 }
 
 /// What each list was asked for and found, and the word side's and the
 /// sparse list's plans.
 pub(super) struct Sides {
     pub k: u32,
+    /// The meaning list's cosines centred (`centre.rs`).
+    pub centred: bool,
     pub text: Option<usize>,
     pub text_plan: Option<TextPlan>,
     pub meaning: Option<usize>,
@@ -48,14 +52,16 @@ pub(super) struct Sides {
 }
 
 impl Engine {
-    /// What the query became: the plan, and each list's part.
+    /// What the query became: the plan (`query`, run in `mode` under
+    /// `filter`), and each list's part.
     pub(super) async fn explain_query(
         &self,
-        search: &Plan,
+        query: &str,
+        mode: SearchMode,
+        filter: &EntryFilter,
         p: &SearchParams,
         sides: Sides,
     ) -> Result<QueryExplain> {
-        let (query, mode, filter) = (search.query.as_str(), search.mode, &search.filter);
         let plan = sides.text_plan.as_ref();
         let db = self.db();
         // The words ranked by; a keyword query's tiers found enough before
@@ -65,8 +71,9 @@ impl Engine {
             Some(plan) if !plan.ranked.is_empty() => plan.ranked.clone(),
             Some(_) => db.word_counts(&terms::index_words(query), filter).await?,
         };
-        // A token's weights are over its pads, as its counts are.
-        let n = match super::search::readable_entries(db, filter).await? {
+        // A token's weights are over its pads, as its counts are (what the
+        // word side counted); the owner's over every live entry.
+        let n = match plan.and_then(|plan| plan.readable) {
             Some(readable) => readable as f64,
             None => db.live_entries().await? as f64,
         };
@@ -106,7 +113,7 @@ impl Engine {
             text: candidates(sides.text, 0),
             meaning: candidates(sides.meaning, sides.below_floor),
             meaning_floor: weights.map(|_| super::fusion::HYBRID_MIN_SIMILARITY),
-            meaning_scores: search.centred.then(|| {
+            meaning_scores: sides.centred.then(|| {
                 format!(
                     "cosine centred on the mean of the notes searched (the plain cosine's best {} re-scored; \
                      in one pad, the mean of its newest {}; over more notes than that in several pads, \

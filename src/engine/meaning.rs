@@ -10,12 +10,13 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use super::search::Scan;
 use super::{centre, Engine};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::Entry;
 use crate::semantic::vector::best;
 use crate::semantic::{ChunkCheck, Semantic, SETTLE_MAX_BACKLOG, SETTLE_TIMEOUT};
-use crate::storage::{ArchiveMark, CandidateCheck, EntryFilter};
+use crate::storage::{ArchiveMark, CandidateCheck, EntryFilter, Storage};
 
 /// How often a wait for another engine's embeddings looks again.
 const EMBEDDED_POLL: Duration = Duration::from_millis(20);
@@ -138,8 +139,7 @@ impl Engine {
     /// The entries of archived pads, sorted: read again only when the pads'
     /// mark moved (a pad archived or brought back, here or by another
     /// engine of a team).
-    async fn archived_rows(&self) -> Result<Arc<[i64]>> {
-        let db = self.db();
+    async fn archived_rows(&self, db: &dyn Storage) -> Result<Arc<[i64]>> {
         let mark = db.archived().await?;
         if mark.pads == 0 {
             return Ok(Arc::from([]));
@@ -164,8 +164,8 @@ impl Engine {
         k: usize,
         keep: usize,
     ) -> Result<Vec<(i64, f32)>> {
-        self.as_one_scan(move |engine| async move {
-            let db = engine.db();
+        self.as_one_scan(move |engine, scan| async move {
+            let db = &*scan.db;
             // Unfiltered: the pads' counters (no scan).
             let matching = if filter.is_unfiltered() {
                 db.live_entries().await?
@@ -180,9 +180,9 @@ impl Engine {
             // nothing else to filter out when no condition is given (an entry
             // deleted a moment ago may still be in the index; rescoring
             // skips it).
-            let hidden = engine.archived_rows().await?;
+            let hidden = engine.archived_rows(db).await?;
             let check = (!filter.is_unfiltered()).then(|| db.candidate_check(filter.clone()));
-            let candidates = walk(semantic, query.clone(), check, hidden, k).await?;
+            let candidates = walk(&scan, semantic, query.clone(), check, hidden, k).await?;
             let Some(ids) = candidates else {
                 // Still being built: exact is slower but just as right.
                 return db.nearest_exact(query, filter, keep).await;
@@ -211,9 +211,10 @@ pub(super) enum Probe {
 
 /// The index's candidates for the best `k` for `query` that `check`
 /// passes (`Semantic::candidates`, which asks the store through `check`), on a
-/// blocking thread: this one when it runs a whole scan (SQLite), else one
-/// of the runtime's. `None` while the index is still being built.
+/// blocking thread: the scan's own when it has one (SQLite), else one of the
+/// runtime's. `None` while the index is still being built.
 async fn walk(
+    scan: &Scan,
     semantic: Arc<Semantic>,
     query: Arc<[f32]>,
     check: Option<Box<CandidateCheck>>,
@@ -225,12 +226,7 @@ async fn walk(
         let check = check.as_deref_mut().map(|c| c as &mut ChunkCheck<'_>);
         semantic.candidates(&query, k, check, &hidden)
     };
-    if crate::storage::on_scan_thread() {
-        return walk();
-    }
-    tokio::task::spawn_blocking(walk)
-        .await
-        .map_err(|e| Error::Internal(format!("semantic search task failed: {e}")))?
+    scan.blocking(walk).await
 }
 
 /// The entries of archived pads, sorted, as last read for the pads' mark

@@ -6,6 +6,7 @@
 //! each list's part.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::explain::{self, TextPlan};
@@ -18,7 +19,7 @@ use crate::guard::Guard;
 use crate::model::Entry;
 use crate::protocol::*;
 use crate::semantic::splade::Pieces;
-use crate::storage::EntryFilter;
+use crate::storage::{EntryFilter, Storage};
 use crate::terms::{self, TierHits};
 
 /// What a search will do.
@@ -225,7 +226,10 @@ impl Engine {
         let (ranked, sides) = self.ranked(&plan, lists).await?;
         let explain = match p.explain {
             false => None,
-            true => Some(self.explain_query(&plan, p, sides).await?),
+            true => Some(
+                self.explain_query(&plan.query, plan.mode, &plan.filter, p, sides)
+                    .await?,
+            ),
         };
         let hits = ranked
             .into_iter()
@@ -346,6 +350,7 @@ impl Engine {
     ) -> Result<(Vec<fusion::Fused<Entry>>, explain::Sides)> {
         let mut sides = explain::Sides {
             k: plan.k,
+            centred: plan.centred,
             text: lists.text_plan.is_some().then_some(lists.text.len()),
             text_plan: lists.text_plan,
             meaning: plan.meaning.then_some(lists.near.len()),
@@ -456,122 +461,166 @@ impl Engine {
         beside_meaning: bool,
     ) -> Result<(Vec<(Entry, f64)>, TextPlan)> {
         let (query, filter) = (query.to_string(), filter.clone());
-        self.as_one_scan(move |engine| async move {
-            engine
-                .text_tiers(&query, &filter, limit, substrings, beside_meaning)
-                .await
+        self.as_one_scan(move |_, scan| async move {
+            text_tiers(
+                &*scan.db,
+                &query,
+                &filter,
+                limit,
+                substrings,
+                beside_meaning,
+            )
+            .await
         })
         .await
     }
 
     /// Runs `scan`, several store operations, as one: on a store whose
     /// scans block a thread, on one blocking thread of its own with each
-    /// operation inline there (a hop per operation cost SQLite up to 1.6 ms
-    /// p50, docs/benchmarks.md); on others, here.
+    /// operation there (`Scans::on_one_thread`; a hop per operation cost
+    /// SQLite up to 1.6 ms p50, docs/benchmarks.md); on others, here.
     pub(super) async fn as_one_scan<T, F>(
         &self,
-        scan: impl FnOnce(Engine) -> F + Send + 'static,
+        scan: impl FnOnce(Engine, Scan) -> F + Send + 'static,
     ) -> Result<T>
     where
         F: std::future::Future<Output = Result<T>> + Send,
         T: Send + 'static,
     {
-        if !self.db().scans_block() {
-            return scan(self.clone()).await;
-        }
+        let Some(db) = self.db().on_one_thread() else {
+            let db = self.0.store.clone();
+            return scan(
+                self.clone(),
+                Scan {
+                    db,
+                    own_thread: false,
+                },
+            )
+            .await;
+        };
         let (engine, runtime) = (self.clone(), tokio::runtime::Handle::current());
-        tokio::task::spawn_blocking(move || {
-            crate::storage::run_on_scan_thread(|| runtime.block_on(scan(engine)))
-        })
-        .await
-        .map_err(|e| Error::Internal(format!("a search task failed: {e}")))?
+        let own = Scan {
+            db,
+            own_thread: true,
+        };
+        tokio::task::spawn_blocking(move || runtime.block_on(scan(engine, own)))
+            .await
+            .map_err(|e| Error::Internal(format!("a search task failed: {e}")))?
     }
+}
 
-    async fn text_tiers(
+/// A client's scan run as one (`Engine::as_one_scan`): the store its
+/// operations run on and where its other blocking work runs.
+pub(super) struct Scan {
+    /// The store; on SQLite, the handle running each operation on the
+    /// scan's own thread.
+    pub db: Arc<dyn Storage>,
+    /// Whether the scan runs on a blocking thread of its own.
+    own_thread: bool,
+}
+
+impl Scan {
+    /// Runs `f`, work that blocks its thread: here when the scan has a
+    /// thread of its own, else on one of the runtime's blocking threads (a
+    /// scan awaited on the runtime must not stall it).
+    pub async fn blocking<T: Send + 'static>(
         &self,
-        query: &str,
-        filter: &EntryFilter,
-        limit: u32,
-        substrings: bool,
-        beside_meaning: bool,
-    ) -> Result<(Vec<(Entry, f64)>, TextPlan)> {
-        let db = self.db();
-        // Read your writes: the text index has every acknowledged write.
-        db.index_text().await?;
-        let mut plan = TextPlan {
-            keywords: terms::is_keywords(query),
-            ..TextPlan::default()
-        };
-        let mut hits = TierHits::new(limit);
-        let readable = readable_entries(db, filter).await?;
-        if plan.keywords {
-            let words = terms::query_words(query);
-            hits.add(db.word_hits(&words, filter, limit, false, readable).await?);
-            if !hits.full() {
-                hits.add(db.word_hits(&words, filter, limit, true, readable).await?);
-            }
-            if substrings && !hits.full() {
-                hits.add(db.substring_hits(&words, filter, limit).await?);
-            }
+        f: impl FnOnce() -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        if self.own_thread {
+            return f();
         }
-        if hits.full() {
-            return Ok((hits.into_vec(), plan));
-        }
-        let words = terms::question_words(query);
-        let forms = terms::forms_of(&words);
-        plan.dropped_common = terms::index_words(query)
-            .into_iter()
-            .filter(|w| !words.contains(w))
-            .collect();
-        let asked: Vec<String> = words.iter().chain(&forms).cloned().collect();
-        // The question's own words first; their forms from what the budget
-        // leaves (`terms::ranked_words`).
-        let (typed, formed): (Vec<_>, Vec<_>) = db
-            .word_counts(&asked, filter)
-            .await?
-            .into_iter()
-            .partition(|(w, _)| words.contains(w));
-        let first = if typed.is_empty() { &formed } else { &typed };
-        let Some(rarest) = first.iter().min_by_key(|(_, df)| *df).cloned() else {
-            return Ok((hits.into_vec(), plan));
-        };
-        let budget = if beside_meaning {
-            db.postings_budget().min(terms::HYBRID_POSTINGS_BUDGET)
-        } else {
-            db.postings_budget()
-        };
-        let kept = terms::ranked_words(&typed, &formed, budget);
-        plan.newest_only = kept.is_empty();
-        let kept: Vec<(String, u64)> = if plan.newest_only {
-            vec![rarest]
-        } else {
-            typed
-                .iter()
-                .chain(&formed)
-                .filter(|(w, _)| kept.contains(w))
-                .cloned()
-                .collect()
-        };
-        // The question's own words left out; a form is only ever a bonus.
-        plan.over_budget = typed
-            .iter()
-            .filter(|(w, _)| !kept.iter().any(|(k, _)| k == w))
-            .map(|(w, _)| w.clone())
-            .collect();
-        hits.add(
-            db.any_word_hits(&kept, readable, filter, limit, plan.newest_only)
-                .await?,
-        );
-        plan.ranked = kept;
-        Ok((hits.into_vec(), plan))
+        tokio::task::spawn_blocking(f)
+            .await
+            .map_err(|e| Error::Internal(format!("a search task failed: {e}")))?
     }
+}
+
+/// The word side's tiers (`Engine::text_hits`), on `db`.
+async fn text_tiers(
+    db: &dyn Storage,
+    query: &str,
+    filter: &EntryFilter,
+    limit: u32,
+    substrings: bool,
+    beside_meaning: bool,
+) -> Result<(Vec<(Entry, f64)>, TextPlan)> {
+    // Read your writes: the text index has every acknowledged write.
+    db.index_text().await?;
+    let readable = readable_entries(db, filter).await?;
+    let mut plan = TextPlan {
+        keywords: terms::is_keywords(query),
+        readable,
+        ..TextPlan::default()
+    };
+    let mut hits = TierHits::new(limit);
+    if plan.keywords {
+        let words = terms::query_words(query);
+        hits.add(db.word_hits(&words, filter, limit, false, readable).await?);
+        if !hits.full() {
+            hits.add(db.word_hits(&words, filter, limit, true, readable).await?);
+        }
+        if substrings && !hits.full() {
+            hits.add(db.substring_hits(&words, filter, limit).await?);
+        }
+    }
+    if hits.full() {
+        return Ok((hits.into_vec(), plan));
+    }
+    let words = terms::question_words(query);
+    let forms = terms::forms_of(&words);
+    plan.dropped_common = terms::index_words(query)
+        .into_iter()
+        .filter(|w| !words.contains(w))
+        .collect();
+    let asked: Vec<String> = words.iter().chain(&forms).cloned().collect();
+    // The question's own words first; their forms from what the budget
+    // leaves (`terms::ranked_words`).
+    let (typed, formed): (Vec<_>, Vec<_>) = db
+        .word_counts(&asked, filter)
+        .await?
+        .into_iter()
+        .partition(|(w, _)| words.contains(w));
+    let first = if typed.is_empty() { &formed } else { &typed };
+    let Some(rarest) = first.iter().min_by_key(|(_, df)| *df).cloned() else {
+        return Ok((hits.into_vec(), plan));
+    };
+    let budget = if beside_meaning {
+        db.postings_budget().min(terms::HYBRID_POSTINGS_BUDGET)
+    } else {
+        db.postings_budget()
+    };
+    let kept = terms::ranked_words(&typed, &formed, budget);
+    plan.newest_only = kept.is_empty();
+    let kept: Vec<(String, u64)> = if plan.newest_only {
+        vec![rarest]
+    } else {
+        typed
+            .iter()
+            .chain(&formed)
+            .filter(|(w, _)| kept.contains(w))
+            .cloned()
+            .collect()
+    };
+    // The question's own words left out; a form is only ever a bonus.
+    plan.over_budget = typed
+        .iter()
+        .filter(|(w, _)| !kept.iter().any(|(k, _)| k == w))
+        .map(|(w, _)| w.clone())
+        .collect();
+    hits.add(
+        db.any_word_hits(&kept, readable, filter, limit, plan.newest_only)
+            .await?,
+    );
+    plan.ranked = kept;
+    Ok((hits.into_vec(), plan))
 }
 
 /// How many entries a scoped caller may read (`EntryFilter::scope`: a
 /// token's pads), archived pads' too; `None` for the owner. BM25 weighs a
 /// word by it, so a token's scores and explanations say nothing of the
 /// rest of the store.
-pub(super) async fn readable_entries(
+async fn readable_entries(
     db: &dyn crate::storage::Storage,
     filter: &crate::storage::EntryFilter,
 ) -> Result<Option<u64>> {

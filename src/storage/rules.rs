@@ -26,7 +26,7 @@ pub(crate) fn new_entry(seq: i64, e: NewEntry) -> Entry {
         error: None,
         category: e.category,
         confidence: e.confidence,
-        depends_on: crate::seal::refs(e.depends_on),
+        depends_on: e.depends_on.into_iter().map(NoteRef::from).collect(),
         reply_to: e.reply_to.map(NoteRef),
         choices: e.choices,
         to: e.to,

@@ -10,7 +10,6 @@ use rusqlite::{params, CachedStatement, Connection, Transaction};
 
 use super::sqlite::ready;
 use super::Sqlite;
-use super::Store;
 use crate::error::Result;
 use crate::storage::sparse;
 use crate::storage::{EntryFilter, Fut, SparseSearch};
@@ -63,14 +62,6 @@ impl<'t> Terms<'t> {
     }
 }
 
-impl Store {
-    /// How many entries hold each of `terms`.
-    pub fn term_counts(&self, terms: &[u32]) -> Result<Vec<(u32, u64)>> {
-        let conn = self.reader()?;
-        term_counts(&conn, terms)
-    }
-}
-
 /// One statement, so the counts come from one snapshot.
 fn term_counts(conn: &Connection, terms: &[u32]) -> Result<Vec<(u32, u64)>> {
     let asked =
@@ -94,7 +85,7 @@ fn term_counts(conn: &Connection, terms: &[u32]) -> Result<Vec<(u32, u64)>> {
 
 impl SparseSearch for Sqlite {
     fn term_counts<'a>(&'a self, terms: &'a [u32]) -> Fut<'a, Vec<(u32, u64)>> {
-        self.inline(move |s| s.term_counts(terms))
+        self.inline(move |s| term_counts(&*s.reader()?, terms))
     }
 
     fn sparse_postings<'a>(

@@ -8,7 +8,9 @@
 //! statements: `impl Entries for Sqlite` in `entries.rs`, …) chooses where
 //! it runs: point operations inline (a thread hop would cost more than the
 //! work), scans and upkeep on a blocking thread (`Sqlite::blocking`) so they
-//! never stall the connections sharing the runtime. The engine takes a
+//! never stall the connections sharing the runtime — or, on the handle
+//! `Scans::on_one_thread` gives a scan run on a blocking thread of its own,
+//! on that thread. The engine takes a
 //! scan's turn before calling; this only decides the thread. The
 //! deliveries' operations are here too: each is a sequence written once
 //! (`storage::deliveries`), and all SQLite adds is where it runs.
@@ -26,14 +28,28 @@ use super::{in_transaction, Store};
 use crate::error::{Error, Result};
 use crate::model::{Entry, Pad};
 use crate::storage::query::{self as rows, Arg, Columns, Dialect, Execute, Query, Select};
-use crate::storage::{deliveries, Deliveries, DeliveryRow, Fut, Scans};
+use crate::storage::{deliveries, Deliveries, DeliveryRow, Fut, Scans, Storage};
 
 pub struct Sqlite {
     pub(super) store: Arc<Store>,
     /// Pads with a rolling window (`max_entries`): the only pads whose
     /// writes need a second statement, so an add checks this map, not the
     /// database. Only this engine writes these files, so it stays true.
-    pub(super) windows: Mutex<HashMap<String, i64>>,
+    /// Shared with the handle `Scans::on_one_thread` gives.
+    pub(super) windows: Arc<Mutex<HashMap<String, i64>>>,
+    /// Where a scan's work runs (`blocking`).
+    scans: ScanThread,
+}
+
+/// Where `Sqlite::blocking` runs a scan.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ScanThread {
+    /// On one of the runtime's blocking threads, so it never stalls the
+    /// connections sharing the runtime: the engine's handle.
+    Spare,
+    /// On the calling thread, itself a blocking thread running a whole
+    /// scan (`Scans::on_one_thread`).
+    Caller,
 }
 
 impl Sqlite {
@@ -45,7 +61,8 @@ impl Sqlite {
         let windows = store.windows()?.into_iter().collect();
         Ok(Sqlite {
             store,
-            windows: Mutex::new(windows),
+            windows: Arc::new(Mutex::new(windows)),
+            scans: ScanThread::Spare,
         })
     }
 
@@ -71,14 +88,14 @@ impl Sqlite {
         Box::pin(async move { f(&self.store) })
     }
 
-    /// Runs `f` on a blocking thread: this one, when it runs a whole scan
-    /// (`storage::run_on_scan_thread`), else one of the runtime's.
+    /// Runs `f` on a blocking thread: the caller's, on the handle
+    /// `Scans::on_one_thread` gives, else one of the runtime's.
     pub(super) fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Store) -> Result<T> + Send + 'static,
     ) -> Fut<'static, T> {
         let store = self.store.clone();
-        if crate::storage::on_scan_thread() {
+        if self.scans == ScanThread::Caller {
             return Box::pin(async move { f(&store) });
         }
         Box::pin(async move {
@@ -89,10 +106,15 @@ impl Sqlite {
     }
 }
 
-/// SQLite's statements are synchronous: a scan blocks its thread.
+/// SQLite's statements are synchronous: a scan blocks its thread, so a
+/// whole scan runs on one, each operation there.
 impl Scans for Sqlite {
-    fn scans_block(&self) -> bool {
-        true
+    fn on_one_thread(&self) -> Option<Arc<dyn Storage>> {
+        Some(Arc::new(Sqlite {
+            store: self.store.clone(),
+            windows: self.windows.clone(),
+            scans: ScanThread::Caller,
+        }))
     }
 }
 
