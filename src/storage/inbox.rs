@@ -68,7 +68,7 @@ pub async fn inbox<S: Select>(
         reminders: reminders.into_iter().map(|r| r.0).collect(),
     };
     if let Some(cursor) = cursor {
-        inbox.needs_eyes = since(s, sql::needs_eyes(S::DIALECT), author, cursor, newest).await?;
+        inbox.needs_eyes = since(s, sql::needs_eyes(), author, cursor, newest).await?;
         inbox.replies = since(s, sql::replies(), author, cursor, newest).await?;
     }
     let moved = !peek && (cursors.map(|c| c.0) != Some(newest) || reminded != reminded_cursor);
@@ -143,24 +143,16 @@ pub mod sql {
     }
 
     /// Binds the cursor, the newest seq and the author: entries tagged
-    /// `needs_eyes`, through the tag's index — `entry_tags` on SQLite, the
-    /// tags array's on PostgreSQL.
-    pub fn needs_eyes(d: Dialect) -> String {
+    /// `needs_eyes`, through the tag's index (`entry_tags`).
+    pub fn needs_eyes() -> String {
         let columns = crate::storage::query::ENTRY_COLUMNS;
-        match d {
-            Dialect::Sqlite => format!(
-                "SELECT {columns} FROM entry_tags t JOIN entries e ON e.seq = t.seq \
-                 JOIN pads p ON p.name = e.pad \
-                 WHERE t.tag = 'needs_eyes' AND t.seq > $1 AND t.seq <= $2 \
-                   AND e.author <> $3 AND p.archived_at IS NULL \
-                 ORDER BY t.seq"
-            ),
-            Dialect::Postgres => format!(
-                "SELECT {columns} FROM entries e JOIN pads p ON p.name = e.pad \
-                 WHERE 'needs_eyes' = ANY(e.tags) AND e.seq > $1 AND e.seq <= $2 \
-                   AND e.author <> $3 AND p.archived_at IS NULL ORDER BY e.seq"
-            ),
-        }
+        format!(
+            "SELECT {columns} FROM entry_tags t JOIN entries e ON e.seq = t.seq \
+             JOIN pads p ON p.name = e.pad \
+             WHERE t.tag = 'needs_eyes' AND t.seq > $1 AND t.seq <= $2 \
+               AND e.author <> $3 AND p.archived_at IS NULL \
+             ORDER BY t.seq"
+        )
     }
 
     /// Binds the author, the newest seq and the reminder time read.

@@ -23,10 +23,10 @@ pub async fn pads<S: Select>(s: &mut S, include_archived: bool) -> Result<Vec<Pa
 
 /// Tags in use on the live entries passing `filter`, most used first.
 pub async fn tags<S: Select>(s: &mut S, filter: &EntryFilter) -> Result<Vec<(String, i64)>> {
-    let mut q = S::query(format!(
-        "SELECT t.tag, count(*) AS n FROM {} WHERE true",
-        S::DIALECT.tagged_entries()
-    ));
+    let mut q = S::query(
+        "SELECT t.tag, count(*) AS n FROM entry_tags t JOIN entries e ON e.seq = t.seq \
+         JOIN pads p ON p.name = e.pad WHERE true",
+    );
     q.filter(filter)
         .raw(" GROUP BY t.tag ORDER BY n DESC, t.tag");
     s.rows(&q, |r| Ok((r.text(0)?, r.int(1)?))).await

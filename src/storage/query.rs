@@ -14,9 +14,9 @@
 //! a `$1` by where it first appears); a piece of a built statement takes
 //! its value's placeholder as `$?` (`Dialect::placeholder`). Where the two
 //! databases test a condition differently — a token's pad patterns (GLOB
-//! on SQLite, `ANY` and `starts_with` on PostgreSQL), a note's tags (the
-//! `entry_tags` table on SQLite, the tags array on PostgreSQL) — the
-//! builder asks its dialect.
+//! on SQLite, `ANY` and `starts_with` on PostgreSQL), a note's tags as a
+//! filter (the `entry_tags` table on SQLite, the tags array's index on
+//! PostgreSQL) — the builder asks its dialect.
 //!
 //! Where the two keep a value differently the row says how to read it, not
 //! the reader: a list of texts (tags, `depends_on`, choices, addressees) is
@@ -104,20 +104,6 @@ impl Dialect {
         match self {
             Dialect::Sqlite => "CROSS JOIN",
             Dialect::Postgres => "JOIN",
-        }
-    }
-
-    /// Live entries `e` of pads `p`, a row for each of their tags `t.tag`:
-    /// SQLite lists tags in a table of their own (`entry_tags`, its index
-    /// the tags'), PostgreSQL in an array on the entry.
-    pub fn tagged_entries(self) -> &'static str {
-        match self {
-            Dialect::Sqlite => {
-                "entry_tags t JOIN entries e ON e.seq = t.seq JOIN pads p ON p.name = e.pad"
-            }
-            Dialect::Postgres => {
-                "entries e JOIN pads p ON p.name = e.pad CROSS JOIN LATERAL unnest(e.tags) AS t(tag)"
-            }
         }
     }
 
