@@ -190,11 +190,12 @@ async fn rare_words_in_a_large_pad_are_gathered_before_the_pad_filter() {
 }
 
 /// A question by a tag on few notes walks that tag's entries newest first
-/// (`entry_tags`, kept by a trigger whichever way tags are written): the
-/// walk of every entry newest first reads ten rows for each of a tag on a
-/// tenth of the notes (at a million: 44,808 buffers against 17,920). A
-/// tag on most notes is not walked so. The rows follow an edit of a
-/// note's tags and its deletion, and `stats` counts the tags from them.
+/// (`entry_tags`, kept by a trigger whichever way tags are written) when
+/// its words are too common to rank every match: the walk of every entry
+/// newest first reads ten rows for each of a tag on a tenth of the notes
+/// (at a million: 44,808 buffers against 17,920). A tag on most notes is
+/// not walked so. The rows follow an edit of a note's tags and its
+/// deletion, and `stats` counts the tags from them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_question_by_a_rare_tag_walks_the_tags_entries() {
     let pg = Postgres::start();
@@ -212,8 +213,8 @@ async fn a_question_by_a_rare_tag_walks_the_tags_entries() {
         "INSERT INTO entries (seq, pad, author, kind, content, tags, created_at, updated_at) \
          SELECT i, 'ops', 'agent', 'note', 'routine check ' || i, \
                 CASE WHEN i % 50 = 0 THEN '{everywhere,rare}' ELSE '{everywhere}' END::text[], i, i \
-         FROM generate_series(2, 2001) i; \
-         UPDATE pads SET entries = entries + 2000 WHERE name = 'ops'; ANALYZE entries;",
+         FROM generate_series(2, 4001) i; \
+         UPDATE pads SET entries = entries + 4000 WHERE name = 'ops'; ANALYZE entries;",
     );
     let bm25 = "sum(w.idf";
     let walked = |plan: &String| plan.contains("entry_tags");
@@ -224,9 +225,9 @@ async fn a_question_by_a_rare_tag_walks_the_tags_entries() {
     assert_eq!(
         hits,
         [
-            "routine check 2000",
-            "routine check 1950",
-            "routine check 1900"
+            "routine check 4000",
+            "routine check 3950",
+            "routine check 3900"
         ]
     );
     let plans = plans_of(&pg, from, bm25);
@@ -254,18 +255,18 @@ async fn a_question_by_a_rare_tag_walks_the_tags_entries() {
     assert_eq!(
         search(&mut c, question("rare")).await,
         [
-            "routine check 1950",
-            "routine check 1900",
-            "routine check 1850"
+            "routine check 3950",
+            "routine check 3900",
+            "routine check 3850"
         ]
     );
     assert_eq!(
         search(&mut c, question("moved")).await,
-        ["routine check 2000"]
+        ["routine check 4000"]
     );
     ok(&mut c, "entry.delete", json!({"id": id})).await;
     assert!(search(&mut c, question("moved")).await.is_empty());
-    let rows = pg.psql(&db, "SELECT count(*) FROM entry_tags WHERE seq = 2000");
+    let rows = pg.psql(&db, "SELECT count(*) FROM entry_tags WHERE seq = 4000");
     assert_eq!(rows.trim(), "0");
     let stats = ok(&mut c, "stats", json!({})).await;
     assert_eq!(stats["tags"], 2, "{stats}");

@@ -49,7 +49,8 @@ const GATHER_SPARE: f64 = 1_000.0;
 /// notes at a million: 13 ms).
 const MATCH_PER_FILTER_ROWS: f64 = 30.0;
 /// A tag on less than this share of the entries is walked newest first in
-/// its own index (`entry_tags`) rather than every entry: each of its
+/// its own index (`entry_tags`) rather than every entry, when a question's
+/// newest matches are walked (`any_word_hits`): each of its
 /// entries is a row fetched by its seq, ~4 buffers against ~1 for a row
 /// walked in order, so the tag's walk reads less while the tag is on
 /// under a quarter of the entries (a question by a tag on a tenth at a
@@ -647,9 +648,15 @@ impl TextSearch for PgStore {
                 && !newest_only
                 && matches!(self.filter_rows(filter, pad_size).await?,
                     Some(rows) if postings * MATCH_PER_FILTER_ROWS < rows);
-            let tag_walk = match walk || gather || filter.pad.is_some() {
-                true => None,
-                false => self.tag_to_walk(filter, n).await?,
+            // Only when the newest matches are walked anyway (words too
+            // common to rank every match): words that fit the budget are
+            // few, gathered from the index at once, where the tag's walk
+            // might fetch every one of its entries looking for them (a tag
+            // on a hundredth of a million notes: 10,000 fetches for words
+            // in 3,000).
+            let tag_walk = match newest_only && !walk && filter.pad.is_none() {
+                true => self.tag_to_walk(filter, n).await?,
+                false => None,
             };
             let (source, matching) = match (walk, gather, &tag_walk) {
                 (true, _, _) => ("entries", "ts_match_vq(e.words, to_tsquery('simple', $?))"),
